@@ -1,0 +1,1 @@
+//! cli (placeholder)

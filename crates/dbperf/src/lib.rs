@@ -1,0 +1,19 @@
+//! dbperf: a database performance lab in one tool.
+//!
+//! The binary (`main.rs`) only parses arguments and calls into these modules:
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`cli`] | argument structs (sysbench-compatible spellings) and their validation into plans |
+//! | [`driver`] | connections, prepared statements, server error → [`dbperf_engine::ErrorClass`] |
+//! | [`workloads`] | benchmark definitions: schema, loaders, transaction mixes |
+//! | [`server`] | sandboxed database servers under `$DBPERF_HOME` |
+//! | [`results`] | the run directory: manifest, interval logs, `summary.json` |
+//! | [`report`] | what a person reads: live interval lines and the final summary |
+
+pub mod cli;
+pub mod driver;
+pub mod report;
+pub mod results;
+pub mod server;
+pub mod workloads;
