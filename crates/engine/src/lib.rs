@@ -1,1 +1,65 @@
-//! x
+//! The dbperf engine: it drives a workload and measures it, knowing nothing about SQL.
+//!
+//! A run is one loop ([`run::run`]) where four things meet:
+//!
+//! * a **schedule** ([`schedule`]): closed loop (each connection starts its next
+//!   transaction when the last one ends) or open loop (a total `--rate` with fixed or
+//!   Poisson arrivals);
+//! * a **stop condition**: `--time`, `--events`, an interrupt, or a fatal error, all
+//!   with a bounded shutdown so a hung server cannot keep a run alive;
+//! * a **workload** ([`Workload`]/[`Worker`]): opens connections and executes one
+//!   transaction at a time, reporting statement service times into a [`StatementLog`];
+//! * **recorders** ([`stats`]): HdrHistograms owned by each client thread, swapped out
+//!   once per interval and merged by the collector. The hot path takes no lock that
+//!   another thread contends and does not allocate.
+//!
+//! Latency has two clocks. *Response time* runs from a transaction's intended start
+//! (its arrival in open loop) to its end, so queueing behind a slow server is counted
+//! (coordinated omission is measured, not assumed away). *Service time* runs from the
+//! moment the client actually started it. In closed loop the two are the same.
+
+pub mod clock;
+pub mod outcome;
+pub mod run;
+pub mod schedule;
+pub mod stats;
+mod timer;
+
+pub use outcome::{ErrorClass, QueryClass, TxnDone, TxnError};
+pub use run::{
+    run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal,
+};
+pub use schedule::Arrival;
+pub use stats::{OpTable, StatementLog, Stats};
+
+use std::future::Future;
+
+/// A benchmark definition shared by every client thread.
+///
+/// `connect` runs on the client thread that will own the worker, so the worker (and
+/// the futures it returns) need not be `Send`.
+pub trait Workload: Send + Sync + 'static {
+    /// One connection's state: session, prepared statements, random generators.
+    type Worker: Worker + 'static;
+
+    /// Names of transaction types and statement kinds; indices are used on the hot path.
+    fn ops(&self) -> OpTable;
+
+    /// Opens connection number `worker` (0-based, unique within the run).
+    fn connect(&self, worker: usize) -> impl Future<Output = Result<Self::Worker, TxnError>>;
+}
+
+/// One connection executing transactions, one at a time.
+pub trait Worker {
+    /// Executes one transaction (one sysbench "event"). Statements it sends are logged
+    /// into `log`. On an error the worker leaves its session clean (it rolls back an
+    /// open transaction) before returning, so the engine may retry.
+    fn execute(
+        &mut self,
+        log: &mut StatementLog,
+    ) -> impl Future<Output = Result<TxnDone, TxnError>>;
+
+    /// Re-establishes the session after [`ErrorClass::ConnectionLost`], including any
+    /// prepared statements.
+    fn reconnect(&mut self) -> impl Future<Output = Result<(), TxnError>>;
+}

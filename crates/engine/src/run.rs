@@ -1,0 +1,843 @@
+//! The run loop: client threads, workers, intervals and a bounded shutdown.
+//!
+//! [`run`] starts `client_threads` OS threads, each with a single-threaded tokio
+//! runtime that owns a share of the connections. Every thread:
+//!
+//! 1. opens its connections (bounded by a connect timeout) and reports ready;
+//! 2. waits for the common start time `t0`, chosen once every thread is ready;
+//! 3. runs one task per connection — take an intended start (now, or the thread's
+//!    open-loop schedule), execute, retry or reconnect by error class, record — and a
+//!    ticker that swaps the thread's [`Stats`] out at every interval boundary;
+//! 4. stops starting transactions at the deadline, on `--events`, on an interrupt or on
+//!    a fatal error, gives in-flight transactions a bounded grace period, and sends
+//!    its final, partial interval.
+//!
+//! The calling thread is the collector: it merges the threads' interval statistics
+//! in order and hands each merged interval to an [`Observer`] (which prints and stores
+//! it), so results are written as the run goes.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::clock::{now_ns, secs};
+use crate::outcome::{Action, ErrorClass, TxnError};
+use crate::schedule::{Arrival, ThreadSchedule};
+use crate::stats::{OpTable, StatementLog, Stats};
+use crate::timer::{set_thread_timer_slack, PreciseTimer};
+use crate::{Worker, Workload};
+
+/// How to run: load model, limits and measurement settings.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Connections (sysbench's `--threads`).
+    pub connections: usize,
+    /// OS threads that drive the connections.
+    pub client_threads: usize,
+    /// Closed or open loop.
+    pub arrival: Arrival,
+    /// Measured time after warmup (`--time`); `None` runs until `events` or a stop.
+    pub duration: Option<Duration>,
+    /// Time run before measuring (`--warmup-time`); its intervals are reported but not
+    /// counted in the totals.
+    pub warmup: Duration,
+    /// Total transactions to start (`--events`), warmup included.
+    pub events: Option<u64>,
+    /// Length of a stored and reported interval.
+    pub interval: Duration,
+    /// How long in-flight transactions may take to finish after the deadline.
+    pub shutdown_grace: Duration,
+    /// How long they may take after an interrupt (keep it under a second).
+    pub interrupt_grace: Duration,
+    /// Limit for opening one connection.
+    pub connect_timeout: Duration,
+    /// An open-loop start later than this after its intended time is a late start.
+    pub late_threshold: Duration,
+    /// Seed for the open-loop schedules.
+    pub seed: u64,
+}
+
+impl RunConfig {
+    /// Defaults for `connections` connections in closed loop for `duration`.
+    pub fn new(connections: usize, duration: Option<Duration>) -> RunConfig {
+        RunConfig {
+            connections,
+            client_threads: 1,
+            arrival: Arrival::Closed,
+            duration,
+            warmup: Duration::ZERO,
+            events: None,
+            interval: Duration::from_secs(1),
+            shutdown_grace: Duration::from_secs(2),
+            interrupt_grace: Duration::from_millis(500),
+            connect_timeout: Duration::from_secs(30),
+            late_threshold: Duration::from_millis(1),
+            seed: 0,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `--time` elapsed or `--events` were all started.
+    Completed = 1,
+    /// Ctrl-C or SIGTERM.
+    Interrupted = 2,
+    /// A worker hit an error of class [`ErrorClass::Fatal`].
+    Fatal = 3,
+}
+
+/// A stop request shared by the signal handler, the workers and the collector.
+#[derive(Debug, Default)]
+pub struct StopSignal {
+    stopped: AtomicBool,
+    reason: AtomicU8,
+    notify: Notify,
+}
+
+impl StopSignal {
+    /// A signal that has not fired.
+    pub fn new() -> Arc<StopSignal> {
+        Arc::new(StopSignal::default())
+    }
+
+    /// Requests a stop; the first reason given wins.
+    pub fn stop(&self, reason: StopReason) {
+        let _ = self
+            .reason
+            .compare_exchange(0, reason as u8, Ordering::SeqCst, Ordering::SeqCst);
+        self.stopped.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    /// Whether a stop was requested.
+    #[inline]
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// The reason given first, if any.
+    pub fn reason(&self) -> Option<StopReason> {
+        match self.reason.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Completed),
+            2 => Some(StopReason::Interrupted),
+            3 => Some(StopReason::Fatal),
+            _ => None,
+        }
+    }
+
+    async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.is_stopped() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One merged interval, as handed to the [`Observer`].
+#[derive(Debug)]
+pub struct IntervalReport<'a> {
+    /// 0-based interval number.
+    pub index: u32,
+    /// Interval start, seconds since the run started (warmup included).
+    pub start_s: f64,
+    /// Interval end, seconds since the run started.
+    pub end_s: f64,
+    /// Part of the warmup: not counted in the totals.
+    pub warmup: bool,
+    /// The run's last interval (possibly shorter than the others).
+    pub last: bool,
+    /// What was measured in it, all client threads merged.
+    pub stats: &'a Stats,
+    /// Open-loop arrivals due at its end that had not started.
+    pub backlog: u64,
+    /// Connections in the run.
+    pub connections: usize,
+}
+
+impl IntervalReport<'_> {
+    /// Interval length in seconds.
+    pub fn len_s(&self) -> f64 {
+        (self.end_s - self.start_s).max(1e-9)
+    }
+}
+
+/// Receives the run's progress on the collector thread.
+pub trait Observer {
+    /// Every connection is open; measuring starts now.
+    fn on_start(&mut self, _connections: usize) {}
+    /// An interval is complete.
+    fn on_interval(&mut self, report: &IntervalReport<'_>);
+}
+
+/// What a run measured.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Totals over the measured (non-warmup) intervals.
+    pub total: Stats,
+    /// Length of the measured phase, seconds.
+    pub measured_s: f64,
+    /// Length of the warmup that actually ran, seconds.
+    pub warmup_s: f64,
+    /// Intervals reported, warmup included.
+    pub intervals: u32,
+    /// Why the run ended.
+    pub reason: StopReason,
+    /// The error that stopped the run, for [`StopReason::Fatal`].
+    pub fatal: Option<TxnError>,
+    /// Open-loop arrivals due before the end that never started.
+    pub backlog_at_end: u64,
+    /// Transactions still in flight when the grace period ran out.
+    pub abandoned: u64,
+}
+
+/// Why a run could not start.
+#[derive(Debug)]
+pub enum RunError {
+    /// A connection could not be opened.
+    Connect(TxnError),
+    /// A client thread or its runtime could not be created.
+    Io(std::io::Error),
+    /// The configuration cannot run.
+    Config(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Connect(e) => write!(f, "cannot connect: {e}"),
+            RunError::Io(e) => write!(f, "cannot start client threads: {e}"),
+            RunError::Config(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Messages from client threads to the collector.
+enum Msg {
+    Ready {
+        error: Option<TxnError>,
+    },
+    Interval {
+        thread: usize,
+        index: u32,
+        stats: Box<Stats>,
+        backlog: u64,
+        last: Option<LastInfo>,
+    },
+}
+
+struct LastInfo {
+    end_ns: u64,
+    abandoned: u64,
+}
+
+/// Interval boundaries, relative to t0, with the warmup as its own interval(s).
+#[derive(Clone, Copy, Debug)]
+struct Boundaries {
+    interval_ns: u64,
+    warmup_ns: u64,
+    warmup_intervals: u32,
+}
+
+impl Boundaries {
+    fn new(interval: Duration, warmup: Duration) -> Boundaries {
+        let interval_ns = interval.as_nanos().max(1) as u64;
+        let warmup_ns = warmup.as_nanos() as u64;
+        let warmup_intervals = warmup_ns.div_ceil(interval_ns) as u32;
+        Boundaries {
+            interval_ns,
+            warmup_ns,
+            warmup_intervals,
+        }
+    }
+
+    /// End of interval `i`, nanoseconds after t0.
+    fn end(&self, i: u32) -> u64 {
+        let w = self.warmup_intervals;
+        if i + 1 < w {
+            (i as u64 + 1) * self.interval_ns
+        } else if i + 1 == w {
+            self.warmup_ns
+        } else {
+            self.warmup_ns + (i + 1 - w) as u64 * self.interval_ns
+        }
+    }
+
+    fn start(&self, i: u32) -> u64 {
+        if i == 0 {
+            0
+        } else {
+            self.end(i - 1)
+        }
+    }
+
+    fn is_warmup(&self, i: u32) -> bool {
+        i < self.warmup_intervals
+    }
+}
+
+/// Everything a client thread needs, moved into it.
+struct ThreadCtx<W: Workload> {
+    thread: usize,
+    threads: usize,
+    workers: std::ops::Range<usize>,
+    workload: Arc<W>,
+    cfg: RunConfig,
+    ops: OpTable,
+    stop: Arc<StopSignal>,
+    fatal: Arc<Mutex<Option<TxnError>>>,
+    tx: mpsc::Sender<Msg>,
+    recycle: mpsc::Receiver<Box<Stats>>,
+    barrier: Arc<Barrier>,
+    t0: Arc<AtomicU64>,
+    events: Option<u64>,
+}
+
+/// Per-thread state shared by that thread's tasks (never across threads).
+struct Local {
+    stats: RefCell<Box<Stats>>,
+    schedule: Option<RefCell<ThreadSchedule>>,
+    events_left: Cell<Option<u64>>,
+    in_flight: Cell<u64>,
+    interval: Cell<u32>,
+}
+
+/// Runs `workload` as `cfg` says, reporting intervals to `observer`, until the
+/// duration or event count is reached or `stop` fires.
+pub fn run<W: Workload>(
+    cfg: &RunConfig,
+    workload: Arc<W>,
+    stop: Arc<StopSignal>,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    if cfg.connections == 0 {
+        return Err(RunError::Config(
+            "at least one connection is needed (--threads)".into(),
+        ));
+    }
+    if cfg.duration.is_none() && cfg.events.is_none() {
+        return Err(RunError::Config(
+            "the run needs a limit: --time or --events".into(),
+        ));
+    }
+    if let Some(rate) = cfg.arrival.rate() {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(RunError::Config(format!(
+                "--rate must be a positive number, got {rate}"
+            )));
+        }
+    }
+    let threads = cfg.client_threads.clamp(1, cfg.connections);
+    let ops = workload.ops();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let t0 = Arc::new(AtomicU64::new(0));
+    let fatal = Arc::new(Mutex::new(None));
+    let mut recyclers = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+
+    for thread in 0..threads {
+        let (rtx, rrx) = mpsc::channel();
+        recyclers.push(rtx);
+        let lo = cfg.connections * thread / threads;
+        let hi = cfg.connections * (thread + 1) / threads;
+        let events = cfg
+            .events
+            .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64));
+        let ctx = ThreadCtx {
+            thread,
+            threads,
+            workers: lo..hi,
+            workload: workload.clone(),
+            cfg: cfg.clone(),
+            ops: ops.clone(),
+            stop: stop.clone(),
+            fatal: fatal.clone(),
+            tx: tx.clone(),
+            recycle: rrx,
+            barrier: barrier.clone(),
+            t0: t0.clone(),
+            events,
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("dbperf-client-{thread}"))
+            .spawn(move || client_thread(ctx))
+            .map_err(RunError::Io)?;
+        handles.push(handle);
+    }
+    drop(tx);
+
+    // Wait until every thread has opened its connections.
+    let mut connect_error = None;
+    for _ in 0..threads {
+        match rx.recv() {
+            Ok(Msg::Ready { error }) => {
+                if connect_error.is_none() {
+                    connect_error = error;
+                }
+            }
+            Ok(Msg::Interval { .. }) => unreachable!("intervals only follow the start"),
+            Err(_) => break,
+        }
+    }
+    if connect_error.is_some() {
+        t0.store(u64::MAX, Ordering::SeqCst);
+    } else {
+        t0.store(now_ns(), Ordering::SeqCst);
+    }
+    barrier.wait();
+    if let Some(e) = connect_error {
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(RunError::Connect(e));
+    }
+    observer.on_start(cfg.connections);
+
+    let bounds = Boundaries::new(cfg.interval, cfg.warmup);
+    let mut total = Stats::new(&ops);
+    let mut pending: BTreeMap<u32, (Box<Stats>, u64, u64)> = BTreeMap::new();
+    let mut seen: Vec<Option<u32>> = vec![None; threads];
+    let mut finished: Vec<Option<u32>> = vec![None; threads];
+    let mut end_ns = 0u64;
+    let mut abandoned = 0u64;
+    let mut next = 0u32;
+    let mut intervals = 0u32;
+    let mut measured_ns = 0u64;
+    let mut warmup_ns = 0u64;
+    let mut backlog_at_end = 0u64;
+
+    while let Ok(msg) = rx.recv() {
+        let Msg::Interval {
+            thread,
+            index,
+            stats,
+            backlog,
+            last,
+        } = msg
+        else {
+            continue;
+        };
+        seen[thread] = Some(index);
+        if let Some(l) = last {
+            finished[thread] = Some(index);
+            end_ns = end_ns.max(l.end_ns);
+            abandoned += l.abandoned;
+        }
+        match pending.get_mut(&index) {
+            Some((acc, b, _)) => {
+                acc.add(&stats);
+                *b += backlog;
+                let _ = recyclers[thread].send(stats);
+            }
+            None => {
+                pending.insert(index, (stats, backlog, 0));
+            }
+        }
+        // Emit every interval that all threads have delivered.
+        loop {
+            let complete = (0..threads).all(|t| {
+                seen[t].is_some_and(|s| s >= next) || finished[t].is_some_and(|f| f < next)
+            });
+            if !complete {
+                break;
+            }
+            let Some((mut acc, backlog, _)) = pending.remove(&next) else {
+                break;
+            };
+            let all_done = finished.iter().all(Option::is_some);
+            let last = all_done && pending.is_empty();
+            let start = bounds.start(next);
+            let nominal_end = bounds.end(next);
+            let end = if last {
+                end_ns
+                    .saturating_sub(t0.load(Ordering::SeqCst))
+                    .clamp(start, nominal_end)
+            } else {
+                nominal_end
+            };
+            let warmup = bounds.is_warmup(next);
+            if warmup {
+                warmup_ns += end - start;
+            } else {
+                total.add(&acc);
+                measured_ns += end - start;
+            }
+            if last {
+                backlog_at_end = backlog;
+            }
+            observer.on_interval(&IntervalReport {
+                index: next,
+                start_s: secs(start),
+                end_s: secs(end.max(start + 1)),
+                warmup,
+                last,
+                stats: &acc,
+                backlog,
+                connections: cfg.connections,
+            });
+            intervals += 1;
+            next += 1;
+            acc.reset();
+            // Give the emptied structure back to a thread that is still running.
+            if let Some(t) = (0..threads).find(|&t| finished[t].is_none()) {
+                let _ = recyclers[t].send(acc);
+            }
+        }
+        if finished.iter().all(Option::is_some) && pending.is_empty() {
+            break;
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let reason = stop.reason().unwrap_or(StopReason::Completed);
+    let fatal = fatal.lock().map(|mut f| f.take()).unwrap_or(None);
+    Ok(RunOutcome {
+        total,
+        measured_s: secs(measured_ns),
+        warmup_s: secs(warmup_ns),
+        intervals,
+        reason,
+        fatal,
+        backlog_at_end,
+        abandoned,
+    })
+}
+
+fn client_thread<W: Workload>(ctx: ThreadCtx<W>) {
+    set_thread_timer_slack();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ctx.tx.send(Msg::Ready {
+                error: Some(TxnError::new(ErrorClass::Fatal, None, e.to_string())),
+            });
+            ctx.barrier.wait();
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, thread_body(ctx));
+}
+
+async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
+    let ctx = Rc::new(ctx);
+    // 1. Connect this thread's share, concurrently.
+    let mut connecting = Vec::new();
+    for id in ctx.workers.clone() {
+        let c = ctx.clone();
+        connecting.push(tokio::task::spawn_local(async move {
+            match tokio::time::timeout(c.cfg.connect_timeout, c.workload.connect(id)).await {
+                Ok(r) => r,
+                Err(_) => Err(TxnError::new(
+                    ErrorClass::ConnectionLost,
+                    None,
+                    format!(
+                        "connection {id} did not open within {:?}",
+                        c.cfg.connect_timeout
+                    ),
+                )),
+            }
+        }));
+    }
+    let mut workers = Vec::with_capacity(connecting.len());
+    let mut error = None;
+    for h in connecting {
+        match h.await {
+            Ok(Ok(w)) => workers.push(w),
+            Ok(Err(e)) => error = error.or(Some(e)),
+            Err(e) => error = error.or(Some(TxnError::new(ErrorClass::Fatal, None, e.to_string()))),
+        }
+    }
+    let _ = ctx.tx.send(Msg::Ready { error });
+    // 2. Wait for the common start.
+    ctx.barrier.wait();
+    let t0 = ctx.t0.load(Ordering::SeqCst);
+    if t0 == u64::MAX {
+        return;
+    }
+    let bounds = Boundaries::new(ctx.cfg.interval, ctx.cfg.warmup);
+    let deadline = ctx
+        .cfg
+        .duration
+        .map(|d| t0 + (ctx.cfg.warmup + d).as_nanos() as u64);
+    let local = Rc::new(Local {
+        stats: RefCell::new(Box::new(Stats::new(&ctx.ops))),
+        schedule: ThreadSchedule::new(ctx.cfg.arrival, ctx.thread, ctx.threads, t0, ctx.cfg.seed)
+            .map(RefCell::new),
+        events_left: Cell::new(ctx.events),
+        in_flight: Cell::new(0),
+        interval: Cell::new(0),
+    });
+
+    // 3. Workers and the interval ticker.
+    let mut tasks = Vec::with_capacity(workers.len());
+    for w in workers {
+        tasks.push(tokio::task::spawn_local(worker_loop(
+            ctx.clone(),
+            local.clone(),
+            w,
+            deadline,
+        )));
+    }
+    let ticker = {
+        let (ctx, local) = (ctx.clone(), local.clone());
+        tokio::task::spawn_local(async move {
+            loop {
+                let i = local.interval.get();
+                let boundary = t0 + bounds.end(i);
+                tokio::time::sleep(Duration::from_nanos(boundary.saturating_sub(now_ns()))).await;
+                // tokio's timer may fire a little early or late; wait out the rest precisely.
+                while now_ns() < boundary {
+                    tokio::task::yield_now().await;
+                }
+                let spare = ctx
+                    .recycle
+                    .try_recv()
+                    .unwrap_or_else(|_| Box::new(Stats::new(&ctx.ops)));
+                let full = local.stats.replace(spare);
+                let backlog = local
+                    .schedule
+                    .as_ref()
+                    .map_or(0, |s| s.borrow().backlog(now_ns()));
+                local.interval.set(i + 1);
+                let _ = ctx.tx.send(Msg::Interval {
+                    thread: ctx.thread,
+                    index: i,
+                    stats: full,
+                    backlog,
+                    last: None,
+                });
+            }
+        })
+    };
+
+    // 4. Wait for the workers, but never past the grace periods.
+    let all_done = async {
+        for t in tasks {
+            let _ = t.await;
+        }
+    };
+    let after_deadline = async {
+        match deadline {
+            Some(d) => {
+                let limit = d + ctx.cfg.shutdown_grace.as_nanos() as u64;
+                tokio::time::sleep(Duration::from_nanos(limit.saturating_sub(now_ns()))).await
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let after_stop = async {
+        ctx.stop.wait().await;
+        let grace = match ctx.stop.reason() {
+            Some(StopReason::Completed) => ctx.cfg.shutdown_grace,
+            _ => ctx.cfg.interrupt_grace,
+        };
+        tokio::time::sleep(grace).await
+    };
+    tokio::select! {
+        _ = all_done => {}
+        _ = after_deadline => {}
+        _ = after_stop => {}
+    }
+    ticker.abort();
+    let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d));
+    let backlog = local
+        .schedule
+        .as_ref()
+        .map_or(0, |s| s.borrow().backlog(end_ns));
+    let spare = Box::new(Stats::new(&ctx.ops));
+    let full = local.stats.replace(spare);
+    let last = LastInfo {
+        end_ns,
+        abandoned: local.in_flight.get(),
+    };
+    let _ = ctx.tx.send(Msg::Interval {
+        thread: ctx.thread,
+        index: local.interval.get(),
+        stats: full,
+        backlog,
+        last: Some(last),
+    });
+}
+
+async fn worker_loop<W: Workload>(
+    ctx: Rc<ThreadCtx<W>>,
+    local: Rc<Local>,
+    mut worker: W::Worker,
+    deadline: Option<u64>,
+) {
+    let timer = match local.schedule {
+        Some(_) => match PreciseTimer::new() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                fail(
+                    &ctx,
+                    TxnError::new(
+                        ErrorClass::Fatal,
+                        None,
+                        format!("cannot create a timerfd: {e}"),
+                    ),
+                );
+                return;
+            }
+        },
+        None => None,
+    };
+    let late_ns = ctx.cfg.late_threshold.as_nanos() as u64;
+    let mut log = StatementLog::with_capacity(64);
+    loop {
+        if ctx.stop.is_stopped() {
+            return;
+        }
+        if let Some(n) = local.events_left.get() {
+            if n == 0 {
+                // This thread has started its share; the run ends when all have.
+                return;
+            }
+            local.events_left.set(Some(n - 1));
+        }
+        let intended = match &local.schedule {
+            Some(s) => {
+                let t = s.borrow_mut().take();
+                if deadline.is_some_and(|d| t >= d) {
+                    return;
+                }
+                if let Some(timer) = &timer {
+                    tokio::select! {
+                        r = timer.sleep_until(t) => if let Err(e) = r {
+                            fail(&ctx, TxnError::new(ErrorClass::Fatal, None, format!("timerfd: {e}")));
+                            return;
+                        },
+                        _ = ctx.stop.wait() => return,
+                    }
+                }
+                t
+            }
+            None => now_ns(),
+        };
+        let started = now_ns();
+        if deadline.is_some_and(|d| started >= d) {
+            return;
+        }
+        local.in_flight.set(local.in_flight.get() + 1);
+        let late = local.schedule.is_some() && started.saturating_sub(intended) > late_ns;
+        loop {
+            log.clear();
+            let result = worker.execute(&mut log).await;
+            let end = now_ns();
+            let error = {
+                let mut stats = local.stats.borrow_mut();
+                stats.record_statements(&log);
+                match result {
+                    Ok(done) => {
+                        let (response, service) = (end - intended, end - started);
+                        stats.record_txn(done.kind, response, service, done.expected_rollback);
+                        stats.late_starts += late as u64;
+                        None
+                    }
+                    Err(e) => {
+                        stats.errors[e.class.index()] += 1;
+                        Some(e)
+                    }
+                }
+            };
+            match error {
+                None => break,
+                Some(e) => match e.class.action() {
+                    Action::Retry => {
+                        if ctx.stop.is_stopped() {
+                            break;
+                        }
+                        local.stats.borrow_mut().retries += 1;
+                    }
+                    Action::Reconnect => {
+                        if !reconnect(&ctx, &local, &mut worker).await {
+                            local.in_flight.set(local.in_flight.get() - 1);
+                            return;
+                        }
+                        local.stats.borrow_mut().retries += 1;
+                    }
+                    Action::Abort => {
+                        local.in_flight.set(local.in_flight.get() - 1);
+                        fail(&ctx, e);
+                        return;
+                    }
+                },
+            }
+        }
+        local.in_flight.set(local.in_flight.get() - 1);
+    }
+}
+
+/// Reconnects with exponential backoff until it works or the run stops.
+async fn reconnect<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mut W::Worker) -> bool {
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        if ctx.stop.is_stopped() {
+            return false;
+        }
+        match worker.reconnect().await {
+            Ok(()) => {
+                local.stats.borrow_mut().reconnects += 1;
+                return true;
+            }
+            Err(e) if e.class == ErrorClass::ConnectionLost => {
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = ctx.stop.wait() => return false,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => {
+                fail(ctx, e);
+                return false;
+            }
+        }
+    }
+}
+
+fn fail<W: Workload>(ctx: &ThreadCtx<W>, e: TxnError) {
+    if let Ok(mut f) = ctx.fatal.lock() {
+        if f.is_none() {
+            *f = Some(e);
+        }
+    }
+    ctx.stop.stop(StopReason::Fatal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_put_warmup_in_its_own_intervals() {
+        let b = Boundaries::new(Duration::from_secs(10), Duration::from_secs(25));
+        let s = 1_000_000_000u64;
+        assert_eq!(b.warmup_intervals, 3);
+        assert_eq!(
+            (b.end(0), b.end(1), b.end(2), b.end(3), b.end(4)),
+            (10 * s, 20 * s, 25 * s, 35 * s, 45 * s)
+        );
+        assert!(b.is_warmup(2) && !b.is_warmup(3));
+        let plain = Boundaries::new(Duration::from_secs(1), Duration::ZERO);
+        assert_eq!((plain.start(0), plain.end(0), plain.end(4)), (0, s, 5 * s));
+        assert!(!plain.is_warmup(0));
+    }
+}

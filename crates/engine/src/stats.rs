@@ -1,0 +1,287 @@
+//! Recorders: latency histograms and counters for one interval on one client thread.
+//!
+//! A [`Stats`] is owned by a client thread and written without locks; at each interval
+//! boundary the thread swaps it for an empty one and sends the full one to the
+//! collector, which merges the threads' copies (`Stats::add`) and hands the emptied
+//! structure back for reuse. Histograms count microseconds with 3 significant digits
+//! from 1 µs to one hour; larger values saturate at the top.
+
+use hdrhistogram::Histogram;
+
+use crate::outcome::{ErrorClass, QueryClass};
+
+/// Highest trackable latency: one hour in microseconds.
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// Names of what a workload measures: transaction types and statement kinds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpTable {
+    /// Transaction types, e.g. `["oltp_read_write"]` or TPC-C's five.
+    pub transactions: Vec<String>,
+    /// Statement kinds, e.g. `["point_select", "begin", ...]`.
+    pub statements: Vec<String>,
+}
+
+/// A fresh histogram with the engine's bounds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static histogram bounds are valid")
+}
+
+/// Response and service time of one transaction type.
+#[derive(Clone, Debug)]
+pub struct TxnStats {
+    /// From intended start to end, microseconds.
+    pub response: Histogram<u64>,
+    /// From actual start to end, microseconds.
+    pub service: Histogram<u64>,
+}
+
+/// Everything measured in one interval (or, merged, in a whole run).
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// Response time of every completed transaction.
+    pub response: Histogram<u64>,
+    /// Service time of every completed transaction.
+    pub service: Histogram<u64>,
+    /// Per transaction type, indexed like [`OpTable::transactions`].
+    pub per_txn: Vec<TxnStats>,
+    /// Service time per statement kind, indexed like [`OpTable::statements`].
+    pub per_stmt: Vec<Histogram<u64>>,
+    /// Completed transactions (including expected rollbacks).
+    pub transactions: u64,
+    /// Transactions that ended in a rollback the benchmark asks for.
+    pub expected_rollbacks: u64,
+    /// Statements by [`QueryClass`]: read, write, other.
+    pub queries: [u64; 3],
+    /// Failed attempts by [`ErrorClass`].
+    pub errors: [u64; ErrorClass::COUNT],
+    /// Attempts run again after a retryable error.
+    pub retries: u64,
+    /// Successful reconnects.
+    pub reconnects: u64,
+    /// Open-loop transactions that started later than the late threshold.
+    pub late_starts: u64,
+}
+
+impl Stats {
+    /// Empty statistics shaped for `ops`.
+    pub fn new(ops: &OpTable) -> Stats {
+        Stats {
+            response: new_histogram(),
+            service: new_histogram(),
+            per_txn: ops
+                .transactions
+                .iter()
+                .map(|_| TxnStats {
+                    response: new_histogram(),
+                    service: new_histogram(),
+                })
+                .collect(),
+            per_stmt: ops.statements.iter().map(|_| new_histogram()).collect(),
+            transactions: 0,
+            expected_rollbacks: 0,
+            queries: [0; 3],
+            errors: [0; ErrorClass::COUNT],
+            retries: 0,
+            reconnects: 0,
+            late_starts: 0,
+        }
+    }
+
+    /// Records a completed transaction. Times in nanoseconds.
+    #[inline]
+    pub fn record_txn(
+        &mut self,
+        kind: u16,
+        response_ns: u64,
+        service_ns: u64,
+        expected_rollback: bool,
+    ) {
+        let (r, s) = (to_us(response_ns), to_us(service_ns));
+        self.response.saturating_record(r);
+        self.service.saturating_record(s);
+        if let Some(t) = self.per_txn.get_mut(kind as usize) {
+            t.response.saturating_record(r);
+            t.service.saturating_record(s);
+        }
+        self.transactions += 1;
+        self.expected_rollbacks += expected_rollback as u64;
+    }
+
+    /// Records the statements a transaction attempt logged.
+    #[inline]
+    pub fn record_statements(&mut self, log: &StatementLog) {
+        for s in &log.samples {
+            if let Some(h) = self.per_stmt.get_mut(s.kind as usize) {
+                h.saturating_record(to_us(s.service_ns));
+            }
+            self.queries[s.class as usize] += 1;
+        }
+    }
+
+    /// Total statements.
+    pub fn total_queries(&self) -> u64 {
+        self.queries.iter().sum()
+    }
+
+    /// Total failed attempts.
+    pub fn total_errors(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Stats) {
+        add_hist(&mut self.response, &other.response);
+        add_hist(&mut self.service, &other.service);
+        for (a, b) in self.per_txn.iter_mut().zip(&other.per_txn) {
+            add_hist(&mut a.response, &b.response);
+            add_hist(&mut a.service, &b.service);
+        }
+        for (a, b) in self.per_stmt.iter_mut().zip(&other.per_stmt) {
+            add_hist(a, b);
+        }
+        self.transactions += other.transactions;
+        self.expected_rollbacks += other.expected_rollbacks;
+        for i in 0..3 {
+            self.queries[i] += other.queries[i];
+        }
+        for i in 0..ErrorClass::COUNT {
+            self.errors[i] += other.errors[i];
+        }
+        self.retries += other.retries;
+        self.reconnects += other.reconnects;
+        self.late_starts += other.late_starts;
+    }
+
+    /// Empties every histogram and counter, keeping the allocations.
+    pub fn reset(&mut self) {
+        self.response.reset();
+        self.service.reset();
+        for t in &mut self.per_txn {
+            t.response.reset();
+            t.service.reset();
+        }
+        for h in &mut self.per_stmt {
+            h.reset();
+        }
+        self.transactions = 0;
+        self.expected_rollbacks = 0;
+        self.queries = [0; 3];
+        self.errors = [0; ErrorClass::COUNT];
+        self.retries = 0;
+        self.reconnects = 0;
+        self.late_starts = 0;
+    }
+}
+
+fn add_hist(a: &mut Histogram<u64>, b: &Histogram<u64>) {
+    // Same bounds on both sides, so this cannot fail.
+    a.add(b).expect("histograms share bounds");
+}
+
+#[inline]
+fn to_us(ns: u64) -> u64 {
+    (ns + 500) / 1000
+}
+
+/// One statement's service time, as logged by a worker.
+#[derive(Clone, Copy, Debug)]
+pub struct StatementSample {
+    /// Index into [`OpTable::statements`].
+    pub kind: u16,
+    /// Nanoseconds from send to the end of its result.
+    pub service_ns: u64,
+    /// Read, write or other.
+    pub class: QueryClass,
+}
+
+/// The statements of one transaction attempt. Reused across transactions, so logging
+/// does not allocate once it has reached the largest transaction's size.
+#[derive(Debug, Default)]
+pub struct StatementLog {
+    samples: Vec<StatementSample>,
+}
+
+impl StatementLog {
+    /// A log with room for `n` statements.
+    pub fn with_capacity(n: usize) -> StatementLog {
+        StatementLog {
+            samples: Vec::with_capacity(n),
+        }
+    }
+
+    /// Logs a statement of `kind` that was sent at `started_ns` and has just ended.
+    #[inline]
+    pub fn record(&mut self, kind: u16, started_ns: u64, class: QueryClass) {
+        let service_ns = crate::clock::now_ns().saturating_sub(started_ns);
+        self.samples.push(StatementSample {
+            kind,
+            service_ns,
+            class,
+        });
+    }
+
+    /// The statements logged since the last clear.
+    pub fn samples(&self) -> &[StatementSample] {
+        &self.samples
+    }
+
+    /// Forgets the logged statements, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.samples.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops() -> OpTable {
+        OpTable {
+            transactions: vec!["t".into()],
+            statements: vec!["a".into(), "b".into()],
+        }
+    }
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = Stats::new(&ops());
+        let mut b = Stats::new(&ops());
+        a.record_txn(0, 1_000_000, 900_000, false);
+        b.record_txn(0, 3_000_000, 2_000_000, true);
+        b.errors[ErrorClass::Deadlock.index()] += 2;
+        let mut log = StatementLog::with_capacity(4);
+        log.samples.push(StatementSample {
+            kind: 1,
+            service_ns: 5_000,
+            class: QueryClass::Read,
+        });
+        log.samples.push(StatementSample {
+            kind: 0,
+            service_ns: 7_000,
+            class: QueryClass::Other,
+        });
+        b.record_statements(&log);
+        a.add(&b);
+        assert_eq!(a.transactions, 2);
+        assert_eq!(a.expected_rollbacks, 1);
+        assert_eq!(a.response.len(), 2);
+        assert_eq!(a.response.max(), a.response.highest_equivalent(3_000));
+        assert_eq!(a.per_stmt[1].len(), 1);
+        assert_eq!(a.queries, [1, 0, 1]);
+        assert_eq!(a.total_errors(), 2);
+        a.reset();
+        assert_eq!(a.transactions, 0);
+        assert_eq!(a.response.len(), 0);
+    }
+
+    #[test]
+    fn latency_rounds_to_microseconds_and_saturates() {
+        let mut s = Stats::new(&ops());
+        s.record_txn(0, 1_499, 1_500, false);
+        assert_eq!(s.response.max(), 1);
+        assert_eq!(s.service.max(), 2);
+        s.record_txn(0, u64::MAX / 2, 1, false);
+        assert!(s.response.max() >= MAX_LATENCY_US);
+    }
+}

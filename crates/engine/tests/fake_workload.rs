@@ -1,0 +1,355 @@
+//! The engine's arithmetic checked against a fake workload with scripted latencies:
+//! counts, limits, warmup exclusion, open-loop response vs service time through a
+//! freeze, retries, fatal errors and bounded shutdown.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dbperf_engine::clock::now_ns;
+use dbperf_engine::{
+    run, Arrival, ErrorClass, IntervalReport, Observer, OpTable, QueryClass, RunConfig,
+    StatementLog, StopReason, StopSignal, TxnDone, TxnError, Worker, Workload,
+};
+
+/// What the fake server does.
+#[derive(Clone, Copy)]
+struct Script {
+    /// Service time of one transaction.
+    service: Duration,
+    /// Every n-th attempt fails with this class (0 = never).
+    fail_every: u64,
+    fail_class: ErrorClass,
+    /// The server is frozen between these offsets from the first transaction (ns).
+    freeze: Option<(u64, u64)>,
+    /// Every transaction hangs forever.
+    hang: bool,
+}
+
+impl Default for Script {
+    fn default() -> Script {
+        Script {
+            service: Duration::from_millis(2),
+            fail_every: 0,
+            fail_class: ErrorClass::Deadlock,
+            freeze: None,
+            hang: false,
+        }
+    }
+}
+
+struct Fake {
+    script: Script,
+    attempts: Arc<AtomicU64>,
+    origin: u64,
+}
+
+struct FakeWorker {
+    script: Script,
+    attempts: Arc<AtomicU64>,
+    origin: u64,
+}
+
+impl Workload for Fake {
+    type Worker = FakeWorker;
+    fn ops(&self) -> OpTable {
+        OpTable {
+            transactions: vec!["txn".into()],
+            statements: vec!["stmt".into()],
+        }
+    }
+    async fn connect(&self, _worker: usize) -> Result<FakeWorker, TxnError> {
+        Ok(FakeWorker {
+            script: self.script,
+            attempts: self.attempts.clone(),
+            origin: self.origin,
+        })
+    }
+}
+
+impl Worker for FakeWorker {
+    async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
+        let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        let sent = now_ns();
+        if self.script.hang {
+            std::future::pending::<()>().await;
+        }
+        if let Some((from, to)) = self.script.freeze {
+            let rel = sent - self.origin;
+            if rel < to && rel + self.script.service.as_nanos() as u64 >= from {
+                tokio::time::sleep(Duration::from_nanos(to - rel)).await;
+            }
+        }
+        tokio::time::sleep(self.script.service).await;
+        log.record(0, sent, QueryClass::Read);
+        if self.script.fail_every > 0 && n % self.script.fail_every == 0 {
+            return Err(TxnError::new(
+                self.script.fail_class,
+                Some(1213),
+                "scripted failure",
+            ));
+        }
+        Ok(TxnDone::committed(0))
+    }
+    async fn reconnect(&mut self) -> Result<(), TxnError> {
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Collect {
+    intervals: Vec<(u32, f64, f64, bool, bool, u64, u64)>,
+}
+
+impl Observer for Collect {
+    fn on_interval(&mut self, r: &IntervalReport<'_>) {
+        self.intervals.push((
+            r.index,
+            r.start_s,
+            r.end_s,
+            r.warmup,
+            r.last,
+            r.stats.transactions,
+            r.backlog,
+        ));
+    }
+}
+
+fn fake(script: Script) -> Arc<Fake> {
+    Arc::new(Fake {
+        script,
+        attempts: Arc::new(AtomicU64::new(0)),
+        origin: now_ns(),
+    })
+}
+
+#[test]
+fn closed_loop_counts_and_intervals_add_up() {
+    let mut cfg = RunConfig::new(4, Some(Duration::from_millis(1000)));
+    cfg.interval = Duration::from_millis(250);
+    cfg.client_threads = 2;
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
+    assert_eq!(out.reason, StopReason::Completed);
+    // 4 connections, ~2-3 ms each (tokio's 1 ms timer tick) for 1 s.
+    assert!(
+        (900..=2100).contains(&out.total.transactions),
+        "{}",
+        out.total.transactions
+    );
+    let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
+    assert_eq!(
+        sum, out.total.transactions,
+        "totals are the sum of the intervals"
+    );
+    assert!(
+        obs.intervals.len() >= 4 && obs.intervals.len() <= 5,
+        "{:?}",
+        obs.intervals
+    );
+    assert!(obs.intervals.last().unwrap().4, "last interval is flagged");
+    assert!((out.measured_s - 1.0).abs() < 0.05, "{}", out.measured_s);
+    assert_eq!(
+        out.total.queries[QueryClass::Read as usize],
+        out.total.transactions
+    );
+    assert_eq!(out.total.response.len(), out.total.service.len());
+    let p50 = out.total.response.value_at_quantile(0.5);
+    assert!((1900..=4000).contains(&p50), "p50 {p50} us");
+}
+
+#[test]
+fn events_limit_runs_exactly_that_many() {
+    let mut cfg = RunConfig::new(3, None);
+    cfg.events = Some(101);
+    cfg.client_threads = 2;
+    let out = run(
+        &cfg,
+        fake(Script::default()),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    assert_eq!(out.total.transactions, 101);
+}
+
+#[test]
+fn warmup_intervals_are_reported_but_not_counted() {
+    let mut cfg = RunConfig::new(2, Some(Duration::from_millis(600)));
+    cfg.warmup = Duration::from_millis(400);
+    cfg.interval = Duration::from_millis(300);
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
+    let warm: Vec<_> = obs.intervals.iter().filter(|i| i.3).collect();
+    assert_eq!(warm.len(), 2, "{:?}", obs.intervals);
+    assert!(
+        (warm[1].2 - 0.4).abs() < 1e-9,
+        "warmup ends exactly at 0.4 s"
+    );
+    let measured: u64 = obs.intervals.iter().filter(|i| !i.3).map(|i| i.5).sum();
+    assert!(warm.iter().map(|i| i.5).sum::<u64>() > 0);
+    assert_eq!(out.total.transactions, measured);
+    assert!(
+        (out.warmup_s - 0.4).abs() < 1e-6 && (out.measured_s - 0.6).abs() < 0.05,
+        "{} {}",
+        out.warmup_s,
+        out.measured_s
+    );
+}
+
+#[test]
+fn open_loop_response_time_shows_a_freeze_that_service_time_hides() {
+    // 500/s over 2 connections; each transaction takes 1-2 ms; the server freezes for
+    // 600 ms starting 300 ms in. Arrivals keep coming during the freeze.
+    let script = Script {
+        service: Duration::from_millis(1),
+        freeze: Some((300_000_000, 900_000_000)),
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(2, Some(Duration::from_millis(1500)));
+    cfg.arrival = Arrival::Fixed { rate: 500.0 };
+    cfg.interval = Duration::from_millis(500);
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut obs).unwrap();
+    let t = &out.total;
+    // Everything offered (1.5 s x 500/s) was done or is still queued at the end.
+    let offered = t.transactions + out.backlog_at_end + out.abandoned;
+    assert!(
+        (735..=755).contains(&offered),
+        "{} + {} + {}",
+        t.transactions,
+        out.backlog_at_end,
+        out.abandoned
+    );
+    // Arrivals queued behind the freeze waited up to ~600 ms: response time shows it.
+    let resp_p90 = t.response.value_at_quantile(0.90);
+    let resp_max = t.response.max();
+    assert!(resp_max >= 550_000, "response max {resp_max} us");
+    assert!(resp_p90 >= 100_000, "response p90 {resp_p90} us");
+    // Service time of the queued ones was short: only the 2 in flight saw the freeze.
+    let svc_p90 = t.service.value_at_quantile(0.90);
+    assert!(svc_p90 < 10_000, "service p90 {svc_p90} us");
+    assert!(t.late_starts >= 250, "late starts {}", t.late_starts);
+    // The backlog was visible at the interval boundary inside the freeze (t=0.5 s).
+    assert!(
+        obs.intervals[0].6 >= 50,
+        "backlog at 0.5 s: {:?}",
+        obs.intervals
+    );
+}
+
+#[test]
+fn open_loop_on_time_has_no_late_starts() {
+    let script = Script {
+        service: Duration::from_micros(200),
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(4, Some(Duration::from_millis(1000)));
+    cfg.arrival = Arrival::Poisson { rate: 200.0 };
+    let out = run(
+        &cfg,
+        fake(script),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    assert!(
+        (140..=260).contains(&out.total.transactions),
+        "{}",
+        out.total.transactions
+    );
+    // timerfd wakes within a fraction of a millisecond: starts are on time.
+    assert!(
+        out.total.late_starts * 20 <= out.total.transactions,
+        "late {}",
+        out.total.late_starts
+    );
+}
+
+#[test]
+fn retryable_errors_are_counted_and_retried() {
+    let script = Script {
+        fail_every: 5,
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(2, None);
+    cfg.events = Some(100);
+    let out = run(
+        &cfg,
+        fake(script),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    assert_eq!(out.total.transactions, 100);
+    let deadlocks = out.total.errors[ErrorClass::Deadlock.index()];
+    assert_eq!(deadlocks, out.total.retries);
+    assert!((20..=30).contains(&deadlocks), "{deadlocks}");
+}
+
+#[test]
+fn fatal_error_stops_the_run_and_is_reported() {
+    let script = Script {
+        fail_every: 10,
+        fail_class: ErrorClass::Fatal,
+        ..Script::default()
+    };
+    let cfg = RunConfig::new(2, Some(Duration::from_secs(30)));
+    let started = Instant::now();
+    let out = run(
+        &cfg,
+        fake(script),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(out.reason, StopReason::Fatal);
+    assert_eq!(out.fatal.unwrap().code, Some(1213));
+}
+
+#[test]
+fn a_hung_server_cannot_keep_the_run_alive() {
+    let script = Script {
+        hang: true,
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(3, Some(Duration::from_millis(300)));
+    cfg.shutdown_grace = Duration::from_millis(200);
+    let started = Instant::now();
+    let out = run(
+        &cfg,
+        fake(script),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+    assert_eq!(out.abandoned, 3);
+    assert_eq!(out.total.transactions, 0);
+}
+
+#[test]
+fn an_interrupt_stops_within_a_second_and_keeps_intervals() {
+    let script = Script {
+        service: Duration::from_millis(1),
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(2, Some(Duration::from_secs(60)));
+    cfg.interval = Duration::from_millis(100);
+    let stop = StopSignal::new();
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(450));
+        s2.stop(StopReason::Interrupted);
+    });
+    let started = Instant::now();
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(script), stop, &mut obs).unwrap();
+    assert!(started.elapsed() < Duration::from_millis(1450));
+    assert_eq!(out.reason, StopReason::Interrupted);
+    assert!(obs.intervals.len() >= 4, "{:?}", obs.intervals);
+    assert!(out.total.transactions > 100);
+    assert!((out.measured_s - 0.45).abs() < 0.1, "{}", out.measured_s);
+}
