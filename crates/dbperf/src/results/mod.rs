@@ -1,1 +1,89 @@
-//! results (placeholder)
+//! The run directory: everything a run leaves on disk, and the versioned formats of those files.
+//!
+//! One run writes one directory, `<results-root>/<run-id>/`, described in `docs/results.md`:
+//!
+//! | file | written by | module |
+//! |---|---|---|
+//! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
+//! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
+//! | `intervals.hlog` | HdrHistogram interval log (not written here) | — |
+//! | `summary.json` | at the end, derived from the intervals | [`summary`] |
+//!
+//! Every whole file is written atomically (temporary file + rename), and the interval log is
+//! handed to the OS after every line, so an interrupted run keeps every finished interval.
+
+pub mod host;
+pub mod manifest;
+pub mod rundir;
+pub mod summary;
+
+use std::io;
+use std::path::PathBuf;
+
+pub use host::HostInfo;
+pub use manifest::{redact_args, redact_text, Manifest, ServerFacts, WorkloadInfo};
+pub use rundir::{read_jsonl, IntervalWriter, RunDir};
+pub use summary::{client_usage, LatencyBlock, Summary};
+
+/// Why reading or writing a run directory failed. Every variant names the path or file involved.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// The run directory (or the results root above it) could not be created.
+    #[error("cannot create run directory {path}: {source}")]
+    CreateDir {
+        /// Directory that could not be created.
+        path: PathBuf,
+        /// Underlying OS error.
+        source: io::Error,
+    },
+    /// Every candidate run id was already taken (astronomically unlikely unless the clock is stuck).
+    #[error("no free run id under {root} after {attempts} attempts; check the system clock")]
+    RunIdExhausted {
+        /// Results root searched.
+        root: PathBuf,
+        /// How many random suffixes were tried.
+        attempts: u32,
+    },
+    /// A file name given to the run directory was not a plain name (empty, `.`/`..`, or with a
+    /// path separator).
+    #[error("invalid result file name {name:?}: use a plain file name such as \"summary.json\"")]
+    InvalidFileName {
+        /// The rejected name.
+        name: String,
+    },
+    /// Writing, syncing or renaming a file failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// File being written.
+        path: PathBuf,
+        /// Underlying OS error.
+        source: io::Error,
+    },
+    /// Reading a file failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// File being read.
+        path: PathBuf,
+        /// Underlying OS error.
+        source: io::Error,
+    },
+    /// A value could not be turned into JSON.
+    #[error("cannot serialize {what} as JSON: {source}")]
+    Serialize {
+        /// What was being serialized (usually the file name).
+        what: String,
+        /// Underlying serde error.
+        source: serde_json::Error,
+    },
+    /// A JSON Lines file holds a line that is not valid JSON for the expected record (other than
+    /// a torn last line, which readers skip).
+    #[error("{path}:{line}: invalid record: {source}")]
+    Parse {
+        /// File being read.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Underlying serde error.
+        source: serde_json::Error,
+    },
+}

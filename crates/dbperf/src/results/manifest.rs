@@ -1,0 +1,414 @@
+//! `manifest.json`: how to reproduce a run — tool version, the full command line with secrets
+//! redacted, seeds, workload options, server version and variables, host facts and the target.
+//!
+//! The redaction rule lives here too ([`redact_args`], [`redact_text`]), because every string
+//! that reaches a run directory from the command line or a connection URL passes through it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::host::HostInfo;
+
+/// Value of the manifest's `schema` key; bumped when a key changes meaning or disappears.
+pub const MANIFEST_SCHEMA: &str = "dbperf.manifest/1";
+
+/// What replaces a secret.
+pub const REDACTED: &str = "***";
+
+/// The contents of `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`MANIFEST_SCHEMA`].
+    pub schema: String,
+    /// Version of the dbperf binary that ran.
+    pub dbperf_version: String,
+    /// `argv`, with passwords replaced by `***` (see [`redact_args`]).
+    pub command_line: Vec<String>,
+    /// When the run started, RFC 3339 in UTC (`2024-03-09T07:05:01.123Z`).
+    pub started_at: String,
+    /// Every seed the run used, keyed by stream (`null` until set).
+    pub seeds: Value,
+    /// The workload and its resolved options.
+    pub workload: WorkloadInfo,
+    /// The server, when it could be queried.
+    pub server: Option<ServerFacts>,
+    /// The client host.
+    pub host: HostInfo,
+    /// Where the run connected, with any password in it redacted.
+    pub target: String,
+}
+
+/// A workload's name and every option it ran with (defaults included), as a JSON object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadInfo {
+    /// Workload name, e.g. `oltp_read_write` or `tpcc`.
+    pub name: String,
+    /// Resolved options, e.g. `{"tables": 8, "table_size": 100000}`.
+    pub options: Map<String, Value>,
+}
+
+/// What the server said about itself at the start of the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerFacts {
+    /// `SELECT VERSION()` / `SHOW server_version`.
+    pub version: String,
+    /// All global variables (`SHOW GLOBAL VARIABLES` / `pg_settings`), by name.
+    pub variables: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    /// A manifest started now on this host: redacts `command_line` and `target`, collects
+    /// [`HostInfo`]. `seeds` starts as `null` and `server` as `None`; set them before writing.
+    pub fn new(command_line: &[String], workload: WorkloadInfo, target: &str) -> Manifest {
+        Manifest {
+            schema: MANIFEST_SCHEMA.to_string(),
+            dbperf_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line: redact_args(command_line),
+            started_at: rfc3339_utc(Utc::now()),
+            seeds: Value::Null,
+            workload,
+            server: None,
+            host: HostInfo::collect(),
+            target: redact_text(target),
+        }
+    }
+}
+
+/// Formats a time as RFC 3339 in UTC with milliseconds and a `Z` suffix.
+pub fn rfc3339_utc(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Hides passwords in a command line, replacing each with `***`.
+///
+/// - An option whose name is a password name (see below) loses its value: `--mysql-password=X`
+///   becomes `--mysql-password=***`, and in `--mysql-password X` the next argument becomes
+///   `***`, whatever it is.
+/// - Every argument then goes through [`redact_text`], which covers URLs and `key=value` pairs
+///   anywhere inside it.
+///
+/// A password name, after dropping leading dashes, lowercasing and reading `-` as `_`, ends in
+/// `password` or `passwd`, or is `pwd` or ends in `_pwd`: `--password`, `--mysql-password`,
+/// `--mysql_password`, `--pgsql-password`, `PGPASSWORD`, `MYSQL_PWD`. When unsure it redacts
+/// more, never less. Short options (`-p`) are not recognised.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for arg in args {
+        if hide_next {
+            out.push(REDACTED.to_string());
+            hide_next = false;
+            continue;
+        }
+        if arg.starts_with('-') {
+            match arg.split_once('=') {
+                Some((name, _)) if is_password_name(name) => {
+                    out.push(format!("{name}={REDACTED}"));
+                    continue;
+                }
+                None if is_password_name(arg) => {
+                    out.push(arg.clone());
+                    hide_next = true;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(redact_text(arg));
+    }
+    out
+}
+
+/// Hides passwords anywhere in one string, replacing each with `***`:
+///
+/// - the password of a URL's user info: `mysql://user:PASS@host` → `mysql://user:***@host`
+///   (any scheme; the user info ends at the last `@` before the host's `/`, `?` or `#`);
+/// - the value of `key=value` where `key` is a password name (see [`redact_args`]), as in
+///   `?password=PASS&ssl=1`, libpq's `host=h password=PASS` or `Password=PASS;`. A value in
+///   quotes (`password='a b'`) is hidden up to the closing quote; otherwise it ends at
+///   whitespace, and also at `&`/`#` after `?` or `&`, and at `;` after `;`.
+pub fn redact_text(text: &str) -> String {
+    redact_key_values(&redact_url_passwords(text))
+}
+
+fn is_password_name(name: &str) -> bool {
+    let name = name
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    name.ends_with("password")
+        || name.ends_with("passwd")
+        || name == "pwd"
+        || name.ends_with("_pwd")
+}
+
+fn redact_url_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0; // bytes of `text` already in `out`
+    let mut search = 0;
+    while let Some(found) = text[search..].find("://") {
+        let start = search + found + 3;
+        let end = text[start..]
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'') || c.is_whitespace())
+            .map_or(text.len(), |i| start + i);
+        let authority = &text[start..end];
+        if let Some(at) = authority.rfind('@') {
+            if let Some(colon) = authority[..at].find(':') {
+                if colon + 1 < at {
+                    out.push_str(&text[copied..start + colon + 1]);
+                    out.push_str(REDACTED);
+                    copied = start + at;
+                }
+            }
+        }
+        search = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+fn redact_key_values(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut pos = 0;
+    while let Some(found) = text[pos..].find('=') {
+        let eq = pos + found;
+        let key_start = text[..eq]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let key = &text[key_start..eq];
+        pos = eq + 1;
+        if key.is_empty() || !is_password_name(key) {
+            continue;
+        }
+        let before = key_start.checked_sub(1).map(|i| bytes[i]);
+        let value_start = eq + 1;
+        let (hide_start, hide_end) = match bytes.get(value_start) {
+            Some(&q @ (b'\'' | b'"')) => {
+                let close = closing_quote(text, value_start + 1, q);
+                (value_start + 1, close)
+            }
+            _ => {
+                let ends_at = |c: char| {
+                    c.is_whitespace()
+                        || (matches!(before, Some(b'?' | b'&')) && matches!(c, '&' | '#'))
+                        || (before == Some(b';') && c == ';')
+                };
+                let end = text[value_start..]
+                    .find(ends_at)
+                    .map_or(text.len(), |i| value_start + i);
+                (value_start, end)
+            }
+        };
+        if hide_end > hide_start {
+            out.push_str(&text[copied..hide_start]);
+            out.push_str(REDACTED);
+            copied = hide_end;
+        }
+        pos = hide_end.max(pos);
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// Index of the quote `q` that closes a value starting at `from` (backslash escapes honoured),
+/// or the end of `text` if it is never closed.
+fn closing_quote(text: &str, from: usize, q: u8) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b if b == q => return i,
+            _ => i += 1,
+        }
+    }
+    text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn redacted(list: &[&str]) -> Vec<String> {
+        redact_args(&args(list))
+    }
+
+    #[test]
+    fn password_options_with_equals() {
+        for flag in [
+            "--mysql-password",
+            "--mysql_password",
+            "--pgsql-password",
+            "--pgsql_password",
+            "--password",
+            "--PASSWORD",
+            "--db-passwd",
+        ] {
+            let got = redacted(&["dbperf", &format!("{flag}=s3cr=et"), "run"]);
+            assert_eq!(
+                got,
+                args(&["dbperf", &format!("{flag}=***"), "run"]),
+                "{flag}"
+            );
+        }
+    }
+
+    #[test]
+    fn password_options_with_separate_value() {
+        assert_eq!(
+            redacted(&["dbperf", "--mysql-password", "s3cret", "--threads", "8"]),
+            args(&["dbperf", "--mysql-password", "***", "--threads", "8"])
+        );
+        assert_eq!(
+            redacted(&["--pgsql_password", "-starts-with-dash", "run"]),
+            args(&["--pgsql_password", "***", "run"])
+        );
+        assert_eq!(redacted(&["--password"]), args(&["--password"]));
+    }
+
+    #[test]
+    fn empty_password_is_still_marked() {
+        assert_eq!(redacted(&["--password="]), args(&["--password=***"]));
+    }
+
+    #[test]
+    fn other_options_are_untouched() {
+        let plain = [
+            "dbperf",
+            "oltp_read_write",
+            "--mysql-user=sbtest",
+            "--mysql-host",
+            "127.0.0.1",
+            "--password-file=/etc/dbperf/pw",
+            "--tables=8",
+            "--rate=100",
+            "run",
+        ];
+        assert_eq!(redacted(&plain), args(&plain));
+    }
+
+    #[test]
+    fn url_passwords_anywhere_in_an_argument() {
+        assert_eq!(
+            redacted(&["--target=mysql://root:hunter2@db1:3306/sbtest"]),
+            args(&["--target=mysql://root:***@db1:3306/sbtest"])
+        );
+        assert_eq!(
+            redacted(&["postgres://bench:p%40ss@localhost/postgres?sslmode=disable"]),
+            args(&["postgres://bench:***@localhost/postgres?sslmode=disable"])
+        );
+        assert_eq!(
+            redact_text("compare mysql://a:x@h1 postgresql://b:y@h2:5432"),
+            "compare mysql://a:***@h1 postgresql://b:***@h2:5432"
+        );
+    }
+
+    #[test]
+    fn url_password_with_raw_at_sign_is_hidden_whole() {
+        assert_eq!(
+            redact_text("mysql://root:p@ss:w@rd@db1/x"),
+            "mysql://root:***@db1/x"
+        );
+    }
+
+    #[test]
+    fn urls_without_password_are_untouched() {
+        for text in [
+            "mysql://root@db1:3306/sbtest",
+            "postgres://localhost/db",
+            "mysql://db1:3306",
+            "http://example.com/a@b",
+            "mysql://root:@db1",
+        ] {
+            assert_eq!(redact_text(text), text);
+        }
+    }
+
+    #[test]
+    fn password_query_parameters_are_hidden() {
+        assert_eq!(
+            redact_text("postgres://u@h/db?password=secret&sslmode=require#x"),
+            "postgres://u@h/db?password=***&sslmode=require#x"
+        );
+        assert_eq!(
+            redact_text("mysql://h/db?ssl=1&Password=a%26b"),
+            "mysql://h/db?ssl=1&Password=***"
+        );
+    }
+
+    #[test]
+    fn conninfo_and_semicolon_strings_are_hidden() {
+        assert_eq!(
+            redact_text("host=h user=u password=secret dbname=d"),
+            "host=h user=u password=*** dbname=d"
+        );
+        assert_eq!(
+            redact_text("host=h password='with space' dbname=d"),
+            "host=h password='***' dbname=d"
+        );
+        assert_eq!(
+            redact_text("Server=h;Password=x;Database=d"),
+            "Server=h;Password=***;Database=d"
+        );
+        assert_eq!(
+            redact_text("PGPASSWORD=pw MYSQL_PWD=pw2"),
+            "PGPASSWORD=*** MYSQL_PWD=***"
+        );
+    }
+
+    #[test]
+    fn flags_inside_a_quoted_command_are_hidden() {
+        assert_eq!(
+            redacted(&["--prepare-cmd=sysbench --mysql-password=pw oltp run"]),
+            args(&["--prepare-cmd=sysbench --mysql-password=*** oltp run"])
+        );
+    }
+
+    #[test]
+    fn value_of_a_non_password_flag_is_scanned() {
+        assert_eq!(
+            redacted(&["--pgsql-dsn", "host=h password=pw"]),
+            args(&["--pgsql-dsn", "host=h password=***"])
+        );
+    }
+
+    #[test]
+    fn unicode_is_preserved() {
+        assert_eq!(
+            redact_text("naïve=ü mysql://ü:päss@hôst/ß password=ñ"),
+            "naïve=ü mysql://ü:***@hôst/ß password=***"
+        );
+    }
+
+    #[test]
+    fn manifest_new_redacts_and_fills_facts() {
+        let m = Manifest::new(
+            &args(&["dbperf", "--mysql-password", "pw"]),
+            WorkloadInfo {
+                name: "oltp_read_only".into(),
+                options: Map::new(),
+            },
+            "mysql://root:pw@127.0.0.1:3306",
+        );
+        assert_eq!(m.schema, MANIFEST_SCHEMA);
+        assert_eq!(m.command_line[2], "***");
+        assert_eq!(m.target, "mysql://root:***@127.0.0.1:3306");
+        assert!(m.started_at.ends_with('Z'));
+        assert!(DateTime::parse_from_rfc3339(&m.started_at).is_ok());
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(!json.contains("\"pw\""), "{json}");
+        let back: Manifest = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+    }
+}
