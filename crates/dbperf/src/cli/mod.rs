@@ -1,1 +1,3 @@
 //! cli (placeholder)
+
+pub mod server;

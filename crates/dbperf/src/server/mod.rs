@@ -1,1 +1,196 @@
-//! server (placeholder)
+//! Sandboxed database servers under `$DBPERF_HOME/servers/NAME/`.
+//!
+//! This module owns the whole life of a private MariaDB: initializing its datadir, rendering
+//! its `my.cnf`, starting `mariadbd` detached, waiting until it answers, creating the benchmark
+//! account (`sb`/`sb`, database `sbtest`), stopping it cleanly, and resolving
+//! `--target sandbox:NAME` to a `mysql://` URL. It never touches `/var/lib/mysql`, the system
+//! service or a fixed well-known port: servers listen on loopback only, on a free port.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `config.rs` | `--set KEY=VALUE` parsing and `my.cnf` rendering ([`render_my_cnf`]) |
+//! | `home.rs` | the state directory: layout, start/stop/list ([`SandboxHome`]) |
+//! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
+//! | `mariadb.rs` | the MariaDB binaries: install-db, spawn, readiness, admin SQL |
+//! | `process.rs` | pid files, liveness, signals, the per-sandbox lock |
+//! | `testing.rs` | [`testing::TempSandbox`], a throwaway server for integration tests |
+//!
+//! `mariadbd` runs as the invoking user, with its files owned by that user. When that user is
+//! root, `--user=root` is passed (mariadbd refuses to run as root otherwise).
+
+mod config;
+mod home;
+mod mariadb;
+mod process;
+mod record;
+pub mod testing;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use config::{render_my_cnf, Config, Network, Profile, Setting};
+pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
+pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
+
+/// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`).
+pub const BENCH_USER: &str = "sb";
+/// Password of [`BENCH_USER`].
+pub const BENCH_PASSWORD: &str = "sb";
+/// The database created in every sandbox.
+pub const BENCH_DATABASE: &str = "sbtest";
+
+/// Resolves `--target sandbox:NAME` using `$DBPERF_HOME` (default `~/.dbperf`).
+///
+/// Returns the unix-socket URL (`mysql://sb:sb@localhost/sbtest?socket=...`) because it is the
+/// faster transport; fails with [`ServerError::NotRunning`] if the sandbox is stopped.
+pub fn resolve_sandbox_target(name: &str) -> Result<String, ServerError> {
+    SandboxHome::from_env()?.resolve_target(name)
+}
+
+/// Everything that can go wrong with a sandbox. Each message says what is wrong and how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(
+        "`{binary}` was not found (searched $PATH, /usr/sbin, /usr/bin, /usr/local/sbin, \
+         /usr/local/bin). Install MariaDB with `apt-get install -y mariadb-server`; dbperf runs \
+         its own private server, so the system `mariadb` service does not need to be running \
+         (`systemctl disable --now mariadb` is fine)"
+    )]
+    MissingBinary { binary: &'static str },
+
+    #[error(
+        "cannot find dbperf's state directory: neither $DBPERF_HOME nor $HOME is set. \
+         Set DBPERF_HOME=/some/dir"
+    )]
+    NoHome,
+
+    #[error(
+        "invalid sandbox name {name:?}: use 1-64 characters from [A-Za-z0-9_-] \
+         (for example `--name bench1`)"
+    )]
+    InvalidName { name: String },
+
+    #[error("invalid --set item {item:?}: {reason}; expected KEY=VALUE, for example `--set innodb_buffer_pool_size=2G`")]
+    InvalidSetting { item: String, reason: String },
+
+    #[error("--set {key} is managed by dbperf and cannot be overridden: {hint}")]
+    ReservedSetting { key: String, hint: &'static str },
+
+    #[error(
+        "unix socket path {path} is {len} bytes, over the 107-byte limit; \
+         use a shorter DBPERF_HOME or sandbox name"
+    )]
+    SocketPathTooLong { path: PathBuf, len: usize },
+
+    #[error(
+        "port {port} on 127.0.0.1 is already in use; pick another --port, or omit --port to \
+         let dbperf choose a free one"
+    )]
+    PortInUse { port: u16 },
+
+    #[error(
+        "sandbox {name:?} is already running (pid {pid}); connect with --target {url}. \
+         To change its settings, stop it first: `dbperf server stop {name}`"
+    )]
+    AlreadyRunning { name: String, pid: i32, url: String },
+
+    #[error("no sandbox named {name:?} under {home}; known sandboxes: {}. Create one with `dbperf server start mariadb --name {name}`", known_list(.known))]
+    UnknownSandbox {
+        name: String,
+        home: PathBuf,
+        known: Vec<String>,
+    },
+
+    #[error("sandbox {name:?} is not running; start it with `dbperf server start mariadb --name {name}`")]
+    NotRunning { name: String },
+
+    #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
+    Busy { name: String, path: PathBuf },
+
+    #[error("mariadb-install-db failed ({status}) for {}; the end of its output (all of it is in {}):\n{output}\nFix the cause above and retry; the partial datadir was removed", datadir.display(), log.display())]
+    InstallFailed {
+        status: String,
+        datadir: PathBuf,
+        log: PathBuf,
+        output: String,
+    },
+
+    #[error("mariadbd for sandbox {name:?} exited during startup ({status}); what this start logged in {}:\n{log_tail}", log.display())]
+    StartFailed {
+        name: String,
+        status: String,
+        log: PathBuf,
+        log_tail: String,
+    },
+
+    #[error("mariadbd for sandbox {name:?} (pid {pid}) did not answer on {} within {waited:?}; it may still be starting (check `dbperf server list`, or stop it with `dbperf server stop {name}`). What this start logged in {}:\n{log_tail}", socket.display(), log.display())]
+    StartTimeout {
+        name: String,
+        pid: u32,
+        socket: PathBuf,
+        waited: Duration,
+        log: PathBuf,
+        log_tail: String,
+    },
+
+    #[error("admin SQL on {} failed while {action}: {stderr}", socket.display())]
+    AdminSql {
+        action: &'static str,
+        socket: PathBuf,
+        stderr: String,
+    },
+
+    #[error("cannot signal mariadbd pid {pid} of sandbox {name:?}: {source}. If it runs as another user, stop it as that user")]
+    Signal {
+        name: String,
+        pid: i32,
+        source: std::io::Error,
+    },
+
+    #[error("mariadbd pid {pid} of sandbox {name:?} survived SIGKILL for 5 s; inspect it with `ps -p {pid}`")]
+    Unkillable { name: String, pid: i32 },
+
+    #[error("{} is not valid sandbox state ({source}); remove that file and run `dbperf server start` again", path.display())]
+    CorruptState {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ServerError {
+    fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ServerError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        "(none)".to_owned()
+    } else {
+        known.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_binary_says_how_to_install() {
+        let msg = ServerError::MissingBinary { binary: "mariadbd" }.to_string();
+        assert!(msg.contains("`mariadbd` was not found"), "{msg}");
+        assert!(msg.contains("apt-get install -y mariadb-server"), "{msg}");
+        assert!(msg.contains("does not need to be running"), "{msg}");
+    }
+}

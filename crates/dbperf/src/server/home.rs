@@ -1,0 +1,428 @@
+//! The state directory (`$DBPERF_HOME`, default `~/.dbperf`) and the sandbox operations on it.
+//!
+//! Layout of one sandbox, all owned by the invoking user:
+//!
+//! ```text
+//! $DBPERF_HOME/servers/NAME/
+//!   data/          datadir, created once by mariadb-install-db and reused by later starts
+//!   tmp/           tmpdir (private: a starting server deletes `#sql*` files in its tmpdir)
+//!   my.cnf         rendered by every start from that start's flags
+//!   mysqld.sock  mysqld.pid  error.log  install.log
+//!   state.json     the SandboxRecord: kind, version, port, socket, settings
+//!   .lock          flock held while starting or stopping
+//! ```
+
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::config::{render_my_cnf, Config, Network, Profile, Setting};
+use super::mariadb::{self, Binaries, Pending};
+use super::process::{self, SandboxLock};
+use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
+use super::ServerError;
+
+/// Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+/// How long `stop` waits for a clean shutdown before SIGKILL.
+pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What `dbperf server start` asks for.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    pub kind: ServerKind,
+    pub name: String,
+    /// `None` reuses the previous start's port if it is free, else picks a free one.
+    pub port: Option<u16>,
+    pub socket_only: bool,
+    pub settings: Vec<Setting>,
+    pub profile: Profile,
+    pub ready_timeout: Duration,
+}
+
+impl StartRequest {
+    /// A MariaDB sandbox with benchmark defaults, a free port and a 60 s readiness timeout.
+    pub fn mariadb(name: impl Into<String>) -> StartRequest {
+        StartRequest {
+            kind: ServerKind::Mariadb,
+            name: name.into(),
+            port: None,
+            socket_only: false,
+            settings: Vec::new(),
+            profile: Profile::Benchmark,
+            ready_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Paths of one sandbox's files.
+struct Paths {
+    dir: PathBuf,
+    data: PathBuf,
+    tmp: PathBuf,
+    my_cnf: PathBuf,
+    socket: PathBuf,
+    pid_file: PathBuf,
+    error_log: PathBuf,
+    install_log: PathBuf,
+    state: PathBuf,
+    lock: PathBuf,
+}
+
+/// dbperf's state directory; all sandbox operations go through it.
+#[derive(Debug, Clone)]
+pub struct SandboxHome {
+    root: PathBuf,
+}
+
+impl SandboxHome {
+    /// `$DBPERF_HOME`, or `~/.dbperf` when it is unset or empty.
+    pub fn from_env() -> Result<SandboxHome, ServerError> {
+        let root = match std::env::var_os("DBPERF_HOME").filter(|v| !v.is_empty()) {
+            Some(home) => PathBuf::from(home),
+            None => {
+                let home = std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .ok_or(ServerError::NoHome)?;
+                PathBuf::from(home).join(".dbperf")
+            }
+        };
+        Ok(SandboxHome::at(root))
+    }
+
+    /// A state directory at `root` (made absolute against the current directory).
+    pub fn at(root: impl Into<PathBuf>) -> SandboxHome {
+        let root = root.into();
+        SandboxHome {
+            root: std::path::absolute(&root).unwrap_or(root),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn paths(&self, name: &str) -> Paths {
+        let dir = self.root.join("servers").join(name);
+        Paths {
+            data: dir.join("data"),
+            tmp: dir.join("tmp"),
+            my_cnf: dir.join("my.cnf"),
+            socket: dir.join("mysqld.sock"),
+            pid_file: dir.join("mysqld.pid"),
+            error_log: dir.join("error.log"),
+            install_log: dir.join("install.log"),
+            state: dir.join("state.json"),
+            lock: dir.join(".lock"),
+            dir,
+        }
+    }
+
+    /// Initializes (first time only), configures and starts a sandbox, then creates `sb`/`sbtest`.
+    pub fn start(&self, req: &StartRequest) -> Result<StartReport, ServerError> {
+        let started = Instant::now();
+        validate_name(&req.name)?;
+        let bins = Binaries::locate()?;
+        let p = self.paths(&req.name);
+        let socket_len = p.socket.as_os_str().len();
+        if socket_len > MAX_SOCKET_PATH {
+            return Err(ServerError::SocketPathTooLong {
+                path: p.socket,
+                len: socket_len,
+            });
+        }
+        std::fs::create_dir_all(&p.dir)
+            .map_err(|e| ServerError::io("cannot create sandbox directory", &p.dir, e))?;
+        let _lock = SandboxLock::acquire(&req.name, p.lock.clone())?;
+
+        let previous = self.load(&req.name)?;
+        if let Some(pid) = live_pid(&p) {
+            let url = previous.as_ref().map_or_else(
+                || format!("sandbox:{}", req.name),
+                |r| r.tcp_url().unwrap_or_else(|| r.socket_url()),
+            );
+            return Err(ServerError::AlreadyRunning {
+                name: req.name.clone(),
+                pid,
+                url,
+            });
+        }
+
+        let network = if req.socket_only {
+            Network::SocketOnly
+        } else {
+            Network::Loopback {
+                port: choose_port(req.port, previous.as_ref().and_then(|r| r.port))?,
+            }
+        };
+
+        std::fs::create_dir_all(&p.tmp)
+            .map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
+        let initialized = !p.data.join("mysql").is_dir();
+        if initialized {
+            // A datadir without the `mysql` schema is a failed earlier init: start over.
+            remove_if_exists(&p.data)?;
+            if let Err(e) = mariadb::install_datadir(&bins, &p.data, &p.tmp, &p.install_log) {
+                let _ = std::fs::remove_dir_all(&p.data);
+                return Err(e);
+            }
+        }
+
+        let config = Config {
+            name: req.name.clone(),
+            datadir: p.data.clone(),
+            socket: p.socket.clone(),
+            pid_file: p.pid_file.clone(),
+            log_error: p.error_log.clone(),
+            tmpdir: p.tmp.clone(),
+            network,
+            profile: req.profile,
+            settings: req.settings.clone(),
+        };
+        write(&p.my_cnf, &render_my_cnf(&config))?;
+        // The server is not running (checked above), so these are leftovers of a crash.
+        remove_if_exists(&p.pid_file)?;
+        remove_if_exists(&p.socket)?;
+
+        let mut record = SandboxRecord {
+            name: req.name.clone(),
+            kind: req.kind,
+            version: previous
+                .as_ref()
+                .map_or_else(|| "unknown".to_owned(), |r| r.version.clone()),
+            port: match network {
+                Network::Loopback { port } => Some(port),
+                Network::SocketOnly => None,
+            },
+            socket: p.socket.clone(),
+            datadir: p.data.clone(),
+            my_cnf: p.my_cnf.clone(),
+            error_log: p.error_log.clone(),
+            settings: req.settings.iter().map(Setting::to_string).collect(),
+            started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        let log_offset = std::fs::metadata(&p.error_log).map_or(0, |m| m.len());
+        let mut child = mariadb::spawn_server(&bins, &p.my_cnf, &p.error_log)?;
+        // Recorded before waiting, so `list` and `stop` can see a server that hangs in startup.
+        self.save(&record)?;
+        let pending = Pending {
+            name: &req.name,
+            socket: &p.socket,
+            error_log: &p.error_log,
+            log_offset,
+            timeout: req.ready_timeout,
+        };
+        if let Err(e) = mariadb::wait_ready(&bins, &mut child, &pending) {
+            if let (ServerError::StartFailed { .. }, Some(previous)) = (&e, &previous) {
+                // The server exited: keep describing the last start that worked.
+                self.save(previous)?;
+            }
+            return Err(e);
+        }
+        record.version = mariadb::provision(&bins, &p.socket)?;
+        self.save(&record)?;
+        Ok(StartReport {
+            record,
+            pid: child.id() as i32,
+            initialized,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// SIGTERM, wait up to 60 s for a clean shutdown, then SIGKILL.
+    pub fn stop(&self, name: &str) -> Result<StopOutcome, ServerError> {
+        self.stop_with_timeout(name, DEFAULT_STOP_TIMEOUT)
+    }
+
+    /// Like [`SandboxHome::stop`] with a chosen clean-shutdown timeout.
+    pub fn stop_with_timeout(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<StopOutcome, ServerError> {
+        self.status(name)?;
+        let p = self.paths(name);
+        let _lock = SandboxLock::acquire(name, p.lock.clone())?;
+        let Some(pid) = live_pid(&p) else {
+            remove_if_exists(&p.pid_file)?;
+            return Ok(StopOutcome::NotRunning);
+        };
+        let started = Instant::now();
+        process::send_signal(name, pid, libc::SIGTERM)?;
+        if process::wait_exit(pid, &p.my_cnf, timeout) {
+            return Ok(StopOutcome::Terminated {
+                pid,
+                waited: started.elapsed(),
+            });
+        }
+        process::send_signal(name, pid, libc::SIGKILL)?;
+        if !process::wait_exit(pid, &p.my_cnf, Duration::from_secs(5)) {
+            return Err(ServerError::Unkillable {
+                name: name.to_owned(),
+                pid,
+            });
+        }
+        remove_if_exists(&p.pid_file)?;
+        Ok(StopOutcome::Killed {
+            pid,
+            waited: started.elapsed(),
+        })
+    }
+
+    /// Every sandbox with a `state.json`, sorted by name.
+    pub fn list(&self) -> Result<Vec<SandboxStatus>, ServerError> {
+        let mut out = Vec::new();
+        for name in self.names()? {
+            if let Some(record) = self.load(&name)? {
+                let state = live_pid(&self.paths(&name))
+                    .map_or(RunState::Stopped, |pid| RunState::Running { pid });
+                out.push(SandboxStatus { record, state });
+            }
+        }
+        Ok(out)
+    }
+
+    /// One sandbox's record and run state; unknown names list the known ones.
+    pub fn status(&self, name: &str) -> Result<SandboxStatus, ServerError> {
+        validate_name(name)?;
+        let Some(record) = self.load(name)? else {
+            return Err(ServerError::UnknownSandbox {
+                name: name.to_owned(),
+                home: self.root.clone(),
+                known: self.names()?,
+            });
+        };
+        let state =
+            live_pid(&self.paths(name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+        Ok(SandboxStatus { record, state })
+    }
+
+    /// The socket URL of a running sandbox, for `--target sandbox:NAME`.
+    pub fn resolve_target(&self, name: &str) -> Result<String, ServerError> {
+        let status = self.status(name)?;
+        match status.state {
+            RunState::Running { .. } => Ok(status.record.socket_url()),
+            RunState::Stopped => Err(ServerError::NotRunning {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    fn names(&self) -> Result<Vec<String>, ServerError> {
+        let dir = self.root.join("servers");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(ServerError::io("cannot read", dir, e)),
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("state.json").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn load(&self, name: &str) -> Result<Option<SandboxRecord>, ServerError> {
+        let path = self.paths(name).state;
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|source| ServerError::CorruptState { path, source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ServerError::io("cannot read", path, e)),
+        }
+    }
+
+    fn save(&self, record: &SandboxRecord) -> Result<(), ServerError> {
+        let path = self.paths(&record.name).state;
+        let json = serde_json::to_string_pretty(record).expect("a record always serializes");
+        let tmp = path.with_extension("json.tmp");
+        write(&tmp, &json)?;
+        std::fs::rename(&tmp, &path).map_err(|e| ServerError::io("cannot replace", path, e))
+    }
+}
+
+fn live_pid(p: &Paths) -> Option<i32> {
+    process::read_pid_file(&p.pid_file).filter(|pid| process::is_our_server(*pid, &p.my_cnf))
+}
+
+fn validate_name(name: &str) -> Result<(), ServerError> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ServerError::InvalidName {
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// The requested port (which must be free), else the previous one if free, else a free one.
+fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, ServerError> {
+    let free = |port: u16| TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok();
+    if let Some(port) = requested {
+        return if port != 0 && free(port) {
+            Ok(port)
+        } else {
+            Err(ServerError::PortInUse { port })
+        };
+    }
+    if let Some(port) = previous.filter(|p| free(*p)) {
+        return Ok(port);
+    }
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .map_err(|e| ServerError::io("cannot bind a free port on", "127.0.0.1:0", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| ServerError::io("cannot read the address of", "127.0.0.1:0", e))?
+        .port();
+    Ok(port)
+}
+
+fn write(path: &Path, contents: &str) -> Result<(), ServerError> {
+    std::fs::write(path, contents).map_err(|e| ServerError::io("cannot write", path, e))
+}
+
+fn remove_if_exists(path: &Path) -> Result<(), ServerError> {
+    let result = if path.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    match result {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(ServerError::io("cannot remove", path, e))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name("bench-1_a").is_ok());
+        for bad in ["", "a/b", "..", "a b", &"x".repeat(65)] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_sandbox_lists_known_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = SandboxHome::at(dir.path());
+        let err = home.resolve_target("nope").unwrap_err().to_string();
+        assert!(err.contains("known sandboxes: (none)"), "{err}");
+        assert!(
+            err.contains("dbperf server start mariadb --name nope"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! Process plumbing for sandboxes: pid files, "is this pid still our mariadbd", signals with a
+//! deadline, and the per-sandbox lock that keeps two dbperf processes from racing.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::ServerError;
+
+const POLL: Duration = Duration::from_millis(50);
+
+/// Reads a pid file; a missing or garbled file means "no pid".
+pub(crate) fn read_pid_file(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|pid| *pid > 0)
+}
+
+/// True if `pid` is a live (non-zombie) process whose command line mentions `marker`
+/// (the sandbox's my.cnf path), so a stale pid file reused by another process reads as dead.
+pub(crate) fn is_our_server(pid: i32, marker: &Path) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // Field 3 (after the parenthesized command name) is the state; Z and X are dead.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    if matches!(state, Some("Z" | "X") | None) {
+        // Reap it if it is our own child (SandboxHome::start spawns mariadbd in-process, as
+        // TempSandbox does); for any other pid this fails with ECHILD and changes nothing.
+        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let marker = marker.as_os_str().as_encoded_bytes();
+    cmdline.windows(marker.len()).any(|w| w == marker)
+}
+
+/// Sends `signal` to `pid`; ESRCH (already gone) is success.
+pub(crate) fn send_signal(name: &str, pid: i32, signal: libc::c_int) -> Result<(), ServerError> {
+    // SAFETY: kill(2) has no memory effects.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return Ok(());
+    }
+    Err(ServerError::Signal {
+        name: name.to_owned(),
+        pid,
+        source: err,
+    })
+}
+
+/// Polls until `pid` is no longer our server or `timeout` passes; true if it exited.
+pub(crate) fn wait_exit(pid: i32, marker: &Path, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if !is_our_server(pid, marker) {
+            reap_if_child(pid);
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        sleep(POLL);
+    }
+}
+
+/// If `pid` is our own child (SandboxHome::start spawns mariadbd in-process, as TempSandbox
+/// does), waits for it so no zombie is left; for any other pid waitpid fails with ECHILD at once.
+fn reap_if_child(pid: i32) {
+    // A process whose memory is gone (empty cmdline) may not be a zombie yet: poll briefly.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
+        let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        if r != 0 || Instant::now() >= deadline {
+            return;
+        }
+        sleep(Duration::from_millis(10));
+    }
+}
+
+/// An exclusive, non-blocking `flock` on a sandbox's lock file, released on drop.
+pub(crate) struct SandboxLock {
+    _file: File,
+}
+
+impl SandboxLock {
+    pub(crate) fn acquire(name: &str, path: PathBuf) -> Result<SandboxLock, ServerError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ServerError::io("cannot open lock file", &path, e))?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(ServerError::Busy {
+                    name: name.to_owned(),
+                    path,
+                });
+            }
+            return Err(ServerError::io("cannot lock", &path, err));
+        }
+        Ok(SandboxLock { _file: file })
+    }
+}
+
+/// The last `n` lines written to a log file after byte `from` (where this start began), or a
+/// note saying why there are none.
+pub(crate) fn tail(path: &Path, from: u64, n: usize) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let from = usize::try_from(from).unwrap_or(0).min(bytes.len());
+            let text = String::from_utf8_lossy(&bytes[from..]);
+            let lines: Vec<&str> = text.lines().collect();
+            let start = lines.len().saturating_sub(n);
+            let tail = lines[start..].join("\n");
+            if tail.is_empty() {
+                "(nothing was logged)".to_owned()
+            } else {
+                tail
+            }
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_only_with_matching_marker() {
+        let me = std::process::id() as i32;
+        let exe = std::env::current_exe().unwrap();
+        assert!(is_our_server(me, &exe));
+        assert!(!is_our_server(me, Path::new("/nonexistent/my.cnf")));
+        assert!(!is_our_server(i32::MAX, &exe));
+    }
+
+    #[test]
+    fn tail_reads_only_after_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("error.log");
+        std::fs::write(&p, "old 1\nold 2\nnew 1\nnew 2\nnew 3\n").unwrap();
+        assert_eq!(tail(&p, 12, 2), "new 2\nnew 3");
+        assert_eq!(tail(&p, 12, 10), "new 1\nnew 2\nnew 3");
+        assert_eq!(tail(&p, 1000, 10), "(nothing was logged)");
+    }
+
+    #[test]
+    fn pid_file_parsing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.pid");
+        assert_eq!(read_pid_file(&p), None);
+        std::fs::write(&p, "1234\n").unwrap();
+        assert_eq!(read_pid_file(&p), Some(1234));
+        std::fs::write(&p, "junk").unwrap();
+        assert_eq!(read_pid_file(&p), None);
+    }
+}
