@@ -3,7 +3,8 @@
 //!
 //! In a template `#` becomes a uniform digit `0`–`9`, `@` a uniform letter `a`–`z`, and every
 //! other byte is copied. [`fill_template`] writes into a caller-owned buffer and allocates
-//! nothing; runs of `#` take 16 digits from each accepted 64-bit draw.
+//! nothing. Digits come 16 per accepted 64-bit draw (one draw per 11-digit sbtest group),
+//! not one draw per character.
 
 use ::rand::Rng;
 
