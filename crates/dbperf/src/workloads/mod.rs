@@ -1,1 +1,3 @@
-//! workloads (placeholder)
+//! Workload definitions: schema, loaders and transaction mixes.
+
+pub mod sysbench;

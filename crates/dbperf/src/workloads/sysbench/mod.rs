@@ -1,0 +1,4 @@
+//! The sysbench OLTP workload family.
+
+pub mod rand;
+pub mod strings;
