@@ -1,1 +1,5 @@
-fn main() {}
+//! The `dbperf` binary: wiring only; see the library's `cli` module.
+
+fn main() -> std::process::ExitCode {
+    dbperf::cli::main()
+}

@@ -6,9 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dbperf::server::testing::TempSandbox;
-use dbperf::server::{
-    Profile, RunState, SandboxHome, ServerError, Setting, StartRequest, StopOutcome,
-};
+use dbperf::server::{Profile, RunState, SandboxHome, ServerError, Setting, StartRequest, StopOutcome};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 
@@ -125,22 +123,14 @@ fn start_connect_stop_restart() {
     }
     let listed = home.list().unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(
-        listed[0].state,
-        RunState::Running { pid: report.pid },
-        "{listed:?}"
-    );
+    assert_eq!(listed[0].state, RunState::Running { pid: report.pid }, "{listed:?}");
 
     // Data survives stop + start: the datadir is reused, not re-initialized.
     block_on(async {
-        let mut conn = Conn::new(Opts::from_url(&socket_url).unwrap())
+        let mut conn = Conn::new(Opts::from_url(&socket_url).unwrap()).await.unwrap();
+        conn.query_drop("CREATE TABLE keep_me (id INT PRIMARY KEY); INSERT INTO keep_me VALUES (7)")
             .await
             .unwrap();
-        conn.query_drop(
-            "CREATE TABLE keep_me (id INT PRIMARY KEY); INSERT INTO keep_me VALUES (7)",
-        )
-        .await
-        .unwrap();
         conn.disconnect().await.unwrap();
     });
     let t = Instant::now();
@@ -170,10 +160,7 @@ fn start_connect_stop_restart() {
         v
     });
     assert_eq!(kept, Some(7));
-    assert!(matches!(
-        home.stop("it").unwrap(),
-        StopOutcome::Terminated { .. }
-    ));
+    assert!(matches!(home.stop("it").unwrap(), StopOutcome::Terminated { .. }));
     assert!(process_gone(again.pid));
 }
 
@@ -220,10 +207,7 @@ fn errors_name_the_problem_and_the_fix() {
     assert!(err.contains("no sandbox named \"ghost\""), "{err}");
     assert!(err.contains("known sandboxes: (none)"), "{err}");
 
-    let err = home
-        .start(&StartRequest::mariadb("../escape"))
-        .unwrap_err()
-        .to_string();
+    let err = home.start(&StartRequest::mariadb("../escape")).unwrap_err().to_string();
     assert!(err.contains("invalid sandbox name"), "{err}");
 
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

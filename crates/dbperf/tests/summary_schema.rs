@@ -4,17 +4,14 @@
 use std::collections::BTreeMap;
 
 use dbperf::results::summary::{
-    client_usage, Arrival, ErrorCounts, LatencyBlock, QueryCounts, ServerSummary, Summary,
-    Throughput, TypeBlock, TypeKind, SUMMARY_FILE, SUMMARY_SCHEMA,
+    client_usage, Arrival, ErrorCounts, LatencyBlock, QueryCounts, ServerSummary, Summary, Throughput, TypeBlock,
+    TypeKind, SUMMARY_FILE, SUMMARY_SCHEMA,
 };
 use dbperf::results::RunDir;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-const SCHEMA_PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../docs/summary.schema.json"
-);
+const SCHEMA_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/summary.schema.json");
 
 fn schema() -> Value {
     let text = std::fs::read_to_string(SCHEMA_PATH).expect("read docs/summary.schema.json");
@@ -163,12 +160,7 @@ fn summary_written_to_a_run_directory_is_valid_and_reads_back() {
 #[test]
 fn schema_requires_exactly_the_keys_the_summary_writes() {
     let json = serde_json::to_value(open_loop_summary()).unwrap();
-    let mut written: Vec<&str> = json
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut written: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
     let schema = schema();
     let mut required: Vec<&str> = schema["required"]
         .as_array()
@@ -204,19 +196,11 @@ type Breakage = (&'static str, fn(&mut Value));
 fn other_contract_breaks_are_rejected() {
     let base = serde_json::to_value(open_loop_summary()).unwrap();
     let broken: [Breakage; 6] = [
-        ("wrong schema version", |j| {
-            j["schema"] = "dbperf.summary/2".into()
-        }),
+        ("wrong schema version", |j| j["schema"] = "dbperf.summary/2".into()),
         ("unknown arrival", |j| j["arrival"] = "bursty".into()),
-        ("negative count", |j| {
-            j["transactions"]["total"] = (-1).into()
-        }),
-        ("fractional count", |j| {
-            j["latency_ms"]["count"] = 1.5.into()
-        }),
-        ("bad kind", |j| {
-            j["per_type"]["payment"]["kind"] = "query".into()
-        }),
+        ("negative count", |j| j["transactions"]["total"] = (-1).into()),
+        ("fractional count", |j| j["latency_ms"]["count"] = 1.5.into()),
+        ("bad kind", |j| j["per_type"]["payment"]["kind"] = "query".into()),
         ("missing p999", |j| {
             j["service_time_ms"].as_object_mut().unwrap().remove("p999");
         }),

@@ -26,9 +26,7 @@ pub mod stats;
 mod timer;
 
 pub use outcome::{ErrorClass, QueryClass, TxnDone, TxnError};
-pub use run::{
-    run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal,
-};
+pub use run::{run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal};
 pub use schedule::Arrival;
 pub use stats::{OpTable, StatementLog, Stats};
 
@@ -54,10 +52,7 @@ pub trait Worker {
     /// Executes one transaction (one sysbench "event"). Statements it sends are logged
     /// into `log`. On an error the worker leaves its session clean (it rolls back an
     /// open transaction) before returning, so the engine may retry.
-    fn execute(
-        &mut self,
-        log: &mut StatementLog,
-    ) -> impl Future<Output = Result<TxnDone, TxnError>>;
+    fn execute(&mut self, log: &mut StatementLog) -> impl Future<Output = Result<TxnDone, TxnError>>;
 
     /// Re-establishes the session after [`ErrorClass::ConnectionLost`], including any
     /// prepared statements.

@@ -323,14 +323,10 @@ pub fn run<W: Workload>(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     if cfg.connections == 0 {
-        return Err(RunError::Config(
-            "at least one connection is needed (--threads)".into(),
-        ));
+        return Err(RunError::Config("at least one connection is needed (--threads)".into()));
     }
     if cfg.duration.is_none() && cfg.events.is_none() {
-        return Err(RunError::Config(
-            "the run needs a limit: --time or --events".into(),
-        ));
+        return Err(RunError::Config("the run needs a limit: --time or --events".into()));
     }
     if let Some(rate) = cfg.arrival.rate() {
         if !(rate.is_finite() && rate > 0.0) {
@@ -448,9 +444,8 @@ pub fn run<W: Workload>(
         }
         // Emit every interval that all threads have delivered.
         loop {
-            let complete = (0..threads).all(|t| {
-                seen[t].is_some_and(|s| s >= next) || finished[t].is_some_and(|f| f < next)
-            });
+            let complete =
+                (0..threads).all(|t| seen[t].is_some_and(|s| s >= next) || finished[t].is_some_and(|f| f < next));
             if !complete {
                 break;
             }
@@ -519,10 +514,7 @@ pub fn run<W: Workload>(
 
 fn client_thread<W: Workload>(ctx: ThreadCtx<W>) {
     set_thread_timer_slack();
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             let _ = ctx.tx.send(Msg::Ready {
@@ -548,10 +540,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
                 Err(_) => Err(TxnError::new(
                     ErrorClass::ConnectionLost,
                     None,
-                    format!(
-                        "connection {id} did not open within {:?}",
-                        c.cfg.connect_timeout
-                    ),
+                    format!("connection {id} did not open within {:?}", c.cfg.connect_timeout),
                 )),
             }
         }));
@@ -573,14 +562,10 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         return;
     }
     let bounds = Boundaries::new(ctx.cfg.interval, ctx.cfg.warmup);
-    let deadline = ctx
-        .cfg
-        .duration
-        .map(|d| t0 + (ctx.cfg.warmup + d).as_nanos() as u64);
+    let deadline = ctx.cfg.duration.map(|d| t0 + (ctx.cfg.warmup + d).as_nanos() as u64);
     let local = Rc::new(Local {
         stats: RefCell::new(Box::new(Stats::new(&ctx.ops))),
-        schedule: ThreadSchedule::new(ctx.cfg.arrival, ctx.thread, ctx.threads, t0, ctx.cfg.seed)
-            .map(RefCell::new),
+        schedule: ThreadSchedule::new(ctx.cfg.arrival, ctx.thread, ctx.threads, t0, ctx.cfg.seed).map(RefCell::new),
         events_left: Cell::new(ctx.events),
         in_flight: Cell::new(0),
         interval: Cell::new(0),
@@ -612,10 +597,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
                     .try_recv()
                     .unwrap_or_else(|_| Box::new(Stats::new(&ctx.ops)));
                 let full = local.stats.replace(spare);
-                let backlog = local
-                    .schedule
-                    .as_ref()
-                    .map_or(0, |s| s.borrow().backlog(now_ns()));
+                let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(now_ns()));
                 local.interval.set(i + 1);
                 let _ = ctx.tx.send(Msg::Interval {
                     thread: ctx.thread,
@@ -658,10 +640,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
     }
     ticker.abort();
     let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d));
-    let backlog = local
-        .schedule
-        .as_ref()
-        .map_or(0, |s| s.borrow().backlog(end_ns));
+    let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns));
     let spare = Box::new(Stats::new(&ctx.ops));
     let full = local.stats.replace(spare);
     let last = LastInfo {
@@ -689,11 +668,7 @@ async fn worker_loop<W: Workload>(
             Err(e) => {
                 fail(
                     &ctx,
-                    TxnError::new(
-                        ErrorClass::Fatal,
-                        None,
-                        format!("cannot create a timerfd: {e}"),
-                    ),
+                    TxnError::new(ErrorClass::Fatal, None, format!("cannot create a timerfd: {e}")),
                 );
                 return;
             }

@@ -75,9 +75,7 @@ impl ThreadSchedule {
             Arrival::Poisson { rate } => (rate, true),
         };
         let gap_ns = 1e9 * threads as f64 / rate;
-        let mut rng = SmallRng::seed_from_u64(
-            seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(thread as u64 + 1)),
-        );
+        let mut rng = SmallRng::seed_from_u64(seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(thread as u64 + 1)));
         let origin_ns = if poisson {
             t0_ns + exp_gap(&mut rng, gap_ns)
         } else {
@@ -155,10 +153,7 @@ mod tests {
             last = s.take();
         }
         let mean_gap = (last - first) as f64 / (n - 1) as f64;
-        assert!(
-            (mean_gap - 100_000.0).abs() < 1_000.0,
-            "mean gap {mean_gap} ns"
-        );
+        assert!((mean_gap - 100_000.0).abs() < 1_000.0, "mean gap {mean_gap} ns");
     }
 
     #[test]

@@ -90,13 +90,7 @@ impl Stats {
 
     /// Records a completed transaction. Times in nanoseconds.
     #[inline]
-    pub fn record_txn(
-        &mut self,
-        kind: u16,
-        response_ns: u64,
-        service_ns: u64,
-        expected_rollback: bool,
-    ) {
+    pub fn record_txn(&mut self, kind: u16, response_ns: u64, service_ns: u64, expected_rollback: bool) {
         let (r, s) = (to_us(response_ns), to_us(service_ns));
         self.response.saturating_record(r);
         self.service.saturating_record(s);

@@ -17,12 +17,7 @@ pub(crate) struct PreciseTimer {
 impl PreciseTimer {
     pub(crate) fn new() -> io::Result<PreciseTimer> {
         // SAFETY: plain syscall; the returned fd is owned below.
-        let raw = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
+        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -60,18 +55,14 @@ impl PreciseTimer {
 
 fn arm(fd: RawFd, deadline_ns: u64) -> io::Result<()> {
     let spec = libc::itimerspec {
-        it_interval: libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        },
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
         it_value: libc::timespec {
             tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
             tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
         },
     };
     // SAFETY: fd is a timerfd we own; spec lives across the call.
-    let rc =
-        unsafe { libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+    let rc = unsafe { libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{
-    run, Arrival, ErrorClass, IntervalReport, Observer, OpTable, QueryClass, RunConfig,
-    StatementLog, StopReason, StopSignal, TxnDone, TxnError, Worker, Workload,
+    run, Arrival, ErrorClass, IntervalReport, Observer, OpTable, QueryClass, RunConfig, StatementLog, StopReason,
+    StopSignal, TxnDone, TxnError, Worker, Workload,
 };
 
 /// What the fake server does.
@@ -83,11 +83,7 @@ impl Worker for FakeWorker {
         tokio::time::sleep(self.script.service).await;
         log.record(0, sent, QueryClass::Read);
         if self.script.fail_every > 0 && n % self.script.fail_every == 0 {
-            return Err(TxnError::new(
-                self.script.fail_class,
-                Some(1213),
-                "scripted failure",
-            ));
+            return Err(TxnError::new(self.script.fail_class, Some(1213), "scripted failure"));
         }
         Ok(TxnDone::committed(0))
     }
@@ -138,10 +134,7 @@ fn closed_loop_counts_and_intervals_add_up() {
         out.total.transactions
     );
     let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
-    assert_eq!(
-        sum, out.total.transactions,
-        "totals are the sum of the intervals"
-    );
+    assert_eq!(sum, out.total.transactions, "totals are the sum of the intervals");
     assert!(
         obs.intervals.len() >= 4 && obs.intervals.len() <= 5,
         "{:?}",
@@ -149,10 +142,7 @@ fn closed_loop_counts_and_intervals_add_up() {
     );
     assert!(obs.intervals.last().unwrap().4, "last interval is flagged");
     assert!((out.measured_s - 1.0).abs() < 0.05, "{}", out.measured_s);
-    assert_eq!(
-        out.total.queries[QueryClass::Read as usize],
-        out.total.transactions
-    );
+    assert_eq!(out.total.queries[QueryClass::Read as usize], out.total.transactions);
     assert_eq!(out.total.response.len(), out.total.service.len());
     let p50 = out.total.response.value_at_quantile(0.5);
     assert!((1900..=4000).contains(&p50), "p50 {p50} us");
@@ -182,10 +172,7 @@ fn warmup_intervals_are_reported_but_not_counted() {
     let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
     let warm: Vec<_> = obs.intervals.iter().filter(|i| i.3).collect();
     assert_eq!(warm.len(), 2, "{:?}", obs.intervals);
-    assert!(
-        (warm[1].2 - 0.4).abs() < 1e-9,
-        "warmup ends exactly at 0.4 s"
-    );
+    assert!((warm[1].2 - 0.4).abs() < 1e-9, "warmup ends exactly at 0.4 s");
     let measured: u64 = obs.intervals.iter().filter(|i| !i.3).map(|i| i.5).sum();
     assert!(warm.iter().map(|i| i.5).sum::<u64>() > 0);
     assert_eq!(out.total.transactions, measured);
@@ -231,11 +218,7 @@ fn open_loop_response_time_shows_a_freeze_that_service_time_hides() {
     assert!(svc_p90 < 10_000, "service p90 {svc_p90} us");
     assert!(t.late_starts >= 250, "late starts {}", t.late_starts);
     // The backlog was visible at the interval boundary inside the freeze (t=0.5 s).
-    assert!(
-        obs.intervals[0].6 >= 50,
-        "backlog at 0.5 s: {:?}",
-        obs.intervals
-    );
+    assert!(obs.intervals[0].6 >= 50, "backlog at 0.5 s: {:?}", obs.intervals);
 }
 
 #[test]
@@ -246,13 +229,7 @@ fn open_loop_on_time_has_no_late_starts() {
     };
     let mut cfg = RunConfig::new(4, Some(Duration::from_millis(1000)));
     cfg.arrival = Arrival::Poisson { rate: 200.0 };
-    let out = run(
-        &cfg,
-        fake(script),
-        StopSignal::new(),
-        &mut Collect::default(),
-    )
-    .unwrap();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
     assert!(
         (140..=260).contains(&out.total.transactions),
         "{}",
@@ -274,13 +251,7 @@ fn retryable_errors_are_counted_and_retried() {
     };
     let mut cfg = RunConfig::new(2, None);
     cfg.events = Some(100);
-    let out = run(
-        &cfg,
-        fake(script),
-        StopSignal::new(),
-        &mut Collect::default(),
-    )
-    .unwrap();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
     assert_eq!(out.total.transactions, 100);
     let deadlocks = out.total.errors[ErrorClass::Deadlock.index()];
     assert_eq!(deadlocks, out.total.retries);
@@ -296,13 +267,7 @@ fn fatal_error_stops_the_run_and_is_reported() {
     };
     let cfg = RunConfig::new(2, Some(Duration::from_secs(30)));
     let started = Instant::now();
-    let out = run(
-        &cfg,
-        fake(script),
-        StopSignal::new(),
-        &mut Collect::default(),
-    )
-    .unwrap();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(out.reason, StopReason::Fatal);
     assert_eq!(out.fatal.unwrap().code, Some(1213));
@@ -317,13 +282,7 @@ fn a_hung_server_cannot_keep_the_run_alive() {
     let mut cfg = RunConfig::new(3, Some(Duration::from_millis(300)));
     cfg.shutdown_grace = Duration::from_millis(200);
     let started = Instant::now();
-    let out = run(
-        &cfg,
-        fake(script),
-        StopSignal::new(),
-        &mut Collect::default(),
-    )
-    .unwrap();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
     let took = started.elapsed();
     assert!(took < Duration::from_millis(900), "took {took:?}");
     assert_eq!(out.abandoned, 3);

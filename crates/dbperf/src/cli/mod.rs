@@ -1,3 +1,41 @@
-//! cli (placeholder)
+//! The command line: raw arguments ([`args`]), their validation into plans and the
+//! commands that carry them out. Exit codes:
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | done |
+//! | 1 | an error before or while running (message on stderr) |
+//! | 2 | bad arguments |
+//! | 3 | a run stopped on a fatal server error (summary written) |
+//! | 130 | a run was interrupted (summary written) |
 
+pub mod args;
+pub mod record;
 pub mod server;
+pub mod sysbench;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{normalize, Cli, Command};
+
+/// Parses the process arguments and runs the command.
+pub fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = match Cli::try_parse_from(normalize(argv.clone())) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    let result = match cli.command {
+        Command::Sysbench(a) => sysbench::run(*a, &argv),
+        Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

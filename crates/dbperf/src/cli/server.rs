@@ -9,8 +9,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::server::{
-    RunState, SandboxHome, ServerKind, Setting, StartRequest, StopOutcome, BENCH_DATABASE,
-    BENCH_USER,
+    RunState, SandboxHome, ServerKind, Setting, StartRequest, StopOutcome, BENCH_DATABASE, BENCH_USER,
 };
 
 /// Sandboxed database servers under $DBPERF_HOME (default ~/.dbperf).
@@ -189,11 +188,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
         .map(|i| rows.iter().map(|row| row[i].len()).max().unwrap_or(0))
         .collect();
     for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
+        let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
         println!("{}", line.join("  ").trim_end());
     }
     Ok(())
@@ -243,23 +238,12 @@ mod tests {
         };
         assert_eq!((a.name.as_str(), a.port), ("b1", Some(40001)));
         let settings: Vec<String> = a.settings.iter().map(Setting::to_string).collect();
-        assert_eq!(
-            settings,
-            ["innodb_buffer_pool_size=2G", "max_connections=64"]
-        );
+        assert_eq!(settings, ["innodb_buffer_pool_size=2G", "max_connections=64"]);
     }
 
     #[test]
     fn malformed_set_names_the_flag_and_item() {
-        let err = parse(&[
-            "start",
-            "mariadb",
-            "--name",
-            "b",
-            "--set",
-            "innodb_buffer_pool_size",
-        ])
-        .unwrap_err();
+        let err = parse(&["start", "mariadb", "--name", "b", "--set", "innodb_buffer_pool_size"]).unwrap_err();
         assert!(err.contains("--set <KEY=VALUE>"), "{err}");
         assert!(err.contains("\"innodb_buffer_pool_size\""), "{err}");
         assert!(err.contains("expected KEY=VALUE"), "{err}");
@@ -267,16 +251,7 @@ mod tests {
 
     #[test]
     fn socket_only_conflicts_with_port() {
-        let err = parse(&[
-            "start",
-            "mariadb",
-            "--name",
-            "b",
-            "--port",
-            "1",
-            "--socket-only",
-        ])
-        .unwrap_err();
+        let err = parse(&["start", "mariadb", "--name", "b", "--port", "1", "--socket-only"]).unwrap_err();
         assert!(err.contains("cannot be used with"), "{err}");
     }
 }

@@ -86,9 +86,7 @@ fn parse_mem_total(text: &str) -> Option<u64> {
 }
 
 fn parse_os_release_pretty_name(text: &str) -> Option<String> {
-    let line = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PRETTY_NAME="))?;
+    let line = text.lines().find_map(|l| l.trim().strip_prefix("PRETTY_NAME="))?;
     non_empty(&unquote_shell(line.trim()))
 }
 
@@ -158,10 +156,7 @@ mod tests {
     #[test]
     fn cpuinfo_gives_model_and_count() {
         let info = parse_cpuinfo(CPUINFO);
-        assert_eq!(
-            info.model.as_deref(),
-            Some("Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz")
-        );
+        assert_eq!(info.model.as_deref(), Some("Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz"));
         assert_eq!(info.logical_cpus, Some(2));
     }
 

@@ -135,14 +135,8 @@ pub fn redact_text(text: &str) -> String {
 }
 
 fn is_password_name(name: &str) -> bool {
-    let name = name
-        .trim_start_matches('-')
-        .to_ascii_lowercase()
-        .replace('-', "_");
-    name.ends_with("password")
-        || name.ends_with("passwd")
-        || name == "pwd"
-        || name.ends_with("_pwd")
+    let name = name.trim_start_matches('-').to_ascii_lowercase().replace('-', "_");
+    name.ends_with("password") || name.ends_with("passwd") || name == "pwd" || name.ends_with("_pwd")
 }
 
 fn redact_url_passwords(text: &str) -> String {
@@ -256,11 +250,7 @@ mod tests {
             "--db-passwd",
         ] {
             let got = redacted(&["dbperf", &format!("{flag}=s3cr=et"), "run"]);
-            assert_eq!(
-                got,
-                args(&["dbperf", &format!("{flag}=***"), "run"]),
-                "{flag}"
-            );
+            assert_eq!(got, args(&["dbperf", &format!("{flag}=***"), "run"]), "{flag}");
         }
     }
 
@@ -316,10 +306,7 @@ mod tests {
 
     #[test]
     fn url_password_with_raw_at_sign_is_hidden_whole() {
-        assert_eq!(
-            redact_text("mysql://root:p@ss:w@rd@db1/x"),
-            "mysql://root:***@db1/x"
-        );
+        assert_eq!(redact_text("mysql://root:p@ss:w@rd@db1/x"), "mysql://root:***@db1/x");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! handed to the OS after every line, so an interrupted run keeps every finished interval.
 
 pub mod host;
+pub mod interval;
 pub mod manifest;
 pub mod rundir;
 pub mod summary;

@@ -39,20 +39,12 @@ impl RunDir {
     }
 
     /// As [`RunDir::create`], with the start time given (for tests and resumed plans).
-    pub fn create_at(
-        results_root: &Path,
-        workload: &str,
-        started: DateTime<Utc>,
-    ) -> Result<RunDir, ResultsError> {
+    pub fn create_at(results_root: &Path, workload: &str, started: DateTime<Utc>) -> Result<RunDir, ResultsError> {
         fs::create_dir_all(results_root).map_err(|source| ResultsError::CreateDir {
             path: results_root.to_path_buf(),
             source,
         })?;
-        let prefix = format!(
-            "{}-{}",
-            started.format("%Y%m%d-%H%M%S"),
-            sanitize_workload(workload)
-        );
+        let prefix = format!("{}-{}", started.format("%Y%m%d-%H%M%S"), sanitize_workload(workload));
         for _ in 0..CREATE_ATTEMPTS {
             let run_id = format!("{prefix}-{:04x}", rand::random::<u16>());
             let path = results_root.join(&run_id);
@@ -108,16 +100,11 @@ impl RunDir {
 
     /// Writes `value` as pretty JSON (with a final newline) to `name`, atomically: a reader sees
     /// the old file or the whole new one, never a part.
-    pub fn write_json<T: Serialize + ?Sized>(
-        &self,
-        name: &str,
-        value: &T,
-    ) -> Result<PathBuf, ResultsError> {
-        let mut bytes =
-            serde_json::to_vec_pretty(value).map_err(|source| ResultsError::Serialize {
-                what: name.to_string(),
-                source,
-            })?;
+    pub fn write_json<T: Serialize + ?Sized>(&self, name: &str, value: &T) -> Result<PathBuf, ResultsError> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| ResultsError::Serialize {
+            what: name.to_string(),
+            source,
+        })?;
         bytes.push(b'\n');
         self.write_atomic(name, &bytes)
     }
@@ -204,20 +191,16 @@ impl IntervalWriter {
     /// Appends `record` as one compact JSON line and hands it to the OS before returning.
     pub fn append<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<(), ResultsError> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, record).map_err(|source| {
-            ResultsError::Serialize {
-                what: format!("a record for {}", self.path.display()),
-                source,
-            }
+        serde_json::to_writer(&mut self.line, record).map_err(|source| ResultsError::Serialize {
+            what: format!("a record for {}", self.path.display()),
+            source,
         })?;
         // Compact serde_json output escapes control characters, so the record has no newline.
         self.line.push(b'\n');
-        self.file
-            .write_all(&self.line)
-            .map_err(|source| ResultsError::Write {
-                path: self.path.clone(),
-                source,
-            })?;
+        self.file.write_all(&self.line).map_err(|source| ResultsError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
         self.lines += 1;
         Ok(())
     }
@@ -284,14 +267,11 @@ fn sanitize_workload(workload: &str) -> String {
 }
 
 fn check_file_name(name: &str) -> Result<(), ResultsError> {
-    let plain =
-        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+    let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
     if plain {
         Ok(())
     } else {
-        Err(ResultsError::InvalidFileName {
-            name: name.to_string(),
-        })
+        Err(ResultsError::InvalidFileName { name: name.to_string() })
     }
 }
 
@@ -320,12 +300,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let t = Utc.with_ymd_and_hms(2024, 3, 9, 7, 5, 1).unwrap();
         let mut ids: Vec<String> = (0..50)
-            .map(|_| {
-                RunDir::create_at(root.path(), "tpcc", t)
-                    .unwrap()
-                    .run_id()
-                    .to_string()
-            })
+            .map(|_| RunDir::create_at(root.path(), "tpcc", t).unwrap().run_id().to_string())
             .collect();
         ids.sort();
         ids.dedup();
@@ -336,10 +311,7 @@ mod tests {
     fn workload_names_are_made_safe_for_a_directory() {
         assert_eq!(sanitize_workload("./my/script.lua"), "__my_script_lua");
         assert_eq!(sanitize_workload(""), "run");
-        assert_eq!(
-            sanitize_workload(&"x".repeat(100)).len(),
-            MAX_WORKLOAD_IN_ID
-        );
+        assert_eq!(sanitize_workload(&"x".repeat(100)).len(), MAX_WORKLOAD_IN_ID);
     }
 
     #[test]
@@ -371,10 +343,7 @@ mod tests {
         let dir = RunDir::create(root.path(), "w").unwrap();
         for bad in ["", ".", "..", "../x.json", "a/b.json"] {
             let err = dir.write_json(bad, &json!({})).unwrap_err();
-            assert!(
-                matches!(err, ResultsError::InvalidFileName { .. }),
-                "{bad}: {err}"
-            );
+            assert!(matches!(err, ResultsError::InvalidFileName { .. }), "{bad}: {err}");
         }
     }
 

@@ -297,10 +297,7 @@ mod tests {
         assert_eq!(Throughput::new(10, 4.0).per_sec, 2.5);
         let q = QueryCounts::new(7, 2, 1, 2.0);
         assert_eq!((q.total, q.per_sec), (10, 5.0));
-        let e = ErrorCounts::new(BTreeMap::from([
-            ("deadlock".into(), 3),
-            ("fatal".into(), 1),
-        ]));
+        let e = ErrorCounts::new(BTreeMap::from([("deadlock".into(), 3), ("fatal".into(), 1)]));
         assert_eq!(e.total, 4);
     }
 
@@ -308,10 +305,7 @@ mod tests {
     fn enums_serialize_as_lowercase_words() {
         assert_eq!(serde_json::to_value(Arrival::Poisson).unwrap(), "poisson");
         assert_eq!(serde_json::to_value(Arrival::Fixed).unwrap(), "fixed");
-        assert_eq!(
-            serde_json::to_value(TypeKind::Transaction).unwrap(),
-            "transaction"
-        );
+        assert_eq!(serde_json::to_value(TypeKind::Transaction).unwrap(), "transaction");
     }
 
     #[test]

@@ -41,9 +41,7 @@ impl Setting {
             item: item.to_owned(),
             reason: reason.to_owned(),
         };
-        let (key, value) = item
-            .split_once('=')
-            .ok_or_else(|| invalid("there is no `=`"))?;
+        let (key, value) = item.split_once('=').ok_or_else(|| invalid("there is no `=`"))?;
         let (key, value) = (key.trim(), value.trim());
         if key.is_empty() {
             return Err(invalid("the key before `=` is empty"));
@@ -61,9 +59,7 @@ impl Setting {
             return Err(invalid("the value after `=` is empty"));
         }
         if value.chars().any(|c| c.is_control() || c == '"') {
-            return Err(invalid(
-                "the value contains a control character or a double quote",
-            ));
+            return Err(invalid("the value contains a control character or a double quote"));
         }
         let normalized = normalize(key);
         if let Some((_, hint)) = RESERVED.iter().find(|(k, _)| *k == normalized) {
@@ -192,10 +188,7 @@ pub fn render_my_cnf(config: &Config) -> String {
     // The last user item for each key wins; earlier duplicates are dropped.
     let mut user: Vec<&Setting> = Vec::new();
     for s in config.settings.iter().rev() {
-        if !user
-            .iter()
-            .any(|u| u.normalized_key() == s.normalized_key())
-        {
+        if !user.iter().any(|u| u.normalized_key() == s.normalized_key()) {
             user.push(s);
         }
     }
@@ -261,20 +254,14 @@ mod tests {
             tmpdir: "/h/servers/t/tmp".into(),
             network,
             profile: Profile::Benchmark,
-            settings: settings
-                .iter()
-                .map(|s| Setting::parse(s).unwrap())
-                .collect(),
+            settings: settings.iter().map(|s| Setting::parse(s).unwrap()).collect(),
         }
     }
 
     #[test]
     fn parses_key_value() {
         let s = Setting::parse(" innodb_buffer_pool_size = 2G ").unwrap();
-        assert_eq!(
-            (s.key.as_str(), s.value.as_str()),
-            ("innodb_buffer_pool_size", "2G")
-        );
+        assert_eq!((s.key.as_str(), s.value.as_str()), ("innodb_buffer_pool_size", "2G"));
         let s = Setting::parse("performance-schema-instrument=wait/synch/%=ON").unwrap();
         assert_eq!(s.value, "wait/synch/%=ON");
         assert_eq!(s.normalized_key(), "performance_schema_instrument");
@@ -299,13 +286,8 @@ mod tests {
 
     #[test]
     fn rejects_reserved_keys_with_a_hint() {
-        let err = Setting::parse("bind-address=0.0.0.0")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("managed by dbperf") && err.contains("127.0.0.1"),
-            "{err}"
-        );
+        let err = Setting::parse("bind-address=0.0.0.0").unwrap_err().to_string();
+        assert!(err.contains("managed by dbperf") && err.contains("127.0.0.1"), "{err}");
         let err = Setting::parse("PORT=3306").unwrap_err().to_string();
         assert!(err.contains("use --port"), "{err}");
     }
@@ -313,11 +295,7 @@ mod tests {
     #[test]
     fn renders_layout_defaults_and_overrides() {
         let cnf = render_my_cnf(&config(
-            &[
-                "innodb_buffer_pool_size=1G",
-                "innodb-buffer-pool-size=2G",
-                "log_bin=ON",
-            ],
+            &["innodb_buffer_pool_size=1G", "innodb-buffer-pool-size=2G", "log_bin=ON"],
             Network::Loopback { port: 41234 },
         ));
         let mariadbd: Vec<&str> = cnf

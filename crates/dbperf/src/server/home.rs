@@ -131,8 +131,7 @@ impl SandboxHome {
                 len: socket_len,
             });
         }
-        std::fs::create_dir_all(&p.dir)
-            .map_err(|e| ServerError::io("cannot create sandbox directory", &p.dir, e))?;
+        std::fs::create_dir_all(&p.dir).map_err(|e| ServerError::io("cannot create sandbox directory", &p.dir, e))?;
         let _lock = SandboxLock::acquire(&req.name, p.lock.clone())?;
 
         let previous = self.load(&req.name)?;
@@ -156,8 +155,7 @@ impl SandboxHome {
             }
         };
 
-        std::fs::create_dir_all(&p.tmp)
-            .map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
+        std::fs::create_dir_all(&p.tmp).map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
         let initialized = !p.data.join("mysql").is_dir();
         if initialized {
             // A datadir without the `mysql` schema is a failed earlier init: start over.
@@ -235,11 +233,7 @@ impl SandboxHome {
     }
 
     /// Like [`SandboxHome::stop`] with a chosen clean-shutdown timeout.
-    pub fn stop_with_timeout(
-        &self,
-        name: &str,
-        timeout: Duration,
-    ) -> Result<StopOutcome, ServerError> {
+    pub fn stop_with_timeout(&self, name: &str, timeout: Duration) -> Result<StopOutcome, ServerError> {
         self.status(name)?;
         let p = self.paths(name);
         let _lock = SandboxLock::acquire(name, p.lock.clone())?;
@@ -274,8 +268,7 @@ impl SandboxHome {
         let mut out = Vec::new();
         for name in self.names()? {
             if let Some(record) = self.load(&name)? {
-                let state = live_pid(&self.paths(&name))
-                    .map_or(RunState::Stopped, |pid| RunState::Running { pid });
+                let state = live_pid(&self.paths(&name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
                 out.push(SandboxStatus { record, state });
             }
         }
@@ -292,8 +285,7 @@ impl SandboxHome {
                 known: self.names()?,
             });
         };
-        let state =
-            live_pid(&self.paths(name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+        let state = live_pid(&self.paths(name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
         Ok(SandboxStatus { record, state })
     }
 
@@ -302,9 +294,7 @@ impl SandboxHome {
         let status = self.status(name)?;
         match status.state {
             RunState::Running { .. } => Ok(status.record.socket_url()),
-            RunState::Stopped => Err(ServerError::NotRunning {
-                name: name.to_owned(),
-            }),
+            RunState::Stopped => Err(ServerError::NotRunning { name: name.to_owned() }),
         }
     }
 
@@ -349,16 +339,11 @@ fn live_pid(p: &Paths) -> Option<i32> {
 }
 
 fn validate_name(name: &str) -> Result<(), ServerError> {
-    let ok = (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if ok {
         Ok(())
     } else {
-        Err(ServerError::InvalidName {
-            name: name.to_owned(),
-        })
+        Err(ServerError::InvalidName { name: name.to_owned() })
     }
 }
 
@@ -395,9 +380,7 @@ fn remove_if_exists(path: &Path) -> Result<(), ServerError> {
         std::fs::remove_file(path)
     };
     match result {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(ServerError::io("cannot remove", path, e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ServerError::io("cannot remove", path, e)),
         _ => Ok(()),
     }
 }
@@ -420,9 +403,6 @@ mod tests {
         let home = SandboxHome::at(dir.path());
         let err = home.resolve_target("nope").unwrap_err().to_string();
         assert!(err.contains("known sandboxes: (none)"), "{err}");
-        assert!(
-            err.contains("dbperf server start mariadb --name nope"),
-            "{err}"
-        );
+        assert!(err.contains("dbperf server start mariadb --name nope"), "{err}");
     }
 }

@@ -54,14 +54,8 @@ fn is_root() -> bool {
 /// Runs `mariadb-install-db` into `datadir` (which must not exist yet); output goes to `log`.
 /// `tmpdir` must be private: a bootstrapping server deletes every `#sql*` file in its tmpdir,
 /// so parallel installs sharing /tmp break each other ("Unknown table 'mysql.tmp_user_sys'").
-pub(crate) fn install_datadir(
-    bins: &Binaries,
-    datadir: &Path,
-    tmpdir: &Path,
-    log: &Path,
-) -> Result<(), ServerError> {
-    let log_file = std::fs::File::create(log)
-        .map_err(|e| ServerError::io("cannot create install log", log, e))?;
+pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, log: &Path) -> Result<(), ServerError> {
+    let log_file = std::fs::File::create(log).map_err(|e| ServerError::io("cannot create install log", log, e))?;
     let log_err = log_file
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;
@@ -108,11 +102,7 @@ fn install_failure_lines(log: &Path) -> String {
 
 /// Starts `mariadbd --defaults-file=my_cnf` in its own session, detached from our terminal.
 /// Its stdout and stderr are appended to `error_log` (errors before log-error opens land there).
-pub(crate) fn spawn_server(
-    bins: &Binaries,
-    my_cnf: &Path,
-    error_log: &Path,
-) -> Result<Child, ServerError> {
+pub(crate) fn spawn_server(bins: &Binaries, my_cnf: &Path, error_log: &Path) -> Result<Child, ServerError> {
     let log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -152,11 +142,7 @@ pub(crate) struct Pending<'a> {
 }
 
 /// Waits until the server accepts a socket connection and answers `SELECT 1` as root.
-pub(crate) fn wait_ready(
-    bins: &Binaries,
-    child: &mut Child,
-    p: &Pending<'_>,
-) -> Result<(), ServerError> {
+pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>) -> Result<(), ServerError> {
     let started = Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -208,13 +194,7 @@ fn admin_sql(bins: &Binaries, socket: &Path, sql: &str) -> Result<String, String
     let out = Command::new(&bins.client)
         .arg("--no-defaults")
         .arg(format!("--socket={}", socket.display()))
-        .args([
-            "--user=root",
-            "--batch",
-            "--skip-column-names",
-            "--execute",
-            sql,
-        ])
+        .args(["--user=root", "--batch", "--skip-column-names", "--execute", sql])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bins.client.display()))?;

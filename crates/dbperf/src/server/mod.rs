@@ -70,7 +70,9 @@ pub enum ServerError {
     )]
     InvalidName { name: String },
 
-    #[error("invalid --set item {item:?}: {reason}; expected KEY=VALUE, for example `--set innodb_buffer_pool_size=2G`")]
+    #[error(
+        "invalid --set item {item:?}: {reason}; expected KEY=VALUE, for example `--set innodb_buffer_pool_size=2G`"
+    )]
     InvalidSetting { item: String, reason: String },
 
     #[error("--set {key} is managed by dbperf and cannot be overridden: {hint}")]
@@ -151,10 +153,7 @@ pub enum ServerError {
     Unkillable { name: String, pid: i32 },
 
     #[error("{} is not valid sandbox state ({source}); remove that file and run `dbperf server start` again", path.display())]
-    CorruptState {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    CorruptState { path: PathBuf, source: serde_json::Error },
 
     #[error("{action} {}: {source}", path.display())]
     Io {

@@ -45,9 +45,8 @@ pub struct SandboxRecord {
 impl SandboxRecord {
     /// `mysql://sb:sb@127.0.0.1:PORT/sbtest`, unless the sandbox is socket-only.
     pub fn tcp_url(&self) -> Option<String> {
-        self.port.map(|port| {
-            format!("mysql://{BENCH_USER}:{BENCH_PASSWORD}@127.0.0.1:{port}/{BENCH_DATABASE}")
-        })
+        self.port
+            .map(|port| format!("mysql://{BENCH_USER}:{BENCH_PASSWORD}@127.0.0.1:{port}/{BENCH_DATABASE}"))
     }
 
     /// `mysql://sb:sb@localhost/sbtest?socket=/path/mysqld.sock`.

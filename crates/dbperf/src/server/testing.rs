@@ -49,8 +49,7 @@ impl TempSandbox {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ServerError::io("cannot create test sandbox directory", &dir, e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| ServerError::io("cannot create test sandbox directory", &dir, e))?;
         TempSandbox::start_in(&dir, settings).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })

@@ -1,3 +1,4 @@
-//! Workload definitions: schema, loaders and transaction mixes.
+//! Benchmark definitions, one folder per benchmark: schema per dialect, data
+//! generation and loading, transaction mixes and checks.
 
 pub mod sysbench;

@@ -91,9 +91,7 @@ impl FromStr for RandType {
         RandType::ALL
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| RandError::UnknownType {
-                given: s.to_owned(),
-            })
+            .ok_or_else(|| RandError::UnknownType { given: s.to_owned() })
     }
 }
 
@@ -167,11 +165,7 @@ impl RandParams {
 
     /// Checks every option against its domain.
     pub fn validate(&self) -> Result<(), RandError> {
-        fn out_of_range(
-            option: &'static str,
-            requirement: &'static str,
-            value: impl fmt::Display,
-        ) -> RandError {
+        fn out_of_range(option: &'static str, requirement: &'static str, value: impl fmt::Display) -> RandError {
             RandError::OutOfRange {
                 option,
                 requirement,
@@ -179,11 +173,7 @@ impl RandParams {
             }
         }
         if self.spec_iter == 0 {
-            return Err(out_of_range(
-                "--rand-spec-iter",
-                "at least 1",
-                self.spec_iter,
-            ));
+            return Err(out_of_range("--rand-spec-iter", "at least 1", self.spec_iter));
         }
         if self.spec_pct > 100 {
             return Err(out_of_range("--rand-spec-pct", "in 0..=100", self.spec_pct));
@@ -195,11 +185,7 @@ impl RandParams {
             return Err(out_of_range("--rand-pareto-h", "in (0,1)", self.pareto_h));
         }
         if !(self.zipfian_exp.is_finite() && self.zipfian_exp >= 0.0) {
-            return Err(out_of_range(
-                "--rand-zipfian-exp",
-                "finite and >= 0",
-                self.zipfian_exp,
-            ));
+            return Err(out_of_range("--rand-zipfian-exp", "finite and >= 0", self.zipfian_exp));
         }
         Ok(())
     }
@@ -243,9 +229,7 @@ impl Distribution {
         params.validate()?;
         let shape = match rand_type {
             RandType::Uniform => Shape::Uniform,
-            RandType::Gaussian => Shape::Gaussian {
-                iter: params.spec_iter,
-            },
+            RandType::Gaussian => Shape::Gaussian { iter: params.spec_iter },
             RandType::Special => Shape::Special {
                 iter: params.spec_iter,
                 res_mult: 100.0 / (100.0 - f64::from(params.spec_res)),
@@ -297,9 +281,7 @@ impl Distribution {
         let n = f64::from(span) + 1.0;
         let t = f64::from(span);
         let plan = match self.shape {
-            Shape::Uniform => Plan::Uniform {
-                n: u64::from(span) + 1,
-            },
+            Shape::Uniform => Plan::Uniform { n: u64::from(span) + 1 },
             Shape::Gaussian { iter } => Plan::Gaussian {
                 iter,
                 scale: n / f64::from(iter),
@@ -472,9 +454,7 @@ mod tests {
     /// Fraction of `draws` samples that fall in `[lo, hi]`.
     fn fraction_in(s: &KeySampler, seed: u64, draws: u32, lo: u32, hi: u32) -> f64 {
         let mut r = rng(seed);
-        let hits = (0..draws)
-            .filter(|_| (lo..=hi).contains(&s.sample(&mut r)))
-            .count();
+        let hits = (0..draws).filter(|_| (lo..=hi).contains(&s.sample(&mut r))).count();
         hits as f64 / f64::from(draws)
     }
 
@@ -482,10 +462,7 @@ mod tests {
     fn chi_square_uniform(counts: &[u64]) -> f64 {
         let total: u64 = counts.iter().sum();
         let expected = total as f64 / counts.len() as f64;
-        counts
-            .iter()
-            .map(|&c| (c as f64 - expected).powi(2) / expected)
-            .sum()
+        counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum()
     }
 
     #[test]
@@ -537,10 +514,7 @@ mod tests {
                 "--rand-pareto-h must be in (0,1), got NaN",
             ),
             (
-                RandParams {
-                    zipfian_exp: -0.1,
-                    ..d
-                },
+                RandParams { zipfian_exp: -0.1, ..d },
                 "--rand-zipfian-exp must be finite and >= 0, got -0.1",
             ),
             (
@@ -604,10 +578,7 @@ mod tests {
     fn extreme_uniforms_stay_in_range() {
         // u = 0 and u = 1 - 2^-53 on the widest range; zipfian is excluded because a
         // constant stream can make rejection sampling reject forever.
-        for t in RandType::ALL
-            .into_iter()
-            .filter(|&t| t != RandType::Zipfian)
-        {
+        for t in RandType::ALL.into_iter().filter(|&t| t != RandType::Zipfian) {
             for (a, b) in [(0, u32::MAX), (1, u32::MAX), (3, 3), (1, 1_000_000)] {
                 let s = dist(t).sampler(a, b).unwrap();
                 assert_eq!(s.sample(&mut ConstRng(0)), a, "{t} with u = 0");
@@ -663,10 +634,7 @@ mod tests {
         // The reused uniform puts the hot draws in the upper three quarters of the window;
         // the lower quarter only sees gaussian draws (0.25 * 0.012 ≈ 0.003).
         let lower_quarter = fraction_in(&s, 5, 200_000, 495_001, 497_500);
-        assert!(
-            lower_quarter < 0.006,
-            "lower quarter of window: {lower_quarter}"
-        );
+        assert!(lower_quarter < 0.006, "lower quarter of window: {lower_quarter}");
     }
 
     #[test]
@@ -680,10 +648,7 @@ mod tests {
             .sampler(1, 1_000_000)
             .unwrap();
         let middle = fraction_in(&s, 6, 100_000, 495_001, 505_000);
-        assert!(
-            (middle - 0.048).abs() < 0.005,
-            "res=0 is pure gaussian: {middle}"
-        );
+        assert!((middle - 0.048).abs() < 0.005, "res=0 is pure gaussian: {middle}");
     }
 
     #[test]
@@ -713,11 +678,7 @@ mod tests {
         let expected_sd = n / (12.0f64 * 12.0).sqrt();
         assert!((sd / expected_sd - 1.0).abs() < 0.01, "sd {sd}");
         // And it is not uniform: about 68% within one sd of the middle, not 2 * 1/12 * 100%.
-        let within = xs
-            .iter()
-            .filter(|&&x| (x - expected_mean).abs() < expected_sd)
-            .count() as f64
-            / draws as f64;
+        let within = xs.iter().filter(|&&x| (x - expected_mean).abs() < expected_sd).count() as f64 / draws as f64;
         assert!((within - 0.683).abs() < 0.01, "within 1 sd: {within}");
     }
 
@@ -734,10 +695,7 @@ mod tests {
         assert_eq!(most, 0, "the lowest id must be the most frequent");
         // P(1) / P(2) = 2^0.8 = 1.741; with ~32k and ~18k hits the ratio's sd is ~0.016.
         let ratio = counts[0] as f64 / counts[1] as f64;
-        assert!(
-            (ratio - 2f64.powf(0.8)).abs() < 0.07,
-            "rank 1/rank 2: {ratio}"
-        );
+        assert!((ratio - 2f64.powf(0.8)).abs() < 0.07, "rank 1/rank 2: {ratio}");
         // P(1) = 1 / H(1000, 0.8).
         let harmonic: f64 = (1..=1_000).map(|k| f64::from(k).powf(-0.8)).sum();
         let p1 = counts[0] as f64 / f64::from(draws);
@@ -750,10 +708,7 @@ mod tests {
             zipfian_exp: 0.0,
             ..RandParams::default()
         };
-        let s = Distribution::new(RandType::Zipfian, p)
-            .unwrap()
-            .sampler(1, 10)
-            .unwrap();
+        let s = Distribution::new(RandType::Zipfian, p).unwrap().sampler(1, 10).unwrap();
         let mut r = rng(10);
         let mut counts = [0u64; 10];
         for _ in 0..100_000 {
@@ -784,10 +739,7 @@ mod tests {
 
     /// CPU time of this thread, so the benchmark is not skewed by other load on the host.
     fn thread_cpu() -> std::time::Duration {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
         assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");

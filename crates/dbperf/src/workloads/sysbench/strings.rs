@@ -122,10 +122,7 @@ impl DigitPool {
 #[inline]
 fn write_8_digits(value: u32, out: &mut [u8]) {
     let (high, low) = (value / 10_000, value % 10_000);
-    for (i, pair) in [high / 100, high % 100, low / 100, low % 100]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, pair) in [high / 100, high % 100, low / 100, low % 100].into_iter().enumerate() {
         let pair = pair as usize;
         out[2 * i..2 * i + 2].copy_from_slice(&PAIRS[2 * pair..2 * pair + 2]);
     }
@@ -145,10 +142,7 @@ mod tests {
     fn chi_square_uniform(counts: &[u64]) -> f64 {
         let total: u64 = counts.iter().sum();
         let expected = total as f64 / counts.len() as f64;
-        counts
-            .iter()
-            .map(|&c| (c as f64 - expected).powi(2) / expected)
-            .sum()
+        counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum()
     }
 
     #[test]
@@ -221,9 +215,7 @@ mod tests {
     #[test]
     fn digits_are_uniform_per_position_and_in_pairs() {
         let template = C_TEMPLATE.as_bytes();
-        let positions: Vec<usize> = (0..template.len())
-            .filter(|&i| template[i] == b'#')
-            .collect();
+        let positions: Vec<usize> = (0..template.len()).filter(|&i| template[i] == b'#').collect();
         let mut per_position = vec![[0u64; 10]; positions.len()];
         let mut pairs = [0u64; 100];
         let mut out = [0u8; 119];
@@ -244,9 +236,7 @@ mod tests {
         // 99 degrees of freedom: 160 is exceeded with p ~ 1e-4.
         let chi2 = chi_square_uniform(&pairs);
         assert!(chi2 < 160.0, "pair chi-square {chi2}");
-        let total: Vec<u64> = (0..10)
-            .map(|d| per_position.iter().map(|c| c[d]).sum())
-            .collect();
+        let total: Vec<u64> = (0..10).map(|d| per_position.iter().map(|c| c[d]).sum()).collect();
         let chi2 = chi_square_uniform(&total);
         assert!(chi2 < 30.0, "digit chi-square {chi2}");
     }
@@ -270,10 +260,7 @@ mod tests {
 
     /// CPU time of this thread, so the benchmark is not skewed by other load on the host.
     fn thread_cpu() -> std::time::Duration {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
         assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
@@ -301,18 +288,12 @@ mod tests {
             let start = thread_cpu();
             for _ in 0..N {
                 for (o, &t) in out.iter_mut().zip(template) {
-                    *o = if t == b'#' {
-                        b'0' + below(&mut r, 10)
-                    } else {
-                        t
-                    };
+                    *o = if t == b'#' { b'0' + below(&mut r, 10) } else { t };
                 }
                 black_box(&mut *out);
             }
             let naive_ns = (thread_cpu() - start).as_nanos() as f64 / f64::from(N);
-            println!(
-                "{name:<4} fill_template {ns:6.1} ns/string, one draw per digit {naive_ns:6.1} ns"
-            );
+            println!("{name:<4} fill_template {ns:6.1} ns/string, one draw per digit {naive_ns:6.1} ns");
         }
     }
 }

@@ -1,0 +1,283 @@
+//! Raw command-line arguments (first stage): clap structs that mirror sysbench's
+//! spellings, and the normalisation that lets `--table_size` and `--table-size`, or
+//! `--skip-trx=on` and `--skip-trx`, mean the same thing.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::workloads::sysbench::rand::RAND_TYPE_HELP;
+
+/// dbperf: sysbench-compatible OLTP with honest latency, sandboxed servers, run records.
+#[derive(Debug, Parser)]
+#[command(name = "dbperf", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a sysbench OLTP test: `dbperf sysbench oltp_read_write run --threads=8 ...`
+    Sysbench(Box<SysbenchArgs>),
+    /// Manage sandboxed database servers.
+    Server(crate::cli::server::ServerArgs),
+}
+
+/// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("expected on/off (or true/false, yes/no, 1/0), got {s:?}")),
+    }
+}
+
+/// A sysbench OLTP test invocation. Options may come before or after the test and
+/// command, with `_` or `-` in their names, exactly as sysbench accepts them.
+#[derive(Debug, Args)]
+#[command(after_long_help = RAND_TYPE_HELP)]
+pub struct SysbenchArgs {
+    /// Test: oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select,
+    /// oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete,
+    /// select_random_points, select_random_ranges.
+    pub test: String,
+    /// Command: prepare, run, cleanup, prewarm (alias warmup).
+    pub command: String,
+
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
+    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
+    pub target: Option<String>,
+    /// MySQL server host (alias of --target's host; connects over TCP).
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_host: Option<String>,
+    /// MySQL server port.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_port: Option<u16>,
+    /// MySQL user.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_user: Option<String>,
+    /// MySQL password.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_password: Option<String>,
+    /// MySQL database.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_db: Option<String>,
+    /// MySQL Unix socket.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_socket: Option<String>,
+    /// Server error numbers to retry (with a rollback first), or 'all'.
+    #[arg(long, default_value = "1213,1020,1205", help_heading = "Connection")]
+    pub mysql_ignore_errors: String,
+    /// Database driver (only mysql).
+    #[arg(long, default_value = "mysql", help_heading = "Connection")]
+    pub db_driver: String,
+    /// Prepared statements: auto (use them).
+    #[arg(long, default_value = "auto", help_heading = "Connection")]
+    pub db_ps_mode: String,
+
+    /// Connections (sysbench's threads). prepare defaults to the number of CPUs.
+    #[arg(long, help_heading = "Load")]
+    pub threads: Option<u32>,
+    /// Measured run time in seconds (0 = no limit; then --events is needed).
+    #[arg(long, default_value_t = 10, help_heading = "Load")]
+    pub time: u64,
+    /// Total transactions to start (0 = no limit).
+    #[arg(long, default_value_t = 0, help_heading = "Load")]
+    pub events: u64,
+    /// Open loop: total transactions per second (0 = closed loop).
+    #[arg(long, default_value_t = 0.0, help_heading = "Load")]
+    pub rate: f64,
+    /// Open-loop arrivals: poisson (sysbench's) or fixed.
+    #[arg(long, default_value = "poisson", help_heading = "Load")]
+    pub arrival: String,
+    /// Seconds to run before measuring; its samples are not counted.
+    #[arg(long, default_value_t = 0, help_heading = "Load")]
+    pub warmup_time: u64,
+    /// OS threads driving the connections (default: half the CPUs, at least 1).
+    #[arg(long, help_heading = "Load")]
+    pub client_threads: Option<usize>,
+    /// Seconds in-flight transactions may take to finish after --time.
+    #[arg(long, default_value_t = 2.0, help_heading = "Load")]
+    pub shutdown_grace: f64,
+    /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
+    #[arg(long, help_heading = "Load", hide = true)]
+    pub forced_shutdown: Option<String>,
+
+    /// Seconds between live interval lines (0 = none; intervals are stored each second).
+    #[arg(long, default_value_t = 0.0, help_heading = "Reporting")]
+    pub report_interval: f64,
+    /// Extra percentile shown in the final report (p50/p90/p95/p99/p99.9 always are).
+    #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
+    pub percentile: f64,
+    /// Print the latency histogram in the final report.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
+    pub histogram: bool,
+    /// Directory for run directories.
+    #[arg(
+        long,
+        env = "DBPERF_RESULTS",
+        default_value = "dbperf-results",
+        help_heading = "Reporting"
+    )]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long, help_heading = "Reporting")]
+    pub summary_json: Option<PathBuf>,
+    /// sysbench's verbosity (accepted for compatibility).
+    #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
+    pub verbosity: u32,
+
+    /// Key distribution: uniform, gaussian, special, pareto, zipfian (see below).
+    #[arg(long, default_value = "uniform", help_heading = "Random numbers")]
+    pub rand_type: String,
+    /// Seed for every random stream (0 = from the clock; the manifest records it).
+    #[arg(long, default_value_t = 0, help_heading = "Random numbers")]
+    pub rand_seed: u64,
+    /// Uniforms per gaussian/special draw.
+    #[arg(long, default_value_t = 12, help_heading = "Random numbers")]
+    pub rand_spec_iter: u32,
+    /// special: percent of the range that is hot.
+    #[arg(long, default_value_t = 1, help_heading = "Random numbers")]
+    pub rand_spec_pct: u32,
+    /// special: percent of draws that go to the hot part.
+    #[arg(long, default_value_t = 75, help_heading = "Random numbers")]
+    pub rand_spec_res: u32,
+    /// pareto: h.
+    #[arg(long, default_value_t = 0.2, help_heading = "Random numbers")]
+    pub rand_pareto_h: f64,
+    /// zipfian: exponent.
+    #[arg(long, default_value_t = 0.8, help_heading = "Random numbers")]
+    pub rand_zipfian_exp: f64,
+
+    /// Number of tables.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10000, help_heading = "OLTP")]
+    pub table_size: u32,
+    /// Rows per range SELECT.
+    #[arg(long, default_value_t = 100, help_heading = "OLTP")]
+    pub range_size: u32,
+    /// Point SELECTs per transaction.
+    #[arg(long, default_value_t = 10, help_heading = "OLTP")]
+    pub point_selects: u32,
+    /// Simple range SELECTs per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub simple_ranges: u32,
+    /// SELECT SUM() ranges per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub sum_ranges: u32,
+    /// SELECT ... ORDER BY ranges per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub order_ranges: u32,
+    /// SELECT DISTINCT ranges per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub distinct_ranges: u32,
+    /// UPDATE index statements per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub index_updates: u32,
+    /// UPDATE non-index statements per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub non_index_updates: u32,
+    /// DELETE/INSERT pairs per transaction.
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub delete_inserts: u32,
+    /// Enable the range SELECTs.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "on", help_heading = "OLTP")]
+    pub range_selects: bool,
+    /// AUTO_INCREMENT ids (off: client-generated).
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "on", help_heading = "OLTP")]
+    pub auto_inc: bool,
+    /// No BEGIN/COMMIT: every statement autocommits.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "OLTP")]
+    pub skip_trx: bool,
+    /// A secondary index on id instead of the PRIMARY KEY.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "OLTP")]
+    pub secondary: bool,
+    /// Create the index on k after loading.
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "on", help_heading = "OLTP")]
+    pub create_secondary: bool,
+    /// Storage engine.
+    #[arg(long, default_value = "innodb", help_heading = "OLTP")]
+    pub mysql_storage_engine: String,
+    /// Extra CREATE TABLE options.
+    #[arg(long, default_value = "", help_heading = "OLTP")]
+    pub create_table_options: String,
+    /// Reconnect every N events (0 = never).
+    #[arg(long, default_value_t = 0, help_heading = "OLTP")]
+    pub reconnect: u32,
+    /// select_random_points: values in the IN() list.
+    #[arg(long, default_value_t = 10, help_heading = "OLTP")]
+    pub random_points: u32,
+    /// select_random_ranges: BETWEEN ranges per SELECT.
+    #[arg(long, default_value_t = 10, help_heading = "OLTP")]
+    pub number_of_ranges: u32,
+    /// select_random_ranges: width of each range.
+    #[arg(long, default_value_t = 5, help_heading = "OLTP")]
+    pub delta: u32,
+}
+
+/// Rewrites sysbench spellings into the ones clap knows: `--table_size=5` becomes
+/// `--table-size=5`. Values are left alone.
+pub fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    args.into_iter()
+        .map(|a| {
+            if !a.starts_with("--") {
+                return a;
+            }
+            match a.split_once('=') {
+                Some((name, value)) => format!("{}={value}", name.replace('_', "-")),
+                None => a.replace('_', "-"),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> SysbenchArgs {
+        let argv = normalize(std::iter::once("dbperf".to_string()).chain(args.iter().map(|s| s.to_string())));
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Sysbench(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn sysbench_word_order_and_spellings() {
+        let a = parse(&[
+            "sysbench",
+            "oltp_read_write",
+            "--tables=8",
+            "--table_size=1000",
+            "--skip-trx",
+            "--range_selects=off",
+            "--mysql-host",
+            "127.0.0.1",
+            "run",
+        ]);
+        assert_eq!((a.test.as_str(), a.command.as_str()), ("oltp_read_write", "run"));
+        assert_eq!((a.tables, a.table_size), (8, 1000));
+        assert!(a.skip_trx && !a.range_selects && a.auto_inc);
+        assert_eq!(a.mysql_host.as_deref(), Some("127.0.0.1"));
+        assert_eq!(a.rand_type, "uniform");
+    }
+
+    #[test]
+    fn bad_boolean_is_named() {
+        let argv = normalize(["dbperf", "sysbench", "oltp_read_only", "run", "--skip_trx=maybe"].map(String::from));
+        let e = Cli::try_parse_from(argv).unwrap_err().to_string();
+        assert!(e.contains("--skip-trx") && e.contains("on/off"), "{e}");
+    }
+
+    #[test]
+    fn normalize_leaves_values_alone() {
+        let v = normalize(["--mysql_password=a_b".to_string(), "x_y".to_string()]);
+        assert_eq!(v, vec!["--mysql-password=a_b", "x_y"]);
+    }
+}

@@ -1,0 +1,216 @@
+//! Turning what the engine measured into run-directory files as the run goes: one
+//! `intervals.jsonl` line and one set of `intervals.hlog` histograms per interval, the
+//! live line on stdout, and `summary.json` at the end.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::time::SystemTime;
+
+use dbperf_engine::stats::OpTable;
+use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, Stats, StopReason};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriter, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use crate::report;
+use crate::results::interval::{IntervalRecord, Percentiles};
+use crate::results::summary::{ClientUsage, ErrorCounts, QueryCounts, ServerSummary, Throughput, TypeBlock, TypeKind};
+use crate::results::{client_usage, IntervalWriter, LatencyBlock, Summary};
+
+/// Writes each interval to the run directory and prints its line.
+pub struct Recorder<'a, 'b> {
+    /// `intervals.jsonl`
+    pub jsonl: IntervalWriter,
+    /// `intervals.hlog`
+    pub hlog: IntervalLogWriter<'a, 'b, File, V2DeflateSerializer>,
+    /// Workload names for histogram tags.
+    pub ops: OpTable,
+    /// Print a live line every this many intervals (0 = never).
+    pub print_every: u32,
+    /// Open loop: print service time and backlog too.
+    pub open_loop: bool,
+    /// When the run started, for the hlog timestamps.
+    pub started: SystemTime,
+    /// CPU used before measuring started, subtracted from the summary's client CPU.
+    pub cpu_at_start: ClientUsage,
+    /// The first write error, reported at the end (the run goes on).
+    pub error: Option<String>,
+}
+
+impl Observer for Recorder<'_, '_> {
+    fn on_start(&mut self, connections: usize) {
+        self.cpu_at_start = client_usage();
+        if self.print_every > 0 {
+            println!("Threads started! ({connections} connections)\n");
+        }
+    }
+
+    fn on_interval(&mut self, r: &IntervalReport<'_>) {
+        let rec = interval_record(r);
+        if let Err(e) = self.jsonl.append(&rec) {
+            self.error.get_or_insert(format!("writing intervals.jsonl: {e}"));
+        }
+        if let Err(e) = self.write_hlog(r) {
+            self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
+        }
+        if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
+            println!("{}", report::interval_line(&rec, self.open_loop));
+        }
+    }
+}
+
+impl Recorder<'_, '_> {
+    fn write_hlog(&mut self, r: &IntervalReport<'_>) -> Result<(), String> {
+        let start = self.started + std::time::Duration::from_secs_f64(r.start_s);
+        let len = std::time::Duration::from_secs_f64(r.len_s());
+        let s = r.stats;
+        let mut put = |name: &str, h: &hdrhistogram::Histogram<u64>| -> Result<(), String> {
+            if h.is_empty() {
+                return Ok(());
+            }
+            self.hlog
+                .write_histogram(
+                    h,
+                    start.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default(),
+                    len,
+                    Tag::new(name),
+                )
+                .map_err(|e| e.to_string())
+        };
+        for (i, t) in s.per_txn.iter().enumerate() {
+            let name = &self.ops.transactions[i];
+            put(&format!("response:{name}"), &t.response)?;
+            if self.open_loop {
+                put(&format!("service:{name}"), &t.service)?;
+            }
+        }
+        for (i, h) in s.per_stmt.iter().enumerate() {
+            put(&format!("statement:{}", self.ops.statements[i]), h)?;
+        }
+        Ok(())
+    }
+}
+
+fn errors_by_class(s: &Stats) -> BTreeMap<String, u64> {
+    ErrorClass::ALL
+        .iter()
+        .filter(|c| s.errors[c.index()] > 0)
+        .map(|c| (c.name().to_string(), s.errors[c.index()]))
+        .collect()
+}
+
+/// The `intervals.jsonl` line for one merged interval.
+pub fn interval_record(r: &IntervalReport<'_>) -> IntervalRecord {
+    let s = r.stats;
+    let d = r.len_s();
+    IntervalRecord {
+        index: r.index,
+        start_s: r.start_s,
+        end_s: r.end_s,
+        warmup: r.warmup,
+        threads: r.connections as u32,
+        transactions: s.transactions,
+        tps: s.transactions as f64 / d,
+        qps: s.total_queries() as f64 / d,
+        rwo_per_sec: [
+            s.queries[0] as f64 / d,
+            s.queries[1] as f64 / d,
+            s.queries[2] as f64 / d,
+        ],
+        errors: errors_by_class(s),
+        errors_per_sec: s.total_errors() as f64 / d,
+        reconnects_per_sec: s.reconnects as f64 / d,
+        latency_ms: Percentiles::from_histogram(&s.response),
+        service_time_ms: Percentiles::from_histogram(&s.service),
+        late_starts: s.late_starts,
+        backlog: r.backlog,
+    }
+}
+
+/// Facts about the run that the engine does not know.
+pub struct SummaryContext<'a> {
+    /// Workload name.
+    pub workload: &'a str,
+    /// Run id (directory name).
+    pub run_id: &'a str,
+    /// Connections.
+    pub threads: u32,
+    /// The arrival process.
+    pub arrival: dbperf_engine::Arrival,
+    /// `--rand-type`.
+    pub rand_type: &'a str,
+    /// Server version.
+    pub server_version: Option<String>,
+    /// CPU used before the measurement started.
+    pub cpu_at_start: ClientUsage,
+}
+
+/// `summary.json` from the engine's totals.
+pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summary {
+    let t = &out.total;
+    let d = out.measured_s;
+    let open = cx.arrival.rate().is_some();
+    let mut per_type = BTreeMap::new();
+    for (i, s) in t.per_txn.iter().enumerate() {
+        per_type.insert(
+            ops.transactions[i].clone(),
+            TypeBlock {
+                kind: TypeKind::Transaction,
+                count: s.response.len(),
+                latency_ms: LatencyBlock::from_histogram(&s.response),
+                service_time_ms: open.then(|| LatencyBlock::from_histogram(&s.service)),
+            },
+        );
+    }
+    for (i, h) in t.per_stmt.iter().enumerate() {
+        if h.is_empty() {
+            continue;
+        }
+        per_type.insert(
+            ops.statements[i].clone(),
+            TypeBlock {
+                kind: TypeKind::Statement,
+                count: h.len(),
+                latency_ms: LatencyBlock::from_histogram(h),
+                service_time_ms: None,
+            },
+        );
+    }
+    let now = client_usage();
+    let client = ClientUsage {
+        cpu_s: now.cpu_s - cx.cpu_at_start.cpu_s,
+        user_s: now.user_s - cx.cpu_at_start.user_s,
+        sys_s: now.sys_s - cx.cpu_at_start.sys_s,
+        max_rss_bytes: now.max_rss_bytes,
+    };
+    Summary {
+        schema: crate::results::summary::SUMMARY_SCHEMA.to_string(),
+        workload: cx.workload.to_string(),
+        run_id: cx.run_id.to_string(),
+        duration_s: d,
+        warmup_s: out.warmup_s,
+        threads: cx.threads,
+        rate: cx.arrival.rate(),
+        arrival: match cx.arrival {
+            dbperf_engine::Arrival::Closed => None,
+            dbperf_engine::Arrival::Fixed { .. } => Some(crate::results::summary::Arrival::Fixed),
+            dbperf_engine::Arrival::Poisson { .. } => Some(crate::results::summary::Arrival::Poisson),
+        },
+        rand_type: cx.rand_type.to_string(),
+        transactions: Throughput::new(t.transactions, d),
+        queries: QueryCounts::new(t.queries[0], t.queries[1], t.queries[2], d),
+        errors: ErrorCounts::new(errors_by_class(t)),
+        retries: t.retries,
+        reconnects: t.reconnects,
+        latency_ms: LatencyBlock::from_histogram(&t.response),
+        service_time_ms: open.then(|| LatencyBlock::from_histogram(&t.service)),
+        late_starts: t.late_starts,
+        backlog_at_end: out.backlog_at_end,
+        per_type,
+        client,
+        server: ServerSummary {
+            version: cx.server_version.clone(),
+        },
+        interrupted: out.reason != StopReason::Completed,
+        intervals: out.intervals,
+    }
+}

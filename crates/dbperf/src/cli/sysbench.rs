@@ -1,0 +1,462 @@
+//! `dbperf sysbench TEST COMMAND`: validating the arguments into a plan (second stage)
+//! and carrying out prepare, prewarm, run and cleanup.
+
+use std::fs::File;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{anyhow, bail, Context, Result};
+use dbperf_engine::{Arrival, RunConfig, StopReason, StopSignal, Workload};
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use super::args::SysbenchArgs;
+use super::record::{self, Recorder, SummaryContext};
+use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::target::MysqlOptions;
+use crate::driver::{Session, Target};
+use crate::report;
+use crate::results::{client_usage, Manifest, RunDir, ServerFacts, WorkloadInfo};
+use crate::workloads::sysbench::prepare::{self, PrepareConfig};
+use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
+use crate::workloads::sysbench::{OltpOptions, OltpWorkload, Test};
+
+/// What the user asked for, validated.
+#[derive(Debug)]
+enum Command {
+    Prepare,
+    Prewarm,
+    Run,
+    Cleanup,
+}
+
+/// A validated sysbench invocation.
+struct Plan {
+    test: Test,
+    command: Command,
+    target: Target,
+    ignore: IgnoreErrors,
+    opts: OltpOptions,
+    rand_type: RandType,
+    dist: Distribution,
+    seed: u64,
+    connections: u32,
+    run: RunConfig,
+    report_every: u32,
+    percentile: f64,
+    args: SysbenchArgs,
+}
+
+impl Plan {
+    fn from_args(a: SysbenchArgs) -> Result<Plan> {
+        let test: Test = a.test.parse().map_err(|e: String| anyhow!(e))?;
+        let command = match a.command.as_str() {
+            "prepare" => Command::Prepare,
+            "prewarm" | "warmup" => Command::Prewarm,
+            "run" => Command::Run,
+            "cleanup" => Command::Cleanup,
+            other => bail!("unknown command {other:?}: use prepare, run, cleanup or prewarm"),
+        };
+        if a.db_driver != "mysql" {
+            bail!(
+                "--db-driver={} is not supported yet: use mysql (MySQL, MariaDB, Percona Server)",
+                a.db_driver
+            );
+        }
+        if a.db_ps_mode != "auto" {
+            bail!(
+                "--db-ps-mode={} is not supported: dbperf always uses server-side prepared statements (auto)",
+                a.db_ps_mode
+            );
+        }
+        let target = resolve_target(&a)?;
+        let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
+        let opts = OltpOptions {
+            tables: a.tables,
+            table_size: a.table_size,
+            range_size: a.range_size,
+            point_selects: a.point_selects,
+            simple_ranges: a.simple_ranges,
+            sum_ranges: a.sum_ranges,
+            order_ranges: a.order_ranges,
+            distinct_ranges: a.distinct_ranges,
+            index_updates: a.index_updates,
+            non_index_updates: a.non_index_updates,
+            delete_inserts: a.delete_inserts,
+            range_selects: a.range_selects,
+            auto_inc: a.auto_inc,
+            skip_trx: a.skip_trx,
+            secondary: a.secondary,
+            create_secondary: a.create_secondary,
+            mysql_storage_engine: a.mysql_storage_engine.clone(),
+            create_table_options: a.create_table_options.clone(),
+            reconnect: a.reconnect,
+            random_points: a.random_points,
+            number_of_ranges: a.number_of_ranges,
+            delta: a.delta,
+        };
+        opts.validate(test).map_err(|e| anyhow!(e))?;
+        let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
+        let params = RandParams::new(
+            a.rand_spec_iter,
+            a.rand_spec_pct,
+            a.rand_spec_res,
+            a.rand_pareto_h,
+            a.rand_zipfian_exp,
+        )?;
+        let dist = Distribution::new(rand_type, params)?;
+        let seed = if a.rand_seed != 0 {
+            a.rand_seed
+        } else {
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        };
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let connections = match (&command, a.threads) {
+            (_, Some(0)) => bail!("--threads must be at least 1"),
+            (_, Some(n)) => n,
+            (Command::Prepare | Command::Prewarm, None) => cpus as u32,
+            (_, None) => 1,
+        };
+        let arrival = match (a.rate, a.arrival.as_str()) {
+            (r, _) if r < 0.0 || !r.is_finite() => bail!("--rate must be 0 (closed loop) or a positive rate, got {r}"),
+            (0.0, _) => Arrival::Closed,
+            (rate, "poisson") => Arrival::Poisson { rate },
+            (rate, "fixed") => Arrival::Fixed { rate },
+            (_, other) => bail!("--arrival must be poisson or fixed, got {other:?}"),
+        };
+        if a.report_interval < 0.0 || !a.report_interval.is_finite() {
+            bail!("--report-interval must be 0 (no live lines) or a positive number of seconds");
+        }
+        if a.time == 0 && a.events == 0 && matches!(command, Command::Run) {
+            bail!("the run has no end: give --time (seconds) or --events (count)");
+        }
+        if !(a.percentile > 0.0 && a.percentile < 100.0) {
+            bail!(
+                "--percentile must be between 0 and 100 (exclusive), got {}",
+                a.percentile
+            );
+        }
+        let interval = if a.report_interval > 0.0 {
+            a.report_interval
+        } else {
+            1.0
+        };
+        let mut run = RunConfig::new(connections as usize, (a.time > 0).then(|| Duration::from_secs(a.time)));
+        run.arrival = arrival;
+        run.events = (a.events > 0).then_some(a.events);
+        run.warmup = Duration::from_secs(a.warmup_time);
+        run.interval = Duration::from_secs_f64(interval);
+        run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
+        run.client_threads = a.client_threads.unwrap_or((cpus / 2).max(1)).max(1);
+        run.seed = seed;
+        Ok(Plan {
+            test,
+            command,
+            target,
+            ignore,
+            opts,
+            rand_type,
+            dist,
+            seed,
+            connections,
+            run,
+            report_every: if a.report_interval > 0.0 { 1 } else { 0 },
+            percentile: a.percentile,
+            args: a,
+        })
+    }
+
+    fn prepare_config(&self) -> Result<PrepareConfig> {
+        Ok(PrepareConfig {
+            test: self.test,
+            opts: self.opts.clone(),
+            target: self.target.clone(),
+            connections: self.connections,
+            k_sampler: self.dist.sampler(1, self.opts.table_size.max(1))?,
+            seed: self.seed,
+            progress: true,
+        })
+    }
+}
+
+fn resolve_target(a: &SysbenchArgs) -> Result<Target> {
+    let base = match a.target.as_deref() {
+        Some(t) if t.starts_with("sandbox:") => {
+            let name = &t["sandbox:".len()..];
+            let url = crate::server::resolve_sandbox_target(name)?;
+            Some(Target::parse(&url)?)
+        }
+        Some(t) => Some(Target::parse(t)?),
+        None => None,
+    };
+    let mysql = MysqlOptions {
+        host: a.mysql_host.clone(),
+        port: a.mysql_port,
+        user: a.mysql_user.clone(),
+        password: a.mysql_password.clone(),
+        db: a.mysql_db.clone(),
+        socket: a.mysql_socket.clone(),
+    };
+    if base.is_none() && !mysql.any() {
+        bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), or sysbench's --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-db/--mysql-socket");
+    }
+    Ok(mysql.apply(base))
+}
+
+/// Runs a sysbench command; `argv` is the whole command line, for the manifest.
+pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let plan = Plan::from_args(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .min(4),
+        )
+        .enable_all()
+        .build()?;
+    match plan.command {
+        Command::Prepare => {
+            let cfg = plan.prepare_config()?;
+            let r = rt.block_on(prepare::prepare(&cfg))?;
+            let secs = r.load.as_secs_f64();
+            println!(
+                "Prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s) with {} connection(s); secondary indexes {:.1} s",
+                r.tables,
+                r.rows,
+                secs + r.index.as_secs_f64(),
+                r.rows as f64 / secs.max(1e-9),
+                plan.connections,
+                r.index.as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Prewarm => {
+            rt.block_on(prepare::prewarm(&plan.prepare_config()?))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cleanup => {
+            rt.block_on(prepare::cleanup(&plan.target, plan.opts.tables))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run => {
+            let facts = rt.block_on(server_facts(&plan))?;
+            drop(rt);
+            run_benchmark(plan, facts, argv)
+        }
+    }
+}
+
+/// Server version and variables, and a check that the tables exist.
+async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
+    let mut s = MysqlSession::connect(&plan.target, plan.ignore.clone()).await?;
+    let rows = s
+        .query_rows("SHOW GLOBAL VARIABLES")
+        .await
+        .context("reading server variables")?;
+    let variables = rows
+        .into_iter()
+        .filter_map(|r| match (r.first(), r.get(1)) {
+            (Some(Some(k)), Some(v)) => Some((k.clone(), v.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .collect();
+    let tables = if plan.test.single_table() { 1 } else { plan.opts.tables };
+    let existing = s.query_rows("SHOW TABLES LIKE 'sbtest%'").await?;
+    for t in 1..=tables {
+        let name = format!("sbtest{t}");
+        if !existing
+            .iter()
+            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(name.as_str()))
+        {
+            bail!(
+                "table {name} does not exist in {}: run `dbperf sysbench {} prepare --tables={}` (same --target) first",
+                plan.target.database,
+                plan.test,
+                plan.opts.tables
+            );
+        }
+    }
+    Ok(ServerFacts {
+        version: s.server_version(),
+        variables,
+    })
+}
+
+fn run_benchmark(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
+    let workload = Arc::new(
+        OltpWorkload::new(
+            plan.test,
+            plan.opts.clone(),
+            plan.target.clone(),
+            plan.ignore.clone(),
+            plan.dist,
+            plan.connections,
+            plan.seed,
+        )
+        .map_err(|e| anyhow!(e))?,
+    );
+    let ops = workload.ops();
+    let dir = RunDir::create(&plan.args.results_dir, plan.test.name())?;
+    let mut options = serde_json::to_value(&plan.opts)?
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    options.insert("rand_type".into(), plan.rand_type.name().into());
+    options.insert("connections".into(), plan.connections.into());
+    options.insert("client_threads".into(), plan.run.client_threads.into());
+    options.insert("arrival".into(), plan.run.arrival.name().into());
+    options.insert("rate".into(), plan.run.arrival.rate().into());
+    options.insert("time_s".into(), plan.args.time.into());
+    options.insert("warmup_s".into(), plan.args.warmup_time.into());
+    options.insert("events".into(), plan.args.events.into());
+    options.insert("interval_s".into(), plan.run.interval.as_secs_f64().into());
+    let mut manifest = Manifest::new(
+        argv,
+        WorkloadInfo {
+            name: plan.test.name().into(),
+            options,
+        },
+        &plan.target.redacted(),
+    );
+    manifest.seeds = serde_json::json!({ "rand_seed": plan.seed });
+    let server_version = facts.version.clone();
+    manifest.server = Some(facts);
+    dir.write_json("manifest.json", &manifest)?;
+
+    println!(
+        "dbperf {} — {} on {} ({}), {} connection(s), {}; --rand-type={}; results in {}",
+        env!("CARGO_PKG_VERSION"),
+        plan.test,
+        plan.target.endpoint(),
+        server_version,
+        plan.connections,
+        match plan.run.arrival {
+            Arrival::Closed => "closed loop".to_string(),
+            a => format!("open loop at {} trx/s ({} arrivals)", a.rate().unwrap_or(0.0), a.name()),
+        },
+        plan.rand_type.name(),
+        dir.path().display()
+    );
+
+    let stop = StopSignal::new();
+    install_signal_handler(stop.clone());
+    let mut hlog_file = File::create(dir.file("intervals.hlog")?)?;
+    let mut serializer = V2DeflateSerializer::new();
+    let started = SystemTime::now();
+    let hlog = IntervalLogWriterBuilder::new()
+        .add_comment(&format!(
+            "dbperf {} {} latency in microseconds",
+            env!("CARGO_PKG_VERSION"),
+            plan.test
+        ))
+        .with_start_time(started)
+        .with_base_time(started)
+        .begin_log_with(&mut hlog_file, &mut serializer)
+        .map_err(|e| anyhow!("writing intervals.hlog: {e:?}"))?;
+    let mut recorder = Recorder {
+        jsonl: dir.interval_writer()?,
+        hlog,
+        ops: ops.clone(),
+        print_every: plan.report_every,
+        open_loop: plan.run.arrival.rate().is_some(),
+        started,
+        cpu_at_start: client_usage(),
+        error: None,
+    };
+    let outcome = dbperf_engine::run(&plan.run, workload, stop, &mut recorder)?;
+    let cx = SummaryContext {
+        workload: plan.test.name(),
+        run_id: dir.run_id(),
+        threads: plan.connections,
+        arrival: plan.run.arrival,
+        rand_type: plan.rand_type.name(),
+        server_version: Some(server_version),
+        cpu_at_start: recorder.cpu_at_start,
+    };
+    let summary = record::summary(&outcome, &ops, &cx);
+    dir.write_json("summary.json", &summary)?;
+    if let Some(path) = &plan.args.summary_json {
+        std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
+            .with_context(|| format!("writing --summary-json {}", path.display()))?;
+    }
+    let extra = {
+        let p = plan.percentile;
+        let standard = [50.0, 90.0, 95.0, 99.0, 99.9];
+        (!standard.contains(&p)).then(|| (p, outcome.total.response.value_at_quantile(p / 100.0) as f64 / 1000.0))
+    };
+    println!();
+    print!("{}", report::final_text(&summary, extra));
+    if plan.args.histogram {
+        print!("{}", histogram_text(&outcome.total.response));
+    }
+    if let Some(e) = recorder.error {
+        eprintln!("warning: {e}");
+    }
+    if outcome.abandoned > 0 {
+        println!(
+            "{} transaction(s) were still running at the end and were abandoned.",
+            outcome.abandoned
+        );
+    }
+    println!("Run directory: {}", dir.path().display());
+    match outcome.reason {
+        StopReason::Completed => Ok(ExitCode::SUCCESS),
+        StopReason::Interrupted => {
+            eprintln!(
+                "Interrupted: the summary covers the {:.1} s measured before the stop.",
+                outcome.measured_s
+            );
+            Ok(ExitCode::from(130))
+        }
+        StopReason::Fatal => {
+            let e = outcome.fatal.map(|e| e.to_string()).unwrap_or_default();
+            eprintln!("error: the run stopped on a fatal error: {e}");
+            if e.contains("(error ") {
+                eprintln!("hint: add the error number to --mysql-ignore-errors to retry it instead");
+            }
+            Ok(ExitCode::from(3))
+        }
+    }
+}
+
+fn install_signal_handler(stop: Arc<StopSignal>) {
+    let mut hits = 0;
+    let _ = ctrlc::set_handler(move || {
+        hits += 1;
+        if hits > 1 {
+            eprintln!("\nSecond interrupt: exiting without a summary.");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\nStopping: finishing in-flight transactions and writing the summary (interrupt again to exit now)..."
+        );
+        stop.stop(StopReason::Interrupted);
+    });
+}
+
+fn histogram_text(h: &hdrhistogram::Histogram<u64>) -> String {
+    use std::fmt::Write;
+    let mut s = String::from(
+        "\nLatency histogram (values in milliseconds)\n       value  ------------- distribution ------------- count\n",
+    );
+    let max = h
+        .iter_log(1, 2.0)
+        .map(|v| v.count_since_last_iteration())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for v in h.iter_log(1, 2.0) {
+        let n = v.count_since_last_iteration();
+        if n == 0 {
+            continue;
+        }
+        let bar = "*".repeat(((n * 40) / max) as usize);
+        let _ = writeln!(s, "{:>12.3} |{:<40} {}", v.value_iterated_to() as f64 / 1000.0, bar, n);
+    }
+    s
+}

@@ -1,0 +1,292 @@
+//! The sysbench OLTP tests and their options (`oltp_common.lua`, sysbench 1.0.20, plus
+//! master's `reconnect` and `create_table_options`), with sysbench's defaults.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One of sysbench's bundled OLTP tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// BEGIN, 10 point selects, 4 range selects, COMMIT.
+    ReadOnly,
+    /// read_only plus an index update, a non-index update and a delete/insert pair.
+    ReadWrite,
+    /// BEGIN, the four writes, COMMIT.
+    WriteOnly,
+    /// One point select, no transaction.
+    PointSelect,
+    /// One `UPDATE ... SET k=k+1`, autocommit.
+    UpdateIndex,
+    /// One `UPDATE ... SET c=?`, autocommit.
+    UpdateNonIndex,
+    /// One text-protocol INSERT.
+    Insert,
+    /// One DELETE of a random id (the table drains over the run).
+    Delete,
+    /// `SELECT ... WHERE k IN (10 values)` on sbtest1.
+    SelectRandomPoints,
+    /// `SELECT count(k) ... WHERE k BETWEEN ... OR ...` (10 ranges) on sbtest1.
+    SelectRandomRanges,
+}
+
+impl Test {
+    /// Every test, in sysbench's documentation order.
+    pub const ALL: [Test; 10] = [
+        Test::ReadOnly,
+        Test::ReadWrite,
+        Test::WriteOnly,
+        Test::PointSelect,
+        Test::UpdateIndex,
+        Test::UpdateNonIndex,
+        Test::Insert,
+        Test::Delete,
+        Test::SelectRandomPoints,
+        Test::SelectRandomRanges,
+    ];
+
+    /// sysbench's name for the test.
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::ReadOnly => "oltp_read_only",
+            Test::ReadWrite => "oltp_read_write",
+            Test::WriteOnly => "oltp_write_only",
+            Test::PointSelect => "oltp_point_select",
+            Test::UpdateIndex => "oltp_update_index",
+            Test::UpdateNonIndex => "oltp_update_non_index",
+            Test::Insert => "oltp_insert",
+            Test::Delete => "oltp_delete",
+            Test::SelectRandomPoints => "select_random_points",
+            Test::SelectRandomRanges => "select_random_ranges",
+        }
+    }
+
+    /// Tests that only ever touch `sbtest1` and require `--tables=1`.
+    pub fn single_table(self) -> bool {
+        matches!(self, Test::SelectRandomPoints | Test::SelectRandomRanges)
+    }
+}
+
+impl fmt::Display for Test {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Test {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Test, String> {
+        let s = s.trim_end_matches(".lua");
+        Test::ALL.into_iter().find(|t| t.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Test::ALL.iter().map(|t| t.name()).collect();
+            format!("unknown sysbench test {s:?}; the OLTP tests are: {}", names.join(", "))
+        })
+    }
+}
+
+/// Every option of `oltp_common.lua` (and the two single-table tests).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct OltpOptions {
+    /// `--tables`
+    pub tables: u32,
+    /// `--table-size`
+    pub table_size: u32,
+    /// `--range-size`
+    pub range_size: u32,
+    /// `--point-selects`
+    pub point_selects: u32,
+    /// `--simple-ranges`
+    pub simple_ranges: u32,
+    /// `--sum-ranges`
+    pub sum_ranges: u32,
+    /// `--order-ranges`
+    pub order_ranges: u32,
+    /// `--distinct-ranges`
+    pub distinct_ranges: u32,
+    /// `--index-updates`
+    pub index_updates: u32,
+    /// `--non-index-updates`
+    pub non_index_updates: u32,
+    /// `--delete-inserts`
+    pub delete_inserts: u32,
+    /// `--range-selects`
+    pub range_selects: bool,
+    /// `--auto-inc`
+    pub auto_inc: bool,
+    /// `--skip-trx`
+    pub skip_trx: bool,
+    /// `--secondary`
+    pub secondary: bool,
+    /// `--create-secondary`
+    pub create_secondary: bool,
+    /// `--mysql-storage-engine`
+    pub mysql_storage_engine: String,
+    /// `--create-table-options` (sysbench master)
+    pub create_table_options: String,
+    /// `--reconnect`: reconnect every N events (sysbench master; 0 = never)
+    pub reconnect: u32,
+    /// `--random-points` (select_random_points)
+    pub random_points: u32,
+    /// `--number-of-ranges` (select_random_ranges)
+    pub number_of_ranges: u32,
+    /// `--delta` (select_random_ranges)
+    pub delta: u32,
+}
+
+impl Default for OltpOptions {
+    fn default() -> OltpOptions {
+        OltpOptions {
+            tables: 1,
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            mysql_storage_engine: "innodb".into(),
+            create_table_options: String::new(),
+            reconnect: 0,
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
+        }
+    }
+}
+
+impl OltpOptions {
+    /// Checks the options against the test; errors name the option and the fix.
+    pub fn validate(&self, test: Test) -> Result<(), String> {
+        if self.tables == 0 {
+            return Err("--tables must be at least 1".into());
+        }
+        if test.single_table() && self.tables != 1 {
+            return Err(format!(
+                "{test} works on sbtest1 only: use --tables=1 (sysbench asserts the same)"
+            ));
+        }
+        if self.table_size == 0 && !matches!(test, Test::Insert) {
+            return Err(format!("--table-size must be at least 1 for {test}"));
+        }
+        if self.table_size > i32::MAX as u32 {
+            return Err(format!(
+                "--table-size {} exceeds the INTEGER id column (max {})",
+                self.table_size,
+                i32::MAX
+            ));
+        }
+        if self.range_size == 0 {
+            return Err("--range-size must be at least 1".into());
+        }
+        if test.single_table() && (self.random_points == 0 || self.number_of_ranges == 0) {
+            return Err("--random-points and --number-of-ranges must be at least 1".into());
+        }
+        let engine = &self.mysql_storage_engine;
+        if engine.is_empty() || !engine.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("--mysql-storage-engine {engine:?} is not an engine name"));
+        }
+        Ok(())
+    }
+
+    /// The events of `test` with these options: statements per kind, for the docs and
+    /// the general-log test. Keys are statement kind names.
+    pub fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)> {
+        let trx = if self.skip_trx { 0 } else { 1 };
+        let ranges = if self.range_selects { 1 } else { 0 };
+        let reads = |v: &mut Vec<(&'static str, u32)>| {
+            v.push(("point_select", self.point_selects));
+            v.push(("simple_range", self.simple_ranges * ranges));
+            v.push(("sum_range", self.sum_ranges * ranges));
+            v.push(("order_range", self.order_ranges * ranges));
+            v.push(("distinct_range", self.distinct_ranges * ranges));
+        };
+        let writes = |v: &mut Vec<(&'static str, u32)>| {
+            v.push(("index_update", self.index_updates));
+            v.push(("non_index_update", self.non_index_updates));
+            v.push(("delete", self.delete_inserts));
+            v.push(("insert", self.delete_inserts));
+        };
+        let mut v = Vec::new();
+        match test {
+            Test::ReadOnly | Test::ReadWrite | Test::WriteOnly => {
+                v.push(("begin", trx));
+                if test != Test::WriteOnly {
+                    reads(&mut v);
+                }
+                if test != Test::ReadOnly {
+                    writes(&mut v);
+                }
+                v.push(("commit", trx));
+            }
+            Test::PointSelect => v.push(("point_select", 1)),
+            Test::UpdateIndex => v.push(("index_update", self.index_updates)),
+            Test::UpdateNonIndex => v.push(("non_index_update", self.non_index_updates)),
+            Test::Insert => v.push(("insert", 1)),
+            Test::Delete => v.push(("delete", 1)),
+            Test::SelectRandomPoints => v.push(("random_points", 1)),
+            Test::SelectRandomRanges => v.push(("random_ranges", 1)),
+        }
+        v.retain(|(_, n)| *n > 0);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_tests() {
+        for t in Test::ALL {
+            assert_eq!(t.name().parse::<Test>().unwrap(), t);
+        }
+        assert_eq!("oltp_read_write.lua".parse::<Test>().unwrap(), Test::ReadWrite);
+        let e = "oltp_rw".parse::<Test>().unwrap_err();
+        assert!(
+            e.contains("oltp_read_only") && e.contains("select_random_ranges"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn event_shapes_match_sysbench() {
+        let o = OltpOptions::default();
+        let count = |t| o.statements_per_event(t).iter().map(|(_, n)| n).sum::<u32>();
+        // 14 reads + 2 other = 16; + 4 writes = 20 (sysbench_tpcc.md §1.3).
+        assert_eq!(count(Test::ReadOnly), 16);
+        assert_eq!(count(Test::ReadWrite), 20);
+        assert_eq!(count(Test::WriteOnly), 6);
+        assert_eq!(count(Test::PointSelect), 1);
+        let skip = OltpOptions {
+            skip_trx: true,
+            range_selects: false,
+            ..OltpOptions::default()
+        };
+        assert_eq!(skip.statements_per_event(Test::ReadOnly), vec![("point_select", 10)]);
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let o = OltpOptions {
+            tables: 2,
+            ..OltpOptions::default()
+        };
+        assert!(o.validate(Test::SelectRandomPoints).unwrap_err().contains("--tables=1"));
+        assert!(o.validate(Test::ReadWrite).is_ok());
+        let bad = OltpOptions {
+            mysql_storage_engine: "innodb; drop".into(),
+            ..OltpOptions::default()
+        };
+        assert!(bad
+            .validate(Test::ReadWrite)
+            .unwrap_err()
+            .contains("--mysql-storage-engine"));
+    }
+}

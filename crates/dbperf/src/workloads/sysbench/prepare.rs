@@ -1,0 +1,288 @@
+//! Loading sysbench tables fast, `prewarm`, and `cleanup`.
+//!
+//! The loader splits every table into chunks of ids and hands the chunks of all tables,
+//! interleaved, to a pool of connections, so it is parallel within and across tables
+//! (sysbench gives each table to one thread). Each chunk's rows come from an RNG
+//! seeded by (seed, table, chunk): the data does not depend on how many connections
+//! loaded it. Rows go in as large multi-row INSERTs with explicit ids; the secondary
+//! index on `k` is built after the load, as sysbench does.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use super::options::{OltpOptions, Test};
+use super::rand::KeySampler;
+use super::schema;
+use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
+use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::{DbError, Session, Target};
+
+/// Rows per chunk handed to one connection.
+const CHUNK_ROWS: u32 = 25_000;
+/// Size at which a multi-row INSERT is sent.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// What to prepare.
+#[derive(Clone, Debug)]
+pub struct PrepareConfig {
+    /// The test (oltp_insert with `--auto-inc=off` creates empty tables).
+    pub test: Test,
+    /// Table options.
+    pub opts: OltpOptions,
+    /// Where.
+    pub target: Target,
+    /// Loader connections.
+    pub connections: u32,
+    /// Distribution of `k` (sysbench uses `--rand-type` for it).
+    pub k_sampler: KeySampler,
+    /// Seed of the generated data.
+    pub seed: u64,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What a prepare did.
+#[derive(Clone, Debug)]
+pub struct PrepareReport {
+    /// Tables created.
+    pub tables: u32,
+    /// Rows inserted.
+    pub rows: u64,
+    /// Time to create and fill the tables.
+    pub load: Duration,
+    /// Time to build the secondary indexes.
+    pub index: Duration,
+}
+
+/// A prepare, prewarm or cleanup that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// A table to create is already there.
+    #[error(
+        "table {0} already exists; run `cleanup` with the same --tables first, or point --target at another database"
+    )]
+    Exists(String),
+    /// The server refused a statement.
+    #[error("{what}: {source}")]
+    Db {
+        /// What dbperf was doing.
+        what: String,
+        /// The server's error.
+        source: DbError,
+    },
+}
+
+fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
+    let what = what.into();
+    move |source| PrepareError::Db { what, source }
+}
+
+async fn connect(target: &Target) -> Result<MysqlSession, PrepareError> {
+    MysqlSession::connect(target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting"))
+}
+
+/// Creates and fills the tables, then builds the secondary indexes.
+pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError> {
+    let o = &cfg.opts;
+    let started = Instant::now();
+    let mut admin = connect(&cfg.target).await?;
+    let existing = admin
+        .query_rows("SHOW TABLES LIKE 'sbtest%'")
+        .await
+        .map_err(ctx("listing tables"))?;
+    for t in 1..=o.tables {
+        let name = format!("sbtest{t}");
+        if existing
+            .iter()
+            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(name.as_str()))
+        {
+            return Err(PrepareError::Exists(name));
+        }
+    }
+    for t in 1..=o.tables {
+        eprintln!("Creating table 'sbtest{t}'...");
+        admin
+            .query(&schema::create_table(t, o))
+            .await
+            .map_err(ctx(format!("creating sbtest{t}")))?;
+    }
+    // oltp_insert with client-side ids starts from empty tables, as in sysbench.
+    let rows_per_table = if cfg.test == Test::Insert && !o.auto_inc {
+        0
+    } else {
+        o.table_size
+    };
+    let chunks_per_table = rows_per_table.div_ceil(CHUNK_ROWS);
+    let mut units = Vec::new();
+    for c in 0..chunks_per_table {
+        for t in 1..=o.tables {
+            let first = c * CHUNK_ROWS + 1;
+            units.push((t, first, (first + CHUNK_ROWS - 1).min(rows_per_table)));
+        }
+    }
+    let total_rows = rows_per_table as u64 * o.tables as u64;
+    if total_rows > 0 {
+        eprintln!(
+            "Inserting {rows_per_table} records into each of {} table(s) over {} connection(s)",
+            o.tables, cfg.connections
+        );
+    }
+    let bar = progress_bar(cfg.progress && total_rows > 0, total_rows, "rows");
+    let units = Arc::new(units);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..cfg.connections.min(units.len() as u32).max(1) {
+        let (units, next, bar, cfg) = (units.clone(), next.clone(), bar.clone(), cfg.clone());
+        tasks.spawn(async move {
+            let mut s = connect(&cfg.target).await?;
+            s.query("SET SESSION unique_checks=0, foreign_key_checks=0")
+                .await
+                .map_err(ctx("session setup"))?;
+            let mut buf = Vec::with_capacity(BATCH_BYTES + 4096);
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(table, first, last)) = units.get(i) else {
+                    return Ok::<(), PrepareError>(());
+                };
+                load_chunk(&mut s, &cfg, table, first, last, &mut buf, &bar).await?;
+            }
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("loader task panicked")?;
+    }
+    bar.finish_and_clear();
+    let load = started.elapsed();
+    let index_started = Instant::now();
+    if o.create_secondary && !o.secondary {
+        for_each_table(cfg, "Creating a secondary index on", |t| {
+            vec![schema::create_secondary_index(t)]
+        })
+        .await?;
+    }
+    Ok(PrepareReport {
+        tables: o.tables,
+        rows: total_rows,
+        load,
+        index: index_started.elapsed(),
+    })
+}
+
+async fn load_chunk(
+    s: &mut MysqlSession,
+    cfg: &PrepareConfig,
+    table: u32,
+    first: u32,
+    last: u32,
+    buf: &mut Vec<u8>,
+    bar: &ProgressBar,
+) -> Result<(), PrepareError> {
+    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ ((table as u64) << 40) ^ first as u64);
+    let (mut c, mut pad) = ([0u8; 119], [0u8; 59]);
+    let mut rows = 0u64;
+    let mut id = first;
+    while id <= last {
+        buf.clear();
+        let _ = write!(buf, "INSERT INTO sbtest{table}(id, k, c, pad) VALUES");
+        while id <= last && buf.len() < BATCH_BYTES {
+            let k = cfg.k_sampler.sample(&mut rng);
+            fill_template(&mut rng, C_TEMPLATE.as_bytes(), &mut c);
+            fill_template(&mut rng, PAD_TEMPLATE.as_bytes(), &mut pad);
+            let sep = if rows == 0 { "" } else { "," };
+            let _ = write!(buf, "{sep}({id},{k},'");
+            buf.extend_from_slice(&c);
+            buf.extend_from_slice(b"','");
+            buf.extend_from_slice(&pad);
+            buf.extend_from_slice(b"')");
+            rows += 1;
+            id += 1;
+        }
+        let sql = std::str::from_utf8(buf).expect("generated SQL is ASCII");
+        s.query(sql)
+            .await
+            .map_err(ctx(format!("inserting into sbtest{table}")))?;
+        bar.inc(rows);
+        rows = 0;
+    }
+    Ok(())
+}
+
+/// Runs `statements(t)` for every table, tables spread over the connections.
+async fn for_each_table(
+    cfg: &PrepareConfig,
+    verb: &'static str,
+    statements: impl Fn(u32) -> Vec<String> + Send + Sync + 'static,
+) -> Result<(), PrepareError> {
+    let tables = cfg.opts.tables;
+    let next = Arc::new(AtomicUsize::new(1));
+    let statements = Arc::new(statements);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..cfg.connections.min(tables).max(1) {
+        let (next, statements, target) = (next.clone(), statements.clone(), cfg.target.clone());
+        tasks.spawn(async move {
+            let mut s = connect(&target).await?;
+            loop {
+                let t = next.fetch_add(1, Ordering::Relaxed) as u32;
+                if t > tables {
+                    return Ok::<(), PrepareError>(());
+                }
+                eprintln!("{verb} 'sbtest{t}'...");
+                for sql in statements(t) {
+                    s.query(&sql).await.map_err(ctx(sql.clone()))?;
+                }
+            }
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("task panicked")?;
+    }
+    Ok(())
+}
+
+/// sysbench's `prewarm`: ANALYZE, then read the primary key and the `k` index of every
+/// table into the buffer pool.
+pub async fn prewarm(cfg: &PrepareConfig) -> Result<(), PrepareError> {
+    let size = cfg.opts.table_size;
+    for_each_table(cfg, "Prewarming table", move |t| {
+        vec![
+            "SET tmp_table_size=2*1024*1024*1024".into(),
+            "SET max_heap_table_size=2*1024*1024*1024".into(),
+            format!("ANALYZE TABLE sbtest{t}"),
+            format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {size}) t"),
+            format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {size}) t"),
+        ]
+    })
+    .await
+}
+
+/// Drops `sbtest1` .. `sbtestN`.
+pub async fn cleanup(target: &Target, tables: u32) -> Result<(), PrepareError> {
+    let mut s = connect(target).await?;
+    for t in 1..=tables {
+        eprintln!("Dropping table 'sbtest{t}'...");
+        s.query(&schema::drop_table(t))
+            .await
+            .map_err(ctx(format!("dropping sbtest{t}")))?;
+    }
+    Ok(())
+}
+
+fn progress_bar(enabled: bool, total: u64, unit: &str) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    let template =
+        format!("{{elapsed_precise}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit} ({{per_sec}}, ETA {{eta}})");
+    bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}

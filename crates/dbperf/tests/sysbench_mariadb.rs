@@ -1,0 +1,635 @@
+//! dbperf's sysbench tests against a real sandboxed MariaDB, run as a user runs them:
+//! the binary, its files, and the server's own view (general log, table contents).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dbperf::server::testing::TempSandbox;
+use serde_json::Value;
+
+fn dbperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dbperf"))
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("dbperf runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs SQL as root over the sandbox socket and returns tab-separated rows.
+fn root_sql(sb: &TempSandbox, sql: &str) -> String {
+    let out = Command::new("mariadb")
+        .args(["--no-defaults", "-uroot", "-N", "-B", "-S"])
+        .arg(sb.socket())
+        .args(["-e", sql])
+        .output()
+        .expect("mariadb client");
+    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sandbox() -> TempSandbox {
+    TempSandbox::start().expect("a sandboxed MariaDB starts (apt-get install -y mariadb-server)")
+}
+
+fn sysbench_cmd(test: &str, command: &str, sb: &TempSandbox, extra: &[&str]) -> Command {
+    let mut c = dbperf();
+    c.args(["sysbench", test, command, "--target", &sb.url()]).args(extra);
+    c
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+fn only_run_dir(results: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(results).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn validate_summary(summary: &Value) {
+    let schema_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/summary.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(summary).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "summary.json violates the schema: {errors:?}");
+}
+
+#[test]
+fn prepare_run_check_cleanup_read_write() {
+    let sb = sandbox();
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let summary_file = tmp.path().join("s.json");
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "prepare",
+        &sb,
+        &["--tables=2", "--table-size=5000", "--threads=3"],
+    ));
+
+    // The table is sysbench's: schema, ids 1..N, the c/pad shapes, the k index.
+    let ddl = root_sql(&sb, "SHOW CREATE TABLE sbtest.sbtest2");
+    for part in [
+        "`id` int(11) NOT NULL AUTO_INCREMENT",
+        "`k` int(11) NOT NULL DEFAULT 0",
+        "`c` char(120) NOT NULL DEFAULT ''",
+        "`pad` char(60) NOT NULL DEFAULT ''",
+        "PRIMARY KEY (`id`)",
+        "KEY `k_2` (`k`)",
+        "ENGINE=InnoDB AUTO_INCREMENT=5001",
+    ] {
+        assert!(ddl.contains(part), "missing {part:?} in\n{ddl}");
+    }
+    let shape = root_sql(
+        &sb,
+        "SELECT COUNT(*), MIN(id), MAX(id), SUM(c REGEXP '^([0-9]{11}-){9}[0-9]{11}$'), SUM(pad REGEXP '^([0-9]{11}-){4}[0-9]{11}$'), MIN(k) >= 1, MAX(k) <= 5000 FROM sbtest.sbtest1",
+    );
+    assert_eq!(shape.trim(), "5000\t1\t5000\t5000\t5000\t1\t1");
+
+    let out = run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "run",
+        &sb,
+        &[
+            "--tables=2",
+            "--table-size=5000",
+            "--threads=4",
+            "--time=3",
+            "--report-interval=1",
+            "--results-dir",
+            results.to_str().unwrap(),
+            "--summary-json",
+            summary_file.to_str().unwrap(),
+        ],
+    ));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[ 1s ] thds: 4 tps:"), "{stdout}");
+    assert!(stdout.contains("lat (ms,p50/p95/p99)"), "{stdout}");
+    let dir = only_run_dir(&results);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary, read_json(&summary_file));
+    validate_summary(&summary);
+    let trx = summary["transactions"]["total"].as_u64().unwrap();
+    assert!(trx > 20, "{summary}");
+    // sysbench's counters: 14 reads and 2 other (BEGIN/COMMIT) per event; 4 writes,
+    // unless a delete found its row already deleted by another event (then "other").
+    let q = &summary["queries"];
+    assert_eq!(q["read"].as_u64().unwrap(), 14 * trx);
+    assert_eq!(
+        q["read"].as_u64().unwrap() + q["write"].as_u64().unwrap() + q["other"].as_u64().unwrap(),
+        20 * trx
+    );
+    assert!(q["write"].as_u64().unwrap() >= 4 * trx - trx / 10);
+    assert_eq!(summary["per_type"]["point_select"]["count"].as_u64().unwrap(), 10 * trx);
+    assert_eq!(summary["rand_type"], "uniform");
+    assert_eq!(summary["threads"], 4);
+    assert!(summary["rate"].is_null() && summary["service_time_ms"].is_null());
+    assert!((summary["duration_s"].as_f64().unwrap() - 3.0).abs() < 0.2);
+
+    // Every interval was stored; the stored intervals add up to the summary.
+    let lines: Vec<Value> = std::fs::read_to_string(dir.join("intervals.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 3, "{lines:?}");
+    let sum: u64 = lines.iter().map(|l| l["transactions"].as_u64().unwrap()).sum();
+    assert_eq!(sum, trx);
+    // The raw histograms read back with an HdrHistogram library.
+    let hlog = std::fs::read(dir.join("intervals.hlog")).unwrap();
+    let mut count = 0u64;
+    let mut deser = hdrhistogram::serialization::Deserializer::new();
+    for item in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&hlog) {
+        if let hdrhistogram::serialization::interval_log::LogEntry::Interval(h) = item.unwrap() {
+            if h.tag().map(|t| t.as_str()) == Some("response:oltp_read_write") {
+                let bytes = base64_decode(h.encoded_histogram());
+                let hist: hdrhistogram::Histogram<u64> = deser.deserialize(&mut &bytes[..]).unwrap();
+                count += hist.len();
+            }
+        }
+    }
+    assert_eq!(count, trx);
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert!(
+        manifest["server"]["variables"]["innodb_buffer_pool_size"].is_string(),
+        "{manifest}"
+    );
+    assert!(manifest["server"]["version"].as_str().unwrap().contains("MariaDB"));
+    assert!(
+        !manifest.to_string().contains("sb:sb@"),
+        "password leaked into the manifest"
+    );
+
+    // Consistency: each delete/insert pair keeps the row count.
+    let rows = root_sql(
+        &sb,
+        "SELECT (SELECT COUNT(*) FROM sbtest.sbtest1) + (SELECT COUNT(*) FROM sbtest.sbtest2)",
+    );
+    assert_eq!(rows.trim(), "10000");
+
+    run_ok(&mut sysbench_cmd("oltp_read_write", "cleanup", &sb, &["--tables=2"]));
+    assert_eq!(
+        root_sql(
+            &sb,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'"
+        )
+        .trim(),
+        "0"
+    );
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    // A small decoder so the test needs no extra crate.
+    let table = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a' + 26) as u32,
+            b'0'..=b'9' => (c - b'0' + 52) as u32,
+            b'+' => 62,
+            b'/' => 63,
+            _ => 0,
+        }
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|c| *c != b'=' && !c.is_ascii_whitespace()).collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut v = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            v |= table(*c) << (18 - 6 * i);
+        }
+        let n = chunk.len() * 6 / 8;
+        for i in 0..n {
+            out.push((v >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}
+
+#[test]
+fn general_log_shows_sysbench_statement_mix() {
+    let sb = sandbox();
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "prepare",
+        &sb,
+        &["--tables=3", "--table-size=2000"],
+    ));
+    let log = sb.home().root().join("general.log");
+    root_sql(
+        &sb,
+        &format!(
+            "SET GLOBAL general_log_file='{}'; SET GLOBAL general_log=ON",
+            log.display()
+        ),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "run",
+        &sb,
+        &[
+            "--tables=3",
+            "--table-size=2000",
+            "--threads=1",
+            "--events=25",
+            "--time=0",
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+        ],
+    ));
+    root_sql(&sb, "SET GLOBAL general_log=OFF");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let executes: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(" Execute\t").map(|(_, s)| s))
+        .collect();
+    let count = |pred: &dyn Fn(&str) -> bool| executes.iter().filter(|s| pred(s)).count();
+    assert_eq!(count(&|s| s == "BEGIN"), 25);
+    assert_eq!(count(&|s| s == "COMMIT"), 25);
+    assert_eq!(
+        count(&|s| s.starts_with("SELECT c FROM sbtest") && s.contains("WHERE id=")),
+        250
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("SELECT c FROM sbtest") && s.ends_with("ORDER BY c") && !s.contains("DISTINCT")),
+        25
+    );
+    assert_eq!(count(&|s| s.starts_with("SELECT DISTINCT c FROM sbtest")), 25);
+    assert_eq!(count(&|s| s.starts_with("SELECT SUM(k) FROM sbtest")), 25);
+    assert_eq!(
+        count(&|s| s.starts_with("SELECT c FROM sbtest") && s.contains("BETWEEN") && !s.contains("ORDER")),
+        25
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("UPDATE sbtest") && s.contains("SET k=k+1")),
+        25
+    );
+    assert_eq!(count(&|s| s.starts_with("UPDATE sbtest") && s.contains("SET c='")), 25);
+    assert_eq!(count(&|s| s.starts_with("DELETE FROM sbtest")), 25);
+    assert_eq!(count(&|s| s.starts_with("INSERT INTO sbtest")), 25);
+    assert_eq!(executes.len(), 25 * 20, "nothing else is executed");
+    // Ranges span range_size rows, and all 10 point selects of an event hit one table.
+    let range = executes.iter().find(|s| s.starts_with("SELECT SUM(k)")).unwrap();
+    let nums: Vec<i64> = range
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert_eq!(nums[nums.len() - 1] - nums[nums.len() - 2], 99, "{range}");
+    let points: Vec<&&str> = executes
+        .iter()
+        .filter(|s| s.contains("WHERE id=") && s.starts_with("SELECT"))
+        .take(10)
+        .collect();
+    let table = |s: &str| s.split_whitespace().nth(3).unwrap().to_string();
+    assert!(points.iter().all(|p| table(p) == table(points[0])), "{points:?}");
+}
+
+#[test]
+fn open_loop_shows_a_frozen_server_in_response_time() {
+    let sb = sandbox();
+    run_ok(&mut sysbench_cmd(
+        "oltp_point_select",
+        "prepare",
+        &sb,
+        &["--table-size=2000"],
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    let pid = sb.pid();
+    let freezer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(2000));
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        std::thread::sleep(Duration::from_millis(2000));
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    });
+    let summary_file = tmp.path().join("s.json");
+    run_ok(&mut sysbench_cmd(
+        "oltp_point_select",
+        "run",
+        &sb,
+        &[
+            "--table-size=2000",
+            "--threads=4",
+            "--rate=200",
+            "--arrival=fixed",
+            "--time=7",
+            "--report-interval=1",
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+            "--summary-json",
+            summary_file.to_str().unwrap(),
+        ],
+    ));
+    freezer.join().unwrap();
+    let s = read_json(&summary_file);
+    validate_summary(&s);
+    let rt = &s["latency_ms"];
+    let st = &s["service_time_ms"];
+    // Arrivals kept coming during the 2 s freeze: the ones that queued waited up to 2 s.
+    assert!(rt["max"].as_f64().unwrap() > 1800.0, "{s}");
+    assert!(
+        rt["p90"].as_f64().unwrap() > 100.0,
+        "about 2/7 of arrivals met the freeze: {s}"
+    );
+    // Their service time was short once they got a connection...
+    assert!(st["p50"].as_f64().unwrap() < 20.0, "{s}");
+    // ...but the backlog is not hidden: they are counted as late starts.
+    assert!(s["late_starts"].as_u64().unwrap() > 300, "{s}");
+    let done = s["transactions"]["total"].as_u64().unwrap();
+    assert!(
+        (1300..=1420).contains(&done),
+        "all 7 s x 200/s offered were served: {done}"
+    );
+}
+
+#[test]
+fn interrupt_and_kill_keep_what_was_measured() {
+    let sb = sandbox();
+    run_ok(&mut sysbench_cmd(
+        "oltp_point_select",
+        "prepare",
+        &sb,
+        &["--table-size=2000"],
+    ));
+    for (signal, expect_summary) in [(libc::SIGINT, true), (libc::SIGTERM, true), (libc::SIGKILL, false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = sysbench_cmd(
+            "oltp_point_select",
+            "run",
+            &sb,
+            &[
+                "--table-size=2000",
+                "--threads=2",
+                "--time=60",
+                "--results-dir",
+                tmp.path().to_str().unwrap(),
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(3500));
+        let sent = Instant::now();
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert!(
+            sent.elapsed() < Duration::from_millis(1500),
+            "stopped in {:?}",
+            sent.elapsed()
+        );
+        let dir = only_run_dir(tmp.path());
+        let lines = std::fs::read_to_string(dir.join("intervals.jsonl")).unwrap();
+        assert!(lines.lines().count() >= 2, "signal {signal}: {lines}");
+        for l in lines.lines() {
+            let _: Value = serde_json::from_str(l).expect("every stored line is whole");
+        }
+        if expect_summary {
+            assert_eq!(status.code(), Some(130));
+            let s = read_json(&dir.join("summary.json"));
+            assert_eq!(s["interrupted"], true);
+            assert!(s["transactions"]["total"].as_u64().unwrap() > 0);
+            let d = s["duration_s"].as_f64().unwrap();
+            assert!((3.0..4.5).contains(&d), "{d}");
+        } else {
+            assert!(!dir.join("summary.json").exists());
+        }
+    }
+}
+
+#[test]
+fn lost_connections_reconnect_and_are_counted() {
+    let sb = sandbox();
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_only",
+        "prepare",
+        &sb,
+        &["--table-size=2000"],
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    let summary_file = tmp.path().join("s.json");
+    let mut child = sysbench_cmd(
+        "oltp_read_only",
+        "run",
+        &sb,
+        &[
+            "--table-size=2000",
+            "--threads=3",
+            "--time=4",
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+            "--summary-json",
+            summary_file.to_str().unwrap(),
+        ],
+    )
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let ids = root_sql(&sb, "SELECT id FROM information_schema.processlist WHERE user='sb'");
+    for id in ids.split_whitespace() {
+        let _ = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-S"])
+            .arg(sb.socket())
+            .args(["-e", &format!("KILL {id}")])
+            .output();
+    }
+    assert!(child.wait().unwrap().success());
+    let s = read_json(&summary_file);
+    assert!(s["reconnects"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["errors"]["by_class"]["connection_lost"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["transactions"]["total"].as_u64().unwrap() > 10);
+}
+
+#[test]
+fn every_test_runs_with_its_own_shape() {
+    let sb = sandbox();
+    let tmp = tempfile::tempdir().unwrap();
+    // (test, extra options, statements per event)
+    let cases: [(&str, &[&str], u64); 10] = [
+        ("oltp_read_only", &[], 16),
+        ("oltp_write_only", &[], 6),
+        ("oltp_point_select", &[], 1),
+        ("oltp_update_index", &[], 1),
+        ("oltp_update_non_index", &[], 1),
+        ("oltp_insert", &[], 1),
+        ("oltp_delete", &[], 1),
+        ("select_random_points", &[], 1),
+        ("select_random_ranges", &[], 1),
+        ("oltp_read_write", &["--skip-trx=on", "--range_selects=off"], 14),
+    ];
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "prepare",
+        &sb,
+        &["--table-size=3000"],
+    ));
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "prewarm",
+        &sb,
+        &["--table-size=3000"],
+    ));
+    for (test, extra, per_event) in cases {
+        let file = tmp.path().join(format!("{test}.json"));
+        let mut cmd = sysbench_cmd(
+            test,
+            "run",
+            &sb,
+            &[
+                "--table-size=3000",
+                "--threads=2",
+                "--events=60",
+                "--time=0",
+                "--summary-json",
+                file.to_str().unwrap(),
+            ],
+        );
+        cmd.args(extra)
+            .args(["--results-dir", tmp.path().join("r").to_str().unwrap()]);
+        run_ok(&mut cmd);
+        let s = read_json(&file);
+        assert_eq!(s["transactions"]["total"], 60, "{test}: {s}");
+        assert_eq!(s["queries"]["total"].as_u64().unwrap(), 60 * per_event, "{test}: {s}");
+        assert_eq!(s["workload"], test);
+    }
+    // oltp_insert added 60 rows, oltp_delete removed up to 60.
+    let n: i64 = root_sql(&sb, "SELECT COUNT(*) FROM sbtest.sbtest1")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((2940..=3060).contains(&n), "{n}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let sb = sandbox();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["sysbench", "oltp_rw", "run", "--target", "mysql://sb:sb@127.0.0.1:1/x"],
+            "the OLTP tests are",
+        ),
+        (&["sysbench", "oltp_read_only", "run"], "no server given"),
+        (
+            &["sysbench", "oltp_read_only", "run", "--target", "127.0.0.1:3306"],
+            "Expected mysql://",
+        ),
+        (
+            &["sysbench", "oltp_read_only", "run", "--target", "sandbox:nope"],
+            "nope",
+        ),
+        (
+            &[
+                "sysbench",
+                "select_random_points",
+                "run",
+                "--tables=2",
+                "--target",
+                "mysql://sb:sb@127.0.0.1:1/x",
+            ],
+            "--tables=1",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = dbperf().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let out = run_fail(&mut sysbench_cmd("oltp_read_only", "run", &sb, &["--tables=4"]));
+    assert!(
+        out.contains("sbtest1 does not exist") && out.contains("prepare"),
+        "{out}"
+    );
+}
+
+fn run_fail(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn sysbench_and_dbperf_run_on_each_others_tables() {
+    if Command::new("sysbench").arg("--version").output().is_err() {
+        eprintln!("skipped: sysbench is not installed (apt-get install -y sysbench)");
+        return;
+    }
+    let sb = sandbox();
+    let sysbench = |args: &[&str]| {
+        let mut c = Command::new("sysbench");
+        c.args(args).args([
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", sb.port()),
+            "--mysql-user=sb",
+            "--mysql-password=sb",
+            "--mysql-db=sbtest",
+        ]);
+        run_ok(&mut c)
+    };
+    // dbperf prepares, sysbench runs.
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "prepare",
+        &sb,
+        &["--tables=2", "--table-size=3000"],
+    ));
+    let dbperf_ddl = root_sql(&sb, "SHOW CREATE TABLE sbtest.sbtest1");
+    let out = sysbench(&[
+        "oltp_read_write",
+        "--tables=2",
+        "--table-size=3000",
+        "--threads=2",
+        "--time=2",
+        "run",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("transactions:") && text.contains("ignored errors:                      0"),
+        "{text}"
+    );
+    sysbench(&["oltp_read_write", "--tables=2", "cleanup"]);
+    // sysbench prepares, dbperf runs.
+    sysbench(&[
+        "oltp_read_write",
+        "--tables=2",
+        "--table-size=3000",
+        "--rand-type=uniform",
+        "prepare",
+    ]);
+    let sysbench_ddl = root_sql(&sb, "SHOW CREATE TABLE sbtest.sbtest1");
+    assert_eq!(
+        dbperf_ddl, sysbench_ddl,
+        "SHOW CREATE TABLE is the same whichever tool prepared"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("s.json");
+    run_ok(&mut sysbench_cmd(
+        "oltp_read_write",
+        "run",
+        &sb,
+        &[
+            "--tables=2",
+            "--table-size=3000",
+            "--threads=2",
+            "--time=2",
+            "--summary-json",
+            file.to_str().unwrap(),
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+        ],
+    ));
+    let s = read_json(&file);
+    assert!(s["transactions"]["total"].as_u64().unwrap() > 10);
+    assert_eq!(s["errors"]["total"], 0);
+}
