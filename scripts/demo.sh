@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The demo: a sandboxed MariaDB, 8 sysbench tables, oltp_read_only and oltp_read_write at
+# 1, 2, 4, 8 and 16 connections, and a users-by-workload TPS table at the end.
+# Knobs: DEMO_TIME (seconds per point, default 10), DEMO_TABLE_SIZE (rows, default 100000),
+# DEMO_KEEP=1 keeps the sandbox running afterwards. State lives in $DBPERF_HOME (~/.dbperf).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DBPERF=${DBPERF:-target/release/dbperf}
+TIME=${DEMO_TIME:-10}
+SIZE=${DEMO_TABLE_SIZE:-100000}
+NAME=demo
+RESULTS=${DEMO_RESULTS:-dbperf-results/demo-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$RESULTS"
+
+if ! $DBPERF server list | grep -q "^$NAME .*running"; then
+  $DBPERF server start mariadb --name "$NAME"
+fi
+cleanup() { [ "${DEMO_KEEP:-0}" = 1 ] || $DBPERF server stop "$NAME" >/dev/null; }
+trap cleanup EXIT
+T=sandbox:$NAME
+
+$DBPERF sysbench oltp_read_write cleanup --tables=8 --target $T >/dev/null
+$DBPERF sysbench oltp_read_write prepare --tables=8 --table-size="$SIZE" --target $T
+$DBPERF sysbench oltp_read_write prewarm --tables=8 --table-size="$SIZE" --target $T >/dev/null
+
+for w in oltp_read_only oltp_read_write; do
+  for n in 1 2 4 8 16; do
+    echo "== $w, $n connection(s), ${TIME}s"
+    $DBPERF sysbench $w run --tables=8 --table-size="$SIZE" --threads=$n --time="$TIME" \
+      --report-interval=$(( TIME >= 10 ? 5 : 1 )) --target $T --results-dir "$RESULTS/runs" \
+      --summary-json "$RESULTS/$w-$n.json" | grep -E '^\[|transactions:|p99:' || true
+  done
+done
+
+python3 - "$RESULTS" <<'PY'
+import json, sys, os
+d = sys.argv[1]
+loads = ["oltp_read_only", "oltp_read_write"]
+users = [1, 2, 4, 8, 16]
+print()
+print("Transactions per second (p99 ms) by connections, MariaDB sandbox, %s" % d)
+print("%-8s" % "users" + "".join("%26s" % w for w in loads))
+for u in users:
+    row = "%-8d" % u
+    for w in loads:
+        f = os.path.join(d, "%s-%d.json" % (w, u))
+        if os.path.exists(f):
+            s = json.load(open(f))
+            row += "%26s" % ("%.1f (%.2f)" % (s["transactions"]["per_sec"], s["latency_ms"]["p99"]))
+        else:
+            row += "%26s" % "-"
+    print(row)
+PY
+echo "Run directories: $RESULTS/runs"
