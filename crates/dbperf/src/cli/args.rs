@@ -96,7 +96,7 @@ pub struct SysbenchArgs {
     /// Seconds to run before measuring; its samples are not counted.
     #[arg(long, default_value_t = 0, help_heading = "Load")]
     pub warmup_time: u64,
-    /// OS threads driving the connections (default: half the CPUs, at least 1).
+    /// OS threads driving the connections (default: one per CPU, at most one per connection).
     #[arg(long, help_heading = "Load")]
     pub client_threads: Option<usize>,
     /// Seconds in-flight transactions may take to finish after --time.

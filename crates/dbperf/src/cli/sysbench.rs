@@ -151,7 +151,7 @@ impl Plan {
         run.warmup = Duration::from_secs(a.warmup_time);
         run.interval = Duration::from_secs_f64(interval);
         run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        run.client_threads = a.client_threads.unwrap_or((cpus / 2).max(1)).max(1);
+        run.client_threads = a.client_threads.unwrap_or(cpus).max(1);
         run.seed = seed;
         Ok(Plan {
             test,

@@ -189,6 +189,32 @@ impl MysqlSession {
     }
 }
 
+impl MysqlSession {
+    /// Runs `LOAD DATA LOCAL INFILE` statement `sql`, streaming the file's bytes from
+    /// `data` (no file on disk). Fails with the server's error when `local_infile` is off.
+    pub async fn load_data_local(
+        &mut self,
+        sql: &str,
+        data: futures_util::stream::BoxStream<'static, std::io::Result<bytes::Bytes>>,
+    ) -> Result<ExecInfo, DbError> {
+        let conn = self.conn()?;
+        // The handler must be Sync; a Mutex makes the (Send) stream so.
+        let slot = std::sync::Mutex::new(Some(data));
+        conn.set_infile_handler(async move {
+            slot.lock()
+                .ok()
+                .and_then(|mut s| s.take())
+                .ok_or_else(|| mysql_async::Error::Other("LOCAL INFILE data already consumed".into()))
+        });
+        match conn.query_drop(sql).await {
+            Ok(()) => Ok(ExecInfo {
+                affected_rows: conn.affected_rows(),
+            }),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+}
+
 impl Session for MysqlSession {
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let conn = self.conn()?;

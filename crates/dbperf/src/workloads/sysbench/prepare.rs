@@ -23,8 +23,18 @@ use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::{DbError, Session, Target};
 
-/// Rows per chunk handed to one connection.
-const CHUNK_ROWS: u32 = 25_000;
+/// Smallest chunk of rows handed to one connection.
+const MIN_CHUNK_ROWS: u32 = 10_000;
+
+/// Rows per unit of loading work: a whole table when tables are at least as many as
+/// connections, else enough pieces that every connection gets several.
+fn chunk_rows(rows_per_table: u32, tables: u32, connections: u32) -> u32 {
+    if tables >= connections || rows_per_table <= MIN_CHUNK_ROWS {
+        return rows_per_table.max(1);
+    }
+    let pieces = (connections * 2).div_ceil(tables);
+    rows_per_table.div_ceil(pieces).max(MIN_CHUNK_ROWS)
+}
 /// Size at which a multi-row INSERT is sent.
 const BATCH_BYTES: usize = 1 << 20;
 
@@ -120,12 +130,16 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     } else {
         o.table_size
     };
-    let chunks_per_table = rows_per_table.div_ceil(CHUNK_ROWS);
+    // Whole tables while there are at least as many tables as connections (each table
+    // then goes in as one transaction into an empty table, which InnoDB loads without
+    // per-row undo); otherwise split tables so every connection has work.
+    let chunk = chunk_rows(rows_per_table, o.tables, cfg.connections);
+    let chunks_per_table = rows_per_table.div_ceil(chunk);
     let mut units = Vec::new();
     for c in 0..chunks_per_table {
         for t in 1..=o.tables {
-            let first = c * CHUNK_ROWS + 1;
-            units.push((t, first, (first + CHUNK_ROWS - 1).min(rows_per_table)));
+            let first = c * chunk + 1;
+            units.push((t, first, (first + chunk - 1).min(rows_per_table)));
         }
     }
     let total_rows = rows_per_table as u64 * o.tables as u64;
@@ -176,6 +190,9 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     })
 }
 
+/// Server errors meaning `LOAD DATA LOCAL` is disabled; the loader then uses INSERTs.
+const LOCAL_INFILE_DISABLED: &[u32] = &[1148, 3948, 4166];
+
 async fn load_chunk(
     s: &mut MysqlSession,
     cfg: &PrepareConfig,
@@ -185,34 +202,121 @@ async fn load_chunk(
     buf: &mut Vec<u8>,
     bar: &ProgressBar,
 ) -> Result<(), PrepareError> {
-    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ ((table as u64) << 40) ^ first as u64);
-    let (mut c, mut pad) = ([0u8; 119], [0u8; 59]);
-    let mut rows = 0u64;
-    let mut id = first;
-    while id <= last {
+    let seed = cfg.seed ^ ((table as u64) << 40) ^ first as u64;
+    s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
+    let sql = format!(
+        "LOAD DATA LOCAL INFILE 'sbtest{table}' INTO TABLE sbtest{table} FIELDS TERMINATED BY '\\t' (id, k, c, pad)"
+    );
+    let stream = row_stream(RowGen::new(seed, cfg.k_sampler, first, last), bar.clone());
+    match s.load_data_local(&sql, stream).await {
+        Ok(_) => {}
+        Err(e) if e.code.is_some_and(|c| LOCAL_INFILE_DISABLED.contains(&c)) => {
+            s.query("ROLLBACK").await.map_err(ctx("ROLLBACK"))?;
+            s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
+            insert_rows(s, table, RowGen::new(seed, cfg.k_sampler, first, last), buf, bar).await?;
+        }
+        Err(e) => return Err(ctx(format!("loading sbtest{table}"))(e)),
+    }
+    s.query("COMMIT")
+        .await
+        .map_err(ctx(format!("committing rows of sbtest{table}")))?;
+    Ok(())
+}
+
+/// The rows of one chunk, generated on demand from the chunk's own seed.
+struct RowGen {
+    rng: SmallRng,
+    k: KeySampler,
+    next: u32,
+    last: u32,
+    c: [u8; 119],
+    pad: [u8; 59],
+}
+
+impl RowGen {
+    fn new(seed: u64, k: KeySampler, first: u32, last: u32) -> RowGen {
+        RowGen {
+            rng: SmallRng::seed_from_u64(seed),
+            k,
+            next: first,
+            last,
+            c: [0; 119],
+            pad: [0; 59],
+        }
+    }
+
+    /// Generates the next row: (id, k), with `c` and `pad` filled in.
+    fn next_row(&mut self) -> Option<(u32, u32)> {
+        if self.next > self.last {
+            return None;
+        }
+        let id = self.next;
+        self.next += 1;
+        let k = self.k.sample(&mut self.rng);
+        fill_template(&mut self.rng, C_TEMPLATE.as_bytes(), &mut self.c);
+        fill_template(&mut self.rng, PAD_TEMPLATE.as_bytes(), &mut self.pad);
+        Some((id, k))
+    }
+}
+
+/// Tab-separated rows in blocks of about [`BATCH_BYTES`], for `LOAD DATA LOCAL`.
+fn row_stream(
+    gen: RowGen,
+    bar: ProgressBar,
+) -> futures_util::stream::BoxStream<'static, std::io::Result<bytes::Bytes>> {
+    use futures_util::StreamExt;
+    futures_util::stream::unfold(gen, move |mut gen| {
+        let bar = bar.clone();
+        async move {
+            let mut block = Vec::with_capacity(BATCH_BYTES + 256);
+            let mut rows = 0;
+            while block.len() < BATCH_BYTES {
+                let Some((id, k)) = gen.next_row() else { break };
+                let _ = write!(block, "{id}\t{k}\t");
+                block.extend_from_slice(&gen.c);
+                block.push(b'\t');
+                block.extend_from_slice(&gen.pad);
+                block.push(b'\n');
+                rows += 1;
+            }
+            bar.inc(rows);
+            (!block.is_empty()).then(|| (Ok(bytes::Bytes::from(block)), gen))
+        }
+    })
+    .boxed()
+}
+
+/// The same rows as multi-row INSERTs, for servers with `local_infile` off.
+async fn insert_rows(
+    s: &mut MysqlSession,
+    table: u32,
+    mut gen: RowGen,
+    buf: &mut Vec<u8>,
+    bar: &ProgressBar,
+) -> Result<(), PrepareError> {
+    loop {
         buf.clear();
         let _ = write!(buf, "INSERT INTO sbtest{table}(id, k, c, pad) VALUES");
-        while id <= last && buf.len() < BATCH_BYTES {
-            let k = cfg.k_sampler.sample(&mut rng);
-            fill_template(&mut rng, C_TEMPLATE.as_bytes(), &mut c);
-            fill_template(&mut rng, PAD_TEMPLATE.as_bytes(), &mut pad);
+        let mut rows = 0u64;
+        while buf.len() < BATCH_BYTES {
+            let Some((id, k)) = gen.next_row() else { break };
             let sep = if rows == 0 { "" } else { "," };
             let _ = write!(buf, "{sep}({id},{k},'");
-            buf.extend_from_slice(&c);
+            buf.extend_from_slice(&gen.c);
             buf.extend_from_slice(b"','");
-            buf.extend_from_slice(&pad);
+            buf.extend_from_slice(&gen.pad);
             buf.extend_from_slice(b"')");
             rows += 1;
-            id += 1;
+        }
+        if rows == 0 {
+            return Ok(());
         }
         let sql = std::str::from_utf8(buf).expect("generated SQL is ASCII");
         s.query(sql)
             .await
             .map_err(ctx(format!("inserting into sbtest{table}")))?;
         bar.inc(rows);
-        rows = 0;
     }
-    Ok(())
 }
 
 /// Runs `statements(t)` for every table, tables spread over the connections.
