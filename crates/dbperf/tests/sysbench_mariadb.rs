@@ -633,3 +633,47 @@ fn sysbench_and_dbperf_run_on_each_others_tables() {
     assert!(s["transactions"]["total"].as_u64().unwrap() > 10);
     assert_eq!(s["errors"]["total"], 0);
 }
+
+#[test]
+fn a_hung_server_does_not_keep_the_run_alive() {
+    let sb = sandbox();
+    run_ok(&mut sysbench_cmd(
+        "oltp_point_select",
+        "prepare",
+        &sb,
+        &["--table-size=2000"],
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    let pid = sb.pid();
+    let summary_file = tmp.path().join("s.json");
+    let started = Instant::now();
+    let mut child = sysbench_cmd(
+        "oltp_point_select",
+        "run",
+        &sb,
+        &[
+            "--table-size=2000",
+            "--threads=2",
+            "--time=3",
+            "--shutdown-grace=1",
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+            "--summary-json",
+            summary_file.to_str().unwrap(),
+        ],
+    )
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert!(status.success(), "{status}");
+    // 3 s run + 1 s grace + start-up; the frozen server never answered again.
+    assert!(took < Duration::from_secs(7), "took {took:?}");
+    let s = read_json(&summary_file);
+    assert!(s["transactions"]["total"].as_u64().unwrap() > 0);
+    assert!((2.9..3.2).contains(&s["duration_s"].as_f64().unwrap()), "{s}");
+}

@@ -145,7 +145,7 @@ fn closed_loop_counts_and_intervals_add_up() {
     assert_eq!(out.total.queries[QueryClass::Read as usize], out.total.transactions);
     assert_eq!(out.total.response.len(), out.total.service.len());
     let p50 = out.total.response.value_at_quantile(0.5);
-    assert!((1900..=4000).contains(&p50), "p50 {p50} us");
+    assert!((1900..=20_000).contains(&p50), "p50 {p50} us");
 }
 
 #[test]
