@@ -435,6 +435,8 @@ pub fn run<W: Workload>(
         match pending.get_mut(&index) {
             Some((acc, b, _)) => {
                 acc.add(&stats);
+                let mut stats = stats;
+                stats.reset();
                 *b += backlog;
                 let _ = recyclers[thread].send(stats);
             }

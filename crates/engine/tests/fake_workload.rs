@@ -149,6 +149,43 @@ fn closed_loop_counts_and_intervals_add_up() {
 }
 
 #[test]
+fn totals_equal_what_the_server_executed_over_many_intervals() {
+    // Many short intervals on several threads exercise the recycling of interval
+    // statistics between the collector and the client threads.
+    for threads in [1, 2, 3] {
+        let mut cfg = RunConfig::new(6, Some(Duration::from_millis(1200)));
+        cfg.interval = Duration::from_millis(50);
+        cfg.client_threads = threads;
+        let w = fake(Script {
+            service: Duration::from_micros(300),
+            ..Script::default()
+        });
+        let attempts = w.attempts.clone();
+        let mut obs = Collect::default();
+        let out = run(&cfg, w, StopSignal::new(), &mut obs).unwrap();
+        let executed = attempts.load(Ordering::SeqCst);
+        assert_eq!(out.total.transactions, executed, "{threads} client threads");
+        let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
+        assert_eq!(sum, executed);
+        assert!(obs.intervals.len() >= 20, "{}", obs.intervals.len());
+    }
+}
+
+#[test]
+fn open_loop_runs_exactly_the_offered_load() {
+    let script = Script {
+        service: Duration::from_micros(200),
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(4, Some(Duration::from_millis(2000)));
+    cfg.arrival = Arrival::Fixed { rate: 300.0 };
+    cfg.client_threads = 2;
+    cfg.interval = Duration::from_millis(100);
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
+    assert_eq!(out.total.transactions + out.backlog_at_end + out.abandoned, 600);
+}
+
+#[test]
 fn events_limit_runs_exactly_that_many() {
     let mut cfg = RunConfig::new(3, None);
     cfg.events = Some(101);

@@ -23,8 +23,12 @@ use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::{DbError, Session, Target};
 
-/// Smallest chunk of rows handed to one connection.
-const MIN_CHUNK_ROWS: u32 = 10_000;
+/// Rows generated from one seed: row `id` of a table comes from the stream seeded by
+/// (seed, table, (id - 1) / SEED_BLOCK_ROWS), so the data is the same however the table
+/// is split among connections.
+const SEED_BLOCK_ROWS: u32 = 10_000;
+/// Smallest chunk of rows handed to one connection (a whole number of seed blocks).
+const MIN_CHUNK_ROWS: u32 = SEED_BLOCK_ROWS;
 
 /// Rows per unit of loading work: a whole table when tables are at least as many as
 /// connections, else enough pieces that every connection gets several.
@@ -33,8 +37,9 @@ fn chunk_rows(rows_per_table: u32, tables: u32, connections: u32) -> u32 {
         return rows_per_table.max(1);
     }
     let pieces = (connections * 2).div_ceil(tables);
-    rows_per_table.div_ceil(pieces).max(MIN_CHUNK_ROWS)
+    rows_per_table.div_ceil(pieces).div_ceil(SEED_BLOCK_ROWS).max(1) * SEED_BLOCK_ROWS
 }
+
 /// Size at which a multi-row INSERT is sent.
 const BATCH_BYTES: usize = 1 << 20;
 
@@ -221,7 +226,7 @@ async fn load_chunk(
     buf: &mut Vec<u8>,
     bar: &ProgressBar,
 ) -> Result<(), PrepareError> {
-    let seed = cfg.seed ^ ((table as u64) << 40) ^ first as u64;
+    let seed = cfg.seed ^ ((table as u64) << 40);
     s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
     let sql = format!(
         "LOAD DATA LOCAL INFILE 'sbtest{table}' INTO TABLE sbtest{table} FIELDS TERMINATED BY '\\t' (id, k, c, pad)"
@@ -244,6 +249,7 @@ async fn load_chunk(
 
 /// The rows of one chunk, generated on demand from the chunk's own seed.
 struct RowGen {
+    seed: u64,
     rng: SmallRng,
     k: KeySampler,
     next: u32,
@@ -255,7 +261,8 @@ struct RowGen {
 impl RowGen {
     fn new(seed: u64, k: KeySampler, first: u32, last: u32) -> RowGen {
         RowGen {
-            rng: SmallRng::seed_from_u64(seed),
+            seed,
+            rng: SmallRng::seed_from_u64(block_seed(seed, first)),
             k,
             next: first,
             last,
@@ -271,11 +278,19 @@ impl RowGen {
         }
         let id = self.next;
         self.next += 1;
+        if (id - 1) % SEED_BLOCK_ROWS == 0 {
+            self.rng = SmallRng::seed_from_u64(block_seed(self.seed, id));
+        }
         let k = self.k.sample(&mut self.rng);
         fill_template(&mut self.rng, C_TEMPLATE.as_bytes(), &mut self.c);
         fill_template(&mut self.rng, PAD_TEMPLATE.as_bytes(), &mut self.pad);
         Some((id, k))
     }
+}
+
+/// The seed of the block holding row `id`.
+fn block_seed(table_seed: u64, id: u32) -> u64 {
+    table_seed ^ (((id - 1) / SEED_BLOCK_ROWS) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Tab-separated rows in blocks of about [`BATCH_BYTES`], for `LOAD DATA LOCAL`.
@@ -408,4 +423,35 @@ fn progress_bar(enabled: bool, total: u64, unit: &str) -> ProgressBar {
     bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
     bar.enable_steady_tick(Duration::from_millis(250));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_whole_tables_or_whole_seed_blocks() {
+        assert_eq!(chunk_rows(250_000, 4, 4), 250_000);
+        assert_eq!(chunk_rows(5_000, 1, 8), 5_000);
+        let c = chunk_rows(1_000_000, 2, 8);
+        assert_eq!(c % SEED_BLOCK_ROWS, 0);
+        assert_eq!(c, 130_000, "8 pieces per table, rounded up to seed blocks");
+    }
+
+    #[test]
+    fn a_chunk_starting_mid_table_reproduces_the_same_rows() {
+        let k = crate::workloads::sysbench::rand::Distribution::new(Default::default(), Default::default())
+            .unwrap()
+            .sampler(1, 30_000)
+            .unwrap();
+        let mut whole = RowGen::new(42, k, 1, 30_000);
+        let mut rows = Vec::new();
+        while let Some((id, kv)) = whole.next_row() {
+            rows.push((id, kv, whole.c, whole.pad));
+        }
+        let mut part = RowGen::new(42, k, 20_001, 30_000);
+        while let Some((id, kv)) = part.next_row() {
+            assert_eq!(rows[id as usize - 1], (id, kv, part.c, part.pad));
+        }
+    }
 }
