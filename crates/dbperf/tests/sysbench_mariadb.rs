@@ -96,11 +96,21 @@ fn prepare_run_check_cleanup_read_write() {
     );
     assert_eq!(shape.trim(), "5000\t1\t5000\t5000\t5000\t1\t1");
 
+    let commits = || -> u64 {
+        root_sql(&sb, "SHOW GLOBAL STATUS LIKE 'Com_commit'")
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let commits_before = commits();
     let out = run_ok(&mut sysbench_cmd(
         "oltp_read_write",
         "run",
         &sb,
         &[
+            "--client-threads=2",
             "--tables=2",
             "--table-size=5000",
             "--threads=4",
@@ -121,6 +131,8 @@ fn prepare_run_check_cleanup_read_write() {
     validate_summary(&summary);
     let trx = summary["transactions"]["total"].as_u64().unwrap();
     assert!(trx > 20, "{summary}");
+    // The count is the server's: every reported transaction committed, once.
+    assert_eq!(commits() - commits_before, trx);
     // sysbench's counters: 14 reads and 2 other (BEGIN/COMMIT) per event; 4 writes,
     // unless a delete found its row already deleted by another event (then "other").
     let q = &summary["queries"];
@@ -347,10 +359,6 @@ fn open_loop_shows_a_frozen_server_in_response_time() {
     // Exactly the offered 7 s x 200/s: served, or still queued at the end.
     let offered = s["transactions"]["total"].as_u64().unwrap() + s["backlog_at_end"].as_u64().unwrap();
     assert!((1396..=1400).contains(&offered), "{s}");
-    assert!(
-        (1300..=1420).contains(&done),
-        "all 7 s x 200/s offered were served: {done}"
-    );
 }
 
 #[test]
