@@ -1,5 +1,11 @@
 //! The `dbperf` binary: wiring only; see the library's `cli` module.
 
 fn main() -> std::process::ExitCode {
+    // Behave like other Unix tools when stdout is a closed pipe (`dbperf ... | head`): end
+    // quietly instead of panicking on the failed write.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     dbperf::cli::main()
 }
