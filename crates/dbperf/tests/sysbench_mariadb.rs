@@ -163,6 +163,8 @@ fn prepare_run_check_cleanup_read_write() {
     let mut deser = hdrhistogram::serialization::Deserializer::new();
     for item in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&hlog) {
         if let hdrhistogram::serialization::interval_log::LogEntry::Interval(h) = item.unwrap() {
+            // Timestamps are seconds since the log's BaseTime (the run's start).
+            assert!(h.start_timestamp().as_secs_f64() < 10.0, "{:?}", h.start_timestamp());
             if h.tag().map(|t| t.as_str()) == Some("response:oltp_read_write") {
                 let bytes = base64_decode(h.encoded_histogram());
                 let hist: hdrhistogram::Histogram<u64> = deser.deserialize(&mut &bytes[..]).unwrap();

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::time::SystemTime;
 
 use dbperf_engine::stats::OpTable;
 use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, Stats, StopReason};
@@ -28,8 +27,6 @@ pub struct Recorder<'a, 'b> {
     pub print_every: u32,
     /// Open loop: print service time and backlog too.
     pub open_loop: bool,
-    /// When the run started, for the hlog timestamps.
-    pub started: SystemTime,
     /// CPU used before measuring started, subtracted from the summary's client CPU.
     pub cpu_at_start: ClientUsage,
     /// The first write error, reported at the end (the run goes on).
@@ -60,7 +57,8 @@ impl Observer for Recorder<'_, '_> {
 
 impl Recorder<'_, '_> {
     fn write_hlog(&mut self, r: &IntervalReport<'_>) -> Result<(), String> {
-        let start = self.started + std::time::Duration::from_secs_f64(r.start_s);
+        // With a BaseTime header, interval timestamps are seconds since that base.
+        let start = std::time::Duration::from_secs_f64(r.start_s);
         let len = std::time::Duration::from_secs_f64(r.len_s());
         let s = r.stats;
         let mut put = |name: &str, h: &hdrhistogram::Histogram<u64>| -> Result<(), String> {
@@ -68,12 +66,7 @@ impl Recorder<'_, '_> {
                 return Ok(());
             }
             self.hlog
-                .write_histogram(
-                    h,
-                    start.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default(),
-                    len,
-                    Tag::new(name),
-                )
+                .write_histogram(h, start, len, Tag::new(name))
                 .map_err(|e| e.to_string())
         };
         for (i, t) in s.per_txn.iter().enumerate() {

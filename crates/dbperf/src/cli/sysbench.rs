@@ -364,7 +364,6 @@ fn run_benchmark(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<Exit
         ops: ops.clone(),
         print_every: plan.report_every,
         open_loop: plan.run.arrival.rate().is_some(),
-        started,
         cpu_at_start: client_usage(),
         error: None,
     };
