@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use dbperf::driver::mysql::{IgnoreErrors, MysqlSession};
 use dbperf::driver::wire::WireSession;
-use dbperf::driver::{Param, Session, Target};
+use dbperf::driver::{Param, Session, StmtId, Target};
 use dbperf::server::testing::TempSandbox;
 use dbperf_engine::ErrorClass;
 use futures_util::StreamExt;
@@ -213,7 +213,24 @@ fn a_killed_connection_is_lost_and_reconnects() {
         let stmt = s.prepare("SELECT ? + 1").await.unwrap();
         assert_eq!(stmt.0, 0, "statements are forgotten on reconnect");
         s.exec(stmt, &[Param::Int(1)]).await.unwrap();
-        assert!(s.exec(dbperf::driver::StmtId(1), &[]).await.is_err());
+        assert!(s.exec(StmtId(1), &[]).await.is_err());
+    });
+}
+
+#[test]
+fn an_abandoned_statement_retires_the_connection() {
+    let sb = sandbox();
+    block_on(async {
+        let mut s = wire(&sb.socket_url()).await;
+        let sleep = s.prepare("SELECT SLEEP(?)").await.unwrap();
+        let timed_out = tokio::time::timeout(Duration::from_millis(50), s.exec(sleep, &[Param::Int(2)])).await;
+        assert!(timed_out.is_err());
+        // The response is still on its way: the connection is out of step.
+        let e = s.query("SELECT 1").await.unwrap_err();
+        assert_eq!(e.class, ErrorClass::ConnectionLost, "{e}");
+        assert!(e.message.contains("abandoned"), "{e}");
+        s.reconnect().await.unwrap();
+        assert_eq!(one_value(&mut s, "SELECT 1").await.as_deref(), Some("1"));
     });
 }
 
@@ -317,6 +334,77 @@ fn load_data_local_infile_streams_the_data() {
             Some("50000")
         );
     });
+}
+
+/// Counts this thread's heap allocations, to check the hot path makes none.
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(|n| n.get())
+}
+
+#[test]
+fn exec_allocates_nothing_in_steady_state() {
+    let sb = sandbox();
+    block_on(async {
+        let mut s = wire(&sb.url()).await;
+        s.query("CREATE TABLE a (id INT PRIMARY KEY, c VARCHAR(100))")
+            .await
+            .unwrap();
+        s.query("INSERT INTO a SELECT seq, CONCAT('row-', seq) FROM seq_1_to_1000")
+            .await
+            .unwrap();
+        let select = s.prepare("SELECT c FROM a WHERE id = ?").await.unwrap();
+        let range = s.prepare("SELECT id, c FROM a WHERE id BETWEEN ? AND ?").await.unwrap();
+        let update = s.prepare("UPDATE a SET c = ? WHERE id = ?").await.unwrap();
+        for i in 0..100 {
+            mixed_executes(&mut s, [select, range, update], i).await;
+        }
+        let before = allocations();
+        for i in 0..1000 {
+            mixed_executes(&mut s, [select, range, update], i).await;
+        }
+        assert_eq!(allocations() - before, 0, "heap allocations in 3000 executes");
+        // The counter does count: text rows are allocated.
+        one_value(&mut s, "SELECT 1").await;
+        assert!(allocations() > before);
+    });
+}
+
+/// A point select, a 100-row range and an update with a string parameter.
+async fn mixed_executes(s: &mut WireSession, [select, range, update]: [StmtId; 3], i: i64) {
+    let value = if i % 2 == 0 { &b"even"[..] } else { &b"odd"[..] };
+    s.exec(select, &[Param::Int(i % 1000 + 1)]).await.unwrap();
+    s.exec(range, &[Param::Int(i % 900), Param::Int(i % 900 + 100)])
+        .await
+        .unwrap();
+    s.exec(update, &[Param::Bytes(value), Param::Int(i % 1000 + 1)])
+        .await
+        .unwrap();
 }
 
 /// A small deterministic generator, so both drivers see the same operations.
@@ -479,12 +567,7 @@ fn run_point_selects(target: &Target, lean: bool, duration: Duration) -> (u64, f
     })
 }
 
-async fn point_select_loop(
-    s: &mut impl Session,
-    stmt: dbperf::driver::StmtId,
-    rng: &mut XorShift,
-    duration: Duration,
-) -> u64 {
+async fn point_select_loop(s: &mut impl Session, stmt: StmtId, rng: &mut XorShift, duration: Duration) -> u64 {
     let end = Instant::now() + duration;
     let mut n = 0;
     while Instant::now() < end {
