@@ -7,7 +7,7 @@
 //! buffer without being decoded. [`super::mysql::MysqlSession`] (on `mysql_async`) is
 //! the reference it is tested against.
 //!
-//! Files: [`packet`] frames packets, [`handshake`] logs in, `session` is the
+//! Files: `packet` frames packets, `handshake` logs in, `session` is the
 //! [`super::Session`] implementation, `result` reads OK/ERR/result-set responses.
 
 mod handshake;
