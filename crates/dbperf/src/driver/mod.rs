@@ -7,6 +7,7 @@
 
 pub mod mysql;
 pub mod target;
+pub mod wire;
 
 use std::fmt;
 use std::future::Future;

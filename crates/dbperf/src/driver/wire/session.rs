@@ -1,0 +1,299 @@
+//! [`WireSession`]: the [`Session`] implementation over [`PacketConn`].
+
+use bytes::Bytes;
+use dbperf_engine::ErrorClass;
+use futures_util::stream::BoxStream;
+
+use super::handshake;
+use super::packet::{put_lenenc_bytes, PacketConn, Reader};
+use super::result::{read_response, Proto, TextRows};
+use super::{
+    breaks_connection, caps, protocol, server_error, COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE, CR_SERVER_LOST,
+};
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target};
+
+/// Binary-protocol parameter types.
+const MYSQL_TYPE_LONGLONG: u8 = 0x08;
+const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
+
+/// A MySQL-protocol session on dbperf's own wire code (see the [module](super) docs).
+pub struct WireSession {
+    target: Target,
+    ignore: IgnoreErrors,
+    /// `None` after the connection broke; [`Session::reconnect`] opens a new one.
+    conn: Option<PacketConn>,
+    proto: Proto,
+    statements: Vec<Prepared>,
+    version: String,
+    /// A command was sent and its response not read to the end: its future was
+    /// dropped, so the connection is out of step and must not be used.
+    busy: bool,
+}
+
+/// A statement prepared on the server.
+struct Prepared {
+    id: u32,
+    /// The parameter types of the last execute (one byte per parameter).
+    types: Vec<u8>,
+    /// False until an execute has sent `types` to the server.
+    types_sent: bool,
+}
+
+impl WireSession {
+    /// Connects to `target`, treating server errors per `ignore`.
+    pub async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<WireSession, DbError> {
+        let mut s = WireSession {
+            target: target.clone(),
+            ignore,
+            conn: None,
+            proto: Proto::default(),
+            statements: Vec::new(),
+            version: String::new(),
+            busy: false,
+        };
+        s.open().await?;
+        Ok(s)
+    }
+
+    async fn open(&mut self) -> Result<(), DbError> {
+        self.close();
+        self.statements.clear();
+        let (conn, negotiated) = handshake::connect(&self.target, &self.ignore)
+            .await
+            .map_err(|e| DbError {
+                message: format!(
+                    "cannot connect to {} as {}: {}",
+                    self.target.endpoint(),
+                    self.target.user,
+                    e.message
+                ),
+                ..e
+            })?;
+        self.proto = Proto {
+            deprecate_eof: negotiated.caps & caps::DEPRECATE_EOF != 0,
+            cache_metadata: negotiated.mariadb_caps & caps::MARIADB_CACHE_METADATA != 0,
+        };
+        self.version = negotiated.version;
+        self.conn = Some(conn);
+        self.busy = false;
+        Ok(())
+    }
+
+    /// Drops the connection, saying goodbye only if that needs no waiting.
+    fn close(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            if !self.busy {
+                conn.quit_now();
+            }
+        }
+    }
+
+    /// Records the end of a command: a broken connection is dropped.
+    fn finish<T>(&mut self, r: Result<T, DbError>) -> Result<T, DbError> {
+        self.busy = false;
+        if let Err(e) = &r {
+            if breaks_connection(e) {
+                self.conn = None;
+            }
+        }
+        r
+    }
+
+    /// Runs `LOAD DATA LOCAL INFILE` statement `sql`, streaming the file's bytes from
+    /// `data` (no file on disk). Fails with the server's error when `local_infile` is off.
+    pub async fn load_data_local(
+        &mut self,
+        sql: &str,
+        data: BoxStream<'static, std::io::Result<Bytes>>,
+    ) -> Result<ExecInfo, DbError> {
+        let r = async {
+            let conn = start(&mut self.conn, &mut self.busy)?;
+            write_query(conn, sql);
+            conn.send().await?;
+            read_response(conn, self.proto, &self.ignore, None, Some(data)).await
+        }
+        .await;
+        self.finish(r)
+    }
+
+    async fn prepare_on_server(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let conn = start(&mut self.conn, &mut self.busy)?;
+        let w = conn.command();
+        w.push(COM_STMT_PREPARE);
+        w.extend_from_slice(sql.as_bytes());
+        conn.send().await?;
+        conn.recv().await?;
+        let p = conn.payload();
+        match p.first() {
+            Some(0x00) => {}
+            Some(0xFF) => return Err(server_error(p, &self.ignore)),
+            _ => return Err(protocol("unexpected response to COM_STMT_PREPARE".into())),
+        }
+        let mut r = Reader::new(&p[1..]);
+        let (Some(id), Some(columns), Some(params)) = (r.u32(), r.u16(), r.u16()) else {
+            return Err(protocol("truncated COM_STMT_PREPARE response".into()));
+        };
+        // Parameter definitions, then column definitions, each followed by an EOF packet
+        // unless CLIENT_DEPRECATE_EOF.
+        for n in [params, columns] {
+            if n == 0 {
+                continue;
+            }
+            for _ in 0..n {
+                conn.recv().await?;
+            }
+            if !self.proto.deprecate_eof {
+                conn.recv().await?;
+                if conn.payload().first() != Some(&0xFE) {
+                    return Err(protocol(
+                        "no EOF packet after the definitions of a prepared statement".into(),
+                    ));
+                }
+            }
+        }
+        self.statements.push(Prepared {
+            id,
+            types: vec![0; usize::from(params)],
+            types_sent: false,
+        });
+        Ok(StmtId(self.statements.len() as u32 - 1))
+    }
+
+    async fn exec_on_server(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+        let Some(st) = self.statements.get_mut(stmt.0 as usize) else {
+            return Err(misuse(format!("statement {} was not prepared on this session", stmt.0)));
+        };
+        if params.len() != st.types.len() {
+            return Err(misuse(format!(
+                "statement {} takes {} parameters, {} given",
+                stmt.0,
+                st.types.len(),
+                params.len()
+            )));
+        }
+        let conn = start(&mut self.conn, &mut self.busy)?;
+        let w = conn.command();
+        w.push(COM_STMT_EXECUTE);
+        w.extend_from_slice(&st.id.to_le_bytes());
+        w.push(0); // CURSOR_TYPE_NO_CURSOR
+        w.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            // NULL bitmap: no parameter is NULL.
+            w.resize(w.len() + params.len().div_ceil(8), 0);
+            // Types go to the server the first time and when they change (as libmysqlclient).
+            let changed = params.iter().zip(&st.types).any(|(p, &t)| type_of(p) != t);
+            let send_types = changed || !st.types_sent;
+            w.push(u8::from(send_types));
+            if send_types {
+                for (p, t) in params.iter().zip(st.types.iter_mut()) {
+                    *t = type_of(p);
+                    w.extend_from_slice(&[*t, 0]);
+                }
+                st.types_sent = true;
+            }
+            for p in params {
+                match *p {
+                    Param::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
+                    Param::Bytes(b) => put_lenenc_bytes(w, b),
+                }
+            }
+        }
+        conn.send().await?;
+        read_response(conn, self.proto, &self.ignore, None, None).await
+    }
+}
+
+fn type_of(p: &Param<'_>) -> u8 {
+    match p {
+        Param::Int(_) => MYSQL_TYPE_LONGLONG,
+        Param::Bytes(_) => MYSQL_TYPE_VAR_STRING,
+    }
+}
+
+/// A mistake in the calling code, not the server's: fatal, connection unaffected.
+fn misuse(message: String) -> DbError {
+    DbError {
+        class: ErrorClass::Fatal,
+        code: None,
+        sqlstate: None,
+        message,
+    }
+}
+
+/// The connection, marked busy until [`WireSession::finish`]; an error when there is
+/// none or an earlier command was abandoned half way.
+fn start<'c>(conn: &'c mut Option<PacketConn>, busy: &mut bool) -> Result<&'c mut PacketConn, DbError> {
+    if *busy {
+        *conn = None;
+    }
+    let Some(c) = conn.as_mut() else {
+        return Err(DbError {
+            class: ErrorClass::ConnectionLost,
+            code: Some(CR_SERVER_LOST),
+            sqlstate: None,
+            message: if *busy {
+                "an earlier statement on this connection was abandoned before its response arrived; reconnect".into()
+            } else {
+                "not connected (the connection was lost; reconnect)".into()
+            },
+        });
+    };
+    *busy = true;
+    Ok(c)
+}
+
+fn write_query(conn: &mut PacketConn, sql: &str) {
+    let w = conn.command();
+    w.push(COM_QUERY);
+    w.extend_from_slice(sql.as_bytes());
+}
+
+impl Session for WireSession {
+    async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let r = self.prepare_on_server(sql).await;
+        self.finish(r)
+    }
+
+    async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+        let r = self.exec_on_server(stmt, params).await;
+        self.finish(r)
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+        let r = async {
+            let conn = start(&mut self.conn, &mut self.busy)?;
+            write_query(conn, sql);
+            conn.send().await?;
+            read_response(conn, self.proto, &self.ignore, None, None).await
+        }
+        .await;
+        self.finish(r)
+    }
+
+    async fn query_rows(&mut self, sql: &str) -> Result<TextRows, DbError> {
+        let mut rows = Vec::new();
+        let r = async {
+            let conn = start(&mut self.conn, &mut self.busy)?;
+            write_query(conn, sql);
+            conn.send().await?;
+            read_response(conn, self.proto, &self.ignore, Some(&mut rows), None).await
+        }
+        .await;
+        self.finish(r).map(|_| rows)
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        self.open().await
+    }
+
+    fn server_version(&self) -> String {
+        self.version.clone()
+    }
+}
+
+impl Drop for WireSession {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
