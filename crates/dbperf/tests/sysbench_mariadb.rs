@@ -514,7 +514,31 @@ fn every_test_runs_with_its_own_shape() {
         assert_eq!(s["queries"]["total"].as_u64().unwrap(), 60 * per_event, "{test}: {s}");
         assert_eq!(s["workload"], test);
     }
-    // oltp_insert added 60 rows, oltp_delete removed up to 60.
+    // The mysql_async client runs the same events.
+    let file = tmp.path().join("mysql_async.json");
+    run_ok(
+        sysbench_cmd(
+            "oltp_read_write",
+            "run",
+            &sb,
+            &[
+                "--table-size=3000",
+                "--threads=2",
+                "--events=40",
+                "--time=0",
+                "--client-impl=mysql_async",
+            ],
+        )
+        .args([
+            "--summary-json",
+            file.to_str().unwrap(),
+            "--results-dir",
+            tmp.path().join("r").to_str().unwrap(),
+        ]),
+    );
+    let s = read_json(&file);
+    assert_eq!(s["queries"]["total"], 40 * 20, "{s}");
+    // oltp_insert added 60 rows, oltp_delete removed up to 60, delete/insert pairs keep the count.
     let n: i64 = root_sql(&sb, "SELECT COUNT(*) FROM sbtest.sbtest1")
         .trim()
         .parse()

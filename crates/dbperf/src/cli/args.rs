@@ -74,6 +74,9 @@ pub struct SysbenchArgs {
     /// Database driver (only mysql).
     #[arg(long, default_value = "mysql", help_heading = "Connection")]
     pub db_driver: String,
+    /// MySQL client implementation: wire (dbperf's lean protocol session) or mysql_async.
+    #[arg(long, default_value = "wire", help_heading = "Connection")]
+    pub client_impl: String,
     /// Prepared statements: auto (use them).
     #[arg(long, default_value = "auto", help_heading = "Connection")]
     pub db_ps_mode: String,

@@ -15,6 +15,7 @@ use super::args::SysbenchArgs;
 use super::record::{self, Recorder, SummaryContext};
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::target::MysqlOptions;
+use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::{client_usage, Manifest, RunDir, ServerFacts, WorkloadInfo};
@@ -62,6 +63,12 @@ impl Plan {
             bail!(
                 "--db-driver={} is not supported yet: use mysql (MySQL, MariaDB, Percona Server)",
                 a.db_driver
+            );
+        }
+        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
+            bail!(
+                "--client-impl must be wire (default) or mysql_async, got {:?}",
+                a.client_impl
             );
         }
         if a.db_ps_mode != "auto" {
@@ -246,14 +253,18 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
         Command::Run => {
             let facts = rt.block_on(server_facts(&plan))?;
             drop(rt);
-            run_benchmark(plan, facts, argv)
+            if plan.args.client_impl == "mysql_async" {
+                run_benchmark::<MysqlSession>(plan, facts, argv)
+            } else {
+                run_benchmark::<WireSession>(plan, facts, argv)
+            }
         }
     }
 }
 
 /// Server version and variables, and a check that the tables exist.
 async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
-    let mut s = MysqlSession::connect(&plan.target, plan.ignore.clone()).await?;
+    let mut s = WireSession::connect(&plan.target, plan.ignore.clone()).await?;
     let rows = s
         .query_rows("SHOW GLOBAL VARIABLES")
         .await
@@ -287,9 +298,9 @@ async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
     })
 }
 
-fn run_benchmark(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
+fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
     let workload = Arc::new(
-        OltpWorkload::new(
+        OltpWorkload::<S>::new(
             plan.test,
             plan.opts.clone(),
             plan.target.clone(),
@@ -310,6 +321,7 @@ fn run_benchmark(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<Exit
     options.insert("connections".into(), plan.connections.into());
     options.insert("client_threads".into(), plan.run.client_threads.into());
     options.insert("arrival".into(), plan.run.arrival.name().into());
+    options.insert("client_impl".into(), plan.args.client_impl.clone().into());
     options.insert("rate".into(), plan.run.arrival.rate().into());
     options.insert("time_s".into(), plan.args.time.into());
     options.insert("warmup_s".into(), plan.args.warmup_time.into());

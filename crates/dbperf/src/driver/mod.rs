@@ -74,6 +74,9 @@ impl From<DbError> for TxnError {
 
 /// One connection to a database server.
 pub trait Session: Sized {
+    /// Connects to `target`; server errors are classified with `ignore`.
+    fn connect(target: &Target, ignore: mysql::IgnoreErrors) -> impl Future<Output = Result<Self, DbError>>;
+
     /// Prepares `sql` on the server; the id is valid until the session reconnects.
     fn prepare(&mut self, sql: &str) -> impl Future<Output = Result<StmtId, DbError>>;
 

@@ -216,6 +216,10 @@ impl MysqlSession {
 }
 
 impl Session for MysqlSession {
+    async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<MysqlSession, DbError> {
+        MysqlSession::connect(target, ignore).await
+    }
+
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let conn = self.conn()?;
         let stmt = match conn.prep(sql).await {

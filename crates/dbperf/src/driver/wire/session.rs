@@ -250,6 +250,10 @@ fn write_query(conn: &mut PacketConn, sql: &str) {
 }
 
 impl Session for WireSession {
+    async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<WireSession, DbError> {
+        WireSession::connect(target, ignore).await
+    }
+
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let r = self.prepare_on_server(sql).await;
         self.finish(r)

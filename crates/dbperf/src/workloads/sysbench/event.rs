@@ -19,7 +19,7 @@ use rand::SeedableRng;
 use super::options::{OltpOptions, Test};
 use super::rand::{uniform, Distribution, KeySampler};
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
-use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{DbError, Param, Session, StmtId, Target};
 
 /// Statement kinds, in [`OpTable::statements`] order.
@@ -126,8 +126,8 @@ fn prepared_kinds(test: Test, o: &OltpOptions) -> Vec<Kind> {
     v
 }
 
-/// Shared definition of a sysbench OLTP run.
-pub struct OltpWorkload {
+/// Shared definition of a sysbench OLTP run, on sessions of type `S`.
+pub struct OltpWorkload<S> {
     test: Test,
     opts: OltpOptions,
     target: Target,
@@ -137,9 +137,10 @@ pub struct OltpWorkload {
     connections: u32,
     seed: u64,
     unique: UniqueIds,
+    session: std::marker::PhantomData<fn() -> S>,
 }
 
-impl OltpWorkload {
+impl<S: Session + 'static> OltpWorkload<S> {
     /// A workload for `test` against `target`; `seed` makes every worker's draws
     /// reproducible.
     #[allow(clippy::too_many_arguments)]
@@ -151,7 +152,7 @@ impl OltpWorkload {
         dist: Distribution,
         connections: u32,
         seed: u64,
-    ) -> Result<OltpWorkload, String> {
+    ) -> Result<OltpWorkload<S>, String> {
         opts.validate(test)?;
         let keys = dist.sampler(1, opts.table_size.max(1)).map_err(|e| e.to_string())?;
         Ok(OltpWorkload {
@@ -164,12 +165,13 @@ impl OltpWorkload {
             connections,
             seed,
             unique: UniqueIds::new(seed),
+            session: std::marker::PhantomData,
         })
     }
 }
 
-impl Workload for OltpWorkload {
-    type Worker = OltpWorker<MysqlSession>;
+impl<S: Session + 'static> Workload for OltpWorkload<S> {
+    type Worker = OltpWorker<S>;
 
     fn ops(&self) -> OpTable {
         OpTable {
@@ -179,7 +181,7 @@ impl Workload for OltpWorkload {
     }
 
     async fn connect(&self, worker: usize) -> Result<Self::Worker, TxnError> {
-        let session = MysqlSession::connect(&self.target, self.ignore.clone()).await?;
+        let session = S::connect(&self.target, self.ignore.clone()).await?;
         // select_random_*: each connection draws from its own slice of k values.
         let slice_len = self.opts.table_size / self.connections.max(1);
         let tid = worker as u32 % self.connections.max(1);

@@ -20,7 +20,8 @@ use super::options::{OltpOptions, Test};
 use super::rand::KeySampler;
 use super::schema;
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
-use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Session, Target};
 
 /// Rows generated from one seed: row `id` of a table comes from the stream seeded by
@@ -99,8 +100,8 @@ fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
     move |source| PrepareError::Db { what, source }
 }
 
-async fn connect(target: &Target) -> Result<MysqlSession, PrepareError> {
-    MysqlSession::connect(target, IgnoreErrors::Codes(Default::default()))
+async fn connect(target: &Target) -> Result<WireSession, PrepareError> {
+    WireSession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(ctx("connecting"))
 }
@@ -217,7 +218,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
 const LOCAL_INFILE_DISABLED: &[u32] = &[1148, 3948, 4166];
 
 async fn load_chunk(
-    s: &mut MysqlSession,
+    s: &mut WireSession,
     cfg: &PrepareConfig,
     table: u32,
     first: u32,
@@ -321,7 +322,7 @@ fn row_stream(
 
 /// The same rows as multi-row INSERTs, for servers with `local_infile` off.
 async fn insert_rows(
-    s: &mut MysqlSession,
+    s: &mut WireSession,
     table: u32,
     mut gen: RowGen,
     buf: &mut Vec<u8>,
