@@ -135,14 +135,22 @@ fn prepare_run_check_cleanup_read_write() {
     assert_eq!(commits() - commits_before, trx);
     // sysbench's counters: 14 reads and 2 other (BEGIN/COMMIT) per event; 4 writes,
     // unless a delete found its row already deleted by another event (then "other").
+    // Statements of attempts that failed (a rare deadlock between the 4 connections) are
+    // counted too, as sysbench counts them; the counts are exact when nothing was retried.
     let q = &summary["queries"];
-    assert_eq!(q["read"].as_u64().unwrap(), 14 * trx);
+    let exact = summary["retries"] == 0;
+    let (read, total) = (q["read"].as_u64().unwrap(), q["total"].as_u64().unwrap());
+    let points = summary["per_type"]["point_select"]["count"].as_u64().unwrap();
+    if exact {
+        assert_eq!((read, total, points), (14 * trx, 20 * trx, 10 * trx), "{summary}");
+    } else {
+        assert!(read >= 14 * trx && total >= 20 * trx && points >= 10 * trx, "{summary}");
+    }
     assert_eq!(
         q["read"].as_u64().unwrap() + q["write"].as_u64().unwrap() + q["other"].as_u64().unwrap(),
-        20 * trx
+        total
     );
     assert!(q["write"].as_u64().unwrap() >= 4 * trx - trx / 10);
-    assert_eq!(summary["per_type"]["point_select"]["count"].as_u64().unwrap(), 10 * trx);
     assert_eq!(summary["rand_type"], "uniform");
     assert_eq!(summary["threads"], 4);
     assert!(summary["rate"].is_null() && summary["service_time_ms"].is_null());
@@ -511,7 +519,15 @@ fn every_test_runs_with_its_own_shape() {
         run_ok(&mut cmd);
         let s = read_json(&file);
         assert_eq!(s["transactions"]["total"], 60, "{test}: {s}");
-        assert_eq!(s["queries"]["total"].as_u64().unwrap(), 60 * per_event, "{test}: {s}");
+        let total = s["queries"]["total"].as_u64().unwrap();
+        if s["retries"] == 0 {
+            assert_eq!(total, 60 * per_event, "{test}: {s}");
+        } else {
+            assert!(
+                total > 60 * per_event,
+                "{test}: statements of retried attempts count too: {s}"
+            );
+        }
         assert_eq!(s["workload"], test);
     }
     // The mysql_async client runs the same events.
@@ -537,7 +553,10 @@ fn every_test_runs_with_its_own_shape() {
         ]),
     );
     let s = read_json(&file);
-    assert_eq!(s["queries"]["total"], 40 * 20, "{s}");
+    assert_eq!(s["transactions"]["total"], 40, "{s}");
+    if s["retries"] == 0 {
+        assert_eq!(s["queries"]["total"], 40 * 20, "{s}");
+    }
     // oltp_insert added 60 rows, oltp_delete removed up to 60, delete/insert pairs keep the count.
     let n: i64 = root_sql(&sb, "SELECT COUNT(*) FROM sbtest.sbtest1")
         .trim()
@@ -630,6 +649,15 @@ fn sysbench_and_dbperf_run_on_each_others_tables() {
         "run",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
+    // sysbench ran its own workload on dbperf's tables (an occasional retried deadlock is
+    // normal with 2 threads on small tables).
+    let trx: u64 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("transactions:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(trx > 10 && !text.contains("FATAL"), "{text}");
     assert!(
         text.contains("transactions:") && text.contains("ignored errors:                      0"),
         "{text}"
@@ -667,7 +695,12 @@ fn sysbench_and_dbperf_run_on_each_others_tables() {
     ));
     let s = read_json(&file);
     assert!(s["transactions"]["total"].as_u64().unwrap() > 10);
-    assert_eq!(s["errors"]["total"], 0);
+    // Only retryable classes (a deadlock now and then with 2 connections), never a fatal one.
+    let by_class = s["errors"]["by_class"].as_object().unwrap();
+    assert!(
+        by_class.keys().all(|k| k == "deadlock" || k == "lock_wait_timeout"),
+        "{s}"
+    );
 }
 
 #[test]
