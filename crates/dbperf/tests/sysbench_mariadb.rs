@@ -658,10 +658,6 @@ fn sysbench_and_dbperf_run_on_each_others_tables() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(trx > 10 && !text.contains("FATAL"), "{text}");
-    assert!(
-        text.contains("transactions:") && text.contains("ignored errors:                      0"),
-        "{text}"
-    );
     sysbench(&["oltp_read_write", "--tables=2", "cleanup"]);
     // sysbench prepares, dbperf runs.
     sysbench(&[
