@@ -247,6 +247,15 @@ async fn load_chunk(
     Ok(())
 }
 
+/// How [`RowGen::write_rows`] spells a row.
+#[derive(Clone, Copy)]
+enum RowFormat {
+    /// `id\tk\tc\tpad\n`, for `LOAD DATA`.
+    Tsv,
+    /// `(id,k,'c','pad')`, comma-separated, for a multi-row INSERT.
+    SqlValues,
+}
+
 /// The rows of one chunk, generated on demand from the chunk's own seed.
 struct RowGen {
     seed: u64,
@@ -269,6 +278,34 @@ impl RowGen {
             c: [0; 119],
             pad: [0; 59],
         }
+    }
+
+    /// Appends rows to `out` in `format` until it holds [`BATCH_BYTES`] or the chunk ends;
+    /// returns how many rows it appended.
+    fn write_rows(&mut self, out: &mut Vec<u8>, format: RowFormat) -> u64 {
+        let mut rows = 0u64;
+        while out.len() < BATCH_BYTES {
+            let Some((id, k)) = self.next_row() else { break };
+            match format {
+                RowFormat::Tsv => {
+                    let _ = write!(out, "{id}\t{k}\t");
+                    out.extend_from_slice(&self.c);
+                    out.push(b'\t');
+                    out.extend_from_slice(&self.pad);
+                    out.push(b'\n');
+                }
+                RowFormat::SqlValues => {
+                    let sep = if rows == 0 { "" } else { "," };
+                    let _ = write!(out, "{sep}({id},{k},'");
+                    out.extend_from_slice(&self.c);
+                    out.extend_from_slice(b"','");
+                    out.extend_from_slice(&self.pad);
+                    out.extend_from_slice(b"')");
+                }
+            }
+            rows += 1;
+        }
+        rows
     }
 
     /// Generates the next row: (id, k), with `c` and `pad` filled in.
@@ -303,16 +340,7 @@ fn row_stream(
         let bar = bar.clone();
         async move {
             let mut block = Vec::with_capacity(BATCH_BYTES + 256);
-            let mut rows = 0;
-            while block.len() < BATCH_BYTES {
-                let Some((id, k)) = gen.next_row() else { break };
-                let _ = write!(block, "{id}\t{k}\t");
-                block.extend_from_slice(&gen.c);
-                block.push(b'\t');
-                block.extend_from_slice(&gen.pad);
-                block.push(b'\n');
-                rows += 1;
-            }
+            let rows = gen.write_rows(&mut block, RowFormat::Tsv);
             bar.inc(rows);
             (!block.is_empty()).then(|| (Ok(bytes::Bytes::from(block)), gen))
         }
@@ -331,17 +359,7 @@ async fn insert_rows(
     loop {
         buf.clear();
         let _ = write!(buf, "INSERT INTO sbtest{table}(id, k, c, pad) VALUES");
-        let mut rows = 0u64;
-        while buf.len() < BATCH_BYTES {
-            let Some((id, k)) = gen.next_row() else { break };
-            let sep = if rows == 0 { "" } else { "," };
-            let _ = write!(buf, "{sep}({id},{k},'");
-            buf.extend_from_slice(&gen.c);
-            buf.extend_from_slice(b"','");
-            buf.extend_from_slice(&gen.pad);
-            buf.extend_from_slice(b"')");
-            rows += 1;
-        }
+        let rows = gen.write_rows(buf, RowFormat::SqlValues);
         if rows == 0 {
             return Ok(());
         }
