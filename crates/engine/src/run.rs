@@ -404,7 +404,7 @@ pub fn run<W: Workload>(
 
     let bounds = Boundaries::new(cfg.interval, cfg.warmup);
     let mut total = Stats::new(&ops);
-    let mut pending: BTreeMap<u32, (Box<Stats>, u64, u64)> = BTreeMap::new();
+    let mut pending: BTreeMap<u32, (Box<Stats>, u64)> = BTreeMap::new();
     let mut seen: Vec<Option<u32>> = vec![None; threads];
     let mut finished: Vec<Option<u32>> = vec![None; threads];
     let mut end_ns = 0u64;
@@ -433,7 +433,7 @@ pub fn run<W: Workload>(
             abandoned += l.abandoned;
         }
         match pending.get_mut(&index) {
-            Some((acc, b, _)) => {
+            Some((acc, b)) => {
                 acc.add(&stats);
                 let mut stats = stats;
                 stats.reset();
@@ -441,7 +441,7 @@ pub fn run<W: Workload>(
                 let _ = recyclers[thread].send(stats);
             }
             None => {
-                pending.insert(index, (stats, backlog, 0));
+                pending.insert(index, (stats, backlog));
             }
         }
         // Emit every interval that all threads have delivered.
@@ -451,7 +451,7 @@ pub fn run<W: Workload>(
             if !complete {
                 break;
             }
-            let Some((mut acc, backlog, _)) = pending.remove(&next) else {
+            let Some((mut acc, backlog)) = pending.remove(&next) else {
                 break;
             };
             let all_done = finished.iter().all(Option::is_some);
