@@ -744,7 +744,7 @@ fn a_hung_server_does_not_keep_the_run_alive() {
 }
 
 #[test]
-fn prepare_falls_back_to_inserts_when_local_infile_is_off() {
+fn prepare_does_not_need_local_infile() {
     let sb = TempSandbox::start_with(&["local_infile=OFF"]).expect("sandbox starts");
     assert_eq!(root_sql(&sb, "SELECT @@local_infile").trim(), "0");
     run_ok(&mut sysbench_cmd(
