@@ -39,6 +39,30 @@ pub struct Manifest {
     pub host: HostInfo,
     /// Where the run connected, with any password in it redacted.
     pub target: String,
+    /// Set when `dbperf lab run` made this run: which point of which experiment it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabPoint>,
+}
+
+/// The coordinates of one lab run inside its experiment, for grouping and comparing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabPoint {
+    /// The experiment's name (its file stem unless the file names it).
+    pub experiment: String,
+    /// Stable id of the point, e.g. `mariadb-10.11/dw-off/oltp_read_only/t8/r1`.
+    pub point: String,
+    /// The server (catalog id, e.g. `mysql-8.0.31`, or the experiment's label for it).
+    pub server: String,
+    /// The configuration variant's name (`default` when the experiment has none).
+    pub variant: String,
+    /// The settings the variant changes on purpose, as given (`innodb_doublewrite` → `OFF`).
+    pub variant_settings: BTreeMap<String, String>,
+    /// The workload name.
+    pub workload: String,
+    /// Client connections.
+    pub threads: u32,
+    /// Repetition, from 1.
+    pub rep: u32,
 }
 
 /// A workload's name and every option it ran with (defaults included), as a JSON object.
@@ -73,6 +97,7 @@ impl Manifest {
             server: None,
             host: HostInfo::collect(),
             target: redact_text(target),
+            lab: None,
         }
     }
 }

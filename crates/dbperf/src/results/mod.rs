@@ -22,7 +22,7 @@ use std::io;
 use std::path::PathBuf;
 
 pub use host::HostInfo;
-pub use manifest::{redact_args, redact_text, Manifest, ServerFacts, WorkloadInfo};
+pub use manifest::{redact_args, redact_text, LabPoint, Manifest, ServerFacts, WorkloadInfo};
 pub use rundir::{read_jsonl, IntervalWriter, RunDir};
 pub use summary::{client_usage, LatencyBlock, Summary};
 
