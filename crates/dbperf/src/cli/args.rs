@@ -24,6 +24,8 @@ pub enum Command {
     Sysbench(Box<SysbenchArgs>),
     /// Manage sandboxed database servers.
     Server(crate::cli::server::ServerArgs),
+    /// Experiments: servers x variants x workloads x users from a TOML file.
+    Lab(crate::cli::lab::LabArgs),
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.

@@ -10,6 +10,7 @@
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod args;
+pub mod lab;
 pub mod record;
 pub mod server;
 pub mod sysbench;
@@ -30,6 +31,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sysbench(a) => sysbench::run(*a, &argv),
         Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Lab(a) => lab::run(a),
     };
     match result {
         Ok(code) => code,

@@ -336,6 +336,12 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         &plan.target.redacted(),
     );
     manifest.seeds = serde_json::json!({ "rand_seed": plan.seed });
+    if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
+        manifest.lab = Some(
+            serde_json::from_str(&point)
+                .context("DBPERF_LAB_POINT is not a lab point (set only by `dbperf lab run`)")?,
+        );
+    }
     let server_version = facts.version.clone();
     manifest.server = Some(facts);
     dir.write_json("manifest.json", &manifest)?;

@@ -102,6 +102,12 @@ impl SandboxHome {
         &self.root
     }
 
+    /// The datadir sandbox `name` uses (it may not exist yet). Replace it only while the
+    /// sandbox is stopped.
+    pub fn datadir(&self, name: &str) -> PathBuf {
+        self.paths(name).data
+    }
+
     fn paths(&self, name: &str) -> Paths {
         let dir = self.root.join("servers").join(name);
         Paths {

@@ -1,0 +1,477 @@
+//! Expanding an [`Experiment`] into the ordered list of server starts and runs, estimating how
+//! long it takes, and printing it (`dbperf lab plan`).
+//!
+//! A *group* is one server start: a server, a variant, a pinning and a data set. Every run
+//! (a *point*: workload x users x repetition) belongs to one group. Each data set is prepared
+//! once per server and copied into place for every group that uses it.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::experiment::{parse_size, DataSize, Experiment, Order};
+
+/// The buffer pool a sandbox gets when the experiment does not set one (the benchmark profile).
+pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
+
+/// A data set: `tables` tables of `rows` rows on one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DataSet {
+    pub server: usize,
+    pub tables: u32,
+    pub rows: u32,
+}
+
+impl DataSet {
+    /// `8x100000`.
+    pub fn key(&self) -> String {
+        format!("{}x{}", self.tables, self.rows)
+    }
+}
+
+/// One measured run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Stable id: `server/variant[/pinning]/workload/tUSERS/rREP`.
+    pub id: String,
+    /// Index into the experiment's workloads.
+    pub workload: usize,
+    pub users: u32,
+    /// From 1.
+    pub rep: u32,
+}
+
+/// One server start and the runs made on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub server: usize,
+    pub variant: usize,
+    pub pinning: usize,
+    pub data: DataSet,
+    pub points: Vec<Point>,
+}
+
+/// The whole expanded plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub experiment: Experiment,
+    pub groups: Vec<Group>,
+    /// Every data set, in the order first needed.
+    pub datasets: Vec<DataSet>,
+}
+
+/// Rough costs used for the estimate (seconds), measured on a 2-vCPU box.
+const START_S: f64 = 6.0;
+const STOP_S: f64 = 3.0;
+const RUN_OVERHEAD_S: f64 = 2.0;
+const PREPARE_ROWS_PER_S: f64 = 150_000.0;
+const COPY_BYTES_PER_S: f64 = 300e6;
+/// A freshly initialized datadir (system tables, undo, redo) before any benchmark data.
+const EMPTY_DATADIR_BYTES: f64 = 200e6;
+
+impl Plan {
+    /// Expands `experiment` in its order.
+    pub fn new(experiment: Experiment) -> Plan {
+        let e = &experiment;
+        let labels: Vec<String> = workload_labels(e);
+        let mut groups = Vec::new();
+        for (si, server) in e.servers.iter().enumerate() {
+            let bp = server
+                .settings
+                .iter()
+                .rev()
+                .find(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case("innodb_buffer_pool_size"))
+                .and_then(|(_, v)| parse_size(v))
+                .unwrap_or(DEFAULT_BUFFER_POOL);
+            // Workloads by data set, in file order.
+            let mut sets: Vec<(DataSet, Vec<usize>)> = Vec::new();
+            for (wi, w) in e.workloads.iter().enumerate() {
+                let rows = match w.size {
+                    DataSize::Rows(r) => r,
+                    DataSize::VsBufferPool(x) => {
+                        ((bp as f64 * x) / (BYTES_PER_ROW_F * w.tables as f64)).round().max(1.0) as u32
+                    }
+                };
+                let ds = DataSet {
+                    server: si,
+                    tables: w.tables,
+                    rows,
+                };
+                match sets.iter_mut().find(|(d, _)| *d == ds) {
+                    Some((_, ws)) => ws.push(wi),
+                    None => sets.push((ds, vec![wi])),
+                }
+            }
+            for (ds, ws) in &sets {
+                for (vi, variant) in e.variants.iter().enumerate() {
+                    for (pi, pinning) in e.pinnings.iter().enumerate() {
+                        let mut points = Vec::new();
+                        for rep in 1..=e.repetitions {
+                            for &wi in ws {
+                                for &users in &e.workloads[wi].users {
+                                    let mut id = format!("{}/{}", server.label, variant.name);
+                                    if e.pinnings.len() > 1 {
+                                        let _ = write!(id, "/{}", pinning.name);
+                                    }
+                                    let _ = write!(id, "/{}/t{users}/r{rep}", labels[wi]);
+                                    points.push(Point {
+                                        id,
+                                        workload: wi,
+                                        users,
+                                        rep,
+                                    });
+                                }
+                            }
+                        }
+                        groups.push(Group {
+                            server: si,
+                            variant: vi,
+                            pinning: pi,
+                            data: *ds,
+                            points,
+                        });
+                    }
+                }
+            }
+        }
+        if e.order == Order::Shuffled {
+            let mut rng = SmallRng::seed_from_u64(e.seed);
+            groups.shuffle(&mut rng);
+            for g in &mut groups {
+                g.points.shuffle(&mut rng);
+            }
+        }
+        let mut datasets = Vec::new();
+        for g in &groups {
+            if !datasets.contains(&g.data) {
+                datasets.push(g.data);
+            }
+        }
+        Plan {
+            experiment,
+            groups,
+            datasets,
+        }
+    }
+
+    /// Number of runs.
+    pub fn points(&self) -> usize {
+        self.groups.iter().map(|g| g.points.len()).sum()
+    }
+
+    /// Estimated seconds for one point.
+    pub fn point_estimate(&self, p: &Point) -> f64 {
+        let w = &self.experiment.workloads[p.workload];
+        w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S
+    }
+
+    /// Estimated seconds to prepare a data set (init, start, load, stop, copy).
+    pub fn prepare_estimate(&self, d: &DataSet) -> f64 {
+        let rows = d.rows as f64 * d.tables as f64;
+        START_S + 4.0 + rows / PREPARE_ROWS_PER_S + STOP_S + self.copy_estimate(d)
+    }
+
+    /// Estimated seconds for a group's start, restore and stop, without its points.
+    pub fn group_overhead_estimate(&self, g: &Group) -> f64 {
+        START_S + STOP_S + self.copy_estimate(&g.data)
+    }
+
+    fn copy_estimate(&self, d: &DataSet) -> f64 {
+        (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW_F) / COPY_BYTES_PER_S
+    }
+
+    /// Estimated total seconds.
+    pub fn estimate(&self) -> f64 {
+        let prepares: f64 = self.datasets.iter().map(|d| self.prepare_estimate(d)).sum();
+        let groups: f64 = self
+            .groups
+            .iter()
+            .map(|g| self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(p)).sum::<f64>())
+            .sum();
+        prepares + groups
+    }
+
+    /// The text `dbperf lab plan` prints.
+    pub fn render(&self) -> String {
+        let e = &self.experiment;
+        let mut out = String::new();
+        let _ = writeln!(out, "Experiment {} ({})", e.name, e.path.display());
+        if let Some(d) = &e.description {
+            let _ = writeln!(out, "  {}", d.trim());
+        }
+        let users: usize = e.workloads.iter().map(|w| w.users.len()).sum();
+        let _ = writeln!(
+            out,
+            "  {} server(s) x {} variant(s) x {} pinning(s), {} workload(s) with {} user count(s) in all, {} repetition(s) = {} runs",
+            e.servers.len(),
+            e.variants.len(),
+            e.pinnings.len(),
+            e.workloads.len(),
+            users,
+            e.repetitions,
+            self.points()
+        );
+        let _ = writeln!(
+            out,
+            "  order: {}; {} server start(s); {} data set(s) prepared once each and copied in",
+            match e.order {
+                Order::Stable => "stable".to_string(),
+                Order::Shuffled => format!("shuffled (seed {})", e.seed),
+            },
+            self.groups.len(),
+            self.datasets.len()
+        );
+        let prepares: f64 = self.datasets.iter().map(|d| self.prepare_estimate(d)).sum();
+        let runs: f64 = self
+            .groups
+            .iter()
+            .flat_map(|g| &g.points)
+            .map(|p| self.point_estimate(p))
+            .sum();
+        let _ = writeln!(
+            out,
+            "  estimated time: {} (runs {}, prepares {}, restarts {})",
+            hms(self.estimate()),
+            hms(runs),
+            hms(prepares),
+            hms(self.estimate() - runs - prepares)
+        );
+        let _ = writeln!(out);
+        let labels = workload_labels(e);
+        let mut table = vec![vec![
+            "#".to_string(),
+            "server".into(),
+            "variant".into(),
+            "pinning".into(),
+            "data".into(),
+            "runs".into(),
+            "time".into(),
+        ]];
+        for (i, g) in self.groups.iter().enumerate() {
+            let server = &e.servers[g.server];
+            let mut workloads: Vec<String> = Vec::new();
+            for (wi, label) in labels.iter().enumerate() {
+                let users: Vec<String> = {
+                    let mut u: Vec<u32> = g.points.iter().filter(|p| p.workload == wi).map(|p| p.users).collect();
+                    u.sort_unstable();
+                    u.dedup();
+                    u.iter().map(u32::to_string).collect()
+                };
+                if !users.is_empty() {
+                    workloads.push(format!("{label} users {}", users.join(",")));
+                }
+            }
+            let p = &e.pinnings[g.pinning];
+            let pin = match (&p.server_cpus, &p.client_cpus) {
+                (None, None) => p.name.clone(),
+                (s, c) => format!(
+                    "{} (server {}, client {})",
+                    p.name,
+                    s.as_ref().map_or("any", |c| c.text.as_str()),
+                    c.as_ref().map_or("any", |c| c.text.as_str())
+                ),
+            };
+            let secs = self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(p)).sum::<f64>();
+            table.push(vec![
+                (i + 1).to_string(),
+                format!("{}{}", server.label, if server.jemalloc { " +jemalloc" } else { "" }),
+                e.variants[g.variant].name.clone(),
+                pin,
+                g.data.key(),
+                format!("{} ({} x{} reps)", g.points.len(), workloads.join("; "), e.repetitions),
+                hms(secs),
+            ]);
+        }
+        out.push_str(&align(&table));
+        let servers_with_settings: Vec<String> = e
+            .servers
+            .iter()
+            .filter(|s| !s.settings.is_empty())
+            .map(|s| {
+                let set: Vec<String> = s.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("  {}: {}", s.label, set.join(" "))
+            })
+            .collect();
+        if !servers_with_settings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nServer settings (every start):\n{}",
+                servers_with_settings.join("\n")
+            );
+        }
+        out
+    }
+}
+
+const BYTES_PER_ROW_F: f64 = super::experiment::BYTES_PER_ROW;
+
+/// A label per workload: the test name, with `#N` when a test appears more than once.
+pub fn workload_labels(e: &Experiment) -> Vec<String> {
+    e.workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let same = e.workloads.iter().filter(|o| o.test == w.test).count();
+            if same > 1 {
+                let nth = e.workloads[..i].iter().filter(|o| o.test == w.test).count() + 1;
+                format!("{}#{nth}", w.test.name())
+            } else {
+                w.test.name().to_string()
+            }
+        })
+        .collect()
+}
+
+/// `1h 02m`, `3m 05s`, `42s`.
+pub fn hms(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| format!("{cell:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// Shortens an estimate for progress lines.
+pub fn eta(d: Duration) -> String {
+    hms(d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn plan(text: &str) -> Plan {
+        Plan::new(Experiment::parse(text, Path::new("x.toml")).unwrap())
+    }
+
+    const TWO_SERVERS: &str = r#"
+repetitions = 2
+duration = 10
+warmup = 5
+[[server]]
+id = "mariadb-10.11"
+settings = { innodb_buffer_pool_size = "1G" }
+[[server]]
+id = "mysql-8.0.31"
+[variants]
+innodb_doublewrite = ["ON", "OFF"]
+[[workload]]
+test = "oltp_read_only"
+tables = 4
+data_vs_buffer_pool = 0.5
+users = [1, 8]
+[[workload]]
+test = "oltp_point_select"
+tables = 4
+data_vs_buffer_pool = 0.5
+users = [16]
+"#;
+
+    #[test]
+    fn expands_servers_variants_users_and_repetitions() {
+        let p = plan(TWO_SERVERS);
+        // 2 servers x 2 variants, each group: 2 reps x (2 + 1) users.
+        assert_eq!(p.groups.len(), 4);
+        assert!(p.groups.iter().all(|g| g.points.len() == 6));
+        assert_eq!(p.points(), 24);
+        // One data set per server, computed from that server's buffer pool.
+        assert_eq!(p.datasets.len(), 2);
+        assert_eq!(
+            p.datasets[0].rows,
+            ((1u64 << 30) as f64 * 0.5 / 240.0 / 4.0).round() as u32
+        );
+        assert_eq!(
+            p.datasets[1].rows,
+            (DEFAULT_BUFFER_POOL as f64 * 0.5 / 240.0 / 4.0).round() as u32
+        );
+        let g = &p.groups[0];
+        let ids: Vec<&str> = g.points.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "mariadb-10.11/doublewrite=ON/oltp_read_only/t1/r1",
+                "mariadb-10.11/doublewrite=ON/oltp_read_only/t8/r1",
+                "mariadb-10.11/doublewrite=ON/oltp_point_select/t16/r1",
+                "mariadb-10.11/doublewrite=ON/oltp_read_only/t1/r2",
+                "mariadb-10.11/doublewrite=ON/oltp_read_only/t8/r2",
+                "mariadb-10.11/doublewrite=ON/oltp_point_select/t16/r2",
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_are_unique_and_shuffling_keeps_them() {
+        let stable = plan(TWO_SERVERS);
+        let shuffled = plan(&format!("order = \"shuffled\"\nseed = 7\n{TWO_SERVERS}"));
+        let ids = |p: &Plan| {
+            let mut v: Vec<String> = p
+                .groups
+                .iter()
+                .flat_map(|g| g.points.iter().map(|p| p.id.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        let a = ids(&stable);
+        let mut dedup = a.clone();
+        dedup.dedup();
+        assert_eq!(a.len(), dedup.len());
+        assert_eq!(a, ids(&shuffled));
+        let order = |p: &Plan| {
+            p.groups
+                .iter()
+                .flat_map(|g| g.points.iter().map(|p| p.id.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(order(&stable), order(&shuffled));
+        // The same seed gives the same order.
+        let again = plan(&format!("order = \"shuffled\"\nseed = 7\n{TWO_SERVERS}"));
+        assert_eq!(order(&shuffled), order(&again));
+    }
+
+    #[test]
+    fn estimate_counts_every_run() {
+        let p = plan(TWO_SERVERS);
+        let runs = 24.0 * (10.0 + 5.0 + RUN_OVERHEAD_S);
+        assert!(p.estimate() > runs && p.estimate() < runs + 600.0, "{}", p.estimate());
+        let text = p.render();
+        assert!(text.contains("= 24 runs"), "{text}");
+        assert!(text.contains("doublewrite=OFF"), "{text}");
+    }
+
+    #[test]
+    fn hms_formats() {
+        assert_eq!(hms(42.0), "42s");
+        assert_eq!(hms(185.0), "3m 05s");
+        assert_eq!(hms(3720.0), "1h 02m");
+    }
+}

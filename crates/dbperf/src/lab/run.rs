@@ -1,0 +1,664 @@
+//! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once and copied into
+//! place with the server stopped, a restart per group, CPU pinning, every run kept, and a
+//! state file that lets a rerun resume where an interrupted one stopped.
+//!
+//! Each run is a child `dbperf sysbench ... run` (the same binary), so every run has its own
+//! process: its client CPU and memory are its own, its run directory is written exactly as a
+//! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
+//! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
+//! [`crate::results::LabPoint`]), which the child stores in its manifest.
+//!
+//! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
+//! last `lab run`), `state.json` (points done, with their run ids), `logs/` (each child's
+//! output). Prepared data sets live under `$DBPERF_HOME/lab/<experiment>/data/`.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::experiment::CpuSet;
+use super::plan::{eta, workload_labels, DataSet, Group, Plan, Point};
+use crate::results::LabPoint;
+use crate::server::{SandboxHome, Setting, StartRequest};
+
+/// Where a lab run keeps things and how it behaves.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Root of the run directories (the runs land here like any other run).
+    pub results_dir: PathBuf,
+    /// Forget earlier progress and run every point again.
+    pub restart: bool,
+    /// Prepare data sets again even when a prepared copy exists.
+    pub reprepare: bool,
+}
+
+/// `state.json`: what has been done.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct LabState {
+    pub experiment: String,
+    /// Point id → its finished run.
+    pub done: BTreeMap<String, DoneRun>,
+    /// Point id → how it failed last time (it is retried on the next `lab run`).
+    #[serde(default)]
+    pub failed: BTreeMap<String, String>,
+}
+
+/// A finished point.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DoneRun {
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub tps: f64,
+    pub p95_ms: f64,
+    pub finished_at: String,
+}
+
+/// How a lab run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabOutcome {
+    /// Every point has a finished run.
+    Complete { ran: usize, skipped: usize },
+    /// Stopped by Ctrl-C or SIGTERM; a rerun resumes.
+    Interrupted { ran: usize },
+    /// Everything was attempted, some points failed (listed in the state file).
+    Failed { ran: usize, failed: usize },
+}
+
+/// The directory of an experiment's lab files.
+pub fn lab_dir(results_dir: &Path, experiment: &str) -> PathBuf {
+    results_dir.join("lab").join(experiment)
+}
+
+/// Reads an experiment's state (empty when it has never run).
+pub fn load_state(results_dir: &Path, experiment: &str) -> Result<LabState> {
+    let path = lab_dir(results_dir, experiment).join("state.json");
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LabState {
+            experiment: experiment.to_owned(),
+            ..LabState::default()
+        }),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn save_state(dir: &Path, state: &LabState) -> Result<()> {
+    let tmp = dir.join(".state.json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(state)?).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("state.json")).with_context(|| format!("writing {}/state.json", dir.display()))
+}
+
+/// Set by Ctrl-C or SIGTERM; the pid of the running child gets the signal forwarded.
+struct Interrupt {
+    stop: AtomicBool,
+    child: AtomicI32,
+}
+
+fn install_interrupt() -> Arc<Interrupt> {
+    let it = Arc::new(Interrupt {
+        stop: AtomicBool::new(false),
+        child: AtomicI32::new(0),
+    });
+    let handler = it.clone();
+    let _ = ctrlc::set_handler(move || {
+        handler.stop.store(true, Ordering::SeqCst);
+        let pid = handler.child.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill has no memory preconditions; the child may already be gone.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+        }
+    });
+    it
+}
+
+/// Runs `plan`, resuming from its state file unless `opts.restart`.
+pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
+    let e = &plan.experiment;
+    let dir = lab_dir(&opts.results_dir, &e.name);
+    std::fs::create_dir_all(dir.join("logs")).with_context(|| format!("creating {}", dir.display()))?;
+    let _ = std::fs::copy(&e.path, dir.join("experiment.toml"));
+    let mut state = if opts.restart {
+        LabState {
+            experiment: e.name.clone(),
+            ..LabState::default()
+        }
+    } else {
+        load_state(&opts.results_dir, &e.name)?
+    };
+    // A point whose run directory has gone is not done.
+    state.done.retain(|_, d| d.run_dir.join("summary.json").is_file());
+    save_state(&dir, &state)?;
+
+    let home = SandboxHome::from_env()?;
+    let exe = std::env::current_exe().context("finding the dbperf binary")?;
+    let interrupt = install_interrupt();
+    let labels = workload_labels(e);
+    let total = plan.points();
+    let todo: usize = plan
+        .groups
+        .iter()
+        .flat_map(|g| &g.points)
+        .filter(|p| !state.done.contains_key(&p.id))
+        .count();
+    let skipped = total - todo;
+    if skipped > 0 {
+        println!(
+            "Resuming {}: {skipped} of {total} runs already done, {todo} to go",
+            e.name
+        );
+    } else {
+        println!(
+            "Running {}: {total} runs, estimated {}",
+            e.name,
+            eta(Duration::from_secs_f64(plan.estimate()))
+        );
+    }
+    let mut remaining_estimate: f64 = plan
+        .groups
+        .iter()
+        .filter(|g| g.points.iter().any(|p| !state.done.contains_key(&p.id)))
+        .map(|g| {
+            plan.group_overhead_estimate(g)
+                + g.points
+                    .iter()
+                    .filter(|p| !state.done.contains_key(&p.id))
+                    .map(|p| plan.point_estimate(p))
+                    .sum::<f64>()
+        })
+        .sum();
+    let started = Instant::now();
+    let mut spent_estimate = 0.0;
+    let (mut ran, mut failed) = (0usize, 0usize);
+    let mut prepared: Vec<DataSet> = Vec::new();
+
+    for group in &plan.groups {
+        let todo: Vec<&Point> = group
+            .points
+            .iter()
+            .filter(|p| !state.done.contains_key(&p.id))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        if interrupt.stop.load(Ordering::SeqCst) {
+            return Ok(LabOutcome::Interrupted { ran });
+        }
+        let server = &e.servers[group.server];
+        let sandbox = sandbox_name(&e.name, group.server);
+        let golden = golden_dir(&home, &e.name, &server.label, &group.data);
+        if !prepared.contains(&group.data) {
+            if opts.reprepare || !golden.join(READY_MARK).is_file() {
+                prepare_data_set(plan, group, &home, &sandbox, &golden, &exe, &dir)?;
+                remaining_estimate += plan.prepare_estimate(&group.data);
+                spent_estimate += plan.prepare_estimate(&group.data);
+            }
+            prepared.push(group.data);
+        }
+        if interrupt.stop.load(Ordering::SeqCst) {
+            return Ok(LabOutcome::Interrupted { ran });
+        }
+        let variant = &e.variants[group.variant];
+        let pinning = &e.pinnings[group.pinning];
+        println!(
+            "== {} · {} · {} · data {} ({} runs)",
+            server.label,
+            variant.name,
+            pinning.name,
+            group.data.key(),
+            todo.len()
+        );
+        stop_quietly(&home, &sandbox);
+        spent_estimate += plan.group_overhead_estimate(group);
+        restore_datadir(&golden, &home.datadir(&sandbox))?;
+        let mut settings: Vec<(String, String)> = server.settings.clone();
+        settings.extend(variant.settings.iter().cloned());
+        let report = start_server(&home, &sandbox, server, &settings)?;
+        if let Some(cpus) = &pinning.server_cpus {
+            pin_process_tree(report.pid, cpus).with_context(|| format!("pinning the server to CPUs {}", cpus.text))?;
+        }
+        let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
+        if e.prewarm {
+            prewarm(&exe, &url, group, plan, &dir)?;
+        }
+
+        for point in todo {
+            if interrupt.stop.load(Ordering::SeqCst) {
+                stop_quietly(&home, &sandbox);
+                save_state(&dir, &state)?;
+                return Ok(LabOutcome::Interrupted { ran });
+            }
+            let w = &e.workloads[point.workload];
+            let lab = LabPoint {
+                experiment: e.name.clone(),
+                point: point.id.clone(),
+                server: server.label.clone(),
+                variant: variant.name.clone(),
+                variant_settings: variant.settings.iter().cloned().collect(),
+                workload: w.test.name().to_string(),
+                threads: point.users,
+                rep: point.rep,
+            };
+            let n = state.done.len() + 1;
+            print!("[{n}/{total}] {} ... ", point.id);
+            let _ = std::io::stdout().flush();
+            let outcome = run_point(
+                &RunPoint {
+                    exe: &exe,
+                    url: &url,
+                    plan,
+                    group,
+                    point,
+                    label: &labels[point.workload],
+                    lab: &lab,
+                    client_cpus: pinning.client_cpus.as_ref(),
+                    results_dir: &opts.results_dir,
+                    lab_dir: &dir,
+                },
+                &interrupt,
+            );
+            spent_estimate += plan.point_estimate(point);
+            let left = (remaining_estimate - spent_estimate).max(0.0);
+            // Scale the estimate by how fast things actually went.
+            let pace = if spent_estimate > 0.0 {
+                started.elapsed().as_secs_f64() / spent_estimate
+            } else {
+                1.0
+            };
+            match outcome {
+                Ok(PointOutcome::Done(d)) => {
+                    println!(
+                        "{:.1} tps, p95 {:.2} ms  (ETA {})",
+                        d.tps,
+                        d.p95_ms,
+                        eta(Duration::from_secs_f64(left * pace.clamp(0.5, 3.0)))
+                    );
+                    state.failed.remove(&point.id);
+                    state.done.insert(point.id.clone(), d);
+                    ran += 1;
+                }
+                Ok(PointOutcome::Interrupted) => {
+                    println!("interrupted");
+                    state.failed.insert(point.id.clone(), "interrupted".into());
+                    save_state(&dir, &state)?;
+                    stop_quietly(&home, &sandbox);
+                    return Ok(LabOutcome::Interrupted { ran });
+                }
+                Ok(PointOutcome::Failed(why)) | Err(why) => {
+                    let why = format!("{why:#}");
+                    println!("FAILED: {why}");
+                    state.failed.insert(point.id.clone(), why);
+                    failed += 1;
+                }
+            }
+            save_state(&dir, &state)?;
+        }
+        stop_quietly(&home, &sandbox);
+    }
+    if failed > 0 {
+        Ok(LabOutcome::Failed { ran, failed })
+    } else {
+        Ok(LabOutcome::Complete { ran, skipped })
+    }
+}
+
+/// `lab-<experiment>-<n>`, short enough for a unix socket path.
+fn sandbox_name(experiment: &str, server: usize) -> String {
+    let short: String = experiment
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(24)
+        .collect();
+    format!("lab-{short}-{}", server + 1)
+}
+
+const READY_MARK: &str = ".dbperf-prepared";
+
+fn golden_dir(home: &SandboxHome, experiment: &str, server: &str, data: &DataSet) -> PathBuf {
+    home.root()
+        .join("lab")
+        .join(experiment)
+        .join("data")
+        .join(server)
+        .join(data.key())
+}
+
+fn stop_quietly(home: &SandboxHome, sandbox: &str) {
+    if home.status(sandbox).is_ok() {
+        if let Err(e) = home.stop(sandbox) {
+            eprintln!("warning: stopping sandbox {sandbox}: {e}");
+        }
+    }
+}
+
+fn start_server(
+    home: &SandboxHome,
+    sandbox: &str,
+    server: &super::experiment::ServerSpec,
+    settings: &[(String, String)],
+) -> Result<crate::server::StartReport> {
+    let mut req = StartRequest::mariadb(sandbox);
+    if server.id != "mariadb-10.11" && server.id != "mariadb" {
+        bail!(
+            "server {:?} is not available in this build (only mariadb-10.11); see `dbperf server list --available`",
+            server.id
+        );
+    }
+    if server.jemalloc {
+        bail!("jemalloc for server {:?} is not supported yet", server.label);
+    }
+    req.settings = settings
+        .iter()
+        .map(|(k, v)| Setting::parse(&format!("{k}={v}")))
+        .collect::<Result<_, _>>()?;
+    home.start(&req)
+        .with_context(|| format!("starting {} as sandbox {sandbox}", server.label))
+}
+
+/// Starts the server on a fresh datadir, prepares the data set, stops it and keeps a copy of
+/// the datadir at `golden`.
+fn prepare_data_set(
+    plan: &Plan,
+    group: &Group,
+    home: &SandboxHome,
+    sandbox: &str,
+    golden: &Path,
+    exe: &Path,
+    lab_dir: &Path,
+) -> Result<()> {
+    let e = &plan.experiment;
+    let server = &e.servers[group.server];
+    let data = group.data;
+    println!(
+        "== preparing {} tables x {} rows on {} (once; later starts copy it)",
+        data.tables, data.rows, server.label
+    );
+    stop_quietly(home, sandbox);
+    let datadir = home.datadir(sandbox);
+    if datadir.exists() {
+        std::fs::remove_dir_all(&datadir).with_context(|| format!("removing {}", datadir.display()))?;
+    }
+    let report = start_server(home, sandbox, server, &server.settings)?;
+    let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
+    // The first workload on this data set decides table options (engine, auto_inc, ...).
+    let w = group
+        .points
+        .first()
+        .map(|p| &e.workloads[p.workload])
+        .ok_or_else(|| anyhow!("empty group"))?;
+    let log = lab_dir
+        .join("logs")
+        .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2;
+    let mut cmd = Command::new(exe);
+    cmd.args(["sysbench", w.test.name(), "prepare"])
+        .arg(format!("--target={url}"))
+        .arg(format!("--tables={}", data.tables))
+        .arg(format!("--table-size={}", data.rows))
+        .arg(format!("--threads={threads}"));
+    for (k, v) in &w.options {
+        cmd.arg(format!("--{k}={v}"));
+    }
+    let t0 = Instant::now();
+    let status = run_logged(&mut cmd, &log)?;
+    if !status.success() {
+        stop_quietly(home, sandbox);
+        bail!("preparing the data failed ({status}); see {}", log.display());
+    }
+    stop_quietly(home, sandbox);
+    if golden.exists() {
+        std::fs::remove_dir_all(golden).with_context(|| format!("removing {}", golden.display()))?;
+    }
+    copy_tree(&datadir, golden)?;
+    std::fs::write(
+        golden.join(READY_MARK),
+        format!("{}\n", chrono::Utc::now().to_rfc3339()),
+    )
+    .with_context(|| format!("writing {}", golden.display()))?;
+    println!(
+        "   prepared in {:.1} s, kept at {}",
+        t0.elapsed().as_secs_f64(),
+        golden.display()
+    );
+    Ok(())
+}
+
+/// `dbperf sysbench prewarm` after a start, so runs do not begin on a cold buffer pool.
+fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) -> Result<()> {
+    let e = &plan.experiment;
+    let server = &e.servers[group.server];
+    let w = group
+        .points
+        .first()
+        .map(|p| &e.workloads[p.workload])
+        .ok_or_else(|| anyhow!("empty group"))?;
+    let log = lab_dir
+        .join("logs")
+        .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));
+    let mut cmd = Command::new(exe);
+    cmd.args(["sysbench", w.test.name(), "prewarm"])
+        .arg(format!("--target={url}"))
+        .arg(format!("--tables={}", group.data.tables))
+        .arg(format!("--table-size={}", group.data.rows))
+        .arg(format!("--threads={}", group.data.tables.min(4)));
+    let status = run_logged(&mut cmd, &log)?;
+    if !status.success() {
+        bail!("prewarm failed ({status}); see {}", log.display());
+    }
+    Ok(())
+}
+
+/// Replaces `datadir` with a copy of `golden` (without the marker file).
+fn restore_datadir(golden: &Path, datadir: &Path) -> Result<()> {
+    if datadir.exists() {
+        std::fs::remove_dir_all(datadir).with_context(|| format!("removing {}", datadir.display()))?;
+    }
+    copy_tree(golden, datadir)?;
+    let _ = std::fs::remove_file(datadir.join(READY_MARK));
+    Ok(())
+}
+
+/// `cp -a --reflink=auto`: keeps modes and sparse files, and clones blocks where the file
+/// system can.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let out = Command::new("cp")
+        .arg("-a")
+        .arg("--reflink=auto")
+        .arg(from)
+        .arg(to)
+        .stdin(Stdio::null())
+        .output()
+        .context("running cp")?;
+    if !out.status.success() {
+        bail!(
+            "copying {} to {} failed: {}",
+            from.display(),
+            to.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Restricts every thread of `pid` (and so the threads they create later) to `cpus`.
+pub fn pin_process_tree(pid: i32, cpus: &CpuSet) -> Result<()> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).with_context(|| format!("listing threads of {pid}"))?;
+    for t in tasks.flatten() {
+        if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
+            set_affinity(tid, &cpus.cpus).with_context(|| format!("thread {tid}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn set_affinity(tid: i32, cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn run_logged(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus> {
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let err = file.try_clone()?;
+    cmd.stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .status()
+        .with_context(|| format!("running {:?}", cmd.get_program()))
+}
+
+fn safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+struct RunPoint<'a> {
+    exe: &'a Path,
+    url: &'a str,
+    plan: &'a Plan,
+    group: &'a Group,
+    point: &'a Point,
+    label: &'a str,
+    lab: &'a LabPoint,
+    client_cpus: Option<&'a CpuSet>,
+    results_dir: &'a Path,
+    lab_dir: &'a Path,
+}
+
+enum PointOutcome {
+    Done(DoneRun),
+    Interrupted,
+    Failed(anyhow::Error),
+}
+
+fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
+    let e = &r.plan.experiment;
+    let w = &e.workloads[r.point.workload];
+    let stem = safe(&r.point.id.replace('/', "~"));
+    let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
+    let summary_path = r.lab_dir.join("logs").join(format!("{stem}.summary.json"));
+    let _ = std::fs::remove_file(&summary_path);
+    let mut cmd = Command::new(r.exe);
+    cmd.args(["sysbench", w.test.name(), "run"])
+        .arg(format!("--target={}", r.url))
+        .arg(format!("--tables={}", r.group.data.tables))
+        .arg(format!("--table-size={}", r.group.data.rows))
+        .arg(format!("--threads={}", r.point.users))
+        .arg(format!("--time={}", w.duration.as_secs_f64()))
+        .arg(format!("--warmup-time={}", w.warmup.as_secs_f64()))
+        .arg(format!("--report-interval={}", e.report_interval.as_secs_f64()))
+        .arg(format!("--results-dir={}", r.results_dir.display()))
+        .arg(format!("--summary-json={}", summary_path.display()))
+        .env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
+    for (k, v) in &w.options {
+        cmd.arg(format!("--{k}={v}"));
+    }
+    if let Some(cpus) = r.client_cpus {
+        let cpus = cpus.cpus.clone();
+        // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || set_affinity(0, &cpus));
+        }
+    }
+    let file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let err = file.try_clone()?;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .context("starting dbperf sysbench")?;
+    interrupt.child.store(child.id() as i32, Ordering::SeqCst);
+    let status = child.wait();
+    interrupt.child.store(0, Ordering::SeqCst);
+    let status = status.context("waiting for dbperf sysbench")?;
+    let _ = r.label;
+    if status.code() == Some(130) || interrupt.stop.load(Ordering::SeqCst) {
+        return Ok(PointOutcome::Interrupted);
+    }
+    if !status.success() {
+        return Ok(PointOutcome::Failed(anyhow!(
+            "dbperf sysbench exited with {status}; see {}",
+            log.display()
+        )));
+    }
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
+    )?;
+    let run_id = summary["run_id"].as_str().unwrap_or_default().to_owned();
+    Ok(PointOutcome::Done(DoneRun {
+        run_dir: r.results_dir.join(&run_id),
+        run_id,
+        tps: summary["transactions"]["per_sec"].as_f64().unwrap_or(0.0),
+        p95_ms: summary["latency_ms"]["p95"].as_f64().unwrap_or(0.0),
+        finished_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_names_are_short_and_valid() {
+        let n = sandbox_name("a very/long experiment name that goes on", 0);
+        assert_eq!(n, "lab-a-very-long-experiment-n-1");
+        assert!(n.len() <= 64);
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = lab_dir(dir.path(), "x");
+        std::fs::create_dir_all(&lab).unwrap();
+        let mut s = LabState {
+            experiment: "x".into(),
+            ..LabState::default()
+        };
+        s.done.insert(
+            "a/b".into(),
+            DoneRun {
+                run_id: "r1".into(),
+                run_dir: dir.path().join("r1"),
+                tps: 1.5,
+                p95_ms: 2.0,
+                finished_at: "now".into(),
+            },
+        );
+        save_state(&lab, &s).unwrap();
+        let back = load_state(dir.path(), "x").unwrap();
+        assert_eq!(back.done["a/b"].run_id, "r1");
+        assert!(load_state(dir.path(), "never").unwrap().done.is_empty());
+    }
+}
