@@ -23,17 +23,15 @@ pub enum LabCommand {
     Plan {
         /// The experiment file (TOML).
         file: PathBuf,
-        /// Override the file's `order`.
-        #[arg(long, value_enum)]
-        order: Option<Order>,
+        #[command(flatten)]
+        shape: Shape,
     },
     /// Run an experiment; rerun the same command to resume after an interruption.
     Run {
         /// The experiment file (TOML).
         file: PathBuf,
-        /// Override the file's `order` (`shuffled` spreads drift over the whole experiment).
-        #[arg(long, value_enum)]
-        order: Option<Order>,
+        #[command(flatten)]
+        shape: Shape,
         /// Root of the run directories; the lab's own files go to RESULTS_DIR/lab/NAME/.
         #[arg(long, default_value = "dbperf-results")]
         results_dir: PathBuf,
@@ -46,29 +44,58 @@ pub enum LabCommand {
     },
 }
 
-fn load(file: &std::path::Path, order: Option<Order>) -> Result<Plan> {
+/// Options that change which points a plan has.
+#[derive(Debug, Args)]
+pub struct Shape {
+    /// Override the file's `order` (`shuffled` spreads drift over the whole experiment).
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    /// A smoke test of the file: 1 repetition, 2 s runs, the first two user counts, at most
+    /// 2,000 rows per table; named NAME-quick so it never mixes with the real runs.
+    #[arg(long)]
+    quick: bool,
+    /// Only the points whose id contains this text (repeatable; ids look like
+    /// `SERVER/VARIANT/WORKLOAD/tUSERS/rREP`, as `lab plan` shows them).
+    #[arg(long, value_name = "TEXT")]
+    only: Vec<String>,
+}
+
+fn load(file: &std::path::Path, shape: &Shape) -> Result<Plan> {
     let mut e = Experiment::load(file)?;
-    if let Some(o) = order {
+    if let Some(o) = shape.order {
         e.order = o;
     }
-    Ok(Plan::new(e))
+    if shape.quick {
+        e = e.quick();
+    }
+    let mut plan = Plan::new(e);
+    plan.retain_points(&shape.only);
+    if plan.points() == 0 {
+        anyhow::bail!(
+            "no point of {} matches --only {:?}; `dbperf lab plan {}` lists them",
+            file.display(),
+            shape.only,
+            file.display()
+        );
+    }
+    Ok(plan)
 }
 
 /// Runs a lab command.
 pub fn run(args: LabArgs) -> Result<ExitCode> {
     match args.command {
-        LabCommand::Plan { file, order } => {
-            print!("{}", load(&file, order)?.render());
+        LabCommand::Plan { file, shape } => {
+            print!("{}", load(&file, &shape)?.render());
             Ok(ExitCode::SUCCESS)
         }
         LabCommand::Run {
             file,
-            order,
+            shape,
             results_dir,
             restart,
             reprepare,
         } => {
-            let plan = load(&file, order)?;
+            let plan = load(&file, &shape)?;
             let opts = LabOptions {
                 results_dir,
                 restart,

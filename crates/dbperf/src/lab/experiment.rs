@@ -558,6 +558,27 @@ impl Experiment {
     }
 }
 
+impl Experiment {
+    /// The same experiment cut down to a smoke test: one repetition, 2 s runs without warmup,
+    /// the first two user counts, at most 2,000 rows per table. Its name gets `-quick` so its
+    /// runs and state stay apart from the real experiment's.
+    pub fn quick(mut self) -> Experiment {
+        self.name.push_str("-quick");
+        self.repetitions = 1;
+        self.report_interval = Duration::from_secs(1);
+        for w in &mut self.workloads {
+            w.duration = Duration::from_secs(2);
+            w.warmup = Duration::ZERO;
+            w.users.truncate(2);
+            w.size = match w.size {
+                DataSize::Rows(r) => DataSize::Rows(r.min(2000)),
+                DataSize::VsBufferPool(_) => DataSize::Rows(2000),
+            };
+        }
+        self
+    }
+}
+
 /// `innodb_max_dirty_pages_pct` → `max_dirty_pages_pct`, for short variant names.
 fn short_key(key: &str) -> &str {
     key.strip_prefix("innodb_").unwrap_or(key)

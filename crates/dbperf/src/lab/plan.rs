@@ -157,6 +157,25 @@ impl Plan {
         }
     }
 
+    /// Keeps only the points whose id contains one of `patterns` (all when empty).
+    pub fn retain_points(&mut self, patterns: &[String]) {
+        if patterns.is_empty() {
+            return;
+        }
+        for g in &mut self.groups {
+            g.points
+                .retain(|p| patterns.iter().any(|pat| p.id.contains(pat.as_str())));
+        }
+        self.groups.retain(|g| !g.points.is_empty());
+        let mut datasets = Vec::new();
+        for g in &self.groups {
+            if !datasets.contains(&g.data) {
+                datasets.push(g.data);
+            }
+        }
+        self.datasets = datasets;
+    }
+
     /// Number of runs.
     pub fn points(&self) -> usize {
         self.groups.iter().map(|g| g.points.len()).sum()

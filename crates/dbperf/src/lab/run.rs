@@ -241,6 +241,9 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 server: server.label.clone(),
                 variant: variant.name.clone(),
                 variant_settings: variant.settings.iter().cloned().collect(),
+                pinning: pinning.name.clone(),
+                server_cpus: pinning.server_cpus.as_ref().map(|c| c.text.clone()),
+                client_cpus: pinning.client_cpus.as_ref().map(|c| c.text.clone()),
                 workload: w.test.name().to_string(),
                 threads: point.users,
                 rep: point.rep,
@@ -635,6 +638,18 @@ mod tests {
         let n = sandbox_name("a very/long experiment name that goes on", 0);
         assert_eq!(n, "lab-a-very-long-experiment-n-1");
         assert!(n.len() <= 64);
+    }
+
+    #[test]
+    fn pinning_restricts_a_running_process() {
+        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+        let cpus = CpuSet::parse("0", 1).unwrap();
+        pin_process_tree(child.id() as i32, &cpus).unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        let allowed = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")).unwrap();
+        assert_eq!(allowed.split_whitespace().nth(1), Some("0"), "{allowed}");
     }
 
     #[test]

@@ -57,6 +57,14 @@ pub struct LabPoint {
     pub variant: String,
     /// The settings the variant changes on purpose, as given (`innodb_doublewrite` → `OFF`).
     pub variant_settings: BTreeMap<String, String>,
+    /// The CPU pinning's name (`unpinned` when the experiment has none).
+    #[serde(default)]
+    pub pinning: String,
+    /// CPUs the server and the client were restricted to (`null`: any).
+    #[serde(default)]
+    pub server_cpus: Option<String>,
+    #[serde(default)]
+    pub client_cpus: Option<String>,
     /// The workload name.
     pub workload: String,
     /// Client connections.

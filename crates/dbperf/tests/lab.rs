@@ -1,0 +1,195 @@
+//! `dbperf lab` as a user runs it: the shipped example experiments planned and run short
+//! against real sandboxed servers, interrupted and resumed, and malformed files refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// `dbperf` with a private `$DBPERF_HOME`.
+fn dbperf(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dbperf"));
+    c.env("DBPERF_HOME", home);
+    c
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("dbperf runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// Manifests of every run directory under `results`.
+fn manifests(results: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(results).unwrap() {
+        let p = e.unwrap().path().join("manifest.json");
+        if p.is_file() {
+            out.push(read_json(&p));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_example_plans() {
+    let home = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(examples()).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_some_and(|e| e == "toml") {
+            let out = run_ok(dbperf(home.path()).args(["lab", "plan"]).arg(&f));
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("estimated time"), "{}: {text}", f.display());
+        }
+    }
+}
+
+#[test]
+fn malformed_files_get_file_line_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.toml");
+    std::fs::write(
+        &f,
+        "repetitions = 2\n[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\ntest = \"oltp_read_only\"\nuser = [1, 8]\n",
+    )
+    .unwrap();
+    let out = dbperf(dir.path()).args(["lab", "plan"]).arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:6:1:") && err.contains("unknown field `user`"),
+        "{err}"
+    );
+    assert!(err.contains("`users`"), "the message lists what was expected: {err}");
+}
+
+#[test]
+fn pinning_example_runs_short_and_labels_its_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run", "--quick"])
+            .arg(examples().join("pinning.toml"))
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    let m = manifests(&results);
+    assert_eq!(m.len(), 4);
+    let mut seen: Vec<(String, u64)> = m
+        .iter()
+        .map(|m| {
+            let lab = &m["lab"];
+            assert_eq!(lab["experiment"], "pinning-quick");
+            (
+                lab["pinning"].as_str().unwrap().to_owned(),
+                lab["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("separate".to_string(), 1),
+            ("separate".to_string(), 4),
+            ("shared".to_string(), 1),
+            ("shared".to_string(), 4)
+        ]
+    );
+    let separate = m.iter().find(|m| m["lab"]["pinning"] == "separate").unwrap();
+    assert_eq!(separate["lab"]["server_cpus"], "0");
+    assert_eq!(separate["lab"]["client_cpus"], "1");
+    // The sandbox is stopped at the end.
+    let list = run_ok(dbperf(&home).args(["server", "list"]));
+    assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_where_it_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = examples().join("checkpoint-stability.toml");
+    // Three variants (io_capacity 200 with doublewrite OFF) x 2 user counts.
+    let args = |c: &mut Command| {
+        c.args(["lab", "run", "--quick", "--only", "doublewrite=OFF,io_capacity=200,"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results);
+    };
+    let mut cmd = dbperf(&home);
+    args(&mut cmd);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let state_file = results.join("lab/checkpoint-stability-quick/state.json");
+    let started = Instant::now();
+    loop {
+        let done = std::fs::read(&state_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map_or(0, |s| s["done"].as_object().map_or(0, |d| d.len()));
+        if done >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "no progress");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: plain kill of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let first: Value = read_json(&state_file);
+    let done_first = first["done"].as_object().unwrap().len();
+    assert!((2..6).contains(&done_first), "{first}");
+
+    let mut cmd = dbperf(&home);
+    args(&mut cmd);
+    let out = run_ok(&mut cmd);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{done_first} of 6 runs already done")), "{text}");
+    assert!(
+        !text.contains("== preparing"),
+        "the data set is reused, not prepared again: {text}"
+    );
+    let state = read_json(&state_file);
+    let done = state["done"].as_object().unwrap();
+    assert_eq!(done.len(), 6);
+    // The runs from before the interruption are the same runs, not redone.
+    for (id, run) in first["done"].as_object().unwrap() {
+        assert_eq!(done[id]["run_id"], run["run_id"]);
+    }
+    // Every finished point has its run directory; the run the interrupt cut short is kept too.
+    let dirs = manifests(&results).len();
+    assert!((6..=7).contains(&dirs), "{dirs} run directories");
+    for d in done.values() {
+        let dir = PathBuf::from(d["run_dir"].as_str().unwrap());
+        let summary = read_json(&dir.join("summary.json"));
+        assert!(summary["transactions"]["total"].as_u64().unwrap() > 0);
+        let manifest = read_json(&dir.join("manifest.json"));
+        assert_eq!(manifest["server"]["variables"]["innodb_doublewrite"], "OFF");
+        assert_eq!(manifest["server"]["variables"]["innodb_io_capacity"], "200");
+        let dirty = &manifest["lab"]["variant_settings"]["innodb_max_dirty_pages_pct"];
+        let pct: f64 = manifest["server"]["variables"]["innodb_max_dirty_pages_pct"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(pct, dirty.as_str().unwrap().parse::<f64>().unwrap());
+    }
+}
