@@ -25,6 +25,9 @@ pub enum LabCommand {
         file: PathBuf,
         #[command(flatten)]
         shape: Shape,
+        /// Also list every run's id, in the order they would run.
+        #[arg(long)]
+        points: bool,
     },
     /// Run an experiment; rerun the same command to resume after an interruption.
     Run {
@@ -84,8 +87,15 @@ fn load(file: &std::path::Path, shape: &Shape) -> Result<Plan> {
 /// Runs a lab command.
 pub fn run(args: LabArgs) -> Result<ExitCode> {
     match args.command {
-        LabCommand::Plan { file, shape } => {
-            print!("{}", load(&file, &shape)?.render());
+        LabCommand::Plan { file, shape, points } => {
+            let plan = load(&file, &shape)?;
+            print!("{}", plan.render());
+            if points {
+                println!();
+                for (i, p) in plan.groups.iter().flat_map(|g| &g.points).enumerate() {
+                    println!("{:>5}  {}", i + 1, p.id);
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         LabCommand::Run {
