@@ -10,7 +10,9 @@
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod args;
+pub mod compare;
 pub mod record;
+pub mod results;
 pub mod server;
 pub mod sysbench;
 
@@ -30,6 +32,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sysbench(a) => sysbench::run(*a, &argv),
         Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Compare(a) => compare::run(*a),
+        Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
