@@ -24,8 +24,9 @@ pub enum Format {
     Markdown,
 }
 
-/// How many names of variables present in only some runs are printed.
-const ONLY_IN_SOME_SHOWN: usize = 5;
+/// How many names are printed of a long list of variables (present in only some runs, or
+/// differing along with a warned one).
+const NAMES_SHOWN: usize = 5;
 
 impl Comparison {
     /// The comparison in `format`.
@@ -131,6 +132,9 @@ impl Comparison {
                 let _ = writeln!(out, "  {}: {}", d.name, self.per_column(d));
             }
         }
+        if !v.follow_warnings.is_empty() {
+            let _ = writeln!(out, "{}", self.follow_warnings());
+        }
         if !v.only_in_some.is_empty() {
             let _ = writeln!(out, "{}", self.only_in_some());
         }
@@ -158,13 +162,16 @@ impl Comparison {
     }
 
     fn only_in_some(&self) -> String {
-        let list = &self.variables.only_in_some;
-        let shown: Vec<&str> = list.iter().take(ONLY_IN_SOME_SHOWN).map(String::as_str).collect();
-        let more = if list.len() > shown.len() { ", ..." } else { "" };
         format!(
-            "Server variables present in only some of the runs (different versions): {} ({}{more})",
-            list.len(),
-            shown.join(", ")
+            "Server variables present in only some of the runs (different versions): {}",
+            compact(&self.variables.only_in_some)
+        )
+    }
+
+    fn follow_warnings(&self) -> String {
+        format!(
+            "Server variables that differ along with the ones above: {}",
+            compact(&self.variables.follow_warnings)
         )
     }
 
@@ -203,6 +210,9 @@ impl Comparison {
         if !v.differing.is_empty() {
             let names: Vec<&str> = v.differing.iter().map(|d| d.name.as_str()).collect();
             let _ = writeln!(out, "Other server variables that differ: {}.\n", names.join(", "));
+        }
+        if !v.follow_warnings.is_empty() {
+            let _ = writeln!(out, "{}.\n", self.follow_warnings());
         }
         if !v.only_in_some.is_empty() {
             let _ = writeln!(out, "{}.\n", self.only_in_some());
@@ -244,6 +254,13 @@ impl Comparison {
         write(&mut w).expect("writing CSV to memory cannot fail");
         String::from_utf8(w.into_inner().expect("flushed")).expect("CSV of UTF-8 strings is UTF-8")
     }
+}
+
+/// `N (a, b, c, d, e, ...)`: a count and the first few names.
+fn compact(list: &[String]) -> String {
+    let shown: Vec<&str> = list.iter().take(NAMES_SHOWN).map(String::as_str).collect();
+    let more = if list.len() > shown.len() { ", ..." } else { "" };
+    format!("{} ({}{more})", list.len(), shown.join(", "))
 }
 
 fn escape_md(s: &str) -> String {

@@ -12,8 +12,9 @@ use super::{Column, RunInfo};
 /// so listing them would bury the ones that matter:
 ///
 /// - where the instance lives: directories, files, socket and ports (a sandbox or a second
-///   server always has its own; names ending in `_dir`, `_file` or `_path` are covered by rule);
-/// - who it is: host name, server id and UUID;
+///   server always has its own; names ending in `_dir`, `tmpdir`, `_file` or `_path` are
+///   covered by rule);
+/// - who it is: host name, server id, UUID and MariaDB's `server_uid`;
 /// - where its logs have got to: GTID positions, which grow with every write;
 /// - per-connection state that `SHOW GLOBAL VARIABLES` may still print (timestamp, seeds);
 /// - version strings: the columns already name the servers, and the notes say when versions
@@ -45,6 +46,9 @@ pub const ALWAYS_DIFFER: &[&str] = &[
     "hostname",
     "server_id",
     "server_uuid",
+    "server_uid",
+    "slave_load_tmpdir",
+    "replica_load_tmpdir",
     "gtid_binlog_pos",
     "gtid_binlog_state",
     "gtid_current_pos",
@@ -114,11 +118,19 @@ pub struct VariableDiff {
     pub only_in_some: Vec<String>,
     /// Differing, but set by the lab variants on purpose (`lab.variant_settings`).
     pub varied_on_purpose: Vec<String>,
+    /// Differing along with a warned or deliberately varied variable whose name they extend:
+    /// `performance_schema_*` sizes are autosized when `performance_schema` is on and -1 when
+    /// it is off. Listed compactly.
+    pub follow_warnings: Vec<String>,
 }
 
 /// Whether `name` differs between any two instances (see [`ALWAYS_DIFFER`]).
 pub fn always_differs(name: &str) -> bool {
-    ALWAYS_DIFFER.contains(&name) || name.ends_with("_dir") || name.ends_with("_file") || name.ends_with("_path")
+    ALWAYS_DIFFER.contains(&name)
+        || name.ends_with("_dir")
+        || name.ends_with("tmpdir")
+        || name.ends_with("_file")
+        || name.ends_with("_path")
 }
 
 /// Why `name` distorts results, if it is known to ([`DISTORTING`]).
@@ -185,6 +197,19 @@ pub fn diff(runs: &[RunInfo], column_of_run: &[&str], columns: &[Column]) -> Var
             out.differing.push(entry);
         }
     }
+    // A name sorts before its `_`-suffixed relatives, so every cause is known by now.
+    let causes: Vec<String> = out
+        .warnings
+        .iter()
+        .map(|w| format!("{}_", w.name))
+        .chain(out.varied_on_purpose.iter().map(|n| format!("{n}_")))
+        .collect();
+    let (follow, rest): (Vec<_>, Vec<_>) = out
+        .differing
+        .into_iter()
+        .partition(|d| causes.iter().any(|c| d.name.starts_with(c.as_str())));
+    out.differing = rest;
+    out.follow_warnings = follow.into_iter().map(|d| d.name).collect();
     out
 }
 
@@ -214,6 +239,9 @@ mod tests {
                 ("max_connections", "151"),
                 ("wait_timeout", "28800"),
                 ("aria_pagecache_buffer_size", "1"),
+                ("performance_schema_digests_size", "-1"),
+                ("slave_load_tmpdir", "/x/tmp"),
+                ("server_uid", "x"),
             ],
         );
         let b = with_vars(
@@ -229,6 +257,9 @@ mod tests {
                 ("max_connections", "500"),
                 ("wait_timeout", "28800"),
                 ("innodb_new_thing", "1"),
+                ("performance_schema_digests_size", "5000"),
+                ("slave_load_tmpdir", "/y/tmp"),
+                ("server_uid", "y"),
             ],
         );
         let c = compare_runs(&[a, b], &CompareOptions::default()).unwrap();
@@ -239,6 +270,7 @@ mod tests {
         assert_eq!(names(&v.differing), ["max_connections"]);
         assert_eq!(v.only_in_some, ["aria_pagecache_buffer_size", "innodb_new_thing"]);
         assert!(v.varied_on_purpose.is_empty());
+        assert_eq!(v.follow_warnings, ["performance_schema_digests_size"]);
     }
 
     #[test]
