@@ -51,7 +51,12 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn only_run_dir(results: &Path) -> PathBuf {
-    let dirs: Vec<_> = std::fs::read_dir(results).unwrap().map(|e| e.unwrap().path()).collect();
+    // Run directories only: the root also holds catalog.sqlite.
+    let dirs: Vec<_> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs[0].clone()
 }

@@ -26,6 +26,10 @@ pub enum Command {
     Server(crate::cli::server::ServerArgs),
     /// Experiments: servers x variants x workloads x users from a TOML file.
     Lab(crate::cli::lab::LabArgs),
+    /// Compare runs side by side: TPS (or p95, ...) by threads x server, with draws marked.
+    Compare(Box<crate::cli::compare::CompareArgs>),
+    /// The results catalog: index run directories, query them with SQL.
+    Results(crate::cli::results::ResultsArgs),
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.

@@ -1,4 +1,5 @@
-//! `dbperf lab plan|run FILE`: experiments from a TOML file (see [`crate::lab`]).
+//! `dbperf lab plan|run FILE` and `dbperf lab report NAME`: experiments from a TOML file
+//! (see [`crate::lab`]) and their published tables (see [`crate::report::compare`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,8 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::lab::run::{run as run_lab, LabOptions, LabOutcome};
+use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
 use crate::lab::{Experiment, Order, Plan};
+use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::results::RunRecords;
 
 /// `dbperf lab ...`
 #[derive(Debug, Args)]
@@ -29,6 +32,9 @@ pub enum LabCommand {
         #[arg(long)]
         points: bool,
     },
+    /// Print the published tables of an experiment: users x server (or variant) with the
+    /// difference to the baseline, draws marked, and apples-to-apples warnings.
+    Report(ReportArgs),
     /// Run an experiment; rerun the same command to resume after an interruption.
     Run {
         /// The experiment file (TOML).
@@ -45,6 +51,74 @@ pub enum LabCommand {
         #[arg(long)]
         reprepare: bool,
     },
+}
+
+/// `dbperf lab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The experiment's name (its `name`, or the file's stem; `-quick` for --quick runs).
+    pub experiment: String,
+    /// Columns: server, variant, pinning or run [default: whichever differs].
+    #[arg(long, value_enum)]
+    pub by: Option<GroupBy>,
+    /// Number in the cells.
+    #[arg(long, value_enum, default_value = "tps")]
+    pub metric: Metric,
+    /// Baseline column [default: the first].
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+    /// Without repetitions, differences up to this many percent are draws.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Directory holding the run directories (as given to `lab run`).
+    #[arg(long, default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+}
+
+/// Prints one comparison per workload of an experiment, from the runs its state lists as done
+/// (so runs cut short by an interruption, or superseded by `--restart`, are left out).
+fn report(a: ReportArgs) -> Result<ExitCode> {
+    let state = load_state(&a.results_dir, &a.experiment)?;
+    if state.done.is_empty() {
+        anyhow::bail!(
+            "experiment {:?} has no finished runs under {}: check the name (`ls {}/lab`) and --results-dir",
+            a.experiment,
+            a.results_dir.display(),
+            a.results_dir.display()
+        );
+    }
+    let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
+    for done in state.done.values() {
+        let records = RunRecords::read(&done.run_dir)?;
+        let info = RunInfo::from_records(&records)?;
+        by_workload.entry(info.workload.clone()).or_default().push(info);
+    }
+    let opts = CompareOptions {
+        by: a.by,
+        metric: a.metric,
+        threshold_pct: a.threshold,
+        baseline: a.baseline.clone(),
+    };
+    let many = by_workload.len() > 1;
+    for (workload, runs) in &by_workload {
+        if many && a.format == Format::Text {
+            println!("## {workload}\n");
+        }
+        print!("{}", compare_runs(runs, &opts)?.render(a.format));
+        if many && a.format == Format::Text {
+            println!();
+        }
+    }
+    if !state.failed.is_empty() && a.format == Format::Text {
+        println!(
+            "{} point(s) have no finished run yet (rerun `dbperf lab run` to finish them).",
+            state.failed.len()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Options that change which points a plan has.
@@ -98,6 +172,7 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        LabCommand::Report(a) => report(a),
         LabCommand::Run {
             file,
             shape,

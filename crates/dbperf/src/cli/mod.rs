@@ -10,8 +10,10 @@
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod args;
+pub mod compare;
 pub mod lab;
 pub mod record;
+pub mod results;
 pub mod server;
 pub mod sysbench;
 
@@ -32,6 +34,8 @@ pub fn main() -> ExitCode {
         Command::Sysbench(a) => sysbench::run(*a, &argv),
         Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
         Command::Lab(a) => lab::run(a),
+        Command::Compare(a) => compare::run(*a),
+        Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

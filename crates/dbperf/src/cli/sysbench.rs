@@ -345,6 +345,8 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     let server_version = facts.version.clone();
     manifest.server = Some(facts);
     dir.write_json("manifest.json", &manifest)?;
+    // Recorded now as incomplete, so a run that is killed still shows up; again at the end.
+    super::results::record_in_catalog(&plan.args.results_dir, &dir);
 
     println!(
         "dbperf {} — {} on {} ({}), {} connection(s), {}; --rand-type={}; results in {}",
@@ -397,6 +399,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     };
     let summary = record::summary(&outcome, &ops, &cx);
     dir.write_json("summary.json", &summary)?;
+    super::results::record_in_catalog(&plan.args.results_dir, &dir);
     if let Some(path) = &plan.args.summary_json {
         std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
             .with_context(|| format!("writing --summary-json {}", path.display()))?;

@@ -1,5 +1,8 @@
 //! What a person reads: the live interval line and the final summary, formatted from
-//! the records in [`crate::results`] (never from the engine directly).
+//! the records in [`crate::results`] (never from the engine directly); and side-by-side
+//! comparisons of runs ([`compare`]).
+
+pub mod compare;
 
 use std::fmt::Write;
 

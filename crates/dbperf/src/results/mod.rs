@@ -8,10 +8,12 @@
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
 //! | `intervals.hlog` | HdrHistogram interval log (not written here) | — |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
+//! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
 //! handed to the OS after every line, so an interrupted run keeps every finished interval.
 
+pub mod catalog;
 pub mod host;
 pub mod interval;
 pub mod manifest;
@@ -19,12 +21,38 @@ pub mod rundir;
 pub mod summary;
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use host::HostInfo;
 pub use manifest::{redact_args, redact_text, LabPoint, Manifest, ServerFacts, WorkloadInfo};
 pub use rundir::{read_jsonl, IntervalWriter, RunDir};
 pub use summary::{client_usage, LatencyBlock, Summary};
+
+/// What a finished (or stopped) run left behind, read back: its manifest, and its summary
+/// when the run got far enough to write one.
+#[derive(Debug, Clone)]
+pub struct RunRecords {
+    /// The run directory.
+    pub dir: RunDir,
+    /// `manifest.json`.
+    pub manifest: Manifest,
+    /// `summary.json`, `None` when the run never wrote it (still running, or killed).
+    pub summary: Option<Summary>,
+}
+
+impl RunRecords {
+    /// Reads `manifest.json` and, if present, `summary.json` of the run directory at `path`.
+    pub fn read(path: &Path) -> Result<RunRecords, ResultsError> {
+        let dir = RunDir::open(path)?;
+        let manifest = dir.read_json("manifest.json")?;
+        let summary = if dir.file(summary::SUMMARY_FILE)?.exists() {
+            Some(dir.read_json(summary::SUMMARY_FILE)?)
+        } else {
+            None
+        };
+        Ok(RunRecords { dir, manifest, summary })
+    }
+}
 
 /// Why reading or writing a run directory failed. Every variant names the path or file involved.
 #[derive(Debug, thiserror::Error)]

@@ -264,6 +264,46 @@ fn per_sec(total: u64, duration_s: f64) -> f64 {
     }
 }
 
+/// A plausible summary for tests of readers (catalog, comparison): `threads` closed-loop
+/// connections at `tps` for 10 s, with `p95_ms` as the 95th percentile.
+#[cfg(test)]
+pub(crate) fn sample(run_id: &str, workload: &str, threads: u32, tps: f64, p95_ms: f64) -> Summary {
+    let latency = LatencyBlock {
+        p50: p95_ms / 2.0,
+        p95: p95_ms,
+        p99: p95_ms * 1.5,
+        max: p95_ms * 3.0,
+        ..LatencyBlock::default()
+    };
+    Summary {
+        schema: SUMMARY_SCHEMA.to_string(),
+        workload: workload.to_string(),
+        run_id: run_id.to_string(),
+        duration_s: 10.0,
+        warmup_s: 0.0,
+        threads,
+        rate: None,
+        arrival: None,
+        rand_type: "uniform".to_string(),
+        transactions: Throughput::new((tps * 10.0) as u64, 10.0),
+        queries: QueryCounts::new((tps * 10.0) as u64, 0, 0, 10.0),
+        errors: ErrorCounts::default(),
+        retries: 0,
+        reconnects: 0,
+        latency_ms: latency,
+        service_time_ms: None,
+        late_starts: 0,
+        backlog_at_end: 0,
+        per_type: BTreeMap::new(),
+        client: ClientUsage::default(),
+        server: ServerSummary {
+            version: Some("10.11.6-MariaDB".to_string()),
+        },
+        interrupted: false,
+        intervals: 10,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

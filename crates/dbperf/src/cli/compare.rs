@@ -1,0 +1,115 @@
+//! `dbperf compare`: finds the runs (paths or run ids via the catalog), builds the comparison
+//! with [`crate::report::compare`] and prints it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::results::open_existing;
+use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::results::RunRecords;
+
+/// Compare runs side by side: rows = client threads, columns = servers, variants or runs.
+#[derive(Debug, Args)]
+#[command(after_long_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// Runs: run directories, or run ids under --results-dir.
+    #[arg(required_unless_present = "experiment")]
+    pub runs: Vec<String>,
+    /// All runs of this lab experiment (from the catalog), in addition to RUNS.
+    #[arg(long)]
+    pub experiment: Option<String>,
+    /// Baseline column (a column label or a run id in it) [default: the first column].
+    #[arg(long, value_name = "RUN|LABEL")]
+    pub baseline: Option<String>,
+    /// Columns: server (lab server, else server version), variant (lab variant) or run
+    /// [default: server if the servers differ, else variant if the variants differ, else run].
+    #[arg(long, value_enum)]
+    pub by: Option<GroupBy>,
+    /// Number in the cells.
+    #[arg(long, value_enum, default_value = "tps")]
+    pub metric: Metric,
+    /// Without repetitions, differences up to this many percent are draws.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Directory holding the run directories and catalog.sqlite.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+}
+
+/// The rule and the warning, for `--help`.
+const COMPARE_HELP: &str = "How draws are decided: a cell is the median over the runs that share it. With 2 or more \
+repetitions on both sides, a difference is called only when the min..max ranges of the two cells \
+do not overlap; otherwise only when it is larger than --threshold percent. Anything else is a \
+draw (~).\n\nThe output starts with a WARNING block when server variables known to distort \
+results (performance_schema, sort_buffer_size, innodb_flush_log_at_trx_commit, sync_binlog, ...) \
+differ between the runs, except those the experiment varies on purpose.";
+
+/// Runs `dbperf compare`.
+pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
+        anyhow::bail!(
+            "--threshold {} is not a percentage: give a number >= 0, e.g. 5",
+            args.threshold
+        );
+    }
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let needs_catalog = args.experiment.is_some() || args.runs.iter().any(|r| !is_run_dir(Path::new(r)));
+    let catalog = if needs_catalog {
+        Some(open_existing(&args.results_dir)?)
+    } else {
+        None
+    };
+    for given in &args.runs {
+        let p = Path::new(given);
+        if is_run_dir(p) {
+            paths.push(p.to_path_buf());
+            continue;
+        }
+        let catalog = catalog.as_ref().expect("opened when a run is not a directory");
+        match catalog.run_path(given)? {
+            Some(path) => paths.push(path),
+            None => anyhow::bail!(
+                "unknown run {given:?}: not a run directory (with manifest.json) and not a run id in {}; \
+                 give the path of a run directory, or the --results-dir that holds it",
+                catalog.path().display()
+            ),
+        }
+    }
+    if let Some(name) = &args.experiment {
+        let catalog = catalog.as_ref().expect("opened for --experiment");
+        let found = catalog.runs_of_experiment(name)?;
+        if found.is_empty() {
+            anyhow::bail!(
+                "no runs of experiment {name:?} in {}: check the name (SELECT DISTINCT experiment FROM runs) and --results-dir",
+                catalog.path().display()
+            );
+        }
+        paths.extend(found);
+    }
+    if paths.len() < 2 {
+        anyhow::bail!("give at least two runs to compare (got {})", paths.len());
+    }
+    let mut runs = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let records = RunRecords::read(path)?;
+        runs.push(RunInfo::from_records(&records)?);
+    }
+    let opts = CompareOptions {
+        by: args.by,
+        metric: args.metric,
+        threshold_pct: args.threshold,
+        baseline: args.baseline,
+    };
+    let comparison = compare_runs(&runs, &opts)?;
+    print!("{}", comparison.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_run_dir(p: &Path) -> bool {
+    p.join("manifest.json").is_file()
+}

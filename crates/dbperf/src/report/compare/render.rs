@@ -1,0 +1,393 @@
+//! Formats a [`Comparison`]: a text table for the terminal, Markdown to publish, CSV (one line
+//! per cell) and JSON (the whole comparison, schema `dbperf.compare/1`) for machines.
+//!
+//! Text and Markdown print the WARNING block first, then the table, then the other differing
+//! variables, the notes and the draw rule.
+
+use std::fmt::Write;
+
+use comfy_table::{presets, CellAlignment, Table};
+
+use super::variables::{distortion, VariableValues};
+use super::{Cell, Comparison, Metric, Verdict};
+
+/// Output format of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for the terminal.
+    Text,
+    /// The whole comparison as JSON (schema `dbperf.compare/1`).
+    Json,
+    /// One line per cell: threads, column, n, median, min, max, diff_pct, verdict, runs.
+    Csv,
+    /// A Markdown table to paste into a report.
+    Markdown,
+}
+
+/// How many names are printed of a long list of variables (present in only some runs, or
+/// differing along with a warned one).
+const NAMES_SHOWN: usize = 5;
+
+impl Comparison {
+    /// The comparison in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.text(),
+            Format::Json => {
+                let mut s = serde_json::to_string_pretty(self).expect("a comparison serializes");
+                s.push('\n');
+                s
+            }
+            Format::Csv => self.csv(),
+            Format::Markdown => self.markdown(),
+        }
+    }
+
+    fn title(&self) -> String {
+        let better = if self.higher_is_better { "higher" } else { "lower" };
+        format!(
+            "{}: {} ({}, {better} is better) by threads; baseline: {}",
+            self.workload,
+            self.metric.name(),
+            self.unit,
+            self.columns[0].label
+        )
+    }
+
+    fn value(&self, v: f64) -> String {
+        match self.metric {
+            Metric::Tps | Metric::Qps => format!("{v:.1}"),
+            Metric::P95 | Metric::P99 => format!("{v:.2}"),
+        }
+    }
+
+    fn cell_text(&self, cell: &Cell, markdown: bool) -> String {
+        let mut s = self.value(cell.median);
+        if cell.n > 1 {
+            let _ = write!(s, " [{}..{}, n={}]", self.value(cell.min), self.value(cell.max), cell.n);
+        }
+        let Some(d) = cell.diff_pct else { return s };
+        let (mark, word) = match cell.verdict {
+            Verdict::Baseline => return s,
+            Verdict::Draw => ("~", "draw"),
+            Verdict::Better => ("", "better"),
+            Verdict::Worse => ("", "worse"),
+            Verdict::NoBaseline => ("", ""),
+        };
+        let diff = format!("{mark}{d:+.1}%");
+        if markdown {
+            format!("{s} ({diff} {word})")
+        } else {
+            // Fixed widths, so right-aligned columns line up on the value and on the verdict.
+            format!("{s} {diff:>8} {word:<6}")
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let v = &self.variables;
+        if !v.warnings.is_empty() {
+            let _ = writeln!(
+                out,
+                "WARNING: server variables known to distort results differ between the compared runs:"
+            );
+            for w in &v.warnings {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} ({})",
+                    w.name,
+                    self.per_column(w),
+                    distortion(&w.name).unwrap_or("")
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.\n"
+            );
+        }
+        let _ = writeln!(out, "{}", self.title());
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        let mut header = vec!["threads".to_string()];
+        header.extend(self.columns.iter().map(|c| c.label.clone()));
+        table.set_header(header);
+        for row in &self.rows {
+            let mut line = vec![row.threads.to_string()];
+            line.extend(
+                row.cells
+                    .iter()
+                    .map(|c| c.as_ref().map_or("-".to_string(), |c| self.cell_text(c, false))),
+            );
+            table.add_row(line);
+        }
+        for i in 0..=self.columns.len() {
+            if let Some(col) = table.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let _ = writeln!(out, "{table}");
+        if !v.differing.is_empty() {
+            let _ = writeln!(out, "Other server variables that differ ({}):", v.differing.len());
+            for d in &v.differing {
+                let _ = writeln!(out, "  {}: {}", d.name, self.per_column(d));
+            }
+        }
+        if !v.follow_warnings.is_empty() {
+            let _ = writeln!(out, "{}", self.follow_warnings());
+        }
+        if !v.only_in_some.is_empty() {
+            let _ = writeln!(out, "{}", self.only_in_some());
+        }
+        if !v.varied_on_purpose.is_empty() {
+            let _ = writeln!(
+                out,
+                "Varied on purpose by the experiment: {}",
+                v.varied_on_purpose.join(", ")
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "Note: {note}");
+        }
+        let _ = writeln!(out, "Rule: {} Threshold: {}%.", self.rule, self.threshold_pct);
+        out
+    }
+
+    fn per_column(&self, v: &VariableValues) -> String {
+        self.columns
+            .iter()
+            .zip(&v.values)
+            .map(|(c, val)| format!("{val} ({})", c.label))
+            .collect::<Vec<_>>()
+            .join(" vs ")
+    }
+
+    fn only_in_some(&self) -> String {
+        format!(
+            "Server variables present in only some of the runs (different versions): {}",
+            compact(&self.variables.only_in_some)
+        )
+    }
+
+    fn follow_warnings(&self) -> String {
+        format!(
+            "Server variables that differ along with the ones above: {}",
+            compact(&self.variables.follow_warnings)
+        )
+    }
+
+    fn markdown(&self) -> String {
+        let mut out = String::new();
+        let v = &self.variables;
+        if !v.warnings.is_empty() {
+            let list: Vec<String> = v
+                .warnings
+                .iter()
+                .map(|w| format!("`{}` ({})", w.name, w.values.join(" vs ")))
+                .collect();
+            let _ = writeln!(
+                out,
+                "> **WARNING**: server variables known to distort results differ: {}.\n",
+                list.join(", ")
+            );
+        }
+        let _ = writeln!(out, "**{}**\n", self.title());
+        let header: Vec<String> = std::iter::once("threads".to_string())
+            .chain(self.columns.iter().map(|c| escape_md(&c.label)))
+            .collect();
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "|{}", "---:|".repeat(header.len()));
+        for row in &self.rows {
+            let cells: Vec<String> = std::iter::once(row.threads.to_string())
+                .chain(
+                    row.cells
+                        .iter()
+                        .map(|c| c.as_ref().map_or("-".to_string(), |c| self.cell_text(c, true))),
+                )
+                .collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+        if !v.differing.is_empty() {
+            let names: Vec<&str> = v.differing.iter().map(|d| d.name.as_str()).collect();
+            let _ = writeln!(out, "Other server variables that differ: {}.\n", names.join(", "));
+        }
+        if !v.follow_warnings.is_empty() {
+            let _ = writeln!(out, "{}.\n", self.follow_warnings());
+        }
+        if !v.only_in_some.is_empty() {
+            let _ = writeln!(out, "{}.\n", self.only_in_some());
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "Note: {note}.\n");
+        }
+        let _ = writeln!(out, "_{} Threshold: {}%._", self.rule, self.threshold_pct);
+        out
+    }
+
+    fn csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let header = [
+            "threads", "column", "n", "median", "min", "max", "diff_pct", "verdict", "runs",
+        ];
+        let write = |w: &mut csv::Writer<Vec<u8>>| -> csv::Result<()> {
+            w.write_record(header)?;
+            for row in &self.rows {
+                for (col, cell) in self.columns.iter().zip(&row.cells) {
+                    let Some(c) = cell else { continue };
+                    let verdict = serde_json::to_value(c.verdict).expect("a verdict serializes");
+                    w.write_record([
+                        row.threads.to_string(),
+                        col.label.clone(),
+                        c.n.to_string(),
+                        c.median.to_string(),
+                        c.min.to_string(),
+                        c.max.to_string(),
+                        c.diff_pct.map_or(String::new(), |d| format!("{d:.3}")),
+                        verdict.as_str().unwrap_or_default().to_string(),
+                        c.runs.join(" "),
+                    ])?;
+                }
+            }
+            w.flush()?;
+            Ok(())
+        };
+        write(&mut w).expect("writing CSV to memory cannot fail");
+        String::from_utf8(w.into_inner().expect("flushed")).expect("CSV of UTF-8 strings is UTF-8")
+    }
+}
+
+/// `N (a, b, c, d, e, ...)`: a count and the first few names.
+fn compact(list: &[String]) -> String {
+    let shown: Vec<&str> = list.iter().take(NAMES_SHOWN).map(String::as_str).collect();
+    let more = if list.len() > shown.len() { ", ..." } else { "" };
+    format!("{} ({}{more})", list.len(), shown.join(", "))
+}
+
+fn escape_md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::run;
+    use super::super::{compare_runs, CompareOptions};
+    use super::*;
+
+    fn sample() -> Comparison {
+        let vars = |sort: &str, ps: &str, conns: &str| {
+            Some(
+                [
+                    ("sort_buffer_size", sort),
+                    ("performance_schema", ps),
+                    ("max_connections", conns),
+                    ("pid_file", sort),
+                ]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            )
+        };
+        let mut runs = vec![
+            run("a", 1, 100.0),
+            run("a", 4, 400.0),
+            run("b", 1, 103.0),
+            run("b", 4, 300.0),
+        ];
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.variables = if i < 2 {
+                vars("262144", "OFF", "151")
+            } else {
+                vars("4194304", "ON", "200")
+            };
+        }
+        // Two runs per column: "a" at 1 and 4 threads. Give them distinct ids and the column
+        // by server label so repetitions show.
+        runs[0].run_id = "a-t1".into();
+        runs[1].run_id = "a-t4".into();
+        runs[2].run_id = "b-t1".into();
+        runs[3].run_id = "b-t4".into();
+        for (r, s) in runs.iter_mut().zip(["A", "A", "B", "B"]) {
+            r.server_version = Some(s.into());
+        }
+        compare_runs(&runs, &CompareOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn text_golden() {
+        let expected = "\
+WARNING: server variables known to distort results differ between the compared runs:
+  performance_schema: OFF (A) vs ON (B) (instrumentation costs CPU on every statement)
+  sort_buffer_size: 262144 (A) vs 4194304 (B) (allocated per sort; large values slow every ORDER BY)
+  The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.
+
+oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
++---------+-------+-----------------------+
+| threads |     A |                     B |
++=========================================+
+|       1 | 100.0 | 103.0   ~+3.0% draw   |
+|       4 | 400.0 | 300.0   -25.0% worse  |
++---------+-------+-----------------------+
+";
+        let text = sample().render(Format::Text);
+        assert!(text.starts_with(expected), "{text}");
+        assert!(text.contains("Other server variables that differ (1):\n  max_connections: 151 (A) vs 200 (B)\n"));
+        assert!(text.contains("Rule: A cell is the median") && text.ends_with("Threshold: 5%.\n"));
+        assert!(!text.contains("pid_file"));
+    }
+
+    #[test]
+    fn markdown_golden() {
+        let md = sample().render(Format::Markdown);
+        let expected = "\
+> **WARNING**: server variables known to distort results differ: `performance_schema` (OFF vs ON), `sort_buffer_size` (262144 vs 4194304).
+
+**oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A**
+
+| threads | A | B |
+|---:|---:|---:|
+| 1 | 100.0 | 103.0 (~+3.0% draw) |
+| 4 | 400.0 | 300.0 (-25.0% worse) |
+
+Other server variables that differ: max_connections.
+
+";
+        assert!(md.starts_with(expected), "{md}");
+    }
+
+    #[test]
+    fn csv_golden() {
+        assert_eq!(
+            sample().render(Format::Csv),
+            "\
+threads,column,n,median,min,max,diff_pct,verdict,runs
+1,A,1,100,100,100,,baseline,a-t1
+1,B,1,103,103,103,3.000,draw,b-t1
+4,A,1,400,400,400,,baseline,a-t4
+4,B,1,300,300,300,-25.000,worse,b-t4
+"
+        );
+    }
+
+    #[test]
+    fn json_has_the_schema_and_the_cells() {
+        let v: serde_json::Value = serde_json::from_str(&sample().render(Format::Json)).unwrap();
+        assert_eq!(v["schema"], "dbperf.compare/1");
+        assert_eq!(v["by"], "server");
+        assert_eq!(v["metric"], "tps");
+        assert_eq!(v["rows"][1]["cells"][1]["verdict"], "worse");
+        assert_eq!(v["rows"][1]["cells"][1]["diff_pct"], -25.0);
+        assert_eq!(v["variables"]["warnings"][0]["name"], "performance_schema");
+        assert_eq!(v["columns"][0]["runs"], serde_json::json!(["a-t1", "a-t4"]));
+    }
+
+    #[test]
+    fn repetitions_show_their_range() {
+        let mut c = sample();
+        let cell = c.rows[0].cells[1].as_mut().unwrap();
+        (cell.min, cell.max, cell.n) = (101.0, 105.0, 3);
+        assert_eq!(
+            c.cell_text(c.rows[0].cells[1].as_ref().unwrap(), true),
+            "103.0 [101.0..105.0, n=3] (~+3.0% draw)"
+        );
+    }
+}
