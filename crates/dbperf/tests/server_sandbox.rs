@@ -221,6 +221,23 @@ fn errors_name_the_problem_and_the_fix() {
         other => panic!("expected PortInUse, got {other:?}"),
     }
 
+    // A sandbox keeps the server it was created with: its datadir belongs to that version.
+    std::fs::create_dir_all(dir.path().join("servers/m")).unwrap();
+    std::fs::write(
+        dir.path().join("servers/m/state.json"),
+        r#"{"name":"m","kind":"mysql","server":"mysql-8.0.31","version":"8.0.31","port":null,
+            "socket":"/s","datadir":"/d","my_cnf":"/c","error_log":"/e","settings":[],"started_at":""}"#,
+    )
+    .unwrap();
+    let err = home.start(&StartRequest::mariadb("m")).unwrap_err().to_string();
+    assert!(
+        err.contains("holds a datadir of mysql-8.0.31, not mariadb-10.11")
+            && err.contains("dbperf server start mysql-8.0.31 --name m"),
+        "{err}"
+    );
+    let err = home.resolve_target("m").unwrap_err().to_string();
+    assert!(err.contains("dbperf server start mysql-8.0.31 --name m"), "{err}");
+
     let err = TempSandbox::start_with(&["innodb_buffer_pool_size"])
         .unwrap_err()
         .to_string();

@@ -336,7 +336,10 @@ impl SandboxHome {
         let status = self.status(name)?;
         match status.state {
             RunState::Running { .. } => Ok(status.record.socket_url()),
-            RunState::Stopped => Err(ServerError::NotRunning { name: name.to_owned() }),
+            RunState::Stopped => Err(ServerError::NotRunning {
+                name: name.to_owned(),
+                server: status.record.server,
+            }),
         }
     }
 

@@ -121,8 +121,8 @@ pub enum ServerError {
         wanted: &'static str,
     },
 
-    #[error("sandbox {name:?} is not running; start it with `dbperf server start mariadb --name {name}`")]
-    NotRunning { name: String },
+    #[error("sandbox {name:?} is not running; start it with `dbperf server start {server} --name {name}`")]
+    NotRunning { name: String, server: String },
 
     #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
     Busy { name: String, path: PathBuf },
