@@ -1,12 +1,16 @@
 # dbperf: `make demo` sets everything up and runs the main job on a sandboxed MariaDB;
 # `make test` runs the whole test suite (unit tests and integration tests against real
-# sandboxed servers). Both install what they need (Debian packages) first.
+# sandboxed servers). Both install what they need (Debian packages; for `make test` also the
+# MariaDB and MySQL versions from Maven, see deps-servers) first.
 
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := mariadb-server sysbench python3
 
-.PHONY: deps build demo test lint bench clean
+# Server versions from Maven (about 400 MB of jars in ~/.m2, unpacked into $DBPERF_HOME/dist);
+# `dbperf server install` is idempotent and installs mvn, unzip and MySQL's libraries if missing.
+MAVEN_SERVERS := mariadb-10.11.5 mariadb-11.4.5 mysql-8.0.31 mysql-8.0.15
+
+.PHONY: deps deps-servers build demo test lint bench clean
 
 # Installs the Debian packages the demo and the tests use, only when something is missing.
 deps:
@@ -14,12 +18,19 @@ deps:
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1 || missing="$$missing libjemalloc2"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@command -v $(CARGO) >/dev/null 2>&1 || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+
+# Installs every catalog server the integration tests start (tests/server_versions.rs).
+deps-servers: deps
+	@for id in $(MAVEN_SERVERS); do \
+	  $(CARGO) run --locked -q -p dbperf -- server install $$id || exit 1; \
+	done
 
 build:
 	$(CARGO) build --release --locked -p dbperf
@@ -31,7 +42,7 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 
-test: deps lint
+test: deps deps-servers lint
 	$(CARGO) test --locked --workspace
 
 bench: deps build

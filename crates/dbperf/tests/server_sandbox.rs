@@ -221,6 +221,23 @@ fn errors_name_the_problem_and_the_fix() {
         other => panic!("expected PortInUse, got {other:?}"),
     }
 
+    // A sandbox keeps the server it was created with: its datadir belongs to that version.
+    std::fs::create_dir_all(dir.path().join("servers/m")).unwrap();
+    std::fs::write(
+        dir.path().join("servers/m/state.json"),
+        r#"{"name":"m","kind":"mysql","server":"mysql-8.0.31","version":"8.0.31","port":null,
+            "socket":"/s","datadir":"/d","my_cnf":"/c","error_log":"/e","settings":[],"started_at":""}"#,
+    )
+    .unwrap();
+    let err = home.start(&StartRequest::mariadb("m")).unwrap_err().to_string();
+    assert!(
+        err.contains("holds a datadir of mysql-8.0.31, not mariadb-10.11")
+            && err.contains("dbperf server start mysql-8.0.31 --name m"),
+        "{err}"
+    );
+    let err = home.resolve_target("m").unwrap_err().to_string();
+    assert!(err.contains("dbperf server start mysql-8.0.31 --name m"), "{err}");
+
     let err = TempSandbox::start_with(&["innodb_buffer_pool_size"])
         .unwrap_err()
         .to_string();
@@ -228,4 +245,43 @@ fn errors_name_the_problem_and_the_fix() {
         err.contains("\"innodb_buffer_pool_size\"") && err.contains("KEY=VALUE"),
         "{err}"
     );
+}
+
+#[test]
+fn jemalloc_and_cpus_apply_from_the_server_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = SandboxHome::at(dir.path());
+    let _stop = StopOnDrop(&home, "jc");
+    let request = StartRequest {
+        profile: Profile::Test,
+        jemalloc: true,
+        cpus: Some(vec![0]),
+        ..StartRequest::mariadb("jc")
+    };
+    let report = match home.start(&request) {
+        Err(ServerError::MissingJemalloc) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: libjemalloc2 is not installed");
+            return;
+        }
+        r => r.unwrap(),
+    };
+    // Every thread, including those InnoDB started before accepting connections.
+    for task in std::fs::read_dir(format!("/proc/{}/task", report.pid)).unwrap() {
+        let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap_or_default();
+        if let Some(line) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+            assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+        }
+    }
+    let url = format!("{}?prefer_socket=false", report.record.tcp_url().unwrap());
+    let malloc: String = block_on(async {
+        let mut conn = Conn::new(Opts::from_url(&url).unwrap()).await.unwrap();
+        let v: String = conn
+            .query_first("SELECT @@version_malloc_library")
+            .await
+            .unwrap()
+            .unwrap();
+        conn.disconnect().await.unwrap();
+        v
+    });
+    assert!(malloc.contains("jemalloc"), "{malloc}");
 }

@@ -163,7 +163,12 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
     match args.command {
         LabCommand::Plan { file, shape, points } => {
             let plan = load(&file, &shape)?;
+            let home = crate::server::SandboxHome::from_env()?;
+            let notes = crate::lab::run::check_servers(&plan, &home, false)?;
             print!("{}", plan.render());
+            for n in notes {
+                println!("note: {n}");
+            }
             if points {
                 println!();
                 for (i, p) in plan.groups.iter().flat_map(|g| &g.points).enumerate() {

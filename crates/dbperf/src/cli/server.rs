@@ -1,4 +1,4 @@
-//! `dbperf server start|stop|list`: arguments and the runner that prints results.
+//! `dbperf server install|start|stop|list`: arguments and the runner that prints results.
 //!
 //! All the work happens in [`crate::server`]; this file only maps flags to a
 //! [`StartRequest`] and formats what comes back.
@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use crate::server::{
-    RunState, SandboxHome, ServerKind, Setting, StartRequest, StopOutcome, BENCH_DATABASE, BENCH_USER,
+    lookup, InstallOutcome, RunState, SandboxHome, ServerSpec, Setting, StartRequest, StopOutcome, BENCH_DATABASE,
+    BENCH_USER, CATALOG,
 };
 
 /// Sandboxed database servers under $DBPERF_HOME (default ~/.dbperf).
@@ -21,6 +22,8 @@ pub struct ServerArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ServerCommand {
+    /// Install a server version from the catalog (see `list --available`) into $DBPERF_HOME/dist.
+    Install(InstallArgs),
     /// Initialize (first time) and start a private server; prints the --target URLs.
     Start(StartArgs),
     /// Stop a sandbox: SIGTERM, wait for a clean shutdown, SIGKILL after --timeout.
@@ -29,17 +32,23 @@ pub enum ServerCommand {
     List(ListArgs),
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum KindArg {
-    /// MariaDB from the system packages (mariadbd, mariadb-install-db).
-    Mariadb,
+/// A catalog id (`mysql-8.0.31`) or the alias `mariadb`, checked while parsing.
+fn parse_server(id: &str) -> Result<&'static ServerSpec, String> {
+    lookup(id).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Catalog id, for example mysql-8.0.31 (`dbperf server list --available` shows them all).
+    #[arg(value_name = "ID", value_parser = parse_server)]
+    pub server: &'static ServerSpec,
 }
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
-    /// Server kind.
-    #[arg(value_enum)]
-    pub kind: KindArg,
+    /// Catalog id (mariadb-10.11 alias mariadb, mariadb-11.4.5, mysql-8.0.31, ...).
+    #[arg(value_name = "ID", value_parser = parse_server)]
+    pub server: &'static ServerSpec,
     /// Sandbox name ([A-Za-z0-9_-]); its files live in $DBPERF_HOME/servers/NAME.
     #[arg(long)]
     pub name: String,
@@ -55,6 +64,13 @@ pub struct StartArgs {
     /// Seconds to wait for the server to accept connections.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
+    /// Run the server with Debian's libjemalloc2 preloaded (LD_PRELOAD).
+    #[arg(long)]
+    pub jemalloc: bool,
+    /// Restrict the server to these CPUs from its start, as `taskset -c` writes them
+    /// (`0`, `0-3`, `0,2`).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -71,27 +87,60 @@ pub struct ListArgs {
     /// Print JSON lines (one object per sandbox) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also show the catalog: every installable server version and whether it is installed.
+    #[arg(long)]
+    pub available: bool,
 }
 
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let home = SandboxHome::from_env()?;
     match args.command {
+        ServerCommand::Install(a) => install(&home, a.server),
         ServerCommand::Start(a) => start(&home, a),
         ServerCommand::Stop(a) => stop(&home, &a),
         ServerCommand::List(a) => list(&home, &a),
     }
 }
 
+fn install(home: &SandboxHome, server: &'static ServerSpec) -> anyhow::Result<()> {
+    let report = home
+        .install(server)
+        .with_context(|| format!("installing {}", server.id))?;
+    let r = &report.record;
+    match report.outcome {
+        InstallOutcome::AlreadyInstalled => println!("{} is already installed ({})", r.id, r.server.display()),
+        InstallOutcome::Installed { elapsed } => println!(
+            "{} {} installed in {:.1} s from {}",
+            r.id,
+            r.version,
+            elapsed.as_secs_f64(),
+            r.source
+        ),
+    }
+    println!("  server   {}", r.server.display());
+    println!("  record   {}", report.dir.join("dbperf-dist.json").display());
+    println!("  start it with `dbperf server start {} --name NAME`", r.id);
+    Ok(())
+}
+
 fn start(home: &SandboxHome, a: StartArgs) -> anyhow::Result<()> {
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = match &a.cpus {
+        Some(list) => Some(
+            crate::lab::experiment::CpuSet::parse(list, available)
+                .map_err(|e| anyhow::anyhow!("--cpus {list}: {e}"))?
+                .cpus,
+        ),
+        None => None,
+    };
     let request = StartRequest {
-        kind: match a.kind {
-            KindArg::Mariadb => ServerKind::Mariadb,
-        },
+        jemalloc: a.jemalloc,
+        cpus,
         port: a.port,
         socket_only: a.socket_only,
         settings: a.settings,
         ready_timeout: Duration::from_secs(a.timeout),
-        ..StartRequest::mariadb(a.name)
+        ..StartRequest::new(a.server, a.name)
     };
     let report = home
         .start(&request)
@@ -103,9 +152,9 @@ fn start(home: &SandboxHome, a: StartArgs) -> anyhow::Result<()> {
         "started (existing datadir reused)"
     };
     println!(
-        "sandbox {:?}: {} {} {how} in {:.1} s (pid {})",
+        "sandbox {:?}: {} ({}) {how} in {:.1} s (pid {})",
         r.name,
-        r.kind,
+        r.server,
         r.version,
         report.elapsed.as_secs_f64(),
         report.pid
@@ -144,6 +193,12 @@ fn stop(home: &SandboxHome, a: &StopArgs) -> anyhow::Result<()> {
 }
 
 fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
+    if a.available {
+        list_available(home, a.json)?;
+        if !a.json {
+            println!();
+        }
+    }
     let sandboxes = home.list()?;
     if a.json {
         for s in &sandboxes {
@@ -154,6 +209,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
                 RunState::Stopped => serde_json::Value::Null,
             };
             v["target"] = s.record.socket_url().into();
+            v["type"] = "sandbox".into();
             println!("{v}");
         }
         return Ok(());
@@ -167,7 +223,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
     }
     let mut rows = vec![[
         "NAME".to_owned(),
-        "KIND".to_owned(),
+        "SERVER".to_owned(),
         "STATE".to_owned(),
         "PORT".to_owned(),
         "SOCKET".to_owned(),
@@ -177,21 +233,65 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
         let r = &s.record;
         rows.push([
             r.name.clone(),
-            format!("{} {}", r.kind, r.version),
+            format!("{} ({})", r.server, r.version),
             state_word(s.state).to_owned(),
             r.port.map_or_else(|| "-".to_owned(), |p| p.to_string()),
             r.socket.display().to_string(),
             r.tcp_url().unwrap_or_else(|| r.socket_url()),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    print_table(&rows);
+    Ok(())
+}
+
+/// The catalog with install state: a table, or JSON lines with `"type": "available"`.
+fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
+    let mut rows = vec![["ID", "FLAVOR", "VERSION", "SOURCE", "SIZE", "INSTALLED", "PATH"].map(str::to_owned)];
+    for server in CATALOG {
+        let installed = home.installed(server);
+        let path = match &installed {
+            Some(r) => r.basedir.clone().unwrap_or_else(|| r.server.clone()),
+            None => home.dist_dir(server),
+        };
+        if json {
+            let v = serde_json::json!({
+                "type": "available",
+                "id": server.id,
+                "flavor": server.flavor,
+                "version": server.version_label,
+                "source": server.source_label(),
+                "size": server.size_hint,
+                "installed": installed.is_some(),
+                "path": path,
+            });
+            println!("{v}");
+            continue;
+        }
+        rows.push([
+            server.id.to_owned(),
+            server.flavor.to_string(),
+            server.version_label.to_owned(),
+            server.source_label(),
+            server.size_hint.to_owned(),
+            if installed.is_some() { "yes" } else { "no" }.to_owned(),
+            path.display().to_string(),
+        ]);
+    }
+    if !json {
+        print_table(&rows);
+        println!("install one with `dbperf server install ID`");
+    }
+    Ok(())
+}
+
+fn print_table<const N: usize>(rows: &[[String; N]]) {
+    let widths: Vec<usize> = (0..N)
         .map(|i| rows.iter().map(|row| row[i].len()).max().unwrap_or(0))
         .collect();
-    for row in &rows {
+    for row in rows {
         let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
         println!("{}", line.join("  ").trim_end());
     }
-    Ok(())
 }
 
 fn state_word(state: RunState) -> &'static str {
@@ -239,6 +339,28 @@ mod tests {
         assert_eq!((a.name.as_str(), a.port), ("b1", Some(40001)));
         let settings: Vec<String> = a.settings.iter().map(Setting::to_string).collect();
         assert_eq!(settings, ["innodb_buffer_pool_size=2G", "max_connections=64"]);
+        assert_eq!(a.server.id, "mariadb-10.11", "`mariadb` is an alias");
+    }
+
+    #[test]
+    fn start_and_install_take_catalog_ids() {
+        let ServerCommand::Start(a) = parse(&["start", "mysql-8.0.31", "--name", "m"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.server.id, "mysql-8.0.31");
+        let ServerCommand::Install(a) = parse(&["install", "mariadb-11.4.5"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.server.id, "mariadb-11.4.5");
+        let err = parse(&["install", "mysql-5.7"]).unwrap_err();
+        assert!(
+            err.contains("unknown server \"mysql-5.7\"") && err.contains("mysql-8.0.15"),
+            "{err}"
+        );
+        let ServerCommand::List(a) = parse(&["list", "--available"]).unwrap() else {
+            panic!()
+        };
+        assert!(a.available);
     }
 
     #[test]

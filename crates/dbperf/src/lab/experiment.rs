@@ -188,8 +188,10 @@ struct RawWorkload {
 /// One server of the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
-    /// Catalog id (`mariadb-10.11`, `mysql-8.0.31`, ...).
+    /// Catalog id (`mariadb-10.11`, `mysql-8.0.31`, ...), aliases resolved.
     pub id: String,
+    /// The catalog entry.
+    pub spec: &'static crate::server::ServerSpec,
     /// Name in tables; the id unless the file gives a label.
     pub label: String,
     /// Settings for every start of this server, in file order.
@@ -395,9 +397,7 @@ impl Experiment {
         for s in &raw.servers {
             let r = s.get_ref();
             let id = r.id.get_ref().trim().to_owned();
-            if id.is_empty() {
-                return Err(at(r.id.span(), "the server id is empty".into()));
-            }
+            let spec = crate::server::lookup(&id).map_err(|e| at(r.id.span(), e.to_string()))?;
             let label = r.label.clone().unwrap_or_else(|| id.clone());
             if servers.iter().any(|o| o.label == label) {
                 return Err(at(
@@ -406,7 +406,8 @@ impl Experiment {
                 ));
             }
             servers.push(ServerSpec {
-                id,
+                id: spec.id.to_owned(),
+                spec,
                 label,
                 settings: settings(&r.settings, &at)?,
                 jemalloc: r.jemalloc,

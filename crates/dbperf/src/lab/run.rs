@@ -137,6 +137,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     save_state(&dir, &state)?;
 
     let home = SandboxHome::from_env()?;
+    check_servers(plan, &home, true)?;
     let exe = std::env::current_exe().context("finding the dbperf binary")?;
     let interrupt = install_interrupt();
     let labels = workload_labels(e);
@@ -219,10 +220,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
         restore_datadir(&golden, &home.datadir(&sandbox))?;
         let mut settings: Vec<(String, String)> = server.settings.clone();
         settings.extend(variant.settings.iter().cloned());
-        let report = start_server(&home, &sandbox, server, &settings)?;
-        if let Some(cpus) = &pinning.server_cpus {
-            pin_process_tree(report.pid, cpus).with_context(|| format!("pinning the server to CPUs {}", cpus.text))?;
-        }
+        let report = start_server(&home, &sandbox, server, &settings, pinning.server_cpus.as_ref())?;
         let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
         if e.prewarm {
             prewarm(&exe, &url, group, plan, &dir)?;
@@ -351,23 +349,51 @@ fn start_server(
     sandbox: &str,
     server: &super::experiment::ServerSpec,
     settings: &[(String, String)],
+    cpus: Option<&CpuSet>,
 ) -> Result<crate::server::StartReport> {
-    let mut req = StartRequest::mariadb(sandbox);
-    if server.id != "mariadb-10.11" && server.id != "mariadb" {
-        bail!(
-            "server {:?} is not available in this build (only mariadb-10.11); see `dbperf server list --available`",
-            server.id
-        );
-    }
-    if server.jemalloc {
-        bail!("jemalloc for server {:?} is not supported yet", server.label);
-    }
-    req.settings = settings
-        .iter()
-        .map(|(k, v)| Setting::parse(&format!("{k}={v}")))
-        .collect::<Result<_, _>>()?;
+    let req = StartRequest {
+        settings: parse_settings(settings)?,
+        jemalloc: server.jemalloc,
+        cpus: cpus.map(|c| c.cpus.clone()),
+        ..StartRequest::new(server.spec, sandbox)
+    };
     home.start(&req)
         .with_context(|| format!("starting {} as sandbox {sandbox}", server.label))
+}
+
+fn parse_settings(settings: &[(String, String)]) -> Result<Vec<Setting>> {
+    Ok(settings
+        .iter()
+        .map(|(k, v)| Setting::parse(&format!("{k}={v}")))
+        .collect::<Result<_, _>>()?)
+}
+
+/// Installs every server the plan needs that is missing, then checks every server's and
+/// variant's settings against that server's own option list, so a typo fails now and not
+/// an hour into the experiment.
+pub fn check_servers(plan: &Plan, home: &SandboxHome, install: bool) -> Result<Vec<String>> {
+    let e = &plan.experiment;
+    let mut notes = Vec::new();
+    for s in &e.servers {
+        if home.installed(s.spec).is_none() {
+            if !install {
+                notes.push(format!(
+                    "{} is not installed: `dbperf server install {}` (lab run installs it)",
+                    s.id, s.id
+                ));
+                continue;
+            }
+            println!("Installing {} ...", s.id);
+            home.install(s.spec).with_context(|| format!("installing {}", s.id))?;
+        }
+        home.check_settings(s.spec, &parse_settings(&s.settings)?)
+            .with_context(|| format!("settings of server {:?}", s.label))?;
+        for v in &e.variants {
+            home.check_settings(s.spec, &parse_settings(&v.settings)?)
+                .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;
+        }
+    }
+    Ok(notes)
 }
 
 /// Starts the server on a fresh datadir, prepares the data set, stops it and keeps a copy of
@@ -393,7 +419,7 @@ fn prepare_data_set(
     if datadir.exists() {
         std::fs::remove_dir_all(&datadir).with_context(|| format!("removing {}", datadir.display()))?;
     }
-    let report = start_server(home, sandbox, server, &server.settings)?;
+    let report = start_server(home, sandbox, server, &server.settings, None)?;
     let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
     // The first workload on this data set decides table options (engine, auto_inc, ...).
     let w = group
@@ -494,17 +520,6 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             to.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         );
-    }
-    Ok(())
-}
-
-/// Restricts every thread of `pid` (and so the threads they create later) to `cpus`.
-pub fn pin_process_tree(pid: i32, cpus: &CpuSet) -> Result<()> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).with_context(|| format!("listing threads of {pid}"))?;
-    for t in tasks.flatten() {
-        if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
-            set_affinity(tid, &cpus.cpus).with_context(|| format!("thread {tid}"))?;
-        }
     }
     Ok(())
 }
@@ -638,18 +653,6 @@ mod tests {
         let n = sandbox_name("a very/long experiment name that goes on", 0);
         assert_eq!(n, "lab-a-very-long-experiment-n-1");
         assert!(n.len() <= 64);
-    }
-
-    #[test]
-    fn pinning_restricts_a_running_process() {
-        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
-        let cpus = CpuSet::parse("0", 1).unwrap();
-        pin_process_tree(child.id() as i32, &cpus).unwrap();
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
-        let allowed = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")).unwrap();
-        assert_eq!(allowed.split_whitespace().nth(1), Some("0"), "{allowed}");
     }
 
     #[test]

@@ -1,14 +1,18 @@
-//! `--set KEY=VALUE` parsing and `my.cnf` rendering for a MariaDB sandbox.
+//! `--set KEY=VALUE` parsing and `my.cnf` rendering for a sandbox of any catalog server.
 //!
 //! Stage one ([`Setting::parse`]) checks the shape of each item and refuses keys that would
-//! break the sandbox (datadir, socket, port, bind-address, ...). Stage two ([`render_my_cnf`])
-//! is a pure function from a [`Config`] to the file text: sandbox layout first, then the
-//! profile's defaults, with user settings replacing defaults of the same name.
+//! break the sandbox (datadir, socket, port, bind-address, ...); whether the chosen server
+//! knows the key is checked later, against its own option list (`options.rs`). Stage two
+//! ([`render_my_cnf`]) is a pure function from a [`Config`] to the file text: sandbox layout
+//! first, then the profile's defaults as that flavor and version spell them, with user
+//! settings replacing defaults of the same name.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use super::catalog::{ServerSpec, Version};
+use super::record::ServerKind;
 use super::ServerError;
 
 /// One validated `--set KEY=VALUE` item. The key keeps the user's spelling.
@@ -31,7 +35,8 @@ const RESERVED: &[(&str, &str)] = &[
     ("port", "use --port"),
     ("bind_address", "sandboxes listen on 127.0.0.1 only"),
     ("skip_networking", "use --socket-only"),
-    ("user", "mariadbd runs as the invoking user"),
+    ("user", "the server runs as the invoking user"),
+    ("basedir", "each catalog server has its own, $DBPERF_HOME/dist/ID/base"),
 ];
 
 impl Setting {
@@ -115,30 +120,53 @@ pub enum Profile {
     Test,
 }
 
+/// The first MySQL version that sizes redo with `innodb_redo_log_capacity`.
+const REDO_CAPACITY_SINCE: Version = Version::new(8, 0, 30);
+
+/// The redo options; setting any of them replaces the profile's redo default.
+const REDO_KEYS: &[&str] = &[
+    "innodb_log_file_size",
+    "innodb_redo_log_capacity",
+    "innodb_log_files_in_group",
+];
+
 impl Profile {
-    /// `(key, value)` pairs; a `None` value renders as a bare flag.
-    pub fn defaults(self) -> &'static [(&'static str, Option<&'static str>)] {
-        match self {
-            Profile::Benchmark => &[
-                ("skip_log_bin", None),
-                ("skip_name_resolve", Some("ON")),
-                ("performance_schema", Some("ON")),
-                ("max_connections", Some("512")),
-                ("max_prepared_stmt_count", Some("100000")),
-                ("innodb_buffer_pool_size", Some("512M")),
-                ("innodb_log_file_size", Some("256M")),
-                ("innodb_flush_log_at_trx_commit", Some("1")),
-            ],
-            Profile::Test => &[
-                ("skip_log_bin", None),
-                ("skip_name_resolve", Some("ON")),
-                ("performance_schema", Some("OFF")),
-                ("max_connections", Some("200")),
-                ("innodb_buffer_pool_size", Some("64M")),
-                ("innodb_log_file_size", Some("32M")),
-                ("innodb_flush_log_at_trx_commit", Some("2")),
-            ],
+    /// `(key, value)` pairs as `server` spells them; a `None` value renders as a bare flag.
+    ///
+    /// Redo gets the same total size everywhere: MariaDB has one log file
+    /// (`innodb_log_file_size`), MySQL 8.0.30+ has `innodb_redo_log_capacity`, and older MySQL
+    /// has `innodb_log_files_in_group` (default 2) files of `innodb_log_file_size` each.
+    pub fn defaults(self, server: &ServerSpec) -> Vec<(&'static str, Option<String>)> {
+        let (pool, redo_mib, connections, perf_schema, flush) = match self {
+            Profile::Benchmark => ("512M", 256, "512", "ON", "1"),
+            Profile::Test => ("64M", 32, "200", "OFF", "2"),
+        };
+        let mut out: Vec<(&'static str, Option<String>)> = vec![
+            // MySQL 8 writes a binlog by default; both flavors take `skip-log-bin`.
+            ("skip_log_bin", None),
+            ("skip_name_resolve", Some("ON".into())),
+            ("performance_schema", Some(perf_schema.into())),
+            ("max_connections", Some(connections.into())),
+        ];
+        if self == Profile::Benchmark {
+            out.push(("max_prepared_stmt_count", Some("100000".into())));
         }
+        out.push(("innodb_buffer_pool_size", Some(pool.into())));
+        out.push(match server.flavor {
+            ServerKind::Mariadb => ("innodb_log_file_size", Some(format!("{redo_mib}M"))),
+            ServerKind::Mysql if server.version >= REDO_CAPACITY_SINCE => {
+                ("innodb_redo_log_capacity", Some(format!("{redo_mib}M")))
+            }
+            ServerKind::Mysql => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
+        });
+        out.push(("innodb_flush_log_at_trx_commit", Some(flush.into())));
+        if server.flavor == ServerKind::Mysql {
+            // No X plugin port to collide with; root and `sb` log in with the native plugin,
+            // which both dbperf's client and Debian's `mariadb` client speak.
+            out.push(("mysqlx", Some("OFF".into())));
+            out.push(("default_authentication_plugin", Some("mysql_native_password".into())));
+        }
+        out
     }
 }
 
@@ -146,6 +174,10 @@ impl Profile {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub name: String,
+    /// Which server (flavor and version) the file is for.
+    pub server: &'static ServerSpec,
+    /// `basedir=` for servers unpacked under `$DBPERF_HOME/dist`; `None` for system packages.
+    pub basedir: Option<PathBuf>,
     pub datadir: PathBuf,
     pub socket: PathBuf,
     pub pid_file: PathBuf,
@@ -161,23 +193,28 @@ pub struct Config {
 /// Renders the sandbox's `my.cnf`.
 ///
 /// A user setting replaces the default with the same normalized key; setting `X` also drops a
-/// default `skip_X` and the other way round (so `--set log_bin=ON` removes `skip-log-bin`).
+/// default `skip_X` (or `disable_X`, `enable_X`) and the other way round (so
+/// `--set log_bin=ON` removes `skip-log-bin`), and any redo option replaces the redo default.
 pub fn render_my_cnf(config: &Config) -> String {
     let mut out = String::new();
     let path = |p: &PathBuf| quote(&p.display().to_string());
     let _ = writeln!(
         out,
         "# Rendered by dbperf for sandbox {:?}; rewritten by every `dbperf server start`.\n\
-         [mariadbd]\n\
+         [{}]\n\
          # sandbox layout (managed by dbperf)\n\
          datadir={}\ntmpdir={}\nsocket={}\npid-file={}\nlog-error={}",
         config.name,
+        config.server.server_program(),
         path(&config.datadir),
         path(&config.tmpdir),
         path(&config.socket),
         path(&config.pid_file),
         path(&config.log_error),
     );
+    if let Some(basedir) = &config.basedir {
+        let _ = writeln!(out, "basedir={}", path(basedir));
+    }
     match config.network {
         Network::Loopback { port } => {
             let _ = writeln!(out, "bind-address=127.0.0.1\nport={port}");
@@ -196,12 +233,12 @@ pub fn render_my_cnf(config: &Config) -> String {
     let overridden = |key: &str| {
         user.iter().any(|u| {
             let k = u.normalized_key();
-            k == key || format!("skip_{k}") == key || format!("skip_{key}") == k
+            base_option(&k) == base_option(key) || (REDO_KEYS.contains(&key) && REDO_KEYS.contains(&k.as_str()))
         })
     };
 
     out.push_str("# defaults (override with --set KEY=VALUE)\n");
-    for (key, value) in config.profile.defaults() {
+    for (key, value) in config.profile.defaults(config.server) {
         if overridden(key) {
             continue;
         }
@@ -230,6 +267,14 @@ pub fn render_my_cnf(config: &Config) -> String {
     out
 }
 
+/// The option a boolean form refers to: `skip_log_bin` and `disable_log_bin` are `log_bin`.
+pub(crate) fn base_option(normalized: &str) -> &str {
+    ["skip_", "disable_", "enable_"]
+        .iter()
+        .find_map(|prefix| normalized.strip_prefix(prefix))
+        .unwrap_or(normalized)
+}
+
 /// Quotes a value for an option file when it holds spaces, `#` or quotes.
 fn quote(value: &str) -> String {
     let escaped = value.replace('\\', "\\\\");
@@ -243,10 +288,26 @@ fn quote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::catalog::lookup;
+
+    /// The option lines of the server section, without comments.
+    fn server_section(cnf: &str) -> Vec<&str> {
+        cnf.lines()
+            .skip_while(|l| !l.starts_with("[mysqld]") && !l.starts_with("[mariadbd]"))
+            .take_while(|l| !l.is_empty())
+            .filter(|l| !l.starts_with('#'))
+            .collect()
+    }
 
     fn config(settings: &[&str], network: Network) -> Config {
+        config_for("mariadb-10.11", settings, network)
+    }
+
+    fn config_for(id: &str, settings: &[&str], network: Network) -> Config {
         Config {
             name: "t".into(),
+            server: lookup(id).unwrap(),
+            basedir: None,
             datadir: "/h/servers/t/data".into(),
             socket: "/h/servers/t/mysqld.sock".into(),
             pid_file: "/h/servers/t/mysqld.pid".into(),
@@ -298,14 +359,8 @@ mod tests {
             &["innodb_buffer_pool_size=1G", "innodb-buffer-pool-size=2G", "log_bin=ON"],
             Network::Loopback { port: 41234 },
         ));
-        let mariadbd: Vec<&str> = cnf
-            .lines()
-            .skip_while(|l| *l != "[mariadbd]")
-            .take_while(|l| !l.is_empty())
-            .filter(|l| !l.starts_with('#'))
-            .collect();
         assert_eq!(
-            mariadbd,
+            server_section(&cnf),
             [
                 "[mariadbd]",
                 "datadir=/h/servers/t/data",
@@ -334,6 +389,63 @@ mod tests {
         assert!(cnf.contains("\nskip-networking\n"));
         assert!(!cnf.contains("port=") && !cnf.contains("bind-address"));
         assert!(cnf.contains("\nskip-log-bin\n"));
+    }
+
+    #[test]
+    fn renders_mysql_8_0_31_with_redo_capacity() {
+        let mut c = config_for("mysql-8.0.31", &[], Network::Loopback { port: 41234 });
+        c.basedir = Some("/h/dist/mysql-8.0.31/base".into());
+        let cnf = render_my_cnf(&c);
+        let lines = server_section(&cnf);
+        assert_eq!(lines[0], "[mysqld]");
+        assert!(lines.contains(&"basedir=/h/dist/mysql-8.0.31/base"), "{cnf}");
+        for want in [
+            "skip-log-bin",
+            "innodb-redo-log-capacity=256M",
+            "mysqlx=OFF",
+            "default-authentication-plugin=mysql_native_password",
+        ] {
+            assert!(lines.contains(&want), "{want} missing:\n{cnf}");
+        }
+        assert!(!cnf.contains("innodb-log-file-size"), "{cnf}");
+    }
+
+    #[test]
+    fn renders_mysql_8_0_15_with_two_log_files() {
+        let cnf = render_my_cnf(&config_for("mysql-8.0.15", &[], Network::SocketOnly));
+        let lines = server_section(&cnf);
+        assert!(lines.contains(&"innodb-log-file-size=128M"), "{cnf}");
+        assert!(!cnf.contains("redo-log-capacity"), "{cnf}");
+        assert!(
+            lines.contains(&"skip-log-bin") && lines.contains(&"mysqlx=OFF"),
+            "{cnf}"
+        );
+    }
+
+    #[test]
+    fn maven_mariadb_renders_like_debian_plus_basedir() {
+        let mut c = config_for("mariadb-11.4.5", &[], Network::SocketOnly);
+        c.basedir = Some("/b".into());
+        let cnf = render_my_cnf(&c);
+        let lines = server_section(&cnf);
+        assert_eq!(lines[0], "[mariadbd]");
+        assert!(
+            lines.contains(&"basedir=/b") && lines.contains(&"innodb-log-file-size=256M"),
+            "{cnf}"
+        );
+        assert!(!cnf.contains("mysqlx") && !cnf.contains("authentication"), "{cnf}");
+    }
+
+    #[test]
+    fn any_redo_option_replaces_the_redo_default() {
+        let cnf = render_my_cnf(&config_for(
+            "mysql-8.0.31",
+            &["innodb_log_file_size=64M", "disable-log-bin=1"],
+            Network::SocketOnly,
+        ));
+        assert!(!cnf.contains("redo-log-capacity"), "{cnf}");
+        assert!(!cnf.contains("skip-log-bin"), "{cnf}");
+        assert!(cnf.contains("\ninnodb_log_file_size=64M\n"), "{cnf}");
     }
 
     #[test]

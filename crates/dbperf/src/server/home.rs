@@ -1,14 +1,15 @@
-//! The state directory (`$DBPERF_HOME`, default `~/.dbperf`) and the sandbox operations on it.
+//! The state directory (`$DBPERF_HOME`, default `~/.dbperf`) and the sandbox operations on it
+//! (installed servers under `dist/` are `dist.rs`).
 //!
 //! Layout of one sandbox, all owned by the invoking user:
 //!
 //! ```text
 //! $DBPERF_HOME/servers/NAME/
-//!   data/          datadir, created once by mariadb-install-db and reused by later starts
+//!   data/          datadir, created once (mariadb-install-db or mysqld --initialize-insecure)
 //!   tmp/           tmpdir (private: a starting server deletes `#sql*` files in its tmpdir)
 //!   my.cnf         rendered by every start from that start's flags
 //!   mysqld.sock  mysqld.pid  error.log  install.log
-//!   state.json     the SandboxRecord: kind, version, port, socket, settings
+//!   state.json     the SandboxRecord: catalog id, version, port, socket, settings
 //!   .lock          flock held while starting or stopping
 //! ```
 
@@ -16,10 +17,12 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::catalog::{self, ServerSpec};
 use super::config::{render_my_cnf, Config, Network, Profile, Setting};
-use super::mariadb::{self, Binaries, Pending};
+use super::daemon::{self, Pending};
+use super::options::KnownOptions;
 use super::process::{self, SandboxLock};
-use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
+use super::record::{RunState, SandboxRecord, SandboxStatus, StartReport, StopOutcome};
 use super::ServerError;
 
 /// Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
@@ -30,7 +33,8 @@ pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(60);
 /// What `dbperf server start` asks for.
 #[derive(Debug, Clone)]
 pub struct StartRequest {
-    pub kind: ServerKind,
+    /// The catalog server to run (flavor and version).
+    pub server: &'static ServerSpec,
     pub name: String,
     /// `None` reuses the previous start's port if it is free, else picks a free one.
     pub port: Option<u16>,
@@ -38,19 +42,31 @@ pub struct StartRequest {
     pub settings: Vec<Setting>,
     pub profile: Profile,
     pub ready_timeout: Duration,
+    /// Preload Debian's libjemalloc2 into the server (`LD_PRELOAD`).
+    pub jemalloc: bool,
+    /// Restrict the server, from its first instruction, to these CPUs.
+    pub cpus: Option<Vec<usize>>,
 }
 
 impl StartRequest {
-    /// A MariaDB sandbox with benchmark defaults, a free port and a 60 s readiness timeout.
+    /// A sandbox of Debian's MariaDB with benchmark defaults, a free port and a 60 s
+    /// readiness timeout.
     pub fn mariadb(name: impl Into<String>) -> StartRequest {
+        StartRequest::new(catalog::default_server(), name)
+    }
+
+    /// A sandbox of `server` with benchmark defaults, a free port and a 60 s readiness timeout.
+    pub fn new(server: &'static ServerSpec, name: impl Into<String>) -> StartRequest {
         StartRequest {
-            kind: ServerKind::Mariadb,
+            server,
             name: name.into(),
             port: None,
             socket_only: false,
             settings: Vec::new(),
             profile: Profile::Benchmark,
             ready_timeout: Duration::from_secs(60),
+            jemalloc: false,
+            cpus: None,
         }
     }
 }
@@ -73,6 +89,8 @@ struct Paths {
 #[derive(Debug, Clone)]
 pub struct SandboxHome {
     root: PathBuf,
+    /// Installed servers; `ROOT/dist` unless set with [`SandboxHome::with_dist_root`].
+    dist: PathBuf,
 }
 
 impl SandboxHome {
@@ -93,9 +111,18 @@ impl SandboxHome {
     /// A state directory at `root` (made absolute against the current directory).
     pub fn at(root: impl Into<PathBuf>) -> SandboxHome {
         let root = root.into();
+        let root = std::path::absolute(&root).unwrap_or(root);
         SandboxHome {
-            root: std::path::absolute(&root).unwrap_or(root),
+            dist: root.join("dist"),
+            root,
         }
+    }
+
+    /// Uses the servers installed under `dist` (another home's `dist/`), for example so that a
+    /// throwaway home in a test runs the servers `dbperf server install` put in `~/.dbperf`.
+    pub fn with_dist_root(mut self, dist: impl Into<PathBuf>) -> SandboxHome {
+        self.dist = dist.into();
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -106,6 +133,18 @@ impl SandboxHome {
     /// sandbox is stopped.
     pub fn datadir(&self, name: &str) -> PathBuf {
         self.paths(name).data
+    }
+
+    /// Checks `settings` against the option list of `server` (which must be installed), as
+    /// `start` does before it creates anything.
+    pub fn check_settings(&self, server: &'static ServerSpec, settings: &[Setting]) -> Result<(), ServerError> {
+        let bins = self.binaries(server)?;
+        KnownOptions::load(&bins, &self.dist_dir(server))?.check(server, settings)
+    }
+
+    /// Where installed servers live (`$DBPERF_HOME/dist`).
+    pub fn dist_root(&self) -> &Path {
+        &self.dist
     }
 
     fn paths(&self, name: &str) -> Paths {
@@ -125,10 +164,16 @@ impl SandboxHome {
     }
 
     /// Initializes (first time only), configures and starts a sandbox, then creates `sb`/`sbtest`.
+    ///
+    /// `--set` keys are checked against the server's own option list first, so a key this
+    /// version does not know fails here, before anything is created or started.
     pub fn start(&self, req: &StartRequest) -> Result<StartReport, ServerError> {
         let started = Instant::now();
         validate_name(&req.name)?;
-        let bins = Binaries::locate()?;
+        let bins = self.binaries(req.server)?;
+        if !req.settings.is_empty() {
+            KnownOptions::load(&bins, &self.dist_dir(req.server))?.check(req.server, &req.settings)?;
+        }
         let p = self.paths(&req.name);
         let socket_len = p.socket.as_os_str().len();
         if socket_len > MAX_SOCKET_PATH {
@@ -162,11 +207,18 @@ impl SandboxHome {
         };
 
         std::fs::create_dir_all(&p.tmp).map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
+        if let Some(previous) = previous.as_ref().filter(|r| r.server != req.server.id) {
+            return Err(ServerError::OtherServer {
+                name: req.name.clone(),
+                has: previous.server.clone(),
+                wanted: req.server.id,
+            });
+        }
         let initialized = !p.data.join("mysql").is_dir();
         if initialized {
             // A datadir without the `mysql` schema is a failed earlier init: start over.
             remove_if_exists(&p.data)?;
-            if let Err(e) = mariadb::install_datadir(&bins, &p.data, &p.tmp, &p.install_log) {
+            if let Err(e) = daemon::install_datadir(&bins, &p.data, &p.tmp, &p.install_log) {
                 let _ = std::fs::remove_dir_all(&p.data);
                 return Err(e);
             }
@@ -174,6 +226,8 @@ impl SandboxHome {
 
         let config = Config {
             name: req.name.clone(),
+            server: req.server,
+            basedir: bins.basedir.clone(),
             datadir: p.data.clone(),
             socket: p.socket.clone(),
             pid_file: p.pid_file.clone(),
@@ -190,7 +244,8 @@ impl SandboxHome {
 
         let mut record = SandboxRecord {
             name: req.name.clone(),
-            kind: req.kind,
+            kind: req.server.flavor,
+            server: req.server.id.to_owned(),
             version: previous
                 .as_ref()
                 .map_or_else(|| "unknown".to_owned(), |r| r.version.clone()),
@@ -206,7 +261,15 @@ impl SandboxHome {
             started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         };
         let log_offset = std::fs::metadata(&p.error_log).map_or(0, |m| m.len());
-        let mut child = mariadb::spawn_server(&bins, &p.my_cnf, &p.error_log)?;
+        let launch = daemon::Launch {
+            preload: if req.jemalloc {
+                Some(daemon::jemalloc_path()?)
+            } else {
+                None
+            },
+            cpus: req.cpus.clone(),
+        };
+        let mut child = daemon::spawn_server(&bins, &p.my_cnf, &p.error_log, &launch)?;
         // Recorded before waiting, so `list` and `stop` can see a server that hangs in startup.
         self.save(&record)?;
         let pending = Pending {
@@ -216,14 +279,14 @@ impl SandboxHome {
             log_offset,
             timeout: req.ready_timeout,
         };
-        if let Err(e) = mariadb::wait_ready(&bins, &mut child, &pending) {
+        if let Err(e) = daemon::wait_ready(&bins, &mut child, &pending) {
             if let (ServerError::StartFailed { .. }, Some(previous)) = (&e, &previous) {
                 // The server exited: keep describing the last start that worked.
                 self.save(previous)?;
             }
             return Err(e);
         }
-        record.version = mariadb::provision(&bins, &p.socket)?;
+        record.version = daemon::provision(&bins, &p.socket)?;
         self.save(&record)?;
         Ok(StartReport {
             record,
@@ -300,7 +363,10 @@ impl SandboxHome {
         let status = self.status(name)?;
         match status.state {
             RunState::Running { .. } => Ok(status.record.socket_url()),
-            RunState::Stopped => Err(ServerError::NotRunning { name: name.to_owned() }),
+            RunState::Stopped => Err(ServerError::NotRunning {
+                name: name.to_owned(),
+                server: status.record.server,
+            }),
         }
     }
 

