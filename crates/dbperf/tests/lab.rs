@@ -193,3 +193,64 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
         assert_eq!(pct, dirty.as_str().unwrap().parse::<f64>().unwrap());
     }
 }
+
+/// Whether the catalog servers the versions example needs are installed (`make deps-servers`);
+/// under CI they must be.
+fn versions_installed() -> bool {
+    let ok = ["mariadb-11.4.5", "mysql-8.0.31"]
+        .iter()
+        .all(|id| dbperf::server::testing::installed(id));
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install the Maven servers (make deps-servers)"
+        );
+        eprintln!("skipped: mariadb-11.4.5 and mysql-8.0.31 are not installed (make deps-servers)");
+    }
+    ok
+}
+
+#[test]
+fn versions_example_runs_short_on_three_servers_and_reports_them() {
+    if !versions_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    // Installed servers live in the default home's dist (where `make deps-servers` put them);
+    // sandboxes and prepared data go to a private home.
+    let home = tmp.path().join("home");
+    let dist = dbperf::server::SandboxHome::from_env().unwrap().dist_root().to_owned();
+    let run = |args: &[&str]| {
+        let mut c = dbperf(&home);
+        c.env("DBPERF_DIST", &dist)
+            .args(args)
+            .arg("--results-dir")
+            .arg(&results);
+        run_ok(&mut c)
+    };
+    let file = examples().join("oltp-ro-versions.toml");
+    let out = run(&["lab", "run", "--quick", file.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("complete: 6 run(s)"));
+    let versions: Vec<String> = manifests(&results)
+        .iter()
+        .map(|m| m["server"]["version"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(versions.iter().any(|v| v.starts_with("8.0.31")), "{versions:?}");
+    assert!(versions.iter().any(|v| v.starts_with("11.4.5")), "{versions:?}");
+    assert!(versions.iter().any(|v| v.starts_with("10.11.")), "{versions:?}");
+
+    let out = run(&["lab", "report", "oltp-ro-versions-quick", "--format", "csv"]);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    for server in ["mariadb-10.11", "mariadb-11.4.5", "mysql-8.0.31"] {
+        assert_eq!(
+            csv.matches(&format!(",{server},")).count(),
+            2,
+            "{server} at 2 user counts:\n{csv}"
+        );
+    }
+    // The example sets the distorting defaults alike, so there is nothing to warn about.
+    let out = run(&["lab", "report", "oltp-ro-versions-quick"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("WARNING"), "{text}");
+}

@@ -26,6 +26,93 @@ pub enum Param<'a> {
     Bytes(&'a [u8]),
 }
 
+/// MySQL's ER_UNSUPPORTED_PS: "This command is not supported in the prepared statement
+/// protocol yet" (MySQL 8.0 refuses to prepare `BEGIN`). Sessions then run the statement as
+/// text, as sysbench's `--db-ps-mode=auto` does.
+pub const ER_UNSUPPORTED_PS: u32 = 1295;
+
+/// A statement the server would not prepare, kept as SQL with `?` placeholders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextStatement {
+    sql: String,
+    placeholders: usize,
+}
+
+impl TextStatement {
+    /// Counts the `?` placeholders of `sql` outside quoted strings and identifiers.
+    pub fn new(sql: &str) -> TextStatement {
+        let mut placeholders = 0;
+        let mut quote: Option<char> = None;
+        let mut chars = sql.chars();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(_), '\\') => {
+                    chars.next();
+                }
+                (Some(q), c) if c == q => quote = None,
+                (None, '\'' | '"' | '`') => quote = Some(c),
+                (None, '?') => placeholders += 1,
+                _ => {}
+            }
+        }
+        TextStatement {
+            sql: sql.to_owned(),
+            placeholders,
+        }
+    }
+
+    /// Number of parameters it takes.
+    pub fn placeholders(&self) -> usize {
+        self.placeholders
+    }
+
+    /// The SQL with each `?` replaced by its parameter as a literal (strings quoted and
+    /// escaped), into `out`.
+    pub fn render(&self, params: &[Param<'_>], out: &mut Vec<u8>) {
+        let mut next = params.iter();
+        let mut quote: Option<u8> = None;
+        let mut bytes = self.sql.bytes();
+        while let Some(b) = bytes.next() {
+            match (quote, b) {
+                (Some(_), b'\\') => {
+                    out.push(b);
+                    if let Some(n) = bytes.next() {
+                        out.push(n);
+                    }
+                }
+                (Some(q), b) if b == q => {
+                    quote = None;
+                    out.push(b);
+                }
+                (None, b'\'' | b'"' | b'`') => {
+                    quote = Some(b);
+                    out.push(b);
+                }
+                (None, b'?') => match next.next() {
+                    Some(Param::Int(i)) => out.extend_from_slice(i.to_string().as_bytes()),
+                    Some(Param::Bytes(v)) => {
+                        out.push(b'\'');
+                        for &c in *v {
+                            match c {
+                                0 => out.extend_from_slice(b"\\0"),
+                                b'\'' => out.extend_from_slice(b"\\'"),
+                                b'\\' => out.extend_from_slice(b"\\\\"),
+                                b'\n' => out.extend_from_slice(b"\\n"),
+                                b'\r' => out.extend_from_slice(b"\\r"),
+                                0x1a => out.extend_from_slice(b"\\Z"),
+                                c => out.push(c),
+                            }
+                        }
+                        out.push(b'\'');
+                    }
+                    None => out.push(b'?'),
+                },
+                _ => out.push(b),
+            }
+        }
+    }
+}
+
 /// What a statement did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExecInfo {
@@ -96,4 +183,22 @@ pub trait Session: Sized {
 
     /// The server's version string.
     fn server_version(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_statements_count_and_fill_placeholders() {
+        let t = TextStatement::new("SELECT c FROM t WHERE id = ? AND c = '?' AND pad = ?");
+        assert_eq!(t.placeholders(), 2);
+        let mut out = Vec::new();
+        t.render(&[Param::Int(-7), Param::Bytes(b"it's a\\b\0")], &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "SELECT c FROM t WHERE id = -7 AND c = '?' AND pad = 'it\\'s a\\\\b\\0'"
+        );
+        assert_eq!(TextStatement::new("BEGIN").placeholders(), 0);
+    }
 }

@@ -11,7 +11,7 @@ use dbperf_engine::ErrorClass;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Statement, Value};
 
-use super::{DbError, ExecInfo, Param, Session, StmtId, Target};
+use super::{DbError, ExecInfo, Param, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// Which server errors a workload tolerates (`--mysql-ignore-errors`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,10 +80,17 @@ pub fn classify(code: u32, ignore: &IgnoreErrors) -> ErrorClass {
 pub struct MysqlSession {
     conn: Option<Conn>,
     opts: Opts,
-    statements: Vec<Statement>,
+    statements: Vec<Prepared>,
     ignore: IgnoreErrors,
     params: Vec<Value>,
     version: String,
+}
+
+/// A statement on the server, or one it would not prepare (run as text).
+#[derive(Clone)]
+enum Prepared {
+    Server(Statement),
+    Text(TextStatement),
 }
 
 impl MysqlSession {
@@ -223,8 +230,11 @@ impl Session for MysqlSession {
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let conn = self.conn()?;
         let stmt = match conn.prep(sql).await {
-            Ok(s) => s,
-            Err(e) => return Err(self.err(e)),
+            Ok(s) => Prepared::Server(s),
+            Err(e) => match self.err(e) {
+                e if e.code == Some(ER_UNSUPPORTED_PS) => Prepared::Text(TextStatement::new(sql)),
+                e => return Err(e),
+            },
         };
         self.statements.push(stmt);
         Ok(StmtId(self.statements.len() as u32 - 1))
@@ -244,6 +254,15 @@ impl Session for MysqlSession {
             sqlstate: None,
             message: format!("statement {} was not prepared on this session", stmt.0),
         })?;
+        let statement = match statement {
+            Prepared::Server(s) => s,
+            Prepared::Text(t) => {
+                let mut sql = Vec::new();
+                t.render(params, &mut sql);
+                self.params = values;
+                return self.query(&String::from_utf8_lossy(&sql)).await;
+            }
+        };
         let conn = self.conn()?;
         let params = if values.is_empty() {
             mysql_async::Params::Empty

@@ -176,6 +176,17 @@ impl Plan {
         self.datasets = datasets;
     }
 
+    /// The workload whose options prepare data set `d`: the first one in the file that uses it
+    /// (the same whatever the order of the points).
+    pub fn prepare_workload(&self, d: &DataSet) -> usize {
+        self.groups
+            .iter()
+            .filter(|g| g.data == *d)
+            .flat_map(|g| g.points.iter().map(|p| p.workload))
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Number of runs.
     pub fn points(&self) -> usize {
         self.groups.iter().map(|g| g.points.len()).sum()

@@ -193,7 +193,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
         }
         let server = &e.servers[group.server];
         let sandbox = sandbox_name(&e.name, group.server);
-        let golden = golden_dir(&home, &e.name, &server.label, &group.data);
+        let golden = golden_dir(&home, plan, group);
         if !prepared.contains(&group.data) {
             if opts.reprepare || !golden.join(READY_MARK).is_file() {
                 prepare_data_set(plan, group, &home, &sandbox, &golden, &exe, &dir)?;
@@ -327,13 +327,25 @@ fn sandbox_name(experiment: &str, server: usize) -> String {
 
 const READY_MARK: &str = ".dbperf-prepared";
 
-fn golden_dir(home: &SandboxHome, experiment: &str, server: &str, data: &DataSet) -> PathBuf {
+/// Where a prepared data set is kept: per server and data set, with a fingerprint of
+/// everything that shapes the prepared datadir (server id, its settings, the table options),
+/// so editing those in the file prepares afresh instead of reusing stale tables.
+fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
+    let e = &plan.experiment;
+    let server = &e.servers[group.server];
+    let mut print = format!("{}|{:?}", server.id, server.settings);
+    let w = &e.workloads[plan.prepare_workload(&group.data)];
+    print.push_str(&format!("|{}|{:?}", w.test.name(), w.options));
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let hash = print.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     home.root()
         .join("lab")
-        .join(experiment)
+        .join(&e.name)
         .join("data")
-        .join(server)
-        .join(data.key())
+        .join(safe(&server.label))
+        .join(format!("{}-{:08x}", group.data.key(), hash as u32))
 }
 
 fn stop_quietly(home: &SandboxHome, sandbox: &str) {
@@ -421,12 +433,8 @@ fn prepare_data_set(
     }
     let report = start_server(home, sandbox, server, &server.settings, None)?;
     let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
-    // The first workload on this data set decides table options (engine, auto_inc, ...).
-    let w = group
-        .points
-        .first()
-        .map(|p| &e.workloads[p.workload])
-        .ok_or_else(|| anyhow!("empty group"))?;
+    // The first workload of the file on this data set decides table options (engine, ...).
+    let w = &e.workloads[plan.prepare_workload(&data)];
     let log = lab_dir
         .join("logs")
         .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
@@ -468,11 +476,7 @@ fn prepare_data_set(
 fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) -> Result<()> {
     let e = &plan.experiment;
     let server = &e.servers[group.server];
-    let w = group
-        .points
-        .first()
-        .map(|p| &e.workloads[p.workload])
-        .ok_or_else(|| anyhow!("empty group"))?;
+    let w = &e.workloads[plan.prepare_workload(&group.data)];
     let log = lab_dir
         .join("logs")
         .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));

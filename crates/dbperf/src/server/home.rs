@@ -94,7 +94,9 @@ pub struct SandboxHome {
 }
 
 impl SandboxHome {
-    /// `$DBPERF_HOME`, or `~/.dbperf` when it is unset or empty.
+    /// `$DBPERF_HOME`, or `~/.dbperf` when it is unset or empty; installed servers in
+    /// `$DBPERF_DIST` when it is set (to share one set of installs between homes), else in
+    /// the home's `dist/`.
     pub fn from_env() -> Result<SandboxHome, ServerError> {
         let root = match std::env::var_os("DBPERF_HOME").filter(|v| !v.is_empty()) {
             Some(home) => PathBuf::from(home),
@@ -105,7 +107,11 @@ impl SandboxHome {
                 PathBuf::from(home).join(".dbperf")
             }
         };
-        Ok(SandboxHome::at(root))
+        let home = SandboxHome::at(root);
+        Ok(match std::env::var_os("DBPERF_DIST").filter(|v| !v.is_empty()) {
+            Some(dist) => home.with_dist_root(std::path::absolute(PathBuf::from(&dist)).unwrap_or(dist.into())),
+            None => home,
+        })
     }
 
     /// A state directory at `root` (made absolute against the current directory).

@@ -11,7 +11,7 @@ use super::{
     breaks_connection, caps, protocol, server_error, COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE, CR_SERVER_LOST,
 };
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target};
+use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// Binary-protocol parameter types.
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
@@ -24,11 +24,20 @@ pub struct WireSession {
     /// `None` after the connection broke; [`Session::reconnect`] opens a new one.
     conn: Option<PacketConn>,
     proto: Proto,
-    statements: Vec<Prepared>,
+    statements: Vec<Statement>,
+    /// Reused buffer for statements run as text.
+    text: Vec<u8>,
     version: String,
     /// A command was sent and its response not read to the end: its future was
     /// dropped, so the connection is out of step and must not be used.
     busy: bool,
+}
+
+/// A statement of this session.
+enum Statement {
+    Server(Prepared),
+    /// Refused by the server's prepare (ER_UNSUPPORTED_PS): run through the text protocol.
+    Text(TextStatement),
 }
 
 /// A statement prepared on the server.
@@ -49,6 +58,7 @@ impl WireSession {
             conn: None,
             proto: Proto::default(),
             statements: Vec::new(),
+            text: Vec::new(),
             version: String::new(),
             busy: false,
         };
@@ -152,17 +162,36 @@ impl WireSession {
                 }
             }
         }
-        self.statements.push(Prepared {
+        self.statements.push(Statement::Server(Prepared {
             id,
             types: vec![0; usize::from(params)],
             types_sent: false,
-        });
+        }));
         Ok(StmtId(self.statements.len() as u32 - 1))
     }
 
     async fn exec_on_server(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
-        let Some(st) = self.statements.get_mut(stmt.0 as usize) else {
-            return Err(misuse(format!("statement {} was not prepared on this session", stmt.0)));
+        let st = match self.statements.get_mut(stmt.0 as usize) {
+            Some(Statement::Server(st)) => st,
+            Some(Statement::Text(t)) => {
+                if params.len() != t.placeholders() {
+                    return Err(misuse(format!(
+                        "statement {} takes {} parameters, {} given",
+                        stmt.0,
+                        t.placeholders(),
+                        params.len()
+                    )));
+                }
+                let conn = start(&mut self.conn, &mut self.busy)?;
+                self.text.clear();
+                t.render(params, &mut self.text);
+                let w = conn.command();
+                w.push(COM_QUERY);
+                w.extend_from_slice(&self.text);
+                conn.send().await?;
+                return read_response(conn, self.proto, &self.ignore, None, None).await;
+            }
+            None => return Err(misuse(format!("statement {} was not prepared on this session", stmt.0))),
         };
         if params.len() != st.types.len() {
             return Err(misuse(format!(
@@ -256,7 +285,13 @@ impl Session for WireSession {
 
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let r = self.prepare_on_server(sql).await;
-        self.finish(r)
+        match self.finish(r) {
+            Err(e) if e.code == Some(ER_UNSUPPORTED_PS) => {
+                self.statements.push(Statement::Text(TextStatement::new(sql)));
+                Ok(StmtId(self.statements.len() as u32 - 1))
+            }
+            r => r,
+        }
     }
 
     async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {

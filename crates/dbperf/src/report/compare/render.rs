@@ -128,8 +128,20 @@ impl Comparison {
         let _ = writeln!(out, "{table}");
         if !v.differing.is_empty() {
             let _ = writeln!(out, "Other server variables that differ ({}):", v.differing.len());
-            for d in &v.differing {
-                let _ = writeln!(out, "  {}: {}", d.name, self.per_column(d));
+            for d in v.differing.iter().take(MAX_LISTED) {
+                let _ = writeln!(out, "  {}: {}", d.name, shorten(&self.per_column(d)));
+            }
+            if v.differing.len() > MAX_LISTED {
+                let _ = writeln!(
+                    out,
+                    "  ... and {} more: {} (--format json has every value)",
+                    v.differing.len() - MAX_LISTED,
+                    v.differing[MAX_LISTED..]
+                        .iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
         }
         if !v.follow_warnings.is_empty() {
@@ -265,6 +277,19 @@ fn compact(list: &[String]) -> String {
 
 fn escape_md(s: &str) -> String {
     s.replace('|', "\\|")
+}
+
+/// Variables listed with their values in text output; the rest are named only.
+const MAX_LISTED: usize = 15;
+/// Longest value line in text output (optimizer_switch spans hundreds of characters).
+const MAX_LINE: usize = 160;
+
+fn shorten(line: &str) -> String {
+    if line.chars().count() <= MAX_LINE {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_LINE - 3).collect();
+    format!("{cut}...")
 }
 
 #[cfg(test)]
