@@ -23,8 +23,9 @@ pub struct CompareArgs {
     /// Baseline column (a column label or a run id in it) [default: the first column].
     #[arg(long, value_name = "RUN|LABEL")]
     pub baseline: Option<String>,
-    /// Columns: server (lab server, else server version), variant (lab variant) or run
-    /// [default: server if the servers differ, else variant if the variants differ, else run].
+    /// Columns: server (lab server, else server version), variant (lab variant), pinning (lab
+    /// CPU pinning) or run [default: the first of server, variant, pinning that differs, else
+    /// run].
     #[arg(long, value_enum)]
     pub by: Option<GroupBy>,
     /// Number in the cells.
