@@ -174,8 +174,10 @@ impl IntervalReport<'_> {
 
 /// Receives the run's progress on the collector thread.
 pub trait Observer {
-    /// Every connection is open; measuring starts now.
-    fn on_start(&mut self, _connections: usize) {}
+    /// Every connection is open; measuring starts now. `t0_ns` is the run's time zero on
+    /// [`crate::clock::now_ns`]'s clock: interval times are seconds after it, so samples taken
+    /// elsewhere on that clock line up with the intervals.
+    fn on_start(&mut self, _connections: usize, _t0_ns: u64) {}
     /// An interval is complete.
     fn on_interval(&mut self, report: &IntervalReport<'_>);
 }
@@ -400,7 +402,7 @@ pub fn run<W: Workload>(
         }
         return Err(RunError::Connect(e));
     }
-    observer.on_start(cfg.connections);
+    observer.on_start(cfg.connections, t0.load(Ordering::SeqCst));
 
     let bounds = Boundaries::new(cfg.interval, cfg.warmup);
     let mut total = Stats::new(&ops);

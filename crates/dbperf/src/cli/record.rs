@@ -34,7 +34,7 @@ pub struct Recorder<'a, 'b> {
 }
 
 impl Observer for Recorder<'_, '_> {
-    fn on_start(&mut self, connections: usize) {
+    fn on_start(&mut self, connections: usize, _t0_ns: u64) {
         self.cpu_at_start = client_usage();
         if self.print_every > 0 {
             println!("Threads started! ({connections} connections)\n");
