@@ -23,7 +23,8 @@ pub const CATALOG_FILE: &str = "catalog.sqlite";
 
 /// Migrations, in order: `MIGRATIONS[i]` takes a catalog from schema version `i` to `i + 1`.
 /// Never edit a released entry; append a new one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -82,7 +83,35 @@ CREATE TABLE intervals (
     latency_max_ms  REAL NOT NULL,
     PRIMARY KEY (run_id, idx)
 );
-"#];
+"#,
+    r#"
+ALTER TABLE runs ADD COLUMN pinning TEXT;
+CREATE TABLE telemetry (
+    run_id                TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    idx                   INTEGER NOT NULL,
+    t_s                   REAL NOT NULL,
+    interval_s            REAL,
+    checkpoint_pct        REAL,
+    dirty_pages_pct       REAL,
+    pages_written_s       REAL,
+    redo_written_bytes_s  REAL,
+    history_list_length   REAL,
+    threads_running       REAL,
+    top_wait              TEXT,
+    top_wait_ms           REAL,
+    cpu_user_pct          REAL,
+    cpu_sys_pct           REAL,
+    cpu_iowait_pct        REAL,
+    disk                  TEXT,
+    disk_w_s              REAL,
+    disk_wkb_s            REAL,
+    disk_util_pct         REAL,
+    client_cpu_pct        REAL,
+    client_rss_bytes      INTEGER,
+    PRIMARY KEY (run_id, idx)
+);
+"#,
+];
 
 /// The schema version this dbperf writes and reads.
 pub const CATALOG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -221,12 +250,18 @@ impl Catalog {
     pub fn record_run(&mut self, dir: &RunDir) -> Result<(), CatalogError> {
         let records = RunRecords::read(dir.path())?;
         let intervals: Vec<IntervalRecord> = dir.read_intervals().unwrap_or_default();
+        let telemetry: Vec<Value> = dir
+            .file(TELEMETRY_FILE)
+            .ok()
+            .and_then(|p| super::read_jsonl(&p).ok())
+            .unwrap_or_default();
         let path = fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
         let result = (|| -> rusqlite::Result<()> {
             let tx = self
                 .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             write_run(&tx, dir.run_id(), &path, &records, &intervals)?;
+            write_telemetry(&tx, dir.run_id(), &telemetry)?;
             tx.commit()
         })();
         result.map_err(|e| self.err(e))
@@ -398,6 +433,10 @@ fn write_run(
             indexed_at,
         ],
     )?;
+    tx.execute(
+        "UPDATE runs SET pinning = ?2 WHERE run_id = ?1",
+        params![run_id, lab.map(|l| &l.pinning).filter(|p| !p.is_empty())],
+    )?;
     if let Some(facts) = &m.server {
         let mut stmt = tx.prepare("INSERT INTO variables (run_id, name, value) VALUES (?1, ?2, ?3)")?;
         for (name, value) in &facts.variables {
@@ -432,6 +471,68 @@ fn write_run(
             r.latency_ms.p95,
             r.latency_ms.p99,
             r.latency_ms.max,
+        ])?;
+    }
+    Ok(())
+}
+
+/// The telemetry file of a run directory (written by the run's telemetry thread).
+pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
+
+/// One `telemetry` row per line of `telemetry.jsonl`: the headline figures (the whole-machine
+/// CPU, the busiest disk, the top wait); the file keeps everything else.
+fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM telemetry WHERE run_id = ?1", params![run_id])?;
+    let mut stmt = tx.prepare(
+        "INSERT INTO telemetry (run_id, idx, t_s, interval_s, checkpoint_pct, dirty_pages_pct,
+             pages_written_s, redo_written_bytes_s, history_list_length, threads_running, top_wait,
+             top_wait_ms, cpu_user_pct, cpu_sys_pct, cpu_iowait_pct, disk, disk_w_s, disk_wkb_s,
+             disk_util_pct, client_cpu_pct, client_rss_bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20, ?21)",
+    )?;
+    for (idx, l) in lines.iter().enumerate() {
+        let Some(t_s) = l["t_s"].as_f64() else { continue };
+        let srv = &l["server"];
+        let num = |v: &Value| v.as_f64();
+        let wait = &srv["waits"][0];
+        let all_cpu = l["os"]["cpus"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["cpu"] == "all"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let disk = l["os"]["disks"]
+            .as_array()
+            .and_then(|d| {
+                d.iter().max_by(|a, b| {
+                    let u = |x: &Value| x["util_pct"].as_f64().unwrap_or(0.0);
+                    u(a).total_cmp(&u(b))
+                })
+            })
+            .cloned()
+            .unwrap_or(Value::Null);
+        stmt.execute(params![
+            run_id,
+            idx as i64,
+            t_s,
+            num(&l["interval_s"]),
+            num(&srv["checkpoint_pct"]),
+            num(&srv["dirty_pages_pct"]),
+            num(&srv["pages_written_s"]),
+            num(&srv["redo_written_bytes_s"]),
+            num(&srv["history_list_length"]),
+            num(&srv["threads_running"]),
+            wait["event"].as_str(),
+            num(&wait["time_ms"]),
+            num(&all_cpu["user"]),
+            num(&all_cpu["sys"]),
+            num(&all_cpu["iowait"]),
+            disk["name"].as_str(),
+            num(&disk["w_s"]),
+            num(&disk["wkb_s"]),
+            num(&disk["util_pct"]),
+            num(&l["client"]["cpu_pct"]),
+            l["client"]["rss_bytes"].as_i64(),
         ])?;
     }
     Ok(())
@@ -548,6 +649,37 @@ mod tests {
         let (_, opts) = c.query("SELECT name, value FROM run_options ORDER BY name").unwrap();
         assert_eq!(opts[1], ["rand_type", "uniform"]);
         assert_eq!(opts[2], ["rate", ""]);
+    }
+
+    #[test]
+    fn telemetry_lines_become_rows_with_the_headline_figures() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = make_run(root.path(), 4, Some(100.0), None);
+        let lines = [
+            r#"{"t_s":1.0,"interval_s":1.0,"os":{"cpus":[{"cpu":"all","user":40.0,"sys":10.0,"iowait":5.0},{"cpu":"cpu0","user":80.0}],"disks":[{"name":"vda","w_s":10.0,"wkb_s":400.0,"util_pct":12.0},{"name":"vdb","w_s":90.0,"wkb_s":9000.0,"util_pct":70.0}]},"server":{"checkpoint_pct":97.5,"dirty_pages_pct":78.0,"waits":[{"event":"wait/synch/mutex/innodb/log_sys_mutex","count":9,"time_ms":12.5}]},"client":{"cpu_pct":35.0,"rss_bytes":1000}}"#,
+            r#"{"t_s":2.0,"interval_s":1.0,"os":null,"server":null,"server_error":"timeout","client":{"cpu_pct":30.0,"rss_bytes":1000}}"#,
+        ];
+        std::fs::write(dir.path().join(TELEMETRY_FILE), lines.join("\n") + "\n").unwrap();
+        let mut c = Catalog::open(root.path()).unwrap();
+        c.record_run(&dir).unwrap();
+        c.record_run(&dir).unwrap();
+        let (_, rows) = c
+            .query("SELECT t_s, checkpoint_pct, top_wait, cpu_user_pct, disk, disk_util_pct, client_cpu_pct FROM telemetry ORDER BY idx")
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0],
+            [
+                "1",
+                "97.5",
+                "wait/synch/mutex/innodb/log_sys_mutex",
+                "40",
+                "vdb",
+                "70",
+                "35"
+            ]
+        );
+        assert_eq!(rows[1], ["2", "", "", "", "", "", "30"]);
     }
 
     #[test]
