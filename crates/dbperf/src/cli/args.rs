@@ -135,6 +135,22 @@ pub struct SysbenchArgs {
     /// Also write summary.json here.
     #[arg(long, help_heading = "Reporting")]
     pub summary_json: Option<PathBuf>,
+    /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
+    #[arg(long, help_heading = "Telemetry")]
+    pub no_telemetry: bool,
+    /// Seconds between telemetry samples (on the run's clock).
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
+    pub telemetry_interval: f64,
+    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run.
+    #[arg(long, help_heading = "Telemetry")]
+    pub innodb_metrics: bool,
+    /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
+    /// (when performance_schema is ON), so the top waits include them.
+    #[arg(long, help_heading = "Telemetry")]
+    pub pfs_instruments: bool,
+    /// Wait events kept per telemetry sample (by time waited).
+    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
+    pub top_waits: usize,
     /// sysbench's verbosity (accepted for compatibility).
     #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
     pub verbosity: u32,

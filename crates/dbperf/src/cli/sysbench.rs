@@ -411,6 +411,9 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     };
     println!();
     print!("{}", report::final_text(&summary, extra));
+    if let Some(line) = report::client_bound_warning(&summary, plan.run.client_threads) {
+        println!("{line}");
+    }
     if plan.args.histogram {
         print!("{}", histogram_text(&outcome.total.response));
     }

@@ -189,3 +189,37 @@ fn latency_section(s: &mut String, title: &str, l: &LatencyBlock, extra: Option<
     }
     let _ = writeln!(s, "         max:                            {:.3}", l.max);
 }
+
+/// A warning when dbperf itself was the bottleneck: its client threads were busy at least 90%
+/// of the measured time, so the server may have been waiting for the client.
+pub fn client_bound_warning(s: &crate::results::Summary, client_threads: usize) -> Option<String> {
+    if s.duration_s <= 0.0 || client_threads == 0 {
+        return None;
+    }
+    let cores = s.client.cpu_s / s.duration_s;
+    let per_thread = cores / client_threads as f64;
+    (per_thread >= 0.9).then(|| {
+        format!(
+            "WARNING: the client used {:.0}% of each of its {client_threads} thread(s) ({cores:.2} cores): \
+             results are client-bound; give it more CPUs (--client-threads, pinning) or fewer connections",
+            per_thread * 100.0
+        )
+    })
+}
+
+#[cfg(test)]
+mod client_bound_tests {
+    use super::client_bound_warning;
+    use crate::results::summary;
+
+    #[test]
+    fn a_busy_client_is_called_out() {
+        let mut s = summary::sample("r", "oltp_point_select", 8, 10.0, 1.0);
+        s.duration_s = 10.0;
+        s.client.cpu_s = 19.0;
+        let w = client_bound_warning(&s, 2).unwrap();
+        assert!(w.contains("95%") && w.contains("client-bound"), "{w}");
+        s.client.cpu_s = 5.0;
+        assert_eq!(client_bound_warning(&s, 2), None);
+    }
+}
