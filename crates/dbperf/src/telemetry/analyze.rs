@@ -234,6 +234,13 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     if measured.is_empty() {
         return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
     }
+    // A fragment (e.g. the last few microseconds before the stop) has meaningless rates.
+    let step = typical_step(&measured);
+    let (measured, fragments): (Vec<&IntervalRow>, Vec<&IntervalRow>) =
+        measured.into_iter().partition(|r| r.end_s - r.start_s >= step / 2.0);
+    if measured.is_empty() {
+        return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
+    }
     let tel_path = run_dir.join(TELEMETRY_FILE);
     let telemetry: Option<Vec<TelemetryRow>> = if tel_path.is_file() {
         Some(read_jsonl(&tel_path)?)
@@ -252,7 +259,6 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     };
     let spans = stall_spans(&measured.iter().map(|r| stalled(r)).collect::<Vec<_>>());
 
-    let step = typical_step(&measured);
     let measured_from = measured[0].start_s;
     let mut stalls = Vec::with_capacity(spans.len());
     for &(first, last) in &spans {
@@ -298,6 +304,13 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     }
 
     let mut notes = Vec::new();
+    if !fragments.is_empty() {
+        notes.push(format!(
+            "{} interval(s) shorter than half the usual {}s left out (rates over a fragment mean nothing)",
+            fragments.len(),
+            fmt_s(step)
+        ));
+    }
     if let Some(tel) = &telemetry {
         let cpus: Vec<f64> = tel
             .iter()
@@ -798,6 +811,19 @@ mod tests {
             e.contains("intervals.jsonl not found") && e.contains("run directory"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_trailing_fragment_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        write_run(dir.path(), &[1000.0; 10], &[4.0; 10]);
+        let frag = json!({"index": 12, "start_s": 12.0, "end_s": 12.000000001, "warmup": false, "threads": 4,
+                          "tps": 16e9, "qps": 1.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 4.0, "max": 5.0}});
+        let path = dir.path().join(INTERVALS_FILE);
+        fs::write(&path, format!("{}{frag}\n", fs::read_to_string(&path).unwrap())).unwrap();
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!((a.intervals, a.stability.tps_max), (10, 1000.0));
+        assert!(a.notes[0].starts_with("1 interval(s) shorter"), "{:?}", a.notes);
     }
 
     #[test]
