@@ -30,6 +30,8 @@ pub enum Command {
     Compare(Box<crate::cli::compare::CompareArgs>),
     /// The results catalog: index run directories, query them with SQL.
     Results(crate::cli::results::ResultsArgs),
+    /// Stalls in a finished run and what explains them (checkpoint, flushing, waits, disk, client).
+    Analyze(crate::cli::analyze::AnalyzeArgs),
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.

@@ -9,6 +9,7 @@
 //! | 3 | a run stopped on a fatal server error (summary written) |
 //! | 130 | a run was interrupted (summary written) |
 
+pub mod analyze;
 pub mod args;
 pub mod compare;
 pub mod lab;
@@ -36,6 +37,7 @@ pub fn main() -> ExitCode {
         Command::Lab(a) => lab::run(a),
         Command::Compare(a) => compare::run(*a),
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Analyze(a) => analyze::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,64 @@
+//! `dbperf analyze RUN`: finds the run directory (a path, or a run id under --results-dir),
+//! runs [`crate::telemetry::analyze`] on it and prints the stalls and the stability verdict.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use crate::telemetry::analyze::{analyze, AnalyzeOptions};
+
+/// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// The run: a run directory, or a run id under --results-dir.
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: AnalyzeFormat,
+    /// An interval stalls when its TPS fell by at least this fraction of the median TPS.
+    #[arg(long, value_name = "FRACTION", default_value_t = AnalyzeOptions::default().drop)]
+    pub drop: f64,
+    /// ... or when its p99 is above this multiple of the median p99.
+    #[arg(long, value_name = "FACTOR", default_value_t = AnalyzeOptions::default().p99_factor)]
+    pub p99_factor: f64,
+    /// Directory holding the run directories (for a run id).
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+}
+
+/// Output formats of `dbperf analyze`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnalyzeFormat {
+    /// Lines for a person.
+    Text,
+    /// The whole analysis as JSON.
+    Json,
+}
+
+/// Runs `dbperf analyze`.
+pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let given = PathBuf::from(&args.run);
+    let dir = if given.is_dir() {
+        given
+    } else if args.results_dir.join(&args.run).is_dir() {
+        args.results_dir.join(&args.run)
+    } else {
+        anyhow::bail!(
+            "run {:?} not found: give a run directory, or a run id under --results-dir ({})",
+            args.run,
+            args.results_dir.display()
+        );
+    };
+    let opts = AnalyzeOptions {
+        drop: args.drop,
+        p99_factor: args.p99_factor,
+    };
+    let analysis = analyze(&dir, &opts).with_context(|| format!("analysing {}", dir.display()))?;
+    match args.format {
+        AnalyzeFormat::Text => print!("{}", analysis.render_text()),
+        AnalyzeFormat::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,836 @@
+//! `dbperf analyze RUN`: stall detection and attribution on a finished run directory.
+//!
+//! Reads `intervals.jsonl` and, when present, `telemetry.jsonl`; finds the stalls (runs of
+//! measured intervals whose TPS fell by `--drop` of the median or whose p99 rose above
+//! `--p99-factor` times the median p99) and explains each with the telemetry samples taken
+//! during it: checkpoint age, dirty pages, page writes, LRU flushes, top wait, iowait, disk
+//! utilisation, client CPU. Also judges the run's stability (coefficient of variation of TPS).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::os::OsSample;
+use crate::results::{read_jsonl, ResultsError};
+
+/// Name of the telemetry file in a run directory.
+pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
+/// Name of the interval file in a run directory.
+pub const INTERVALS_FILE: &str = "intervals.jsonl";
+
+/// Client CPU (percent of one core) from which results are called client-bound.
+const CLIENT_SATURATED_PCT: f64 = 90.0;
+/// TPS coefficient of variation (percent) below which a run is stable.
+const STABLE_CV_PCT: f64 = 5.0;
+/// ... and below which it is only somewhat variable.
+const VARIABLE_CV_PCT: f64 = 15.0;
+
+/// What counts as a stall.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnalyzeOptions {
+    /// An interval stalls when its TPS fell by at least this fraction of the median (0.5: to
+    /// half or less).
+    pub drop: f64,
+    /// ... or when its p99 is above this multiple of the median p99.
+    pub p99_factor: f64,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> AnalyzeOptions {
+        AnalyzeOptions {
+            drop: 0.5,
+            p99_factor: 3.0,
+        }
+    }
+}
+
+/// Why a run directory could not be analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// The run directory has no `intervals.jsonl`.
+    #[error(
+        "{path} not found: give a run directory written by `dbperf sysbench ... run` \
+         (it holds manifest.json and intervals.jsonl)"
+    )]
+    NoIntervals {
+        /// The missing file.
+        path: PathBuf,
+    },
+    /// Every interval is warmup (or the file is empty).
+    #[error(
+        "{path} has no measured interval (all {count} are warmup): nothing to analyse; run longer than --warmup-time"
+    )]
+    NothingMeasured {
+        /// The interval file.
+        path: PathBuf,
+        /// Intervals in it.
+        count: usize,
+    },
+    /// Invalid options.
+    #[error("{0}")]
+    Options(String),
+    /// A file could not be read or parsed.
+    #[error(transparent)]
+    Read(#[from] ResultsError),
+}
+
+/// The analysis of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// Measured (non-warmup) intervals.
+    pub intervals: usize,
+    /// Telemetry samples read (`None`: no `telemetry.jsonl`).
+    pub telemetry_samples: Option<usize>,
+    /// The stall thresholds used.
+    pub drop: f64,
+    /// The p99 factor used.
+    pub p99_factor: f64,
+    /// Stalls, in time order.
+    pub stalls: Vec<Stall>,
+    /// How steady TPS and p99 were.
+    pub stability: Stability,
+    /// Findings about the whole run (e.g. a saturated client).
+    pub notes: Vec<String>,
+}
+
+/// One stall: consecutive intervals with TPS or p99 far from the run's median.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stall {
+    /// Start of its first interval, seconds since the run started.
+    pub start_s: f64,
+    /// End of its last interval.
+    pub end_s: f64,
+    /// Median TPS of the measured phase (the reference).
+    pub tps_median: f64,
+    /// Lowest TPS during the stall.
+    pub tps_min: f64,
+    /// How far TPS fell below the median, percent (0 when it did not fall).
+    pub drop_pct: f64,
+    /// Highest p99 during the stall, ms.
+    pub p99_ms: f64,
+    /// Median p99 of the measured phase, ms.
+    pub p99_median_ms: f64,
+    /// Explanations from telemetry, strongest first; the last may be `top wait: ...`.
+    pub causes: Vec<String>,
+    /// Telemetry samples aligned with the stall.
+    pub samples: usize,
+}
+
+/// Spread of the measured intervals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stability {
+    /// TPS coefficient of variation (sample standard deviation / mean), percent.
+    pub tps_cv_pct: f64,
+    /// Lowest interval TPS.
+    pub tps_min: f64,
+    /// Median interval TPS.
+    pub tps_median: f64,
+    /// Highest interval TPS.
+    pub tps_max: f64,
+    /// Lowest interval p99, ms.
+    pub p99_min_ms: f64,
+    /// Median interval p99, ms.
+    pub p99_median_ms: f64,
+    /// Highest interval p99, ms.
+    pub p99_max_ms: f64,
+    /// `stable` (CV < 5%), `variable` (< 15%) or `unstable`.
+    pub verdict: String,
+}
+
+/// The fields of an interval record used here (others are ignored).
+#[derive(Debug, Deserialize)]
+struct IntervalRow {
+    start_s: f64,
+    end_s: f64,
+    #[serde(default)]
+    warmup: bool,
+    tps: f64,
+    #[serde(default)]
+    latency_ms: P99,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct P99 {
+    #[serde(default)]
+    p99: f64,
+}
+
+/// One line of `telemetry.jsonl`.
+#[derive(Debug, Deserialize)]
+struct TelemetryRow {
+    t_s: f64,
+    #[serde(default)]
+    interval_s: Option<f64>,
+    #[serde(default)]
+    os: Option<OsSample>,
+    #[serde(default)]
+    server: Option<serde_json::Value>,
+    #[serde(default)]
+    client: Option<ClientRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClientRow {
+    #[serde(default)]
+    cpu_pct: Option<f64>,
+}
+
+impl TelemetryRow {
+    fn server(&self, key: &str) -> Option<f64> {
+        self.server.as_ref()?.get(key)?.as_f64()
+    }
+
+    fn checkpoint_pct(&self) -> Option<f64> {
+        self.server("checkpoint_pct").or_else(|| {
+            let (age, max) = (
+                self.server("checkpoint_age_bytes")?,
+                self.server("checkpoint_max_bytes")?,
+            );
+            (max > 0.0).then(|| age * 100.0 / max)
+        })
+    }
+
+    fn iowait(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
+    }
+
+    fn idle(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.idle)
+    }
+
+    fn client_cpu(&self) -> Option<f64> {
+        self.client.as_ref()?.cpu_pct
+    }
+
+    /// Middle of the time the sample covers.
+    fn mid_s(&self, default_interval: f64) -> f64 {
+        self.t_s - self.interval_s.unwrap_or(default_interval) / 2.0
+    }
+}
+
+/// Analyses the run directory `run_dir`.
+pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
+    if !(opts.drop > 0.0 && opts.drop < 1.0) {
+        return Err(AnalyzeError::Options(format!(
+            "--drop {} is not a fraction: give a number between 0 and 1, e.g. 0.5 for a 50% fall",
+            opts.drop
+        )));
+    }
+    if !(opts.p99_factor > 1.0 && opts.p99_factor.is_finite()) {
+        return Err(AnalyzeError::Options(format!(
+            "--p99-factor {} must be above 1, e.g. 3",
+            opts.p99_factor
+        )));
+    }
+    let path = run_dir.join(INTERVALS_FILE);
+    if !path.is_file() {
+        return Err(AnalyzeError::NoIntervals { path });
+    }
+    let all: Vec<IntervalRow> = read_jsonl(&path)?;
+    let measured: Vec<&IntervalRow> = all.iter().filter(|r| !r.warmup).collect();
+    if measured.is_empty() {
+        return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
+    }
+    // A fragment (e.g. the last few microseconds before the stop) has meaningless rates.
+    let step = typical_step(&measured);
+    let (measured, fragments): (Vec<&IntervalRow>, Vec<&IntervalRow>) =
+        measured.into_iter().partition(|r| r.end_s - r.start_s >= step / 2.0);
+    if measured.is_empty() {
+        return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
+    }
+    let tel_path = run_dir.join(TELEMETRY_FILE);
+    let telemetry: Option<Vec<TelemetryRow>> = if tel_path.is_file() {
+        Some(read_jsonl(&tel_path)?)
+    } else {
+        None
+    };
+
+    let tps: Vec<f64> = measured.iter().map(|r| r.tps).collect();
+    let p99s: Vec<f64> = measured.iter().map(|r| r.latency_ms.p99).filter(|p| *p > 0.0).collect();
+    let stability = stability(&tps, &p99s);
+    let (tps_median, p99_median) = (stability.tps_median, stability.p99_median_ms);
+
+    let stalled = |r: &IntervalRow| {
+        (tps_median > 0.0 && r.tps <= tps_median * (1.0 - opts.drop))
+            || (p99_median > 0.0 && r.latency_ms.p99 > p99_median * opts.p99_factor)
+    };
+    let spans = stall_spans(&measured.iter().map(|r| stalled(r)).collect::<Vec<_>>());
+
+    let measured_from = measured[0].start_s;
+    let mut stalls = Vec::with_capacity(spans.len());
+    for &(first, last) in &spans {
+        let rows = &measured[first..=last];
+        let (start_s, end_s) = (rows[0].start_s, rows[rows.len() - 1].end_s);
+        let tps_min = rows.iter().map(|r| r.tps).fold(f64::INFINITY, f64::min);
+        let p99_ms = rows.iter().map(|r| r.latency_ms.p99).fold(0.0, f64::max);
+        let mut stall = Stall {
+            start_s,
+            end_s,
+            tps_median,
+            tps_min,
+            drop_pct: if tps_median > 0.0 {
+                ((1.0 - tps_min / tps_median) * 100.0).max(0.0)
+            } else {
+                0.0
+            },
+            p99_ms,
+            p99_median_ms: p99_median,
+            causes: Vec::new(),
+            samples: 0,
+        };
+        if let Some(tel) = &telemetry {
+            let inside = |s: &&TelemetryRow| {
+                let mid = s.mid_s(step);
+                mid >= start_s && mid <= end_s
+            };
+            let during: Vec<&TelemetryRow> = tel.iter().filter(inside).collect();
+            let baseline: Vec<&TelemetryRow> = tel
+                .iter()
+                .filter(|s| {
+                    let mid = s.mid_s(step);
+                    mid >= measured_from
+                        && !spans
+                            .iter()
+                            .any(|&(a, b)| mid >= measured[a].start_s && mid <= measured[b].end_s)
+                })
+                .collect();
+            stall.samples = during.len();
+            stall.causes = attribute(&during, &baseline);
+        }
+        stalls.push(stall);
+    }
+
+    let mut notes = Vec::new();
+    if !fragments.is_empty() {
+        notes.push(format!(
+            "{} interval(s) shorter than half the usual {}s left out (rates over a fragment mean nothing)",
+            fragments.len(),
+            fmt_s(step)
+        ));
+    }
+    if let Some(tel) = &telemetry {
+        let cpus: Vec<f64> = tel
+            .iter()
+            .filter(|s| s.mid_s(step) >= measured_from)
+            .filter_map(|s| s.client_cpu())
+            .collect();
+        let busy = cpus.iter().filter(|c| **c >= CLIENT_SATURATED_PCT).count();
+        if busy > 0 && busy * 4 >= cpus.len() {
+            notes.push(format!(
+                "the client was saturated (CPU >= {CLIENT_SATURATED_PCT:.0}% of a core) in {busy} of {} samples: \
+                 results are client-bound",
+                cpus.len()
+            ));
+        }
+    }
+
+    Ok(Analysis {
+        run_dir: run_dir.to_path_buf(),
+        intervals: measured.len(),
+        telemetry_samples: telemetry.as_ref().map(Vec::len),
+        drop: opts.drop,
+        p99_factor: opts.p99_factor,
+        stalls,
+        stability,
+        notes,
+    })
+}
+
+/// Index ranges `(first, last)` of stalled intervals; two stalls separated by a single normal
+/// interval are one stall that briefly recovered.
+fn stall_spans(stalled: &[bool]) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (i, &s) in stalled.iter().enumerate() {
+        if !s {
+            continue;
+        }
+        match spans.last_mut() {
+            Some(last) if i <= last.1 + 2 => last.1 = i,
+            _ => spans.push((i, i)),
+        }
+    }
+    spans
+}
+
+/// The usual interval length, used when a telemetry sample does not say what it covers.
+fn typical_step(rows: &[&IntervalRow]) -> f64 {
+    let steps: Vec<f64> = rows.iter().map(|r| r.end_s - r.start_s).filter(|d| *d > 0.0).collect();
+    median(&steps).unwrap_or(1.0)
+}
+
+fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
+    let n = tps.len() as f64;
+    let mean = tps.iter().sum::<f64>() / n;
+    let var = if tps.len() > 1 {
+        tps.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let cv = if mean > 0.0 { var.sqrt() / mean * 100.0 } else { 0.0 };
+    let verdict = if cv < STABLE_CV_PCT {
+        "stable"
+    } else if cv < VARIABLE_CV_PCT {
+        "variable"
+    } else {
+        "unstable"
+    };
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    Stability {
+        tps_cv_pct: cv,
+        tps_min: min(tps),
+        tps_median: median(tps).unwrap_or(0.0),
+        tps_max: max(tps),
+        p99_min_ms: if p99s.is_empty() { 0.0 } else { min(p99s) },
+        p99_median_ms: median(p99s).unwrap_or(0.0),
+        p99_max_ms: max(p99s),
+        verdict: verdict.to_string(),
+    }
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+fn max_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    rows.iter().filter_map(|r| f(r)).reduce(f64::max)
+}
+
+fn min_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    rows.iter().filter_map(|r| f(r)).reduce(f64::min)
+}
+
+fn median_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    median(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+}
+
+/// A rate during the stall that is at least twice its usual value (or appears from nothing).
+fn spiked(during: Option<f64>, usual: Option<f64>) -> bool {
+    match (during, usual) {
+        (Some(d), Some(u)) => d > 0.0 && d >= 2.0 * u,
+        (Some(d), None) => d > 0.0,
+        _ => false,
+    }
+}
+
+/// Explanations for a stall from the samples taken `during` it, against the `baseline`
+/// samples of the rest of the measured phase.
+fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow]) -> Vec<String> {
+    if during.is_empty() {
+        return Vec::new();
+    }
+    let mut causes = Vec::new();
+    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
+
+    if let Some(pct) = max_of(during, TelemetryRow::checkpoint_pct) {
+        if pct >= 90.0 {
+            causes.push(format!("checkpoint age reached {pct:.0}% of max (sync flush)"));
+        } else if pct >= 75.0 {
+            causes.push(format!("checkpoint age reached {pct:.0}% of max (async flush)"));
+        }
+    }
+    if let Some(dirty) = max_of(during, server("dirty_pages_pct")) {
+        let limit = max_of(during, server("max_dirty_pages_pct"));
+        let high = match limit {
+            Some(l) if l > 0.0 => dirty >= 0.9 * l,
+            _ => dirty >= 70.0,
+        };
+        if high {
+            match limit {
+                Some(l) => causes.push(format!("dirty pages were {dirty:.0}% (max_dirty_pages_pct {l:.0})")),
+                None => causes.push(format!("dirty pages were {dirty:.0}%")),
+            }
+        }
+    }
+    if min_of(during, server("free_pages")) == Some(0.0) {
+        causes.push("the buffer pool ran out of free pages".to_string());
+    }
+    let rate_spike = |key: &'static str, what: &str, causes: &mut Vec<String>| {
+        let (d, u) = (max_of(during, server(key)), median_of(baseline, server(key)));
+        if spiked(d, u) {
+            let d = d.unwrap_or(0.0);
+            match u {
+                Some(u) => causes.push(format!("{what} rose to {d:.0}/s (usually {u:.0}/s)")),
+                None => causes.push(format!("{what} were {d:.0}/s")),
+            }
+        }
+    };
+    rate_spike("pages_written_s", "pages written", &mut causes);
+    rate_spike("lru_flushes_s", "LRU flushes", &mut causes);
+    rate_spike("doublewrite_pages_s", "doublewrite pages", &mut causes);
+    if let (Some(h), Some(u)) = (
+        max_of(during, server("history_list_length")),
+        median_of(baseline, server("history_list_length")),
+    ) {
+        if h >= 100_000.0 && h >= 2.0 * u {
+            causes.push(format!("history list length grew to {h:.0} (usually {u:.0})"));
+        }
+    }
+    if let Some(iowait) = max_of(during, TelemetryRow::iowait) {
+        let usual = median_of(baseline, TelemetryRow::iowait).unwrap_or(0.0);
+        if iowait >= 20.0 && iowait >= 2.0 * usual {
+            causes.push(format!("CPU iowait was {iowait:.0}% (usually {usual:.0}%)"));
+        }
+    }
+    if let Some((disk, util, await_ms)) = busiest_disk(during) {
+        if util >= 90.0 {
+            causes.push(format!("disk {disk} was {util:.0}% busy (w_await {await_ms:.1} ms)"));
+        }
+    }
+    if let Some(idle) = min_of(during, TelemetryRow::idle) {
+        if idle < 5.0 {
+            causes.push(format!("the host's CPUs were saturated ({idle:.0}% idle)"));
+        }
+    }
+    if let Some(cpu) = max_of(during, TelemetryRow::client_cpu) {
+        if cpu >= CLIENT_SATURATED_PCT {
+            causes.push(format!(
+                "the client was saturated ({cpu:.0}% of a core): results are client-bound"
+            ));
+        }
+    }
+    if let Some(wait) = top_wait(during) {
+        causes.push(format!("top wait: {wait}"));
+    }
+    causes
+}
+
+/// The disk with the highest utilisation in any sample: (name, util %, its w_await ms).
+fn busiest_disk(rows: &[&TelemetryRow]) -> Option<(String, f64, f64)> {
+    rows.iter()
+        .filter_map(|r| r.os.as_ref())
+        .flat_map(|os| os.disks.iter())
+        .max_by(|a, b| a.util_pct.total_cmp(&b.util_pct))
+        .map(|d| (d.name.clone(), d.util_pct, d.w_await_ms))
+}
+
+/// The wait event with the most time over the samples.
+fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
+    let mut time: BTreeMap<&str, f64> = BTreeMap::new();
+    for r in rows {
+        let Some(waits) = r
+            .server
+            .as_ref()
+            .and_then(|s| s.get("waits"))
+            .and_then(|w| w.as_array())
+        else {
+            continue;
+        };
+        for w in waits {
+            if let (Some(event), Some(ms)) = (
+                w.get("event").and_then(|e| e.as_str()),
+                w.get("time_ms").and_then(|t| t.as_f64()),
+            ) {
+                *time.entry(event).or_default() += ms;
+            }
+        }
+    }
+    time.into_iter()
+        .filter(|(_, ms)| *ms > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(e, _)| e.to_string())
+}
+
+/// Formats a TPS figure: no decimals from 100 up.
+fn fmt_tps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Formats seconds: integral ones without decimals.
+fn fmt_s(v: f64) -> String {
+    if (v - v.round()).abs() < 0.005 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+impl Stall {
+    /// One line: `340-352 s: TPS fell 94% (median 1250 → 75) while ...; top wait: ...`.
+    pub fn render(&self, telemetry: bool) -> String {
+        let mut line = format!("{}-{} s: ", fmt_s(self.start_s), fmt_s(self.end_s));
+        let mut what = Vec::new();
+        if self.drop_pct > 0.0 {
+            what.push(format!(
+                "TPS fell {:.0}% (median {} → {})",
+                self.drop_pct,
+                fmt_tps(self.tps_median),
+                fmt_tps(self.tps_min)
+            ));
+        }
+        if self.p99_median_ms > 0.0 && self.p99_ms > self.p99_median_ms * 1.5 {
+            what.push(format!(
+                "p99 rose to {:.1} ms ({:.1}x the median {:.1} ms)",
+                self.p99_ms,
+                self.p99_ms / self.p99_median_ms,
+                self.p99_median_ms
+            ));
+        }
+        line.push_str(&what.join(" and "));
+        let (waits, causes): (Vec<&String>, Vec<&String>) =
+            self.causes.iter().partition(|c| c.starts_with("top wait:"));
+        if !causes.is_empty() {
+            line.push_str(" while ");
+            line.push_str(&causes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and "));
+        }
+        for w in &waits {
+            line.push_str("; ");
+            line.push_str(w);
+        }
+        if causes.is_empty() {
+            line.push_str(match (telemetry, self.samples) {
+                (false, _) => "; no telemetry recorded",
+                (true, 0) => "; no telemetry sample during it",
+                (true, _) => "; no telemetry explains it",
+            });
+        }
+        line
+    }
+}
+
+impl Analysis {
+    /// The report as text, one stall per line.
+    pub fn render_text(&self) -> String {
+        let s = &self.stability;
+        let mut out = format!(
+            "run {}: {} measured intervals, {}\n",
+            self.run_dir.display(),
+            self.intervals,
+            match self.telemetry_samples {
+                Some(n) => format!("{n} telemetry samples"),
+                None => format!("no {TELEMETRY_FILE}"),
+            }
+        );
+        out.push_str(&format!(
+            "stability: {} (TPS CV {:.1}%; min {} / median {} / max {}; p99 min {:.1} / median {:.1} / max {:.1} ms)\n",
+            s.verdict,
+            s.tps_cv_pct,
+            fmt_tps(s.tps_min),
+            fmt_tps(s.tps_median),
+            fmt_tps(s.tps_max),
+            s.p99_min_ms,
+            s.p99_median_ms,
+            s.p99_max_ms
+        ));
+        if self.stalls.is_empty() {
+            out.push_str(&format!(
+                "stalls: none (no interval fell {:.0}% below the median TPS or rose above {}x the median p99)\n",
+                self.drop * 100.0,
+                self.p99_factor
+            ));
+        } else {
+            out.push_str(&format!("stalls: {}\n", self.stalls.len()));
+            for stall in &self.stalls {
+                out.push_str("  ");
+                out.push_str(&stall.render(self.telemetry_samples.is_some()));
+                out.push('\n');
+            }
+        }
+        for note in &self.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    /// Writes `tps[i]` (p99 `p99[i]`) as 1-second intervals after 2 warmup intervals.
+    fn write_run(dir: &Path, tps: &[f64], p99: &[f64]) {
+        let mut text = String::new();
+        for i in 0..2 {
+            let rec = json!({"index": i, "start_s": i as f64, "end_s": i as f64 + 1.0, "warmup": true,
+                             "threads": 4, "tps": 10.0, "qps": 200.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 50.0, "max": 60.0}});
+            text.push_str(&format!("{rec}\n"));
+        }
+        for (i, (t, p)) in tps.iter().zip(p99).enumerate() {
+            let start = 2.0 + i as f64;
+            let rec = json!({"index": i + 2, "start_s": start, "end_s": start + 1.0, "warmup": false,
+                             "threads": 4, "tps": t, "qps": t * 20.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": p, "max": p * 2.0}});
+            text.push_str(&format!("{rec}\n"));
+        }
+        fs::write(dir.join(INTERVALS_FILE), text).unwrap();
+    }
+
+    fn write_telemetry(dir: &Path, samples: &[serde_json::Value]) {
+        let text: String = samples.iter().map(|s| format!("{s}\n")).collect();
+        fs::write(dir.join(TELEMETRY_FILE), text).unwrap();
+    }
+
+    /// 30 measured seconds at ~1000 TPS, with a stall at measured seconds 10..13 (run 12-15 s).
+    fn stalled_tps() -> (Vec<f64>, Vec<f64>) {
+        let tps: Vec<f64> = (0..30)
+            .map(|i| {
+                if (10..13).contains(&i) {
+                    60.0
+                } else {
+                    1000.0 + (i % 3) as f64 * 10.0
+                }
+            })
+            .collect();
+        let p99 = tps.iter().map(|t| if *t < 100.0 { 400.0 } else { 5.0 }).collect();
+        (tps, p99)
+    }
+
+    #[test]
+    fn a_stall_with_checkpoint_age_at_97_percent_is_attributed_to_the_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tps, p99) = stalled_tps();
+        write_run(dir.path(), &tps, &p99);
+        let samples: Vec<_> = (1..=32)
+            .map(|t| {
+                let in_stall = (13..=15).contains(&t);
+                json!({"t_s": t as f64, "interval_s": 1.0, "os": null, "client": {"cpu_pct": 30.0, "rss_bytes": 1000},
+                       "server": {"checkpoint_pct": if in_stall { 97.0 } else { 40.0 },
+                                  "dirty_pages_pct": if in_stall { 78.0 } else { 20.0 }, "max_dirty_pages_pct": 75.0,
+                                  "pages_written_s": if in_stall { 9000.0 } else { 1000.0 },
+                                  "waits": if in_stall { json!([{"event": "wait/synch/mutex/innodb/log_sys_mutex", "count": 5, "time_ms": 900.0},
+                                                                {"event": "wait/io/file/innodb/innodb_data_file", "count": 9, "time_ms": 100.0}]) }
+                                           else { json!([]) }}})
+            })
+            .collect();
+        write_telemetry(dir.path(), &samples);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stalls.len(), 1, "{a:?}");
+        let s = &a.stalls[0];
+        assert_eq!((s.start_s, s.end_s, s.samples), (12.0, 15.0, 3));
+        assert_eq!(s.tps_min, 60.0);
+        assert!((s.drop_pct - 94.0).abs() < 0.5, "{}", s.drop_pct);
+        assert_eq!(s.causes[0], "checkpoint age reached 97% of max (sync flush)");
+        assert!(
+            s.causes
+                .contains(&"dirty pages were 78% (max_dirty_pages_pct 75)".to_string()),
+            "{:?}",
+            s.causes
+        );
+        assert!(
+            s.causes.iter().any(|c| c.starts_with("pages written rose to 9000/s")),
+            "{:?}",
+            s.causes
+        );
+        assert_eq!(
+            s.causes.last().unwrap(),
+            "top wait: wait/synch/mutex/innodb/log_sys_mutex"
+        );
+        let text = a.render_text();
+        assert!(
+            text.contains("12-15 s: TPS fell 94% (median 1010 → 60.0) and p99 rose to 400.0 ms (80.0x the median 5.0 ms) while checkpoint age reached 97% of max (sync flush) and dirty pages"),
+            "{text}"
+        );
+        assert!(
+            text.contains("; top wait: wait/synch/mutex/innodb/log_sys_mutex\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_stall_without_telemetry_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tps, p99) = stalled_tps();
+        write_run(dir.path(), &tps, &p99);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stalls.len(), 1);
+        assert!(a.stalls[0].causes.is_empty());
+        assert!(
+            a.render_text().contains("; no telemetry recorded"),
+            "{}",
+            a.render_text()
+        );
+
+        // Telemetry with nothing unusual in it.
+        let samples: Vec<_> = (1..=32)
+            .map(|t| json!({"t_s": t as f64, "interval_s": 1.0, "os": null, "server": {"checkpoint_pct": 30.0}, "client": {"cpu_pct": 20.0, "rss_bytes": 1}}))
+            .collect();
+        write_telemetry(dir.path(), &samples);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert!(
+            a.render_text().contains("; no telemetry explains it"),
+            "{}",
+            a.render_text()
+        );
+    }
+
+    #[test]
+    fn a_stable_run_has_no_stall_and_a_low_cv() {
+        let dir = tempfile::tempdir().unwrap();
+        let tps: Vec<f64> = (0..60).map(|i| 1000.0 + (i % 5) as f64 * 5.0).collect();
+        write_run(dir.path(), &tps, &vec![4.0; 60]);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert!(a.stalls.is_empty());
+        assert_eq!(a.intervals, 60);
+        assert!(a.stability.tps_cv_pct < 1.0, "{:?}", a.stability);
+        assert_eq!(a.stability.verdict, "stable");
+        assert_eq!((a.stability.tps_min, a.stability.tps_max), (1000.0, 1020.0));
+        assert!(a.render_text().contains("stalls: none"));
+    }
+
+    #[test]
+    fn client_saturation_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tps, p99) = stalled_tps();
+        write_run(dir.path(), &tps, &p99);
+        let samples: Vec<_> = (1..=32)
+            .map(|t| json!({"t_s": t as f64, "interval_s": 1.0, "os": null, "server": null, "client": {"cpu_pct": 99.0, "rss_bytes": 1}}))
+            .collect();
+        write_telemetry(dir.path(), &samples);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(
+            a.stalls[0].causes,
+            ["the client was saturated (99% of a core): results are client-bound"]
+        );
+        assert!(a.notes[0].contains("results are client-bound"), "{:?}", a.notes);
+        assert!(a.render_text().contains("note: the client was saturated"));
+    }
+
+    #[test]
+    fn a_directory_without_intervals_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = analyze(dir.path(), &AnalyzeOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("intervals.jsonl not found") && e.contains("run directory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_trailing_fragment_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        write_run(dir.path(), &[1000.0; 10], &[4.0; 10]);
+        let frag = json!({"index": 12, "start_s": 12.0, "end_s": 12.000000001, "warmup": false, "threads": 4,
+                          "tps": 16e9, "qps": 1.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 4.0, "max": 5.0}});
+        let path = dir.path().join(INTERVALS_FILE);
+        fs::write(&path, format!("{}{frag}\n", fs::read_to_string(&path).unwrap())).unwrap();
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!((a.intervals, a.stability.tps_max), (10, 1000.0));
+        assert!(a.notes[0].starts_with("1 interval(s) shorter"), "{:?}", a.notes);
+    }
+
+    #[test]
+    fn stalls_one_interval_apart_are_merged() {
+        assert_eq!(
+            stall_spans(&[false, true, false, true, false, false, true]),
+            [(1, 3), (6, 6)]
+        );
+    }
+}
