@@ -591,6 +591,12 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
             loop {
                 let i = local.interval.get();
                 let boundary = t0 + bounds.end(i);
+                if deadline.is_some_and(|d| boundary >= d) {
+                    // The interval that reaches the deadline is the last: it is sent at the
+                    // end with the transactions that complete in the grace period, instead of
+                    // leaving them a fragment of an interval a few nanoseconds long.
+                    std::future::pending::<()>().await;
+                }
                 tokio::time::sleep(Duration::from_nanos(boundary.saturating_sub(now_ns()))).await;
                 // tokio's timer may fire a little early or late; wait out the rest precisely.
                 while now_ns() < boundary {
