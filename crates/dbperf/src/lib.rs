@@ -11,6 +11,7 @@
 //! | [`server`] | sandboxed database servers under `$DBPERF_HOME` |
 //! | [`results`] | the run directory: manifest, interval logs, `summary.json` |
 //! | [`report`] | what a person reads: live interval lines and the final summary |
+//! | [`telemetry`] | what the server does while a run runs, sampled every interval |
 
 pub mod cli;
 pub mod driver;
@@ -18,4 +19,5 @@ pub mod lab;
 pub mod report;
 pub mod results;
 pub mod server;
+pub mod telemetry;
 pub mod workloads;
