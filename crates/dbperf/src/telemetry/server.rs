@@ -260,14 +260,16 @@ impl ServerSampler {
             Flavor::Mysql => CheckpointSource::MysqlMetricsOrInnodbStatus,
         };
 
-        // MySQL has no checkpoint status variables; these value-type metrics are computed only
-        // when INNODB_METRICS is read, so enabling them costs nothing between samples.
+        // MySQL has no checkpoint or LRU status variables. The LSN metrics are computed only
+        // when INNODB_METRICS is read and the LRU one is a plain counter: both cost next to nothing.
         let mut wanted: Vec<&str> = Vec::new();
         if flavor == Flavor::Mysql {
             wanted.extend([
                 "log_lsn_current",
                 "log_lsn_last_checkpoint",
                 "log_max_modified_age_sync",
+                // MySQL has no LRU status variable; this counter is off by default there.
+                "buffer_LRU_batch_flush_total_pages",
             ]);
         }
         if options.innodb_metrics {
