@@ -10,10 +10,13 @@ use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, Stats, Sto
 use hdrhistogram::serialization::interval_log::{IntervalLogWriter, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
+use std::path::PathBuf;
+
 use crate::report;
 use crate::results::interval::{IntervalRecord, Percentiles};
 use crate::results::summary::{ClientUsage, ErrorCounts, QueryCounts, ServerSummary, Throughput, TypeBlock, TypeKind};
 use crate::results::{client_usage, IntervalWriter, LatencyBlock, Summary};
+use crate::telemetry::sampler::{live_suffix, Telemetry, TelemetryConfig};
 
 /// Writes each interval to the run directory and prints its line.
 pub struct Recorder<'a, 'b> {
@@ -31,11 +34,24 @@ pub struct Recorder<'a, 'b> {
     pub cpu_at_start: ClientUsage,
     /// The first write error, reported at the end (the run goes on).
     pub error: Option<String>,
+    /// Telemetry to start when the run starts (on its clock), and where it writes.
+    pub telemetry_cfg: Option<(TelemetryConfig, PathBuf)>,
+    /// The running telemetry thread.
+    pub telemetry: Option<Telemetry>,
 }
 
 impl Observer for Recorder<'_, '_> {
-    fn on_start(&mut self, connections: usize, _t0_ns: u64) {
+    fn on_start(&mut self, connections: usize, t0_ns: u64) {
         self.cpu_at_start = client_usage();
+        if let Some((cfg, path)) = self.telemetry_cfg.take() {
+            match Telemetry::start(cfg, &path, t0_ns) {
+                Ok(t) => self.telemetry = Some(t),
+                Err(e) => {
+                    self.error
+                        .get_or_insert(format!("telemetry is off: cannot write {}: {e}", path.display()));
+                }
+            }
+        }
         if self.print_every > 0 {
             println!("Threads started! ({connections} connections)\n");
         }
@@ -50,7 +66,12 @@ impl Observer for Recorder<'_, '_> {
             self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
         }
         if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
-            println!("{}", report::interval_line(&rec, self.open_loop));
+            let mut line = report::interval_line(&rec, self.open_loop);
+            if let Some(sample) = self.telemetry.as_ref().and_then(Telemetry::latest) {
+                line.push_str(" | ");
+                line.push_str(&live_suffix(&sample));
+            }
+            println!("{line}");
         }
     }
 }

@@ -19,6 +19,8 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::{client_usage, Manifest, RunDir, ServerFacts, WorkloadInfo};
+use crate::telemetry::sampler::TelemetryConfig;
+use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
 use crate::workloads::sysbench::{OltpOptions, OltpWorkload, Test};
@@ -327,6 +329,16 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     options.insert("warmup_s".into(), plan.args.warmup_time.into());
     options.insert("events".into(), plan.args.events.into());
     options.insert("interval_s".into(), plan.run.interval.as_secs_f64().into());
+    options.insert(
+        "telemetry_interval_s".into(),
+        if plan.args.no_telemetry {
+            serde_json::Value::Null
+        } else {
+            plan.args.telemetry_interval.into()
+        },
+    );
+    options.insert("innodb_metrics".into(), plan.args.innodb_metrics.into());
+    options.insert("pfs_instruments".into(), plan.args.pfs_instruments.into());
     let mut manifest = Manifest::new(
         argv,
         WorkloadInfo {
@@ -386,8 +398,14 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         open_loop: plan.run.arrival.rate().is_some(),
         cpu_at_start: client_usage(),
         error: None,
+        telemetry_cfg: telemetry_config(&plan).map(|c| (c, dir.path().join(crate::telemetry::analyze::TELEMETRY_FILE))),
+        telemetry: None,
     };
-    let outcome = dbperf_engine::run(&plan.run, workload, stop, &mut recorder)?;
+    let outcome = dbperf_engine::run(&plan.run, workload, stop, &mut recorder);
+    if let Some(t) = recorder.telemetry.take() {
+        t.stop();
+    }
+    let outcome = outcome?;
     let cx = SummaryContext {
         workload: plan.test.name(),
         run_id: dir.run_id(),
@@ -445,6 +463,20 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
             Ok(ExitCode::from(3))
         }
     }
+}
+
+/// What the run's telemetry samples, unless `--no-telemetry`.
+fn telemetry_config(plan: &Plan) -> Option<TelemetryConfig> {
+    let a = &plan.args;
+    (!a.no_telemetry).then(|| TelemetryConfig {
+        period: Duration::from_secs_f64(a.telemetry_interval.max(0.1)),
+        target: Some(plan.target.clone()),
+        server: ServerTelemetryOptions {
+            innodb_metrics: a.innodb_metrics,
+            pfs_instruments: a.pfs_instruments,
+            top_waits: a.top_waits,
+        },
+    })
 }
 
 fn install_signal_handler(stop: Arc<StopSignal>) {

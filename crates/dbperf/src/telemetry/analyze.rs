@@ -317,6 +317,30 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
             .filter(|s| s.mid_s(step) >= measured_from)
             .filter_map(|s| s.client_cpu())
             .collect();
+        // Redo and buffer pool pressure over the measured phase, stall or not: a checkpoint
+        // age held near its maximum means the server flushes synchronously to keep up.
+        let measured_tel: Vec<&TelemetryRow> = tel.iter().filter(|s| s.mid_s(step) >= measured_from).collect();
+        let ckpt: Vec<f64> = measured_tel.iter().filter_map(|s| s.checkpoint_pct()).collect();
+        if let Some(max) = ckpt.iter().copied().reduce(f64::max) {
+            let high = ckpt.iter().filter(|p| **p >= 90.0).count();
+            notes.push(format!(
+                "checkpoint age: at most {max:.0}% of its maximum; at or above 90% (sync flush) in {high} of {} samples",
+                ckpt.len()
+            ));
+        }
+        let dirty: Vec<f64> = measured_tel
+            .iter()
+            .filter_map(|s| s.server("dirty_pages_pct"))
+            .collect();
+        if let Some(max) = dirty.iter().copied().reduce(f64::max) {
+            let limit = measured_tel.iter().find_map(|s| s.server("max_dirty_pages_pct"));
+            notes.push(match limit {
+                Some(l) => {
+                    format!("dirty pages: at most {max:.0}% of the buffer pool (innodb_max_dirty_pages_pct {l:.0})")
+                }
+                None => format!("dirty pages: at most {max:.0}% of the buffer pool"),
+            });
+        }
         let busy = cpus.iter().filter(|c| **c >= CLIENT_SATURATED_PCT).count();
         if busy > 0 && busy * 4 >= cpus.len() {
             notes.push(format!(

@@ -1,0 +1,256 @@
+//! The telemetry thread of a run: every period, on the engine's clock (aligned to the run's
+//! time zero), it samples the OS, the server (from a connection of its own) and dbperf itself,
+//! appends one line to `telemetry.jsonl` and keeps the newest sample for the live lines.
+//!
+//! It never holds up the run: a server that does not answer within the period gives a sample
+//! with `server: null` and a reconnect next time; stopping waits at most one period.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use dbperf_engine::clock::now_ns;
+use serde::{Deserialize, Serialize};
+
+use super::os::{OsSample, OsSampler};
+use super::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
+use crate::driver::Target;
+
+/// What dbperf itself used in the period.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientSample {
+    /// CPU time of the dbperf process over the period, percent of one core.
+    pub cpu_pct: f64,
+    /// Resident memory at the sample, bytes.
+    pub rss_bytes: u64,
+}
+
+/// One line of `telemetry.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// End of the period, seconds since the run's time zero (the intervals' clock).
+    pub t_s: f64,
+    /// Length of the period, seconds.
+    pub interval_s: f64,
+    pub os: Option<OsSample>,
+    pub server: Option<ServerSample>,
+    pub client: ClientSample,
+    /// Why `server` is missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_error: Option<String>,
+}
+
+/// What to sample.
+#[derive(Debug, Clone)]
+pub struct TelemetryConfig {
+    /// Sampling period.
+    pub period: Duration,
+    /// The server to sample; `None` samples only the OS and the client.
+    pub target: Option<Target>,
+    pub server: ServerTelemetryOptions,
+}
+
+/// A running telemetry thread.
+pub struct Telemetry {
+    stop: Arc<AtomicBool>,
+    latest: Arc<Mutex<Option<Sample>>>,
+    handle: Option<JoinHandle<()>>,
+    path: PathBuf,
+}
+
+impl Telemetry {
+    /// Starts sampling into `path` every `cfg.period` after `t0_ns` (on [`now_ns`]'s clock).
+    pub fn start(cfg: TelemetryConfig, path: &Path, t0_ns: u64) -> std::io::Result<Telemetry> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let latest = Arc::new(Mutex::new(None));
+        let (stop2, latest2) = (stop.clone(), latest.clone());
+        let handle = std::thread::Builder::new()
+            .name("dbperf-telemetry".into())
+            .spawn(move || sample_loop(cfg, file, t0_ns, &stop2, &latest2))?;
+        Ok(Telemetry {
+            stop,
+            latest,
+            handle: Some(handle),
+            path: path.to_owned(),
+        })
+    }
+
+    /// The newest sample, for the live interval line.
+    pub fn latest(&self) -> Option<Sample> {
+        self.latest.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Where the samples go.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops the thread (waits for the sample in progress, at most about one period).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Process CPU seconds so far (user + system).
+fn process_cpu_s() -> f64 {
+    crate::results::client_usage().cpu_s
+}
+
+/// Current resident set size, from /proc/self/statm.
+fn rss_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * u64::try_from(page).unwrap_or(4096)
+}
+
+fn sample_loop(
+    cfg: TelemetryConfig,
+    mut file: std::fs::File,
+    t0_ns: u64,
+    stop: &AtomicBool,
+    latest: &Mutex<Option<Sample>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("warning: telemetry is off: cannot start its runtime: {e}");
+            return;
+        }
+    };
+    let period_ns = cfg.period.as_nanos().max(1) as u64;
+    let mut os = OsSampler::new();
+    let mut server: Option<ServerSampler> = None;
+    let mut server_error: Option<String> = None;
+    let connect = |server: &mut Option<ServerSampler>, error: &mut Option<String>| {
+        if let Some(target) = &cfg.target {
+            let r = rt.block_on(async {
+                tokio::time::timeout(
+                    cfg.period.max(Duration::from_secs(2)),
+                    ServerSampler::connect(target, &cfg.server),
+                )
+                .await
+            });
+            match r {
+                Ok(Ok(mut s)) => {
+                    // Prime the rates so the first sample has them.
+                    let _ = rt.block_on(async { tokio::time::timeout(cfg.period, s.sample()).await });
+                    *server = Some(s);
+                    *error = None;
+                }
+                Ok(Err(e)) => *error = Some(format!("cannot connect for telemetry: {e}")),
+                Err(_) => *error = Some("the server did not answer the telemetry connection in time".into()),
+            }
+        }
+    };
+    connect(&mut server, &mut server_error);
+    let mut cpu_before = process_cpu_s();
+    let mut t_before = now_ns();
+    let mut k = now_ns().saturating_sub(t0_ns) / period_ns + 1;
+    while !stop.load(Ordering::SeqCst) {
+        let due = t0_ns + k * period_ns;
+        let now = now_ns();
+        if now < due {
+            // Sleep in slices so a stop is seen within 50 ms.
+            std::thread::sleep(Duration::from_nanos((due - now).min(50_000_000)));
+            continue;
+        }
+        k = (now - t0_ns) / period_ns + 1;
+        let os_sample = os.sample();
+        let server_sample = match server.as_mut() {
+            Some(s) => match rt.block_on(async { tokio::time::timeout(cfg.period, s.sample()).await }) {
+                Ok(Ok(v)) => Some(v),
+                Ok(Err(e)) => {
+                    server_error = Some(format!("telemetry query failed: {e}"));
+                    server = None;
+                    None
+                }
+                Err(_) => {
+                    server_error = Some("the server did not answer the telemetry queries within the period".into());
+                    server = None;
+                    None
+                }
+            },
+            None => {
+                if cfg.target.is_some() && !stop.load(Ordering::SeqCst) {
+                    connect(&mut server, &mut server_error);
+                }
+                None
+            }
+        };
+        let t_now = now_ns();
+        let cpu_now = process_cpu_s();
+        let elapsed = (t_now - t_before) as f64 / 1e9;
+        let client = ClientSample {
+            cpu_pct: if elapsed > 0.0 {
+                (cpu_now - cpu_before) / elapsed * 100.0
+            } else {
+                0.0
+            },
+            rss_bytes: rss_bytes(),
+        };
+        (cpu_before, t_before) = (cpu_now, t_now);
+        let sample = Sample {
+            t_s: t_now.saturating_sub(t0_ns) as f64 / 1e9,
+            interval_s: elapsed,
+            os: Some(os_sample),
+            server_error: if server_sample.is_none() {
+                server_error.clone()
+            } else {
+                None
+            },
+            server: server_sample,
+            client,
+        };
+        if let Ok(line) = serde_json::to_string(&sample) {
+            let _ = writeln!(file, "{line}");
+        }
+        if let Ok(mut l) = latest.lock() {
+            *l = Some(sample);
+        }
+    }
+}
+
+/// The compact telemetry part of a live interval line: `ckpt 45% dirty 12% cpu(client) 35%
+/// wait index_tree_rw_lock`.
+pub fn live_suffix(s: &Sample) -> String {
+    let mut parts = Vec::new();
+    if let Some(srv) = &s.server {
+        if let Some(p) = srv.checkpoint_pct {
+            parts.push(format!("ckpt {p:.0}%"));
+        }
+        if let Some(d) = srv.dirty_pages_pct {
+            parts.push(format!("dirty {d:.0}%"));
+        }
+        if let Some(w) = srv.waits.first() {
+            // `wait/synch/rwlock/innodb/index_tree_rw_lock` → `innodb/index_tree_rw_lock`.
+            let short: Vec<&str> = w.event.rsplitn(3, '/').take(2).collect();
+            let short = if short.len() == 2 {
+                format!("{}/{}", short[1], short[0])
+            } else {
+                w.event.clone()
+            };
+            parts.push(format!("wait {short}"));
+        }
+    } else if s.server_error.is_some() {
+        parts.push("server telemetry: none".into());
+    }
+    parts.push(format!("client cpu {:.0}%", s.client.cpu_pct));
+    parts.join(" ")
+}

@@ -1,0 +1,212 @@
+//! Telemetry during real sysbench runs on sandboxed MariaDB: `telemetry.jsonl` on the run's
+//! clock, the live line, the catalog rows, checkpoint pressure with a tiny and a large redo
+//! log, a frozen server found as a stall by `dbperf analyze`, and `--no-telemetry`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use dbperf::server::testing::TempSandbox;
+use serde_json::Value;
+
+fn dbperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dbperf"))
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("dbperf runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn only_run_dir(results: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn telemetry(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("telemetry.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Prepares 4 x 20k rows and runs oltp_write_only for `secs` at 8 connections.
+fn write_run(sb: &TempSandbox, results: &Path, secs: u32, extra: &[&str]) -> (Output, PathBuf) {
+    let url = sb.url();
+    let common = ["--tables=4", "--table-size=20000"];
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_write_only", "prepare", "--target", &url])
+            .args(common),
+    );
+    let out = run_ok(
+        dbperf()
+            .args([
+                "sysbench",
+                "oltp_write_only",
+                "run",
+                "--target",
+                &url,
+                "--threads=8",
+                "--report-interval=1",
+            ])
+            .arg(format!("--time={secs}"))
+            .arg("--results-dir")
+            .arg(results)
+            .args(common)
+            .args(extra),
+    );
+    (out, only_run_dir(results))
+}
+
+fn max_of(samples: &[Value], key: &str) -> f64 {
+    samples
+        .iter()
+        .filter_map(|s| s["server"][key].as_f64())
+        .fold(f64::MIN, f64::max)
+}
+
+#[test]
+fn a_tiny_redo_log_shows_checkpoint_pressure_a_large_one_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small =
+        TempSandbox::start_with(&["innodb_log_file_size=8M", "innodb_buffer_pool_size=256M"]).expect("sandbox starts");
+    let (out, dir) = write_run(&small, &tmp.path().join("small"), 6, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| ckpt "), "the live line shows checkpoint age:\n{text}");
+    let samples = telemetry(&dir);
+    // One sample a second on the intervals' clock (t_s counts from the run's time zero).
+    assert!((5..=8).contains(&samples.len()), "{} samples", samples.len());
+    for (i, s) in samples.iter().enumerate() {
+        let t = s["t_s"].as_f64().unwrap();
+        assert!((t - (i + 1) as f64).abs() < 0.25, "sample {i} at {t} s");
+        assert!(s["os"]["cpus"].as_array().is_some_and(|c| !c.is_empty()));
+        assert!(s["client"]["cpu_pct"].as_f64().unwrap() > 0.0);
+    }
+    assert!(max_of(&samples, "checkpoint_pct") >= 90.0, "{samples:?}");
+    assert!(max_of(&samples, "pages_written_s") > 0.0);
+    let analysis: Value =
+        serde_json::from_slice(&run_ok(dbperf().args(["analyze", "--format", "json"]).arg(&dir)).stdout).unwrap();
+    let notes = analysis["notes"].to_string();
+    assert!(notes.contains("checkpoint age: at most"), "{analysis}");
+    // The catalog has a row per sample.
+    let catalog = rusqlite::Connection::open(tmp.path().join("small/catalog.sqlite")).unwrap();
+    let rows: i64 = catalog
+        .query_row(
+            "SELECT COUNT(*) FROM telemetry WHERE checkpoint_pct IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows as usize, samples.len());
+    drop(small);
+
+    let large =
+        TempSandbox::start_with(&["innodb_log_file_size=1G", "innodb_buffer_pool_size=256M"]).expect("sandbox starts");
+    let (_, dir) = write_run(&large, &tmp.path().join("large"), 6, &[]);
+    let samples = telemetry(&dir);
+    assert!(max_of(&samples, "checkpoint_pct") < 50.0, "{samples:?}");
+}
+
+#[test]
+fn a_frozen_server_is_found_as_a_stall_and_telemetry_does_not_hang() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = TempSandbox::start().expect("sandbox starts");
+    let url = sb.url();
+    let results = tmp.path().join("r");
+    run_ok(dbperf().args([
+        "sysbench",
+        "oltp_point_select",
+        "prepare",
+        "--target",
+        &url,
+        "--tables=1",
+        "--table-size=1000",
+    ]));
+    let pid = sb.pid();
+    let child = dbperf()
+        .args([
+            "sysbench",
+            "oltp_point_select",
+            "run",
+            "--target",
+            &url,
+            "--tables=1",
+            "--table-size=1000",
+        ])
+        .args(["--threads=2", "--time=8", "--report-interval=1"])
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    // SAFETY: plain signals to the sandbox's server process.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(2500));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_run_dir(&results);
+    let samples = telemetry(&dir);
+    assert!(
+        samples
+            .iter()
+            .any(|s| s["server"].is_null() && s["server_error"].is_string()),
+        "a frozen server gives samples without server figures: {samples:?}"
+    );
+    let text = String::from_utf8_lossy(&run_ok(dbperf().arg("analyze").arg(&dir)).stdout).into_owned();
+    assert!(text.contains("TPS fell"), "{text}");
+    let stall = text.lines().find(|l| l.contains("TPS fell")).unwrap();
+    let start: f64 = stall.split('-').next().unwrap().trim().parse().unwrap();
+    assert!(
+        (3.0..=5.0).contains(&start),
+        "the stall starts when the server froze: {stall}"
+    );
+}
+
+#[test]
+fn no_telemetry_writes_no_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = TempSandbox::start().expect("sandbox starts");
+    let url = sb.url();
+    run_ok(dbperf().args([
+        "sysbench",
+        "oltp_point_select",
+        "prepare",
+        "--target",
+        &url,
+        "--tables=1",
+        "--table-size=1000",
+    ]));
+    let out = run_ok(
+        dbperf()
+            .args([
+                "sysbench",
+                "oltp_point_select",
+                "run",
+                "--target",
+                &url,
+                "--tables=1",
+                "--table-size=1000",
+            ])
+            .args(["--time=2", "--report-interval=1", "--no-telemetry"])
+            .arg("--results-dir")
+            .arg(tmp.path()),
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("| ckpt"));
+    assert!(!only_run_dir(tmp.path()).join("telemetry.jsonl").exists());
+}
