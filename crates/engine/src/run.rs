@@ -406,7 +406,10 @@ pub fn run<W: Workload>(
 
     let bounds = Boundaries::new(cfg.interval, cfg.warmup);
     let mut total = Stats::new(&ops);
-    let mut pending: BTreeMap<u32, (Box<Stats>, u64)> = BTreeMap::new();
+    // Interval → (merged stats, backlog, the thread whose box holds the merge). Every box goes
+    // back to the thread that sent it, so no thread runs short and allocates while another's
+    // spares pile up.
+    let mut pending: BTreeMap<u32, (Box<Stats>, u64, usize)> = BTreeMap::new();
     let mut seen: Vec<Option<u32>> = vec![None; threads];
     let mut finished: Vec<Option<u32>> = vec![None; threads];
     let mut end_ns = 0u64;
@@ -435,7 +438,7 @@ pub fn run<W: Workload>(
             abandoned += l.abandoned;
         }
         match pending.get_mut(&index) {
-            Some((acc, b)) => {
+            Some((acc, b, _)) => {
                 acc.add(&stats);
                 let mut stats = stats;
                 stats.reset();
@@ -443,7 +446,7 @@ pub fn run<W: Workload>(
                 let _ = recyclers[thread].send(stats);
             }
             None => {
-                pending.insert(index, (stats, backlog));
+                pending.insert(index, (stats, backlog, thread));
             }
         }
         // Emit every interval that all threads have delivered.
@@ -453,7 +456,7 @@ pub fn run<W: Workload>(
             if !complete {
                 break;
             }
-            let Some((mut acc, backlog)) = pending.remove(&next) else {
+            let Some((mut acc, backlog, owner)) = pending.remove(&next) else {
                 break;
             };
             let all_done = finished.iter().all(Option::is_some);
@@ -490,9 +493,9 @@ pub fn run<W: Workload>(
             intervals += 1;
             next += 1;
             acc.reset();
-            // Give the emptied structure back to a thread that is still running.
-            if let Some(t) = (0..threads).find(|&t| finished[t].is_none()) {
-                let _ = recyclers[t].send(acc);
+            // Give the emptied structure back to the thread it came from, if it still runs.
+            if finished[owner].is_none() {
+                let _ = recyclers[owner].send(acc);
             }
         }
         if finished.iter().all(Option::is_some) && pending.is_empty() {
