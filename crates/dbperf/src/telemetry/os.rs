@@ -585,18 +585,22 @@ procs_blocked 2
         }
         // Next to the sources: a real disk, where /tmp might be tmpfs.
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        // The two reads of each side are back to back, and the window is long (the write plus
+        // half a second), so a few microseconds between them do not matter even while other
+        // processes (a parallel build) write to the same disk.
+        let mut sampler = OsSampler::new();
         let before = written_by_device();
         let t0 = Instant::now();
-        let mut sampler = OsSampler::new();
         let mut file = fs::File::create(dir.path().join("8mib")).unwrap();
         let chunk = vec![0x5au8; 1 << 20];
         for _ in 0..8 {
             file.write_all(&chunk).unwrap();
         }
         file.sync_all().unwrap();
-        let sample = sampler.sample();
-        let secs = t0.elapsed().as_secs_f64();
+        std::thread::sleep(std::time::Duration::from_millis(500));
         let after = written_by_device();
+        let secs = t0.elapsed().as_secs_f64();
+        let sample = sampler.sample();
 
         let mut checked = 0;
         for d in &sample.disks {
