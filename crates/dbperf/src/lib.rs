@@ -5,6 +5,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`cli`] | argument structs (sysbench-compatible spellings) and their validation into plans |
+//! | [`cpus`] | CPU lists (`0-3,6`) and pinning processes to them |
 //! | [`driver`] | connections, prepared statements, server error → [`dbperf_engine::ErrorClass`] |
 //! | [`workloads`] | benchmark definitions: schema, loaders, transaction mixes |
 //! | [`lab`] | experiments: many servers x variants x workloads x users, planned and run |
@@ -14,6 +15,7 @@
 //! | [`telemetry`] | OS and server counters per interval; stall detection and attribution (`dbperf analyze`) |
 
 pub mod cli;
+pub mod cpus;
 pub mod driver;
 pub mod lab;
 pub mod report;

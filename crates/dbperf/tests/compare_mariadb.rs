@@ -2,26 +2,12 @@
 //! that differ only in `sort_buffer_size` and `performance_schema` (one server at a time).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
-fn dbperf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dbperf"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("dbperf runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+mod common;
+use common::{dbperf, run_dirs, run_ok};
 
 /// Starts a sandbox with `settings`, prepares a tiny table, runs 2 s, stops the sandbox, and
 /// returns the new run directory under `results`.
@@ -47,13 +33,6 @@ fn short_run(results: &Path, settings: &[&str]) -> PathBuf {
     let new: Vec<PathBuf> = run_dirs(results).into_iter().filter(|d| !before.contains(d)).collect();
     assert_eq!(new.len(), 1, "{new:?}");
     new[0].clone()
-}
-
-fn run_dirs(results: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(results) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 #[test]

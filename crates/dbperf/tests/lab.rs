@@ -2,10 +2,13 @@
 //! against real sandboxed servers, interrupted and resumed, and malformed files refused.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+mod common;
+use common::{available, read_json, run_ok};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -13,25 +16,9 @@ fn examples() -> PathBuf {
 
 /// `dbperf` with a private `$DBPERF_HOME`.
 fn dbperf(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dbperf"));
+    let mut c = common::dbperf();
     c.env("DBPERF_HOME", home);
     c
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("dbperf runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 
 /// Manifests of every run directory under `results`.
@@ -194,25 +181,9 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
     }
 }
 
-/// Whether the catalog servers the versions example needs are installed (`make deps-servers`);
-/// under CI they must be.
-fn versions_installed() -> bool {
-    let ok = ["mariadb-11.4.5", "mysql-8.0.31"]
-        .iter()
-        .all(|id| dbperf::server::testing::installed(id));
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install the Maven servers (make deps-servers)"
-        );
-        eprintln!("skipped: mariadb-11.4.5 and mysql-8.0.31 are not installed (make deps-servers)");
-    }
-    ok
-}
-
 #[test]
 fn versions_example_runs_short_on_three_servers_and_reports_them() {
-    if !versions_installed() {
+    if !["mariadb-11.4.5", "mysql-8.0.31"].iter().all(|id| available(id)) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

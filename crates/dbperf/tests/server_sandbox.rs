@@ -10,6 +10,9 @@ use dbperf::server::{Profile, RunState, SandboxHome, ServerError, Setting, Start
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 
+mod common;
+use common::block_on;
+
 /// What a connection as `sb` sees of the server.
 #[derive(Debug)]
 struct Probe {
@@ -54,14 +57,6 @@ async fn probe(url: &str) -> Probe {
         skip_networking: skip_networking == 1,
         max_connections,
     }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 /// Stops a sandbox when a test ends, also when an assertion fails first.

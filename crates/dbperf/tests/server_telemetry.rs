@@ -12,21 +12,11 @@ use std::time::{Duration, Instant};
 use dbperf::driver::mysql::IgnoreErrors;
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Session, Target};
-use dbperf::server::testing::{installed, TempSandbox};
+use dbperf::server::testing::TempSandbox;
 use dbperf::telemetry::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
 
-/// False (after a notice) if `id` is not installed; panics under CI instead.
-fn available(id: &str) -> bool {
-    if installed(id) {
-        return true;
-    }
-    let msg = format!("{id} is not installed; run `make deps-servers` (or `dbperf server install {id}`)");
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    false
-}
+mod common;
+use common::available;
 
 const ROWS: i64 = 20_000;
 const BATCH: i64 = 500;

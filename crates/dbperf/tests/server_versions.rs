@@ -5,31 +5,13 @@
 //! anything starts, and stop it. A server that is not installed is skipped with a notice, except
 //! under CI (`CI` set), where that is a failure.
 
-use dbperf::server::testing::{installed, TempSandbox};
+use dbperf::server::testing::TempSandbox;
 use dbperf::server::{lookup, RunState, ServerError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-/// False (after a notice) if `id` is not installed; panics under CI instead.
-fn available(id: &str) -> bool {
-    if installed(id) {
-        return true;
-    }
-    let msg = format!("{id} is not installed; run `make deps-servers` (or `dbperf server install {id}`)");
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    false
-}
+mod common;
+use common::{available, block_on};
 
 /// `(VERSION(), @@max_connections, redo size as this version configures it)` over TCP as `sb`.
 async fn probe(url: &str, redo_variable: &str) -> (String, u32, u64) {

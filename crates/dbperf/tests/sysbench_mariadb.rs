@@ -1,28 +1,14 @@
 //! dbperf's sysbench tests against a real sandboxed MariaDB, run as a user runs them:
 //! the binary, its files, and the server's own view (general log, table contents).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
-fn dbperf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dbperf"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("dbperf runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+mod common;
+use common::{dbperf, only_run_dir, read_json, run_ok, sandbox};
 
 /// Runs SQL as root over the sandbox socket and returns tab-separated rows.
 fn root_sql(sb: &TempSandbox, sql: &str) -> String {
@@ -36,29 +22,10 @@ fn root_sql(sb: &TempSandbox, sql: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn sandbox() -> TempSandbox {
-    TempSandbox::start().expect("a sandboxed MariaDB starts (apt-get install -y mariadb-server)")
-}
-
 fn sysbench_cmd(test: &str, command: &str, sb: &TempSandbox, extra: &[&str]) -> Command {
     let mut c = dbperf();
     c.args(["sysbench", test, command, "--target", &sb.url()]).args(extra);
     c
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
-}
-
-fn only_run_dir(results: &Path) -> PathBuf {
-    // Run directories only: the root also holds catalog.sqlite.
-    let dirs: Vec<_> = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 fn validate_summary(summary: &Value) {

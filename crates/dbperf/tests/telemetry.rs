@@ -9,31 +9,8 @@ use std::time::Duration;
 use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
-fn dbperf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dbperf"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("dbperf runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn only_run_dir(results: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
-}
+mod common;
+use common::{dbperf, only_run_dir, run_ok};
 
 fn telemetry(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("telemetry.jsonl"))
@@ -70,6 +47,21 @@ fn write_run(sb: &TempSandbox, results: &Path, secs: u32, extra: &[&str]) -> (Ou
             .args(extra),
     );
     (out, only_run_dir(results))
+}
+
+/// `dbperf sysbench oltp_point_select COMMAND` on one table of 1,000 rows at `url`.
+fn point_select(command: &str, url: &str) -> Command {
+    let mut c = dbperf();
+    c.args([
+        "sysbench",
+        "oltp_point_select",
+        command,
+        "--target",
+        url,
+        "--tables=1",
+        "--table-size=1000",
+    ]);
+    c
 }
 
 fn max_of(samples: &[Value], key: &str) -> f64 {
@@ -131,26 +123,9 @@ fn a_frozen_server_is_found_as_a_stall_and_telemetry_does_not_hang() {
     let sb = TempSandbox::start().expect("sandbox starts");
     let url = sb.url();
     let results = tmp.path().join("r");
-    run_ok(dbperf().args([
-        "sysbench",
-        "oltp_point_select",
-        "prepare",
-        "--target",
-        &url,
-        "--tables=1",
-        "--table-size=1000",
-    ]));
+    run_ok(&mut point_select("prepare", &url));
     let pid = sb.pid();
-    let child = dbperf()
-        .args([
-            "sysbench",
-            "oltp_point_select",
-            "run",
-            "--target",
-            &url,
-            "--tables=1",
-            "--table-size=1000",
-        ])
+    let child = point_select("run", &url)
         .args(["--threads=2", "--time=8", "--report-interval=1"])
         .arg("--results-dir")
         .arg(&results)
@@ -187,26 +162,9 @@ fn no_telemetry_writes_no_samples() {
     let tmp = tempfile::tempdir().unwrap();
     let sb = TempSandbox::start().expect("sandbox starts");
     let url = sb.url();
-    run_ok(dbperf().args([
-        "sysbench",
-        "oltp_point_select",
-        "prepare",
-        "--target",
-        &url,
-        "--tables=1",
-        "--table-size=1000",
-    ]));
+    run_ok(&mut point_select("prepare", &url));
     let out = run_ok(
-        dbperf()
-            .args([
-                "sysbench",
-                "oltp_point_select",
-                "run",
-                "--target",
-                &url,
-                "--tables=1",
-                "--table-size=1000",
-            ])
+        point_select("run", &url)
             .args(["--time=2", "--report-interval=1", "--no-telemetry"])
             .arg("--results-dir")
             .arg(tmp.path()),

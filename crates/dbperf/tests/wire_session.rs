@@ -9,21 +9,11 @@ use bytes::Bytes;
 use dbperf::driver::mysql::{IgnoreErrors, MysqlSession};
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Param, Session, StmtId, Target};
-use dbperf::server::testing::TempSandbox;
 use dbperf_engine::ErrorClass;
 use futures_util::StreamExt;
 
-fn sandbox() -> TempSandbox {
-    TempSandbox::start().expect("a sandboxed MariaDB starts (apt-get install -y mariadb-server)")
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
+mod common;
+use common::{block_on, sandbox};
 
 async fn wire(url: &str) -> WireSession {
     wire_with(url, IgnoreErrors::sysbench_default()).await

@@ -127,7 +127,7 @@ fn start(home: &SandboxHome, a: StartArgs) -> anyhow::Result<()> {
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = match &a.cpus {
         Some(list) => Some(
-            crate::lab::experiment::CpuSet::parse(list, available)
+            crate::cpus::CpuSet::parse(list, available)
                 .map_err(|e| anyhow::anyhow!("--cpus {list}: {e}"))?
                 .cpus,
         ),

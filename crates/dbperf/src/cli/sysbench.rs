@@ -398,7 +398,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         open_loop: plan.run.arrival.rate().is_some(),
         cpu_at_start: client_usage(),
         error: None,
-        telemetry_cfg: telemetry_config(&plan).map(|c| (c, dir.path().join(crate::telemetry::analyze::TELEMETRY_FILE))),
+        telemetry_cfg: telemetry_config(&plan).map(|c| (c, dir.path().join(crate::results::TELEMETRY_FILE))),
         telemetry: None,
     };
     let outcome = dbperf_engine::run(&plan.run, workload, stop, &mut recorder);

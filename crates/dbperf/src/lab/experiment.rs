@@ -44,6 +44,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
+pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
 
 /// A file that could not be read or does not describe a valid experiment.
@@ -215,50 +216,6 @@ pub struct Pinning {
     pub client_cpus: Option<CpuSet>,
 }
 
-/// A set of CPUs written as `taskset -c` does: `0`, `0-3`, `0,2,4-5`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CpuSet {
-    pub text: String,
-    pub cpus: Vec<usize>,
-}
-
-impl CpuSet {
-    /// Parses a CPU list; every CPU must exist on this machine (`available` of them).
-    pub fn parse(text: &str, available: usize) -> Result<CpuSet, String> {
-        let mut cpus = Vec::new();
-        for part in text.split(',').map(str::trim) {
-            let (lo, hi) = match part.split_once('-') {
-                Some((a, b)) => (a.trim(), b.trim()),
-                None => (part, part),
-            };
-            let parse = |s: &str| {
-                s.parse::<usize>()
-                    .map_err(|_| format!("expected a CPU list like \"0\", \"0-3\" or \"0,2\", got {text:?}"))
-            };
-            let (lo, hi) = (parse(lo)?, parse(hi)?);
-            if lo > hi {
-                return Err(format!("CPU range {part:?} runs backwards"));
-            }
-            for c in lo..=hi {
-                if c >= available {
-                    return Err(format!(
-                        "CPU {c} does not exist: this machine has CPUs 0-{}",
-                        available.saturating_sub(1)
-                    ));
-                }
-                if !cpus.contains(&c) {
-                    cpus.push(c);
-                }
-            }
-        }
-        cpus.sort_unstable();
-        Ok(CpuSet {
-            text: text.to_owned(),
-            cpus,
-        })
-    }
-}
-
 /// How many rows each table gets.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DataSize {
@@ -366,17 +323,7 @@ impl Experiment {
             }
             None => {
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("experiment");
-                let cleaned: String = stem
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                            c
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect();
-                cleaned
+                super::name_safe(stem, &['-', '_'], '-')
             }
         };
         let repetitions = match &raw.repetitions {
@@ -754,13 +701,5 @@ users = [1, 4]
         assert_eq!(parse_size("2g"), Some(2 << 30));
         assert_eq!(parse_size("1000"), Some(1000));
         assert_eq!(parse_size("lots"), None);
-    }
-
-    #[test]
-    fn cpu_sets() {
-        assert_eq!(CpuSet::parse("0-2,5", 8).unwrap().cpus, vec![0, 1, 2, 5]);
-        assert!(CpuSet::parse("9", 8).unwrap_err().contains("does not exist"));
-        assert!(CpuSet::parse("3-1", 8).is_err());
-        assert!(CpuSet::parse("x", 8).is_err());
     }
 }

@@ -13,3 +13,17 @@ pub mod run;
 
 pub use experiment::{Experiment, ExperimentError, Order};
 pub use plan::Plan;
+
+/// `text` with every character other than ASCII letters, digits and those in `keep` replaced
+/// by `with`: names that are safe as file names and sandbox names.
+pub(crate) fn name_safe(text: &str, keep: &[char], with: char) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || keep.contains(&c) {
+                c
+            } else {
+                with
+            }
+        })
+        .collect()
+}

@@ -12,7 +12,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::experiment::{parse_size, DataSize, Experiment, Order};
+use super::experiment::{parse_size, DataSize, Experiment, Order, BYTES_PER_ROW};
 
 /// The buffer pool a sandbox gets when the experiment does not set one (the benchmark profile).
 pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
@@ -92,7 +92,7 @@ impl Plan {
                 let rows = match w.size {
                     DataSize::Rows(r) => r,
                     DataSize::VsBufferPool(x) => {
-                        ((bp as f64 * x) / (BYTES_PER_ROW_F * w.tables as f64)).round().max(1.0) as u32
+                        ((bp as f64 * x) / (BYTES_PER_ROW * w.tables as f64)).round().max(1.0) as u32
                     }
                 };
                 let ds = DataSet {
@@ -210,7 +210,7 @@ impl Plan {
     }
 
     fn copy_estimate(&self, d: &DataSet) -> f64 {
-        (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW_F) / COPY_BYTES_PER_S
+        (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW) / COPY_BYTES_PER_S
     }
 
     /// Estimated total seconds.
@@ -335,8 +335,6 @@ impl Plan {
         out
     }
 }
-
-const BYTES_PER_ROW_F: f64 = super::experiment::BYTES_PER_ROW;
 
 /// A label per workload: the test name, with `#N` when a test appears more than once.
 pub fn workload_labels(e: &Experiment) -> Vec<String> {

@@ -24,7 +24,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::experiment::CpuSet;
-use super::plan::{eta, workload_labels, DataSet, Group, Plan, Point};
+use super::plan::{eta, DataSet, Group, Plan, Point};
 use crate::results::LabPoint;
 use crate::server::{SandboxHome, Setting, StartRequest};
 
@@ -140,7 +140,6 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     check_servers(plan, &home, true)?;
     let exe = std::env::current_exe().context("finding the dbperf binary")?;
     let interrupt = install_interrupt();
-    let labels = workload_labels(e);
     let total = plan.points();
     let todo: usize = plan
         .groups
@@ -256,7 +255,6 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                     plan,
                     group,
                     point,
-                    label: &labels[point.workload],
                     lab: &lab,
                     client_cpus: pinning.client_cpus.as_ref(),
                     results_dir: &opts.results_dir,
@@ -311,15 +309,8 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
 
 /// `lab-<experiment>-<n>`, short enough for a unix socket path.
 fn sandbox_name(experiment: &str, server: usize) -> String {
-    let short: String = experiment
+    let short: String = super::name_safe(experiment, &['-', '_'], '-')
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
         .take(24)
         .collect();
     format!("lab-{short}-{}", server + 1)
@@ -528,20 +519,6 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn set_affinity(tid: i32, cpus: &[usize]) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 fn run_logged(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let err = file.try_clone()?;
@@ -552,16 +529,9 @@ fn run_logged(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus>
         .with_context(|| format!("running {:?}", cmd.get_program()))
 }
 
+/// `s` as part of a file name.
 fn safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::name_safe(s, &['-', '.'], '_')
 }
 
 struct RunPoint<'a> {
@@ -570,7 +540,6 @@ struct RunPoint<'a> {
     plan: &'a Plan,
     group: &'a Group,
     point: &'a Point,
-    label: &'a str,
     lab: &'a LabPoint,
     client_cpus: Option<&'a CpuSet>,
     results_dir: &'a Path,
@@ -610,7 +579,7 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
         // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
         unsafe {
             use std::os::unix::process::CommandExt;
-            cmd.pre_exec(move || set_affinity(0, &cpus));
+            cmd.pre_exec(move || crate::cpus::restrict(0, &cpus));
         }
     }
     let file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
@@ -625,7 +594,6 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
     let status = child.wait();
     interrupt.child.store(0, Ordering::SeqCst);
     let status = status.context("waiting for dbperf sysbench")?;
-    let _ = r.label;
     if status.code() == Some(130) || interrupt.stop.load(Ordering::SeqCst) {
         return Ok(PointOutcome::Interrupted);
     }

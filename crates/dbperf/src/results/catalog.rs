@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use super::interval::IntervalRecord;
-use super::{ResultsError, RunDir, RunRecords};
+use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE};
 
 /// File name of the catalog inside a results root.
 pub const CATALOG_FILE: &str = "catalog.sqlite";
@@ -475,9 +475,6 @@ fn write_run(
     }
     Ok(())
 }
-
-/// The telemetry file of a run directory (written by the run's telemetry thread).
-pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
 
 /// One `telemetry` row per line of `telemetry.jsonl`: the headline figures (the whole-machine
 /// CPU, the busiest disk, the top wait); the file keeps everything else.

@@ -13,6 +13,8 @@ use super::ResultsError;
 
 /// Name of the per-interval JSON Lines log inside a run directory.
 pub const INTERVALS_FILE: &str = "intervals.jsonl";
+/// Name of the telemetry samples inside a run directory (written by the run's telemetry thread).
+pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
 
 /// How many random suffixes [`RunDir::create`] tries before giving up.
 const CREATE_ATTEMPTS: u32 = 32;

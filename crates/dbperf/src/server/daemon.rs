@@ -160,28 +160,15 @@ pub(crate) fn spawn_server(
     if let Some(lib) = &launch.preload {
         cmd.env("LD_PRELOAD", lib);
     }
-    // Built before fork: the child only calls async-signal-safe functions.
-    let cpu_set = launch.cpus.as_ref().map(|cpus| {
-        // SAFETY: cpu_set_t is plain data and CPU_SET writes inside it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &c in cpus {
-                libc::CPU_SET(c, &mut set);
-            }
-            set
-        }
-    });
-    // SAFETY: setsid and sched_setaffinity are async-signal-safe and touch no memory of the
-    // parent.
+    let cpus = launch.cpus.clone();
+    // SAFETY: setsid and sched_setaffinity are async-signal-safe, and nothing here allocates.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if let Some(set) = &cpu_set {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            if let Some(cpus) = &cpus {
+                crate::cpus::restrict(0, cpus)?;
             }
             Ok(())
         });

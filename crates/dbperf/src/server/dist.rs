@@ -159,19 +159,37 @@ impl SandboxHome {
     }
 }
 
+impl DistRecord {
+    /// The record of `server` installed now with these programs; the admin client is always
+    /// Debian's `mariadb`.
+    fn new(
+        server: &ServerSpec,
+        basedir: Option<PathBuf>,
+        server_bin: PathBuf,
+        install_db: Option<PathBuf>,
+    ) -> Result<DistRecord, ServerError> {
+        Ok(DistRecord {
+            id: server.id.to_owned(),
+            flavor: server.flavor,
+            version: server.version_label.to_owned(),
+            source: server.source_label(),
+            installed_at: now(),
+            basedir,
+            server: server_bin,
+            install_db,
+            client: find_program("mariadb")?,
+        })
+    }
+}
+
 /// Debian's MariaDB as found on this machine.
 fn debian_record(server: &ServerSpec) -> Result<DistRecord, ServerError> {
-    Ok(DistRecord {
-        id: server.id.to_owned(),
-        flavor: server.flavor,
-        version: server.version_label.to_owned(),
-        source: server.source_label(),
-        installed_at: now(),
-        basedir: None,
-        server: find_program("mariadbd")?,
-        install_db: Some(find_program("mariadb-install-db")?),
-        client: find_program("mariadb")?,
-    })
+    DistRecord::new(
+        server,
+        None,
+        find_program("mariadbd")?,
+        Some(find_program("mariadb-install-db")?),
+    )
 }
 
 /// `(package, None)`: checked with dpkg; the runtime needs are libraries and the client.
@@ -397,17 +415,7 @@ fn unpack_into(
             });
         }
     }
-    Ok(DistRecord {
-        id: server.id.to_owned(),
-        flavor: server.flavor,
-        version: server.version_label.to_owned(),
-        source: server.source_label(),
-        installed_at: now(),
-        basedir: Some(base.clone()),
-        server: server_bin,
-        install_db,
-        client: find_program("mariadb")?,
-    })
+    DistRecord::new(server, Some(base.clone()), server_bin, install_db)
 }
 
 /// Adds the exec bits to every regular file in `dir` (if it exists).

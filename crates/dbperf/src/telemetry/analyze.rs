@@ -12,12 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::os::OsSample;
-use crate::results::{read_jsonl, ResultsError};
-
-/// Name of the telemetry file in a run directory.
-pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
-/// Name of the interval file in a run directory.
-pub const INTERVALS_FILE: &str = "intervals.jsonl";
+use crate::results::{read_jsonl, ResultsError, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// Client CPU (percent of one core) from which results are called client-bound.
 const CLIENT_SATURATED_PCT: f64 = 90.0;

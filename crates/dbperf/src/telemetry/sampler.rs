@@ -6,7 +6,7 @@
 //! with `server: null` and a reconnect next time; stopping waits at most one period.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -58,7 +58,6 @@ pub struct Telemetry {
     stop: Arc<AtomicBool>,
     latest: Arc<Mutex<Option<Sample>>>,
     handle: Option<JoinHandle<()>>,
-    path: PathBuf,
 }
 
 impl Telemetry {
@@ -75,18 +74,12 @@ impl Telemetry {
             stop,
             latest,
             handle: Some(handle),
-            path: path.to_owned(),
         })
     }
 
     /// The newest sample, for the live interval line.
     pub fn latest(&self) -> Option<Sample> {
         self.latest.lock().ok().and_then(|l| l.clone())
-    }
-
-    /// Where the samples go.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Stops the thread (waits for the sample in progress, at most about one period).

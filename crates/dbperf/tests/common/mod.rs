@@ -1,0 +1,75 @@
+//! Helpers shared by the integration tests: running the `dbperf` binary, reading what it
+//! wrote, sandboxes, and skipping (or, under CI, failing) when a catalog server is missing.
+
+// Each test binary uses its own subset.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use dbperf::server::testing::{installed, TempSandbox};
+use serde_json::Value;
+
+/// The `dbperf` binary under test.
+pub fn dbperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dbperf"))
+}
+
+/// Runs `cmd` and returns its output; fails the test with both streams when it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("dbperf runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// The run directories under a results root (which also holds catalog.sqlite); none if it
+/// does not exist.
+pub fn run_dirs(results: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(results) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The one run directory under `results`.
+pub fn only_run_dir(results: &Path) -> PathBuf {
+    let dirs = run_dirs(results);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+/// A Debian MariaDB sandbox with the test profile.
+pub fn sandbox() -> TempSandbox {
+    TempSandbox::start().expect("a sandboxed MariaDB starts (apt-get install -y mariadb-server)")
+}
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// False (after a notice) if catalog server `id` is not installed; panics under CI instead.
+pub fn available(id: &str) -> bool {
+    if installed(id) {
+        return true;
+    }
+    let msg = format!("{id} is not installed; run `make deps-servers` (or `dbperf server install {id}`)");
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED: {msg}");
+    false
+}
