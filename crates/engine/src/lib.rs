@@ -57,4 +57,11 @@ pub trait Worker {
     /// Re-establishes the session after [`ErrorClass::ConnectionLost`], including any
     /// prepared statements.
     fn reconnect(&mut self) -> impl Future<Output = Result<(), TxnError>>;
+
+    /// How long to wait before the next transaction: a terminal's think time after the last
+    /// one and keying time before the next (TPC-C clause 5.2.5). The wait is not part of
+    /// the next transaction's response time. The default is none.
+    fn pause(&mut self) -> Option<std::time::Duration> {
+        None
+    }
 }

@@ -701,6 +701,15 @@ async fn worker_loop<W: Workload>(
             }
             local.events_left.set(Some(n - 1));
         }
+        if let Some(wait) = worker.pause() {
+            // Keying and think time: before the intended start, so not in the response time.
+            let until = now_ns() + wait.as_nanos() as u64;
+            let until = deadline.map_or(until, |d| until.min(d));
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_nanos(until.saturating_sub(now_ns()))) => {}
+                _ = ctx.stop.wait() => return,
+            }
+        }
         let intended = match &local.schedule {
             Some(s) => {
                 let t = s.borrow_mut().take();

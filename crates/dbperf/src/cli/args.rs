@@ -22,6 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a sysbench OLTP test: `dbperf sysbench oltp_read_write run --threads=8 ...`
     Sysbench(Box<SysbenchArgs>),
+    /// TPC-C: `dbperf tpcc prepare|run|check|cleanup --warehouses W ...`
+    Tpcc(Box<crate::cli::tpcc::TpccArgs>),
     /// Manage sandboxed database servers.
     Server(crate::cli::server::ServerArgs),
     /// Experiments: servers x variants x workloads x users from a TOML file.

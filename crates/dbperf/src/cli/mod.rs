@@ -7,16 +7,20 @@
 //! | 1 | an error before or while running (message on stderr) |
 //! | 2 | bad arguments |
 //! | 3 | a run stopped on a fatal server error (summary written) |
+//! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod analyze;
 pub mod args;
 pub mod compare;
 pub mod lab;
+pub mod measure;
 pub mod record;
 pub mod results;
 pub mod server;
 pub mod sysbench;
+pub mod tpcc;
+pub mod tpcc_report;
 
 use std::process::ExitCode;
 
@@ -33,6 +37,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Sysbench(a) => sysbench::run(*a, &argv),
+        Command::Tpcc(a) => tpcc::run(*a, &argv),
         Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
         Command::Lab(a) => lab::run(a),
         Command::Compare(a) => compare::run(*a),

@@ -38,6 +38,17 @@ pub struct Recorder<'a, 'b> {
     pub telemetry_cfg: Option<(TelemetryConfig, PathBuf)>,
     /// The running telemetry thread.
     pub telemetry: Option<Telemetry>,
+    /// Which live line to print.
+    pub live: LiveLine,
+}
+
+/// The live line of an interval: sysbench's, or one a workload formats itself (TPC-C's
+/// NOTPM line) from the merged interval.
+pub enum LiveLine {
+    /// [`report::interval_line`].
+    Standard,
+    /// A workload's own.
+    Custom(Box<dyn Fn(&IntervalReport<'_>) -> String>),
 }
 
 impl Observer for Recorder<'_, '_> {
@@ -66,7 +77,10 @@ impl Observer for Recorder<'_, '_> {
             self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
         }
         if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
-            let mut line = report::interval_line(&rec, self.open_loop);
+            let mut line = match &self.live {
+                LiveLine::Standard => report::interval_line(&rec, self.open_loop),
+                LiveLine::Custom(f) => f(r),
+            };
             if let Some(sample) = self.telemetry.as_ref().and_then(Telemetry::latest) {
                 line.push_str(" | ");
                 line.push_str(&live_suffix(&sample));

@@ -1,25 +1,22 @@
 //! `dbperf sysbench TEST COMMAND`: validating the arguments into a plan (second stage)
 //! and carrying out prepare, prewarm, run and cleanup.
 
-use std::fs::File;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{anyhow, bail, Context, Result};
-use dbperf_engine::{Arrival, RunConfig, StopReason, StopSignal, Workload};
-use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-use hdrhistogram::serialization::V2DeflateSerializer;
+use anyhow::{anyhow, bail, Result};
+use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::SysbenchArgs;
-use super::record::{self, Recorder, SummaryContext};
+use super::measure::{self, MeasureSpec};
+use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::target::MysqlOptions;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
-use crate::results::{client_usage, Manifest, RunDir, ServerFacts, WorkloadInfo};
-use crate::telemetry::sampler::TelemetryConfig;
+use crate::results::ServerFacts;
 use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
@@ -267,17 +264,7 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
 /// Server version and variables, and a check that the tables exist.
 async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
     let mut s = WireSession::connect(&plan.target, plan.ignore.clone()).await?;
-    let rows = s
-        .query_rows("SHOW GLOBAL VARIABLES")
-        .await
-        .context("reading server variables")?;
-    let variables = rows
-        .into_iter()
-        .filter_map(|r| match (r.first(), r.get(1)) {
-            (Some(Some(k)), Some(v)) => Some((k.clone(), v.clone().unwrap_or_default())),
-            _ => None,
-        })
-        .collect();
+    let facts = measure::server_facts(&mut s).await?;
     let tables = if plan.test.single_table() { 1 } else { plan.opts.tables };
     let existing = s.query_rows("SHOW TABLES LIKE 'sbtest%'").await?;
     for t in 1..=tables {
@@ -294,10 +281,7 @@ async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
             );
         }
     }
-    Ok(ServerFacts {
-        version: s.server_version(),
-        variables,
-    })
+    Ok(facts)
 }
 
 fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
@@ -313,8 +297,6 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         )
         .map_err(|e| anyhow!(e))?,
     );
-    let ops = workload.ops();
-    let dir = RunDir::create(&plan.args.results_dir, plan.test.name())?;
     let mut options = serde_json::to_value(&plan.opts)?
         .as_object()
         .cloned()
@@ -339,159 +321,64 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     );
     options.insert("innodb_metrics".into(), plan.args.innodb_metrics.into());
     options.insert("pfs_instruments".into(), plan.args.pfs_instruments.into());
-    let mut manifest = Manifest::new(
-        argv,
-        WorkloadInfo {
-            name: plan.test.name().into(),
-            options,
-        },
-        &plan.target.redacted(),
-    );
-    manifest.seeds = serde_json::json!({ "rand_seed": plan.seed });
-    if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
-        manifest.lab = Some(
-            serde_json::from_str(&point)
-                .context("DBPERF_LAB_POINT is not a lab point (set only by `dbperf lab run`)")?,
-        );
-    }
     let server_version = facts.version.clone();
-    manifest.server = Some(facts);
-    dir.write_json("manifest.json", &manifest)?;
-    // Recorded now as incomplete, so a run that is killed still shows up; again at the end.
-    super::results::record_in_catalog(&plan.args.results_dir, &dir);
-
-    println!(
-        "dbperf {} — {} on {} ({}), {} connection(s), {}; --rand-type={}; results in {}",
-        env!("CARGO_PKG_VERSION"),
-        plan.test,
-        plan.target.endpoint(),
-        server_version,
-        plan.connections,
-        match plan.run.arrival {
-            Arrival::Closed => "closed loop".to_string(),
-            a => format!("open loop at {} trx/s ({} arrivals)", a.rate().unwrap_or(0.0), a.name()),
-        },
-        plan.rand_type.name(),
-        dir.path().display()
-    );
-
-    let stop = StopSignal::new();
-    install_signal_handler(stop.clone());
-    let mut hlog_file = File::create(dir.file("intervals.hlog")?)?;
-    let mut serializer = V2DeflateSerializer::new();
-    let started = SystemTime::now();
-    let hlog = IntervalLogWriterBuilder::new()
-        .add_comment(&format!(
-            "dbperf {} {} latency in microseconds",
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — {} on {} ({}), {} connection(s), {}; --rand-type={}; results in {}",
             env!("CARGO_PKG_VERSION"),
-            plan.test
-        ))
-        .with_start_time(started)
-        .with_base_time(started)
-        .begin_log_with(&mut hlog_file, &mut serializer)
-        .map_err(|e| anyhow!("writing intervals.hlog: {e:?}"))?;
-    let mut recorder = Recorder {
-        jsonl: dir.interval_writer()?,
-        hlog,
-        ops: ops.clone(),
+            plan.test,
+            plan.target.endpoint(),
+            server_version,
+            plan.connections,
+            match plan.run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                a => format!("open loop at {} trx/s ({} arrivals)", a.rate().unwrap_or(0.0), a.name()),
+            },
+            plan.rand_type.name(),
+            dir.display()
+        )
+    };
+    let a = &plan.args;
+    let spec = MeasureSpec {
+        results_dir: &a.results_dir,
+        name: plan.test.name(),
+        options,
+        seeds: serde_json::json!({ "rand_seed": plan.seed }),
+        target: &plan.target,
+        facts,
+        run: &plan.run,
         print_every: plan.report_every,
-        open_loop: plan.run.arrival.rate().is_some(),
-        cpu_at_start: client_usage(),
-        error: None,
-        telemetry_cfg: telemetry_config(&plan).map(|c| (c, dir.path().join(crate::results::TELEMETRY_FILE))),
-        telemetry: None,
-    };
-    let outcome = dbperf_engine::run(&plan.run, workload, stop, &mut recorder);
-    if let Some(t) = recorder.telemetry.take() {
-        t.stop();
-    }
-    let outcome = outcome?;
-    let cx = SummaryContext {
-        workload: plan.test.name(),
-        run_id: dir.run_id(),
-        threads: plan.connections,
-        arrival: plan.run.arrival,
+        telemetry: measure::telemetry_config(
+            a.no_telemetry,
+            a.telemetry_interval,
+            &plan.target,
+            ServerTelemetryOptions {
+                innodb_metrics: a.innodb_metrics,
+                pfs_instruments: a.pfs_instruments,
+                top_waits: a.top_waits,
+            },
+        ),
         rand_type: plan.rand_type.name(),
-        server_version: Some(server_version),
-        cpu_at_start: recorder.cpu_at_start,
+        threads: plan.connections,
+        banner: &banner,
+        live: LiveLine::Standard,
     };
-    let summary = record::summary(&outcome, &ops, &cx);
-    dir.write_json("summary.json", &summary)?;
-    super::results::record_in_catalog(&plan.args.results_dir, &dir);
-    if let Some(path) = &plan.args.summary_json {
-        std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
-            .with_context(|| format!("writing --summary-json {}", path.display()))?;
-    }
+    let m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
     let extra = {
         let p = plan.percentile;
         let standard = [50.0, 90.0, 95.0, 99.0, 99.9];
-        (!standard.contains(&p)).then(|| (p, outcome.total.response.value_at_quantile(p / 100.0) as f64 / 1000.0))
+        (!standard.contains(&p)).then(|| (p, m.outcome.total.response.value_at_quantile(p / 100.0) as f64 / 1000.0))
     };
     println!();
-    print!("{}", report::final_text(&summary, extra));
-    if let Some(line) = report::client_bound_warning(&summary, plan.run.client_threads) {
+    print!("{}", report::final_text(&m.summary, extra));
+    if let Some(line) = report::client_bound_warning(&m.summary, plan.run.client_threads) {
         println!("{line}");
     }
     if plan.args.histogram {
-        print!("{}", histogram_text(&outcome.total.response));
+        print!("{}", histogram_text(&m.outcome.total.response));
     }
-    if let Some(e) = recorder.error {
-        eprintln!("warning: {e}");
-    }
-    if outcome.abandoned > 0 {
-        println!(
-            "{} transaction(s) were still running at the end and were abandoned.",
-            outcome.abandoned
-        );
-    }
-    println!("Run directory: {}", dir.path().display());
-    match outcome.reason {
-        StopReason::Completed => Ok(ExitCode::SUCCESS),
-        StopReason::Interrupted => {
-            eprintln!(
-                "Interrupted: the summary covers the {:.1} s measured before the stop.",
-                outcome.measured_s
-            );
-            Ok(ExitCode::from(130))
-        }
-        StopReason::Fatal => {
-            let e = outcome.fatal.map(|e| e.to_string()).unwrap_or_default();
-            eprintln!("error: the run stopped on a fatal error: {e}");
-            if e.contains("(error ") {
-                eprintln!("hint: add the error number to --mysql-ignore-errors to retry it instead");
-            }
-            Ok(ExitCode::from(3))
-        }
-    }
-}
-
-/// What the run's telemetry samples, unless `--no-telemetry`.
-fn telemetry_config(plan: &Plan) -> Option<TelemetryConfig> {
-    let a = &plan.args;
-    (!a.no_telemetry).then(|| TelemetryConfig {
-        period: Duration::from_secs_f64(a.telemetry_interval.max(0.1)),
-        target: Some(plan.target.clone()),
-        server: ServerTelemetryOptions {
-            innodb_metrics: a.innodb_metrics,
-            pfs_instruments: a.pfs_instruments,
-            top_waits: a.top_waits,
-        },
-    })
-}
-
-fn install_signal_handler(stop: Arc<StopSignal>) {
-    let mut hits = 0;
-    let _ = ctrlc::set_handler(move || {
-        hits += 1;
-        if hits > 1 {
-            eprintln!("\nSecond interrupt: exiting without a summary.");
-            std::process::exit(130);
-        }
-        eprintln!(
-            "\nStopping: finishing in-flight transactions and writing the summary (interrupt again to exit now)..."
-        );
-        stop.stop(StopReason::Interrupted);
-    });
+    Ok(measure::finish(&m))
 }
 
 fn histogram_text(h: &hdrhistogram::Histogram<u64>) -> String {

@@ -6,6 +6,7 @@
 //! PostgreSQL will implement the same trait.
 
 pub mod mysql;
+pub mod rows;
 pub mod target;
 pub mod wire;
 
@@ -14,6 +15,7 @@ use std::future::Future;
 
 use dbperf_engine::{ErrorClass, TxnError};
 
+pub use rows::{Cell, Rows};
 pub use target::{Target, TargetError};
 
 /// A parameter bound to a prepared statement. Borrowed, so binding does not allocate
@@ -169,6 +171,15 @@ pub trait Session: Sized {
 
     /// Executes a prepared statement, draining and discarding any rows.
     fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> impl Future<Output = Result<ExecInfo, DbError>>;
+
+    /// Executes a prepared statement and keeps the rows of its first result set in `rows`
+    /// (emptied first), for workloads that read what they select.
+    fn exec_rows(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> impl Future<Output = Result<ExecInfo, DbError>>;
 
     /// Runs a statement through the text protocol, discarding any rows.
     fn query(&mut self, sql: &str) -> impl Future<Output = Result<ExecInfo, DbError>>;

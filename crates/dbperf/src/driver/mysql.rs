@@ -11,7 +11,7 @@ use dbperf_engine::ErrorClass;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Statement, Value};
 
-use super::{DbError, ExecInfo, Param, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
+use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// Which server errors a workload tolerates (`--mysql-ignore-errors`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -275,6 +275,65 @@ impl Session for MysqlSession {
             }),
             Err(e) => Err(self.err(e)),
         }
+    }
+
+    async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
+        let values: Vec<Value> = params
+            .iter()
+            .map(|p| match *p {
+                Param::Int(i) => Value::Int(i),
+                Param::Bytes(b) => Value::Bytes(b.to_vec()),
+            })
+            .collect();
+        let statement = match self.statements.get(stmt.0 as usize).cloned() {
+            Some(Prepared::Server(s)) => s,
+            Some(Prepared::Text(t)) => {
+                let mut sql = Vec::new();
+                t.render(params, &mut sql);
+                let text = self.query_rows(&String::from_utf8_lossy(&sql)).await?;
+                rows.reset(text.first().map_or(0, Vec::len));
+                for cell in text.iter().flatten() {
+                    match cell {
+                        Some(v) => rows.push_bytes(v.as_bytes()),
+                        None => rows.push_null(),
+                    }
+                }
+                return Ok(ExecInfo::default());
+            }
+            None => {
+                return Err(DbError {
+                    class: ErrorClass::Fatal,
+                    code: None,
+                    sqlstate: None,
+                    message: format!("statement {} was not prepared on this session", stmt.0),
+                })
+            }
+        };
+        let conn = self.conn()?;
+        let params = if values.is_empty() {
+            mysql_async::Params::Empty
+        } else {
+            mysql_async::Params::Positional(values)
+        };
+        let result: Vec<mysql_async::Row> = match conn.exec(&statement, params).await {
+            Ok(r) => r,
+            Err(e) => return Err(self.err(e)),
+        };
+        rows.reset(statement.num_columns() as usize);
+        for row in result {
+            for v in row.unwrap() {
+                match v {
+                    Value::NULL => rows.push_null(),
+                    Value::Int(i) => rows.push_int(i),
+                    Value::UInt(u) => rows.push_int(u as i64),
+                    Value::Float(f) => rows.push_float(f as f64),
+                    Value::Double(f) => rows.push_float(f),
+                    Value::Bytes(b) => rows.push_bytes(&b),
+                    other => rows.push_bytes(other.as_sql(true).trim_matches('\'').as_bytes()),
+                }
+            }
+        }
+        Ok(ExecInfo::default())
     }
 
     async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {

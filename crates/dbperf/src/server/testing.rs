@@ -36,6 +36,8 @@ pub struct TempSandbox {
     record: SandboxRecord,
     pid: i32,
     keep: bool,
+    server: &'static ServerSpec,
+    settings: Vec<Setting>,
 }
 
 impl TempSandbox {
@@ -84,20 +86,24 @@ impl TempSandbox {
             .map(|s| Setting::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
         let home = SandboxHome::at(dir).with_dist_root(SandboxHome::from_env()?.dist_root());
-        let request = StartRequest {
-            settings,
-            profile: Profile::Test,
-            // A first MySQL/MariaDB 11 start on a loaded 2-core box can take ~20 s.
-            ready_timeout: Duration::from_secs(60),
-            ..StartRequest::new(server, NAME)
-        };
-        let report = home.start(&request)?;
+        let report = home.start(&test_request(server, &settings))?;
         Ok(TempSandbox {
             home,
             record: report.record,
             pid: report.pid,
             keep: std::env::var_os("DBPERF_KEEP_TEST_SANDBOX").is_some(),
+            server,
+            settings,
         })
+    }
+
+    /// Starts the server again on the same datadir, port and settings, after it stopped or
+    /// was killed (crash recovery runs as on any restart).
+    pub fn restart(&mut self) -> Result<(), ServerError> {
+        let report = self.home.start(&test_request(self.server, &self.settings))?;
+        self.record = report.record;
+        self.pid = report.pid;
+        Ok(())
     }
 
     /// `mysql://sb:sb@127.0.0.1:PORT/sbtest`.
@@ -141,6 +147,16 @@ impl TempSandbox {
         self.keep = true;
         self.home.stop_with_timeout(NAME, Duration::from_secs(10))?;
         Ok(self.home.root().to_owned())
+    }
+}
+
+fn test_request(server: &'static ServerSpec, settings: &[Setting]) -> StartRequest {
+    StartRequest {
+        settings: settings.to_vec(),
+        profile: Profile::Test,
+        // A first MySQL/MariaDB 11 start on a loaded 2-core box can take ~20 s.
+        ready_timeout: Duration::from_secs(60),
+        ..StartRequest::new(server, NAME)
     }
 }
 

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use super::packet::{PacketConn, Reader, MAX_PAYLOAD};
 use super::{client_error, protocol, server_error, SERVER_MORE_RESULTS_EXISTS};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, ExecInfo};
+use crate::driver::{DbError, ExecInfo, Rows};
 
 /// How this connection frames results, as negotiated at login.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,6 +23,28 @@ pub(crate) struct Proto {
 /// Text rows, NULL as `None`.
 pub(crate) type TextRows = Vec<Vec<Option<String>>>;
 
+/// A column's type code and whether it is UNSIGNED, from its definition packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ColType {
+    pub code: u8,
+    pub unsigned: bool,
+}
+
+/// Where the rows of the first result set go.
+pub(crate) enum Sink<'a> {
+    /// Drained without decoding.
+    Discard,
+    /// Decoded as text (setup and inspection).
+    Text(&'a mut TextRows),
+    /// Into reused cells. Binary rows (an execute's) are decoded with `types`, which is
+    /// refreshed whenever the server sends column definitions.
+    Cells {
+        rows: &'a mut Rows,
+        types: &'a mut Vec<ColType>,
+        binary: bool,
+    },
+}
+
 /// LOCAL INFILE data goes out in packets of this size.
 const INFILE_PACKET: usize = 512 * 1024;
 
@@ -30,12 +52,12 @@ const INFILE_PACKET: usize = 512 * 1024;
 const CR_LOAD_DATA_LOCAL_INFILE_REJECTED: u32 = 2068;
 
 /// Reads the whole response to a command. Rows of the first result set with columns go
-/// to `rows` when given; a LOCAL INFILE request is answered from `infile`.
+/// to `sink`; a LOCAL INFILE request is answered from `infile`.
 pub(crate) async fn read_response(
     conn: &mut PacketConn,
     proto: Proto,
     ignore: &IgnoreErrors,
-    mut rows: Option<&mut TextRows>,
+    mut sink: Sink<'_>,
     mut infile: Option<BoxStream<'static, std::io::Result<Bytes>>>,
 ) -> Result<ExecInfo, DbError> {
     let mut info = ExecInfo::default();
@@ -55,7 +77,8 @@ pub(crate) async fn read_response(
                 continue;
             }
             Some(_) => {
-                let (affected, status) = read_result_set(conn, proto, ignore, rows.take()).await?;
+                let first = std::mem::replace(&mut sink, Sink::Discard);
+                let (affected, status) = read_result_set(conn, proto, ignore, first).await?;
                 info.affected_rows = affected;
                 status
             }
@@ -76,7 +99,7 @@ async fn read_result_set(
     conn: &mut PacketConn,
     proto: Proto,
     ignore: &IgnoreErrors,
-    mut rows: Option<&mut TextRows>,
+    mut sink: Sink<'_>,
 ) -> Result<(u64, u16), DbError> {
     let mut r = Reader::new(conn.payload());
     let columns = r
@@ -84,9 +107,18 @@ async fn read_result_set(
         .ok_or_else(|| protocol("bad column count in a result set".into()))?;
     // With cached metadata, MariaDB says whether the column definitions follow.
     let metadata_follows = !proto.cache_metadata || r.u8().is_none_or(|b| b != 0);
+    if let Sink::Cells { rows, types, .. } = &mut sink {
+        rows.reset(columns as usize);
+        if metadata_follows {
+            types.clear();
+        }
+    }
     if metadata_follows {
         for _ in 0..columns {
             conn.recv().await?;
+            if let Sink::Cells { types, .. } = &mut sink {
+                types.push(column_type(conn.payload())?);
+            }
         }
     }
     if !proto.deprecate_eof {
@@ -112,11 +144,14 @@ async fn read_result_set(
                 };
             }
             Some(0xFF) => return Err(server_error(p, ignore)),
-            _ => {
-                if let Some(rows) = rows.as_deref_mut() {
-                    rows.push(text_row(p, columns)?);
-                }
-            }
+            _ => match &mut sink {
+                Sink::Discard => {}
+                Sink::Text(rows) => rows.push(text_row(p, columns)?),
+                Sink::Cells {
+                    rows, binary: false, ..
+                } => text_cells(p, columns, rows)?,
+                Sink::Cells { rows, types, .. } => binary_cells(p, types, rows)?,
+            },
         }
     }
 }
@@ -147,6 +182,87 @@ fn text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, DbError> {
                 .ok_or_else(|| protocol("truncated text row".into()))
         })
         .collect()
+}
+
+/// The type of a column from its definition packet (protocol 4.1).
+pub(crate) fn column_type(p: &[u8]) -> Result<ColType, DbError> {
+    let mut r = Reader::new(p);
+    for _ in 0..6 {
+        r.lenenc_bytes()
+            .ok_or_else(|| protocol("truncated column definition".into()))?;
+    }
+    r.lenenc();
+    let (_charset, _len) = (r.u16(), r.u32());
+    match (r.u8(), r.u16()) {
+        (Some(code), Some(flags)) => Ok(ColType {
+            code,
+            unsigned: flags & 0x20 != 0,
+        }),
+        _ => Err(protocol("truncated column definition".into())),
+    }
+}
+
+fn text_cells(p: &[u8], columns: u64, rows: &mut Rows) -> Result<(), DbError> {
+    let mut r = Reader::new(p);
+    for _ in 0..columns {
+        if r.peek() == Some(0xFB) {
+            r.u8();
+            rows.push_null();
+            continue;
+        }
+        let b = r.lenenc_bytes().ok_or_else(|| protocol("truncated text row".into()))?;
+        rows.push_bytes(b);
+    }
+    Ok(())
+}
+
+/// Decodes a binary-protocol row: a 0x00 header, a NULL bitmap offset by two bits, then
+/// the non-NULL values in their types' encodings.
+fn binary_cells(p: &[u8], types: &[ColType], rows: &mut Rows) -> Result<(), DbError> {
+    let truncated = || protocol("truncated binary row".into());
+    let bitmap_len = (types.len() + 7 + 2) / 8;
+    let bitmap = p.get(1..1 + bitmap_len).ok_or_else(truncated)?;
+    let mut r = Reader::new(&p[1 + bitmap_len..]);
+    for (i, t) in types.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            rows.push_null();
+            continue;
+        }
+        let int = |b: &[u8]| {
+            let mut v = [0u8; 8];
+            v[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(v);
+            if t.unsigned || b.len() == 8 {
+                u as i64
+            } else {
+                let shift = 64 - 8 * b.len() as u32;
+                ((u << shift) as i64) >> shift
+            }
+        };
+        match t.code {
+            0x01 => rows.push_int(int(r.bytes(1).ok_or_else(truncated)?)),
+            0x02 | 0x0D => rows.push_int(int(r.bytes(2).ok_or_else(truncated)?)),
+            0x03 | 0x09 => rows.push_int(int(r.bytes(4).ok_or_else(truncated)?)),
+            0x08 => rows.push_int(int(r.bytes(8).ok_or_else(truncated)?)),
+            0x04 => {
+                let b = r.bytes(4).ok_or_else(truncated)?;
+                rows.push_float(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64)
+            }
+            0x05 => {
+                let b = r.bytes(8).ok_or_else(truncated)?;
+                rows.push_float(f64::from_le_bytes(b.try_into().map_err(|_| truncated())?))
+            }
+            0x06 => rows.push_null(),
+            // DATE, DATETIME, TIMESTAMP, TIME: a length byte, then that many bytes.
+            0x07 | 0x0A | 0x0B | 0x0C => {
+                let n = r.u8().ok_or_else(truncated)?;
+                rows.push_bytes(r.bytes(n as usize).ok_or_else(truncated)?)
+            }
+            _ => rows.push_bytes(r.lenenc_bytes().ok_or_else(truncated)?),
+        }
+    }
+    Ok(())
 }
 
 /// Answers the server's LOCAL INFILE request with `data` (or nothing when there is no
@@ -208,6 +324,33 @@ mod tests {
             vec![Some("1".into()), None, Some("ab".into()), Some(String::new())]
         );
         assert!(text_row(b"\x05ab", 1).is_err());
+    }
+
+    #[test]
+    fn binary_rows_decode_by_column_type() {
+        let t = |code, unsigned| ColType { code, unsigned };
+        let types = [
+            t(0x03, false),
+            t(0x01, false),
+            t(0xF6, false),
+            t(0x08, true),
+            t(0x0F, false),
+        ];
+        // header, bitmap (7 columns + 2 bits -> 1 byte; column 4 NULL = bit 6), values.
+        let mut p = vec![0x00, 0b0100_0000];
+        p.extend_from_slice(&(-5i32).to_le_bytes());
+        p.push(0xFF);
+        p.extend_from_slice(b"\x0512.34");
+        p.extend_from_slice(&42u64.to_le_bytes());
+        let mut rows = Rows::new();
+        rows.reset(types.len());
+        binary_cells(&p, &types, &mut rows).unwrap();
+        assert_eq!(rows.int(0, 0), Some(-5));
+        assert_eq!(rows.int(0, 1), Some(-1));
+        assert_eq!(rows.float(0, 2), Some(12.34));
+        assert_eq!(rows.int(0, 3), Some(42));
+        assert_eq!(rows.int(0, 4), None);
+        assert!(binary_cells(&p[..4], &types, &mut rows).is_err());
     }
 
     #[test]

@@ -6,12 +6,12 @@ use futures_util::stream::BoxStream;
 
 use super::handshake;
 use super::packet::{put_lenenc_bytes, PacketConn, Reader};
-use super::result::{read_response, Proto, TextRows};
+use super::result::{column_type, read_response, ColType, Proto, Sink, TextRows};
 use super::{
     breaks_connection, caps, protocol, server_error, COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE, CR_SERVER_LOST,
 };
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
+use crate::driver::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// Binary-protocol parameter types.
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
@@ -47,6 +47,8 @@ struct Prepared {
     types: Vec<u8>,
     /// False until an execute has sent `types` to the server.
     types_sent: bool,
+    /// Result columns, as the prepare (or the last execute with metadata) described them.
+    columns: Vec<ColType>,
 }
 
 impl WireSession {
@@ -121,7 +123,7 @@ impl WireSession {
             let conn = start(&mut self.conn, &mut self.busy)?;
             write_query(conn, sql);
             conn.send().await?;
-            read_response(conn, self.proto, &self.ignore, None, Some(data)).await
+            read_response(conn, self.proto, &self.ignore, Sink::Discard, Some(data)).await
         }
         .await;
         self.finish(r)
@@ -146,12 +148,16 @@ impl WireSession {
         };
         // Parameter definitions, then column definitions, each followed by an EOF packet
         // unless CLIENT_DEPRECATE_EOF.
-        for n in [params, columns] {
+        let mut column_types = Vec::with_capacity(usize::from(columns));
+        for (n, are_columns) in [(params, false), (columns, true)] {
             if n == 0 {
                 continue;
             }
             for _ in 0..n {
                 conn.recv().await?;
+                if are_columns {
+                    column_types.push(column_type(conn.payload())?);
+                }
             }
             if !self.proto.deprecate_eof {
                 conn.recv().await?;
@@ -166,11 +172,17 @@ impl WireSession {
             id,
             types: vec![0; usize::from(params)],
             types_sent: false,
+            columns: column_types,
         }));
         Ok(StmtId(self.statements.len() as u32 - 1))
     }
 
-    async fn exec_on_server(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+    async fn exec_on_server(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
         let st = match self.statements.get_mut(stmt.0 as usize) {
             Some(Statement::Server(st)) => st,
             Some(Statement::Text(t)) => {
@@ -189,7 +201,16 @@ impl WireSession {
                 w.push(COM_QUERY);
                 w.extend_from_slice(&self.text);
                 conn.send().await?;
-                return read_response(conn, self.proto, &self.ignore, None, None).await;
+                let mut types = Vec::new();
+                let sink = match rows {
+                    Some(rows) => Sink::Cells {
+                        rows,
+                        types: &mut types,
+                        binary: false,
+                    },
+                    None => Sink::Discard,
+                };
+                return read_response(conn, self.proto, &self.ignore, sink, None).await;
             }
             None => return Err(misuse(format!("statement {} was not prepared on this session", stmt.0))),
         };
@@ -229,7 +250,15 @@ impl WireSession {
             }
         }
         conn.send().await?;
-        read_response(conn, self.proto, &self.ignore, None, None).await
+        let sink = match rows {
+            Some(rows) => Sink::Cells {
+                rows,
+                types: &mut st.columns,
+                binary: true,
+            },
+            None => Sink::Discard,
+        };
+        read_response(conn, self.proto, &self.ignore, sink, None).await
     }
 }
 
@@ -295,7 +324,13 @@ impl Session for WireSession {
     }
 
     async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
-        let r = self.exec_on_server(stmt, params).await;
+        let r = self.exec_on_server(stmt, params, None).await;
+        self.finish(r)
+    }
+
+    async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
+        rows.reset(0);
+        let r = self.exec_on_server(stmt, params, Some(rows)).await;
         self.finish(r)
     }
 
@@ -304,7 +339,7 @@ impl Session for WireSession {
             let conn = start(&mut self.conn, &mut self.busy)?;
             write_query(conn, sql);
             conn.send().await?;
-            read_response(conn, self.proto, &self.ignore, None, None).await
+            read_response(conn, self.proto, &self.ignore, Sink::Discard, None).await
         }
         .await;
         self.finish(r)
@@ -316,7 +351,7 @@ impl Session for WireSession {
             let conn = start(&mut self.conn, &mut self.busy)?;
             write_query(conn, sql);
             conn.send().await?;
-            read_response(conn, self.proto, &self.ignore, Some(&mut rows), None).await
+            read_response(conn, self.proto, &self.ignore, Sink::Text(&mut rows), None).await
         }
         .await;
         self.finish(r).map(|_| rows)

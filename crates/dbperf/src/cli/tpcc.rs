@@ -1,0 +1,463 @@
+//! `dbperf tpcc prepare|run|check|cleanup`: the arguments (first stage), their validation
+//! into a plan (second stage), and the commands. `run` goes through the shared measured-run
+//! pipeline ([`super::measure`]); its TPC-C lines and report are in [`super::tpcc_report`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use dbperf_engine::{Arrival, RunConfig};
+
+use super::measure::{self, MeasureSpec};
+use super::record::LiveLine;
+use super::tpcc_report;
+use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::wire::WireSession;
+use crate::driver::{Session, Target};
+use crate::results::ServerFacts;
+use crate::telemetry::server::ServerTelemetryOptions;
+use crate::workloads::tpcc::check;
+use crate::workloads::tpcc::prepare::{self, PrepareConfig};
+use crate::workloads::tpcc::rand::NuConstants;
+use crate::workloads::tpcc::schema::{Schema, SchemaKind, META_TABLE};
+use crate::workloads::tpcc::{Mode, TpccWorkload};
+
+/// Exit code of `check` (and `run --check`) when a consistency condition fails.
+pub const EXIT_CHECK_FAILED: u8 = 4;
+
+/// `dbperf tpcc COMMAND [OPTIONS]`.
+#[derive(Debug, Args)]
+pub struct TpccArgs {
+    /// prepare, run, check or cleanup.
+    pub command: String,
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
+    #[arg(long, env = "DBPERF_TARGET")]
+    pub target: Option<String>,
+    /// Warehouses (the scale). prepare and run need it; check defaults to what prepare loaded.
+    #[arg(long)]
+    pub warehouses: Option<u32>,
+    /// Connections: loaders for prepare/check (default: CPUs), terminals for `run --mode max` (default 1 per warehouse).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Measured run time in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub time: u64,
+    /// Seconds run before measuring.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_time: u64,
+    /// max: no waits, --threads connections with a home warehouse each; spec: 10 terminals per warehouse with keying and think times.
+    #[arg(long, default_value = "max")]
+    pub mode: String,
+    /// Multiplies keying and think times in spec mode (1 = the spec's; tpmC is reported only at 1).
+    #[arg(long, default_value_t = 1.0)]
+    pub wait_scale: f64,
+    /// Open loop (max mode): total transactions per second (0 = closed loop).
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// Open-loop arrivals: poisson or fixed.
+    #[arg(long, default_value = "poisson")]
+    pub arrival: String,
+    /// Seconds between interval lines (intervals are stored at this length too).
+    #[arg(long, default_value_t = 10.0)]
+    pub report_interval: f64,
+    /// Table spelling: dbperf, or tpcc-mysql to use a database tpcc-mysql loaded.
+    #[arg(long, default_value = "dbperf")]
+    pub schema: String,
+    /// prepare: give HISTORY an auto-increment primary key (Group Replication, Galera).
+    #[arg(long)]
+    pub history_pk: bool,
+    /// prepare: add foreign keys after the data.
+    #[arg(long)]
+    pub fk: bool,
+    /// prepare: storage engine.
+    #[arg(long, default_value = "InnoDB")]
+    pub engine: String,
+    /// Seed: of the data for prepare (default 1), of the terminals and C constants for run (0 = clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// run: check consistency (clause 3.3.2) at the end.
+    #[arg(long)]
+    pub check: bool,
+    /// Server errors to roll back and retry ('all' or a list).
+    #[arg(long, default_value = "1213,1205,1020")]
+    pub mysql_ignore_errors: String,
+    /// MySQL client implementation: wire or mysql_async.
+    #[arg(long, default_value = "wire")]
+    pub client_impl: String,
+    /// OS threads driving the connections (default: one per CPU).
+    #[arg(long)]
+    pub client_threads: Option<usize>,
+    /// Seconds in-flight transactions may take to finish after --time.
+    #[arg(long, default_value_t = 5.0)]
+    pub shutdown_grace: f64,
+    /// Directory for run directories.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+    /// Do not sample the server, the OS and the client during the run.
+    #[arg(long)]
+    pub no_telemetry: bool,
+    /// Seconds between telemetry samples.
+    #[arg(long, default_value_t = 1.0)]
+    pub telemetry_interval: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Prepare,
+    Run,
+    Check,
+    Cleanup,
+}
+
+/// A validated `tpcc` invocation.
+struct Plan {
+    command: Command,
+    target: Target,
+    schema: Schema,
+    warehouses: Option<u32>,
+    connections: u32,
+    mode: Mode,
+    seed: u64,
+    ignore: IgnoreErrors,
+    run: RunConfig,
+    args: TpccArgs,
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl Plan {
+    fn from_args(a: TpccArgs) -> Result<Plan> {
+        let command = match a.command.as_str() {
+            "prepare" => Command::Prepare,
+            "run" => Command::Run,
+            "check" => Command::Check,
+            "cleanup" => Command::Cleanup,
+            other => bail!("unknown tpcc command {other:?}: use prepare, run, check or cleanup"),
+        };
+        let target = match a.target.as_deref() {
+            Some(t) if t.starts_with("sandbox:") => {
+                Target::parse(&crate::server::resolve_sandbox_target(&t["sandbox:".len()..])?)?
+            }
+            Some(t) => Target::parse(t)?,
+            None => bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`)"),
+        };
+        let kind: SchemaKind = a.schema.parse().map_err(|e: String| anyhow!(e))?;
+        let schema = Schema {
+            kind,
+            history_pk: a.history_pk,
+        };
+        let mode: Mode = a.mode.parse().map_err(|e: String| anyhow!(e))?;
+        if matches!(command, Command::Prepare | Command::Run) && a.warehouses.is_none() {
+            bail!("--warehouses is needed for {}: e.g. --warehouses 10", a.command);
+        }
+        if a.warehouses == Some(0) {
+            bail!("--warehouses must be at least 1");
+        }
+        if a.threads == Some(0) {
+            bail!("--threads must be at least 1");
+        }
+        if !(a.wait_scale.is_finite() && a.wait_scale >= 0.0) {
+            bail!("--wait-scale must be a number >= 0 (1 = the spec's keying and think times)");
+        }
+        if a.report_interval <= 0.0 || !a.report_interval.is_finite() {
+            bail!("--report-interval must be a positive number of seconds (default 10)");
+        }
+        if command == Command::Run && a.time == 0 {
+            bail!("--time must be at least 1 second");
+        }
+        let w = a.warehouses.unwrap_or(1);
+        let connections = match (command, mode, a.threads) {
+            (Command::Run, Mode::Spec, Some(n)) if n != 10 * w => bail!(
+                "--mode spec runs 10 terminals per warehouse ({}); drop --threads, or use --mode max for {n} connections",
+                10 * w
+            ),
+            (Command::Run, Mode::Spec, _) => 10 * w,
+            (Command::Run, Mode::Max, t) => t.unwrap_or(w),
+            (_, _, t) => t.unwrap_or(cpus() as u32),
+        };
+        let arrival = match (a.rate, a.arrival.as_str()) {
+            (r, _) if r < 0.0 || !r.is_finite() => bail!("--rate must be 0 (closed loop) or a positive rate, got {r}"),
+            (0.0, _) => Arrival::Closed,
+            (_, _) if mode == Mode::Spec => {
+                bail!("--rate is for --mode max; spec mode paces each terminal with keying and think times")
+            }
+            (rate, "poisson") => Arrival::Poisson { rate },
+            (rate, "fixed") => Arrival::Fixed { rate },
+            (_, other) => bail!("--arrival must be poisson or fixed, got {other:?}"),
+        };
+        let seed = match (command, a.seed) {
+            (_, Some(s)) if s != 0 => s,
+            (Command::Prepare, _) => 1,
+            _ => SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1),
+        };
+        let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
+        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
+            bail!(
+                "--client-impl must be wire (default) or mysql_async, got {:?}",
+                a.client_impl
+            );
+        }
+        let mut run = RunConfig::new(connections as usize, Some(Duration::from_secs(a.time)));
+        run.arrival = arrival;
+        run.warmup = Duration::from_secs(a.warmup_time);
+        run.interval = Duration::from_secs_f64(a.report_interval);
+        run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
+        run.client_threads = a.client_threads.unwrap_or(cpus()).max(1);
+        run.seed = seed;
+        Ok(Plan {
+            command,
+            target,
+            schema,
+            warehouses: a.warehouses,
+            connections,
+            mode,
+            seed,
+            ignore,
+            run,
+            args: a,
+        })
+    }
+}
+
+/// Runs a tpcc command; `argv` is the whole command line, for the manifest.
+pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
+    let plan = Plan::from_args(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cpus().min(4))
+        .enable_all()
+        .build()?;
+    match plan.command {
+        Command::Prepare => {
+            let w = plan.warehouses.expect("validated");
+            let cfg = PrepareConfig {
+                target: plan.target.clone(),
+                schema: plan.schema,
+                warehouses: w,
+                connections: plan.connections,
+                seed: plan.seed,
+                foreign_keys: plan.args.fk,
+                engine: plan.args.engine.clone(),
+                progress: true,
+            };
+            eprintln!(
+                "Loading {w} warehouse(s) into {} over {} connection(s), --seed {}",
+                plan.target.database, plan.connections, plan.seed
+            );
+            let r = rt.block_on(prepare::prepare(&cfg))?;
+            let secs = r.load.as_secs_f64();
+            println!(
+                "Loaded {} unit(s), {} rows in {:.1} s ({:.0} rows/s){}; indexes{} took {:.1} s",
+                r.units_loaded,
+                r.rows,
+                secs,
+                r.rows as f64 / secs.max(1e-9),
+                r.resumed_from
+                    .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),
+                if cfg.foreign_keys { " and foreign keys" } else { "" },
+                r.index.as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cleanup => {
+            rt.block_on(prepare::cleanup(&plan.target, &plan.schema))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check => {
+            let w = rt.block_on(loaded_warehouses(&plan))?;
+            Ok(rt.block_on(run_check(&plan, w))?)
+        }
+        Command::Run => {
+            let (facts, c_last_load) = rt.block_on(before_run(&plan))?;
+            let code = if plan.args.client_impl == "mysql_async" {
+                run_benchmark::<MysqlSession>(&plan, facts, c_last_load, argv)?
+            } else {
+                run_benchmark::<WireSession>(&plan, facts, c_last_load, argv)?
+            };
+            if plan.args.check && code == ExitCode::SUCCESS {
+                println!();
+                return rt.block_on(run_check(&plan, plan.warehouses.expect("validated")));
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// Warehouses to check: `--warehouses`, else those loaded.
+async fn loaded_warehouses(plan: &Plan) -> Result<u32> {
+    if let Some(w) = plan.warehouses {
+        return Ok(w);
+    }
+    let mut s = measure::admin_session(&plan.target).await?;
+    let rows = s
+        .query_rows("SELECT COUNT(*) FROM warehouse")
+        .await
+        .context("counting warehouses (is this a TPC-C database? run `dbperf tpcc prepare` first)")?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
+}
+
+async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let results = check::check(&plan.target, &plan.schema, warehouses, plan.connections.max(1)).await?;
+    println!("Consistency conditions (TPC-C clause 3.3.2), {warehouses} warehouse(s):");
+    print!("{}", check::report(&results, warehouses));
+    let ok = check::all_passed(&results);
+    println!(
+        "{} in {:.1} s",
+        if ok {
+            "All conditions hold"
+        } else {
+            "Some conditions FAILED"
+        },
+        started.elapsed().as_secs_f64()
+    );
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CHECK_FAILED)
+    })
+}
+
+/// Server facts, a check that the data is there, C_LAST of the load, and the run counted
+/// in the bookkeeping (so `check` knows 3.3.2.11 no longer applies).
+async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
+    let w = plan.warehouses.expect("validated");
+    let mut s = measure::admin_session(&plan.target).await?;
+    let facts = measure::server_facts(&mut s).await?;
+    let loaded = match s.query_rows("SELECT COUNT(*) FROM warehouse").await {
+        Ok(rows) => rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0),
+        Err(_) => 0,
+    };
+    if loaded < w {
+        bail!(
+            "{} holds {loaded} warehouse(s), fewer than --warehouses {w}: run `dbperf tpcc prepare --warehouses {w}` (same --target{}) first",
+            plan.target.database,
+            if plan.schema.kind == SchemaKind::TpccMysql { ", --schema tpcc-mysql" } else { "" }
+        );
+    }
+    if s.query_rows(&format!("SELECT COUNT(*) FROM {}", plan.schema.new_order()))
+        .await
+        .is_err()
+    {
+        bail!(
+            "table {} is missing: the database looks like the other --schema spelling (dbperf or tpcc-mysql)",
+            plan.schema.new_order()
+        );
+    }
+    let c_last_load = prepare::meta(&mut s, "c_last_load").await;
+    if c_last_load.is_some() {
+        s.query(&format!(
+            "INSERT INTO {META_TABLE} (name, value) VALUES ('runs', 1) ON DUPLICATE KEY UPDATE value = value + 1"
+        ))
+        .await
+        .context("recording the run in the bookkeeping table")?;
+    } else {
+        eprintln!("note: no dbperf bookkeeping in {}: C_LAST of the load is unknown, so the C-Run/C-Load delta rule (clause 2.1.6.1) is applied against a guess", plan.target.database);
+    }
+    Ok((facts, c_last_load))
+}
+
+fn run_benchmark<S: Session + 'static>(
+    plan: &Plan,
+    facts: ServerFacts,
+    c_last_load: Option<i64>,
+    argv: &[String],
+) -> Result<ExitCode> {
+    let w = plan.warehouses.expect("validated");
+    let load_c = c_last_load.unwrap_or_else(|| NuConstants::for_load(plan.seed).c_last);
+    let constants = NuConstants::for_run(plan.seed, load_c);
+    let workload = Arc::new(TpccWorkload::<S> {
+        target: plan.target.clone(),
+        ignore: plan.ignore.clone(),
+        schema: plan.schema,
+        warehouses: w,
+        mode: plan.mode,
+        wait_scale: plan.args.wait_scale,
+        constants,
+        seed: plan.seed,
+        session: std::marker::PhantomData,
+    });
+    let a = &plan.args;
+    let mut options = serde_json::Map::new();
+    options.insert("warehouses".into(), w.into());
+    options.insert("mode".into(), serde_json::to_value(plan.mode)?);
+    options.insert("schema".into(), plan.schema.kind.to_string().into());
+    options.insert("connections".into(), plan.connections.into());
+    options.insert("client_threads".into(), plan.run.client_threads.into());
+    options.insert("wait_scale".into(), a.wait_scale.into());
+    options.insert("arrival".into(), plan.run.arrival.name().into());
+    options.insert("rate".into(), plan.run.arrival.rate().into());
+    options.insert("client_impl".into(), a.client_impl.clone().into());
+    options.insert("time_s".into(), a.time.into());
+    options.insert("warmup_s".into(), a.warmup_time.into());
+    options.insert("interval_s".into(), a.report_interval.into());
+    options.insert("delivery".into(), "inline".into());
+    let seeds = serde_json::json!({
+        "rand_seed": plan.seed,
+        "c_last_load": c_last_load,
+        "c_last_run": constants.c_last,
+        "c_id": constants.c_id,
+        "ol_i_id": constants.ol_i_id,
+    });
+    let version = facts.version.clone();
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — TPC-C {} mode, {w} warehouse(s), {} terminal(s) on {} ({version}){}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            a.mode,
+            plan.connections,
+            plan.target.endpoint(),
+            match plan.run.arrival {
+                Arrival::Closed => String::new(),
+                r => format!(", open loop at {} trx/s", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.results_dir,
+        name: "tpcc",
+        options,
+        seeds,
+        target: &plan.target,
+        facts,
+        run: &plan.run,
+        print_every: 1,
+        telemetry: measure::telemetry_config(
+            a.no_telemetry,
+            a.telemetry_interval,
+            &plan.target,
+            ServerTelemetryOptions::default(),
+        ),
+        rand_type: "nurand",
+        threads: plan.connections,
+        banner: &banner,
+        live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    let tpmc_valid = plan.mode == Mode::Spec && a.wait_scale == 1.0;
+    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, tpmc_valid);
+    m.dir.write_json("tpcc.json", &result)?;
+    println!();
+    print!("{}", tpcc_report::final_text(&result));
+    Ok(measure::finish(&m))
+}

@@ -1,0 +1,236 @@
+//! TPC-C's own numbers: the live interval line (NOTPM, TPM, p90 per type, rollbacks,
+//! retries, errors), and at the end `tpcc.json` and the final text with the mix against
+//! the spec's minimum shares and each type's 90th percentile against its limit in seconds.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use dbperf_engine::{ErrorClass, IntervalReport, RunOutcome};
+use serde::Serialize;
+
+use crate::workloads::tpcc::rand::TxnType;
+use crate::workloads::tpcc::txn_types;
+
+/// The deck deals exactly the minimum shares per 100 cards, so a run that stops with every
+/// terminal mid-deck can land a little under; this much under still counts as the mix.
+const MIX_SLACK: f64 = 0.01;
+
+/// Short labels for the live line.
+const SHORT: [&str; 5] = ["NO", "P", "OS", "D", "SL"];
+
+/// One interval's line: `[ 10s ] NOTPM 1234 TPM 2750 | p90 ms NO 4.1 P 2.0 ... | rb 3 retry 0 err 0`.
+pub fn interval_line(r: &IntervalReport<'_>) -> String {
+    let s = r.stats;
+    let per_min = 60.0 / r.len_s();
+    let no = s.per_txn.first().map_or(0, |t| t.response.len());
+    let mut line = format!(
+        "[ {:.0}s ] NOTPM {:.0} TPM {:.0} | p90 ms",
+        r.end_s,
+        no as f64 * per_min,
+        s.transactions as f64 * per_min
+    );
+    for (t, label) in s.per_txn.iter().zip(SHORT) {
+        if t.response.is_empty() {
+            let _ = write!(line, " {label} -");
+        } else {
+            let _ = write!(
+                line,
+                " {label} {:.1}",
+                t.response.value_at_quantile(0.9) as f64 / 1000.0
+            );
+        }
+    }
+    let _ = write!(
+        line,
+        " | rb {} retry {} err {}",
+        s.expected_rollbacks,
+        s.retries,
+        s.total_errors()
+    );
+    if r.warmup {
+        line.push_str(" (warmup)");
+    }
+    line
+}
+
+/// One transaction type's results.
+#[derive(Debug, Serialize)]
+pub struct TypeResult {
+    /// Completed (New-Order: including the expected rollbacks).
+    pub count: u64,
+    /// Share of all completed transactions.
+    pub share: f64,
+    /// The spec's minimum share (clause 5.2.3).
+    pub min_share: f64,
+    /// Response-time percentiles, milliseconds.
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// The 90th-percentile limit, seconds (clause 5.2.5.3).
+    pub limit_s: f64,
+    /// p90 within the limit.
+    pub within_limit: bool,
+}
+
+/// `tpcc.json`: the run in TPC-C's terms.
+#[derive(Debug, Serialize)]
+pub struct TpccResult {
+    /// Warehouses.
+    pub warehouses: u32,
+    /// Measured seconds.
+    pub measured_s: f64,
+    /// New-Order transactions per minute (rolled-back ones included, as the spec counts them).
+    pub notpm: f64,
+    /// tpmC: NOTPM of a spec-mode run with the spec's keying and think times, else null.
+    pub tpmc: Option<f64>,
+    /// All transactions per minute.
+    pub tpm_total: f64,
+    /// Per type, by name.
+    pub types: BTreeMap<&'static str, TypeResult>,
+    /// New-Orders rolled back on the unused item (clause 2.4.2.3).
+    pub rollbacks: u64,
+    /// Attempts retried after a retryable error.
+    pub retries: u64,
+    /// Failed attempts by class.
+    pub errors: BTreeMap<&'static str, u64>,
+    /// Every type at or above its minimum share.
+    pub mix_ok: bool,
+    /// Every type's p90 within its limit.
+    pub response_times_ok: bool,
+    /// How Delivery runs.
+    pub delivery: &'static str,
+}
+
+impl TpccResult {
+    /// The run's totals in TPC-C's terms.
+    pub fn from_outcome(out: &RunOutcome, warehouses: u32, tpmc_valid: bool) -> TpccResult {
+        let t = &out.total;
+        let minutes = (out.measured_s / 60.0).max(1e-9);
+        let total = t.transactions.max(1) as f64;
+        let ms = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        let mut types = BTreeMap::new();
+        for ((ty, name), s) in txn_types().zip(&t.per_txn) {
+            let h = &s.response;
+            let p90 = ms(h, 0.9);
+            types.insert(
+                name,
+                TypeResult {
+                    count: h.len(),
+                    share: h.len() as f64 / total,
+                    min_share: ty.min_share(),
+                    p50_ms: ms(h, 0.5),
+                    p90_ms: p90,
+                    p95_ms: ms(h, 0.95),
+                    p99_ms: ms(h, 0.99),
+                    max_ms: h.max() as f64 / 1000.0,
+                    limit_s: ty.limit_s(),
+                    within_limit: p90 / 1000.0 <= ty.limit_s(),
+                },
+            );
+        }
+        let no = t.per_txn.first().map_or(0, |s| s.response.len());
+        let notpm = no as f64 / minutes;
+        TpccResult {
+            warehouses,
+            measured_s: out.measured_s,
+            notpm,
+            tpmc: tpmc_valid.then_some(notpm),
+            tpm_total: t.transactions as f64 / minutes,
+            mix_ok: types.values().all(|r| r.share + MIX_SLACK >= r.min_share),
+            response_times_ok: types.values().all(|r| r.within_limit),
+            types,
+            rollbacks: t.expected_rollbacks,
+            retries: t.retries,
+            errors: ErrorClass::ALL
+                .iter()
+                .filter(|c| t.errors[c.index()] > 0)
+                .map(|c| (c.name(), t.errors[c.index()]))
+                .collect(),
+            delivery: "inline (one transaction for the 10 districts, on the terminal's connection)",
+        }
+    }
+}
+
+/// The final report.
+pub fn final_text(r: &TpccResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "TPC-C results ({} warehouse(s), {:.1} s measured)",
+        r.warehouses, r.measured_s
+    );
+    match r.tpmc {
+        Some(tpmc) => {
+            let _ = writeln!(
+                s,
+                "  tpmC:  {tpmc:.1}  ({:.1}% of the 12.86 per warehouse ceiling)",
+                100.0 * tpmc / (12.86 * r.warehouses as f64)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "  NOTPM: {:.1}  (not a tpmC: no keying/think times at the spec's values)",
+                r.notpm
+            );
+        }
+    }
+    let _ = writeln!(s, "  TPM (all types): {:.1}", r.tpm_total);
+    let _ = writeln!(
+        s,
+        "\n  {:<13} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}   90th percentile limit",
+        "type", "count", "share", "min", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"
+    );
+    for (ty, name) in txn_types() {
+        let t = &r.types[name];
+        let _ = writeln!(
+            s,
+            "  {:<13} {:>9} {:>6.2}% {:>6.1}% {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}   {:>2} s {}",
+            name,
+            t.count,
+            100.0 * t.share,
+            100.0 * t.min_share,
+            t.p50_ms,
+            t.p90_ms,
+            t.p95_ms,
+            t.p99_ms,
+            t.max_ms,
+            t.limit_s,
+            if t.within_limit { "OK" } else { "EXCEEDED" }
+        );
+        if ty == TxnType::Delivery {
+            let _ = writeln!(s, "  {:<13} delivery runs {}", "", r.delivery);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n  mix: {}   response times: {}",
+        if r.mix_ok {
+            "every type at or above its minimum share"
+        } else {
+            "BELOW a minimum share (see min)"
+        },
+        if r.response_times_ok {
+            "every p90 within its limit"
+        } else {
+            "a p90 EXCEEDS its limit"
+        }
+    );
+    let errors = if r.errors.is_empty() {
+        "none".to_string()
+    } else {
+        r.errors
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "  New-Order rollbacks (expected, 1%): {}   retries: {}   errors: {errors}",
+        r.rollbacks, r.retries
+    );
+    s
+}

@@ -1,0 +1,201 @@
+//! The consistency conditions of clause 3.3.2.1 to 3.3.2.12, each named by its clause,
+//! evaluated per warehouse over a pool of connections. Each query counts the rows (or
+//! warehouses, districts, customers) that violate the condition: zero is a pass.
+//!
+//! 3.3.2.11 (orders minus new orders = 2,100 per district) holds only for the initial
+//! population: it is evaluated when dbperf's bookkeeping says no `tpcc run` touched the
+//! data, and reported as skipped otherwise.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::prepare::{connect, meta, PrepareError};
+use super::schema::Schema;
+use crate::driver::{Session, Target};
+
+/// One condition: clause, what it says, and its per-warehouse query (`{w}` the warehouse,
+/// `{no}` the NEW-ORDER table).
+pub struct Condition {
+    /// `3.3.2.x`
+    pub clause: &'static str,
+    /// The condition in words.
+    pub text: &'static str,
+    sql: &'static str,
+}
+
+/// Clause 3.3.2.1 to 3.3.2.12.
+pub const CONDITIONS: [Condition; 12] = [
+    Condition {
+        clause: "3.3.2.1",
+        text: "W_YTD = sum(D_YTD)",
+        sql: "SELECT COUNT(*) FROM warehouse WHERE w_id = {w} AND w_ytd <> (SELECT SUM(d_ytd) FROM district WHERE d_w_id = {w})",
+    },
+    Condition {
+        clause: "3.3.2.2",
+        text: "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
+        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND (d_next_o_id - 1 <> (SELECT MAX(o_id) FROM orders WHERE o_w_id = {w} AND o_d_id = d.d_id) OR d_next_o_id - 1 <> (SELECT MAX(no_o_id) FROM {no} WHERE no_w_id = {w} AND no_d_id = d.d_id))",
+    },
+    Condition {
+        clause: "3.3.2.3",
+        text: "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER, per district",
+        sql: "SELECT COUNT(*) FROM (SELECT MAX(no_o_id) - MIN(no_o_id) + 1 AS span, COUNT(*) AS n FROM {no} WHERE no_w_id = {w} GROUP BY no_d_id) x WHERE span <> n",
+    },
+    Condition {
+        clause: "3.3.2.4",
+        text: "sum(O_OL_CNT) = rows in ORDER-LINE, per district",
+        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND (SELECT COALESCE(SUM(o_ol_cnt), 0) FROM orders WHERE o_w_id = {w} AND o_d_id = d.d_id) <> (SELECT COUNT(*) FROM order_line WHERE ol_w_id = {w} AND ol_d_id = d.d_id)",
+    },
+    Condition {
+        clause: "3.3.2.5",
+        text: "O_CARRIER_ID is null iff the order is in NEW-ORDER",
+        sql: "SELECT COUNT(*) FROM orders o LEFT JOIN {no} n ON n.no_w_id = o.o_w_id AND n.no_d_id = o.o_d_id AND n.no_o_id = o.o_id WHERE o.o_w_id = {w} AND (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL)",
+    },
+    Condition {
+        clause: "3.3.2.6",
+        text: "O_OL_CNT = the order's rows in ORDER-LINE",
+        sql: "SELECT COUNT(*) FROM orders o LEFT JOIN (SELECT ol_d_id, ol_o_id, COUNT(*) AS n FROM order_line WHERE ol_w_id = {w} GROUP BY ol_d_id, ol_o_id) l ON l.ol_d_id = o.o_d_id AND l.ol_o_id = o.o_id WHERE o.o_w_id = {w} AND COALESCE(l.n, 0) <> o.o_ol_cnt",
+    },
+    Condition {
+        clause: "3.3.2.7",
+        text: "OL_DELIVERY_D is null iff the order's O_CARRIER_ID is null",
+        sql: "SELECT COUNT(*) FROM order_line l JOIN orders o ON o.o_w_id = l.ol_w_id AND o.o_d_id = l.ol_d_id AND o.o_id = l.ol_o_id WHERE l.ol_w_id = {w} AND (l.ol_delivery_d IS NULL) <> (o.o_carrier_id IS NULL)",
+    },
+    Condition {
+        clause: "3.3.2.8",
+        text: "W_YTD = sum(H_AMOUNT) of the warehouse",
+        sql: "SELECT COUNT(*) FROM warehouse WHERE w_id = {w} AND w_ytd <> (SELECT COALESCE(SUM(h_amount), 0) FROM history WHERE h_w_id = {w})",
+    },
+    Condition {
+        clause: "3.3.2.9",
+        text: "D_YTD = sum(H_AMOUNT) of the district",
+        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND d_ytd <> (SELECT COALESCE(SUM(h_amount), 0) FROM history WHERE h_w_id = {w} AND h_d_id = d.d_id)",
+    },
+    Condition {
+        clause: "3.3.2.10",
+        text: "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)",
+        sql: "SELECT COUNT(*) FROM customer c LEFT JOIN (SELECT o_d_id AS d, o_c_id AS c, SUM(ol_amount) AS s FROM orders JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id WHERE o_w_id = {w} AND ol_delivery_d IS NOT NULL GROUP BY o_d_id, o_c_id) a ON a.d = c.c_d_id AND a.c = c.c_id LEFT JOIN (SELECT h_c_d_id AS d, h_c_id AS c, SUM(h_amount) AS s FROM history WHERE h_c_w_id = {w} GROUP BY h_c_d_id, h_c_id) h ON h.d = c.c_d_id AND h.c = c.c_id WHERE c.c_w_id = {w} AND c.c_balance <> COALESCE(a.s, 0) - COALESCE(h.s, 0)",
+    },
+    Condition {
+        clause: "3.3.2.11",
+        text: "rows in ORDER - rows in NEW-ORDER = 2100, per district (initial population only)",
+        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND (SELECT COUNT(*) FROM orders WHERE o_w_id = {w} AND o_d_id = d.d_id) - (SELECT COUNT(*) FROM {no} WHERE no_w_id = {w} AND no_d_id = d.d_id) <> 2100",
+    },
+    Condition {
+        clause: "3.3.2.12",
+        text: "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)",
+        sql: "SELECT COUNT(*) FROM customer c LEFT JOIN (SELECT o_d_id AS d, o_c_id AS c, SUM(ol_amount) AS s FROM orders JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id WHERE o_w_id = {w} AND ol_delivery_d IS NOT NULL GROUP BY o_d_id, o_c_id) a ON a.d = c.c_d_id AND a.c = c.c_id WHERE c.c_w_id = {w} AND c.c_balance + c.c_ytd_payment <> COALESCE(a.s, 0)",
+    },
+];
+
+/// The outcome of one condition over all warehouses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No violation.
+    Pass,
+    /// Violations: (warehouse, violating rows), warehouses in order.
+    Fail(Vec<(u32, u64)>),
+    /// Not applicable, with the reason.
+    Skip(&'static str),
+}
+
+/// One line of the check's report.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    /// Which condition.
+    pub clause: &'static str,
+    /// Its text.
+    pub text: &'static str,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// Evaluates every condition for warehouses `1..=warehouses` over up to `connections`
+/// connections.
+pub async fn check(
+    target: &Target,
+    schema: &Schema,
+    warehouses: u32,
+    connections: u32,
+) -> Result<Vec<CheckResult>, PrepareError> {
+    let mut admin = connect(target).await?;
+    let initial = meta(&mut admin, "runs").await.unwrap_or(0) == 0 && meta(&mut admin, "seed").await.is_some();
+    let jobs: Vec<(usize, u32)> = (0..CONDITIONS.len())
+        .filter(|&i| initial || CONDITIONS[i].clause != "3.3.2.11")
+        .flat_map(|i| (1..=warehouses).map(move |w| (i, w)))
+        .collect();
+    let jobs = Arc::new(jobs);
+    let next = Arc::new(AtomicUsize::new(0));
+    let found = Arc::new(Mutex::new(Vec::<(usize, u32, u64)>::new()));
+    let no = schema.new_order();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..(connections as usize).min(jobs.len()).max(1) {
+        let (jobs, next, found, target) = (jobs.clone(), next.clone(), found.clone(), target.clone());
+        tasks.spawn(async move {
+            let mut s = connect(&target).await?;
+            while let Some(&(i, w)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let c = &CONDITIONS[i];
+                let sql = c.sql.replace("{w}", &w.to_string()).replace("{no}", no);
+                let rows = s.query_rows(&sql).await.map_err(|source| PrepareError::Db {
+                    what: format!("checking {}", c.clause),
+                    source,
+                })?;
+                let bad: u64 = rows
+                    .first()
+                    .and_then(|r| r.first().cloned().flatten())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                if bad > 0 {
+                    found.lock().expect("not poisoned").push((i, w, bad));
+                }
+            }
+            Ok::<(), PrepareError>(())
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("check task panicked")?;
+    }
+    let mut found = found.lock().expect("not poisoned").clone();
+    found.sort_unstable();
+    Ok(CONDITIONS
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let bad: Vec<(u32, u64)> = found.iter().filter(|f| f.0 == i).map(|f| (f.1, f.2)).collect();
+            let verdict = if c.clause == "3.3.2.11" && !initial {
+                Verdict::Skip("applies to the initial population only, and a run has changed the data")
+            } else if bad.is_empty() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail(bad)
+            };
+            CheckResult {
+                clause: c.clause,
+                text: c.text,
+                verdict,
+            }
+        })
+        .collect())
+}
+
+/// The report: one line per condition.
+pub fn report(results: &[CheckResult], warehouses: u32) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for r in results {
+        let verdict = match &r.verdict {
+            Verdict::Pass => format!("PASS ({warehouses} warehouse(s))"),
+            Verdict::Skip(why) => format!("SKIP ({why})"),
+            Verdict::Fail(bad) => {
+                let list: Vec<String> = bad.iter().take(5).map(|(w, n)| format!("w_id {w}: {n}")).collect();
+                format!("FAIL (violations by warehouse: {})", list.join(", "))
+            }
+        };
+        let _ = writeln!(s, "{:<9} {:<70} {verdict}", r.clause, r.text);
+    }
+    s
+}
+
+/// True when no condition failed.
+pub fn all_passed(results: &[CheckResult]) -> bool {
+    results.iter().all(|r| !matches!(r.verdict, Verdict::Fail(_)))
+}

@@ -1,0 +1,381 @@
+//! `tpcc prepare` and `tpcc cleanup`: parallel, resumable loading.
+//!
+//! The work is ITEM plus one unit per warehouse, taken in order by a pool of connections.
+//! A unit is one transaction that also inserts its row into [`LOADED_TABLE`], so a unit is
+//! either wholly loaded and recorded or (after an interruption, which the server rolls
+//! back) absent: a second `prepare` with the same arguments loads only what is missing,
+//! starting at the first incomplete warehouse. Rows go as prepared 1,000-row INSERTs with
+//! binary parameters. Secondary indexes, then foreign keys (`--fk`), are built once every
+//! unit is in.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::load::{Batch, InsertShape, LoadParams, OrderPlan, RowGen, Table, Val, ITEMS, ROWS_PER_WAREHOUSE};
+use super::rand::NuConstants;
+use super::schema::{Schema, LOADED_TABLE, META_TABLE};
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::wire::WireSession;
+use crate::driver::{DbError, Param, Session, StmtId, Target};
+
+/// Rows per INSERT (17,000 parameters for STOCK, under the protocol's 65,535).
+const ROWS_PER_INSERT: usize = 1000;
+
+/// What to load.
+#[derive(Clone, Debug)]
+pub struct PrepareConfig {
+    /// Where.
+    pub target: Target,
+    /// Schema spelling and options.
+    pub schema: Schema,
+    /// Warehouses.
+    pub warehouses: u32,
+    /// Loader connections.
+    pub connections: u32,
+    /// Seed of the data.
+    pub seed: u64,
+    /// Add foreign keys after the data.
+    pub foreign_keys: bool,
+    /// Storage engine.
+    pub engine: String,
+    /// Progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What a prepare did.
+#[derive(Clone, Debug)]
+pub struct PrepareReport {
+    /// Units loaded by this call (warehouses, plus ITEM as one).
+    pub units_loaded: usize,
+    /// Warehouses already loaded by an earlier, interrupted call.
+    pub resumed_from: Option<u32>,
+    /// Rows inserted by this call.
+    pub rows: u64,
+    /// Time loading rows.
+    pub load: Duration,
+    /// Time building indexes and foreign keys.
+    pub index: Duration,
+}
+
+/// A failed prepare or cleanup.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// TPC-C tables are there but not from a dbperf prepare with these arguments.
+    #[error("{0}")]
+    Conflict(String),
+    /// The server refused a statement.
+    #[error("{what}: {source}")]
+    Db {
+        /// What dbperf was doing.
+        what: String,
+        /// The server's error.
+        source: DbError,
+    },
+}
+
+fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
+    let what = what.into();
+    move |source| PrepareError::Db { what, source }
+}
+
+/// Connects a loading or administrative session.
+pub async fn connect(target: &Target) -> Result<WireSession, PrepareError> {
+    WireSession::connect(target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting"))
+}
+
+/// Reads `name` from the bookkeeping table, `None` when the table or row is missing.
+pub async fn meta(s: &mut WireSession, name: &str) -> Option<i64> {
+    let rows = s
+        .query_rows(&format!("SELECT value FROM {META_TABLE} WHERE name = '{name}'"))
+        .await
+        .ok()?;
+    rows.first()?.first()?.as_deref()?.parse().ok()
+}
+
+async fn set_meta(s: &mut WireSession, name: &str, value: i64) -> Result<(), PrepareError> {
+    s.query(&format!(
+        "REPLACE INTO {META_TABLE} (name, value) VALUES ('{name}', {value})"
+    ))
+    .await
+    .map_err(ctx(format!("writing {META_TABLE}")))?;
+    Ok(())
+}
+
+/// Creates the schema (or checks the one an earlier call left), loads what is missing,
+/// then builds indexes and foreign keys.
+pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError> {
+    let mut admin = connect(&cfg.target).await?;
+    let existing: Vec<String> = admin
+        .query_rows("SHOW TABLES")
+        .await
+        .map_err(ctx("listing tables"))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let has = |t: &str| existing.iter().any(|e| e.eq_ignore_ascii_case(t));
+    let tables = cfg.schema.tables();
+    let resuming = has(META_TABLE);
+    if resuming {
+        let (w, seed) = (meta(&mut admin, "warehouses").await, meta(&mut admin, "seed").await);
+        if w != Some(cfg.warehouses as i64) || seed != Some(cfg.seed as i64) {
+            return Err(PrepareError::Conflict(format!(
+                "an earlier prepare in {} used --warehouses {} --seed {}; repeat those to resume it, or run `dbperf tpcc cleanup` first",
+                cfg.target.database,
+                w.map_or("?".into(), |v| v.to_string()),
+                seed.map_or("?".into(), |v| v.to_string()),
+            )));
+        }
+        if meta(&mut admin, "ready").await == Some(1) {
+            eprintln!("All {} warehouses are already loaded and indexed.", cfg.warehouses);
+            return Ok(PrepareReport {
+                units_loaded: 0,
+                resumed_from: Some(cfg.warehouses + 1),
+                rows: 0,
+                load: Duration::ZERO,
+                index: Duration::ZERO,
+            });
+        }
+    } else {
+        if let Some(t) = tables.iter().find(|t| has(t)) {
+            return Err(PrepareError::Conflict(format!(
+                "table {t} already exists in {} and was not loaded by `dbperf tpcc prepare`; run against it with `--schema tpcc-mysql` if tpcc-mysql loaded it, or drop it with `dbperf tpcc cleanup`",
+                cfg.target.database
+            )));
+        }
+        for sql in cfg.schema.create_bookkeeping() {
+            admin.query(&sql).await.map_err(ctx("creating bookkeeping tables"))?;
+        }
+        for sql in cfg.schema.create_tables(&cfg.engine) {
+            admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+        }
+        let load = NuConstants::for_load(cfg.seed);
+        set_meta(&mut admin, "warehouses", cfg.warehouses as i64).await?;
+        set_meta(&mut admin, "seed", cfg.seed as i64).await?;
+        set_meta(&mut admin, "c_last_load", load.c_last).await?;
+    }
+    let c_last = meta(&mut admin, "c_last_load").await.ok_or_else(|| {
+        PrepareError::Conflict(format!(
+            "{META_TABLE} has no c_last_load; run `dbperf tpcc cleanup` and prepare again"
+        ))
+    })?;
+    let done: Vec<i64> = admin
+        .query_rows(&format!("SELECT w_id FROM {LOADED_TABLE}"))
+        .await
+        .map_err(ctx("reading load progress"))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
+        .collect();
+    // Unit 0 is ITEM.
+    let units: Vec<i64> = (0..=cfg.warehouses as i64).filter(|w| !done.contains(w)).collect();
+    let resumed_from = (!done.is_empty()).then(|| units.iter().copied().find(|&w| w > 0).unwrap_or(0) as u32);
+    if let Some(w) = resumed_from {
+        eprintln!(
+            "Resuming: {} of {} unit(s) were loaded earlier; loading from warehouse {w}",
+            done.len(),
+            cfg.warehouses + 1
+        );
+    }
+    let total: u64 = units
+        .iter()
+        .map(|&w| if w == 0 { ITEMS as u64 } else { ROWS_PER_WAREHOUSE })
+        .sum();
+    let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+    let params = Arc::new(LoadParams {
+        seed: cfg.seed,
+        c_last,
+        now,
+    });
+    let started = Instant::now();
+    let bar = progress_bar(cfg.progress && total > 0, total);
+    let units = Arc::new(units);
+    let next = Arc::new(AtomicUsize::new(0));
+    let rows = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..(cfg.connections as usize).min(units.len()).max(1) {
+        let (units, next, bar, cfg, params, rows) = (
+            units.clone(),
+            next.clone(),
+            bar.clone(),
+            cfg.clone(),
+            params.clone(),
+            rows.clone(),
+        );
+        tasks.spawn(async move {
+            let mut s = connect(&cfg.target).await?;
+            let mut loader = Loader::new(cfg.schema);
+            while let Some(&w) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let n = loader.unit(&mut s, w, &params, &bar).await?;
+                rows.fetch_add(n, Ordering::Relaxed);
+            }
+            Ok::<(), PrepareError>(())
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("loader task panicked")?;
+    }
+    bar.finish_and_clear();
+    let load = started.elapsed();
+    let t0 = Instant::now();
+    if meta(&mut admin, "indexes").await != Some(1) {
+        eprintln!("Building secondary indexes...");
+        run_parallel(&cfg.target, cfg.schema.create_indexes(), cfg.connections).await?;
+        set_meta(&mut admin, "indexes", 1).await?;
+    }
+    if cfg.foreign_keys && meta(&mut admin, "foreign_keys").await != Some(1) {
+        eprintln!("Adding foreign keys...");
+        for sql in cfg.schema.create_foreign_keys() {
+            admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+        }
+        set_meta(&mut admin, "foreign_keys", 1).await?;
+    }
+    set_meta(&mut admin, "ready", 1).await?;
+    Ok(PrepareReport {
+        units_loaded: units.len(),
+        resumed_from,
+        rows: rows.load(Ordering::Relaxed),
+        load,
+        index: t0.elapsed(),
+    })
+}
+
+/// One connection's loading state: prepared INSERTs by (table, rows) and a reused batch.
+struct Loader {
+    schema: Schema,
+    stmts: Vec<(&'static str, usize, StmtId)>,
+    batch: Batch,
+}
+
+impl Loader {
+    fn new(schema: Schema) -> Loader {
+        Loader {
+            schema,
+            stmts: Vec::new(),
+            batch: Batch::default(),
+        }
+    }
+
+    /// Loads warehouse `w` (ITEM for 0) in one transaction with its completion row.
+    async fn unit(
+        &mut self,
+        s: &mut WireSession,
+        w: i64,
+        p: &LoadParams,
+        bar: &ProgressBar,
+    ) -> Result<u64, PrepareError> {
+        s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
+        let plan = if w == 0 {
+            OrderPlan::default()
+        } else {
+            OrderPlan::new(p.seed, w)
+        };
+        let tables: &[Table] = if w == 0 { &[Table::Item] } else { &Table::WAREHOUSE };
+        let mut rows = 0u64;
+        for &t in tables {
+            let shape = t.shape(&self.schema);
+            let mut gen = RowGen::new(t, w, p, &plan);
+            loop {
+                self.batch.clear();
+                let more = gen.fill(&mut self.batch, ROWS_PER_INSERT);
+                if self.batch.rows > 0 {
+                    self.flush(s, shape).await?;
+                    rows += self.batch.rows as u64;
+                    bar.inc(self.batch.rows as u64);
+                }
+                if !more {
+                    break;
+                }
+            }
+        }
+        s.query(&format!(
+            "INSERT INTO {LOADED_TABLE} (w_id, loaded_at) VALUES ({w}, NOW())"
+        ))
+        .await
+        .map_err(ctx("recording a loaded warehouse"))?;
+        s.query("COMMIT")
+            .await
+            .map_err(ctx(format!("committing warehouse {w}")))?;
+        Ok(rows)
+    }
+
+    async fn flush(&mut self, s: &mut WireSession, shape: InsertShape) -> Result<(), PrepareError> {
+        let n = self.batch.rows;
+        let stmt = match self.stmts.iter().find(|(t, r, _)| *t == shape.table && *r == n) {
+            Some(&(_, _, id)) => id,
+            None => {
+                let id = s
+                    .prepare(&shape.sql(n))
+                    .await
+                    .map_err(ctx(format!("preparing the INSERT into {}", shape.table)))?;
+                self.stmts.push((shape.table, n, id));
+                id
+            }
+        };
+        // One allocation per 1,000 rows: the parameters borrow the batch's text.
+        let text = &self.batch.text;
+        let params: Vec<Param<'_>> = self
+            .batch
+            .vals
+            .iter()
+            .map(|v| match *v {
+                Val::Int(i) => Param::Int(i),
+                Val::Text(a, b) => Param::Bytes(&text[a as usize..b as usize]),
+            })
+            .collect();
+        s.exec(stmt, &params)
+            .await
+            .map_err(ctx(format!("inserting into {}", shape.table)))?;
+        Ok(())
+    }
+}
+
+/// Runs independent DDL statements over up to `connections` connections.
+async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32) -> Result<(), PrepareError> {
+    let statements = Arc::new(statements);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..(connections as usize).min(statements.len()).max(1) {
+        let (statements, next, target) = (statements.clone(), next.clone(), target.clone());
+        tasks.spawn(async move {
+            let mut s = connect(&target).await?;
+            while let Some(sql) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
+                s.query(sql).await.map_err(ctx(sql.clone()))?;
+            }
+            Ok::<(), PrepareError>(())
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("DDL task panicked")?;
+    }
+    Ok(())
+}
+
+/// Drops the TPC-C tables of `schema` and dbperf's bookkeeping tables (only these names).
+pub async fn cleanup(target: &Target, schema: &Schema) -> Result<(), PrepareError> {
+    let mut s = connect(target).await?;
+    s.query("SET foreign_key_checks = 0")
+        .await
+        .map_err(ctx("SET foreign_key_checks"))?;
+    for t in schema.tables().iter().chain(&[LOADED_TABLE, META_TABLE]) {
+        eprintln!("Dropping table '{t}'...");
+        s.query(&format!("DROP TABLE IF EXISTS {t}"))
+            .await
+            .map_err(ctx(format!("dropping {t}")))?;
+    }
+    Ok(())
+}
+
+fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    let template = "{elapsed_precise} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, ETA {eta})";
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
