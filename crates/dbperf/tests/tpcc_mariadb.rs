@@ -10,6 +10,14 @@ use dbperf::server::testing::TempSandbox;
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
+/// The tests take turns: each loads a few hundred thousand rows, and on a 2-core box three
+/// servers loading at once would only make each slower and timing-sensitive.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Enough buffer pool and redo that a few warehouses load without thrashing.
 fn tpcc_sandbox() -> TempSandbox {
     TempSandbox::start_with(&["innodb_buffer_pool_size=256M", "innodb_log_file_size=128M"])
@@ -63,6 +71,7 @@ fn share(counts: &[f64], i: usize) -> f64 {
 
 #[test]
 fn prepare_check_runs_mix_and_ratios() {
+    let _turn = serial();
     let sb = tpcc_sandbox();
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
@@ -214,6 +223,7 @@ fn prepare_check_runs_mix_and_ratios() {
 
 #[test]
 fn consistent_after_the_server_is_killed_mid_run() {
+    let _turn = serial();
     let mut sb = tpcc_sandbox();
     let tmp = tempfile::tempdir().unwrap();
     run_ok(&mut tpcc(&sb, &["prepare", "--warehouses", "1", "--threads", "2"]));
@@ -258,6 +268,7 @@ fn consistent_after_the_server_is_killed_mid_run() {
 
 #[test]
 fn an_interrupted_prepare_resumes() {
+    let _turn = serial();
     let sb = tpcc_sandbox();
     let mut child = tpcc(&sb, &["prepare", "--warehouses", "2", "--threads", "1"])
         .stdout(Stdio::null())
