@@ -129,6 +129,15 @@ fn prepare_check_runs_mix_and_ratios() {
     let r = read_json(&dir.join("tpcc.json"));
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(summary["workload"], "tpcc");
+    let schema_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/summary.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&summary)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "summary.json violates the schema: {errors:?}");
+    assert!(dir.join("intervals.hlog").exists() && dir.join("telemetry.jsonl").exists());
     let count = |t: &str| r["types"][t]["count"].as_f64().unwrap();
     let counts: Vec<f64> = ["new_order", "payment", "order_status", "delivery", "stock_level"]
         .iter()
