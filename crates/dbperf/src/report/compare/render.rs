@@ -24,6 +24,10 @@ pub enum Format {
     Markdown,
 }
 
+/// Heading of the inside-the-server table.
+const INSIDE_TITLE: &str =
+    "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):";
+
 /// How many names are printed of a long list of variables (present in only some runs, or
 /// differing along with a warned one).
 const NAMES_SHOWN: usize = 5;
@@ -126,6 +130,9 @@ impl Comparison {
             }
         }
         let _ = writeln!(out, "{table}");
+        if let Some(inside) = self.inside_table(false) {
+            let _ = writeln!(out, "{INSIDE_TITLE}\n{inside}");
+        }
         if !v.differing.is_empty() {
             let _ = writeln!(out, "Other server variables that differ ({}):", v.differing.len());
             for d in v.differing.iter().take(MAX_LISTED) {
@@ -162,6 +169,37 @@ impl Comparison {
         }
         let _ = writeln!(out, "Rule: {} Threshold: {}%.", self.rule, self.threshold_pct);
         out
+    }
+
+    /// The inside-the-server table: one line per figure, one column per compared column.
+    fn inside_table(&self, markdown: bool) -> Option<String> {
+        if self.inside.is_empty() {
+            return None;
+        }
+        let lines: Vec<Vec<(&str, String)>> = self.inside.iter().map(|c| c.lines()).collect();
+        let mut header = vec![String::new()];
+        header.extend(self.columns.iter().map(|c| c.label.clone()));
+        let rows: Vec<Vec<String>> = (0..lines[0].len())
+            .map(|i| {
+                let mut row = vec![lines[0][i].0.to_string()];
+                row.extend(lines.iter().map(|l| l[i].1.clone()));
+                row
+            })
+            .collect();
+        if markdown {
+            let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+            for row in rows {
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+            }
+            return Some(out);
+        }
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        table.set_header(header);
+        for row in rows {
+            table.add_row(row);
+        }
+        Some(table.to_string())
     }
 
     fn per_column(&self, v: &VariableValues) -> String {
@@ -219,6 +257,9 @@ impl Comparison {
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
+        if let Some(inside) = self.inside_table(true) {
+            let _ = writeln!(out, "_{INSIDE_TITLE}_\n\n{inside}");
+        }
         if !v.differing.is_empty() {
             let names: Vec<&str> = v.differing.iter().map(|d| d.name.as_str()).collect();
             let _ = writeln!(out, "Other server variables that differ: {}.\n", names.join(", "));
