@@ -32,6 +32,8 @@ pub enum Command {
     Results(crate::cli::results::ResultsArgs),
     /// Stalls in a finished run and what explains them (checkpoint, flushing, waits, disk, client).
     Analyze(crate::cli::analyze::AnalyzeArgs),
+    /// A run's or an experiment's tables, and a self-contained HTML report with charts (--html).
+    Report(crate::cli::report::ReportArgs),
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.

@@ -14,6 +14,7 @@ pub mod args;
 pub mod compare;
 pub mod lab;
 pub mod record;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod sysbench;
@@ -38,6 +39,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => compare::run(*a),
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
         Command::Analyze(a) => analyze::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 //! comparisons of runs ([`compare`]).
 
 pub mod compare;
+pub mod html;
 
 use std::fmt::Write;
 

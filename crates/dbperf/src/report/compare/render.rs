@@ -47,7 +47,49 @@ impl Comparison {
         }
     }
 
-    fn title(&self) -> String {
+    /// The main table as plain text cells: a header (`threads`, then the column labels) and
+    /// one row per thread count, each cell `median [min..max, n=N] (+d% verdict)`.
+    pub fn plain_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let header = std::iter::once("threads".to_string())
+            .chain(self.columns.iter().map(|c| c.label.clone()))
+            .collect();
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                std::iter::once(row.threads.to_string())
+                    .chain(
+                        row.cells
+                            .iter()
+                            .map(|c| c.as_ref().map_or("-".to_string(), |c| self.cell_text(c, true))),
+                    )
+                    .collect()
+            })
+            .collect();
+        (header, rows)
+    }
+
+    /// The inside-the-server table as plain text cells (`None` when no run was analysed).
+    pub fn plain_inside(&self) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        if self.inside.is_empty() {
+            return None;
+        }
+        let lines: Vec<Vec<(&str, String)>> = self.inside.iter().map(|c| c.lines()).collect();
+        let header = std::iter::once(String::new())
+            .chain(self.columns.iter().map(|c| c.label.clone()))
+            .collect();
+        let rows = (0..lines[0].len())
+            .map(|i| {
+                std::iter::once(lines[0][i].0.to_string())
+                    .chain(lines.iter().map(|l| l[i].1.clone()))
+                    .collect()
+            })
+            .collect();
+        Some((header, rows))
+    }
+
+    /// The title line: workload, metric, unit, direction, baseline.
+    pub fn title(&self) -> String {
         let better = if self.higher_is_better { "higher" } else { "lower" };
         format!(
             "{}: {} ({}, {better} is better) by threads; baseline: {}",
@@ -173,19 +215,7 @@ impl Comparison {
 
     /// The inside-the-server table: one line per figure, one column per compared column.
     fn inside_table(&self, markdown: bool) -> Option<String> {
-        if self.inside.is_empty() {
-            return None;
-        }
-        let lines: Vec<Vec<(&str, String)>> = self.inside.iter().map(|c| c.lines()).collect();
-        let mut header = vec![String::new()];
-        header.extend(self.columns.iter().map(|c| c.label.clone()));
-        let rows: Vec<Vec<String>> = (0..lines[0].len())
-            .map(|i| {
-                let mut row = vec![lines[0][i].0.to_string()];
-                row.extend(lines.iter().map(|l| l[i].1.clone()));
-                row
-            })
-            .collect();
+        let (header, rows) = self.plain_inside()?;
         if markdown {
             let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
             for row in rows {
