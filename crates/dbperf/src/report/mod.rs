@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod html;
+pub mod metrics;
 
 use std::fmt::Write;
 
