@@ -236,7 +236,7 @@ users = [1, 2, 4]
     let p99 = chart(&charts, "oltp_point_select: 99th percentile response time by users");
     assert_eq!(
         (p99["x_scale"].as_str(), p99["y_scale"].as_str()),
-        (Some("log"), Some("log"))
+        (Some("log2"), Some("log"))
     );
     for c in [by_users, p99] {
         let names: Vec<&str> = c["series"]

@@ -122,6 +122,11 @@ fn write_html(path: &Path, html: &str) -> Result<()> {
 }
 
 fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
+    // The file first: what is printed may go to a pager or `head` that closes early.
+    if let Some(path) = &args.html {
+        let data = RunData::read(dir).with_context(|| format!("reading {}", dir.display()))?;
+        write_html(path, &run_page(&data)?)?;
+    }
     let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
     let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
     match args.format {
@@ -186,14 +191,13 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
             w.flush()?;
         }
     }
-    if let Some(path) = &args.html {
-        let data = RunData::read(dir).with_context(|| format!("reading {}", dir.display()))?;
-        write_html(path, &run_page(&data)?)?;
-    }
     Ok(ExitCode::SUCCESS)
 }
 
 fn report_runs(name: &str, dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.html {
+        write_html(path, &experiment_page(name, dirs)?)?;
+    }
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
     for dir in dirs {
         let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
@@ -222,9 +226,6 @@ fn report_runs(name: &str, dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCo
                 println!();
             }
         }
-    }
-    if let Some(path) = &args.html {
-        write_html(path, &experiment_page(name, dirs)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

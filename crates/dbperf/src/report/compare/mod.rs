@@ -358,7 +358,9 @@ fn choose_by(runs: &[RunInfo]) -> GroupBy {
         GroupBy::Variant
     } else if all_lab && distinct(runs.iter().map(pinning_of)) > 1 {
         GroupBy::Pinning
-    } else if all_lab {
+    } else if all_lab || runs.iter().map(|r| r.threads).collect::<BTreeSet<_>>().len() == runs.len() {
+        // One server, and (outside the lab) a users sweep with one run per user count: a
+        // single column, one row per user count.
         GroupBy::Server
     } else {
         GroupBy::Run
@@ -672,6 +674,16 @@ pub(crate) mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("\"zz\"") && e.contains("r1, r2"), "{e}");
+    }
+
+    #[test]
+    fn a_users_sweep_outside_the_lab_is_one_column_and_two_runs_at_one_count_are_two() {
+        let sweep = [run("a", 1, 100.0), run("b", 2, 180.0), run("c", 4, 300.0)];
+        let c = compare_runs(&sweep, &CompareOptions::default()).unwrap();
+        assert_eq!((c.by, c.columns.len(), c.rows.len()), (GroupBy::Server, 1, 3));
+        let pair = [run("a", 8, 100.0), run("b", 8, 180.0)];
+        let c = compare_runs(&pair, &CompareOptions::default()).unwrap();
+        assert_eq!((c.by, c.columns.len()), (GroupBy::Run, 2));
     }
 
     #[test]

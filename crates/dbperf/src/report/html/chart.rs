@@ -104,6 +104,8 @@ pub enum Scale {
     Linear,
     /// Logarithmic over the data's range.
     Log,
+    /// Logarithmic base 2, ticks at powers of two (users sweeps: 1, 2, 4, ... 512).
+    Log2,
     /// Percentiles: x is `1 / (1 - q)` on a log axis, labelled `90%`, `99%`, `99.9%`.
     Nines,
 }
@@ -133,6 +135,9 @@ pub struct Chart {
     /// Pixel size.
     #[serde(skip)]
     pub size: (u32, u32),
+    /// X values are already `log2` of the data: label ticks as powers of two.
+    #[serde(skip)]
+    x_pow2: bool,
 }
 
 /// A chart that could not be drawn.
@@ -157,6 +162,7 @@ impl Chart {
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,
             size: (900, 320),
+            x_pow2: false,
         }
     }
 
@@ -169,6 +175,20 @@ impl Chart {
 
     /// The chart as an `<svg>` element.
     pub fn svg(&self) -> Result<String, ChartError> {
+        if self.x_scale == Scale::Log2 {
+            // Drawn on a linear axis of log2(x), so the ticks fall on the powers of two.
+            let mut c = self.clone();
+            c.x_scale = Scale::Linear;
+            c.x_pow2 = true;
+            let log2 = |x: f64| if x > 0.0 { x.log2() } else { f64::NAN };
+            for s in &mut c.series {
+                s.points.iter_mut().for_each(|p| p.0 = log2(p.0));
+            }
+            for b in &mut c.bands {
+                (b.from, b.to) = (log2(b.from), log2(b.to));
+            }
+            return c.svg();
+        }
         let mut out = String::new();
         let err = |e: &dyn std::fmt::Display| ChartError {
             title: self.title.clone(),
@@ -203,8 +223,9 @@ impl Chart {
         let xs = self.points(false).chain(self.points(true)).map(|p| p.0);
         let (lo, hi) = min_max(xs.chain(self.bands.iter().flat_map(|b| [b.from, b.to])));
         match self.x_scale {
+            Scale::Linear if self.x_pow2 => (lo - 0.3)..(hi + 0.3),
             Scale::Linear => lo.min(0.0)..padded(lo.min(0.0), hi),
-            Scale::Log | Scale::Nines => log_range(lo, hi),
+            Scale::Log | Scale::Log2 | Scale::Nines => log_range(lo, hi),
         }
     }
 
@@ -213,7 +234,7 @@ impl Chart {
         let limits = self.limits.iter().filter(|l| l.secondary == secondary).map(|l| l.y);
         let (lo, hi) = min_max(ys.chain(limits));
         match (secondary, self.y_scale) {
-            (false, Scale::Log | Scale::Nines) => log_range(lo, hi),
+            (false, Scale::Log | Scale::Log2 | Scale::Nines) => log_range(lo, hi),
             _ => lo.min(0.0)..padded(lo.min(0.0), hi * 1.05),
         }
     }
@@ -242,10 +263,16 @@ impl Chart {
         let y2: RangedCoordf64 = self.y_range(true).into();
         let x2: RangedCoordf64 = (0.0..1.0).into();
         let mut chart = chart.set_secondary_coord(x2, y2);
-        let nines = self.x_scale == Scale::Nines;
+        let (nines, pow2) = (self.x_scale == Scale::Nines, self.x_pow2);
         let x_fmt = move |v: &f64| {
             if nines {
                 nines_label(*v)
+            } else if pow2 {
+                if (v - v.round()).abs() < 1e-6 {
+                    short_number(2f64.powf(v.round()))
+                } else {
+                    String::new()
+                }
             } else {
                 short_number(*v)
             }
@@ -331,12 +358,52 @@ impl Chart {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(self.legend_corner())
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(200, 200, 200))
             .label_font(("sans-serif", 12))
             .draw()?;
         Ok(())
+    }
+}
+
+impl Chart {
+    /// The corner of the plot with the fewest data points, for the legend.
+    fn legend_corner(&self) -> SeriesLabelPosition {
+        let unit = |v: f64, r: &Range<f64>, log: bool| {
+            let (v, lo, hi) = if log {
+                (v.ln(), r.start.ln(), r.end.ln())
+            } else {
+                (v, r.start, r.end)
+            };
+            (v - lo) / (hi - lo).max(f64::MIN_POSITIVE)
+        };
+        let x_log = matches!(self.x_scale, Scale::Log | Scale::Nines);
+        let xr = self.x_range(false);
+        let mut counts = [0usize; 4]; // upper right, upper left, lower right, lower left
+        for secondary in [false, true] {
+            let yr = self.y_range(secondary);
+            let y_log = !secondary && matches!(self.y_scale, Scale::Log | Scale::Nines);
+            for (x, y) in self.points(secondary) {
+                let (u, w) = (unit(x, &xr, x_log), unit(y, &yr, y_log));
+                let corner = match (u > 0.6, w > 0.6, u < 0.4, w < 0.4) {
+                    (true, true, _, _) => 0,
+                    (_, true, true, _) => 1,
+                    (true, _, _, true) => 2,
+                    (_, _, true, true) => 3,
+                    _ => continue,
+                };
+                counts[corner] += 1;
+            }
+        }
+        let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+        [
+            SeriesLabelPosition::UpperRight,
+            SeriesLabelPosition::UpperLeft,
+            SeriesLabelPosition::LowerRight,
+            SeriesLabelPosition::LowerLeft,
+        ][best]
+            .clone()
     }
 }
 

@@ -99,8 +99,8 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             "users (connections)",
             "transactions/s",
         );
-        if spread >= 8.0 {
-            t.x_scale = Scale::Log;
+        if spread >= 4.0 {
+            t.x_scale = Scale::Log2;
         }
         for (i, (label, points)) in per_column(&tps).into_iter().enumerate() {
             t.series
@@ -112,7 +112,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             "users (connections)",
             "p99 response time (ms)",
         );
-        l.x_scale = Scale::Log;
+        l.x_scale = Scale::Log2;
         l.y_scale = Scale::Log;
         for (i, (label, points)) in per_column(&p99).into_iter().enumerate() {
             l.series
