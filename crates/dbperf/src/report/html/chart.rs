@@ -148,6 +148,16 @@ pub struct ChartError {
     message: String,
 }
 
+impl ChartError {
+    /// The chart `title` failed with `message`.
+    pub fn new(title: &str, message: String) -> ChartError {
+        ChartError {
+            title: title.to_string(),
+            message,
+        }
+    }
+}
+
 impl Chart {
     /// An empty chart with linear axes, 900x320 pixels.
     pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Chart {

@@ -3,12 +3,14 @@
 //!
 //! | file | owns |
 //! |---|---|
+//! | `bars.rs` | grouped bars with min/max whiskers (TPC-H queries normalised to a baseline) |
 //! | `chart.rs` | one chart description drawn to SVG with plotters (dual and log axes, bands, limits) |
 //! | `page.rs` | the HTML page: escaping, headings, tables, charts, collapsible sections |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `run.rs` | the report of one run |
 //! | `experiment.rs` | the report of a lab experiment |
 
+pub mod bars;
 pub mod chart;
 pub mod experiment;
 pub mod page;

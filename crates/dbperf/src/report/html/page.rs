@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::bars::BarChart;
 use super::chart::{Chart, ChartError};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
@@ -76,20 +77,34 @@ impl Page {
             return Ok(false);
         }
         let svg = chart.svg()?;
+        let data = serde_json::to_string(chart).expect("a chart serializes");
+        self.figure(&chart.title, &svg, &data);
+        Ok(true)
+    }
+
+    /// A bar chart as inline SVG, followed by its data; an empty one is left out.
+    pub fn bar_chart(&mut self, chart: &BarChart) -> Result<bool, ChartError> {
+        if chart.is_empty() {
+            return Ok(false);
+        }
+        let svg = chart.svg()?;
+        let data = serde_json::to_string(chart).expect("a chart serializes");
+        self.figure(&chart.title, &svg, &data);
+        Ok(true)
+    }
+
+    fn figure(&mut self, title: &str, svg: &str, data: &str) {
         self.charts += 1;
         // The data behind the chart, for programs (a JSON island: not executed). `</` is
         // escaped so no value can end the element early.
-        let data = serde_json::to_string(chart)
-            .expect("a chart serializes")
-            .replace("</", "<\\/");
+        let data = data.replace("</", "<\\/");
         let _ = writeln!(
             self.body,
             "<div class=\"chart\" id=\"chart-{n}\" data-title=\"{}\">{svg}</div>\n\
              <script type=\"application/json\" class=\"chart-data\" id=\"chart-{n}-data\">{data}</script>",
-            escape(&chart.title),
+            escape(title),
             n = self.charts,
         );
-        Ok(true)
     }
 
     /// A collapsed section whose content is already HTML.
