@@ -17,6 +17,9 @@ pub mod record;
 pub mod results;
 pub mod server;
 pub mod sysbench;
+pub mod tpch;
+pub mod tpch_cold;
+pub mod tpch_run;
 
 use std::process::ExitCode;
 
@@ -38,6 +41,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => compare::run(*a),
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
         Command::Analyze(a) => analyze::run(a),
+        Command::Tpch(a) => tpch::run(*a, &argv),
     };
     match result {
         Ok(code) => code,
