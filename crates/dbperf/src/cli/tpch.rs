@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::driver::target::MysqlOptions;
 use crate::driver::Target;
-use crate::workloads::tpch::load::{self, LoadConfig};
+use crate::workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use crate::workloads::tpch::power::stream_params;
 use crate::workloads::tpch::qgen::stream_order;
 use crate::workloads::tpch::queries::render;
@@ -118,11 +118,22 @@ pub struct PrepareArgs {
     /// Also write dbgen's .tbl files (rows ending in `|`) into DIR.
     #[arg(long, value_name = "DIR")]
     pub write_tbl: Option<PathBuf>,
+    /// How rows go in: LOAD DATA LOCAL INFILE streamed from memory (needs local_infile=ON),
+    /// or prepared 1,000-row INSERTs.
+    #[arg(long, value_enum, default_value = "load-data")]
+    pub load_method: LoadMethodArg,
     /// Only write the .tbl files (with --write-tbl); no server needed.
     #[arg(long, requires = "write_tbl")]
     pub no_load: bool,
     #[command(flatten)]
     pub conn: ConnArgs,
+}
+
+/// `--load-method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoadMethodArg {
+    LoadData,
+    Insert,
 }
 
 /// `dbperf tpch qgen`.
@@ -199,6 +210,10 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         target: a.conn.target()?,
         connections: threads,
         dialect: a.conn.dialect(),
+        method: match a.load_method {
+            LoadMethodArg::LoadData => LoadMethod::LoadData,
+            LoadMethodArg::Insert => LoadMethod::Insert,
+        },
         progress: true,
     };
     let r = runtime()?

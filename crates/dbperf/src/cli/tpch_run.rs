@@ -171,7 +171,13 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
                     }
                 }
             };
+            let checked = a.answers.is_some() || sf == 1.0;
             match verdict {
+                Ok(()) if !checked => println!(
+                    "Q{q:<2} DONE  {:>6} rows  {:8.2} s  (no answers to compare with)",
+                    e.rows.len(),
+                    e.seconds
+                ),
                 Ok(()) => println!("Q{q:<2} PASS  {:>6} rows  {:8.2} s", e.rows.len(), e.seconds),
                 Err(why) => {
                     failed += 1;
@@ -185,7 +191,9 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
         eprintln!("{failed} of 22 queries did not match the answers");
         return Ok(ExitCode::FAILURE);
     }
-    println!("all 22 queries match (SF {sf})");
+    if a.answers.is_some() || sf == 1.0 {
+        println!("all 22 queries match (SF {sf})");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

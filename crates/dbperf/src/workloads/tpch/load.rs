@@ -6,9 +6,10 @@
 //!
 //! Why LOAD DATA and not the prepared 1,000-row INSERTs of the sysbench loader: TPC-H rows
 //! come out of the generator as `|`-separated text, which LOAD DATA takes as is, while
-//! binding them as parameters means splitting and re-encoding every field on the client.
-//! Measured on MariaDB 10.11 (see README, "TPC-H"): LOAD DATA loads SF 1 in about the time
-//! the generator needs, so the client is the bottleneck either way.
+//! binding them as parameters means splitting every row into fields on the client (and
+//! the server then converts the decimal and date strings anyway). Measured on MariaDB
+//! 10.11 (README, "TPC-H"): SF 1 loaded in 96 s over 2 connections with the client using
+//! 30 s of CPU in all, so the server, not the generator, sets the pace.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,8 +38,19 @@ pub struct LoadConfig {
     pub connections: u32,
     /// SQL dialect.
     pub dialect: Dialect,
+    /// How rows go in.
+    pub method: LoadMethod,
     /// Show a progress bar on stderr.
     pub progress: bool,
+}
+
+/// How rows are sent to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadMethod {
+    /// `LOAD DATA LOCAL INFILE` streamed from memory (needs `local_infile`).
+    LoadData,
+    /// Prepared 1,000-row INSERTs, every field bound as a string parameter.
+    Insert,
 }
 
 /// What a load did.
@@ -160,15 +172,20 @@ async fn load_part(
         })
     });
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let (bar2, sent2) = (bar.clone(), sent.clone());
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
-        .map(move |b: Bytes| {
-            bar2.inc(b.iter().filter(|&&c| c == b'\n').count() as u64);
-            sent2.fetch_add(b.len() as u64, Ordering::Relaxed);
-            Ok(b)
-        })
-        .boxed();
-    let r = s.load_data_local(&cfg.dialect.load_statement(t), stream).await;
+    let r = match cfg.method {
+        LoadMethod::LoadData => {
+            let (bar2, sent2) = (bar.clone(), sent.clone());
+            let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
+                .map(move |b: Bytes| {
+                    bar2.inc(b.iter().filter(|&&c| c == b'\n').count() as u64);
+                    sent2.fetch_add(b.len() as u64, Ordering::Relaxed);
+                    Ok(b)
+                })
+                .boxed();
+            s.load_data_local(&cfg.dialect.load_statement(t), stream).await
+        }
+        LoadMethod::Insert => super::insert::insert_blocks(s, t, rx, bar, &sent).await,
+    };
     // The producer stops on its own when the stream is dropped (its sends fail).
     let rows = producer.await.expect("generator thread panicked").unwrap_or(0);
     r.map_err(|e| {

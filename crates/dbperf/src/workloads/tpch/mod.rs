@@ -6,6 +6,7 @@
 //! | [`table`] | the eight tables: names, base row counts, the `.tbl` rows from `tpchgen` |
 //! | [`schema`] | `CREATE TABLE` / indexes / `DROP` per [`Dialect`] |
 //! | [`load`] | parallel streaming load (LOAD DATA LOCAL from memory), `--write-tbl`, cleanup |
+//! | `insert` | the alternative loader: prepared 1,000-row INSERTs with string parameters |
 //! | [`dists`] | `dists.dss` (the reference kit's distributions, kept as data) |
 //! | [`qgen`] | qgen 2.17.3's RNG streams and parameter substitution, validation parameters |
 //! | [`queries`] | the 22 query texts per dialect and how parameters go into them |
@@ -19,6 +20,7 @@
 pub mod answers;
 pub mod compare;
 pub mod dists;
+mod insert;
 pub mod load;
 pub mod metrics;
 pub mod power;

@@ -98,6 +98,11 @@ fn columns(t: Table) -> &'static [&'static str] {
     }
 }
 
+/// Number of columns of `t`.
+pub fn column_count(t: Table) -> usize {
+    columns(t).len()
+}
+
 /// The primary key columns.
 fn primary_key(t: Table) -> &'static str {
     match t {
