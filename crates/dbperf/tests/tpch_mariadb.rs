@@ -127,6 +127,40 @@ fn load_validate_power_and_timeouts() {
     // RF1 + RF2 leave as many orders as before.
     assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
 
+    // The throughput test: 2 streams and 2 refresh pairs; QphH@Size with the power run.
+    let tp_results = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        dbperf()
+            .args([
+                "tpch",
+                "throughput",
+                "--streams",
+                "2",
+                "--seed",
+                "7",
+                "--target",
+                &url,
+                "--power",
+            ])
+            .arg(&run)
+            .arg("--results-dir")
+            .arg(tp_results.path()),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Throughput@Size ") && stdout.contains("QphH@Size "),
+        "{stdout}"
+    );
+    let tp = read_json(&only_run_dir(tp_results.path()).join("tpch.json"));
+    assert_eq!(tp["streams"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        tp["streams"][0]["queries"][0]["query"], 21,
+        "stream 1's order starts with Q21"
+    );
+    assert_eq!(tp["refresh"].as_array().unwrap().len(), 2);
+    assert_eq!(tp["refresh"][0]["set"], 2, "set 1 was used by the power run");
+    assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
+
     // A tiny timeout: every query is cancelled on the server and the next one still runs.
     run_ok(
         dbperf()

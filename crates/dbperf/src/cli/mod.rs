@@ -20,6 +20,7 @@ pub mod sysbench;
 pub mod tpch;
 pub mod tpch_cold;
 pub mod tpch_run;
+pub mod tpch_throughput;
 
 use std::process::ExitCode;
 

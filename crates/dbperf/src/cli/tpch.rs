@@ -36,6 +36,8 @@ pub enum TpchCommand {
     Validate(crate::cli::tpch_run::ValidateArgs),
     /// The power test: RF1, the 22 queries in stream 0's order, RF2; Power@Size.
     Power(Box<crate::cli::tpch_run::PowerArgs>),
+    /// The throughput test: S concurrent query streams plus the refresh stream; Throughput@Size.
+    Throughput(Box<crate::cli::tpch_throughput::ThroughputArgs>),
     /// Compare power-test runs per query: baseline seconds, relative differences, draws, timeouts.
     Compare(crate::cli::tpch_run::CompareArgs),
 }
@@ -170,6 +172,7 @@ pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Qgen(a) => qgen(a),
         TpchCommand::Validate(a) => crate::cli::tpch_run::validate(a),
         TpchCommand::Power(a) => crate::cli::tpch_run::power(*a, argv),
+        TpchCommand::Throughput(a) => crate::cli::tpch_throughput::run(*a, argv),
         TpchCommand::Compare(a) => crate::cli::tpch_run::compare(a),
     }
 }

@@ -94,7 +94,7 @@ pub struct CompareArgs {
     pub results_dir: PathBuf,
 }
 
-fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
+pub(crate) fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
         Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
@@ -103,7 +103,7 @@ fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
 }
 
 /// The scale factor of the loaded data (supplier rows / 10,000), checked against `given`.
-async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64> {
+pub(crate) async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64> {
     let mut s = load::connect(target).await?;
     let rows = s.query_rows("SELECT COUNT(*) FROM supplier").await.map_err(|e| {
         anyhow::anyhow!(
@@ -198,7 +198,7 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
 }
 
 /// DBT-3's default seed: the time as MMDDhhmmss.
-fn time_seed() -> i64 {
+pub(crate) fn time_seed() -> i64 {
     chrono::Utc::now().format("%m%d%H%M%S").to_string().parse().unwrap_or(1)
 }
 
@@ -295,14 +295,13 @@ fn summary_text(r: &PowerReport) -> String {
             out.push_str(&format!("run {}: {n}\n", run.rep));
         }
     }
-    match r.power_at_size {
-        Some(p) => out.push_str(&format!("Power@Size {p:.1}\n")),
-        None => out.push_str("Power@Size not computed (a query timed out or failed, or refreshes were skipped)\n"),
+    if r.power_at_size.is_none() {
+        out.push_str("Power@Size not computed (a query timed out or failed, or refreshes were skipped)\n");
     }
     out
 }
 
-async fn server_facts(target: &Target) -> Result<ServerFacts> {
+pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
     let mut s = load::connect(target).await?;
     let rows = s
         .query_rows("SHOW GLOBAL VARIABLES")

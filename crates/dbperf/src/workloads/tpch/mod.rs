@@ -15,6 +15,7 @@
 //! | [`metrics`] | Power@Size, Throughput@Size, QphH@Size |
 //! | [`runner`] | one query: setup/teardown, a timeout that cancels it on the server, its plan |
 //! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
+//! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream |
 //! | [`compare`] | the per-query comparison table across runs |
 
 pub mod answers;
@@ -30,6 +31,7 @@ pub mod refresh;
 pub mod runner;
 pub mod schema;
 pub mod table;
+pub mod throughput;
 
 pub use schema::Dialect;
 pub use table::Table;
