@@ -60,3 +60,17 @@ fn sf_0_1_matches_dbgen_byte_for_byte() {
         1,
     );
 }
+
+#[test]
+fn write_tbl_writes_the_official_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dbperf::workloads::tpch::load::write_tbl(dir.path(), 0.01, 2).unwrap();
+    assert_eq!(files.len(), 8);
+    let orders = std::fs::read(dir.path().join("orders.tbl")).unwrap();
+    assert_eq!(
+        format!("{:x}", Md5::digest(&orders)),
+        "c8d2008fb47f47f9e56543d4cb0f4e6a"
+    );
+    let region = std::fs::read(dir.path().join("region.tbl")).unwrap();
+    assert_eq!(format!("{:x}", Md5::digest(&region)), REGION);
+}

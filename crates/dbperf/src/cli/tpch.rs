@@ -12,7 +12,7 @@ use crate::driver::target::MysqlOptions;
 use crate::driver::Target;
 use crate::workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use crate::workloads::tpch::power::stream_params;
-use crate::workloads::tpch::qgen::stream_order;
+use crate::workloads::tpch::qgen::{check_seed, stream_order};
 use crate::workloads::tpch::queries::render;
 use crate::workloads::tpch::{check_scale_factor, Dialect};
 
@@ -144,9 +144,9 @@ pub struct QgenArgs {
     /// Scale factor (changes Q11's fraction only).
     #[arg(long, visible_alias = "sf", default_value_t = 1.0)]
     pub scale_factor: f64,
-    /// qgen's seed (`qgen -r`).
-    #[arg(long, default_value_t = 0)]
-    pub seed: i64,
+    /// qgen's seed (`qgen -r`; default: the time as MMDDhhmmss, as DBT-3).
+    #[arg(long)]
+    pub seed: Option<i64>,
     /// Stream (`qgen -p`): its query order, and seed + stream as the seed.
     #[arg(long, default_value_t = 0)]
     pub stream: u32,
@@ -242,7 +242,12 @@ fn qgen(a: QgenArgs) -> Result<ExitCode> {
     let dialect = match a.dialect {
         DialectArg::Mysql => Dialect::Mysql,
     };
-    let params = stream_params(a.scale_factor, a.seed, a.stream, a.validation);
+    let seed = a.seed.unwrap_or_else(crate::cli::tpch_run::time_seed);
+    check_seed(seed)?;
+    if !a.validation {
+        println!("-- using {seed} as a seed to the RNG");
+    }
+    let params = stream_params(a.scale_factor, seed, a.stream, a.validation);
     for q in stream_order(a.stream) {
         let p = &params[usize::from(q) - 1];
         if a.params_only {

@@ -15,6 +15,7 @@ use crate::results::RunDir;
 use crate::workloads::tpch::answers::{self, compare as compare_answers, kinds};
 use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::power::{self, stream_params, Cold, PowerConfig, PowerReport, TPCH_FILE};
+use crate::workloads::tpch::qgen::check_seed;
 use crate::workloads::tpch::queries::render;
 use crate::workloads::tpch::runner::{QueryRunner, Status};
 use crate::workloads::tpch::{check_scale_factor, load};
@@ -218,6 +219,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let rt = runtime()?;
     let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
     let seed = a.seed.unwrap_or_else(time_seed);
+    check_seed(seed)?;
     let cfg = PowerConfig {
         target: target.clone(),
         dialect: a.conn.dialect(),

@@ -69,6 +69,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         );
     }
     let seed = a.seed.unwrap_or_else(time_seed);
+    crate::workloads::tpch::qgen::check_seed(seed)?;
     let cfg = ThroughputConfig {
         target: target.clone(),
         dialect: a.conn.dialect(),

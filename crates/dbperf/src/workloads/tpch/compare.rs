@@ -68,13 +68,13 @@ fn timeout_or_failed(timeouts: u32, limit: Option<f64>) -> String {
     }
 }
 
-/// `+12%` (slower), `-30%` (faster) or `draw`.
+/// The other run's seconds and `+12%` (slower), `-30%` (faster) or `draw`.
 fn relative(base: f64, other: f64, threshold: f64) -> String {
     let d = other / base.max(1e-9) - 1.0;
     if d.abs() < threshold {
-        format!("draw ({:+.0}%)", d * 100.0)
+        format!("{other:.2} draw ({:+.0}%)", d * 100.0)
     } else {
-        format!("{:+.0}%", d * 100.0)
+        format!("{other:.2} {:+.0}%", d * 100.0)
     }
 }
 
@@ -98,9 +98,9 @@ mod tests {
 
     #[test]
     fn relative_differences_and_draws() {
-        assert_eq!(relative(10.0, 10.3, 0.05), "draw (+3%)");
-        assert_eq!(relative(10.0, 13.0, 0.05), "+30%");
-        assert_eq!(relative(10.0, 5.0, 0.05), "-50%");
+        assert_eq!(relative(10.0, 10.3, 0.05), "10.30 draw (+3%)");
+        assert_eq!(relative(10.0, 13.0, 0.05), "13.00 +30%");
+        assert_eq!(relative(10.0, 5.0, 0.05), "5.00 -50%");
         assert_eq!(timeout_or_failed(1, Some(7200.0)), ">7200");
         assert_eq!(
             cell_seconds(Some(2.0), Some(1.0), Some(3.0), 0, None),

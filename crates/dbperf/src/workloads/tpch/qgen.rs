@@ -150,6 +150,16 @@ pub fn next_rand(x: i64) -> i64 {
     (x * 16807) % MODULUS
 }
 
+/// Refuses a seed the generator cannot use (0 modulo 2^31 − 1).
+pub fn check_seed(seed: i64) -> Result<(), super::TpchError> {
+    if seed.rem_euclid(MODULUS) == 0 {
+        return Err(super::TpchError::Invalid(format!(
+            "--seed {seed} is 0 modulo 2^31-1, which leaves qgen's random streams stuck at 0: give any other number (e.g. 101000000)"
+        )));
+    }
+    Ok(())
+}
+
 /// The parameter values of one query, `:1` first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueryParams {
@@ -181,9 +191,14 @@ struct Dists {
 }
 
 impl Qgen {
-    /// `qgen -r seed -s sf`. A negative seed is moved into range as qgen does.
+    /// `qgen -r seed -s sf`. The seed is taken modulo 2^31 − 1 (qgen adds the modulus to a
+    /// negative seed); a seed of 0 there would leave every stream at 0 (qgen then loops
+    /// forever in Q7), so it becomes 1 — [`check_seed`] refuses it first at the CLI.
     pub fn new(seed: i64, sf: f64) -> Qgen {
-        let mut s0 = if seed < 0 { seed + MODULUS } else { seed };
+        let mut s0 = seed.rem_euclid(MODULUS);
+        if s0 == 0 {
+            s0 = 1;
+        }
         let mut seeds = [0i64; 23];
         for slot in seeds.iter_mut().skip(1) {
             s0 = next_rand(s0);
@@ -400,6 +415,8 @@ mod tests {
         let g = Qgen::new(1, 1.0);
         assert_eq!(g.seeds[1], 16807);
         assert_eq!(g.seeds[2], 282_475_249);
+        assert_eq!(Qgen::new(0, 1.0).seeds, Qgen::new(1, 1.0).seeds);
+        assert!(check_seed(2_147_483_647).is_err() && check_seed(5).is_ok());
     }
 
     /// The TPC-H kit's reference parameters `ref_data/1/subparam_1` (`qgen -s 1 -r
