@@ -17,6 +17,7 @@ use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::power::{self, stream_params, Cold, PowerConfig, PowerReport, TPCH_FILE};
 use crate::workloads::tpch::qgen::check_seed;
 use crate::workloads::tpch::queries::render;
+use crate::workloads::tpch::refresh::next_set;
 use crate::workloads::tpch::runner::{QueryRunner, Status};
 use crate::workloads::tpch::{check_scale_factor, load};
 
@@ -148,6 +149,12 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     let mut failed = 0;
     rt.block_on(async {
         let mut runner = QueryRunner::connect(&target, dialect).await?;
+        let refreshed = next_set(runner.session(), sf).await? - 1;
+        if refreshed > 0 {
+            eprintln!(
+                "warning: {refreshed} RF1/RF2 pair(s) have run on this data since it was loaded; answers that show order keys (Q3, Q18) can differ. Validate freshly loaded data (`dbperf tpch cleanup` then `prepare`)"
+            );
+        }
         for p in &params {
             let q = p.query;
             let e = runner.run(&render(dialect, p, 0), limit).await?;
