@@ -226,6 +226,42 @@ fn load_validate_power_and_timeouts() {
         assert_eq!((e.status, e.rows), (Status::Ok, vec![vec!["5".to_string()]]));
     });
 
+    // --cold run: the sandbox is restarted (and the page cache dropped, or the result says
+    // why not) before the run, and the queries run on the new server.
+    let cold_results = tempfile::tempdir().unwrap();
+    let pid_before = std::fs::read_to_string(db.home().root().join("servers/test/mysqld.pid")).ok();
+    run_ok(
+        dbperf()
+            .env("DBPERF_HOME", db.home().root())
+            .args([
+                "tpch",
+                "power",
+                "--cold",
+                "run",
+                "--validation",
+                "--no-refresh",
+                "--no-explain",
+            ])
+            .args(["--target", "sandbox:test", "--results-dir"])
+            .arg(cold_results.path()),
+    );
+    let cold = read_json(&only_run_dir(cold_results.path()).join("tpch.json"));
+    assert_eq!(cold["cold"], "run");
+    assert!(
+        cold["runs"][0]["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q["status"] == "ok"),
+        "{cold}"
+    );
+    let pid_after = std::fs::read_to_string(db.home().root().join("servers/test/mysqld.pid")).ok();
+    assert_ne!(pid_before, pid_after, "the server was restarted");
+    // The old session is gone with the old server.
+    s = rt
+        .block_on(WireSession::connect(&target, IgnoreErrors::Codes(Default::default())))
+        .unwrap();
+
     run_ok(dbperf().args(["tpch", "cleanup", "--target", &url]));
     assert_eq!(
         count(
