@@ -19,6 +19,7 @@ use crate::workloads::tpch::{check_scale_factor, Dialect};
 /// TPC-H (DBT-3): data identical to dbgen 2.17.3, qgen parameters, validation, power test.
 #[derive(Debug, Args)]
 pub struct TpchArgs {
+    /// What to do.
     #[command(subcommand)]
     pub command: TpchCommand,
 }
@@ -48,16 +49,22 @@ pub struct ConnArgs {
     /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
     #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
     pub target: Option<String>,
+    /// MySQL server host (connects over TCP).
     #[arg(long, help_heading = "Connection")]
     pub mysql_host: Option<String>,
+    /// MySQL server port.
     #[arg(long, help_heading = "Connection")]
     pub mysql_port: Option<u16>,
+    /// MySQL user.
     #[arg(long, help_heading = "Connection")]
     pub mysql_user: Option<String>,
+    /// MySQL password.
     #[arg(long, help_heading = "Connection")]
     pub mysql_password: Option<String>,
+    /// MySQL database.
     #[arg(long, help_heading = "Connection")]
     pub mysql_db: Option<String>,
+    /// MySQL Unix socket.
     #[arg(long, help_heading = "Connection")]
     pub mysql_socket: Option<String>,
     /// SQL dialect of the schema and queries.
@@ -101,6 +108,7 @@ impl ConnArgs {
         self.target.as_deref().and_then(|t| t.strip_prefix("sandbox:"))
     }
 
+    /// The SQL dialect.
     pub fn dialect(&self) -> Dialect {
         match self.dialect {
             DialectArg::Mysql => Dialect::Mysql,
@@ -134,7 +142,9 @@ pub struct PrepareArgs {
 /// `--load-method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LoadMethodArg {
+    /// LOAD DATA LOCAL INFILE streamed from memory.
     LoadData,
+    /// Prepared 1,000-row INSERTs.
     Insert,
 }
 
@@ -156,6 +166,7 @@ pub struct QgenArgs {
     /// Print one line per query with its parameters (like `qgen -l`) instead of the SQL.
     #[arg(long)]
     pub params_only: bool,
+    /// SQL dialect of the queries.
     #[arg(long, value_enum, default_value = "mysql")]
     pub dialect: DialectArg,
 }

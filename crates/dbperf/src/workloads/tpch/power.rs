@@ -33,8 +33,11 @@ pub type ColdStart = Box<dyn Fn() -> Result<String, String> + Send + Sync>;
 
 /// What to run.
 pub struct PowerConfig {
+    /// Where.
     pub target: Target,
+    /// SQL dialect.
     pub dialect: Dialect,
+    /// Scale factor of the loaded data.
     pub sf: f64,
     /// qgen seed (stream 0 uses it as is).
     pub seed: i64,
@@ -48,6 +51,7 @@ pub struct PowerConfig {
     pub refresh: bool,
     /// Capture each query's plan (once, before the first run).
     pub explain: bool,
+    /// When to make the caches cold.
     pub cold: Cold,
     /// How to make the caches cold (required unless `cold` is `Off`).
     pub cold_start: Option<ColdStart>,
@@ -56,24 +60,32 @@ pub struct PowerConfig {
 /// One query in one run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QueryTiming {
+    /// Query number.
     pub query: u8,
     /// Position in the stream, from 1.
     pub position: usize,
+    /// Seconds to the last row (the timeout, when it timed out).
     pub seconds: f64,
+    /// How it ended.
     pub status: Status,
+    /// The server's error, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Rows returned.
     pub rows: usize,
 }
 
 /// One run of the power test.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PowerRun {
+    /// Repetition, from 1.
     pub rep: u32,
     /// Refresh set used, when refreshes ran.
     pub refresh_set: Option<u64>,
+    /// RF1's and RF2's seconds, when they ran.
     pub rf1_seconds: Option<f64>,
     pub rf2_seconds: Option<f64>,
+    /// The 22 queries in the order they ran.
     pub queries: Vec<QueryTiming>,
     /// Power@Size of this run; `None` when a query timed out or failed, or refreshes did not run.
     pub power_at_size: Option<f64>,
@@ -85,7 +97,9 @@ pub struct PowerRun {
 /// Per query over all runs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QuerySummary {
+    /// Query number.
     pub query: u8,
+    /// Its substitution parameters.
     pub params: Vec<String>,
     /// Median, min and max of the runs that finished; `None` if none did.
     pub median: Option<f64>,
@@ -103,16 +117,27 @@ pub struct QuerySummary {
 /// `tpch.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PowerReport {
+    /// Always [`TPCH_SCHEMA`].
     pub schema: String,
+    /// `power`.
     pub test: String,
+    /// Scale factor.
     pub scale_factor: f64,
+    /// qgen seed.
     pub seed: i64,
+    /// True when the validation parameters were used.
     pub validation: bool,
+    /// The server's version string.
     pub server_version: String,
+    /// `--timeout`, if given.
     pub timeout_seconds: Option<f64>,
+    /// When caches were made cold.
     pub cold: Cold,
+    /// The query order (stream 0).
     pub stream_order: Vec<u8>,
+    /// Every run.
     pub runs: Vec<PowerRun>,
+    /// Per query over the runs, in query order.
     pub queries: Vec<QuerySummary>,
     /// Median Power@Size over the runs that have one.
     pub power_at_size: Option<f64>,

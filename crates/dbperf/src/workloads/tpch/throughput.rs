@@ -20,12 +20,19 @@ use crate::driver::Target;
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct ThroughputConfig {
+    /// Where.
     pub target: Target,
+    /// SQL dialect.
     pub dialect: Dialect,
+    /// Scale factor of the loaded data.
     pub sf: f64,
+    /// qgen seed; stream `s` uses seed + s.
     pub seed: i64,
+    /// Query streams.
     pub streams: u32,
+    /// Use the validation parameters in every stream.
     pub validation: bool,
+    /// Cancel a query after this long.
     pub timeout: Option<Duration>,
     /// Run the refresh stream.
     pub refresh: bool,
@@ -34,15 +41,20 @@ pub struct ThroughputConfig {
 /// One query stream.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StreamRun {
+    /// Stream number, from 1.
     pub stream: u32,
+    /// Seconds from the test's start to this stream's last query's end.
     pub seconds: f64,
+    /// Its 22 queries in the order they ran.
     pub queries: Vec<QueryTiming>,
 }
 
 /// One refresh pair.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RefreshPair {
+    /// Refresh set number.
     pub set: u64,
+    /// RF1's and RF2's seconds.
     pub rf1_seconds: f64,
     pub rf2_seconds: f64,
 }
@@ -50,14 +62,23 @@ pub struct RefreshPair {
 /// `tpch.json` of a throughput run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ThroughputReport {
+    /// Always `dbperf.tpch/1`.
     pub schema: String,
+    /// `throughput`.
     pub test: String,
+    /// Scale factor.
     pub scale_factor: f64,
+    /// qgen seed.
     pub seed: i64,
+    /// True when the validation parameters were used.
     pub validation: bool,
+    /// The server's version string.
     pub server_version: String,
+    /// `--timeout`, if given.
     pub timeout_seconds: Option<f64>,
+    /// Every query stream.
     pub streams: Vec<StreamRun>,
+    /// The refresh stream's pairs.
     pub refresh: Vec<RefreshPair>,
     /// Ts: first submission to last completion.
     pub ts_seconds: f64,
