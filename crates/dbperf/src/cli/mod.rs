@@ -18,6 +18,10 @@ pub mod report;
 pub mod results;
 pub mod server;
 pub mod sysbench;
+pub mod tpch;
+pub mod tpch_cold;
+pub mod tpch_run;
+pub mod tpch_throughput;
 
 use std::process::ExitCode;
 
@@ -40,6 +44,7 @@ pub fn main() -> ExitCode {
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
         Command::Analyze(a) => analyze::run(a),
         Command::Report(a) => report::run(a),
+        Command::Tpch(a) => tpch::run(*a, &argv),
     };
     match result {
         Ok(code) => code,

@@ -2,3 +2,4 @@
 //! generation and loading, transaction mixes and checks.
 
 pub mod sysbench;
+pub mod tpch;
