@@ -193,6 +193,41 @@ fn load_validate_power_and_timeouts() {
     let out = run_ok(dbperf().args(["tpch", "compare"]).arg(&run).arg(timed));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains(">0.000001"), "{table}");
+    // The HTML report: per-query bars relative to the first run, timeouts marked.
+    let html_path = results.path().join("tpch.html");
+    let out = run_ok(
+        dbperf()
+            .arg("report")
+            .arg(&run)
+            .arg(timed)
+            .arg("--html")
+            .arg(&html_path),
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(">0.000001"));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let island = html
+        .split("class=\"chart-data\" id=\"chart-1-data\">")
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .expect("the bar chart's data");
+    let bars: serde_json::Value = serde_json::from_str(island).unwrap();
+    assert_eq!(bars["categories"].as_array().unwrap().len(), 22);
+    assert_eq!(bars["band"], serde_json::json!([0.95, 1.05]));
+    let baseline = bars["series"][0]["bars"].as_array().unwrap();
+    assert!(
+        baseline.iter().all(|b| b["value"] == 1.0),
+        "the baseline is 1 on every query"
+    );
+    let other = bars["series"][1]["bars"].as_array().unwrap();
+    let timeouts = tpch["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["timeouts"].as_u64() > Some(0));
+    for q in timeouts {
+        let i = q["query"].as_u64().unwrap() as usize - 1;
+        assert_eq!(other[i]["timed_out"], ">0.000001s", "Q{}", i + 1);
+    }
 
     // A query that would run for hours is killed on the server within its timeout.
     rt.block_on(async {

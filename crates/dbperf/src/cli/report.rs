@@ -1,6 +1,7 @@
 //! `dbperf report RUN|EXPERIMENT|RUNS... [--html FILE] [--format text|json|csv|markdown]`:
-//! resolves what was named (a run directory, a run id, a lab experiment, or several runs),
-//! prints its tables, and writes the self-contained HTML report.
+//! resolves what was named (a run directory, a run id, a lab experiment, or several runs; TPC-H
+//! power runs are recognised by their `tpch.json`), prints its tables, and writes the
+//! self-contained HTML report.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,9 +14,12 @@ use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunIn
 use crate::report::final_text;
 use crate::report::html::experiment::experiment_page;
 use crate::report::html::run::{run_page, RunData};
+use crate::report::html::tpch::{tpch_page, DRAW_THRESHOLD as TPCH_DRAW};
 use crate::results::interval::IntervalRecord;
-use crate::results::RunRecords;
+use crate::results::{RunDir, RunRecords};
 use crate::telemetry::analyze::{analyze, AnalyzeOptions};
+use crate::workloads::tpch::compare::{table as tpch_table, Column as TpchColumn};
+use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 
 /// `dbperf report` arguments.
 #[derive(Debug, Args)]
@@ -108,10 +112,83 @@ fn resolve(args: &ReportArgs) -> Result<Subject> {
 
 /// Runs `dbperf report`.
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    match resolve(&args)? {
-        Subject::Run(dir) => report_run(&dir, &args),
-        Subject::Runs { name, dirs } => report_runs(&name, &dirs, &args),
+    let (name, dirs) = match resolve(&args)? {
+        Subject::Run(dir) => (String::new(), vec![dir]),
+        Subject::Runs { name, dirs } => (name, dirs),
+    };
+    let tpch = dirs.iter().filter(|d| d.join(TPCH_FILE).is_file()).count();
+    if tpch == dirs.len() {
+        return report_tpch(&dirs, &args);
     }
+    if tpch > 0 {
+        anyhow::bail!(
+            "{tpch} of the {} runs are TPC-H power runs and the others are not: report them separately",
+            dirs.len()
+        );
+    }
+    match dirs.as_slice() {
+        [dir] if name.is_empty() => report_run(dir, &args),
+        _ => report_runs(&name, &dirs, &args),
+    }
+}
+
+/// TPC-H power runs: the per-query table (first run the baseline) and the HTML with its bars.
+fn report_tpch(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
+    let mut runs = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let d = RunDir::open(dir).with_context(|| format!("reading {}", dir.display()))?;
+        let report: PowerReport = d.read_json(TPCH_FILE)?;
+        runs.push((d.run_id().to_string(), report));
+    }
+    if let Some(path) = &args.html {
+        write_html(path, &tpch_page(&runs)?)?;
+    }
+    match args.format {
+        ReportFormat::Json => {
+            let all: Vec<&PowerReport> = runs.iter().map(|r| &r.1).collect();
+            println!("{}", serde_json::to_string_pretty(&all)?);
+        }
+        ReportFormat::Csv => {
+            let mut w = csv::Writer::from_writer(std::io::stdout().lock());
+            w.write_record([
+                "run", "server", "query", "median_s", "min_s", "max_s", "timeouts", "errors",
+            ])?;
+            for (id, r) in &runs {
+                for q in &r.queries {
+                    let f = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+                    w.write_record([
+                        id.clone(),
+                        r.server_version.clone(),
+                        q.query.to_string(),
+                        f(q.median),
+                        f(q.min),
+                        f(q.max),
+                        q.timeouts.to_string(),
+                        q.errors.to_string(),
+                    ])?;
+                }
+            }
+            w.flush()?;
+        }
+        ReportFormat::Text | ReportFormat::Markdown => {
+            let columns: Vec<TpchColumn<'_>> = runs
+                .iter()
+                .map(|(id, r)| TpchColumn {
+                    label: format!("{} {id}", r.server_version),
+                    report: r,
+                })
+                .collect();
+            let md = args.format == ReportFormat::Markdown;
+            if md {
+                println!("```");
+            }
+            print!("{}", tpch_table(&columns, TPCH_DRAW));
+            if md {
+                println!("```");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn write_html(path: &Path, html: &str) -> Result<()> {

@@ -9,6 +9,7 @@
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `run.rs` | the report of one run |
 //! | `experiment.rs` | the report of a lab experiment |
+//! | `tpch.rs` | the report of TPC-H power runs: per-query bars normalised to a baseline |
 
 pub mod bars;
 pub mod chart;
@@ -16,6 +17,7 @@ pub mod experiment;
 pub mod page;
 pub mod run;
 pub mod spectrum;
+pub mod tpch;
 
 use std::path::PathBuf;
 
