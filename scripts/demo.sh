@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo: a sandboxed MariaDB, 8 sysbench tables, oltp_read_only and oltp_read_write at
-# 1, 2, 4, 8 and 16 connections, and a users-by-workload TPS table at the end.
+# 1, 2, 4, 8 and 16 connections; at the end, TPS and p99 by connections for each workload
+# and a self-contained HTML report (charts) in the results directory.
 # Knobs: DEMO_TIME (seconds per point, default 10), DEMO_TABLE_SIZE (rows, default 100000),
 # DEMO_KEEP=1 keeps the sandbox running afterwards. State lives in $DBPERF_HOME (~/.dbperf).
 set -euo pipefail
@@ -32,23 +33,8 @@ for w in oltp_read_only oltp_read_write; do
   done
 done
 
-python3 - "$RESULTS" <<'PY'
-import json, sys, os
-d = sys.argv[1]
-loads = ["oltp_read_only", "oltp_read_write"]
-users = [1, 2, 4, 8, 16]
-print()
-print("Transactions per second (p99 ms) by connections, MariaDB sandbox, %s" % d)
-print("%-8s" % "users" + "".join("%26s" % w for w in loads))
-for u in users:
-    row = "%-8d" % u
-    for w in loads:
-        f = os.path.join(d, "%s-%d.json" % (w, u))
-        if os.path.exists(f):
-            s = json.load(open(f))
-            row += "%26s" % ("%.1f (%.2f)" % (s["transactions"]["per_sec"], s["latency_ms"]["p99"]))
-        else:
-            row += "%26s" % "-"
-    print(row)
-PY
+echo
+# TPS and p99 by connections for each workload, and the HTML report with its charts.
+$DBPERF report "$RESULTS"/runs/*/ --html "$RESULTS/report.html"
 echo "Run directories: $RESULTS/runs"
+echo "HTML report: $RESULTS/report.html"

@@ -64,6 +64,16 @@ fn compare_warns_on_exactly_the_distorting_differences_and_the_catalog_has_both_
     );
     assert!(text.contains("differ along with the ones above"), "{text}");
     assert!(text.contains("Rule: "), "{text}");
+    // What each run's server did, from its telemetry, beside the numbers.
+    assert!(text.contains("Inside the server"), "{text}");
+    for figure in [
+        "stalls (analyze)",
+        "checkpoint age max",
+        "time in sync flush",
+        "client CPU max",
+    ] {
+        assert!(text.contains(figure), "{figure}: {text}");
+    }
 
     // By run id, through the catalog, as JSON.
     let id = |p: &Path| p.file_name().unwrap().to_str().unwrap().to_string();
@@ -82,6 +92,15 @@ fn compare_warns_on_exactly_the_distorting_differences_and_the_catalog_has_both_
     assert_eq!(warned, ["performance_schema", "sort_buffer_size"]);
     assert_eq!(v["by"], "run");
     assert_eq!(v["rows"][0]["threads"], 2);
+    let inside = v["inside"].as_array().unwrap();
+    assert_eq!(inside.len(), 2, "{v}");
+    for column in inside {
+        assert_eq!(
+            (&column["runs"], &column["analysed"], &column["with_telemetry"]),
+            (&1.into(), &1.into(), &1.into())
+        );
+        assert!(column["checkpoint_max_pct"].as_f64().is_some(), "{column}");
+    }
 
     // The catalog, as a user would query it with sqlite3.
     let db = rusqlite::Connection::open(results.join("catalog.sqlite")).unwrap();

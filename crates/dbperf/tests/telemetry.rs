@@ -1,6 +1,7 @@
 //! Telemetry during real sysbench runs on sandboxed MariaDB: `telemetry.jsonl` on the run's
-//! clock, the live line, the catalog rows, checkpoint pressure with a tiny and a large redo
-//! log, a frozen server found as a stall by `dbperf analyze`, and `--no-telemetry`.
+//! clock, the live line, the catalog rows, checkpoint stalls with a tiny redo log and none with
+//! a large one, InnoDB waits with Performance Schema instruments, a frozen server found as a
+//! stall by `dbperf analyze`, and `--no-telemetry`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,10 +21,11 @@ fn telemetry(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Prepares 4 x 20k rows and runs oltp_write_only for `secs` at 8 connections.
+/// Prepares 4 x 50k rows (45 MB, 2,800 pages: enough distinct pages that a sync flush has real
+/// work) and runs oltp_write_only for `secs` at 8 connections.
 fn write_run(sb: &TempSandbox, results: &Path, secs: u32, extra: &[&str]) -> (Output, PathBuf) {
     let url = sb.url();
-    let common = ["--tables=4", "--table-size=20000"];
+    let common = ["--tables=4", "--table-size=50000"];
     run_ok(
         dbperf()
             .args(["sysbench", "oltp_write_only", "prepare", "--target", &url])
@@ -71,17 +73,52 @@ fn max_of(samples: &[Value], key: &str) -> f64 {
         .fold(f64::MIN, f64::max)
 }
 
+/// The flushing settings of `examples/redo-stalls.toml`: the page cleaner does little in the
+/// background, so redo space is reclaimed by sync flushes that writers wait for.
+const LAZY_FLUSHING: [&str; 4] = [
+    "innodb_buffer_pool_size=256M",
+    "innodb_io_capacity=100",
+    "innodb_io_capacity_max=100",
+    "innodb_adaptive_flushing=OFF",
+];
+
+fn sandbox_with_redo(size: &str) -> TempSandbox {
+    let redo = format!("innodb_log_file_size={size}");
+    let mut settings = vec![redo.as_str()];
+    settings.extend(LAZY_FLUSHING);
+    TempSandbox::start_with(&settings).expect("sandbox starts")
+}
+
+fn analysis(dir: &Path) -> Value {
+    serde_json::from_slice(&run_ok(dbperf().args(["analyze", "--format", "json"]).arg(dir)).stdout).unwrap()
+}
+
+/// Stalls one of whose causes is the checkpoint age.
+fn checkpoint_stalls(analysis: &Value) -> Vec<&Value> {
+    analysis["stalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c.as_str().unwrap().starts_with("checkpoint age reached"))
+        })
+        .collect()
+}
+
 #[test]
-fn a_tiny_redo_log_shows_checkpoint_pressure_a_large_one_does_not() {
+fn a_tiny_redo_log_stalls_on_the_checkpoint_and_a_large_one_does_not() {
     let tmp = tempfile::tempdir().unwrap();
-    let small =
-        TempSandbox::start_with(&["innodb_log_file_size=8M", "innodb_buffer_pool_size=256M"]).expect("sandbox starts");
-    let (out, dir) = write_run(&small, &tmp.path().join("small"), 6, &[]);
+    let small = sandbox_with_redo("8M");
+    let (out, dir) = write_run(&small, &tmp.path().join("small"), 10, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("| ckpt "), "the live line shows checkpoint age:\n{text}");
     let samples = telemetry(&dir);
     // One sample a second on the intervals' clock (t_s counts from the run's time zero).
-    assert!((4..=8).contains(&samples.len()), "{} samples", samples.len());
+    assert!((8..=12).contains(&samples.len()), "{} samples", samples.len());
     let mut previous = 0.0;
     for (i, s) in samples.iter().enumerate() {
         let t = s["t_s"].as_f64().unwrap();
@@ -94,10 +131,15 @@ fn a_tiny_redo_log_shows_checkpoint_pressure_a_large_one_does_not() {
     }
     assert!(max_of(&samples, "checkpoint_pct") >= 90.0, "{samples:?}");
     assert!(max_of(&samples, "pages_written_s") > 0.0);
-    let analysis: Value =
-        serde_json::from_slice(&run_ok(dbperf().args(["analyze", "--format", "json"]).arg(&dir)).stdout).unwrap();
-    let notes = analysis["notes"].to_string();
-    assert!(notes.contains("checkpoint age: at most"), "{analysis}");
+    let small_analysis = analysis(&dir);
+    let notes = small_analysis["notes"].to_string();
+    assert!(notes.contains("checkpoint age: at most"), "{small_analysis}");
+    // Writers wait for sync flushes: the stalls are found and put down to the checkpoint.
+    assert!(
+        !checkpoint_stalls(&small_analysis).is_empty(),
+        "no stall attributed to the checkpoint:\n{}\n{text}",
+        String::from_utf8_lossy(&run_ok(dbperf().arg("analyze").arg(&dir)).stdout)
+    );
     // The catalog has a row per sample.
     let catalog = rusqlite::Connection::open(tmp.path().join("small/catalog.sqlite")).unwrap();
     let rows: i64 = catalog
@@ -110,11 +152,51 @@ fn a_tiny_redo_log_shows_checkpoint_pressure_a_large_one_does_not() {
     assert_eq!(rows as usize, samples.len());
     drop(small);
 
-    let large =
-        TempSandbox::start_with(&["innodb_log_file_size=1G", "innodb_buffer_pool_size=256M"]).expect("sandbox starts");
-    let (_, dir) = write_run(&large, &tmp.path().join("large"), 6, &[]);
+    let large = sandbox_with_redo("1G");
+    let (_, dir) = write_run(&large, &tmp.path().join("large"), 10, &[]);
     let samples = telemetry(&dir);
     assert!(max_of(&samples, "checkpoint_pct") < 50.0, "{samples:?}");
+    let large_analysis = analysis(&dir);
+    assert!(checkpoint_stalls(&large_analysis).is_empty(), "{large_analysis}");
+}
+
+#[test]
+fn innodb_waits_head_the_top_waits_with_performance_schema_instruments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = TempSandbox::start_with(&["performance_schema=ON"]).expect("sandbox starts");
+    let url = sb.url();
+    let common = ["--tables=2", "--table-size=10000"];
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_read_write", "prepare", "--target", &url])
+            .args(common),
+    );
+    let out = run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_read_write", "run", "--target", &url])
+            .args(["--threads=8", "--time=4", "--report-interval=1", "--pfs-instruments"])
+            .arg("--results-dir")
+            .arg(tmp.path())
+            .args(common),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let samples = telemetry(&only_run_dir(tmp.path()));
+    let waits: Vec<&str> = samples
+        .iter()
+        .flat_map(|s| s["server"]["waits"].as_array().into_iter().flatten())
+        .map(|w| w["event"].as_str().unwrap())
+        .collect();
+    // The B-tree latch every index lookup takes (an sx-lock in MariaDB 10.6+, an rw-lock in
+    // MySQL), and no per-row table wait hiding it.
+    assert!(
+        waits.iter().any(|w| w.ends_with("/innodb/index_tree_rw_lock")),
+        "{waits:?}"
+    );
+    assert!(waits.iter().all(|w| !w.starts_with("wait/io/table/")), "{waits:?}");
+    assert!(
+        text.contains("wait innodb/"),
+        "the live line names the top wait:\n{text}"
+    );
 }
 
 #[test]

@@ -17,7 +17,8 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: AnalyzeFormat,
-    /// An interval stalls when its TPS fell by at least this fraction of the median TPS.
+    /// An interval stalls when its TPS fell by at least this fraction of the run's sustained TPS
+    /// (its upper quartile of interval TPS).
     #[arg(long, value_name = "FRACTION", default_value_t = AnalyzeOptions::default().drop)]
     pub drop: f64,
     /// ... or when its p99 is above this multiple of the median p99.

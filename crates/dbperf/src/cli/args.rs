@@ -34,6 +34,10 @@ pub enum Command {
     Results(crate::cli::results::ResultsArgs),
     /// Stalls in a finished run and what explains them (checkpoint, flushing, waits, disk, client).
     Analyze(crate::cli::analyze::AnalyzeArgs),
+    /// A run's or an experiment's tables, and a self-contained HTML report with charts (--html).
+    Report(crate::cli::report::ReportArgs),
+    /// TPC-H / DBT-3: data identical to dbgen, qgen parameters, answer validation, power test.
+    Tpch(Box<crate::cli::tpch::TpchArgs>),
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.

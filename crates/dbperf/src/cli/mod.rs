@@ -16,11 +16,16 @@ pub mod compare;
 pub mod lab;
 pub mod measure;
 pub mod record;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod sysbench;
 pub mod tpcc;
 pub mod tpcc_report;
+pub mod tpch;
+pub mod tpch_cold;
+pub mod tpch_run;
+pub mod tpch_throughput;
 
 use std::process::ExitCode;
 
@@ -43,6 +48,8 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => compare::run(*a),
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),
         Command::Analyze(a) => analyze::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Tpch(a) => tpch::run(*a, &argv),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,8 @@
 //! comparisons of runs ([`compare`]).
 
 pub mod compare;
+pub mod html;
+pub mod metrics;
 
 use std::fmt::Write;
 

@@ -1,21 +1,20 @@
 //! `dbperf analyze RUN`: stall detection and attribution on a finished run directory.
 //!
 //! Reads `intervals.jsonl` and, when present, `telemetry.jsonl`; finds the stalls (runs of
-//! measured intervals whose TPS fell by `--drop` of the median or whose p99 rose above
-//! `--p99-factor` times the median p99) and explains each with the telemetry samples taken
+//! measured intervals whose TPS fell by `--drop` below the run's sustained TPS, or whose p99
+//! rose above `--p99-factor` times the median p99) and explains each with the telemetry samples taken
 //! during it: checkpoint age, dirty pages, page writes, LRU flushes, top wait, iowait, disk
 //! utilisation, client CPU. Also judges the run's stability (coefficient of variation of TPS).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::os::OsSample;
+use super::pressure::{
+    max_of, median, median_of, min_of, top_wait, Pressure, TelemetryRow, CLIENT_SATURATED_PCT, SYNC_FLUSH_PCT,
+};
 use crate::results::{read_jsonl, ResultsError, INTERVALS_FILE, TELEMETRY_FILE};
 
-/// Client CPU (percent of one core) from which results are called client-bound.
-const CLIENT_SATURATED_PCT: f64 = 90.0;
 /// TPS coefficient of variation (percent) below which a run is stable.
 const STABLE_CV_PCT: f64 = 5.0;
 /// ... and below which it is only somewhat variable.
@@ -24,8 +23,8 @@ const VARIABLE_CV_PCT: f64 = 15.0;
 /// What counts as a stall.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AnalyzeOptions {
-    /// An interval stalls when its TPS fell by at least this fraction of the median (0.5: to
-    /// half or less).
+    /// An interval stalls when its TPS fell by at least this fraction of the sustained TPS
+    /// (0.5: to half or less).
     pub drop: f64,
     /// ... or when its p99 is above this multiple of the median p99.
     pub p99_factor: f64,
@@ -87,22 +86,26 @@ pub struct Analysis {
     pub stalls: Vec<Stall>,
     /// How steady TPS and p99 were.
     pub stability: Stability,
+    /// Run-wide pressure from telemetry (`None`: no `telemetry.jsonl`).
+    pub pressure: Option<Pressure>,
     /// Findings about the whole run (e.g. a saturated client).
     pub notes: Vec<String>,
 }
 
-/// One stall: consecutive intervals with TPS or p99 far from the run's median.
+/// One stall: consecutive intervals with TPS far below the run's sustained TPS or p99 far
+/// above its median p99.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stall {
     /// Start of its first interval, seconds since the run started.
     pub start_s: f64,
     /// End of its last interval.
     pub end_s: f64,
-    /// Median TPS of the measured phase (the reference).
-    pub tps_median: f64,
+    /// The reference: the measured phase's sustained TPS, its upper quartile of interval TPS.
+    /// Not the median, which a run that stalls half the time drags down to the stalled level.
+    pub tps_sustained: f64,
     /// Lowest TPS during the stall.
     pub tps_min: f64,
-    /// How far TPS fell below the median, percent (0 when it did not fall).
+    /// How far TPS fell below the sustained TPS, percent (0 when it did not fall).
     pub drop_pct: f64,
     /// Highest p99 during the stall, ms.
     pub p99_ms: f64,
@@ -123,6 +126,8 @@ pub struct Stability {
     pub tps_min: f64,
     /// Median interval TPS.
     pub tps_median: f64,
+    /// Upper quartile of interval TPS: what the run sustains when it does not stall.
+    pub tps_sustained: f64,
     /// Highest interval TPS.
     pub tps_max: f64,
     /// Lowest interval p99, ms.
@@ -151,59 +156,6 @@ struct IntervalRow {
 struct P99 {
     #[serde(default)]
     p99: f64,
-}
-
-/// One line of `telemetry.jsonl`.
-#[derive(Debug, Deserialize)]
-struct TelemetryRow {
-    t_s: f64,
-    #[serde(default)]
-    interval_s: Option<f64>,
-    #[serde(default)]
-    os: Option<OsSample>,
-    #[serde(default)]
-    server: Option<serde_json::Value>,
-    #[serde(default)]
-    client: Option<ClientRow>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ClientRow {
-    #[serde(default)]
-    cpu_pct: Option<f64>,
-}
-
-impl TelemetryRow {
-    fn server(&self, key: &str) -> Option<f64> {
-        self.server.as_ref()?.get(key)?.as_f64()
-    }
-
-    fn checkpoint_pct(&self) -> Option<f64> {
-        self.server("checkpoint_pct").or_else(|| {
-            let (age, max) = (
-                self.server("checkpoint_age_bytes")?,
-                self.server("checkpoint_max_bytes")?,
-            );
-            (max > 0.0).then(|| age * 100.0 / max)
-        })
-    }
-
-    fn iowait(&self) -> Option<f64> {
-        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
-    }
-
-    fn idle(&self) -> Option<f64> {
-        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.idle)
-    }
-
-    fn client_cpu(&self) -> Option<f64> {
-        self.client.as_ref()?.cpu_pct
-    }
-
-    /// Middle of the time the sample covers.
-    fn mid_s(&self, default_interval: f64) -> f64 {
-        self.t_s - self.interval_s.unwrap_or(default_interval) / 2.0
-    }
 }
 
 /// Analyses the run directory `run_dir`.
@@ -246,10 +198,10 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     let tps: Vec<f64> = measured.iter().map(|r| r.tps).collect();
     let p99s: Vec<f64> = measured.iter().map(|r| r.latency_ms.p99).filter(|p| *p > 0.0).collect();
     let stability = stability(&tps, &p99s);
-    let (tps_median, p99_median) = (stability.tps_median, stability.p99_median_ms);
+    let (tps_sustained, p99_median) = (stability.tps_sustained, stability.p99_median_ms);
 
     let stalled = |r: &IntervalRow| {
-        (tps_median > 0.0 && r.tps <= tps_median * (1.0 - opts.drop))
+        (tps_sustained > 0.0 && r.tps <= tps_sustained * (1.0 - opts.drop))
             || (p99_median > 0.0 && r.latency_ms.p99 > p99_median * opts.p99_factor)
     };
     let spans = stall_spans(&measured.iter().map(|r| stalled(r)).collect::<Vec<_>>());
@@ -264,10 +216,10 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         let mut stall = Stall {
             start_s,
             end_s,
-            tps_median,
+            tps_sustained,
             tps_min,
-            drop_pct: if tps_median > 0.0 {
-                ((1.0 - tps_min / tps_median) * 100.0).max(0.0)
+            drop_pct: if tps_sustained > 0.0 {
+                ((1.0 - tps_min / tps_sustained) * 100.0).max(0.0)
             } else {
                 0.0
             },
@@ -306,45 +258,12 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
             fmt_s(step)
         ));
     }
-    if let Some(tel) = &telemetry {
-        let cpus: Vec<f64> = tel
-            .iter()
-            .filter(|s| s.mid_s(step) >= measured_from)
-            .filter_map(|s| s.client_cpu())
-            .collect();
-        // Redo and buffer pool pressure over the measured phase, stall or not: a checkpoint
-        // age held near its maximum means the server flushes synchronously to keep up.
+    // Redo, buffer pool and client pressure over the measured phase, stall or not.
+    let pressure = telemetry.as_ref().map(|tel| {
         let measured_tel: Vec<&TelemetryRow> = tel.iter().filter(|s| s.mid_s(step) >= measured_from).collect();
-        let ckpt: Vec<f64> = measured_tel.iter().filter_map(|s| s.checkpoint_pct()).collect();
-        if let Some(max) = ckpt.iter().copied().reduce(f64::max) {
-            let high = ckpt.iter().filter(|p| **p >= 90.0).count();
-            notes.push(format!(
-                "checkpoint age: at most {max:.0}% of its maximum; at or above 90% (sync flush) in {high} of {} samples",
-                ckpt.len()
-            ));
-        }
-        let dirty: Vec<f64> = measured_tel
-            .iter()
-            .filter_map(|s| s.server("dirty_pages_pct"))
-            .collect();
-        if let Some(max) = dirty.iter().copied().reduce(f64::max) {
-            let limit = measured_tel.iter().find_map(|s| s.server("max_dirty_pages_pct"));
-            notes.push(match limit {
-                Some(l) => {
-                    format!("dirty pages: at most {max:.0}% of the buffer pool (innodb_max_dirty_pages_pct {l:.0})")
-                }
-                None => format!("dirty pages: at most {max:.0}% of the buffer pool"),
-            });
-        }
-        let busy = cpus.iter().filter(|c| **c >= CLIENT_SATURATED_PCT).count();
-        if busy > 0 && busy * 4 >= cpus.len() {
-            notes.push(format!(
-                "the client was saturated (CPU >= {CLIENT_SATURATED_PCT:.0}% of a core) in {busy} of {} samples: \
-                 results are client-bound",
-                cpus.len()
-            ));
-        }
-    }
+        Pressure::of(&measured_tel)
+    });
+    notes.extend(pressure.iter().flat_map(Pressure::notes));
 
     Ok(Analysis {
         run_dir: run_dir.to_path_buf(),
@@ -354,6 +273,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         p99_factor: opts.p99_factor,
         stalls,
         stability,
+        pressure,
         notes,
     })
 }
@@ -402,6 +322,7 @@ fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
         tps_cv_pct: cv,
         tps_min: min(tps),
         tps_median: median(tps).unwrap_or(0.0),
+        tps_sustained: upper_quartile(tps).unwrap_or(0.0),
         tps_max: max(tps),
         p99_min_ms: if p99s.is_empty() { 0.0 } else { min(p99s) },
         p99_median_ms: median(p99s).unwrap_or(0.0),
@@ -410,30 +331,16 @@ fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
     }
 }
 
-fn median(values: &[f64]) -> Option<f64> {
+/// The 75th percentile, interpolated between the two nearest ranks.
+fn upper_quartile(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
-}
-
-fn max_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
-    rows.iter().filter_map(|r| f(r)).reduce(f64::max)
-}
-
-fn min_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
-    rows.iter().filter_map(|r| f(r)).reduce(f64::min)
-}
-
-fn median_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
-    median(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+    let rank = 0.75 * (v.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    Some(v[lo] + (v[hi] - v[lo]) * (rank - lo as f64))
 }
 
 /// A rate during the stall that is at least twice its usual value (or appears from nothing).
@@ -455,7 +362,7 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow]) -> Vec<String
     let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
 
     if let Some(pct) = max_of(during, TelemetryRow::checkpoint_pct) {
-        if pct >= 90.0 {
+        if pct >= SYNC_FLUSH_PCT {
             causes.push(format!("checkpoint age reached {pct:.0}% of max (sync flush)"));
         } else if pct >= 75.0 {
             causes.push(format!("checkpoint age reached {pct:.0}% of max (async flush)"));
@@ -536,33 +443,6 @@ fn busiest_disk(rows: &[&TelemetryRow]) -> Option<(String, f64, f64)> {
         .map(|d| (d.name.clone(), d.util_pct, d.w_await_ms))
 }
 
-/// The wait event with the most time over the samples.
-fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
-    let mut time: BTreeMap<&str, f64> = BTreeMap::new();
-    for r in rows {
-        let Some(waits) = r
-            .server
-            .as_ref()
-            .and_then(|s| s.get("waits"))
-            .and_then(|w| w.as_array())
-        else {
-            continue;
-        };
-        for w in waits {
-            if let (Some(event), Some(ms)) = (
-                w.get("event").and_then(|e| e.as_str()),
-                w.get("time_ms").and_then(|t| t.as_f64()),
-            ) {
-                *time.entry(event).or_default() += ms;
-            }
-        }
-    }
-    time.into_iter()
-        .filter(|(_, ms)| *ms > 0.0)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(e, _)| e.to_string())
-}
-
 /// Formats a TPS figure: no decimals from 100 up.
 fn fmt_tps(v: f64) -> String {
     if v >= 100.0 {
@@ -582,15 +462,15 @@ fn fmt_s(v: f64) -> String {
 }
 
 impl Stall {
-    /// One line: `340-352 s: TPS fell 94% (median 1250 → 75) while ...; top wait: ...`.
+    /// One line: `340-352 s: TPS fell 94% (sustained 1250 → 75) while ...; top wait: ...`.
     pub fn render(&self, telemetry: bool) -> String {
         let mut line = format!("{}-{} s: ", fmt_s(self.start_s), fmt_s(self.end_s));
         let mut what = Vec::new();
         if self.drop_pct > 0.0 {
             what.push(format!(
-                "TPS fell {:.0}% (median {} → {})",
+                "TPS fell {:.0}% (sustained {} → {})",
                 self.drop_pct,
-                fmt_tps(self.tps_median),
+                fmt_tps(self.tps_sustained),
                 fmt_tps(self.tps_min)
             ));
         }
@@ -638,11 +518,12 @@ impl Analysis {
             }
         );
         out.push_str(&format!(
-            "stability: {} (TPS CV {:.1}%; min {} / median {} / max {}; p99 min {:.1} / median {:.1} / max {:.1} ms)\n",
+            "stability: {} (TPS CV {:.1}%; min {} / median {} / sustained {} / max {}; p99 min {:.1} / median {:.1} / max {:.1} ms)\n",
             s.verdict,
             s.tps_cv_pct,
             fmt_tps(s.tps_min),
             fmt_tps(s.tps_median),
+            fmt_tps(s.tps_sustained),
             fmt_tps(s.tps_max),
             s.p99_min_ms,
             s.p99_median_ms,
@@ -650,7 +531,7 @@ impl Analysis {
         ));
         if self.stalls.is_empty() {
             out.push_str(&format!(
-                "stalls: none (no interval fell {:.0}% below the median TPS or rose above {}x the median p99)\n",
+                "stalls: none (no interval fell {:.0}% below the sustained TPS or rose above {}x the median p99)\n",
                 self.drop * 100.0,
                 self.p99_factor
             ));
@@ -754,7 +635,7 @@ mod tests {
         );
         let text = a.render_text();
         assert!(
-            text.contains("12-15 s: TPS fell 94% (median 1010 → 60.0) and p99 rose to 400.0 ms (80.0x the median 5.0 ms) while checkpoint age reached 97% of max (sync flush) and dirty pages"),
+            text.contains("12-15 s: TPS fell 94% (sustained 1020 → 60.0) and p99 rose to 400.0 ms (80.0x the median 5.0 ms) while checkpoint age reached 97% of max (sync flush) and dirty pages"),
             "{text}"
         );
         assert!(
@@ -802,6 +683,30 @@ mod tests {
         assert_eq!(a.stability.verdict, "stable");
         assert_eq!((a.stability.tps_min, a.stability.tps_max), (1000.0, 1020.0));
         assert!(a.render_text().contains("stalls: none"));
+    }
+
+    #[test]
+    fn a_run_that_stalls_every_other_second_is_judged_against_its_sustained_tps() {
+        // The sync-flush sawtooth: 1000 TPS, then 300 while the page cleaner catches up. The
+        // median (650) sits between the two levels, so no interval is half of it; against the
+        // sustained 1000 every dip is a stall.
+        let dir = tempfile::tempdir().unwrap();
+        let tps: Vec<f64> = (0..20).map(|i| if i % 4 < 2 { 1000.0 } else { 300.0 }).collect();
+        write_run(dir.path(), &tps, &[20.0; 20]);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stability.tps_median, 650.0);
+        assert_eq!(a.stability.tps_sustained, 1000.0);
+        assert_eq!(a.stalls.len(), 5, "{}", a.render_text());
+        assert_eq!((a.stalls[0].start_s, a.stalls[0].end_s), (4.0, 6.0));
+        assert!(a.render_text().contains("4-6 s: TPS fell 70% (sustained 1000 → 300)"));
+    }
+
+    #[test]
+    fn the_upper_quartile_interpolates_between_ranks() {
+        assert_eq!(upper_quartile(&[]), None);
+        assert_eq!(upper_quartile(&[7.0]), Some(7.0));
+        assert_eq!(upper_quartile(&[4.0, 1.0, 3.0, 2.0, 5.0]), Some(4.0));
+        assert_eq!(upper_quartile(&[1.0, 2.0]), Some(1.75));
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! | `os.rs` | `/proc`: CPU per core, context switches, memory, iostat-style disks, network |
 //! | `server.rs` | MariaDB/MySQL, version-aware: checkpoint age, dirty pages, flushing, counters, top waits |
 //! | `sampler.rs` | the run's telemetry thread: `telemetry.jsonl` and the live-line figures |
+//! | `pressure.rs` | `telemetry.jsonl` read back; run-wide pressure (checkpoint, dirty pages, top wait, client) |
 //! | `analyze.rs` | `dbperf analyze`: stalls, their causes, stability |
 
 pub mod analyze;
 pub mod os;
+pub mod pressure;
 pub mod sampler;
 pub mod server;

@@ -504,10 +504,22 @@ fn rates(
         .collect()
 }
 
+/// Wait classes left out of the top waits: `wait/io/table/` and `wait/lock/table/` time every
+/// row access of every statement (the handler call itself, with any mutex, lock or file wait
+/// inside it nested under it), so they would head the list in any busy interval and hide the
+/// contended mutex, rw-lock or file below them.
+pub const NOT_A_CONTENTION_POINT: [&str; 2] = ["wait/io/table/", "wait/lock/table/"];
+
+/// Whether `event` can head the top waits (see [`NOT_A_CONTENTION_POINT`]).
+pub fn is_contention_point(event: &str) -> bool {
+    !NOT_A_CONTENTION_POINT.iter().any(|p| event.starts_with(p))
+}
+
 /// The `n` events with the most wait time in the interval (then by count), as deltas.
 fn top_wait_deltas(before: &HashMap<String, (u64, u64)>, now: &HashMap<String, (u64, u64)>, n: usize) -> Vec<Wait> {
     let mut out: Vec<Wait> = now
         .iter()
+        .filter(|(event, _)| is_contention_point(event))
         .filter_map(|(event, &(count, time))| {
             let &(count0, time0) = before.get(event).unwrap_or(&(0, 0));
             let count = count.checked_sub(count0)?;
@@ -684,6 +696,34 @@ BUFFER POOL AND MEMORY
         assert_eq!(r, map(&[("a", 100.0)]));
         assert_eq!(rate(500.0, 20.0, 1.0), None);
         assert_eq!(rate(10.0, 10.0, 0.5), Some(0.0));
+    }
+
+    #[test]
+    fn top_waits_are_deltas_ranked_by_time_without_the_per_row_table_waits() {
+        let waits = |items: &[(&str, u64, u64)]| -> HashMap<String, (u64, u64)> {
+            items.iter().map(|(e, c, t)| (e.to_string(), (*c, *t))).collect()
+        };
+        let before = waits(&[
+            ("wait/synch/rwlock/innodb/index_tree_rw_lock", 10, 5_000_000_000),
+            ("wait/synch/mutex/innodb/log_sys_mutex", 10, 1_000_000_000),
+            ("wait/io/table/sql/handler", 100, 1_000_000_000),
+        ]);
+        let now = waits(&[
+            ("wait/synch/rwlock/innodb/index_tree_rw_lock", 30, 9_000_000_000),
+            ("wait/synch/mutex/innodb/log_sys_mutex", 20, 7_000_000_000),
+            ("wait/io/table/sql/handler", 10_100, 90_000_000_000),
+            ("wait/lock/table/sql/handler", 10_000, 50_000_000_000),
+            ("wait/io/file/innodb/innodb_data_file", 5, 2_000_000_000),
+        ]);
+        let top = top_wait_deltas(&before, &now, 2);
+        let names: Vec<(&str, u64, f64)> = top.iter().map(|w| (w.event.as_str(), w.count, w.time_ms)).collect();
+        assert_eq!(
+            names,
+            [
+                ("wait/synch/mutex/innodb/log_sys_mutex", 10, 6.0),
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock", 20, 4.0),
+            ]
+        );
     }
 
     fn facts() -> ServerFacts {

@@ -3,3 +3,4 @@
 
 pub mod sysbench;
 pub mod tpcc;
+pub mod tpch;

@@ -3,9 +3,11 @@
 //! with its difference to the baseline column and whether that difference is beyond the noise.
 //!
 //! Pure logic, no I/O: callers read run directories ([`crate::results::RunRecords`]) and turn
-//! them into [`RunInfo`]s; [`compare_runs`] builds a [`Comparison`]; [`Comparison::render`]
-//! formats it ([`render`]). The apples-to-apples check of server variables is in [`variables`].
+//! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
+//! [`compare_runs`] builds a [`Comparison`]; [`Comparison::render`] formats it ([`render`]).
+//! The apples-to-apples check of server variables is in [`variables`].
 
+pub mod inside;
 pub mod render;
 pub mod variables;
 
@@ -15,6 +17,7 @@ use serde::Serialize;
 
 use crate::results::{LabPoint, RunRecords};
 
+pub use inside::{InsideColumn, RunInside};
 pub use render::Format;
 pub use variables::{VariableDiff, VariableValues};
 
@@ -83,10 +86,13 @@ pub struct RunInfo {
     pub p99_ms: f64,
     /// The run stopped before its planned end.
     pub interrupted: bool,
+    /// What `dbperf analyze` found in it (`None`: it could not be analysed).
+    pub inside: Option<RunInside>,
 }
 
 impl RunInfo {
-    /// From a run's manifest and summary; a run without summary is an error.
+    /// From a run's manifest and summary (a run without summary is an error), and the analysis
+    /// of its intervals and telemetry.
     pub fn from_records(r: &RunRecords) -> Result<RunInfo, CompareError> {
         let s = r.summary.as_ref().ok_or_else(|| CompareError::NoSummary {
             run_id: r.dir.run_id().to_string(),
@@ -104,6 +110,7 @@ impl RunInfo {
             p95_ms: s.latency_ms.p95,
             p99_ms: s.latency_ms.p99,
             interrupted: s.interrupted,
+            inside: RunInside::read(r.dir.path()),
         })
     }
 }
@@ -272,6 +279,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Server variables that differ between the runs.
     pub variables: VariableDiff,
+    /// Per column (same order), what the server did during its runs; empty when no run
+    /// could be analysed.
+    pub inside: Vec<InsideColumn>,
     /// Other things the reader should know (interrupted runs, differing versions, ...).
     pub notes: Vec<String>,
     /// How draws are decided ([`DRAW_RULE`]).
@@ -348,7 +358,9 @@ fn choose_by(runs: &[RunInfo]) -> GroupBy {
         GroupBy::Variant
     } else if all_lab && distinct(runs.iter().map(pinning_of)) > 1 {
         GroupBy::Pinning
-    } else if all_lab {
+    } else if all_lab || runs.iter().map(|r| r.threads).collect::<BTreeSet<_>>().len() == runs.len() {
+        // One server, and (outside the lab) a users sweep with one run per user count: a
+        // single column, one row per user count.
         GroupBy::Server
     } else {
         GroupBy::Run
@@ -472,6 +484,21 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
 
     let labels: Vec<&str> = column_of_run.iter().map(|&c| columns[c].label.as_str()).collect();
     let variables = variables::diff(runs, &labels, &columns);
+    let inside = if runs.iter().any(|r| r.inside.is_some()) {
+        (0..columns.len())
+            .map(|col| {
+                let members: Vec<Option<&RunInside>> = runs
+                    .iter()
+                    .zip(&column_of_run)
+                    .filter(|(_, &c)| c == col)
+                    .map(|(r, _)| r.inside.as_ref())
+                    .collect();
+                InsideColumn::of(&members)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut notes = Vec::new();
     for r in runs.iter().filter(|r| r.interrupted) {
         notes.push(format!(
@@ -504,6 +531,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
         threshold_pct: opts.threshold_pct,
         rows,
         variables,
+        inside,
         notes,
         rule: DRAW_RULE,
     })
@@ -527,6 +555,7 @@ pub(crate) mod tests {
             p95_ms: 1000.0 / tps,
             p99_ms: 2000.0 / tps,
             interrupted: false,
+            inside: None,
         }
     }
 
@@ -645,6 +674,16 @@ pub(crate) mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("\"zz\"") && e.contains("r1, r2"), "{e}");
+    }
+
+    #[test]
+    fn a_users_sweep_outside_the_lab_is_one_column_and_two_runs_at_one_count_are_two() {
+        let sweep = [run("a", 1, 100.0), run("b", 2, 180.0), run("c", 4, 300.0)];
+        let c = compare_runs(&sweep, &CompareOptions::default()).unwrap();
+        assert_eq!((c.by, c.columns.len(), c.rows.len()), (GroupBy::Server, 1, 3));
+        let pair = [run("a", 8, 100.0), run("b", 8, 180.0)];
+        let c = compare_runs(&pair, &CompareOptions::default()).unwrap();
+        assert_eq!((c.by, c.columns.len()), (GroupBy::Run, 2));
     }
 
     #[test]

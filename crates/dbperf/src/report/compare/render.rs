@@ -24,6 +24,10 @@ pub enum Format {
     Markdown,
 }
 
+/// Heading of the inside-the-server table.
+const INSIDE_TITLE: &str =
+    "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):";
+
 /// How many names are printed of a long list of variables (present in only some runs, or
 /// differing along with a warned one).
 const NAMES_SHOWN: usize = 5;
@@ -43,7 +47,49 @@ impl Comparison {
         }
     }
 
-    fn title(&self) -> String {
+    /// The main table as plain text cells: a header (`threads`, then the column labels) and
+    /// one row per thread count, each cell `median [min..max, n=N] (+d% verdict)`.
+    pub fn plain_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let header = std::iter::once("threads".to_string())
+            .chain(self.columns.iter().map(|c| c.label.clone()))
+            .collect();
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                std::iter::once(row.threads.to_string())
+                    .chain(
+                        row.cells
+                            .iter()
+                            .map(|c| c.as_ref().map_or("-".to_string(), |c| self.cell_text(c, true))),
+                    )
+                    .collect()
+            })
+            .collect();
+        (header, rows)
+    }
+
+    /// The inside-the-server table as plain text cells (`None` when no run was analysed).
+    pub fn plain_inside(&self) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        if self.inside.is_empty() {
+            return None;
+        }
+        let lines: Vec<Vec<(&str, String)>> = self.inside.iter().map(|c| c.lines()).collect();
+        let header = std::iter::once(String::new())
+            .chain(self.columns.iter().map(|c| c.label.clone()))
+            .collect();
+        let rows = (0..lines[0].len())
+            .map(|i| {
+                std::iter::once(lines[0][i].0.to_string())
+                    .chain(lines.iter().map(|l| l[i].1.clone()))
+                    .collect()
+            })
+            .collect();
+        Some((header, rows))
+    }
+
+    /// The title line: workload, metric, unit, direction, baseline.
+    pub fn title(&self) -> String {
         let better = if self.higher_is_better { "higher" } else { "lower" };
         format!(
             "{}: {} ({}, {better} is better) by threads; baseline: {}",
@@ -126,6 +172,9 @@ impl Comparison {
             }
         }
         let _ = writeln!(out, "{table}");
+        if let Some(inside) = self.inside_table(false) {
+            let _ = writeln!(out, "{INSIDE_TITLE}\n{inside}");
+        }
         if !v.differing.is_empty() {
             let _ = writeln!(out, "Other server variables that differ ({}):", v.differing.len());
             for d in v.differing.iter().take(MAX_LISTED) {
@@ -162,6 +211,25 @@ impl Comparison {
         }
         let _ = writeln!(out, "Rule: {} Threshold: {}%.", self.rule, self.threshold_pct);
         out
+    }
+
+    /// The inside-the-server table: one line per figure, one column per compared column.
+    fn inside_table(&self, markdown: bool) -> Option<String> {
+        let (header, rows) = self.plain_inside()?;
+        if markdown {
+            let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+            for row in rows {
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+            }
+            return Some(out);
+        }
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        table.set_header(header);
+        for row in rows {
+            table.add_row(row);
+        }
+        Some(table.to_string())
     }
 
     fn per_column(&self, v: &VariableValues) -> String {
@@ -219,6 +287,9 @@ impl Comparison {
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
+        if let Some(inside) = self.inside_table(true) {
+            let _ = writeln!(out, "_{INSIDE_TITLE}_\n\n{inside}");
+        }
         if !v.differing.is_empty() {
             let names: Vec<&str> = v.differing.iter().map(|d| d.name.as_str()).collect();
             let _ = writeln!(out, "Other server variables that differ: {}.\n", names.join(", "));

@@ -1,0 +1,308 @@
+//! `dbperf report RUN|EXPERIMENT|RUNS... [--html FILE] [--format text|json|csv|markdown]`:
+//! resolves what was named (a run directory, a run id, a lab experiment, or several runs; TPC-H
+//! power runs are recognised by their `tpch.json`), prints its tables, and writes the
+//! self-contained HTML report.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+
+use crate::lab::run::load_state;
+use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::report::final_text;
+use crate::report::html::experiment::experiment_page;
+use crate::report::html::run::{run_page, RunData};
+use crate::report::html::tpch::{tpch_page, DRAW_THRESHOLD as TPCH_DRAW};
+use crate::results::interval::IntervalRecord;
+use crate::results::{RunDir, RunRecords};
+use crate::telemetry::analyze::{analyze, AnalyzeOptions};
+use crate::workloads::tpch::compare::{table as tpch_table, Column as TpchColumn};
+use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+
+/// `dbperf report` arguments.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory, a run id under --results-dir, an experiment name (as given to `lab
+    /// run`), or several runs to report together.
+    #[arg(required = true, value_name = "RUN|EXPERIMENT")]
+    pub targets: Vec<String>,
+    /// Also write a self-contained HTML report (charts as inline SVG) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Format of what is printed: a run's summary and analysis, or an experiment's tables.
+    /// For one run, `csv` prints its intervals and `json` its summary with the analysis.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+    /// Directory holding the run directories and `lab/`.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+}
+
+/// What `dbperf report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Tables for the terminal.
+    Text,
+    /// JSON.
+    Json,
+    /// CSV.
+    Csv,
+    /// Markdown tables.
+    Markdown,
+}
+
+/// What the targets named.
+enum Subject {
+    Run(PathBuf),
+    Runs { name: String, dirs: Vec<PathBuf> },
+}
+
+fn is_run_dir(p: &Path) -> bool {
+    p.join("manifest.json").is_file()
+}
+
+fn resolve(args: &ReportArgs) -> Result<Subject> {
+    let run_dir = |t: &str| -> Option<PathBuf> {
+        let given = PathBuf::from(t);
+        if is_run_dir(&given) {
+            return Some(given);
+        }
+        let under = args.results_dir.join(t);
+        is_run_dir(&under).then_some(under)
+    };
+    if let [one] = args.targets.as_slice() {
+        if let Some(dir) = run_dir(one) {
+            return Ok(Subject::Run(dir));
+        }
+        if args.results_dir.join("lab").join(one).join("state.json").is_file() {
+            let state = load_state(&args.results_dir, one)?;
+            if state.done.is_empty() {
+                anyhow::bail!("experiment {one:?} has no finished run yet: run `dbperf lab run` first");
+            }
+            let dirs = state.done.values().map(|d| d.run_dir.clone()).collect();
+            return Ok(Subject::Runs {
+                name: one.clone(),
+                dirs,
+            });
+        }
+        anyhow::bail!(
+            "{one:?} is neither a run directory, nor a run id or an experiment under {}: \
+             give a path, a run id (`ls {}`), or an experiment name (`ls {}/lab`), or set --results-dir",
+            args.results_dir.display(),
+            args.results_dir.display(),
+            args.results_dir.display()
+        );
+    }
+    let mut dirs = Vec::new();
+    for t in &args.targets {
+        dirs.push(run_dir(t).with_context(|| {
+            format!(
+                "run {t:?} not found: give run directories or run ids under {}",
+                args.results_dir.display()
+            )
+        })?);
+    }
+    Ok(Subject::Runs {
+        name: format!("{} runs", dirs.len()),
+        dirs,
+    })
+}
+
+/// Runs `dbperf report`.
+pub fn run(args: ReportArgs) -> Result<ExitCode> {
+    let (name, dirs) = match resolve(&args)? {
+        Subject::Run(dir) => (String::new(), vec![dir]),
+        Subject::Runs { name, dirs } => (name, dirs),
+    };
+    let tpch = dirs.iter().filter(|d| d.join(TPCH_FILE).is_file()).count();
+    if tpch == dirs.len() {
+        return report_tpch(&dirs, &args);
+    }
+    if tpch > 0 {
+        anyhow::bail!(
+            "{tpch} of the {} runs are TPC-H power runs and the others are not: report them separately",
+            dirs.len()
+        );
+    }
+    match dirs.as_slice() {
+        [dir] if name.is_empty() => report_run(dir, &args),
+        _ => report_runs(&name, &dirs, &args),
+    }
+}
+
+/// TPC-H power runs: the per-query table (first run the baseline) and the HTML with its bars.
+fn report_tpch(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
+    let mut runs = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let d = RunDir::open(dir).with_context(|| format!("reading {}", dir.display()))?;
+        let report: PowerReport = d.read_json(TPCH_FILE)?;
+        runs.push((d.run_id().to_string(), report));
+    }
+    if let Some(path) = &args.html {
+        write_html(path, &tpch_page(&runs)?)?;
+    }
+    match args.format {
+        ReportFormat::Json => {
+            let all: Vec<&PowerReport> = runs.iter().map(|r| &r.1).collect();
+            println!("{}", serde_json::to_string_pretty(&all)?);
+        }
+        ReportFormat::Csv => {
+            let mut w = csv::Writer::from_writer(std::io::stdout().lock());
+            w.write_record([
+                "run", "server", "query", "median_s", "min_s", "max_s", "timeouts", "errors",
+            ])?;
+            for (id, r) in &runs {
+                for q in &r.queries {
+                    let f = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+                    w.write_record([
+                        id.clone(),
+                        r.server_version.clone(),
+                        q.query.to_string(),
+                        f(q.median),
+                        f(q.min),
+                        f(q.max),
+                        q.timeouts.to_string(),
+                        q.errors.to_string(),
+                    ])?;
+                }
+            }
+            w.flush()?;
+        }
+        ReportFormat::Text | ReportFormat::Markdown => {
+            let columns: Vec<TpchColumn<'_>> = runs
+                .iter()
+                .map(|(id, r)| TpchColumn {
+                    label: format!("{} {id}", r.server_version),
+                    report: r,
+                })
+                .collect();
+            let md = args.format == ReportFormat::Markdown;
+            if md {
+                println!("```");
+            }
+            print!("{}", tpch_table(&columns, TPCH_DRAW));
+            if md {
+                println!("```");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_html(path: &Path, html: &str) -> Result<()> {
+    std::fs::write(path, html).with_context(|| format!("writing {}", path.display()))?;
+    let charts = html.matches("<div class=\"chart\"").count();
+    eprintln!("Wrote {} ({charts} charts, {} KiB)", path.display(), html.len() / 1024);
+    Ok(())
+}
+
+fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
+    // The file first: what is printed may go to a pager or `head` that closes early.
+    if let Some(path) = &args.html {
+        let data = RunData::read(dir).with_context(|| format!("reading {}", dir.display()))?;
+        write_html(path, &run_page(&data)?)?;
+    }
+    let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
+    match args.format {
+        ReportFormat::Text | ReportFormat::Markdown => {
+            let md = args.format == ReportFormat::Markdown;
+            if md {
+                println!("```");
+            }
+            match &records.summary {
+                Some(s) => print!("{}", final_text(s, None)),
+                None => println!("No summary.json: the run did not finish."),
+            }
+            if let Some(a) = &analysis {
+                println!();
+                print!("{}", a.render_text());
+            }
+            if md {
+                println!("```");
+            }
+        }
+        ReportFormat::Json => {
+            let v = serde_json::json!({
+                "run_dir": dir,
+                "summary": records.summary,
+                "analysis": analysis,
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        ReportFormat::Csv => {
+            let intervals: Vec<IntervalRecord> = records.dir.read_intervals()?;
+            let mut w = csv::Writer::from_writer(std::io::stdout().lock());
+            w.write_record([
+                "index",
+                "start_s",
+                "end_s",
+                "warmup",
+                "threads",
+                "tps",
+                "qps",
+                "p50_ms",
+                "p95_ms",
+                "p99_ms",
+                "max_ms",
+                "errors_per_sec",
+            ])?;
+            for r in &intervals {
+                w.write_record([
+                    r.index.to_string(),
+                    r.start_s.to_string(),
+                    r.end_s.to_string(),
+                    r.warmup.to_string(),
+                    r.threads.to_string(),
+                    r.tps.to_string(),
+                    r.qps.to_string(),
+                    r.latency_ms.p50.to_string(),
+                    r.latency_ms.p95.to_string(),
+                    r.latency_ms.p99.to_string(),
+                    r.latency_ms.max.to_string(),
+                    r.errors_per_sec.to_string(),
+                ])?;
+            }
+            w.flush()?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_runs(name: &str, dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.html {
+        write_html(path, &experiment_page(name, dirs)?)?;
+    }
+    let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
+    for dir in dirs {
+        let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
+        let info = RunInfo::from_records(&records)?;
+        by_workload.entry(info.workload.clone()).or_default().push(info);
+    }
+    let format = match args.format {
+        ReportFormat::Text => Format::Text,
+        ReportFormat::Json => Format::Json,
+        ReportFormat::Csv => Format::Csv,
+        ReportFormat::Markdown => Format::Markdown,
+    };
+    for (workload, runs) in &by_workload {
+        if by_workload.len() > 1 && format == Format::Text {
+            println!("## {workload}\n");
+        }
+        for metric in [Metric::Tps, Metric::P99] {
+            let opts = CompareOptions {
+                by: None,
+                metric,
+                threshold_pct: DEFAULT_THRESHOLD_PCT,
+                baseline: None,
+            };
+            print!("{}", compare_runs(runs, &opts)?.render(format));
+            if format == Format::Text {
+                println!();
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

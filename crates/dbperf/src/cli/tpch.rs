@@ -1,0 +1,276 @@
+//! `dbperf tpch ...`: TPC-H data, queries, validation and the power test. Arguments are
+//! parsed here, checked (each error names the flag and the fix) and handed to
+//! [`crate::workloads::tpch`]; `validate`, `power` and `compare` are in [`super::tpch_run`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::driver::target::MysqlOptions;
+use crate::driver::Target;
+use crate::workloads::tpch::load::{self, LoadConfig, LoadMethod};
+use crate::workloads::tpch::power::stream_params;
+use crate::workloads::tpch::qgen::{check_seed, stream_order};
+use crate::workloads::tpch::queries::render;
+use crate::workloads::tpch::{check_scale_factor, Dialect};
+
+/// TPC-H (DBT-3): data identical to dbgen 2.17.3, qgen parameters, validation, power test.
+#[derive(Debug, Args)]
+pub struct TpchArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: TpchCommand,
+}
+
+/// `dbperf tpch` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TpchCommand {
+    /// Create the 8 tables and stream generated data into them in parallel, then index and ANALYZE.
+    Prepare(PrepareArgs),
+    /// Drop the 8 tables.
+    Cleanup(ConnArgs),
+    /// Print the 22 queries of a stream with qgen 2.17.3's parameters (or the validation ones).
+    Qgen(QgenArgs),
+    /// Run the 22 queries with the validation parameters and compare every answer (PASS/FAIL).
+    Validate(crate::cli::tpch_run::ValidateArgs),
+    /// The power test: RF1, the 22 queries in stream 0's order, RF2; Power@Size.
+    Power(Box<crate::cli::tpch_run::PowerArgs>),
+    /// The throughput test: S concurrent query streams plus the refresh stream; Throughput@Size.
+    Throughput(Box<crate::cli::tpch_throughput::ThroughputArgs>),
+    /// Compare power-test runs per query: baseline seconds, relative differences, draws, timeouts.
+    Compare(crate::cli::tpch_run::CompareArgs),
+}
+
+/// Where to connect.
+#[derive(Debug, Clone, Args)]
+pub struct ConnArgs {
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
+    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
+    pub target: Option<String>,
+    /// MySQL server host (connects over TCP).
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_host: Option<String>,
+    /// MySQL server port.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_port: Option<u16>,
+    /// MySQL user.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_user: Option<String>,
+    /// MySQL password.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_password: Option<String>,
+    /// MySQL database.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_db: Option<String>,
+    /// MySQL Unix socket.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_socket: Option<String>,
+    /// SQL dialect of the schema and queries.
+    #[arg(long, value_enum, default_value = "mysql", help_heading = "Connection")]
+    pub dialect: DialectArg,
+}
+
+/// `--dialect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// MySQL, MariaDB, Percona Server.
+    Mysql,
+}
+
+impl ConnArgs {
+    /// The target, as `dbperf sysbench` resolves it (`sandbox:NAME`, URL, `--mysql-*`).
+    pub fn target(&self) -> Result<Target> {
+        let base = match self.target.as_deref() {
+            Some(t) if t.starts_with("sandbox:") => Some(Target::parse(&crate::server::resolve_sandbox_target(
+                &t["sandbox:".len()..],
+            )?)?),
+            Some(t) => Some(Target::parse(t)?),
+            None => None,
+        };
+        let mysql = MysqlOptions {
+            host: self.mysql_host.clone(),
+            port: self.mysql_port,
+            user: self.mysql_user.clone(),
+            password: self.mysql_password.clone(),
+            db: self.mysql_db.clone(),
+            socket: self.mysql_socket.clone(),
+        };
+        if base.is_none() && !mysql.any() {
+            bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), or --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-db/--mysql-socket");
+        }
+        Ok(mysql.apply(base))
+    }
+
+    /// The sandbox name when the target is `sandbox:NAME`.
+    pub fn sandbox(&self) -> Option<&str> {
+        self.target.as_deref().and_then(|t| t.strip_prefix("sandbox:"))
+    }
+
+    /// The SQL dialect.
+    pub fn dialect(&self) -> Dialect {
+        match self.dialect {
+            DialectArg::Mysql => Dialect::Mysql,
+        }
+    }
+}
+
+/// `dbperf tpch prepare`.
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// Scale factor (1 = 1 GB of .tbl text, 6 million lineitem rows).
+    #[arg(long, visible_alias = "sf")]
+    pub scale_factor: f64,
+    /// Loader connections (default: one per CPU, at least 2).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Also write dbgen's .tbl files (rows ending in `|`) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub write_tbl: Option<PathBuf>,
+    /// How rows go in: LOAD DATA LOCAL INFILE streamed from memory (needs local_infile=ON),
+    /// or prepared 1,000-row INSERTs.
+    #[arg(long, value_enum, default_value = "load-data")]
+    pub load_method: LoadMethodArg,
+    /// Only write the .tbl files (with --write-tbl); no server needed.
+    #[arg(long, requires = "write_tbl")]
+    pub no_load: bool,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+/// `--load-method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoadMethodArg {
+    /// LOAD DATA LOCAL INFILE streamed from memory.
+    LoadData,
+    /// Prepared 1,000-row INSERTs.
+    Insert,
+}
+
+/// `dbperf tpch qgen`.
+#[derive(Debug, Args)]
+pub struct QgenArgs {
+    /// Scale factor (changes Q11's fraction only).
+    #[arg(long, visible_alias = "sf", default_value_t = 1.0)]
+    pub scale_factor: f64,
+    /// qgen's seed (`qgen -r`; default: the time as MMDDhhmmss, as DBT-3).
+    #[arg(long)]
+    pub seed: Option<i64>,
+    /// Stream (`qgen -p`): its query order, and seed + stream as the seed.
+    #[arg(long, default_value_t = 0)]
+    pub stream: u32,
+    /// The spec's validation parameters (`qgen -d`).
+    #[arg(long)]
+    pub validation: bool,
+    /// Print one line per query with its parameters (like `qgen -l`) instead of the SQL.
+    #[arg(long)]
+    pub params_only: bool,
+    /// SQL dialect of the queries.
+    #[arg(long, value_enum, default_value = "mysql")]
+    pub dialect: DialectArg,
+}
+
+/// Runs `dbperf tpch`; `argv` is the whole command line, for the manifest.
+pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
+    match args.command {
+        TpchCommand::Prepare(a) => prepare(a),
+        TpchCommand::Cleanup(c) => {
+            let target = c.target()?;
+            runtime()?.block_on(load::cleanup(&target, c.dialect()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TpchCommand::Qgen(a) => qgen(a),
+        TpchCommand::Validate(a) => crate::cli::tpch_run::validate(a),
+        TpchCommand::Power(a) => crate::cli::tpch_run::power(*a, argv),
+        TpchCommand::Throughput(a) => crate::cli::tpch_throughput::run(*a, argv),
+        TpchCommand::Compare(a) => crate::cli::tpch_run::compare(a),
+    }
+}
+
+/// A multi-threaded runtime of up to 4 threads.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.clamp(2, 4))
+        .enable_all()
+        .build()?)
+}
+
+fn prepare(a: PrepareArgs) -> Result<ExitCode> {
+    check_scale_factor(a.scale_factor)?;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(2);
+    let threads = a.threads.unwrap_or(cpus.max(2));
+    if threads == 0 {
+        bail!("--threads 0: give at least 1 loader connection");
+    }
+    if let Some(dir) = &a.write_tbl {
+        let t0 = std::time::Instant::now();
+        let files = load::write_tbl(dir, a.scale_factor, threads)?;
+        println!(
+            "Wrote {} .tbl files into {} in {:.1} s",
+            files.len(),
+            dir.display(),
+            t0.elapsed().as_secs_f64()
+        );
+        if a.no_load {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let cfg = LoadConfig {
+        sf: a.scale_factor,
+        target: a.conn.target()?,
+        connections: threads,
+        dialect: a.conn.dialect(),
+        method: match a.load_method {
+            LoadMethodArg::LoadData => LoadMethod::LoadData,
+            LoadMethodArg::Insert => LoadMethod::Insert,
+        },
+        progress: true,
+    };
+    let r = runtime()?
+        .block_on(load::prepare(&cfg))
+        .with_context(|| format!("loading TPC-H SF {} into {}", cfg.sf, cfg.target.endpoint()))?;
+    let secs = r.load.as_secs_f64();
+    println!(
+        "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({:.0} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
+        r.rows,
+        r.bytes as f64 / 1e6,
+        secs,
+        r.rows as f64 / secs.max(1e-9),
+        r.bytes as f64 / 1e6 / secs.max(1e-9),
+        threads,
+        r.index.as_secs_f64(),
+        r.analyze.as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn qgen(a: QgenArgs) -> Result<ExitCode> {
+    check_scale_factor(a.scale_factor)?;
+    let dialect = match a.dialect {
+        DialectArg::Mysql => Dialect::Mysql,
+    };
+    let seed = a.seed.unwrap_or_else(crate::cli::tpch_run::time_seed);
+    check_seed(seed)?;
+    if !a.validation {
+        println!("-- using {seed} as a seed to the RNG");
+    }
+    let params = stream_params(a.scale_factor, seed, a.stream, a.validation);
+    for q in stream_order(a.stream) {
+        let p = &params[usize::from(q) - 1];
+        if a.params_only {
+            println!("{q}\t{}", p.values.join("\t"));
+            continue;
+        }
+        let r = render(dialect, p, a.stream);
+        println!("-- Q{q}");
+        for s in r.setup.iter().chain([&r.main]).chain(&r.teardown) {
+            println!("{s};");
+        }
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,146 @@
+//! `dbperf tpch throughput`: the throughput test into its own run directory, with
+//! Throughput@Size, and QphH@Size when a power run is named with `--power`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use super::tpch::{runtime, ConnArgs};
+use super::tpch_run::{data_scale_factor, server_facts, time_seed, timeout};
+use crate::results::manifest::{Manifest, WorkloadInfo};
+use crate::results::RunDir;
+use crate::workloads::tpch::metrics::{min_streams, qphh};
+use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::workloads::tpch::throughput::{self, ThroughputConfig};
+
+/// `dbperf tpch throughput`.
+#[derive(Debug, Args)]
+pub struct ThroughputArgs {
+    /// Query streams (default: the spec's minimum for the scale factor, 2 at SF 1).
+    #[arg(long)]
+    pub streams: Option<u32>,
+    /// Scale factor of the loaded data (default: read from the supplier table).
+    #[arg(long, visible_alias = "sf")]
+    pub scale_factor: Option<f64>,
+    /// qgen seed; stream s uses seed + s (default: the time as MMDDhhmmss).
+    #[arg(long)]
+    pub seed: Option<i64>,
+    /// Use the spec's validation parameters in every stream.
+    #[arg(long)]
+    pub validation: bool,
+    /// Cancel a query on the server after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Skip the refresh stream.
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// A power run (directory or run id) of the same data, for QphH@Size.
+    #[arg(long, value_name = "RUN")]
+    pub power: Option<String>,
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+/// Runs `dbperf tpch throughput`.
+pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
+    let target = a.conn.target()?;
+    let power = match &a.power {
+        None => None,
+        Some(run) => {
+            let given = PathBuf::from(run);
+            let path = if given.is_dir() { given } else { a.results_dir.join(run) };
+            let report: PowerReport = RunDir::open(&path)?
+                .read_json(TPCH_FILE)
+                .with_context(|| format!("--power {run}: not a TPC-H power run directory"))?;
+            Some(report)
+        }
+    };
+    let rt = runtime()?;
+    let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
+    let streams = a.streams.unwrap_or_else(|| min_streams(sf));
+    if streams == 0 {
+        bail!(
+            "--streams 0: give at least 1 query stream (the spec's minimum at SF {sf} is {})",
+            min_streams(sf)
+        );
+    }
+    let seed = a.seed.unwrap_or_else(time_seed);
+    crate::workloads::tpch::qgen::check_seed(seed)?;
+    let cfg = ThroughputConfig {
+        target: target.clone(),
+        dialect: a.conn.dialect(),
+        sf,
+        seed,
+        streams,
+        validation: a.validation,
+        timeout: timeout(a.timeout)?,
+        refresh: !a.no_refresh,
+    };
+    let dir = RunDir::create(&a.results_dir, "tpch-throughput")?;
+    let mut options = serde_json::Map::new();
+    options.insert("scale_factor".into(), sf.into());
+    options.insert("streams".into(), streams.into());
+    options.insert("validation".into(), a.validation.into());
+    options.insert("timeout_seconds".into(), a.timeout.into());
+    options.insert("refresh".into(), cfg.refresh.into());
+    let mut manifest = Manifest::new(
+        argv,
+        WorkloadInfo {
+            name: "tpch-throughput".into(),
+            options,
+        },
+        &target.redacted(),
+    );
+    manifest.seeds = serde_json::json!({ "qgen": seed });
+    manifest.server = Some(rt.block_on(server_facts(&target))?);
+    dir.write_json("manifest.json", &manifest)?;
+    eprintln!(
+        "TPC-H throughput test: SF {sf}, {streams} streams, seed {seed}, run directory {}",
+        dir.path().display()
+    );
+    let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
+    dir.write_json(TPCH_FILE, &report)?;
+    println!(
+        "TPC-H throughput test  SF {sf}  {streams} streams  seed {seed}  server {}",
+        report.server_version
+    );
+    for s in &report.streams {
+        let timeouts = s
+            .queries
+            .iter()
+            .filter(|q| q.status != crate::workloads::tpch::runner::Status::Ok)
+            .count();
+        println!(
+            "stream {}: {:.2} s{}",
+            s.stream,
+            s.seconds,
+            if timeouts > 0 {
+                format!(", {timeouts} queries timed out or failed")
+            } else {
+                String::new()
+            }
+        );
+    }
+    for p in &report.refresh {
+        println!(
+            "refresh set {}: RF1 {:.2} s, RF2 {:.2} s",
+            p.set, p.rf1_seconds, p.rf2_seconds
+        );
+    }
+    println!("Ts {:.2} s", report.ts_seconds);
+    match report.throughput_at_size {
+        Some(t) => {
+            println!("Throughput@Size {t:.1}");
+            if let Some(p) = power.as_ref().and_then(|p| p.power_at_size) {
+                println!("QphH@Size {:.1} (with Power@Size {p:.1} from --power)", qphh(p, t));
+            }
+        }
+        None => println!("Throughput@Size not computed (a query timed out or failed)"),
+    }
+    println!("run directory: {}", dir.path().display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,529 @@
+//! The HTML report of one run: summary tables; throughput and response time over time with
+//! the warmup shaded and stalls marked; checkpoint age against its flush limits with dirty
+//! pages on a second axis; I/O, CPU and top-wait panels from telemetry; the latency spectrum
+//! from the interval histograms; the analysis; the manifest.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::chart::{Band, Chart, Limit, Scale, Series, PALETTE, STALL, WARMUP};
+use super::page::{escape, table_html, Page};
+use super::spectrum::{latency_spectrum, Spectrum};
+use super::ReportError;
+use crate::results::interval::IntervalRecord;
+use crate::results::summary::{LatencyBlock, Summary};
+use crate::results::{read_jsonl, RunRecords, TELEMETRY_FILE};
+use crate::telemetry::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::telemetry::pressure::SYNC_FLUSH_PCT;
+
+/// Checkpoint age (percent of max) from which `dbperf analyze` calls flushing async.
+const ASYNC_FLUSH_PCT: f64 = 75.0;
+/// Waits shown in the top-waits panel.
+const WAITS_SHOWN: usize = 5;
+
+/// Everything the report of one run is drawn from.
+pub struct RunData {
+    /// Manifest and summary.
+    pub records: RunRecords,
+    /// `intervals.jsonl`.
+    pub intervals: Vec<IntervalRecord>,
+    /// `telemetry.jsonl` lines (empty without telemetry).
+    pub telemetry: Vec<Value>,
+    /// `dbperf analyze` with default thresholds (`None` when nothing was measured).
+    pub analysis: Option<Analysis>,
+    /// Percentile spectrum of the measured intervals' response times.
+    pub spectrum: Option<Spectrum>,
+}
+
+impl RunData {
+    /// Reads the run directory `dir`.
+    pub fn read(dir: &Path) -> Result<RunData, ReportError> {
+        let records = RunRecords::read(dir)?;
+        let intervals: Vec<IntervalRecord> = records.dir.read_intervals()?;
+        let tel = dir.join(TELEMETRY_FILE);
+        let telemetry = if tel.is_file() { read_jsonl(&tel)? } else { Vec::new() };
+        let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
+        let measured_from = intervals.iter().find(|r| !r.warmup).map(|r| r.start_s);
+        let spectrum = match measured_from {
+            Some(from) => latency_spectrum(&dir.join("intervals.hlog"), from)?,
+            None => None,
+        };
+        Ok(RunData {
+            records,
+            intervals,
+            telemetry,
+            analysis,
+            spectrum,
+        })
+    }
+
+    fn summary(&self) -> Option<&Summary> {
+        self.records.summary.as_ref()
+    }
+
+    /// Warmup and stall bands for time charts.
+    fn bands(&self) -> Vec<Band> {
+        let mut bands = Vec::new();
+        let warm_end = self
+            .intervals
+            .iter()
+            .filter(|r| r.warmup)
+            .map(|r| r.end_s)
+            .fold(0.0, f64::max);
+        if warm_end > 0.0 {
+            bands.push(Band {
+                from: 0.0,
+                to: warm_end,
+                color: WARMUP,
+                label: "warmup".into(),
+            });
+        }
+        for s in self.analysis.iter().flat_map(|a| a.stalls.iter()) {
+            bands.push(Band {
+                from: s.start_s,
+                to: s.end_s,
+                color: STALL,
+                label: "stall (dbperf analyze)".into(),
+            });
+        }
+        bands
+    }
+
+    /// Points `(time, value)` of a telemetry figure picked by `f`, each at the middle of the
+    /// time its sample covers (as `dbperf analyze` aligns samples with intervals).
+    fn series(&self, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
+        self.telemetry
+            .iter()
+            .filter_map(|s| Some((sample_mid(s)?, f(s)?)))
+            .collect()
+    }
+}
+
+/// The whole page for one run.
+pub fn run_page(data: &RunData) -> Result<String, ReportError> {
+    let m = &data.records.manifest;
+    let run_id = data.records.dir.run_id().to_string();
+    let mut page = Page::new(&format!("dbperf: {} — {run_id}", m.workload.name));
+    facts(&mut page, data);
+    if let Some(s) = data.summary() {
+        page.heading("Summary");
+        summary_tables(&mut page, s);
+    } else {
+        page.paragraph(
+            "No summary.json: the run did not finish (the charts show the intervals it wrote).",
+            Some("stall"),
+        );
+    }
+    page.heading("Over time");
+    for chart in time_charts(data) {
+        page.chart(&chart)?;
+    }
+    if let Some(spectrum) = &data.spectrum {
+        page.heading("Latency distribution");
+        page.chart(&spectrum_chart(&[(run_id.clone(), spectrum)]))?;
+    }
+    analysis_section(&mut page, data);
+    manifest_section(&mut page, &data.records);
+    Ok(page.finish())
+}
+
+fn facts(page: &mut Page, data: &RunData) {
+    let m = &data.records.manifest;
+    let mut rows = vec![
+        vec!["started".to_string(), m.started_at.clone()],
+        vec!["workload".into(), m.workload.name.clone()],
+        vec![
+            "server".into(),
+            m.server.as_ref().map_or("unknown".into(), |s| s.version.clone()),
+        ],
+        vec!["target".into(), m.target.clone()],
+    ];
+    if let Some(s) = data.summary() {
+        rows.push(vec![
+            "threads / duration".into(),
+            format!("{} / {:.0} s (warmup {:.0} s)", s.threads, s.duration_s, s.warmup_s),
+        ]);
+        rows.push(vec![
+            "arrival".into(),
+            match (s.rate, &s.arrival) {
+                (Some(r), Some(a)) => format!("{a:?} at {r} per second (open loop)").to_lowercase(),
+                _ => "closed loop (each connection waits for its reply)".into(),
+            },
+        ]);
+        if !s.rand_type.is_empty() {
+            rows.push(vec!["rand type".into(), s.rand_type.clone()]);
+        }
+    }
+    let h = &m.host;
+    rows.push(vec![
+        "host".into(),
+        format!(
+            "{} · {} CPUs · {:.1} GiB · {}",
+            h.cpu_model.as_deref().unwrap_or("?"),
+            h.logical_cpus.map_or("?".into(), |n| n.to_string()),
+            h.mem_total_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64,
+            h.os.as_deref().unwrap_or("?")
+        ),
+    ]);
+    if let Some(lab) = &m.lab {
+        rows.push(vec!["lab point".into(), format!("{} · {}", lab.experiment, lab.point)]);
+    }
+    page.table(&["".into(), "".into()], &rows);
+}
+
+fn latency_row(name: &str, l: &LatencyBlock) -> Vec<String> {
+    let f = |v: f64| format!("{v:.3}");
+    vec![
+        name.to_string(),
+        l.count.to_string(),
+        f(l.min),
+        f(l.mean),
+        f(l.p50),
+        f(l.p95),
+        f(l.p99),
+        f(l.p999),
+        f(l.max),
+    ]
+}
+
+fn summary_tables(page: &mut Page, s: &Summary) {
+    let mut rows = vec![
+        vec![
+            "transactions".to_string(),
+            s.transactions.total.to_string(),
+            format!("{:.2}", s.transactions.per_sec),
+        ],
+        vec![
+            "queries".into(),
+            s.queries.total.to_string(),
+            format!("{:.2}", s.queries.per_sec),
+        ],
+        vec![
+            "errors (retried)".into(),
+            s.errors.total.to_string(),
+            format!("{:.2}", s.errors.total as f64 / s.duration_s.max(1e-9)),
+        ],
+    ];
+    for (class, n) in &s.errors.by_class {
+        rows.push(vec![format!("  {class}"), n.to_string(), String::new()]);
+    }
+    rows.push(vec![
+        "client CPU".into(),
+        format!("{:.2} s", s.client.cpu_s),
+        format!(
+            "{:.0}% of a core, peak RSS {:.1} MiB",
+            s.client.cpu_s * 100.0 / s.duration_s.max(1e-9),
+            s.client.max_rss_bytes as f64 / (1u64 << 20) as f64
+        ),
+    ]);
+    page.table(&["".into(), "total".into(), "per second".into()], &rows);
+    let header: Vec<String> = [
+        "response time (ms)",
+        "count",
+        "min",
+        "mean",
+        "p50",
+        "p95",
+        "p99",
+        "p99.9",
+        "max",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = vec![latency_row("all transactions", &s.latency_ms)];
+    if let Some(service) = &s.service_time_ms {
+        rows.push(latency_row("service time", service));
+    }
+    for (name, t) in &s.per_type {
+        rows.push(latency_row(name, &t.latency_ms));
+    }
+    page.table(&header, &rows);
+}
+
+/// Throughput, response time and the telemetry panels, each against run time.
+pub fn time_charts(data: &RunData) -> Vec<Chart> {
+    let bands = data.bands();
+    let time = "time since start (s)";
+    // An interval's rate is drawn at its middle, so a stall's dip sits inside its band.
+    let mid = |r: &IntervalRecord| (r.start_s + r.end_s) / 2.0;
+    let mut charts = Vec::new();
+
+    let mut tps = Chart::new("Throughput per interval", time, "transactions/s");
+    tps.series.push(Series::new(
+        "TPS",
+        PALETTE[0],
+        data.intervals.iter().map(|r| (mid(r), r.tps)).collect(),
+    ));
+    tps.bands = bands.clone();
+    charts.push(tps);
+
+    let mut lat = Chart::new("Response time per interval", time, "response time (ms)");
+    for (i, (name, f)) in [
+        (
+            "p50",
+            (|r: &IntervalRecord| r.latency_ms.p50) as fn(&IntervalRecord) -> f64,
+        ),
+        ("p95", |r| r.latency_ms.p95),
+        ("p99", |r| r.latency_ms.p99),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        lat.series.push(Series::new(
+            name,
+            PALETTE[i],
+            data.intervals
+                .iter()
+                .filter(|r| r.transactions > 0)
+                .map(|r| (mid(r), f(r)))
+                .collect(),
+        ));
+    }
+    lat.bands = bands.clone();
+    charts.push(lat);
+
+    if data.telemetry.is_empty() {
+        return charts;
+    }
+    let mib = |v: f64| v / (1u64 << 20) as f64;
+    let mut ckpt = Chart::new("Checkpoint age and dirty pages", time, "checkpoint age (MiB)");
+    ckpt.y2_label = Some("dirty pages (% of buffer pool)".into());
+    ckpt.series.push(Series::new(
+        "checkpoint age",
+        PALETTE[0],
+        data.series(|s| s["server"]["checkpoint_age_bytes"].as_f64().map(mib)),
+    ));
+    ckpt.series.push(
+        Series::new(
+            "dirty pages %",
+            PALETTE[1],
+            data.series(|s| s["server"]["dirty_pages_pct"].as_f64()),
+        )
+        .on_right(),
+    );
+    let max = data
+        .telemetry
+        .iter()
+        .filter_map(|s| s["server"]["checkpoint_max_bytes"].as_f64())
+        .fold(0.0, f64::max);
+    if max > 0.0 {
+        for (pct, label, color) in [
+            (100.0, "max checkpoint age".to_string(), STALL),
+            (
+                SYNC_FLUSH_PCT,
+                format!("sync flush ({SYNC_FLUSH_PCT:.0}% of max)"),
+                PALETTE[4],
+            ),
+            (
+                ASYNC_FLUSH_PCT,
+                format!("async flush ({ASYNC_FLUSH_PCT:.0}% of max)"),
+                PALETTE[2],
+            ),
+        ] {
+            ckpt.limits.push(Limit {
+                y: mib(max * pct / 100.0),
+                label,
+                color,
+                secondary: false,
+            });
+        }
+    }
+    ckpt.bands = bands.clone();
+    charts.push(ckpt);
+
+    let disk = busiest_disk(&data.telemetry);
+    let mut io = Chart::new(
+        match &disk {
+            Some(d) => format!("I/O: disk {d} and InnoDB page writes"),
+            None => "I/O: InnoDB page writes".to_string(),
+        },
+        time,
+        "operations/s",
+    );
+    if let Some(d) = &disk {
+        let field = |name: &'static str| {
+            let d = d.clone();
+            move |s: &Value| s["os"]["disks"].as_array()?.iter().find(|x| x["name"] == d.as_str())?[name].as_f64()
+        };
+        io.series
+            .push(Series::new("disk w/s", PALETTE[0], data.series(field("w_s"))));
+        io.series
+            .push(Series::new("disk r/s", PALETTE[5], data.series(field("r_s"))));
+        io.series
+            .push(Series::new("disk wrqm/s", PALETTE[6], data.series(field("wrqm_s"))));
+        io.series
+            .push(Series::new("disk util %", PALETTE[3], data.series(field("util_pct"))).on_right());
+        io.y2_label = Some("utilisation (%)".into());
+    }
+    io.series.push(Series::new(
+        "InnoDB pages written/s",
+        PALETTE[1],
+        data.series(|s| s["server"]["pages_written_s"].as_f64()),
+    ));
+    io.series.push(Series::new(
+        "doublewrite pages/s",
+        PALETTE[2],
+        data.series(|s| s["server"]["doublewrite_pages_s"].as_f64()),
+    ));
+    io.bands = bands.clone();
+    charts.push(io);
+
+    let mut cpu = Chart::new("CPU: host (all cores) and the dbperf client", time, "percent");
+    let all = |field: &'static str| {
+        move |s: &Value| s["os"]["cpus"].as_array()?.iter().find(|c| c["cpu"] == "all")?[field].as_f64()
+    };
+    cpu.series
+        .push(Series::new("host user %", PALETTE[0], data.series(all("user"))));
+    cpu.series
+        .push(Series::new("host sys %", PALETTE[1], data.series(all("sys"))));
+    cpu.series
+        .push(Series::new("host iowait %", PALETTE[2], data.series(all("iowait"))));
+    cpu.series.push(Series::new(
+        "client % of a core",
+        PALETTE[3],
+        data.series(|s| s["client"]["cpu_pct"].as_f64()),
+    ));
+    cpu.bands = bands.clone();
+    charts.push(cpu);
+
+    let waits = top_waits(&data.telemetry, WAITS_SHOWN);
+    let mut w = Chart::new("Top waits (Performance Schema)", time, "wait time per second (ms/s)");
+    for (i, event) in waits.iter().enumerate() {
+        let points = data
+            .telemetry
+            .iter()
+            .filter_map(|s| {
+                let t = sample_mid(s)?;
+                let len = s["server"]["interval_s"].as_f64().unwrap_or(1.0).max(1e-3);
+                let ms = s["server"]["waits"]
+                    .as_array()
+                    .and_then(|ws| ws.iter().find(|x| x["event"] == event.as_str()))
+                    .and_then(|x| x["time_ms"].as_f64())
+                    .unwrap_or(0.0);
+                Some((t, ms / len))
+            })
+            .collect();
+        w.series.push(Series::new(
+            event.trim_start_matches("wait/synch/"),
+            PALETTE[i % PALETTE.len()],
+            points,
+        ));
+    }
+    w.bands = bands;
+    charts.push(w);
+    charts
+}
+
+/// The middle of the time a telemetry sample covers.
+fn sample_mid(s: &Value) -> Option<f64> {
+    Some(s["t_s"].as_f64()? - s["interval_s"].as_f64().unwrap_or(1.0) / 2.0)
+}
+
+/// The disk with the most writes over the run.
+fn busiest_disk(telemetry: &[Value]) -> Option<String> {
+    let mut writes: BTreeMap<String, f64> = BTreeMap::new();
+    for s in telemetry {
+        for d in s["os"]["disks"].as_array().into_iter().flatten() {
+            if let (Some(n), Some(w)) = (d["name"].as_str(), d["w_s"].as_f64()) {
+                *writes.entry(n.to_string()).or_default() += w;
+            }
+        }
+    }
+    writes.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| n)
+}
+
+/// The `n` wait events with the most time over all samples.
+fn top_waits(telemetry: &[Value], n: usize) -> Vec<String> {
+    let mut time: BTreeMap<String, f64> = BTreeMap::new();
+    for s in telemetry {
+        for w in s["server"]["waits"].as_array().into_iter().flatten() {
+            if let (Some(e), Some(ms)) = (w["event"].as_str(), w["time_ms"].as_f64()) {
+                if crate::telemetry::server::is_contention_point(e) {
+                    *time.entry(e.to_string()).or_default() += ms;
+                }
+            }
+        }
+    }
+    let mut v: Vec<(String, f64)> = time.into_iter().filter(|(_, t)| *t > 0.0).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v.into_iter().take(n).map(|(e, _)| e).collect()
+}
+
+/// Response time by percentile, one line per named spectrum, on a nines axis.
+pub fn spectrum_chart(spectra: &[(String, &Spectrum)]) -> Chart {
+    let mut c = Chart::new(
+        "Response time by percentile (measured phase)",
+        "percentile",
+        "response time (ms)",
+    );
+    c.x_scale = Scale::Nines;
+    c.y_scale = Scale::Log;
+    for (i, (name, s)) in spectra.iter().enumerate() {
+        c.series.push(Series::new(
+            name.clone(),
+            PALETTE[i % PALETTE.len()],
+            s.points.iter().map(|(q, ms)| (1.0 / (1.0 - q), *ms)).collect(),
+        ));
+    }
+    c
+}
+
+fn analysis_section(page: &mut Page, data: &RunData) {
+    let Some(a) = &data.analysis else { return };
+    page.heading("Analysis (dbperf analyze)");
+    let s = &a.stability;
+    page.paragraph(
+        &format!(
+            "Stability: {} — TPS CV {:.1}%; TPS min {:.0} / median {:.0} / sustained {:.0} / max {:.0}; \
+             p99 min {:.1} / median {:.1} / max {:.1} ms.",
+            s.verdict,
+            s.tps_cv_pct,
+            s.tps_min,
+            s.tps_median,
+            s.tps_sustained,
+            s.tps_max,
+            s.p99_min_ms,
+            s.p99_median_ms,
+            s.p99_max_ms
+        ),
+        None,
+    );
+    if a.stalls.is_empty() {
+        page.paragraph("No stalls.", None);
+    }
+    for stall in &a.stalls {
+        page.paragraph(&stall.render(a.telemetry_samples.is_some()), Some("stall"));
+    }
+    for note in &a.notes {
+        page.paragraph(note, Some("note"));
+    }
+}
+
+fn manifest_section(page: &mut Page, records: &RunRecords) {
+    let m = &records.manifest;
+    page.heading("How this run was made");
+    page.paragraph(
+        &format!("dbperf {} · {}", m.dbperf_version, m.command_line.join(" ")),
+        Some("note"),
+    );
+    if let Some(server) = &m.server {
+        let rows: Vec<Vec<String>> = server
+            .variables
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        page.details(
+            &format!("Server variables ({}, {} of them)", server.version, rows.len()),
+            &table_html(&["variable".into(), "value".into()], &rows),
+        );
+    }
+    page.details(
+        "Seeds",
+        &format!(
+            "<pre>{}</pre>",
+            escape(&serde_json::to_string_pretty(&m.seeds).unwrap_or_default())
+        ),
+    );
+}

@@ -1,0 +1,108 @@
+//! The latency spectrum of a run (response time at each percentile, out to the nines) from
+//! its `intervals.hlog`: the measured intervals' response-time histograms of every
+//! transaction type, merged.
+
+use std::path::Path;
+
+use base64::Engine;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+use super::ReportError;
+
+/// Percentiles drawn, where the run has enough values to resolve them.
+const QUANTILES: [f64; 14] = [
+    0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99995, 0.99999, 0.999999,
+];
+
+/// Response time (ms) at increasing quantiles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spectrum {
+    /// `(quantile, ms)`, quantile in `0..1`.
+    pub points: Vec<(f64, f64)>,
+    /// Values merged.
+    pub count: u64,
+    /// Largest value, ms.
+    pub max_ms: f64,
+}
+
+/// Merges the `response:*` histograms of `hlog` whose interval starts at or after
+/// `measured_from_s`; `None` when the file is absent or holds none.
+pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<Option<Spectrum>, ReportError> {
+    let Ok(bytes) = std::fs::read(hlog) else {
+        return Ok(None);
+    };
+    let bad = |what: String| ReportError::Hlog {
+        path: hlog.to_path_buf(),
+        what,
+    };
+    let mut merged: Option<Histogram<u64>> = None;
+    let mut deserializer = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        let LogEntry::Interval(h) = entry.map_err(|e| bad(format!("{e:?}")))? else {
+            continue;
+        };
+        if !h.tag().is_some_and(|t| t.as_str().starts_with("response:")) {
+            continue;
+        }
+        // Intervals are written with the run's start as BaseTime; allow for float rounding.
+        if h.start_timestamp().as_secs_f64() + 1e-6 < measured_from_s {
+            continue;
+        }
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(h.encoded_histogram())
+            .map_err(|e| bad(e.to_string()))?;
+        let hist: Histogram<u64> = deserializer
+            .deserialize(&mut &raw[..])
+            .map_err(|e| bad(format!("{e:?}")))?;
+        match &mut merged {
+            Some(m) => m.add(&hist).map_err(|e| bad(format!("{e:?}")))?,
+            None => merged = Some(hist),
+        }
+    }
+    Ok(merged.filter(|m| !m.is_empty()).map(|m| spectrum_of(&m)))
+}
+
+/// The spectrum of a histogram of microseconds.
+pub fn spectrum_of(h: &Histogram<u64>) -> Spectrum {
+    let count = h.len();
+    let points = QUANTILES
+        .iter()
+        .filter(|q| **q == 0.0 || 1.0 / (1.0 - **q) <= count as f64)
+        .map(|q| (*q, h.value_at_quantile(*q) as f64 / 1000.0))
+        .collect();
+    Spectrum {
+        points,
+        count,
+        max_ms: h.max() as f64 / 1000.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_beyond_the_data_are_left_out() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 10).unwrap();
+        }
+        let s = spectrum_of(&h);
+        assert_eq!(s.count, 1000);
+        let qs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+        assert_eq!(qs, [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999]);
+        let p50 = s.points[2].1;
+        assert!((p50 - 5.0).abs() < 0.01, "{p50}");
+        assert!((s.max_ms - 10.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_missing_log_is_no_spectrum() {
+        assert_eq!(
+            latency_spectrum(Path::new("/nonexistent/intervals.hlog"), 0.0).unwrap(),
+            None
+        );
+    }
+}

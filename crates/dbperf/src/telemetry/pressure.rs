@@ -1,0 +1,211 @@
+//! What the server and the host were under over a run, from `telemetry.jsonl`: the rows as
+//! read back ([`TelemetryRow`]), and [`Pressure`], the run-wide figures (checkpoint age, time
+//! in sync flush, dirty pages, top wait, client CPU) that `dbperf analyze` notes and
+//! comparisons put side by side.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::os::OsSample;
+use super::server::is_contention_point;
+
+/// Client CPU (percent of one core) from which results are called client-bound.
+pub const CLIENT_SATURATED_PCT: f64 = 90.0;
+/// Checkpoint age (percent of its maximum) from which InnoDB flushes synchronously.
+pub const SYNC_FLUSH_PCT: f64 = 90.0;
+
+/// Run-wide pressure over a set of telemetry samples (the measured phase of a run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pressure {
+    /// Samples it was computed from.
+    pub samples: usize,
+    /// Highest checkpoint age, percent of its maximum (`None`: not reported by the server).
+    pub checkpoint_max_pct: Option<f64>,
+    /// Samples with a checkpoint age.
+    pub checkpoint_samples: usize,
+    /// ... of which at or above [`SYNC_FLUSH_PCT`].
+    pub sync_flush_samples: usize,
+    /// Highest dirty pages, percent of the buffer pool.
+    pub dirty_max_pct: Option<f64>,
+    /// The server's `innodb_max_dirty_pages_pct`.
+    pub max_dirty_pages_pct: Option<f64>,
+    /// The wait event with the most time over the samples (Performance Schema).
+    pub top_wait: Option<String>,
+    /// Highest client CPU, percent of one core.
+    pub client_cpu_max_pct: Option<f64>,
+    /// Samples with a client CPU figure.
+    pub client_samples: usize,
+    /// ... of which at or above [`CLIENT_SATURATED_PCT`].
+    pub client_saturated_samples: usize,
+}
+
+impl Pressure {
+    /// Summarises `rows`.
+    pub(crate) fn of(rows: &[&TelemetryRow]) -> Pressure {
+        let ckpt: Vec<f64> = rows.iter().filter_map(|s| s.checkpoint_pct()).collect();
+        let cpus: Vec<f64> = rows.iter().filter_map(|s| s.client_cpu()).collect();
+        Pressure {
+            samples: rows.len(),
+            checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
+            checkpoint_samples: ckpt.len(),
+            sync_flush_samples: ckpt.iter().filter(|p| **p >= SYNC_FLUSH_PCT).count(),
+            dirty_max_pct: max_of(rows, |r| r.server("dirty_pages_pct")),
+            max_dirty_pages_pct: rows.iter().find_map(|s| s.server("max_dirty_pages_pct")),
+            top_wait: top_wait(rows),
+            client_cpu_max_pct: cpus.iter().copied().reduce(f64::max),
+            client_samples: cpus.len(),
+            client_saturated_samples: cpus.iter().filter(|c| **c >= CLIENT_SATURATED_PCT).count(),
+        }
+    }
+
+    /// Percent of the samples with a checkpoint age that were in sync flush.
+    pub fn sync_flush_pct(&self) -> Option<f64> {
+        (self.checkpoint_samples > 0).then(|| self.sync_flush_samples as f64 * 100.0 / self.checkpoint_samples as f64)
+    }
+
+    /// Whether the client was saturated in at least a quarter of the samples.
+    pub fn client_bound(&self) -> bool {
+        self.client_saturated_samples > 0 && self.client_saturated_samples * 4 >= self.client_samples
+    }
+
+    /// Findings worth a line of their own: checkpoint pressure, dirty pages, a saturated client.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        // A checkpoint age held near its maximum means the server flushes synchronously to
+        // keep up, stall or not.
+        if let Some(max) = self.checkpoint_max_pct {
+            notes.push(format!(
+                "checkpoint age: at most {max:.0}% of its maximum; at or above {SYNC_FLUSH_PCT:.0}% (sync flush) \
+                 in {} of {} samples",
+                self.sync_flush_samples, self.checkpoint_samples
+            ));
+        }
+        if let Some(max) = self.dirty_max_pct {
+            notes.push(match self.max_dirty_pages_pct {
+                Some(l) => {
+                    format!("dirty pages: at most {max:.0}% of the buffer pool (innodb_max_dirty_pages_pct {l:.0})")
+                }
+                None => format!("dirty pages: at most {max:.0}% of the buffer pool"),
+            });
+        }
+        if self.client_bound() {
+            notes.push(format!(
+                "the client was saturated (CPU >= {CLIENT_SATURATED_PCT:.0}% of a core) in {} of {} samples: \
+                 results are client-bound",
+                self.client_saturated_samples, self.client_samples
+            ));
+        }
+        notes
+    }
+}
+
+/// One line of `telemetry.jsonl`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct TelemetryRow {
+    pub(crate) t_s: f64,
+    #[serde(default)]
+    pub(crate) interval_s: Option<f64>,
+    #[serde(default)]
+    pub(crate) os: Option<OsSample>,
+    #[serde(default)]
+    pub(crate) server: Option<serde_json::Value>,
+    #[serde(default)]
+    client: Option<ClientRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClientRow {
+    #[serde(default)]
+    cpu_pct: Option<f64>,
+}
+
+impl TelemetryRow {
+    pub(crate) fn server(&self, key: &str) -> Option<f64> {
+        self.server.as_ref()?.get(key)?.as_f64()
+    }
+
+    pub(crate) fn checkpoint_pct(&self) -> Option<f64> {
+        self.server("checkpoint_pct").or_else(|| {
+            let (age, max) = (
+                self.server("checkpoint_age_bytes")?,
+                self.server("checkpoint_max_bytes")?,
+            );
+            (max > 0.0).then(|| age * 100.0 / max)
+        })
+    }
+
+    pub(crate) fn iowait(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
+    }
+
+    pub(crate) fn idle(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.idle)
+    }
+
+    pub(crate) fn client_cpu(&self) -> Option<f64> {
+        self.client.as_ref()?.cpu_pct
+    }
+
+    /// Middle of the time the sample covers.
+    pub(crate) fn mid_s(&self, default_interval: f64) -> f64 {
+        self.t_s - self.interval_s.unwrap_or(default_interval) / 2.0
+    }
+}
+
+pub(crate) fn max_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    rows.iter().filter_map(|r| f(r)).reduce(f64::max)
+}
+
+pub(crate) fn min_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    rows.iter().filter_map(|r| f(r)).reduce(f64::min)
+}
+
+pub(crate) fn median_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
+    median(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+}
+
+/// The wait event with the most time over the samples.
+pub(crate) fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
+    let mut time: BTreeMap<&str, f64> = BTreeMap::new();
+    for r in rows {
+        let Some(waits) = r
+            .server
+            .as_ref()
+            .and_then(|s| s.get("waits"))
+            .and_then(|w| w.as_array())
+        else {
+            continue;
+        };
+        for w in waits {
+            if let (Some(event), Some(ms)) = (
+                w.get("event").and_then(|e| e.as_str()),
+                w.get("time_ms").and_then(|t| t.as_f64()),
+            ) {
+                // Runs recorded before the per-row table waits were left out still have them.
+                if is_contention_point(event) {
+                    *time.entry(event).or_default() += ms;
+                }
+            }
+        }
+    }
+    time.into_iter()
+        .filter(|(_, ms)| *ms > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(e, _)| e.to_string())
+}
+
+/// The median (mean of the middle two for an even count).
+pub(crate) fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}

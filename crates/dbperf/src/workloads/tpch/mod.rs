@@ -1,0 +1,87 @@
+//! TPC-H (and DBT-3) on MySQL/MariaDB: data byte-identical to dbgen 2.17.3, the 22 queries
+//! with qgen 2.17.3 parameters, the official SF 1 answer check, and the power test.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`table`] | the eight tables: names, base row counts, the `.tbl` rows from `tpchgen` |
+//! | [`schema`] | `CREATE TABLE` / indexes / `DROP` per [`Dialect`] |
+//! | [`load`] | parallel streaming load (LOAD DATA LOCAL from memory), `--write-tbl`, cleanup |
+//! | `insert` | the alternative loader: prepared 1,000-row INSERTs with string parameters |
+//! | [`dists`] | `dists.dss` (the reference kit's distributions, kept as data) |
+//! | [`qgen`] | qgen 2.17.3's RNG streams and parameter substitution, validation parameters |
+//! | [`queries`] | the 22 query texts per dialect and how parameters go into them |
+//! | [`answers`] | answer files and the spec's comparison rules (`colprecision.txt`) |
+//! | [`refresh`] | RF1 (new sales) and RF2 (old sales) |
+//! | [`metrics`] | Power@Size, Throughput@Size, QphH@Size |
+//! | [`runner`] | one query: setup/teardown, a timeout that cancels it on the server, its plan |
+//! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
+//! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream |
+//! | [`compare`] | the per-query comparison table across runs |
+
+pub mod answers;
+pub mod compare;
+pub mod dists;
+mod insert;
+pub mod load;
+pub mod metrics;
+pub mod power;
+pub mod qgen;
+pub mod queries;
+pub mod refresh;
+pub mod runner;
+pub mod schema;
+pub mod table;
+pub mod throughput;
+
+pub use schema::Dialect;
+pub use table::Table;
+
+use crate::driver::DbError;
+
+/// Something TPC-H work could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum TpchError {
+    /// A bad option value, naming the flag and the fix.
+    #[error("{0}")]
+    Invalid(String),
+    /// The server refused a statement.
+    #[error("{what}: {source}")]
+    Db {
+        /// What dbperf was doing.
+        what: String,
+        /// The server's error.
+        source: DbError,
+    },
+    /// A file could not be read or written.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What dbperf was doing.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Maps a server error to [`TpchError::Db`] with what was being done.
+pub(crate) fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> TpchError {
+    let what = what.into();
+    move |source| TpchError::Db { what, source }
+}
+
+/// Checks a scale factor: positive, and one dbgen accepts (below 1 it uses
+/// `(int)(1000·SF)/1000`, so it must be a multiple of 0.001).
+pub fn check_scale_factor(sf: f64) -> Result<(), TpchError> {
+    if !(sf.is_finite() && sf >= 0.001) {
+        return Err(TpchError::Invalid(format!(
+            "--scale-factor {sf} is not valid: give a positive number of at least 0.001 (e.g. 0.01, 0.1, 1, 10)"
+        )));
+    }
+    if sf < 1.0 && ((sf * 1000.0).round() - sf * 1000.0).abs() > 1e-9 {
+        return Err(TpchError::Invalid(format!(
+            "--scale-factor {sf}: below 1 the reference dbgen only knows multiples of 0.001; use e.g. 0.01 or 0.1"
+        )));
+    }
+    Ok(())
+}

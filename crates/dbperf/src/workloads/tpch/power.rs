@@ -1,0 +1,332 @@
+//! The power test (spec §5.3.3): RF1, the 22 queries in stream 0's order on one session,
+//! RF2; repeated `repeat` times, optionally cold (server restarted and the OS page cache
+//! dropped before each query or each run). What it measured goes into `tpch.json`.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::power_at_size;
+use super::qgen::{stream_order, validation_params, Qgen, QueryParams};
+use super::queries::render;
+use super::refresh::{next_set, RefreshSet};
+use super::runner::{QueryRunner, Status};
+use super::schema::Dialect;
+use super::TpchError;
+use crate::driver::Target;
+
+/// When to make the caches cold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cold {
+    /// Never: warm runs.
+    Off,
+    /// Before each query.
+    Query,
+    /// Before each run (repetition).
+    Run,
+}
+
+/// Restarts the server and drops the OS page cache; returns what it could do (e.g. "page
+/// cache not dropped: permission denied"), or an error message.
+pub type ColdStart = Box<dyn Fn() -> Result<String, String> + Send + Sync>;
+
+/// What to run.
+pub struct PowerConfig {
+    /// Where.
+    pub target: Target,
+    /// SQL dialect.
+    pub dialect: Dialect,
+    /// Scale factor of the loaded data.
+    pub sf: f64,
+    /// qgen seed (stream 0 uses it as is).
+    pub seed: i64,
+    /// Use the validation parameters instead of generated ones.
+    pub validation: bool,
+    /// Cancel a query after this long.
+    pub timeout: Option<Duration>,
+    /// Runs of the whole test.
+    pub repeat: u32,
+    /// Run RF1 and RF2 around the queries.
+    pub refresh: bool,
+    /// Capture each query's plan (once, before the first run).
+    pub explain: bool,
+    /// When to make the caches cold.
+    pub cold: Cold,
+    /// How to make the caches cold (required unless `cold` is `Off`).
+    pub cold_start: Option<ColdStart>,
+}
+
+/// One query in one run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QueryTiming {
+    /// Query number.
+    pub query: u8,
+    /// Position in the stream, from 1.
+    pub position: usize,
+    /// Seconds to the last row (the timeout, when it timed out).
+    pub seconds: f64,
+    /// How it ended.
+    pub status: Status,
+    /// The server's error, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Rows returned.
+    pub rows: usize,
+}
+
+/// One run of the power test.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PowerRun {
+    /// Repetition, from 1.
+    pub rep: u32,
+    /// Refresh set used, when refreshes ran.
+    pub refresh_set: Option<u64>,
+    /// RF1's and RF2's seconds, when they ran.
+    pub rf1_seconds: Option<f64>,
+    pub rf2_seconds: Option<f64>,
+    /// The 22 queries in the order they ran.
+    pub queries: Vec<QueryTiming>,
+    /// Power@Size of this run; `None` when a query timed out or failed, or refreshes did not run.
+    pub power_at_size: Option<f64>,
+    /// Notes from making the caches cold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cold_notes: Vec<String>,
+}
+
+/// Per query over all runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QuerySummary {
+    /// Query number.
+    pub query: u8,
+    /// Its substitution parameters.
+    pub params: Vec<String>,
+    /// Median, min and max of the runs that finished; `None` if none did.
+    pub median: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Runs that timed out.
+    pub timeouts: u32,
+    /// Runs that failed.
+    pub errors: u32,
+    /// `EXPLAIN FORMAT=JSON`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+}
+
+/// `tpch.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PowerReport {
+    /// Always [`TPCH_SCHEMA`].
+    pub schema: String,
+    /// `power`.
+    pub test: String,
+    /// Scale factor.
+    pub scale_factor: f64,
+    /// qgen seed.
+    pub seed: i64,
+    /// True when the validation parameters were used.
+    pub validation: bool,
+    /// The server's version string.
+    pub server_version: String,
+    /// `--timeout`, if given.
+    pub timeout_seconds: Option<f64>,
+    /// When caches were made cold.
+    pub cold: Cold,
+    /// The query order (stream 0).
+    pub stream_order: Vec<u8>,
+    /// Every run.
+    pub runs: Vec<PowerRun>,
+    /// Per query over the runs, in query order.
+    pub queries: Vec<QuerySummary>,
+    /// Median Power@Size over the runs that have one.
+    pub power_at_size: Option<f64>,
+}
+
+/// Value of `tpch.json`'s `schema` key.
+pub const TPCH_SCHEMA: &str = "dbperf.tpch/1";
+/// The file name in the run directory.
+pub const TPCH_FILE: &str = "tpch.json";
+
+/// The parameters of every query (index `q - 1`) for stream `stream`.
+pub fn stream_params(sf: f64, seed: i64, stream: u32, validation: bool) -> Vec<QueryParams> {
+    if validation {
+        (1..=22).map(|q| validation_params(q, sf)).collect()
+    } else {
+        let mut g = Qgen::new(seed + i64::from(stream), sf);
+        (1..=22).map(|q| g.params(q)).collect()
+    }
+}
+
+/// Runs the power test; `progress` gets one line per step.
+pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<PowerReport, TpchError> {
+    if cfg.cold != Cold::Off && cfg.cold_start.is_none() {
+        return Err(TpchError::Invalid(
+            "--cold needs a sandbox dbperf can restart: use --target sandbox:NAME".into(),
+        ));
+    }
+    let params = stream_params(cfg.sf, cfg.seed, 0, cfg.validation);
+    let order = stream_order(0);
+    let mut runner = QueryRunner::connect(&cfg.target, cfg.dialect).await?;
+    let mut summaries: Vec<QuerySummary> = params
+        .iter()
+        .map(|p| QuerySummary {
+            query: p.query,
+            params: p.values.clone(),
+            median: None,
+            min: None,
+            max: None,
+            timeouts: 0,
+            errors: 0,
+            plan: None,
+        })
+        .collect();
+    if cfg.explain {
+        for p in &params {
+            let q = render(cfg.dialect, p, 0);
+            summaries[usize::from(p.query) - 1].plan = Some(runner.explain(&q).await?);
+        }
+    }
+    let mut runs = Vec::new();
+    for rep in 1..=cfg.repeat.max(1) {
+        let mut run = PowerRun {
+            rep,
+            refresh_set: None,
+            rf1_seconds: None,
+            rf2_seconds: None,
+            queries: Vec::new(),
+            power_at_size: None,
+            cold_notes: Vec::new(),
+        };
+        let set = if cfg.refresh {
+            let n = next_set(runner.session(), cfg.sf).await?;
+            run.refresh_set = Some(n);
+            Some(RefreshSet::generate(cfg.sf, n)?)
+        } else {
+            None
+        };
+        if cfg.cold == Cold::Run {
+            cold(cfg, &mut runner, &mut run.cold_notes).await?;
+        }
+        if let Some(set) = &set {
+            let t0 = Instant::now();
+            set.rf1(runner.session(), cfg.dialect).await?;
+            run.rf1_seconds = Some(t0.elapsed().as_secs_f64());
+            progress(&format!(
+                "run {rep}: RF1 (set {}) {:.2} s",
+                set.n,
+                t0.elapsed().as_secs_f64()
+            ));
+        }
+        for (i, &q) in order.iter().enumerate() {
+            if cfg.cold == Cold::Query {
+                cold(cfg, &mut runner, &mut run.cold_notes).await?;
+            }
+            let rendered = render(cfg.dialect, &params[usize::from(q) - 1], 0);
+            let e = runner.run(&rendered, cfg.timeout).await?;
+            progress(&format!(
+                "run {rep}: Q{q} {} {}",
+                match e.status {
+                    Status::Ok => format!("{:.2} s", e.seconds),
+                    Status::Timeout => format!(">{:.1} s (timed out, cancelled on the server)", e.seconds),
+                    Status::Error => "failed".into(),
+                },
+                e.error.as_deref().unwrap_or("")
+            ));
+            run.queries.push(QueryTiming {
+                query: q,
+                position: i + 1,
+                seconds: e.seconds,
+                status: e.status,
+                error: e.error,
+                rows: e.rows.len(),
+            });
+        }
+        if let Some(set) = &set {
+            let t0 = Instant::now();
+            set.rf2(runner.session()).await?;
+            run.rf2_seconds = Some(t0.elapsed().as_secs_f64());
+            progress(&format!("run {rep}: RF2 {:.2} s", t0.elapsed().as_secs_f64()));
+        }
+        run.power_at_size = run_power(cfg.sf, &run);
+        runs.push(run);
+    }
+    for s in &mut summaries {
+        let mut times = Vec::new();
+        for r in &runs {
+            for t in r.queries.iter().filter(|t| t.query == s.query) {
+                match t.status {
+                    Status::Ok => times.push(t.seconds),
+                    Status::Timeout => s.timeouts += 1,
+                    Status::Error => s.errors += 1,
+                }
+            }
+        }
+        (s.median, s.min, s.max) = spread(&mut times);
+    }
+    let mut powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
+    Ok(PowerReport {
+        schema: TPCH_SCHEMA.into(),
+        test: "power".into(),
+        scale_factor: cfg.sf,
+        seed: cfg.seed,
+        validation: cfg.validation,
+        server_version: runner.server_version(),
+        timeout_seconds: cfg.timeout.map(|t| t.as_secs_f64()),
+        cold: cfg.cold,
+        stream_order: order.to_vec(),
+        runs,
+        queries: summaries,
+        power_at_size: spread(&mut powers).0,
+    })
+}
+
+/// Power@Size of a run in which every query finished and both refreshes ran.
+fn run_power(sf: f64, run: &PowerRun) -> Option<f64> {
+    if run.queries.iter().any(|q| q.status != Status::Ok) {
+        return None;
+    }
+    let mut by_query = run.queries.clone();
+    by_query.sort_by_key(|q| q.query);
+    let times: Vec<f64> = by_query.iter().map(|q| q.seconds).collect();
+    power_at_size(sf, &times, &[run.rf1_seconds?, run.rf2_seconds?])
+}
+
+/// (median, min, max); sorts `v`.
+pub fn spread(v: &mut [f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    if v.is_empty() {
+        return (None, None, None);
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (Some(median), Some(v[0]), Some(v[n - 1]))
+}
+
+async fn cold(cfg: &PowerConfig, runner: &mut QueryRunner, notes: &mut Vec<String>) -> Result<(), TpchError> {
+    let Some(start) = &cfg.cold_start else { return Ok(()) };
+    // Blocking is fine: this session is the only thing running on the runtime.
+    let note = start().map_err(TpchError::Invalid)?;
+    if !note.is_empty() && !notes.contains(&note) {
+        notes.push(note);
+    }
+    runner.reconnect().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_gives_median_min_max() {
+        assert_eq!(spread(&mut [3.0, 1.0, 2.0]), (Some(2.0), Some(1.0), Some(3.0)));
+        assert_eq!(spread(&mut [4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
+        assert_eq!(spread(&mut []), (None, None, None));
+        let p = stream_params(1.0, 0, 0, true);
+        assert_eq!(p[13].values, vec!["1995-09-01".to_string()]);
+    }
+}

@@ -1,0 +1,189 @@
+//! The throughput test (spec §5.3.4): `streams` query sessions, each running the 22
+//! queries in its own order (stream `s` uses `PERMUTATION[s]` and seed + s), concurrently
+//! with one refresh session running `streams` RF1/RF2 pairs one after another. Ts runs
+//! from the first query's submission to the last completion.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::throughput_at_size;
+use super::power::{stream_params, QueryTiming};
+use super::qgen::stream_order;
+use super::queries::render;
+use super::refresh::{next_set, RefreshSet};
+use super::runner::{QueryRunner, Status};
+use super::schema::Dialect;
+use super::TpchError;
+use crate::driver::Target;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ThroughputConfig {
+    /// Where.
+    pub target: Target,
+    /// SQL dialect.
+    pub dialect: Dialect,
+    /// Scale factor of the loaded data.
+    pub sf: f64,
+    /// qgen seed; stream `s` uses seed + s.
+    pub seed: i64,
+    /// Query streams.
+    pub streams: u32,
+    /// Use the validation parameters in every stream.
+    pub validation: bool,
+    /// Cancel a query after this long.
+    pub timeout: Option<Duration>,
+    /// Run the refresh stream.
+    pub refresh: bool,
+}
+
+/// One query stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StreamRun {
+    /// Stream number, from 1.
+    pub stream: u32,
+    /// Seconds from the test's start to this stream's last query's end.
+    pub seconds: f64,
+    /// Its 22 queries in the order they ran.
+    pub queries: Vec<QueryTiming>,
+}
+
+/// One refresh pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RefreshPair {
+    /// Refresh set number.
+    pub set: u64,
+    /// RF1's and RF2's seconds.
+    pub rf1_seconds: f64,
+    pub rf2_seconds: f64,
+}
+
+/// `tpch.json` of a throughput run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThroughputReport {
+    /// Always `dbperf.tpch/1`.
+    pub schema: String,
+    /// `throughput`.
+    pub test: String,
+    /// Scale factor.
+    pub scale_factor: f64,
+    /// qgen seed.
+    pub seed: i64,
+    /// True when the validation parameters were used.
+    pub validation: bool,
+    /// The server's version string.
+    pub server_version: String,
+    /// `--timeout`, if given.
+    pub timeout_seconds: Option<f64>,
+    /// Every query stream.
+    pub streams: Vec<StreamRun>,
+    /// The refresh stream's pairs.
+    pub refresh: Vec<RefreshPair>,
+    /// Ts: first submission to last completion.
+    pub ts_seconds: f64,
+    /// `None` when a query timed out or failed.
+    pub throughput_at_size: Option<f64>,
+}
+
+/// Runs the throughput test; `progress` gets one line per step.
+pub async fn run(
+    cfg: &ThroughputConfig,
+    progress: impl Fn(&str) + Send + Sync + Clone + 'static,
+) -> Result<ThroughputReport, TpchError> {
+    let mut admin = QueryRunner::connect(&cfg.target, cfg.dialect).await?;
+    let server_version = admin.server_version();
+    // Generate every refresh set before the clock starts.
+    let mut sets = Vec::new();
+    if cfg.refresh {
+        let first = next_set(admin.session(), cfg.sf).await?;
+        for n in first..first + u64::from(cfg.streams) {
+            sets.push(RefreshSet::generate(cfg.sf, n)?);
+        }
+    }
+    let mut runners = Vec::new();
+    for s in 1..=cfg.streams {
+        runners.push((s, QueryRunner::connect(&cfg.target, cfg.dialect).await?));
+    }
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (s, mut runner) in runners {
+        let (cfg, progress) = (cfg.clone(), progress.clone());
+        tasks.spawn(async move {
+            let params = stream_params(cfg.sf, cfg.seed, s, cfg.validation);
+            let mut queries = Vec::new();
+            for (i, &q) in stream_order(s).iter().enumerate() {
+                let e = runner
+                    .run(&render(cfg.dialect, &params[usize::from(q) - 1], s), cfg.timeout)
+                    .await?;
+                progress(&format!("stream {s}: Q{q} {:.2} s {:?}", e.seconds, e.status));
+                queries.push(QueryTiming {
+                    query: q,
+                    position: i + 1,
+                    seconds: e.seconds,
+                    status: e.status,
+                    error: e.error,
+                    rows: e.rows.len(),
+                });
+            }
+            Ok::<_, TpchError>(Stream(StreamRun {
+                stream: s,
+                seconds: started.elapsed().as_secs_f64(),
+                queries,
+            }))
+        });
+    }
+    {
+        let dialect = cfg.dialect;
+        let progress = progress.clone();
+        tasks.spawn(async move {
+            let mut pairs = Vec::new();
+            for set in &sets {
+                let t0 = Instant::now();
+                set.rf1(admin.session(), dialect).await?;
+                let rf1 = t0.elapsed().as_secs_f64();
+                let t0 = Instant::now();
+                set.rf2(admin.session()).await?;
+                let rf2 = t0.elapsed().as_secs_f64();
+                progress(&format!("refresh set {}: RF1 {rf1:.2} s, RF2 {rf2:.2} s", set.n));
+                pairs.push(RefreshPair {
+                    set: set.n,
+                    rf1_seconds: rf1,
+                    rf2_seconds: rf2,
+                });
+            }
+            Ok(Refresh(pairs))
+        });
+    }
+    let mut streams = Vec::new();
+    let mut refresh = Vec::new();
+    while let Some(r) = tasks.join_next().await {
+        match r.expect("stream task panicked")? {
+            Stream(s) => streams.push(s),
+            Refresh(p) => refresh = p,
+        }
+    }
+    let ts = started.elapsed().as_secs_f64();
+    streams.sort_by_key(|s| s.stream);
+    let all_ok = streams.iter().all(|s| s.queries.iter().all(|q| q.status == Status::Ok));
+    Ok(ThroughputReport {
+        schema: super::power::TPCH_SCHEMA.into(),
+        test: "throughput".into(),
+        scale_factor: cfg.sf,
+        seed: cfg.seed,
+        validation: cfg.validation,
+        server_version,
+        timeout_seconds: cfg.timeout.map(|t| t.as_secs_f64()),
+        streams,
+        refresh,
+        ts_seconds: ts,
+        throughput_at_size: all_ok.then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
+    })
+}
+
+/// What a task of the test returns.
+enum Done {
+    Stream(StreamRun),
+    Refresh(Vec<RefreshPair>),
+}
+use Done::{Refresh, Stream};

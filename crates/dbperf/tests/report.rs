@@ -1,0 +1,277 @@
+//! `dbperf report` on real runs: the HTML report of a telemetry run (its charts' data read back
+//! from the page and checked against `summary.json` and `intervals.jsonl`), the text, JSON and
+//! CSV exports, the report of a lab experiment, and a clear error for an unknown target.
+
+use std::path::Path;
+
+use dbperf::server::testing::TempSandbox;
+use serde_json::Value;
+
+mod common;
+use common::{dbperf, only_run_dir, read_json, run_ok};
+
+/// The JSON islands holding each chart's data, by title.
+fn charts(html: &str) -> Vec<Value> {
+    let open = "class=\"chart-data\"";
+    html.split("<script type=\"application/json\" ")
+        .skip(1)
+        .filter(|s| s.starts_with(open))
+        .map(|s| {
+            let body = &s[s.find('>').unwrap() + 1..s.find("</script>").unwrap()];
+            serde_json::from_str(body).unwrap()
+        })
+        .collect()
+}
+
+fn chart<'a>(charts: &'a [Value], title_starts: &str) -> &'a Value {
+    charts
+        .iter()
+        .find(|c| c["title"].as_str().unwrap().starts_with(title_starts))
+        .unwrap_or_else(|| panic!("no chart titled {title_starts:?}"))
+}
+
+fn series(chart: &Value, name: &str) -> Vec<(f64, f64)> {
+    chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name:?} in {}", chart["title"]))["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect()
+}
+
+fn lines(dir: &Path, file: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(file))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = TempSandbox::start_with(&["performance_schema=ON"]).expect("sandbox starts");
+    let url = sb.url();
+    let common = ["--tables=2", "--table-size=5000"];
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_read_write", "prepare", "--target", &url])
+            .args(common),
+    );
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_read_write", "run", "--target", &url])
+            .args([
+                "--threads=4",
+                "--time=5",
+                "--warmup-time=1",
+                "--report-interval=1",
+                "--pfs-instruments",
+            ])
+            .arg("--results-dir")
+            .arg(tmp.path())
+            .args(common),
+    );
+    drop(sb);
+    let dir = only_run_dir(tmp.path());
+    let html_path = tmp.path().join("report.html");
+    let out = run_ok(dbperf().arg("report").arg(&dir).arg("--html").arg(&html_path));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SQL statistics") && text.contains("stability:"), "{text}");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    // Self-contained: nothing is fetched (the only URL is the SVG namespace).
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import"));
+    let charts = charts(&html);
+    assert_eq!(html.matches("<svg").count(), charts.len());
+
+    let summary = read_json(&dir.join("summary.json"));
+    let intervals = lines(&dir, "intervals.jsonl");
+    let tps = chart(&charts, "Throughput per interval");
+    assert_eq!(tps["x_label"], "time since start (s)");
+    assert_eq!(tps["y_label"], "transactions/s");
+    let points = series(tps, "TPS");
+    assert_eq!(points.len(), intervals.len());
+    // TPS x interval length over the measured intervals adds up to the summary's total.
+    let mut measured_trx = 0.0;
+    for (p, i) in points.iter().zip(&intervals) {
+        let (start, end) = (i["start_s"].as_f64().unwrap(), i["end_s"].as_f64().unwrap());
+        assert!(
+            (p.0 - (start + end) / 2.0).abs() < 1e-9,
+            "drawn at the interval's middle"
+        );
+        assert_eq!(p.1, i["tps"].as_f64().unwrap());
+        if !i["warmup"].as_bool().unwrap() {
+            measured_trx += p.1 * (end - start);
+        }
+    }
+    let total = summary["transactions"]["total"].as_f64().unwrap();
+    assert!((measured_trx - total).abs() <= 1.0, "{measured_trx} vs {total}");
+    // The warmup is shaded.
+    let warmup = tps["bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["label"] == "warmup")
+        .unwrap();
+    assert_eq!((warmup["from"].as_f64(), warmup["to"].as_f64()), (Some(0.0), Some(1.0)));
+
+    let p99 = series(chart(&charts, "Response time per interval"), "p99");
+    let from_file: Vec<f64> = intervals
+        .iter()
+        .map(|i| i["latency_ms"]["p99"].as_f64().unwrap())
+        .collect();
+    assert_eq!(p99.iter().map(|p| p.1).collect::<Vec<_>>(), from_file);
+
+    // Checkpoint age in MiB, with its maximum as a limit line.
+    let ckpt = chart(&charts, "Checkpoint age and dirty pages");
+    let telemetry = lines(&dir, "telemetry.jsonl");
+    let max = telemetry
+        .iter()
+        .filter_map(|s| s["server"]["checkpoint_max_bytes"].as_f64())
+        .fold(0.0, f64::max);
+    let limit = ckpt["limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["label"] == "max checkpoint age")
+        .unwrap();
+    assert!((limit["y"].as_f64().unwrap() - max / 1048576.0).abs() < 1e-9);
+    assert_eq!(series(ckpt, "checkpoint age").len(), telemetry.len());
+    assert!(ckpt["y2_label"].as_str().unwrap().contains("dirty pages"));
+    for title in ["I/O", "CPU", "Top waits"] {
+        chart(&charts, title);
+    }
+    // An InnoDB wait is drawn over time.
+    let waits = chart(&charts, "Top waits");
+    assert!(
+        waits["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"].as_str().unwrap().contains("innodb")),
+        "{waits}"
+    );
+
+    // The spectrum's 99th percentile is the summary's, from the same histograms.
+    let spectrum = series(
+        chart(&charts, "Response time by percentile"),
+        dir.file_name().unwrap().to_str().unwrap(),
+    );
+    let at_99 = spectrum.iter().find(|p| (p.0 - 100.0).abs() < 1e-6).unwrap().1;
+    let p99_summary = summary["latency_ms"]["p99"].as_f64().unwrap();
+    assert!(
+        (at_99 - p99_summary).abs() <= p99_summary * 0.01,
+        "{at_99} vs {p99_summary}"
+    );
+    assert!(html.contains("Server variables (") && html.contains("innodb_buffer_pool_size"));
+
+    // Exports.
+    let csv = run_ok(dbperf().arg("report").arg(&dir).args(["--format", "csv"]));
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(csv.starts_with("index,start_s,end_s,warmup,threads,tps,"));
+    assert_eq!(csv.lines().count(), intervals.len() + 1);
+    let json = run_ok(dbperf().arg("report").arg(&dir).args(["--format", "json"]));
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        json["summary"]["transactions"]["total"],
+        summary["transactions"]["total"]
+    );
+    assert!(json["analysis"]["stability"]["tps_cv_pct"].is_number());
+}
+
+#[test]
+fn an_experiment_report_has_the_users_sweep_charts_and_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tmp.path().join("sweep.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "sweep"
+duration = "2s"
+report_interval = "1s"
+[[server]]
+id = "mariadb-10.11"
+settings = { innodb_buffer_pool_size = "128M" }
+[variants]
+innodb_doublewrite = ["ON", "OFF"]
+[[workload]]
+test = "oltp_point_select"
+tables = 1
+table_size = 1000
+users = [1, 2, 4]
+"#,
+    )
+    .unwrap();
+    run_ok(
+        dbperf()
+            .env("DBPERF_HOME", &home)
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let html_path = tmp.path().join("sweep.html");
+    let out = run_ok(
+        dbperf()
+            .args(["report", "sweep", "--html"])
+            .arg(&html_path)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("doublewrite=OFF") && text.contains("Inside the server"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let charts = charts(&html);
+    let by_users = chart(&charts, "oltp_point_select: throughput by users");
+    let p99 = chart(&charts, "oltp_point_select: 99th percentile response time by users");
+    assert_eq!(
+        (p99["x_scale"].as_str(), p99["y_scale"].as_str()),
+        (Some("log2"), Some("log"))
+    );
+    for c in [by_users, p99] {
+        let names: Vec<&str> = c["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "one line per variant: {names:?}");
+        for s in c["series"].as_array().unwrap() {
+            let users: Vec<f64> = s["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p[0].as_f64().unwrap())
+                .collect();
+            assert_eq!(users, [1.0, 2.0, 4.0]);
+        }
+    }
+    chart(&charts, "oltp_point_select: response time by percentile at 4 users");
+    assert!(html.contains("Inside the server") && html.contains("Runs (6)"));
+}
+
+#[test]
+fn an_unknown_target_is_named_with_what_to_give_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dbperf()
+        .args(["report", "no-such-thing", "--results-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"no-such-thing\" is neither a run directory") && err.contains("/lab`)"),
+        "{err}"
+    );
+}

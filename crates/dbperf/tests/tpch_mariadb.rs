@@ -1,0 +1,309 @@
+//! TPC-H against a real sandboxed MariaDB: load SF 0.01 with `dbperf tpch prepare`, check
+//! the row counts, the 22 validation answers against the golden answers in
+//! `tests/data/tpch/sf0.01` (made by the pipeline validated against the official SF 1
+//! answers), a power test, and a timeout that cancels the query on the server.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{dbperf, only_run_dir, read_json, run_dirs, run_ok, sandbox};
+use dbperf::driver::mysql::IgnoreErrors;
+use dbperf::driver::wire::WireSession;
+use dbperf::driver::{Session, Target};
+use dbperf::workloads::tpch::queries::Rendered;
+use dbperf::workloads::tpch::runner::{QueryRunner, Status};
+use dbperf::workloads::tpch::Dialect;
+
+fn golden() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tpch/sf0.01")
+}
+
+fn count(rt: &tokio::runtime::Runtime, s: &mut WireSession, sql: &str) -> i64 {
+    let rows = rt.block_on(s.query_rows(sql)).unwrap();
+    rows[0][0].as_deref().unwrap().parse().unwrap()
+}
+
+#[test]
+fn load_validate_power_and_timeouts() {
+    let db = sandbox();
+    let url = db.url();
+    let results = tempfile::tempdir().unwrap();
+    // One runtime for the test: a session's socket belongs to the runtime that opened it.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    run_ok(dbperf().args([
+        "tpch",
+        "prepare",
+        "--scale-factor",
+        "0.01",
+        "--threads",
+        "3",
+        "--target",
+        &url,
+    ]));
+    let target = Target::parse(&url).unwrap();
+    let mut s = rt
+        .block_on(WireSession::connect(&target, IgnoreErrors::Codes(Default::default())))
+        .unwrap();
+    for (table, rows) in [
+        ("region", 5),
+        ("nation", 25),
+        ("supplier", 100),
+        ("customer", 1500),
+        ("part", 2000),
+        ("partsupp", 8000),
+        ("orders", 15000),
+        ("lineitem", 60175),
+    ] {
+        assert_eq!(
+            count(&rt, &mut s, &format!("SELECT COUNT(*) FROM {table}")),
+            rows,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        count(&rt, &mut s, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = 'i_l_shipdate'"),
+        1
+    );
+    // Loading again is refused with the fix in the message.
+    let again = dbperf()
+        .args(["tpch", "prepare", "--sf", "0.01", "--target", &url])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("dbperf tpch cleanup"));
+
+    // All 22 validation answers match the golden ones.
+    let out = run_ok(
+        dbperf()
+            .args(["tpch", "validate", "--answers"])
+            .arg(golden())
+            .args(["--target", &url]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("PASS").count(), 22, "{text}");
+
+    // A power test: RF1, 22 queries, RF2, Power@Size, plans stored, the summary says seed,
+    // SF and server version.
+    let out = run_ok(
+        dbperf()
+            .args([
+                "tpch",
+                "power",
+                "--seed",
+                "101000000",
+                "--target",
+                &url,
+                "--results-dir",
+            ])
+            .arg(results.path()),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("seed 101000000") && stdout.contains("SF 0.01") && stdout.contains("MariaDB"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Power@Size "), "{stdout}");
+    let run = only_run_dir(results.path());
+    let tpch = read_json(&run.join("tpch.json"));
+    assert_eq!(tpch["runs"][0]["queries"].as_array().unwrap().len(), 22);
+    assert_eq!(
+        tpch["runs"][0]["queries"][0]["query"], 14,
+        "the power stream starts with Q14"
+    );
+    assert_eq!(tpch["runs"][0]["refresh_set"], 1);
+    assert!(tpch["power_at_size"].as_f64().unwrap() > 0.0);
+    assert!(tpch["queries"][0]["plan"].is_object(), "EXPLAIN FORMAT=JSON stored");
+    assert_eq!(
+        tpch["queries"][3]["params"][0], "1997-09-01",
+        "qgen 2.17.3's Q4 for this seed"
+    );
+    assert_eq!(read_json(&run.join("manifest.json"))["seeds"]["qgen"], 101000000);
+    // RF1 + RF2 leave as many orders as before.
+    assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
+
+    // The throughput test: 2 streams and 2 refresh pairs; QphH@Size with the power run.
+    let tp_results = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        dbperf()
+            .args([
+                "tpch",
+                "throughput",
+                "--streams",
+                "2",
+                "--seed",
+                "7",
+                "--target",
+                &url,
+                "--power",
+            ])
+            .arg(&run)
+            .arg("--results-dir")
+            .arg(tp_results.path()),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Throughput@Size ") && stdout.contains("QphH@Size "),
+        "{stdout}"
+    );
+    let tp = read_json(&only_run_dir(tp_results.path()).join("tpch.json"));
+    assert_eq!(tp["streams"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        tp["streams"][0]["queries"][0]["query"], 21,
+        "stream 1's order starts with Q21"
+    );
+    assert_eq!(tp["refresh"].as_array().unwrap().len(), 2);
+    assert_eq!(tp["refresh"][0]["set"], 2, "set 1 was used by the power run");
+    assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
+
+    // A tiny timeout: every query is cancelled on the server and the next one still runs.
+    run_ok(
+        dbperf()
+            .args([
+                "tpch",
+                "power",
+                "--timeout",
+                "0.000001",
+                "--no-refresh",
+                "--no-explain",
+                "--target",
+                &url,
+            ])
+            .arg("--results-dir")
+            .arg(results.path()),
+    );
+    let dirs = run_dirs(results.path());
+    let timed = dirs.iter().find(|d| **d != run).unwrap();
+    let tpch = read_json(&timed.join("tpch.json"));
+    let statuses: Vec<&str> = tpch["runs"][0]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len(), 22);
+    assert!(statuses.iter().all(|s| *s != "error"), "{statuses:?}");
+    assert!(statuses.contains(&"timeout"), "{statuses:?}");
+    // The comparison table shows the timeouts as >T.
+    let out = run_ok(dbperf().args(["tpch", "compare"]).arg(&run).arg(timed));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains(">0.000001"), "{table}");
+    // The HTML report: per-query bars relative to the first run, timeouts marked.
+    let html_path = results.path().join("tpch.html");
+    let out = run_ok(
+        dbperf()
+            .arg("report")
+            .arg(&run)
+            .arg(timed)
+            .arg("--html")
+            .arg(&html_path),
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(">0.000001"));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let island = html
+        .split("class=\"chart-data\" id=\"chart-1-data\">")
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .expect("the bar chart's data");
+    let bars: serde_json::Value = serde_json::from_str(island).unwrap();
+    assert_eq!(bars["categories"].as_array().unwrap().len(), 22);
+    assert_eq!(bars["band"], serde_json::json!([0.95, 1.05]));
+    let baseline = bars["series"][0]["bars"].as_array().unwrap();
+    assert!(
+        baseline.iter().all(|b| b["value"] == 1.0),
+        "the baseline is 1 on every query"
+    );
+    let other = bars["series"][1]["bars"].as_array().unwrap();
+    let timeouts = tpch["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["timeouts"].as_u64() > Some(0));
+    for q in timeouts {
+        let i = q["query"].as_u64().unwrap() as usize - 1;
+        assert_eq!(other[i]["timed_out"], ">0.000001s", "Q{}", i + 1);
+    }
+
+    // A query that would run for hours is killed on the server within its timeout.
+    rt.block_on(async {
+        let mut runner = QueryRunner::connect(&target, Dialect::Mysql).await.unwrap();
+        let forever = Rendered {
+            query: 9,
+            setup: vec![],
+            main: "SELECT COUNT(*) FROM lineitem a, lineitem b, lineitem c WHERE a.l_comment <> c.l_comment".into(),
+            teardown: vec![],
+        };
+        let t0 = Instant::now();
+        let e = runner.run(&forever, Some(Duration::from_millis(500))).await.unwrap();
+        assert_eq!(e.status, Status::Timeout);
+        assert!(t0.elapsed() < Duration::from_secs(60), "cancelled, not waited for");
+        let running = s
+            .query_rows("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE '%lineitem a, lineitem b%' AND id <> CONNECTION_ID()")
+            .await
+            .unwrap();
+        assert_eq!(
+            running[0][0].as_deref(),
+            Some("0"),
+            "the statement is gone from the server"
+        );
+        let next = Rendered {
+            query: 6,
+            setup: vec![],
+            main: "SELECT COUNT(*) FROM region".into(),
+            teardown: vec![],
+        };
+        let e = runner.run(&next, Some(Duration::from_secs(60))).await.unwrap();
+        assert_eq!((e.status, e.rows), (Status::Ok, vec![vec!["5".to_string()]]));
+    });
+
+    // --cold run: the sandbox is restarted (and the page cache dropped, or the result says
+    // why not) before the run, and the queries run on the new server.
+    let cold_results = tempfile::tempdir().unwrap();
+    let pid_before = std::fs::read_to_string(db.home().root().join("servers/test/mysqld.pid")).ok();
+    run_ok(
+        dbperf()
+            .env("DBPERF_HOME", db.home().root())
+            .args([
+                "tpch",
+                "power",
+                "--cold",
+                "run",
+                "--validation",
+                "--no-refresh",
+                "--no-explain",
+            ])
+            .args(["--target", "sandbox:test", "--results-dir"])
+            .arg(cold_results.path()),
+    );
+    let cold = read_json(&only_run_dir(cold_results.path()).join("tpch.json"));
+    assert_eq!(cold["cold"], "run");
+    assert!(
+        cold["runs"][0]["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q["status"] == "ok"),
+        "{cold}"
+    );
+    let pid_after = std::fs::read_to_string(db.home().root().join("servers/test/mysqld.pid")).ok();
+    assert_ne!(pid_before, pid_after, "the server was restarted");
+    // The old session is gone with the old server.
+    s = rt
+        .block_on(WireSession::connect(&target, IgnoreErrors::Codes(Default::default())))
+        .unwrap();
+
+    run_ok(dbperf().args(["tpch", "cleanup", "--target", &url]));
+    assert_eq!(
+        count(
+            &rt,
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
+        ),
+        0
+    );
+}
