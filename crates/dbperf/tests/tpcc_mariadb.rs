@@ -25,14 +25,21 @@ fn tpcc_sandbox() -> TempSandbox {
 }
 
 fn root_sql(sb: &TempSandbox, sql: &str) -> String {
+    try_sql(sb, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Runs SQL as root in `sbtest`: its output, or the client's error.
+fn try_sql(sb: &TempSandbox, sql: &str) -> Result<String, String> {
     let out = Command::new("mariadb")
         .args(["--no-defaults", "-uroot", "-N", "-B", "-S"])
         .arg(sb.socket())
         .args(["-D", "sbtest", "-e", sql])
         .output()
         .expect("mariadb client");
-    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn num(sb: &TempSandbox, sql: &str) -> f64 {
