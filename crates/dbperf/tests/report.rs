@@ -1,6 +1,7 @@
 //! `dbperf report` on real runs: the HTML report of a telemetry run (its charts' data read back
 //! from the page and checked against `summary.json` and `intervals.jsonl`), the text, JSON and
-//! CSV exports, the report of a lab experiment, and a clear error for an unknown target.
+//! CSV exports, the report of a lab experiment, a clear error for an unknown target, and the
+//! Prometheus endpoint scraped during a run.
 
 use std::path::Path;
 
@@ -274,4 +275,79 @@ fn an_unknown_target_is_named_with_what_to_give_instead() {
         err.contains("\"no-such-thing\" is neither a run directory") && err.contains("/lab`)"),
         "{err}"
     );
+}
+
+/// `GET path` over HTTP/1.0; the whole response.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn the_metrics_endpoint_is_scraped_during_a_run() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = TempSandbox::start().expect("sandbox starts");
+    let url = sb.url();
+    let common = ["--tables=1", "--table-size=1000"];
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_point_select", "prepare", "--target", &url])
+            .args(common),
+    );
+    let mut child = dbperf()
+        .args(["sysbench", "oltp_point_select", "run", "--target", &url])
+        .args([
+            "--threads=2",
+            "--time=6",
+            "--report-interval=1",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ])
+        .arg("--results-dir")
+        .arg(tmp.path())
+        .args(common)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("a Metrics: line before the run ends").unwrap();
+        if let Some(rest) = line.strip_prefix("Metrics: http://") {
+            break rest.trim_end_matches("/metrics").to_string();
+        }
+    };
+    // Wait for a few intervals, then scrape as Prometheus would.
+    let mut seen = 0;
+    while seen < 3 {
+        let line = lines.next().expect("interval lines").unwrap();
+        if line.starts_with("[ ") {
+            seen += 1;
+        }
+    }
+    let scrape = http_get(&addr, "/metrics");
+    assert!(scrape.contains("application/openmetrics-text"), "{scrape}");
+    let value = |prefix: &str| -> f64 {
+        scrape
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{scrape}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(value("dbperf_transactions_total ") > 0.0);
+    assert!(value("dbperf_throughput_per_second{kind=\"transactions\"}") > 0.0);
+    assert!(value("dbperf_latency_seconds{quantile=\"0.99\"}") > 0.0);
+    assert!(value("dbperf_server{figure=\"checkpoint_max_bytes\"}") > 0.0);
+    assert!(value("dbperf_os_cpu_percent{cpu=\"all\",state=\"user\"}") >= 0.0);
+    assert!(scrape.contains("dbperf_run_info{run_id=\""));
+    for _ in lines.by_ref() {}
+    assert!(child.wait().unwrap().success());
 }

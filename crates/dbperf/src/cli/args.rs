@@ -143,6 +143,10 @@ pub struct SysbenchArgs {
     /// Also write summary.json here.
     #[arg(long, help_heading = "Reporting")]
     pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run (throughput,
+    /// latency quantiles, errors, telemetry), e.g. 127.0.0.1:9187.
+    #[arg(long, value_name = "ADDR", help_heading = "Reporting")]
+    pub metrics_addr: Option<String>,
     /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
     #[arg(long, help_heading = "Telemetry")]
     pub no_telemetry: bool,

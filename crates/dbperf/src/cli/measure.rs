@@ -15,10 +15,13 @@ use dbperf_engine::{RunConfig, RunOutcome, StopReason, StopSignal, Workload};
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
 use super::record::{self, LiveLine, Recorder, SummaryContext};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
+use crate::report::metrics::{LiveMetrics, MetricsServer};
 use crate::results::{client_usage, Manifest, RunDir, ServerFacts, Summary, WorkloadInfo};
 use crate::telemetry::sampler::TelemetryConfig;
 
@@ -50,6 +53,8 @@ pub struct MeasureSpec<'a> {
     pub banner: &'a dyn Fn(&Path) -> String,
     /// The live line, when the workload has its own.
     pub live: LiveLine,
+    /// Serve live metrics for Prometheus here (`--metrics-addr`).
+    pub metrics_addr: Option<&'a str>,
 }
 
 /// What [`measure`] hands back.
@@ -105,6 +110,17 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         .with_base_time(started)
         .begin_log_with(&mut hlog_file, &mut serializer)
         .map_err(|e| anyhow!("writing intervals.hlog: {e:?}"))?;
+    let metrics = spec
+        .metrics_addr
+        .map(|addr| {
+            let m = LiveMetrics::new(dir.run_id(), spec.name, &server_version);
+            MetricsServer::start(addr, Arc::clone(&m)).map(|server| (m, server))
+        })
+        .transpose()?;
+    if let Some((_, server)) = &metrics {
+        println!("Metrics: http://{}/metrics", server.addr());
+    }
+    let progress = progress_bar(spec.run);
     let mut recorder = Recorder {
         jsonl: dir.interval_writer()?,
         hlog,
@@ -118,8 +134,13 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
             .map(|c| (c, dir.path().join(crate::results::TELEMETRY_FILE))),
         telemetry: None,
         live: spec.live,
+        metrics: metrics.as_ref().map(|(m, _)| Arc::clone(m)),
+        progress,
     };
     let outcome = dbperf_engine::run(spec.run, workload, stop, &mut recorder);
+    if let Some(p) = recorder.progress.take() {
+        p.finish_and_clear();
+    }
     if let Some(t) = recorder.telemetry.take() {
         t.stop();
     }
@@ -142,6 +163,17 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         dir,
         recorder_error: recorder.error,
     })
+}
+
+/// A bar of the run's planned seconds (warmup included) with the ETA, drawn on stderr when it
+/// is a terminal; `None` for a run without a time limit.
+fn progress_bar(run: &RunConfig) -> Option<ProgressBar> {
+    let total = run.duration?.as_secs() + run.warmup.as_secs();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} s, ETA {eta}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
 }
 
 /// The end of every measured run's output: write problems, abandoned transactions, the run

@@ -12,7 +12,12 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
+use indicatif::ProgressBar;
+
 use crate::report;
+use crate::report::metrics::LiveMetrics;
 use crate::results::interval::{IntervalRecord, Percentiles};
 use crate::results::summary::{ClientUsage, ErrorCounts, QueryCounts, ServerSummary, Throughput, TypeBlock, TypeKind};
 use crate::results::{client_usage, IntervalWriter, LatencyBlock, Summary};
@@ -40,6 +45,10 @@ pub struct Recorder<'a, 'b> {
     pub telemetry: Option<Telemetry>,
     /// Which live line to print.
     pub live: LiveLine,
+    /// Live metrics served to Prometheus (`--metrics-addr`).
+    pub metrics: Option<Arc<LiveMetrics>>,
+    /// Elapsed time and ETA at the bottom of a terminal (hidden when stderr is not one).
+    pub progress: Option<ProgressBar>,
 }
 
 /// The live line of an interval: sysbench's, or one a workload formats itself (TPC-C's
@@ -76,16 +85,30 @@ impl Observer for Recorder<'_, '_> {
         if let Err(e) = self.write_hlog(r) {
             self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
         }
+        let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
+        if let Some(m) = &self.metrics {
+            m.interval(&rec);
+            if let Some(v) = sample.as_ref().and_then(|s| serde_json::to_value(s).ok()) {
+                m.telemetry(&v);
+            }
+        }
+        if let Some(p) = &self.progress {
+            p.set_position(r.end_s as u64);
+        }
         if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
             let mut line = match &self.live {
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),
             };
-            if let Some(sample) = self.telemetry.as_ref().and_then(Telemetry::latest) {
+            if let Some(sample) = &sample {
                 line.push_str(" | ");
-                line.push_str(&live_suffix(&sample));
+                line.push_str(&live_suffix(sample));
             }
-            println!("{line}");
+            match &self.progress {
+                // The bar is cleared, the line printed above it, the bar drawn again.
+                Some(p) => p.suspend(|| println!("{line}")),
+                None => println!("{line}"),
+            }
         }
     }
 }

@@ -362,6 +362,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Standard,
+        metrics_addr: a.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
     measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;

@@ -99,6 +99,10 @@ pub struct TpccArgs {
     /// Also write summary.json here.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run, e.g.
+    /// 127.0.0.1:9187.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
     /// Do not sample the server, the OS and the client during the run.
     #[arg(long)]
     pub no_telemetry: bool,
@@ -451,6 +455,7 @@ fn run_benchmark<S: Session + 'static>(
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
+        metrics_addr: a.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
     measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
