@@ -40,6 +40,69 @@ pub enum Command {
     Tpch(Box<crate::cli::tpch::TpchArgs>),
 }
 
+/// Where to connect: `--target` (a URL or `sandbox:NAME`) and sysbench's `--mysql-*` spellings
+/// of its parts, shared by every command that talks to a server.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArgs {
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
+    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
+    pub target: Option<String>,
+    /// MySQL server host (an alias of --target's parts; connects over TCP).
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_host: Option<String>,
+    /// MySQL server port.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_port: Option<u16>,
+    /// MySQL user.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_user: Option<String>,
+    /// MySQL password.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_password: Option<String>,
+    /// MySQL database.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_db: Option<String>,
+    /// MySQL Unix socket.
+    #[arg(long, help_heading = "Connection")]
+    pub mysql_socket: Option<String>,
+}
+
+impl TargetArgs {
+    /// The target: `sandbox:NAME` looked up, a URL parsed, then any `--mysql-*` part applied.
+    pub fn resolve(&self) -> anyhow::Result<crate::driver::Target> {
+        use crate::driver::target::MysqlOptions;
+        use crate::driver::Target;
+        let base = match self.target.as_deref() {
+            Some(t) if t.starts_with("sandbox:") => {
+                let url = crate::server::resolve_sandbox_target(&t["sandbox:".len()..])?;
+                Some(Target::parse(&url)?)
+            }
+            Some(t) => Some(Target::parse(t)?),
+            None => None,
+        };
+        let mysql = MysqlOptions {
+            host: self.mysql_host.clone(),
+            port: self.mysql_port,
+            user: self.mysql_user.clone(),
+            password: self.mysql_password.clone(),
+            db: self.mysql_db.clone(),
+            socket: self.mysql_socket.clone(),
+        };
+        if base.is_none() && !mysql.any() {
+            anyhow::bail!(
+                "no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), \
+                 or sysbench's --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-db/--mysql-socket"
+            );
+        }
+        Ok(mysql.apply(base))
+    }
+
+    /// The sandbox name when the target is `sandbox:NAME`.
+    pub fn sandbox(&self) -> Option<&str> {
+        self.target.as_deref().and_then(|t| t.strip_prefix("sandbox:"))
+    }
+}
+
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.
 fn parse_bool(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
@@ -61,27 +124,9 @@ pub struct SysbenchArgs {
     /// Command: prepare, run, cleanup, prewarm (alias warmup).
     pub command: String,
 
-    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
-    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
-    pub target: Option<String>,
-    /// MySQL server host (alias of --target's host; connects over TCP).
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_host: Option<String>,
-    /// MySQL server port.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_port: Option<u16>,
-    /// MySQL user.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_user: Option<String>,
-    /// MySQL password.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_password: Option<String>,
-    /// MySQL database.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_db: Option<String>,
-    /// MySQL Unix socket.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_socket: Option<String>,
+    /// The server.
+    #[command(flatten)]
+    pub server: TargetArgs,
     /// Server error numbers to retry (with a rollback first), or 'all'.
     #[arg(long, default_value = "1213,1020,1205", help_heading = "Connection")]
     pub mysql_ignore_errors: String,
@@ -301,7 +346,7 @@ mod tests {
         assert_eq!((a.test.as_str(), a.command.as_str()), ("oltp_read_write", "run"));
         assert_eq!((a.tables, a.table_size), (8, 1000));
         assert!(a.skip_trx && !a.range_selects && a.auto_inc);
-        assert_eq!(a.mysql_host.as_deref(), Some("127.0.0.1"));
+        assert_eq!(a.server.mysql_host.as_deref(), Some("127.0.0.1"));
         assert_eq!(a.rand_type, "uniform");
     }
 

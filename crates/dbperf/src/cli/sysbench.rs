@@ -12,7 +12,6 @@ use super::args::SysbenchArgs;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
-use crate::driver::target::MysqlOptions;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
@@ -190,27 +189,7 @@ impl Plan {
 }
 
 fn resolve_target(a: &SysbenchArgs) -> Result<Target> {
-    let base = match a.target.as_deref() {
-        Some(t) if t.starts_with("sandbox:") => {
-            let name = &t["sandbox:".len()..];
-            let url = crate::server::resolve_sandbox_target(name)?;
-            Some(Target::parse(&url)?)
-        }
-        Some(t) => Some(Target::parse(t)?),
-        None => None,
-    };
-    let mysql = MysqlOptions {
-        host: a.mysql_host.clone(),
-        port: a.mysql_port,
-        user: a.mysql_user.clone(),
-        password: a.mysql_password.clone(),
-        db: a.mysql_db.clone(),
-        socket: a.mysql_socket.clone(),
-    };
-    if base.is_none() && !mysql.any() {
-        bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), or sysbench's --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-db/--mysql-socket");
-    }
-    Ok(mysql.apply(base))
+    a.server.resolve()
 }
 
 /// Runs a sysbench command; `argv` is the whole command line, for the manifest.

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::driver::target::MysqlOptions;
+use super::args::TargetArgs;
+
 use crate::driver::Target;
 use crate::workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use crate::workloads::tpch::power::stream_params;
@@ -46,27 +47,9 @@ pub enum TpchCommand {
 /// Where to connect.
 #[derive(Debug, Clone, Args)]
 pub struct ConnArgs {
-    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
-    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
-    pub target: Option<String>,
-    /// MySQL server host (connects over TCP).
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_host: Option<String>,
-    /// MySQL server port.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_port: Option<u16>,
-    /// MySQL user.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_user: Option<String>,
-    /// MySQL password.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_password: Option<String>,
-    /// MySQL database.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_db: Option<String>,
-    /// MySQL Unix socket.
-    #[arg(long, help_heading = "Connection")]
-    pub mysql_socket: Option<String>,
+    /// The server.
+    #[command(flatten)]
+    pub server: TargetArgs,
     /// SQL dialect of the schema and queries.
     #[arg(long, value_enum, default_value = "mysql", help_heading = "Connection")]
     pub dialect: DialectArg,
@@ -82,30 +65,12 @@ pub enum DialectArg {
 impl ConnArgs {
     /// The target, as `dbperf sysbench` resolves it (`sandbox:NAME`, URL, `--mysql-*`).
     pub fn target(&self) -> Result<Target> {
-        let base = match self.target.as_deref() {
-            Some(t) if t.starts_with("sandbox:") => Some(Target::parse(&crate::server::resolve_sandbox_target(
-                &t["sandbox:".len()..],
-            )?)?),
-            Some(t) => Some(Target::parse(t)?),
-            None => None,
-        };
-        let mysql = MysqlOptions {
-            host: self.mysql_host.clone(),
-            port: self.mysql_port,
-            user: self.mysql_user.clone(),
-            password: self.mysql_password.clone(),
-            db: self.mysql_db.clone(),
-            socket: self.mysql_socket.clone(),
-        };
-        if base.is_none() && !mysql.any() {
-            bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), or --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-db/--mysql-socket");
-        }
-        Ok(mysql.apply(base))
+        self.server.resolve()
     }
 
     /// The sandbox name when the target is `sandbox:NAME`.
     pub fn sandbox(&self) -> Option<&str> {
-        self.target.as_deref().and_then(|t| t.strip_prefix("sandbox:"))
+        self.server.sandbox()
     }
 
     /// The SQL dialect.
