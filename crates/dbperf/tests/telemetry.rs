@@ -1,7 +1,7 @@
 //! Telemetry during real sysbench runs on sandboxed MariaDB: `telemetry.jsonl` on the run's
-//! clock, the live line, the catalog rows, checkpoint stalls with a tiny redo log and none with
-//! a large one, InnoDB waits with Performance Schema instruments, a frozen server found as a
-//! stall by `dbperf analyze`, and `--no-telemetry`.
+//! clock, the live line, the catalog rows, sync flushing with a tiny redo log (every stall found
+//! put down to the checkpoint) and none with a large one, InnoDB waits with Performance Schema
+//! instruments, a frozen server found as a stall by `dbperf analyze`, and `--no-telemetry`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
