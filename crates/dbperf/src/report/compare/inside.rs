@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::telemetry::analyze::{analyze, AnalyzeOptions};
-use crate::telemetry::pressure::Pressure;
+use crate::telemetry::pressure::{median, Pressure};
 
 /// What `dbperf analyze` (default thresholds) found in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,21 +70,13 @@ impl InsideColumn {
         let max = |f: fn(&Pressure) -> Option<f64>| pressures.iter().filter_map(|p| f(p)).reduce(f64::max);
         let checkpoint_samples: usize = pressures.iter().map(|p| p.checkpoint_samples).sum();
         let sync_samples: usize = pressures.iter().map(|p| p.sync_flush_samples).sum();
-        let mut cvs: Vec<f64> = analysed.iter().map(|r| r.tps_cv_pct).collect();
-        cvs.sort_by(f64::total_cmp);
+        let cvs: Vec<f64> = analysed.iter().map(|r| r.tps_cv_pct).collect();
         InsideColumn {
             runs: runs.len(),
             analysed: analysed.len(),
             with_telemetry: pressures.len(),
             stalls: analysed.iter().map(|r| r.stalls).sum(),
-            tps_cv_pct: (!cvs.is_empty()).then(|| {
-                let m = cvs.len() / 2;
-                if cvs.len() % 2 == 1 {
-                    cvs[m]
-                } else {
-                    (cvs[m - 1] + cvs[m]) / 2.0
-                }
-            }),
+            tps_cv_pct: median(&cvs),
             checkpoint_max_pct: max(|p| p.checkpoint_max_pct),
             sync_flush_pct: (checkpoint_samples > 0).then(|| sync_samples as f64 * 100.0 / checkpoint_samples as f64),
             dirty_max_pct: max(|p| p.dirty_max_pct),

@@ -326,8 +326,9 @@ impl Chart {
                     .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], c.mix(0.3).filled()));
             }
         }
+        let x_span = self.x_range(false);
         for limit in &self.limits {
-            let (lo, hi) = (self.x_range(false).start, self.x_range(false).end);
+            let (lo, hi) = (x_span.start, x_span.end);
             let style = ShapeStyle::from(&limit.color).stroke_width(1);
             let line = DashedLineSeries::new([(lo, limit.y), (hi, limit.y)], 6, 4, style);
             let c = limit.color;
@@ -342,7 +343,6 @@ impl Chart {
                 chart.draw_series(line)?.label(&limit.label).legend(legend);
             }
         }
-        let x_span = self.x_range(false);
         for s in &self.series {
             let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| finite(*x, *y)).collect();
             let c = s.color;
