@@ -115,6 +115,23 @@ impl TextStatement {
     }
 }
 
+/// Refuses a target that does not speak the MySQL protocol, naming what to do instead.
+pub fn require_mysql(target: &Target) -> Result<(), DbError> {
+    match target.scheme {
+        target::Scheme::Mysql => Ok(()),
+        target::Scheme::Postgres => Err(DbError {
+            class: ErrorClass::Fatal,
+            code: None,
+            sqlstate: None,
+            message: format!(
+                "{} is a PostgreSQL target, and this command speaks only the MySQL protocol so far; \
+                 use a mysql:// target or a MariaDB/MySQL sandbox",
+                target.redacted()
+            ),
+        }),
+    }
+}
+
 /// What a statement did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExecInfo {

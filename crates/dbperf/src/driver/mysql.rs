@@ -96,6 +96,7 @@ enum Prepared {
 impl MysqlSession {
     /// Connects to `target`, treating errors per `ignore`.
     pub async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<MysqlSession, DbError> {
+        super::require_mysql(target)?;
         let opts: Opts = Self::opts(target).into();
         let mut s = MysqlSession {
             conn: None,

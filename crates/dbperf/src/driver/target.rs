@@ -5,7 +5,7 @@ use std::fmt;
 /// A parsed connection target.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Target {
-    /// Server family; only `mysql` (MySQL, MariaDB, Percona Server) for now.
+    /// Server family: MySQL protocol or PostgreSQL.
     pub scheme: Scheme,
     /// Host name or address (ignored when `socket` is set).
     pub host: String,
@@ -17,7 +17,9 @@ pub struct Target {
     pub password: String,
     /// Database (schema) to use.
     pub database: String,
-    /// Unix socket path; when set, the connection uses it instead of TCP.
+    /// Unix socket; when set, the connection uses it instead of TCP. For MySQL the socket
+    /// file itself; for PostgreSQL the directory holding `.s.PGSQL.PORT`, as libpq's
+    /// `host=/dir` takes it.
     pub socket: Option<String>,
 }
 
@@ -26,13 +28,33 @@ pub struct Target {
 pub enum Scheme {
     /// MySQL protocol: MySQL, MariaDB, Percona Server.
     Mysql,
+    /// PostgreSQL protocol.
+    Postgres,
+}
+
+impl Scheme {
+    /// The URL scheme dbperf writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Mysql => "mysql",
+            Scheme::Postgres => "postgres",
+        }
+    }
+
+    /// The port a URL without one means.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Mysql => 3306,
+            Scheme::Postgres => 5432,
+        }
+    }
 }
 
 /// A `--target` that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// Not a URL dbperf understands.
-    #[error("invalid --target {given:?}: {why}. Expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, mysql://USER:PASSWORD@localhost/DATABASE?socket=/path/to.sock, or sandbox:NAME")]
+    #[error("invalid --target {given:?}: {why}. Expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, mysql://USER:PASSWORD@localhost/DATABASE?socket=/path/to.sock, postgres://USER:PASSWORD@HOST:PORT/DATABASE[?host=/socket/dir], or sandbox:NAME")]
     Invalid {
         /// What the user gave (password redacted).
         given: String,
@@ -42,7 +64,8 @@ pub enum TargetError {
 }
 
 impl Target {
-    /// Parses `mysql://user:pass@host:port/db?socket=/path`.
+    /// Parses `mysql://user:pass@host:port/db?socket=/path` or
+    /// `postgres://user:pass@host:port/db?host=/socket/dir`.
     pub fn parse(url: &str) -> Result<Target, TargetError> {
         let invalid = |why: &str| TargetError::Invalid {
             given: redact_url(url),
@@ -51,11 +74,7 @@ impl Target {
         let parsed = url::Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
         let scheme = match parsed.scheme() {
             "mysql" | "mariadb" => Scheme::Mysql,
-            "postgres" | "postgresql" => {
-                return Err(invalid(
-                    "PostgreSQL targets are not supported yet (a later release adds them)",
-                ))
-            }
+            "postgres" | "postgresql" => Scheme::Postgres,
             other => return Err(invalid(&format!("unknown scheme {other:?}"))),
         };
         let decode = |s: &str| {
@@ -68,10 +87,16 @@ impl Target {
         for (k, v) in parsed.query_pairs() {
             match k.as_ref() {
                 "socket" => socket = Some(v.into_owned()),
+                // libpq's spelling: a host that starts with '/' is a socket directory.
+                "host" if scheme == Scheme::Postgres && v.starts_with('/') => socket = Some(v.into_owned()),
                 other => {
+                    let allowed = match scheme {
+                        Scheme::Mysql => "socket=",
+                        Scheme::Postgres => "socket= or host=/socket/dir",
+                    };
                     return Err(invalid(&format!(
-                        "unknown URL parameter {other:?} (only socket= is supported)"
-                    )))
+                        "unknown URL parameter {other:?} (only {allowed} is supported)"
+                    )));
                 }
             }
         }
@@ -86,9 +111,12 @@ impl Target {
         Ok(Target {
             scheme,
             host,
-            port: parsed.port().unwrap_or(3306),
+            port: parsed.port().unwrap_or(scheme.default_port()),
             user: if parsed.username().is_empty() {
-                "root".into()
+                match scheme {
+                    Scheme::Mysql => "root".into(),
+                    Scheme::Postgres => "postgres".into(),
+                }
             } else {
                 decode(parsed.username())
             },
@@ -101,11 +129,18 @@ impl Target {
     /// The URL with the password replaced by `***`, for logs and manifests.
     pub fn redacted(&self) -> String {
         let mut s = format!(
-            "mysql://{}:***@{}:{}/{}",
-            self.user, self.host, self.port, self.database
+            "{}://{}:***@{}:{}/{}",
+            self.scheme.as_str(),
+            self.user,
+            self.host,
+            self.port,
+            self.database
         );
         if let Some(sock) = &self.socket {
-            s.push_str("?socket=");
+            s.push_str(match self.scheme {
+                Scheme::Mysql => "?socket=",
+                Scheme::Postgres => "?host=",
+            });
             s.push_str(sock);
         }
         s
@@ -228,6 +263,21 @@ mod tests {
         let e = Target::parse("oracle://h/db").unwrap_err().to_string();
         assert!(e.contains("unknown scheme"), "{e}");
         assert!(Target::parse("127.0.0.1:3306").is_err());
+    }
+
+    #[test]
+    fn parses_postgres_urls() {
+        let t = Target::parse("postgres://bench:pw@127.0.0.1/sbtest").unwrap();
+        assert_eq!((t.scheme, t.port, t.user.as_str()), (Scheme::Postgres, 5432, "bench"));
+        assert_eq!(t.redacted(), "postgres://bench:***@127.0.0.1:5432/sbtest");
+        let s = Target::parse("postgresql://u@localhost:5499/db?host=/tmp/pgsock").unwrap();
+        assert_eq!((s.socket.as_deref(), s.port), (Some("/tmp/pgsock"), 5499));
+        assert_eq!(s.redacted(), "postgres://u:***@localhost:5499/db?host=/tmp/pgsock");
+        let e = Target::parse("postgres://u@h/db?sslmode=require")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslmode") && e.contains("host=/socket/dir"), "{e}");
+        assert!(Target::parse("mysql://u@h/db?host=/tmp").is_err());
     }
 
     #[test]

@@ -54,6 +54,7 @@ struct Prepared {
 impl WireSession {
     /// Connects to `target`, treating server errors per `ignore`.
     pub async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<WireSession, DbError> {
+        super::super::require_mysql(target)?;
         let mut s = WireSession {
             target: target.clone(),
             ignore,
