@@ -29,6 +29,7 @@ mod daemon;
 mod dist;
 mod home;
 mod options;
+mod postgres;
 mod process;
 mod record;
 pub mod testing;
@@ -41,6 +42,7 @@ pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
 pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
 pub use options::{parse_help, KnownOptions};
+pub use postgres::{parse_describe_config, render_postgresql_conf, SOCKET_ONLY_PORT};
 pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
 
 /// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`).
@@ -149,11 +151,12 @@ pub enum ServerError {
         stderr: String,
     },
 
-    #[error("--set {key}: {key} is not a setting of {server}; {suggestion} Nothing was started (`--set loose-{key}=...` would pass it on unchecked)")]
+    #[error("--set {key}: {key} is not a setting of {server}; {suggestion} Nothing was started ({hint})")]
     UnknownSetting {
         key: String,
         server: &'static str,
         suggestion: String,
+        hint: String,
     },
 
     #[error("{program} failed ({status}) for {}; the end of its output (all of it is in {}):\n{output}\nFix the cause above and retry; the partial datadir was removed", datadir.display(), log.display())]
