@@ -179,3 +179,39 @@ fn cli_create_list_stop() {
     let state = stat.rsplit_once(')').map(|(_, r)| r.trim_start().chars().next());
     assert!(matches!(state, None | Some(Some('Z' | 'X'))), "pid {pid} still runs: {stat}");
 }
+
+/// A lab experiment comparing PostgreSQL versions plans, sizes its data from shared_buffers
+/// and has every server's and variant's settings checked against that version's parameters
+/// (`lab run` does this before it starts anything).
+#[test]
+fn lab_checks_postgres_servers_and_variants() {
+    let mut ids = vec!["postgres-15"];
+    if dbperf::server::testing::installed("postgres-17") {
+        ids.push("postgres-17");
+    }
+    if !available("postgres-15") {
+        return;
+    }
+    let servers: String = ids
+        .iter()
+        .map(|id| format!("[[server]]\nid = \"{id}\"\nsettings = {{ shared_buffers = \"256MB\" }}\n"))
+        .collect();
+    let experiment = |variants: &str| {
+        let text = format!(
+            "name = \"pg-versions\"\nduration = \"10s\"\nwarmup = \"2s\"\n{servers}\n[variants]\n{variants}\n\n\
+             [[workload]]\ntest = \"oltp_read_write\"\ntables = 2\ndata_vs_buffer_pool = 0.5\nusers = [4]\n"
+        );
+        dbperf::lab::Experiment::parse(&text, Path::new("pg-versions.toml")).unwrap()
+    };
+    let home = dbperf::server::SandboxHome::from_env().unwrap();
+    let plan = dbperf::lab::Plan::new(experiment("max_wal_size = [\"64MB\", \"1GB\"]"));
+    assert_eq!(plan.groups.len(), 2 * ids.len());
+    // 256MB × 0.5 over 2 tables of ~240-byte rows.
+    assert_eq!(plan.datasets[0].rows, ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32);
+    dbperf::lab::run::check_servers(&plan, &home, false).unwrap();
+
+    let plan = dbperf::lab::Plan::new(experiment("max_wal_sizes = [\"64MB\"]"));
+    let err = format!("{:#}", dbperf::lab::run::check_servers(&plan, &home, false).unwrap_err());
+    assert!(err.contains("max_wal_sizes is not a setting of postgres-15"), "{err}");
+    assert!(err.contains("max_wal_size"), "{err}");
+}
