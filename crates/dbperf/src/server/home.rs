@@ -408,7 +408,8 @@ impl SandboxHome {
         let mut out = Vec::new();
         for name in self.names()? {
             if let Some(record) = self.load(&name)? {
-                let state = live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+                let state =
+                    live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
                 out.push(SandboxStatus { record, state });
             }
         }

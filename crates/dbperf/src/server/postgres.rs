@@ -380,10 +380,15 @@ checkpoint_timeout\tsighup\tWrite-Ahead Log / Checkpoints\tINTEGER\t300\t30\t864
     #[test]
     fn describe_config_gives_the_first_column() {
         let names = parse_describe_config(DESCRIBE);
-        let want: BTreeSet<String> = ["allow_in_place_tablespaces", "checkpoint_timeout", "max_wal_size", "shared_buffers"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let want: BTreeSet<String> = [
+            "allow_in_place_tablespaces",
+            "checkpoint_timeout",
+            "max_wal_size",
+            "shared_buffers",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(names, want);
     }
 
@@ -407,7 +412,12 @@ checkpoint_timeout\tsighup\tWrite-Ahead Log / Checkpoints\tINTEGER\t300\t30\t864
     fn renders_layout_defaults_and_overrides() {
         let conf = render_postgresql_conf(&config(
             "postgres-15",
-            &["shared_buffers=1GB", "Max-WAL-Size=64MB", "max_wal_size=32MB", "application_name=it's"],
+            &[
+                "shared_buffers=1GB",
+                "Max-WAL-Size=64MB",
+                "max_wal_size=32MB",
+                "application_name=it's",
+            ],
             Network::Loopback { port: 41234 },
         ));
         let lines: Vec<&str> = conf.lines().filter(|l| !l.starts_with('#')).collect();

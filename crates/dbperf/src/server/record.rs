@@ -197,7 +197,10 @@ mod tests {
         let target = crate::driver::Target::parse(&r.socket_url()).unwrap();
         assert_eq!(target.socket.as_deref(), Some("/h/servers/p"));
         r.port = None;
-        assert_eq!(r.target_url(), "postgres://sb:sb@localhost:5432/sbtest?host=/h/servers/p");
+        assert_eq!(
+            r.target_url(),
+            "postgres://sb:sb@localhost:5432/sbtest?host=/h/servers/p"
+        );
     }
 
     #[test]

@@ -280,7 +280,11 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     });
     let postgres = telemetry
         .as_ref()
-        .map(|tel| tel.iter().filter(|s| s.mid_s(step) >= measured_from).collect::<Vec<_>>())
+        .map(|tel| {
+            tel.iter()
+                .filter(|s| s.mid_s(step) >= measured_from)
+                .collect::<Vec<_>>()
+        })
         .filter(|rows| is_postgres(rows));
     match &postgres {
         // InnoDB's sync-flush wording does not fit PostgreSQL: say it in its terms.
@@ -735,16 +739,27 @@ mod tests {
             causes.contains(&"buffers written by backends themselves rose to 4000/s (usually 100/s)".to_string()),
             "{causes:?}"
         );
-        assert!(causes.iter().any(|c| c.starts_with("WAL full-page images rose to 3000/s")), "{causes:?}");
+        assert!(
+            causes
+                .iter()
+                .any(|c| c.starts_with("WAL full-page images rose to 3000/s")),
+            "{causes:?}"
+        );
         assert_eq!(causes.last().unwrap(), "top wait: IO/WALSync");
         assert!(!causes.iter().any(|c| c.contains("sync flush")), "{causes:?}");
         // The run-wide line speaks PostgreSQL too.
         assert!(
-            a.notes.iter().any(|n| n.starts_with("checkpoints: 1 requested, 0 timed; checkpoint distance at most 61%")),
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("checkpoints: 1 requested, 0 timed; checkpoint distance at most 61%")),
             "{:?}",
             a.notes
         );
-        assert!(!a.notes.iter().any(|n| n.starts_with("checkpoint age:")), "{:?}", a.notes);
+        assert!(
+            !a.notes.iter().any(|n| n.starts_with("checkpoint age:")),
+            "{:?}",
+            a.notes
+        );
     }
 
     #[test]

@@ -140,7 +140,11 @@ impl PgSampler {
              pg_size_bytes(current_setting('shared_buffers'))",
         )
         .await?;
-        let num = |i: usize| row.get(i).and_then(|v| v.as_deref()).and_then(|v| v.parse::<f64>().ok());
+        let num = |i: usize| {
+            row.get(i)
+                .and_then(|v| v.as_deref())
+                .and_then(|v| v.parse::<f64>().ok())
+        };
         let target_fraction = num(4).unwrap_or(0.9);
         let facts = PgFacts {
             version: row.first().cloned().flatten().unwrap_or_default(),
@@ -177,11 +181,21 @@ impl PgSampler {
             }
         };
         if v >= CHECKPOINTER_SINCE {
-            let cols = ["num_timed", "num_requested", "write_time", "sync_time", "buffers_written"];
-            let row = self.row(&format!("SELECT {} FROM pg_stat_checkpointer", cols.join(", "))).await?;
+            let cols = [
+                "num_timed",
+                "num_requested",
+                "write_time",
+                "sync_time",
+                "buffers_written",
+            ];
+            let row = self
+                .row(&format!("SELECT {} FROM pg_stat_checkpointer", cols.join(", ")))
+                .await?;
             read("pg_stat_checkpointer", &cols, &row);
             let cols = ["buffers_clean", "maxwritten_clean", "buffers_alloc"];
-            let row = self.row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", "))).await?;
+            let row = self
+                .row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", ")))
+                .await?;
             read("pg_stat_bgwriter", &cols, &row);
         } else {
             let cols = [
@@ -196,14 +210,18 @@ impl PgSampler {
                 "buffers_backend_fsync",
                 "buffers_alloc",
             ];
-            let row = self.row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", "))).await?;
+            let row = self
+                .row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", ")))
+                .await?;
             read("pg_stat_bgwriter", &cols, &row);
         }
         let mut wal_cols = vec!["wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full"];
         if v < WAL_IO_MOVED_SINCE {
             wal_cols.extend(["wal_write", "wal_sync", "wal_write_time", "wal_sync_time"]);
         }
-        let row = self.row(&format!("SELECT {} FROM pg_stat_wal", wal_cols.join(", "))).await?;
+        let row = self
+            .row(&format!("SELECT {} FROM pg_stat_wal", wal_cols.join(", ")))
+            .await?;
         read("pg_stat_wal", &wal_cols, &row);
         let db_cols = [
             "xact_commit",
@@ -370,9 +388,15 @@ fn build_sample(
     let rate = |names: &[&str]| -> Option<f64> { Some(delta(names)? / interval_s?) };
     let count = |names: &[&str]| delta(names).map(|d| d.round() as u64);
 
-    let buffers_checkpoint_s = rate(&["pg_stat_checkpointer.buffers_written", "pg_stat_bgwriter.buffers_checkpoint"]);
+    let buffers_checkpoint_s = rate(&[
+        "pg_stat_checkpointer.buffers_written",
+        "pg_stat_bgwriter.buffers_checkpoint",
+    ]);
     let buffers_clean_s = rate(&["pg_stat_bgwriter.buffers_clean"]);
-    let buffers_backend_s = rate(&["pg_stat_bgwriter.buffers_backend", "pg_stat_io.client_backend_relation_writes"]);
+    let buffers_backend_s = rate(&[
+        "pg_stat_bgwriter.buffers_backend",
+        "pg_stat_io.client_backend_relation_writes",
+    ]);
     let pages_written_s = match (buffers_checkpoint_s, buffers_clean_s, buffers_backend_s) {
         (None, None, None) => None,
         (a, b, c) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0) + c.unwrap_or(0.0)),
@@ -381,7 +405,9 @@ fn build_sample(
     let mut io = BTreeMap::new();
     if let (Some(p), Some(s)) = (previous, interval_s) {
         for (name, value) in &now.counters {
-            let Some(rest) = name.strip_prefix("pg_stat_io.") else { continue };
+            let Some(rest) = name.strip_prefix("pg_stat_io.") else {
+                continue;
+            };
             if rest == "client_backend_relation_writes" {
                 continue;
             }
@@ -391,8 +417,14 @@ fn build_sample(
         }
     }
     let detail = PgDetail {
-        checkpoint_write_ms: delta(&["pg_stat_checkpointer.write_time", "pg_stat_bgwriter.checkpoint_write_time"]),
-        checkpoint_sync_ms: delta(&["pg_stat_checkpointer.sync_time", "pg_stat_bgwriter.checkpoint_sync_time"]),
+        checkpoint_write_ms: delta(&[
+            "pg_stat_checkpointer.write_time",
+            "pg_stat_bgwriter.checkpoint_write_time",
+        ]),
+        checkpoint_sync_ms: delta(&[
+            "pg_stat_checkpointer.sync_time",
+            "pg_stat_bgwriter.checkpoint_sync_time",
+        ]),
         buffers_checkpoint_s,
         buffers_clean_s,
         buffers_backend_s,

@@ -24,16 +24,18 @@ use crate::driver::{DbError, Target};
 /// The server sampler for the target's protocol: `mysql://` → [`ServerSampler`] (MariaDB,
 /// MySQL), `postgres://` → [`PgSampler`].
 pub enum AnyServerSampler {
-    Mysql(ServerSampler),
-    Postgres(PgSampler),
+    Mysql(Box<ServerSampler>),
+    Postgres(Box<PgSampler>),
 }
 
 impl AnyServerSampler {
     /// Connects the sampler that fits `target.scheme`.
     pub async fn connect(target: &Target, options: &ServerTelemetryOptions) -> Result<AnyServerSampler, DbError> {
         Ok(match target.scheme {
-            Scheme::Mysql => AnyServerSampler::Mysql(ServerSampler::connect(target, options).await?),
-            Scheme::Postgres => AnyServerSampler::Postgres(PgSampler::connect(target, options.top_waits).await?),
+            Scheme::Mysql => AnyServerSampler::Mysql(Box::new(ServerSampler::connect(target, options).await?)),
+            Scheme::Postgres => {
+                AnyServerSampler::Postgres(Box::new(PgSampler::connect(target, options.top_waits).await?))
+            }
         })
     }
 
