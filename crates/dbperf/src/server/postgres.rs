@@ -52,6 +52,34 @@ pub(crate) fn command(program: &Path) -> Command {
     }
 }
 
+/// When root: checks once per process that `unshare --user` works here, so a host without
+/// user namespaces gets one clear error instead of a failed initdb or start.
+pub(crate) fn check_runnable() -> Result<(), ServerError> {
+    static USERNS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    if !is_root() {
+        return Ok(());
+    }
+    let outcome = USERNS.get_or_init(|| {
+        let out = command(Path::new("/bin/true"))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run unshare: {e} (install util-linux)"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+        }
+    });
+    outcome.clone().map_err(|why| ServerError::InstallStep {
+        step: "unshare --user",
+        output: format!(
+            "PostgreSQL refuses to run as root, so dbperf runs it as `nobody` in a user namespace, \
+             but that failed here: {why}. Allow user namespaces (sysctl user.max_user_namespaces=10000, \
+             and kernel.unprivileged_userns_clone=1 where it exists) or run dbperf as a non-root user"
+        ),
+    })
+}
+
 /// Explains a failure to run a PostgreSQL program, naming the root workaround when it applies.
 fn run_error(program: &Path, e: std::io::Error) -> ServerError {
     if is_root() {
@@ -68,6 +96,7 @@ fn run_error(program: &Path, e: std::io::Error) -> ServerError {
 
 /// `postgres --describe-config`: every parameter of this binary, lower case.
 pub(crate) fn parameter_names(bins: &Binaries) -> Result<BTreeSet<String>, ServerError> {
+    check_runnable()?;
     let out = command(&bins.server)
         .arg("--describe-config")
         .stdin(Stdio::null())
@@ -106,6 +135,7 @@ pub fn normalize_key(key: &str) -> String {
 /// `initdb` into `datadir` (which must not exist yet): superuser `postgres` with trust over the
 /// socket, scram-sha-256 over TCP, UTF8 and the C locale. Output goes to `log`.
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, log: &Path) -> Result<(), ServerError> {
+    check_runnable()?;
     let initdb = bins
         .install_db
         .as_ref()
@@ -162,6 +192,7 @@ pub(crate) fn spawn_server(
     let log_err = log
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen error log", error_log, e))?;
+    check_runnable()?;
     let mut cmd = command(&bins.server);
     cmd.arg("-D")
         .arg(datadir)
