@@ -102,6 +102,9 @@ struct Snapshot {
 pub struct PgSampler {
     client: Client,
     facts: PgFacts,
+    /// What each statement of `batch_sql` reads, in order.
+    batch: Vec<Part>,
+    batch_sql: String,
     top_waits: usize,
     previous: Option<Snapshot>,
 }
@@ -155,9 +158,13 @@ impl PgSampler {
             checkpoint_trigger_pct: 100.0 / (1.0 + target_fraction),
             shared_buffers_bytes: num(5).unwrap_or(0.0) as u64,
         };
+        let batch = batch_for(facts.version_num);
+        let batch_sql = batch.iter().map(Part::sql).collect::<Vec<_>>().join(";\n");
         Ok(PgSampler {
             client,
             facts,
+            batch,
+            batch_sql,
             top_waits,
             previous: None,
         })
@@ -167,11 +174,24 @@ impl PgSampler {
         &self.facts
     }
 
-    /// Takes one sample. The first call primes: its rates and interval counts are `None`, its
-    /// gauges (checkpoint distance, dead tuples, waits at the sample) filled.
+    /// Takes one sample: every view in one round trip (a multi-statement simple query). The
+    /// first call primes: its rates and interval counts are `None`, its gauges (checkpoint
+    /// distance, dead tuples, waits at the sample) filled.
     pub async fn sample(&mut self) -> Result<ServerSample, DbError> {
         let started = Instant::now();
-        let v = self.facts.version_num;
+        let messages = self.client.simple_query(&self.batch_sql).await.map_err(db_error)?;
+        // One group of rows per statement; each statement ends with a CommandComplete.
+        let mut results: Vec<Vec<Vec<Option<String>>>> = vec![Vec::new()];
+        for m in messages {
+            match m {
+                SimpleQueryMessage::Row(row) => results
+                    .last_mut()
+                    .expect("never empty")
+                    .push((0..row.len()).map(|i| row.get(i).map(str::to_owned)).collect()),
+                SimpleQueryMessage::CommandComplete(_) => results.push(Vec::new()),
+                _ => {}
+            }
+        }
         let mut counters = BTreeMap::new();
         let mut read = |view: &str, names: &[&str], row: &[Option<String>]| {
             for (name, value) in names.iter().zip(row) {
@@ -180,134 +200,52 @@ impl PgSampler {
                 }
             }
         };
-        if v >= CHECKPOINTER_SINCE {
-            let cols = [
-                "num_timed",
-                "num_requested",
-                "write_time",
-                "sync_time",
-                "buffers_written",
-            ];
-            let row = self
-                .row(&format!("SELECT {} FROM pg_stat_checkpointer", cols.join(", ")))
-                .await?;
-            read("pg_stat_checkpointer", &cols, &row);
-            let cols = ["buffers_clean", "maxwritten_clean", "buffers_alloc"];
-            let row = self
-                .row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", ")))
-                .await?;
-            read("pg_stat_bgwriter", &cols, &row);
-        } else {
-            let cols = [
-                "checkpoints_timed",
-                "checkpoints_req",
-                "checkpoint_write_time",
-                "checkpoint_sync_time",
-                "buffers_checkpoint",
-                "buffers_clean",
-                "maxwritten_clean",
-                "buffers_backend",
-                "buffers_backend_fsync",
-                "buffers_alloc",
-            ];
-            let row = self
-                .row(&format!("SELECT {} FROM pg_stat_bgwriter", cols.join(", ")))
-                .await?;
-            read("pg_stat_bgwriter", &cols, &row);
-        }
-        let mut wal_cols = vec!["wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full"];
-        if v < WAL_IO_MOVED_SINCE {
-            wal_cols.extend(["wal_write", "wal_sync", "wal_write_time", "wal_sync_time"]);
-        }
-        let row = self
-            .row(&format!("SELECT {} FROM pg_stat_wal", wal_cols.join(", ")))
-            .await?;
-        read("pg_stat_wal", &wal_cols, &row);
-        let db_cols = [
-            "xact_commit",
-            "xact_rollback",
-            "blks_read",
-            "blks_hit",
-            "tup_returned",
-            "tup_fetched",
-            "tup_inserted",
-            "tup_updated",
-            "tup_deleted",
-            "temp_files",
-            "temp_bytes",
-            "deadlocks",
-        ];
-        let sums: Vec<String> = db_cols.iter().map(|c| format!("sum({c})")).collect();
-        let row = self
-            .row(&format!("SELECT {} FROM pg_stat_database", sums.join(", ")))
-            .await?;
-        read("pg_stat_database", &db_cols, &row);
-        if v >= IO_SINCE {
-            let io_cols = ["reads", "writes", "extends", "fsyncs", "evictions"];
-            let sums: Vec<String> = io_cols.iter().map(|c| format!("coalesce(sum({c}), 0)")).collect();
-            let rows = self
-                .rows(&format!(
-                    "SELECT backend_type, {} FROM pg_stat_io GROUP BY backend_type",
-                    sums.join(", ")
-                ))
-                .await?;
-            for row in rows {
-                let Some(Some(backend)) = row.first() else { continue };
-                read(&format!("pg_stat_io.{backend}"), &io_cols, &row[1..]);
-            }
-            // Writes of relation pages by client backends: what buffers_backend counted.
-            let row = self
-                .row(
-                    "SELECT coalesce(sum(writes), 0) FROM pg_stat_io \
-                     WHERE backend_type = 'client backend' AND object = 'relation'",
-                )
-                .await?;
-            read("pg_stat_io", &["client_backend_relation_writes"], &row);
-        }
-        let row = self
-            .row(
-                "SELECT coalesce(sum(n_dead_tup), 0), coalesce(sum(autovacuum_count + autoanalyze_count), 0) \
-                 FROM pg_stat_all_tables",
-            )
-            .await?;
-        read("pg_stat_all_tables", &["n_dead_tup", "autovacuum_runs"], &row);
-        let dead_tuples = counters.remove("pg_stat_all_tables.n_dead_tup").map(|d| d as u64);
-        let row = self
-            .row(
-                "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn) FROM pg_control_checkpoint() \
-                 WHERE NOT pg_is_in_recovery()",
-            )
-            .await?;
-        let distance = row
-            .first()
-            .and_then(|v| v.as_deref())
-            .and_then(|v| v.parse::<f64>().ok())
-            .map(|d| d.max(0.0) as u64);
-
+        let mut distance = None;
         let mut waits = BTreeMap::new();
         let (mut on_cpu, mut active, mut autovacuum_workers) = (0, 0, 0);
-        for row in self
-            .rows(
-                "SELECT backend_type, wait_event_type, wait_event, count(*) FROM pg_stat_activity \
-                 WHERE pid <> pg_backend_pid() AND (state = 'active' OR backend_type = 'autovacuum worker') \
-                 GROUP BY 1, 2, 3",
-            )
-            .await?
-        {
-            let text = |i: usize| row.get(i).cloned().flatten();
-            let n = text(3).and_then(|c| c.parse::<u64>().ok()).unwrap_or(0);
-            match text(0).as_deref() {
-                Some("autovacuum worker") => autovacuum_workers += n,
-                Some("client backend") => {
-                    active += n;
-                    match (text(1), text(2)) {
-                        (Some(kind), Some(event)) => *waits.entry(format!("{kind}/{event}")).or_default() += n,
-                        _ => on_cpu += n,
+        for (part, rows) in self.batch.iter().zip(&results) {
+            match part {
+                Part::Counters { view, columns, .. } => {
+                    if let Some(row) = rows.first() {
+                        read(view, columns, row);
                     }
                 }
-                _ => {}
+                Part::IoByBackend => {
+                    for row in rows {
+                        let Some(Some(backend)) = row.first() else { continue };
+                        read(&format!("pg_stat_io.{backend}"), &IO_COLUMNS, &row[1..]);
+                    }
+                }
+                Part::Distance => {
+                    distance = rows
+                        .first()
+                        .and_then(|r| r.first())
+                        .and_then(|v| v.as_deref())
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .map(|d| d.max(0.0) as u64);
+                }
+                Part::Activity => {
+                    for row in rows {
+                        let text = |i: usize| row.get(i).cloned().flatten();
+                        let n = text(3).and_then(|c| c.parse::<u64>().ok()).unwrap_or(0);
+                        match text(0).as_deref() {
+                            Some("autovacuum worker") => autovacuum_workers += n,
+                            Some("client backend") => {
+                                active += n;
+                                match (text(1), text(2)) {
+                                    (Some(kind), Some(event)) => {
+                                        *waits.entry(format!("{kind}/{event}")).or_default() += n
+                                    }
+                                    _ => on_cpu += n,
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
             }
         }
+        let dead_tuples = counters.remove("pg_stat_all_tables.n_dead_tup").map(|d| d as u64);
         let now = Snapshot {
             at: started,
             counters,
@@ -323,14 +261,139 @@ impl PgSampler {
         self.previous = Some(now);
         Ok(sample)
     }
+}
 
-    async fn rows(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
-        text_rows(&self.client, sql).await
+/// `pg_stat_io` columns summed per backend type.
+const IO_COLUMNS: [&str; 5] = ["reads", "writes", "extends", "fsyncs", "evictions"];
+
+/// One statement of the per-sample batch and how its rows are read.
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    /// One row of cumulative counters, stored as `view.column`.
+    Counters {
+        view: &'static str,
+        columns: Vec<&'static str>,
+        /// The statement (with `sum(...)` where the view has a row per database).
+        from: String,
+    },
+    /// `pg_stat_io` summed per backend type (16+).
+    IoByBackend,
+    /// Checkpoint distance in bytes.
+    Distance,
+    /// Active backends by type and wait event.
+    Activity,
+}
+
+impl Part {
+    fn counters(view: &'static str, columns: &[&'static str]) -> Part {
+        Part::Counters {
+            view,
+            columns: columns.to_vec(),
+            from: format!("SELECT {} FROM {view}", columns.join(", ")),
+        }
     }
 
-    async fn row(&self, sql: &str) -> Result<Vec<Option<String>>, DbError> {
-        first_row(&self.client, sql).await
+    fn sql(&self) -> String {
+        match self {
+            Part::Counters { from, .. } => from.clone(),
+            Part::IoByBackend => format!(
+                "SELECT backend_type, {} FROM pg_stat_io GROUP BY backend_type",
+                IO_COLUMNS.map(|c| format!("coalesce(sum({c}), 0)")).join(", ")
+            ),
+            Part::Distance => "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn) FROM pg_control_checkpoint() \
+                               WHERE NOT pg_is_in_recovery()"
+                .to_owned(),
+            Part::Activity => "SELECT backend_type, wait_event_type, wait_event, count(*) FROM pg_stat_activity \
+                               WHERE pid <> pg_backend_pid() AND (state = 'active' OR backend_type = 'autovacuum worker') \
+                               GROUP BY 1, 2, 3"
+                .to_owned(),
+        }
     }
+}
+
+/// The statements one sample runs on server version `v` (`server_version_num`).
+fn batch_for(v: u32) -> Vec<Part> {
+    let mut batch = Vec::new();
+    if v >= CHECKPOINTER_SINCE {
+        batch.push(Part::counters(
+            "pg_stat_checkpointer",
+            &[
+                "num_timed",
+                "num_requested",
+                "write_time",
+                "sync_time",
+                "buffers_written",
+            ],
+        ));
+        batch.push(Part::counters(
+            "pg_stat_bgwriter",
+            &["buffers_clean", "maxwritten_clean", "buffers_alloc"],
+        ));
+    } else {
+        batch.push(Part::counters(
+            "pg_stat_bgwriter",
+            &[
+                "checkpoints_timed",
+                "checkpoints_req",
+                "checkpoint_write_time",
+                "checkpoint_sync_time",
+                "buffers_checkpoint",
+                "buffers_clean",
+                "maxwritten_clean",
+                "buffers_backend",
+                "buffers_backend_fsync",
+                "buffers_alloc",
+            ],
+        ));
+    }
+    let mut wal = vec!["wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full"];
+    if v < WAL_IO_MOVED_SINCE {
+        wal.extend(["wal_write", "wal_sync", "wal_write_time", "wal_sync_time"]);
+    }
+    batch.push(Part::counters("pg_stat_wal", &wal));
+    let db = [
+        "xact_commit",
+        "xact_rollback",
+        "blks_read",
+        "blks_hit",
+        "tup_returned",
+        "tup_fetched",
+        "tup_inserted",
+        "tup_updated",
+        "tup_deleted",
+        "temp_files",
+        "temp_bytes",
+        "deadlocks",
+    ];
+    batch.push(Part::Counters {
+        view: "pg_stat_database",
+        columns: db.to_vec(),
+        from: format!(
+            "SELECT {} FROM pg_stat_database",
+            db.map(|c| format!("sum({c})")).join(", ")
+        ),
+    });
+    if v >= IO_SINCE {
+        batch.push(Part::IoByBackend);
+        // Writes of relation pages by client backends: what buffers_backend counted.
+        batch.push(Part::Counters {
+            view: "pg_stat_io",
+            columns: vec!["client_backend_relation_writes"],
+            from: "SELECT coalesce(sum(writes), 0) FROM pg_stat_io \
+                   WHERE backend_type = 'client backend' AND object = 'relation'"
+                .to_owned(),
+        });
+    }
+    batch.push(Part::Counters {
+        view: "pg_stat_all_tables",
+        columns: vec!["n_dead_tup", "autovacuum_runs"],
+        from: "SELECT coalesce(sum(n_dead_tup), 0), coalesce(sum(autovacuum_count + autoanalyze_count), 0) \
+               FROM pg_stat_all_tables"
+            .to_owned(),
+    });
+    batch.push(Part::Distance);
+    batch.push(Part::Activity);
+    batch
 }
 
 async fn text_rows(client: &Client, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
@@ -515,6 +578,19 @@ mod tests {
             active: 2 + waits.iter().map(|(_, n)| n).sum::<u64>(),
             waits: waits.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         }
+    }
+
+    #[test]
+    fn the_batch_follows_the_version() {
+        let sql = |v: u32| batch_for(v).iter().map(Part::sql).collect::<Vec<_>>().join(";\n");
+        let (v15, v16, v17, v18) = (sql(150_018), sql(160_015), sql(170_011), sql(180_006));
+        assert!(
+            v15.contains("checkpoints_req") && !v15.contains("pg_stat_io") && !v15.contains("pg_stat_checkpointer")
+        );
+        assert!(v16.contains("checkpoints_req") && v16.contains("pg_stat_io"));
+        assert!(v17.contains("num_requested") && !v17.contains("checkpoints_req") && v17.contains("wal_sync_time"));
+        assert!(v18.contains("num_requested") && !v18.contains("wal_sync_time"));
+        assert_eq!(batch_for(150_018).last(), Some(&Part::Activity));
     }
 
     #[test]
