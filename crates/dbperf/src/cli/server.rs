@@ -1,4 +1,4 @@
-//! `dbperf server install|start|stop|list`: arguments and the runner that prints results.
+//! `dbperf server install|create|start|stop|list`: arguments and the runner that prints results.
 //!
 //! All the work happens in [`crate::server`]; this file only maps flags to a
 //! [`StartRequest`] and formats what comes back.
@@ -24,6 +24,9 @@ pub struct ServerArgs {
 pub enum ServerCommand {
     /// Install a server version from the catalog (see `list --available`) into $DBPERF_HOME/dist.
     Install(InstallArgs),
+    /// Create a new sandbox NAME of a catalog server (`--server postgres-17`), initialize and
+    /// start it; prints the --target URLs. Same as `start ID --name NAME` on a new name.
+    Create(CreateArgs),
     /// Initialize (first time) and start a private server; prints the --target URLs.
     Start(StartArgs),
     /// Stop a sandbox: SIGTERM, wait for a clean shutdown, SIGKILL after --timeout.
@@ -46,19 +49,39 @@ pub struct InstallArgs {
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
-    /// Catalog id (mariadb-10.11 alias mariadb, mariadb-11.4.5, mysql-8.0.31, ...).
+    /// Catalog id (mariadb-10.11 alias mariadb, mariadb-11.4.5, mysql-8.0.31, postgres-15, ...).
     #[arg(value_name = "ID", value_parser = parse_server)]
     pub server: &'static ServerSpec,
     /// Sandbox name ([A-Za-z0-9_-]); its files live in $DBPERF_HOME/servers/NAME.
     #[arg(long)]
     pub name: String,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Sandbox name ([A-Za-z0-9_-]); its files live in $DBPERF_HOME/servers/NAME.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Catalog id (postgres-15, postgres-17, mariadb-10.11, mysql-8.0.31, ...).
+    #[arg(long, value_name = "ID", value_parser = parse_server)]
+    pub server: &'static ServerSpec,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// How a sandbox is started, shared by `create` and `start`.
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
     /// TCP port on 127.0.0.1 [default: the previous port if free, else a free one].
     #[arg(long, conflicts_with = "socket_only")]
     pub port: Option<u16>,
     /// Listen on the unix socket only (skip-networking).
     #[arg(long)]
     pub socket_only: bool,
-    /// Server option for my.cnf, overriding dbperf's defaults; repeatable.
+    /// Server option for my.cnf (postgresql.conf for PostgreSQL), overriding dbperf's
+    /// defaults; checked against that server version's own option list; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<Setting>,
     /// Seconds to wait for the server to accept connections.
@@ -96,7 +119,19 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let home = SandboxHome::from_env()?;
     match args.command {
         ServerCommand::Install(a) => install(&home, a.server),
-        ServerCommand::Start(a) => start(&home, a),
+        ServerCommand::Create(a) => {
+            if let Ok(existing) = home.status(&a.name) {
+                anyhow::bail!(
+                    "sandbox {:?} already exists ({}); start it with `dbperf server start {} --name {}`,                      or pick another name",
+                    a.name,
+                    existing.record.server,
+                    existing.record.server,
+                    a.name
+                );
+            }
+            start(&home, a.server, a.name, a.launch)
+        }
+        ServerCommand::Start(a) => start(&home, a.server, a.name, a.launch),
         ServerCommand::Stop(a) => stop(&home, &a),
         ServerCommand::List(a) => list(&home, &a),
     }
@@ -123,7 +158,7 @@ fn install(home: &SandboxHome, server: &'static ServerSpec) -> anyhow::Result<()
     Ok(())
 }
 
-fn start(home: &SandboxHome, a: StartArgs) -> anyhow::Result<()> {
+fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: LaunchArgs) -> anyhow::Result<()> {
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = match &a.cpus {
         Some(list) => Some(
@@ -140,7 +175,7 @@ fn start(home: &SandboxHome, a: StartArgs) -> anyhow::Result<()> {
         socket_only: a.socket_only,
         settings: a.settings,
         ready_timeout: Duration::from_secs(a.timeout),
-        ..StartRequest::new(a.server, a.name)
+        ..StartRequest::new(server, name)
     };
     let report = home
         .start(&request)
@@ -178,13 +213,13 @@ fn stop(home: &SandboxHome, a: &StopArgs) -> anyhow::Result<()> {
     match outcome {
         StopOutcome::NotRunning => println!("sandbox {:?} was not running", a.name),
         StopOutcome::Terminated { pid, waited } => println!(
-            "sandbox {:?} stopped cleanly (pid {pid}, {:.1} s after SIGTERM); data kept",
+            "sandbox {:?} stopped cleanly (pid {pid}, {:.1} s after the shutdown signal); data kept",
             a.name,
             waited.as_secs_f64()
         ),
         StopOutcome::Killed { pid, waited } => println!(
-            "sandbox {:?} ignored SIGTERM for {:.0} s and was killed (pid {pid}); \
-             InnoDB will run crash recovery on the next start",
+            "sandbox {:?} ignored its shutdown signal for {:.0} s and was killed (pid {pid}); \
+             the server will run crash recovery on the next start",
             a.name,
             waited.as_secs_f64()
         ),
@@ -208,7 +243,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
                 RunState::Running { pid } => pid.into(),
                 RunState::Stopped => serde_json::Value::Null,
             };
-            v["target"] = s.record.socket_url().into();
+            v["target"] = s.record.target_url().into();
             v["type"] = "sandbox".into();
             println!("{v}");
         }
@@ -336,8 +371,8 @@ mod tests {
         let ServerCommand::Start(a) = cmd else {
             panic!("{cmd:?}")
         };
-        assert_eq!((a.name.as_str(), a.port), ("b1", Some(40001)));
-        let settings: Vec<String> = a.settings.iter().map(Setting::to_string).collect();
+        assert_eq!((a.name.as_str(), a.launch.port), ("b1", Some(40001)));
+        let settings: Vec<String> = a.launch.settings.iter().map(Setting::to_string).collect();
         assert_eq!(settings, ["innodb_buffer_pool_size=2G", "max_connections=64"]);
         assert_eq!(a.server.id, "mariadb-10.11", "`mariadb` is an alias");
     }
@@ -361,6 +396,28 @@ mod tests {
             panic!()
         };
         assert!(a.available);
+    }
+
+    #[test]
+    fn create_takes_a_name_and_a_server() {
+        let cmd = parse(&[
+            "create",
+            "pg",
+            "--server",
+            "postgres-17",
+            "--set",
+            "shared_buffers=1GB",
+            "--set",
+            "max_wal_size=64MB",
+        ])
+        .unwrap();
+        let ServerCommand::Create(a) = cmd else {
+            panic!("{cmd:?}")
+        };
+        assert_eq!((a.name.as_str(), a.server.id), ("pg", "postgres-17"));
+        assert_eq!(a.launch.settings.len(), 2);
+        let err = parse(&["create", "pg", "--server", "postgres-9"]).unwrap_err();
+        assert!(err.contains("postgres-15"), "{err}");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! prewarm = true                     # read the tables into memory after every start
 //!
 //! [[server]]
-//! id = "mariadb-10.11"               # a `dbperf server list --available` id
+//! id = "mariadb-10.11"               # a `dbperf server list --available` id (postgres-17, ...)
 //! settings = { innodb_buffer_pool_size = "1G" }
 //! jemalloc = false
 //!
@@ -277,6 +277,11 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
     "mysql_user",
     "mysql_password",
     "mysql_db",
+    "pgsql_host",
+    "pgsql_port",
+    "pgsql_user",
+    "pgsql_password",
+    "pgsql_db",
     "events",
 ];
 
@@ -584,6 +589,11 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// Parses a size such as `512M`, `2G`, `1073741824` (the server's option syntax) into bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
     let t = s.trim();
+    // PostgreSQL spells units with a B (`512MB`, `1GB`, `64kB`).
+    let t = match t.strip_suffix('B') {
+        Some(rest) if rest.ends_with(|c: char| "kKMGT".contains(c)) => rest,
+        _ => t,
+    };
     let (num, mult) = match t.chars().last()?.to_ascii_uppercase() {
         'K' => (&t[..t.len() - 1], 1u64 << 10),
         'M' => (&t[..t.len() - 1], 1 << 20),
@@ -701,5 +711,7 @@ users = [1, 4]
         assert_eq!(parse_size("2g"), Some(2 << 30));
         assert_eq!(parse_size("1000"), Some(1000));
         assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("1GB"), Some(1 << 30));
+        assert_eq!(parse_size("64kB"), Some(64 << 10));
     }
 }

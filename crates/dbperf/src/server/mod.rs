@@ -1,11 +1,12 @@
 //! Sandboxed database servers under `$DBPERF_HOME/servers/NAME/`, and the server versions they
 //! run, installed under `$DBPERF_HOME/dist/ID/`.
 //!
-//! This module owns the whole life of a private MariaDB or MySQL: installing the chosen catalog
-//! version, checking `--set` keys against that version's own option list, initializing its
-//! datadir, rendering its `my.cnf`, starting the server detached, waiting until it answers, creating the benchmark
-//! account (`sb`/`sb`, database `sbtest`), stopping it cleanly, and resolving
-//! `--target sandbox:NAME` to a `mysql://` URL. It never touches `/var/lib/mysql`, the system
+//! This module owns the whole life of a private MariaDB, MySQL or PostgreSQL: installing the
+//! chosen catalog version, checking `--set` keys against that version's own option list,
+//! initializing its datadir, rendering its `my.cnf` (or `postgresql.conf`), starting the server
+//! detached, waiting until it answers, creating the benchmark account (`sb`/`sb`, database
+//! `sbtest`), stopping it cleanly, and resolving `--target sandbox:NAME` to a `mysql://` or
+//! `postgres://` URL. It never touches `/var/lib/mysql`, the system
 //! service or a fixed well-known port: servers listen on loopback only, on a free port.
 //!
 //! | file | owns |
@@ -17,11 +18,14 @@
 //! | `home.rs` | the state directory: layout, start/stop/list ([`SandboxHome`]) |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
+//! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
 //! | `process.rs` | pid files, liveness, signals, the per-sandbox lock |
 //! | `testing.rs` | [`testing::TempSandbox`], a throwaway server for integration tests |
 //!
 //! The server runs as the invoking user, with its files owned by that user. When that user is
-//! root, `--user=root` is passed (mariadbd and mysqld refuse to run as root otherwise).
+//! root, `--user=root` is passed (mariadbd and mysqld refuse to run as root otherwise), and
+//! PostgreSQL, which refuses root outright, runs in a user namespace as `nobody` that maps back
+//! to root (`postgres.rs`).
 
 mod catalog;
 mod config;
@@ -29,6 +33,7 @@ mod daemon;
 mod dist;
 mod home;
 mod options;
+mod postgres;
 mod process;
 mod record;
 pub mod testing;
@@ -41,6 +46,7 @@ pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
 pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
 pub use options::{parse_help, KnownOptions};
+pub use postgres::{parse_describe_config, render_postgresql_conf, SOCKET_ONLY_PORT};
 pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
 
 /// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`).
@@ -149,11 +155,12 @@ pub enum ServerError {
         stderr: String,
     },
 
-    #[error("--set {key}: {key} is not a setting of {server}; {suggestion} Nothing was started (`--set loose-{key}=...` would pass it on unchecked)")]
+    #[error("--set {key}: {key} is not a setting of {server}; {suggestion} Nothing was started ({hint})")]
     UnknownSetting {
         key: String,
         server: &'static str,
         suggestion: String,
+        hint: String,
     },
 
     #[error("{program} failed ({status}) for {}; the end of its output (all of it is in {}):\n{output}\nFix the cause above and retry; the partial datadir was removed", datadir.display(), log.display())]

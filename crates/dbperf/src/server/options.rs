@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::catalog::ServerSpec;
 use super::config::{base_option, Setting};
 use super::daemon::{is_root, Binaries};
+use super::record::ServerKind;
 use super::ServerError;
 
 const CACHE_FILE: &str = "options.json";
@@ -33,6 +34,11 @@ const RENAMED: &[(&str, &str)] = &[
         "innodb_log_file_size (MariaDB has a single redo file)",
     ),
     ("log_slave_updates", "log_replica_updates"),
+    (
+        "checkpoint_segments",
+        "max_wal_size (checkpoint_segments was removed in PostgreSQL 9.5)",
+    ),
+    ("wal_keep_segments", "wal_keep_size (renamed in PostgreSQL 13)"),
 ];
 
 /// The normalized (`_`, lower case) option names one server binary accepts.
@@ -56,10 +62,14 @@ impl KnownOptions {
                 }
             }
         }
+        let names = match bins.flavor {
+            ServerKind::Postgres => super::postgres::parameter_names(bins)?,
+            ServerKind::Mariadb | ServerKind::Mysql => parse_help(&run_help(bins)?),
+        };
         let known = KnownOptions {
             server: bins.server.clone(),
             server_mtime: mtime,
-            names: parse_help(&run_help(bins)?),
+            names,
         };
         std::fs::create_dir_all(cache_dir).map_err(|e| ServerError::io("cannot create", cache_dir, e))?;
         let json = serde_json::to_string(&known).expect("option lists always serialize");
@@ -77,14 +87,32 @@ impl KnownOptions {
         key.starts_with("loose_") || self.names.contains(&key) || self.names.contains(base_option(&key))
     }
 
+    /// True if PostgreSQL accepts parameter `key` (case-insensitive, `-` as `_`): a parameter
+    /// of this binary, or a `prefix.name` custom parameter (extensions; not checked, as the
+    /// server does not check them either).
+    pub fn accepts_postgres(&self, key: &str) -> bool {
+        let key = super::postgres::normalize_key(key);
+        self.names.contains(&key) || key.contains('.')
+    }
+
     /// Fails on the first setting the server does not know.
     pub fn check(&self, server: &ServerSpec, settings: &[Setting]) -> Result<(), ServerError> {
-        match settings.iter().find(|s| !self.accepts(&s.key)) {
+        let accepts = |key: &str| match server.flavor {
+            ServerKind::Postgres => self.accepts_postgres(key),
+            ServerKind::Mariadb | ServerKind::Mysql => self.accepts(key),
+        };
+        match settings.iter().find(|s| !accepts(&s.key)) {
             None => Ok(()),
             Some(s) => Err(ServerError::UnknownSetting {
                 key: s.key.clone(),
                 server: server.id,
                 suggestion: self.suggest(&s.normalized_key()),
+                hint: match server.flavor {
+                    ServerKind::Postgres => "`postgres --describe-config` lists them all".to_owned(),
+                    ServerKind::Mariadb | ServerKind::Mysql => {
+                        format!("`--set loose-{}=...` would pass it on unchecked", s.key)
+                    }
+                },
             }),
         }
     }

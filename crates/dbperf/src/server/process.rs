@@ -11,10 +11,13 @@ use super::ServerError;
 
 const POLL: Duration = Duration::from_millis(50);
 
-/// Reads a pid file; a missing or garbled file means "no pid".
+/// Reads a pid file (the pid is its first line: PostgreSQL's `postmaster.pid` has more); a
+/// missing or garbled file means "no pid".
 pub(crate) fn read_pid_file(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path)
         .ok()?
+        .lines()
+        .next()?
         .trim()
         .parse()
         .ok()

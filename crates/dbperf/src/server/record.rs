@@ -15,6 +15,7 @@ use super::{BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 pub enum ServerKind {
     Mariadb,
     Mysql,
+    Postgres,
 }
 
 impl std::fmt::Display for ServerKind {
@@ -22,6 +23,7 @@ impl std::fmt::Display for ServerKind {
         f.write_str(match self {
             ServerKind::Mariadb => "mariadb",
             ServerKind::Mysql => "mysql",
+            ServerKind::Postgres => "postgres",
         })
     }
 }
@@ -39,8 +41,10 @@ pub struct SandboxRecord {
     pub version: String,
     /// `None` with `--socket-only`.
     pub port: Option<u16>,
+    /// MySQL-family: the socket file. PostgreSQL: the directory holding `.s.PGSQL.PORT`.
     pub socket: PathBuf,
     pub datadir: PathBuf,
+    /// The rendered config file: `my.cnf`, or `postgresql.conf` for PostgreSQL.
     pub my_cnf: PathBuf,
     pub error_log: PathBuf,
     /// The `--set` items of the last start.
@@ -53,18 +57,43 @@ fn default_server_id() -> String {
 }
 
 impl SandboxRecord {
-    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest`, unless the sandbox is socket-only.
+    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL), unless the
+    /// sandbox is socket-only.
     pub fn tcp_url(&self) -> Option<String> {
+        let scheme = self.scheme();
         self.port
-            .map(|port| format!("mysql://{BENCH_USER}:{BENCH_PASSWORD}@127.0.0.1:{port}/{BENCH_DATABASE}"))
+            .map(|port| format!("{scheme}://{BENCH_USER}:{BENCH_PASSWORD}@127.0.0.1:{port}/{BENCH_DATABASE}"))
     }
 
-    /// `mysql://sb:sb@localhost/sbtest?socket=/path/mysqld.sock`.
+    /// `mysql://sb:sb@localhost/sbtest?socket=/path/mysqld.sock`, or for PostgreSQL
+    /// `postgres://sb:sb@localhost:PORT/sbtest?host=/sandbox/dir` (the port names the socket
+    /// file `.s.PGSQL.PORT`; a socket-only sandbox uses 5432 inside its private directory).
     pub fn socket_url(&self) -> String {
-        format!(
-            "mysql://{BENCH_USER}:{BENCH_PASSWORD}@localhost/{BENCH_DATABASE}?socket={}",
-            encode_query_value(&self.socket.display().to_string())
-        )
+        let socket = encode_query_value(&self.socket.display().to_string());
+        match self.kind {
+            ServerKind::Postgres => format!(
+                "postgres://{BENCH_USER}:{BENCH_PASSWORD}@localhost:{}/{BENCH_DATABASE}?host={socket}",
+                self.port.unwrap_or(super::postgres::SOCKET_ONLY_PORT)
+            ),
+            _ => format!("mysql://{BENCH_USER}:{BENCH_PASSWORD}@localhost/{BENCH_DATABASE}?socket={socket}"),
+        }
+    }
+
+    /// The URL `--target sandbox:NAME` resolves to: the unix socket for the MySQL family
+    /// (the faster transport), TCP on 127.0.0.1 for PostgreSQL (the socket URL when the
+    /// sandbox is socket-only).
+    pub fn target_url(&self) -> String {
+        match self.kind {
+            ServerKind::Postgres => self.tcp_url().unwrap_or_else(|| self.socket_url()),
+            _ => self.socket_url(),
+        }
+    }
+
+    fn scheme(&self) -> &'static str {
+        match self.kind {
+            ServerKind::Postgres => "postgres",
+            _ => "mysql",
+        }
     }
 }
 
@@ -142,6 +171,36 @@ mod tests {
         );
         r.port = None;
         assert_eq!(r.tcp_url(), None);
+    }
+
+    #[test]
+    fn postgres_urls() {
+        let mut r = SandboxRecord {
+            name: "p".into(),
+            kind: ServerKind::Postgres,
+            server: "postgres-17".into(),
+            version: "17.11".into(),
+            port: Some(41235),
+            socket: "/h/servers/p".into(),
+            datadir: "/h/servers/p/data".into(),
+            my_cnf: "/h/servers/p/postgresql.conf".into(),
+            error_log: "/h/servers/p/error.log".into(),
+            settings: vec![],
+            started_at: String::new(),
+        };
+        assert_eq!(r.tcp_url().unwrap(), "postgres://sb:sb@127.0.0.1:41235/sbtest");
+        assert_eq!(r.target_url(), "postgres://sb:sb@127.0.0.1:41235/sbtest");
+        assert_eq!(
+            r.socket_url(),
+            "postgres://sb:sb@localhost:41235/sbtest?host=/h/servers/p"
+        );
+        let target = crate::driver::Target::parse(&r.socket_url()).unwrap();
+        assert_eq!(target.socket.as_deref(), Some("/h/servers/p"));
+        r.port = None;
+        assert_eq!(
+            r.target_url(),
+            "postgres://sb:sb@localhost:5432/sbtest?host=/h/servers/p"
+        );
     }
 
     #[test]

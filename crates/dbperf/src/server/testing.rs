@@ -6,6 +6,9 @@
 //! let db = TempSandbox::start()?; // Debian's MariaDB
 //! let url = db.url(); // mysql://sb:sb@127.0.0.1:PORT/sbtest
 //! let mysql = TempSandbox::start_server("mysql-8.0.31", &["innodb_buffer_pool_size=128M"])?;
+//! // PostgreSQL: url() is postgres://sb:sb@127.0.0.1:PORT/sbtest, socket() the directory
+//! // holding .s.PGSQL.PORT (libpq's host=/dir).
+//! let pg = TempSandbox::start_server("postgres-15", &["max_wal_size=32MB"])?;
 //! # Ok::<(), dbperf::server::ServerError>(())
 //! ```
 //!
@@ -13,7 +16,8 @@
 //! `~/.dbperf/dist`), where `dbperf server install ID` (`make deps-servers`) puts them;
 //! [`installed`] tells a test whether to run or skip.
 //!
-//! Each sandbox uses [`Profile::Test`] (64M buffer pool, 32M redo, performance_schema off) and
+//! Each sandbox uses [`Profile::Test`] (64M buffer pool, 32M redo, performance_schema off;
+//! for PostgreSQL 64MB shared_buffers, 256MB max_wal_size, synchronous_commit off) and
 //! is ready in well under a second after a ~1 s datadir init. It does not read or change the
 //! `DBPERF_HOME` environment variable, so tests may run in parallel. Keep the value in scope
 //! for the test's duration: a `TempSandbox` in a `static` is never dropped and leaks its server.
@@ -106,12 +110,13 @@ impl TempSandbox {
         Ok(())
     }
 
-    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest`.
+    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL).
     pub fn url(&self) -> String {
         self.record.tcp_url().expect("test sandboxes listen on TCP")
     }
 
-    /// `mysql://sb:sb@localhost/sbtest?socket=...`.
+    /// `mysql://sb:sb@localhost/sbtest?socket=...`, or for PostgreSQL
+    /// `postgres://sb:sb@localhost:PORT/sbtest?host=/socket/dir`.
     pub fn socket_url(&self) -> String {
         self.record.socket_url()
     }
@@ -120,6 +125,7 @@ impl TempSandbox {
         self.record.port.expect("test sandboxes listen on TCP")
     }
 
+    /// The socket file (MySQL family) or the socket directory (PostgreSQL).
     pub fn socket(&self) -> &Path {
         &self.record.socket
     }

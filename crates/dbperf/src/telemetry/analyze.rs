@@ -5,6 +5,13 @@
 //! rose above `--p99-factor` times the median p99) and explains each with the telemetry samples taken
 //! during it: checkpoint age, dirty pages, page writes, LRU flushes, top wait, iowait, disk
 //! utilisation, client CPU. Also judges the run's stability (coefficient of variation of TPS).
+//!
+//! PostgreSQL runs (samples with `checkpoint_trigger_pct`, from `pg.rs`) are explained in
+//! PostgreSQL's terms: a checkpoint *requested* (by WAL volume) during a stall, or in the
+//! sample just before it, is a checkpoint storm; checkpoint distance is compared with the
+//! distance at which PostgreSQL requests a checkpoint rather than InnoDB's sync-flush point;
+//! timed checkpoints, backends writing buffers themselves, full-page images and temp files are
+//! named when they spike.
 
 use std::path::{Path, PathBuf};
 
@@ -234,6 +241,14 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
                 mid >= start_s && mid <= end_s
             };
             let during: Vec<&TelemetryRow> = tel.iter().filter(inside).collect();
+            // The sample just before: a checkpoint counted there started as the stall began.
+            let lead: Vec<&TelemetryRow> = tel
+                .iter()
+                .filter(|s| {
+                    let mid = s.mid_s(step);
+                    mid < start_s && mid >= start_s - step
+                })
+                .collect();
             let baseline: Vec<&TelemetryRow> = tel
                 .iter()
                 .filter(|s| {
@@ -245,7 +260,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
                 })
                 .collect();
             stall.samples = during.len();
-            stall.causes = attribute(&during, &baseline);
+            stall.causes = attribute(&during, &baseline, &lead);
         }
         stalls.push(stall);
     }
@@ -263,7 +278,27 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         let measured_tel: Vec<&TelemetryRow> = tel.iter().filter(|s| s.mid_s(step) >= measured_from).collect();
         Pressure::of(&measured_tel)
     });
-    notes.extend(pressure.iter().flat_map(Pressure::notes));
+    let postgres = telemetry
+        .as_ref()
+        .map(|tel| {
+            tel.iter()
+                .filter(|s| s.mid_s(step) >= measured_from)
+                .collect::<Vec<_>>()
+        })
+        .filter(|rows| is_postgres(rows));
+    match &postgres {
+        // InnoDB's sync-flush wording does not fit PostgreSQL: say it in its terms.
+        Some(rows) => {
+            notes.extend(
+                pressure
+                    .iter()
+                    .flat_map(Pressure::notes)
+                    .filter(|n| !n.starts_with("checkpoint age:")),
+            );
+            notes.extend(pg_checkpoint_note(rows));
+        }
+        None => notes.extend(pressure.iter().flat_map(Pressure::notes)),
+    }
 
     Ok(Analysis {
         run_dir: run_dir.to_path_buf(),
@@ -352,16 +387,89 @@ fn spiked(during: Option<f64>, usual: Option<f64>) -> bool {
     }
 }
 
+/// Whether the samples come from PostgreSQL (`pg.rs` writes `checkpoint_trigger_pct`).
+fn is_postgres(rows: &[&TelemetryRow]) -> bool {
+    rows.iter().any(|r| r.server("checkpoint_trigger_pct").is_some())
+}
+
+/// A figure of the PostgreSQL detail (`server.pg.KEY`).
+fn pg(key: &'static str) -> impl Fn(&TelemetryRow) -> Option<f64> {
+    move |r: &TelemetryRow| r.server.as_ref()?.get("pg")?.get(key)?.as_f64()
+}
+
+/// Sum of a per-interval count over the samples.
+fn total(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> f64 {
+    rows.iter().filter_map(|r| f(r)).sum()
+}
+
+/// PostgreSQL's checkpoint causes for a stall: the `lead` sample (just before it) counts for
+/// requested checkpoints, which hurt from their start (full-page images, backend writes).
+fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&TelemetryRow]) -> Vec<String> {
+    let mut causes = Vec::new();
+    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
+    let trigger = max_of(during, server("checkpoint_trigger_pct")).unwrap_or(100.0 / 1.9);
+    let distance = max_of(during, TelemetryRow::checkpoint_pct);
+    let requested = total(during, server("checkpoints_requested")) + total(lead, server("checkpoints_requested"));
+    if requested > 0.0 {
+        let reached = distance.map_or_else(String::new, |d| {
+            format!(", checkpoint distance {d:.0}% of max_wal_size (requested at {trigger:.0}%)")
+        });
+        causes.push(format!(
+            "checkpoint storm: {requested:.0} requested checkpoint(s){reached}; raise max_wal_size"
+        ));
+    } else if let Some(d) = distance.filter(|d| *d >= trigger) {
+        causes.push(format!(
+            "checkpoint distance reached {d:.0}% of max_wal_size (a checkpoint is requested at {trigger:.0}%)"
+        ));
+    }
+    let timed = total(during, server("checkpoints_timed"));
+    if timed > 0.0 {
+        causes.push(format!("{timed:.0} timed checkpoint(s) ran (checkpoint_timeout)"));
+    }
+    for (key, what) in [
+        ("buffers_backend_s", "buffers written by backends themselves"),
+        ("wal_fpi_s", "WAL full-page images"),
+    ] {
+        let (d, u) = (max_of(during, pg(key)), median_of(baseline, pg(key)));
+        if spiked(d, u) {
+            let d = d.unwrap_or(0.0);
+            causes.push(match u {
+                Some(u) => format!("{what} rose to {d:.0}/s (usually {u:.0}/s)"),
+                None => format!("{what} were {d:.0}/s"),
+            });
+        }
+    }
+    let temp_files = total(during, pg("temp_files"));
+    if temp_files > 0.0 && spiked(max_of(during, pg("temp_files")), median_of(baseline, pg("temp_files"))) {
+        causes.push(format!("{temp_files:.0} temporary file(s) were written"));
+    }
+    causes
+}
+
+/// The run-wide checkpoint line of a PostgreSQL run.
+fn pg_checkpoint_note(rows: &[&TelemetryRow]) -> Option<String> {
+    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
+    let distance = max_of(rows, TelemetryRow::checkpoint_pct)?;
+    let trigger = max_of(rows, server("checkpoint_trigger_pct")).unwrap_or(100.0 / 1.9);
+    Some(format!(
+        "checkpoints: {:.0} requested, {:.0} timed; checkpoint distance at most {distance:.0}% of max_wal_size          (a checkpoint is requested at {trigger:.0}%)",
+        total(rows, server("checkpoints_requested")),
+        total(rows, server("checkpoints_timed")),
+    ))
+}
+
 /// Explanations for a stall from the samples taken `during` it, against the `baseline`
-/// samples of the rest of the measured phase.
-fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow]) -> Vec<String> {
+/// samples of the rest of the measured phase (`lead`: the sample just before it).
+fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&TelemetryRow]) -> Vec<String> {
     if during.is_empty() {
         return Vec::new();
     }
     let mut causes = Vec::new();
     let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
 
-    if let Some(pct) = max_of(during, TelemetryRow::checkpoint_pct) {
+    if is_postgres(during) {
+        causes.extend(pg_checkpoint_causes(during, baseline, lead));
+    } else if let Some(pct) = max_of(during, TelemetryRow::checkpoint_pct) {
         if pct >= SYNC_FLUSH_PCT {
             causes.push(format!("checkpoint age reached {pct:.0}% of max (sync flush)"));
         } else if pct >= 75.0 {
@@ -591,6 +699,88 @@ mod tests {
             .collect();
         let p99 = tps.iter().map(|t| if *t < 100.0 { 400.0 } else { 5.0 }).collect();
         (tps, p99)
+    }
+
+    /// PostgreSQL samples: a requested checkpoint starting in `requested_at` (a run second),
+    /// with backend writes and full-page images spiking during the stall (run 12-15 s).
+    fn pg_samples(requested_at: Option<u64>, distance_in_stall: f64) -> Vec<serde_json::Value> {
+        (1..=32)
+            .map(|t| {
+                let in_stall = (13..=15).contains(&t);
+                json!({"t_s": t as f64, "interval_s": 1.0, "os": null, "client": {"cpu_pct": 30.0, "rss_bytes": 1000},
+                       "server": {"checkpoint_pct": if in_stall { distance_in_stall } else { 20.0 },
+                                  "checkpoint_trigger_pct": 52.6,
+                                  "checkpoints_requested": u64::from(requested_at == Some(t)),
+                                  "checkpoints_timed": 0,
+                                  "pages_written_s": 500.0,
+                                  "pg": {"buffers_backend_s": if in_stall { 4000.0 } else { 100.0 },
+                                         "wal_fpi_s": if in_stall { 3000.0 } else { 50.0 }, "temp_files": 0},
+                                  "waits": if in_stall { json!([{"event": "IO/WALSync", "count": 3, "time_ms": 3000.0}]) }
+                                           else { json!([{"event": "Client/ClientRead", "count": 1, "time_ms": 1000.0}]) }}})
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_requested_checkpoint_during_a_postgres_stall_is_a_checkpoint_storm() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tps, p99) = stalled_tps();
+        write_run(dir.path(), &tps, &p99);
+        write_telemetry(dir.path(), &pg_samples(Some(14), 61.0));
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stalls.len(), 1, "{a:?}");
+        let causes = &a.stalls[0].causes;
+        assert_eq!(
+            causes[0],
+            "checkpoint storm: 1 requested checkpoint(s), checkpoint distance 61% of max_wal_size \
+             (requested at 53%); raise max_wal_size"
+        );
+        assert!(
+            causes.contains(&"buffers written by backends themselves rose to 4000/s (usually 100/s)".to_string()),
+            "{causes:?}"
+        );
+        assert!(
+            causes
+                .iter()
+                .any(|c| c.starts_with("WAL full-page images rose to 3000/s")),
+            "{causes:?}"
+        );
+        assert_eq!(causes.last().unwrap(), "top wait: IO/WALSync");
+        assert!(!causes.iter().any(|c| c.contains("sync flush")), "{causes:?}");
+        // The run-wide line speaks PostgreSQL too.
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("checkpoints: 1 requested, 0 timed; checkpoint distance at most 61%")),
+            "{:?}",
+            a.notes
+        );
+        assert!(
+            !a.notes.iter().any(|n| n.starts_with("checkpoint age:")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_requested_just_before_the_stall_counts_and_one_long_before_does_not() {
+        let (tps, p99) = stalled_tps();
+        for (requested_at, storm) in [(Some(12), true), (Some(5), false), (None, false)] {
+            let dir = tempfile::tempdir().unwrap();
+            write_run(dir.path(), &tps, &p99);
+            write_telemetry(dir.path(), &pg_samples(requested_at, 40.0));
+            let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+            let causes = &a.stalls[0].causes;
+            assert_eq!(
+                causes.iter().any(|c| c.starts_with("checkpoint storm")),
+                storm,
+                "{requested_at:?}: {causes:?}"
+            );
+            // Below the trigger and with no request: no checkpoint cause at all.
+            if !storm {
+                assert!(!causes.iter().any(|c| c.contains("checkpoint")), "{causes:?}");
+            }
+        }
     }
 
     #[test]

@@ -16,8 +16,37 @@ use dbperf_engine::clock::now_ns;
 use serde::{Deserialize, Serialize};
 
 use super::os::{OsSample, OsSampler};
+use super::pg::PgSampler;
 use super::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
-use crate::driver::Target;
+use crate::driver::target::Scheme;
+use crate::driver::{DbError, Target};
+
+/// The server sampler for the target's protocol: `mysql://` → [`ServerSampler`] (MariaDB,
+/// MySQL), `postgres://` → [`PgSampler`].
+pub enum AnyServerSampler {
+    Mysql(Box<ServerSampler>),
+    Postgres(Box<PgSampler>),
+}
+
+impl AnyServerSampler {
+    /// Connects the sampler that fits `target.scheme`.
+    pub async fn connect(target: &Target, options: &ServerTelemetryOptions) -> Result<AnyServerSampler, DbError> {
+        Ok(match target.scheme {
+            Scheme::Mysql => AnyServerSampler::Mysql(Box::new(ServerSampler::connect(target, options).await?)),
+            Scheme::Postgres => {
+                AnyServerSampler::Postgres(Box::new(PgSampler::connect(target, options.top_waits).await?))
+            }
+        })
+    }
+
+    /// One sample (the first primes the rates).
+    pub async fn sample(&mut self) -> Result<ServerSample, DbError> {
+        match self {
+            AnyServerSampler::Mysql(s) => s.sample().await,
+            AnyServerSampler::Postgres(s) => s.sample().await,
+        }
+    }
+}
 
 /// What dbperf itself used in the period.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -129,14 +158,14 @@ fn sample_loop(
     };
     let period_ns = cfg.period.as_nanos().max(1) as u64;
     let mut os = OsSampler::new();
-    let mut server: Option<ServerSampler> = None;
+    let mut server: Option<AnyServerSampler> = None;
     let mut server_error: Option<String> = None;
-    let connect = |server: &mut Option<ServerSampler>, error: &mut Option<String>| {
+    let connect = |server: &mut Option<AnyServerSampler>, error: &mut Option<String>| {
         if let Some(target) = &cfg.target {
             let r = rt.block_on(async {
                 tokio::time::timeout(
                     cfg.period.max(Duration::from_secs(2)),
-                    ServerSampler::connect(target, &cfg.server),
+                    AnyServerSampler::connect(target, &cfg.server),
                 )
                 .await
             });
@@ -227,6 +256,9 @@ pub fn live_suffix(s: &Sample) -> String {
     if let Some(srv) = &s.server {
         if let Some(p) = srv.checkpoint_pct {
             parts.push(format!("ckpt {p:.0}%"));
+        }
+        if let Some(n) = srv.checkpoints_requested.filter(|n| *n > 0) {
+            parts.push(format!("ckpt req {n}"));
         }
         if let Some(d) = srv.dirty_pages_pct {
             parts.push(format!("dirty {d:.0}%"));

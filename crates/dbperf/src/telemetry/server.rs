@@ -186,7 +186,22 @@ pub struct ServerSample {
     /// Rate of every enabled INNODB_METRICS counter that changed (`TYPE='value'` gauges left out).
     pub innodb_metrics: BTreeMap<String, f64>,
     /// Top wait events by time in the interval; empty when performance_schema is OFF.
+    /// (PostgreSQL: sampled from `pg_stat_activity`, see `pg.rs`.)
     pub waits: Vec<Wait>,
+    /// PostgreSQL: checkpoints requested in the interval (by WAL volume — the distance passed
+    /// [`ServerSample::checkpoint_trigger_pct`] — or by a `CHECKPOINT` command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints_requested: Option<u64>,
+    /// PostgreSQL: checkpoints started by `checkpoint_timeout` in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints_timed: Option<u64>,
+    /// PostgreSQL: the `checkpoint_pct` at which a checkpoint is requested
+    /// (`100 / (1 + checkpoint_completion_target)`); what sync flush is to InnoDB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_trigger_pct: Option<f64>,
+    /// PostgreSQL only: checkpointer, WAL, I/O, temp files, vacuum (`pg.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg: Option<super::pg::PgDetail>,
 }
 
 /// How this server version exposes checkpoint age.
