@@ -122,7 +122,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         ServerCommand::Create(a) => {
             if let Ok(existing) = home.status(&a.name) {
                 anyhow::bail!(
-                    "sandbox {:?} already exists ({}); start it with `dbperf server start {} --name {}`,                      or pick another name",
+                    "sandbox {:?} already exists ({}); start it with `dbperf server start {} --name {}`, or pick another name",
                     a.name,
                     existing.record.server,
                     existing.record.server,
