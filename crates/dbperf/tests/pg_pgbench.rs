@@ -74,12 +74,28 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     if Command::new("pgbench").arg("--version").output().is_ok() {
         pg.psql_as("postgres", "postgres", "CREATE DATABASE pgref OWNER sb");
         let out = Command::new("pgbench")
-            .args(["-i", "-s", "1", "-q", "-h", "127.0.0.1", "-p", &pg.port().to_string(), "-U", "sb", "pgref"])
+            .args([
+                "-i",
+                "-s",
+                "1",
+                "-q",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &pg.port().to_string(),
+                "-U",
+                "sb",
+                "pgref",
+            ])
             .env("PGPASSWORD", "sb")
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(schema(&pg, "pgref"), ours, "dbperf pgbench init and pgbench -i create the same tables");
+        assert_eq!(
+            schema(&pg, "pgref"),
+            ours,
+            "dbperf pgbench init and pgbench -i create the same tables"
+        );
     } else {
         eprintln!("pgbench is not installed: skipping the comparison with pgbench -i");
     }
@@ -118,5 +134,8 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     assert_eq!((after[1], after[2]), (v[1], v[2]), "branches and tellers are untouched");
 
     run_ok(dbperf().args(["pgbench", "cleanup", "--target", &url]));
-    assert_eq!(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"), "0");
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"),
+        "0"
+    );
 }

@@ -14,7 +14,10 @@ mod pg;
 use pg::TempPg;
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 async fn connect(url: &str, ignore: IgnoreErrors) -> PgSession {
@@ -56,7 +59,11 @@ fn faults_are_classified_and_connection_loss_recovers() {
         a.query("SELECT * FROM t").await.unwrap();
         b.exec(up_b, &[Param::Int(1)]).await.unwrap();
         let e = a.exec(up_a, &[Param::Int(1)]).await.unwrap_err();
-        assert_eq!((e.class, e.sqlstate.as_deref()), (ErrorClass::Serialization, Some("40001")), "{e}");
+        assert_eq!(
+            (e.class, e.sqlstate.as_deref()),
+            (ErrorClass::Serialization, Some("40001")),
+            "{e}"
+        );
         a.query("ROLLBACK").await.unwrap();
 
         // Unique violation: its own class by default, fatal when not listed.
@@ -72,7 +79,10 @@ fn faults_are_classified_and_connection_loss_recovers() {
         let mut all = connect(&url, IgnoreErrors::All).await;
         b.query("BEGIN").await.unwrap();
         b.exec(up_b, &[Param::Int(2)]).await.unwrap();
-        for (s, class) in [(&mut strict, ErrorClass::Fatal), (&mut all, ErrorClass::LockWaitTimeout)] {
+        for (s, class) in [
+            (&mut strict, ErrorClass::Fatal),
+            (&mut all, ErrorClass::LockWaitTimeout),
+        ] {
             s.query("SET lock_timeout = '50ms'").await.unwrap();
             let e = s.query("UPDATE t SET v = 0 WHERE id = 2").await.unwrap_err();
             assert_eq!((e.class, e.sqlstate.as_deref()), (class, Some("55P03")), "{e}");
@@ -80,7 +90,9 @@ fn faults_are_classified_and_connection_loss_recovers() {
         b.query("ROLLBACK").await.unwrap();
 
         // A terminated backend: connection lost, then reconnect and prepare again.
-        let pid = a.query_rows("SELECT pg_backend_pid()").await.unwrap()[0][0].clone().unwrap();
+        let pid = a.query_rows("SELECT pg_backend_pid()").await.unwrap()[0][0]
+            .clone()
+            .unwrap();
         b.query(&format!("SELECT pg_terminate_backend({pid})")).await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let e = a.exec(up_a, &[Param::Int(1)]).await.unwrap_err();
@@ -89,7 +101,9 @@ fn faults_are_classified_and_connection_loss_recovers() {
         let up = a.prepare("UPDATE t SET v = v + 1 WHERE id = ?").await.unwrap();
         assert_eq!(a.exec(up, &[Param::Int(1)]).await.unwrap().affected_rows, 1);
         assert_ne!(
-            a.query_rows("SELECT pg_backend_pid()").await.unwrap()[0][0].clone().unwrap(),
+            a.query_rows("SELECT pg_backend_pid()").await.unwrap()[0][0]
+                .clone()
+                .unwrap(),
             pid
         );
     });
@@ -143,7 +157,9 @@ fn parameters_bind_by_column_type_and_rows_decode() {
             .await
             .unwrap();
         let mut rows = Rows::new();
-        s.exec_rows(sel, &[Param::Bytes(b"7"), Param::Int(42)], &mut rows).await.unwrap();
+        s.exec_rows(sel, &[Param::Bytes(b"7"), Param::Int(42)], &mut rows)
+            .await
+            .unwrap();
         assert_eq!((rows.len(), rows.columns()), (1, 9));
         assert_eq!(rows.int(0, 0), Some(7));
         assert_eq!(rows.int(0, 1), Some(9_000_000_000));
@@ -155,6 +171,9 @@ fn parameters_bind_by_column_type_and_rows_decode() {
         assert_eq!(rows.int(0, 7), None);
         assert_eq!(rows.bytes(0, 8), Some(&b"?"[..]));
         let text = s.query_rows("SELECT c, n FROM p").await.unwrap();
-        assert_eq!(text, vec![vec![Some("it's ?    ".to_string()), Some("12.50".to_string())]]);
+        assert_eq!(
+            text,
+            vec![vec![Some("it's ?    ".to_string()), Some("12.50".to_string())]]
+        );
     });
 }

@@ -70,7 +70,9 @@ fn statement_calls(pg: &TempPg) -> BTreeMap<String, i64> {
     let rows = pg.psql("SELECT query, calls FROM pg_stat_statements");
     let mut m = BTreeMap::new();
     for line in rows.lines() {
-        let Some((q, calls)) = line.rsplit_once('\t') else { continue };
+        let Some((q, calls)) = line.rsplit_once('\t') else {
+            continue;
+        };
         let kind = if q == "BEGIN" {
             "begin"
         } else if q == "COMMIT" {
@@ -129,8 +131,14 @@ fn oltp_on_postgres_prepare_run_cleanup() {
             "{ours}"
         );
         assert!(ours.contains(&format!("sbtest{t}\tk\tinteger\t\tNO\t0")), "{ours}");
-        assert!(ours.contains(&format!("sbtest{t}\tc\tcharacter\t120\tNO\t''::bpchar")), "{ours}");
-        assert!(ours.contains(&format!("sbtest{t}\tpad\tcharacter\t60\tNO\t''::bpchar")), "{ours}");
+        assert!(
+            ours.contains(&format!("sbtest{t}\tc\tcharacter\t120\tNO\t''::bpchar")),
+            "{ours}"
+        );
+        assert!(
+            ours.contains(&format!("sbtest{t}\tpad\tcharacter\t60\tNO\t''::bpchar")),
+            "{ours}"
+        );
         assert!(
             ours.contains(&format!(
                 "sbtest{t}\tk_{t}\tCREATE INDEX k_{t} ON public.sbtest{t} USING btree (k)"
@@ -160,7 +168,13 @@ fn oltp_on_postgres_prepare_run_cleanup() {
         let out = sysbench_pgsql(
             &pg,
             "sbtest",
-            &["--tables=2", &format!("--table-size={ROWS}"), "--threads=2", "--time=2", "run"],
+            &[
+                "--tables=2",
+                &format!("--table-size={ROWS}"),
+                "--threads=2",
+                "--time=2",
+                "run",
+            ],
         );
         // (Deadlocks between its threads are sysbench's own ignored errors.)
         let txns: u64 = out
@@ -195,7 +209,14 @@ fn oltp_on_postgres_prepare_run_cleanup() {
             "oltp_read_write",
             "run",
             &url,
-            &["--tables=2", "--table-size", &size, "--threads=2", "--time=3", "--no-telemetry"],
+            &[
+                "--tables=2",
+                "--table-size",
+                &size,
+                "--threads=2",
+                "--time=3",
+                "--no-telemetry",
+            ],
         )
         .arg("--results-dir")
         .arg(results.path()),
@@ -236,21 +257,45 @@ fn oltp_on_postgres_prepare_run_cleanup() {
         "xact_commit grew by {} for {txns} transactions",
         delta[0]
     );
-    assert!((delta[1] - 2 * txns).abs() <= slack(2), "rows updated {} for {txns}", delta[1]);
-    assert!((delta[2] - txns).abs() <= slack(1), "rows inserted {} for {txns}", delta[2]);
-    assert!((delta[3] - txns).abs() <= slack(1), "rows deleted {} for {txns}", delta[3]);
+    assert!(
+        (delta[1] - 2 * txns).abs() <= slack(2),
+        "rows updated {} for {txns}",
+        delta[1]
+    );
+    assert!(
+        (delta[2] - txns).abs() <= slack(1),
+        "rows inserted {} for {txns}",
+        delta[2]
+    );
+    assert!(
+        (delta[3] - txns).abs() <= slack(1),
+        "rows deleted {} for {txns}",
+        delta[3]
+    );
 
     // The Unix socket directory works too.
-    run_ok(&mut sysbench_cmd(
-        "oltp_point_select",
-        "run",
-        &pg.socket_url(),
-        &["--tables=2", "--table-size", &size, "--time=1", "--no-telemetry", "--results-dir"],
-    )
-    .arg(results.path()));
+    run_ok(
+        &mut sysbench_cmd(
+            "oltp_point_select",
+            "run",
+            &pg.socket_url(),
+            &[
+                "--tables=2",
+                "--table-size",
+                &size,
+                "--time=1",
+                "--no-telemetry",
+                "--results-dir",
+            ],
+        )
+        .arg(results.path()),
+    );
 
     run_ok(&mut sysbench_cmd("oltp_read_write", "cleanup", &url, &["--tables=2"]));
-    assert_eq!(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sbtest%'"), "0");
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sbtest%'"),
+        "0"
+    );
 }
 
 #[test]
@@ -277,5 +322,8 @@ fn postgres_only_options_and_mysql_only_commands_fail_clearly() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("needs a PostgreSQL target"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("needs a PostgreSQL target"),
+        "{err}"
+    );
 }
