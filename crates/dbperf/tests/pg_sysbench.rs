@@ -275,7 +275,7 @@ fn oltp_on_postgres_prepare_run_cleanup() {
 
     // The Unix socket directory works too.
     run_ok(
-        &mut sysbench_cmd(
+        sysbench_cmd(
             "oltp_point_select",
             "run",
             &pg.socket_url(),

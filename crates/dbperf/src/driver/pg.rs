@@ -142,10 +142,12 @@ impl ToSql for Bind<'_> {
                 Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
                 Param::Bytes(b) => out.put_slice(b),
             },
-            ref other => return Err(format!(
+            ref other => {
+                return Err(format!(
                 "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (?::text) in the statement"
             )
-            .into()),
+                .into())
+            }
         }
         Ok(IsNull::No)
     }
@@ -476,7 +478,7 @@ mod tests {
         assert_eq!(translate_placeholders("SELECT 'it''s ?', ?"), "SELECT 'it''s ?', $1");
         assert_eq!(translate_placeholders("BEGIN"), "BEGIN");
         assert_eq!(translate_placeholders("SELECT $1, ?"), "SELECT $1, $1");
-        let many = vec!["?"; 12].join(",");
+        let many = ["?"; 12].join(",");
         assert!(translate_placeholders(&many).ends_with("$11,$12"));
         // An unterminated quote does not panic.
         assert_eq!(translate_placeholders("SELECT '?"), "SELECT '?");
