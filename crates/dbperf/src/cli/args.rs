@@ -38,13 +38,15 @@ pub enum Command {
     Report(crate::cli::report::ReportArgs),
     /// TPC-H / DBT-3: data identical to dbgen, qgen parameters, answer validation, power test.
     Tpch(Box<crate::cli::tpch::TpchArgs>),
+    /// pgbench's built-in workloads on PostgreSQL: `dbperf pgbench init|tpcb-like|simple-update|select-only`
+    Pgbench(Box<crate::cli::pgbench::PgbenchArgs>),
 }
 
 /// Where to connect: `--target` (a URL or `sandbox:NAME`) and sysbench's `--mysql-*` spellings
 /// of its parts, shared by every command that talks to a server.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TargetArgs {
-    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir], or sandbox:NAME.
     #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
     pub target: Option<String>,
     /// MySQL server host (an alias of --target's parts; connects over TCP).
@@ -130,7 +132,10 @@ pub struct SysbenchArgs {
     /// Server error numbers to retry (with a rollback first), or 'all'.
     #[arg(long, default_value = "1213,1020,1205", help_heading = "Connection")]
     pub mysql_ignore_errors: String,
-    /// Database driver (only mysql).
+    /// PostgreSQL SQLSTATEs to retry (with a rollback first), 'none' or 'all'.
+    #[arg(long, default_value = "40P01,40001,23505", help_heading = "Connection")]
+    pub pgsql_ignore_errors: String,
+    /// Database driver: mysql, or pgsql (then --target must be postgres://).
     #[arg(long, default_value = "mysql", help_heading = "Connection")]
     pub db_driver: String,
     /// MySQL client implementation: wire (dbperf's lean protocol session) or mysql_async.

@@ -15,6 +15,7 @@ pub mod args;
 pub mod compare;
 pub mod lab;
 pub mod measure;
+pub mod pgbench;
 pub mod record;
 pub mod report;
 pub mod results;
@@ -50,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Report(a) => report::run(a),
         Command::Tpch(a) => tpch::run(*a, &argv),
+        Command::Pgbench(a) => pgbench::run(*a, &argv),
     };
     match result {
         Ok(code) => code,

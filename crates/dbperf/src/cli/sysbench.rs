@@ -12,6 +12,8 @@ use super::args::SysbenchArgs;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::pg::{self, PgSession};
+use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
@@ -19,6 +21,7 @@ use crate::results::ServerFacts;
 use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
+use crate::workloads::sysbench::schema::Dialect;
 use crate::workloads::sysbench::{OltpOptions, OltpWorkload, Test};
 
 /// What the user asked for, validated.
@@ -57,9 +60,9 @@ impl Plan {
             "cleanup" => Command::Cleanup,
             other => bail!("unknown command {other:?}: use prepare, run, cleanup or prewarm"),
         };
-        if a.db_driver != "mysql" {
+        if !matches!(a.db_driver.as_str(), "mysql" | "pgsql") {
             bail!(
-                "--db-driver={} is not supported yet: use mysql (MySQL, MariaDB, Percona Server)",
+                "--db-driver={} is not supported: use mysql (MySQL, MariaDB, Percona Server) or pgsql (PostgreSQL)",
                 a.db_driver
             );
         }
@@ -76,7 +79,18 @@ impl Plan {
             );
         }
         let target = resolve_target(&a)?;
-        let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
+        let dialect = Dialect::of(target.scheme);
+        if a.db_driver == "pgsql" && dialect != Dialect::Postgres {
+            bail!(
+                "--db-driver=pgsql needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
+                target.redacted()
+            );
+        }
+        let ignore = match dialect {
+            Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
+            Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
+        }
+        .map_err(|e| anyhow!(e))?;
         let opts = OltpOptions {
             tables: a.tables,
             table_size: a.table_size,
@@ -101,7 +115,7 @@ impl Plan {
             number_of_ranges: a.number_of_ranges,
             delta: a.delta,
         };
-        opts.validate(test).map_err(|e| anyhow!(e))?;
+        opts.validate_for(test, dialect).map_err(|e| anyhow!(e))?;
         let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
         let params = RandParams::new(
             a.rand_spec_iter,
@@ -231,7 +245,9 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
         Command::Run => {
             let facts = rt.block_on(server_facts(&plan))?;
             drop(rt);
-            if plan.args.client_impl == "mysql_async" {
+            if plan.target.scheme == Scheme::Postgres {
+                run_benchmark::<PgSession>(plan, facts, argv)
+            } else if plan.args.client_impl == "mysql_async" {
                 run_benchmark::<MysqlSession>(plan, facts, argv)
             } else {
                 run_benchmark::<WireSession>(plan, facts, argv)
@@ -242,10 +258,24 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// Server version and variables, and a check that the tables exist.
 async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
-    let mut s = WireSession::connect(&plan.target, plan.ignore.clone()).await?;
-    let facts = measure::server_facts(&mut s).await?;
+    let dialect = Dialect::of(plan.target.scheme);
+    let (facts, existing) = match dialect {
+        Dialect::Mysql => {
+            let mut s = WireSession::connect(&plan.target, plan.ignore.clone()).await?;
+            (
+                measure::server_facts(&mut s).await?,
+                s.query_rows(dialect.list_tables()).await?,
+            )
+        }
+        Dialect::Postgres => {
+            let mut s = PgSession::connect(&plan.target, plan.ignore.clone()).await?;
+            (
+                super::pgbench::pg_server_facts(&mut s).await?,
+                s.query_rows(dialect.list_tables()).await?,
+            )
+        }
+    };
     let tables = if plan.test.single_table() { 1 } else { plan.opts.tables };
-    let existing = s.query_rows("SHOW TABLES LIKE 'sbtest%'").await?;
     for t in 1..=tables {
         let name = format!("sbtest{t}");
         if !existing
@@ -327,7 +357,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         facts,
         run: &plan.run,
         print_every: plan.report_every,
-        telemetry: measure::telemetry_config(
+        telemetry: super::pgbench::os_only_on_postgres(measure::telemetry_config(
             a.no_telemetry,
             a.telemetry_interval,
             &plan.target,
@@ -336,7 +366,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
                 pfs_instruments: a.pfs_instruments,
                 top_waits: a.top_waits,
             },
-        ),
+        )),
         rand_type: plan.rand_type.name(),
         threads: plan.connections,
         banner: &banner,

@@ -2,10 +2,11 @@
 //!
 //! Workloads talk to a [`Session`]; they never see a driver crate's types. A server
 //! error becomes a [`DbError`] whose [`ErrorClass`] comes from one table per server
-//! family ([`mysql::classify`]), never from matching message strings at call sites.
-//! PostgreSQL will implement the same trait.
+//! family ([`mysql::classify`], [`pg::classify`]), never from matching message strings at
+//! call sites. [`pg::PgSession`] is the PostgreSQL session.
 
 pub mod mysql;
+pub mod pg;
 pub mod rows;
 pub mod target;
 pub mod wire;

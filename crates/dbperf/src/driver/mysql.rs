@@ -13,11 +13,15 @@ use mysql_async::{Conn, Opts, OptsBuilder, Statement, Value};
 
 use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
-/// Which server errors a workload tolerates (`--mysql-ignore-errors`).
+/// Which server errors a workload tolerates (`--mysql-ignore-errors`, and for
+/// PostgreSQL `--pgsql-ignore-errors`, parsed by [`super::pg::parse_ignore`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IgnoreErrors {
     /// These errnos are retried; any other server error is fatal.
     Codes(BTreeSet<u32>),
+    /// These PostgreSQL SQLSTATEs are retried (`--pgsql-ignore-errors`); any other
+    /// server error is fatal.
+    Sqlstates(BTreeSet<String>),
     /// Every server error is retried (`all`).
     All,
 }
@@ -51,6 +55,16 @@ impl IgnoreErrors {
         match self {
             IgnoreErrors::All => true,
             IgnoreErrors::Codes(c) => c.contains(&code),
+            IgnoreErrors::Sqlstates(_) => false,
+        }
+    }
+
+    /// True when PostgreSQL SQLSTATE `state` is to be retried.
+    pub fn contains_sqlstate(&self, state: &str) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Sqlstates(s) => s.contains(state),
+            IgnoreErrors::Codes(_) => false,
         }
     }
 }

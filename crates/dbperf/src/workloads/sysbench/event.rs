@@ -18,6 +18,7 @@ use rand::SeedableRng;
 
 use super::options::{OltpOptions, Test};
 use super::rand::{uniform, Distribution, KeySampler};
+use super::schema::Dialect;
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{DbError, Param, Session, StmtId, Target};
@@ -215,6 +216,7 @@ impl<S: Session + 'static> Workload for OltpWorkload<S> {
             sql: Vec::with_capacity(512),
             params: Vec::with_capacity(32),
             events: 0,
+            dialect: Dialect::of(self.target.scheme),
         };
         w.prepare_statements().await?;
         Ok(w)
@@ -241,6 +243,8 @@ pub struct OltpWorker<S: Session> {
     /// Reused parameter list of the single-table statements (no allocation per event).
     params: Vec<Param<'static>>,
     events: u64,
+    /// oltp_insert's text INSERT differs on PostgreSQL.
+    dialect: Dialect,
 }
 
 impl<S: Session> OltpWorker<S> {
@@ -387,7 +391,12 @@ impl<S: Session> OltpWorker<S> {
             self.unique.next() as i64 - 2_147_483_648
         };
         self.sql.clear();
-        let _ = write!(self.sql, "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '");
+        if self.dialect == Dialect::Postgres && self.opts.auto_inc {
+            // sysbench's pgsql branch leaves the id to the SERIAL default.
+            let _ = write!(self.sql, "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '");
+        } else {
+            let _ = write!(self.sql, "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '");
+        }
         self.sql.extend_from_slice(&self.c);
         self.sql.extend_from_slice(b"', '");
         self.sql.extend_from_slice(&self.pad);

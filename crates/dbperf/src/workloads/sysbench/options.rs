@@ -195,6 +195,18 @@ impl OltpOptions {
         Ok(())
     }
 
+    /// What `validate` checks, plus what the server family cannot do: sysbench's
+    /// `--secondary` writes MySQL's `KEY xid (id)`, which PostgreSQL rejects.
+    pub fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String> {
+        self.validate(test)?;
+        if dialect == super::schema::Dialect::Postgres && self.secondary {
+            return Err(
+                "--secondary=on declares MySQL's `KEY xid (id)`, which PostgreSQL does not accept; drop --secondary for a postgres:// target".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// The events of `test` with these options: statements per kind, for the docs and
     /// the general-log test. Keys are statement kind names.
     pub fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)> {

@@ -4,9 +4,12 @@
 //! interleaved, to a pool of connections, so it is parallel within and across tables
 //! (sysbench gives each table to one thread). Each chunk's rows come from an RNG
 //! seeded by (seed, table, chunk): the data does not depend on how many connections
-//! loaded it. Rows go in as prepared multi-row INSERTs with explicit ids and binary
-//! parameters; the secondary index on `k` is built after the load, as sysbench does.
+//! loaded it. On MySQL rows go in as prepared multi-row INSERTs with explicit ids and
+//! binary parameters; on PostgreSQL as `COPY ... FROM STDIN` (text format), after which
+//! the `SERIAL` sequence is moved past the ids. The secondary index on `k` is built after
+//! the load, as sysbench does.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,11 +20,12 @@ use rand::SeedableRng;
 
 use super::options::{OltpOptions, Test};
 use super::rand::KeySampler;
-use super::schema;
+use super::schema::{self, Dialect};
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::IgnoreErrors;
+use crate::driver::pg::PgSession;
 use crate::driver::wire::WireSession;
-use crate::driver::{DbError, Param, Session, StmtId, Target};
+use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target};
 
 /// Rows generated from one seed: row `id` of a table comes from the stream seeded by
 /// (seed, table, (id - 1) / SEED_BLOCK_ROWS), so the data is the same however the table
@@ -96,10 +100,42 @@ fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
     move |source| PrepareError::Db { what, source }
 }
 
-async fn connect(target: &Target) -> Result<WireSession, PrepareError> {
-    WireSession::connect(target, IgnoreErrors::Codes(Default::default()))
-        .await
-        .map_err(ctx("connecting"))
+/// A loader's connection: the lean MySQL session or a PostgreSQL one.
+enum Conn {
+    Wire(WireSession),
+    Pg(PgSession),
+}
+
+impl Conn {
+    fn dialect(&self) -> Dialect {
+        match self {
+            Conn::Wire(_) => Dialect::Mysql,
+            Conn::Pg(_) => Dialect::Postgres,
+        }
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+        match self {
+            Conn::Wire(s) => s.query(sql).await,
+            Conn::Pg(s) => s.query(sql).await,
+        }
+    }
+
+    async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        match self {
+            Conn::Wire(s) => s.query_rows(sql).await,
+            Conn::Pg(s) => s.query_rows(sql).await,
+        }
+    }
+}
+
+async fn connect(target: &Target) -> Result<Conn, PrepareError> {
+    let none = IgnoreErrors::Codes(Default::default());
+    match Dialect::of(target.scheme) {
+        Dialect::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
+        Dialect::Postgres => PgSession::connect(target, none).await.map(Conn::Pg),
+    }
+    .map_err(ctx("connecting"))
 }
 
 /// Creates and fills the tables, then builds the secondary indexes.
@@ -107,8 +143,9 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let o = &cfg.opts;
     let started = Instant::now();
     let mut admin = connect(&cfg.target).await?;
+    let dialect = admin.dialect();
     let existing = admin
-        .query_rows("SHOW TABLES LIKE 'sbtest%'")
+        .query_rows(dialect.list_tables())
         .await
         .map_err(ctx("listing tables"))?;
     for t in 1..=o.tables {
@@ -123,7 +160,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     for t in 1..=o.tables {
         eprintln!("Creating table 'sbtest{t}'...");
         admin
-            .query(&schema::create_table(t, o))
+            .query(&schema::create_table(t, o, dialect))
             .await
             .map_err(ctx(format!("creating sbtest{t}")))?;
     }
@@ -163,6 +200,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             .collect(),
     );
     let build_index = o.create_secondary && !o.secondary;
+    let sync_sequence = dialect == Dialect::Postgres && o.auto_inc;
     let index_time = Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..cfg.connections.min(units.len() as u32).max(1) {
@@ -178,8 +216,16 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
                 let Some(&(table, first, last)) = units.get(i) else {
                     return Ok::<(), PrepareError>(());
                 };
-                load_chunk(&mut s, &cfg, table, first, last, &mut stmts, &bar).await?;
-                if build_index && remaining[table as usize - 1].fetch_sub(1, Ordering::AcqRel) == 1 {
+                match &mut s {
+                    Conn::Wire(w) => load_chunk(w, &cfg, table, first, last, &mut stmts, &bar).await?,
+                    Conn::Pg(p) => copy_chunk(p, &cfg, table, first, last, &bar).await?,
+                }
+                let last_chunk = remaining[table as usize - 1].fetch_sub(1, Ordering::AcqRel) == 1;
+                if sync_sequence && last_chunk {
+                    let sql = schema::sync_sequence(table);
+                    s.query(&sql).await.map_err(ctx(sql))?;
+                }
+                if build_index && last_chunk {
                     let t0 = Instant::now();
                     let sql = schema::create_secondary_index(table);
                     s.query(&sql).await.map_err(ctx(sql))?;
@@ -267,6 +313,45 @@ async fn load_chunk(
     s.query("COMMIT")
         .await
         .map_err(ctx(format!("committing rows of sbtest{table}")))?;
+    Ok(())
+}
+
+/// Rows per COPY data message (about 180 KB).
+const ROWS_PER_COPY_CHUNK: usize = 1000;
+
+/// Loads rows `first..=last` of `sbtest{table}` with one `COPY ... FROM STDIN` in text
+/// format, generating each data message as the previous one is sent.
+async fn copy_chunk(
+    s: &mut PgSession,
+    cfg: &PrepareConfig,
+    table: u32,
+    first: u32,
+    last: u32,
+    bar: &ProgressBar,
+) -> Result<(), PrepareError> {
+    let seed = cfg.seed ^ ((table as u64) << 40);
+    let mut gen = RowGen::new(seed, cfg.k_sampler, first, last);
+    let chunks = std::iter::from_fn(move || {
+        let mut buf = Vec::with_capacity(ROWS_PER_COPY_CHUNK * (ROW_TEXT + 24));
+        let mut rows = 0;
+        while rows < ROWS_PER_COPY_CHUNK {
+            let Some((id, k)) = gen.next_row() else { break };
+            // The templates produce digits and dashes only: nothing to escape.
+            let _ = write!(buf, "{id}\t{k}\t");
+            buf.extend_from_slice(&gen.c);
+            buf.push(b'\t');
+            buf.extend_from_slice(&gen.pad);
+            buf.push(b'\n');
+            rows += 1;
+        }
+        (rows > 0).then(|| {
+            bar.inc(rows as u64);
+            bytes::Bytes::from(buf)
+        })
+    });
+    s.copy_in(&format!("COPY sbtest{table} (id, k, c, pad) FROM STDIN"), chunks)
+        .await
+        .map_err(ctx(format!("copying rows into sbtest{table}")))?;
     Ok(())
 }
 
@@ -373,14 +458,22 @@ async fn for_each_table(
 /// table into the buffer pool.
 pub async fn prewarm(cfg: &PrepareConfig) -> Result<(), PrepareError> {
     let size = cfg.opts.table_size;
-    for_each_table(cfg, "Prewarming table", move |t| {
-        vec![
+    let dialect = Dialect::of(cfg.target.scheme);
+    for_each_table(cfg, "Prewarming table", move |t| match dialect {
+        // sysbench's prewarm is MySQL only; on PostgreSQL: statistics, then the heap and
+        // the `k` index read into shared buffers.
+        Dialect::Postgres => vec![
+            format!("ANALYZE sbtest{t}"),
+            format!("SELECT AVG(id) FROM sbtest{t}"),
+            format!("SELECT COUNT(*) FROM (SELECT k FROM sbtest{t} ORDER BY k LIMIT {size}) t"),
+        ],
+        Dialect::Mysql => vec![
             "SET tmp_table_size=2*1024*1024*1024".into(),
             "SET max_heap_table_size=2*1024*1024*1024".into(),
             format!("ANALYZE TABLE sbtest{t}"),
             format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {size}) t"),
             format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {size}) t"),
-        ]
+        ],
     })
     .await
 }

@@ -1,0 +1,278 @@
+//! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup`: pgbench's built-in
+//! workloads on PostgreSQL, validated into a plan and run through the shared measured run
+//! ([`super::measure`]); also the PostgreSQL server facts for the manifest, shared with
+//! `dbperf sysbench` on a postgres:// target.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use dbperf_engine::{Arrival, RunConfig};
+
+use super::args::TargetArgs;
+use super::measure::{self, MeasureSpec};
+use super::record::LiveLine;
+use crate::driver::pg::{self, PgSession};
+use crate::driver::target::Scheme;
+use crate::driver::{Session, Target};
+use crate::report;
+use crate::results::ServerFacts;
+use crate::telemetry::sampler::TelemetryConfig;
+use crate::telemetry::server::ServerTelemetryOptions;
+use crate::workloads::pgbench::init::{self, InitConfig};
+use crate::workloads::pgbench::{PgbenchWorkload, Script};
+
+/// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
+#[derive(Debug, Args)]
+pub struct PgbenchArgs {
+    /// init, tpcb-like, simple-update, select-only, or cleanup.
+    pub command: String,
+    /// Where to connect: postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
+    #[arg(long, env = "DBPERF_TARGET")]
+    pub target: Option<String>,
+    /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit).
+    #[arg(short = 's', long, default_value_t = 1)]
+    pub scale: u32,
+    /// init: fillfactor of accounts, tellers and branches (10..100).
+    #[arg(short = 'F', long, default_value_t = 100)]
+    pub fillfactor: u32,
+    /// init: create unlogged tables.
+    #[arg(long)]
+    pub unlogged_tables: bool,
+    /// Connections (pgbench's clients).
+    #[arg(short = 'c', long, default_value_t = 1)]
+    pub clients: u32,
+    /// Client threads (pgbench's jobs); default: the CPUs.
+    #[arg(short = 'j', long)]
+    pub jobs: Option<usize>,
+    /// Measured run time in seconds (0 = no limit; then --transactions is needed).
+    #[arg(short = 'T', long, default_value_t = 10)]
+    pub time: u64,
+    /// Transactions per client (pgbench's -t); 0 = no limit.
+    #[arg(short = 't', long, default_value_t = 0)]
+    pub transactions: u64,
+    /// Open loop: total transactions per second, Poisson arrivals as pgbench's -R (0 = closed loop).
+    #[arg(short = 'R', long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// Seconds between live lines (pgbench's -P); 0 = none.
+    #[arg(short = 'P', long, default_value_t = 0.0)]
+    pub progress: f64,
+    /// Seconds to run before measuring.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_time: u64,
+    /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
+    #[arg(long)]
+    pub random_seed: Option<u64>,
+    /// SQLSTATEs to retry after a rollback, 'none' or 'all'.
+    #[arg(long, default_value = "40P01,40001,23505")]
+    pub pgsql_ignore_errors: String,
+    /// Seconds to wait for in-flight transactions at the end.
+    #[arg(long, default_value_t = 5.0)]
+    pub shutdown_grace: f64,
+    /// Results root.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at this address.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
+    /// No telemetry thread.
+    #[arg(long)]
+    pub no_telemetry: bool,
+    /// Telemetry period in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub telemetry_interval: f64,
+}
+
+/// Runs a pgbench command; `argv` is the whole command line, for the manifest.
+pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let target = TargetArgs {
+        target: a.target.clone(),
+        ..TargetArgs::default()
+    }
+    .resolve()?;
+    if target.scheme != Scheme::Postgres {
+        bail!(
+            "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
+            target.redacted()
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    match a.command.as_str() {
+        "init" => {
+            let r = rt.block_on(init::init(&InitConfig {
+                target,
+                scale: a.scale,
+                fillfactor: a.fillfactor,
+                unlogged: a.unlogged_tables,
+            }))?;
+            println!(
+                "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
+                r.elapsed.as_secs_f64(),
+                r.accounts,
+                r.generate.as_secs_f64(),
+                (r.elapsed - r.generate).as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        "cleanup" => {
+            rt.block_on(init::cleanup(&target))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            let script: Script = other.parse().map_err(|e: String| anyhow!("{e}, or init / cleanup"))?;
+            let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
+            let (facts, scale) = rt.block_on(async {
+                let mut s = PgSession::connect(&target, ignore.clone()).await?;
+                let facts = pg_server_facts(&mut s).await?;
+                let scale = init::scale_of(&mut s).await?;
+                anyhow::Ok((facts, scale))
+            })?;
+            drop(rt);
+            run_script(&a, script, target, ignore, facts, scale, argv)
+        }
+    }
+}
+
+fn run_script(
+    a: &PgbenchArgs,
+    script: Script,
+    target: Target,
+    ignore: crate::driver::mysql::IgnoreErrors,
+    facts: ServerFacts,
+    scale: i64,
+    argv: &[String],
+) -> Result<ExitCode> {
+    if a.clients == 0 {
+        bail!("--clients must be at least 1");
+    }
+    if a.time == 0 && a.transactions == 0 {
+        bail!("the run has no end: give --time (seconds) or --transactions (per client)");
+    }
+    if a.rate < 0.0 || !a.rate.is_finite() {
+        bail!("--rate must be 0 (closed loop) or a positive rate, got {}", a.rate);
+    }
+    if a.progress < 0.0 || !a.progress.is_finite() {
+        bail!("--progress must be 0 (no live lines) or a positive number of seconds");
+    }
+    let seed = a.random_seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut run = RunConfig::new(a.clients as usize, (a.time > 0).then(|| Duration::from_secs(a.time)));
+    run.arrival = if a.rate > 0.0 {
+        Arrival::Poisson { rate: a.rate }
+    } else {
+        Arrival::Closed
+    };
+    run.events = (a.transactions > 0).then_some(a.transactions * a.clients as u64);
+    run.warmup = Duration::from_secs(a.warmup_time);
+    run.interval = Duration::from_secs_f64(if a.progress > 0.0 { a.progress } else { 1.0 });
+    run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
+    run.client_threads = a.jobs.unwrap_or(cpus).max(1);
+    run.seed = seed;
+    let workload = Arc::new(PgbenchWorkload::<PgSession>::new(
+        script,
+        scale,
+        target.clone(),
+        ignore,
+        seed,
+    ));
+    let mut options = serde_json::Map::new();
+    options.insert("script".into(), script.name().into());
+    options.insert("scale".into(), scale.into());
+    options.insert("clients".into(), a.clients.into());
+    options.insert("jobs".into(), run.client_threads.into());
+    options.insert("rate".into(), run.arrival.rate().into());
+    options.insert("time_s".into(), a.time.into());
+    options.insert("transactions_per_client".into(), a.transactions.into());
+    options.insert("warmup_s".into(), a.warmup_time.into());
+    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
+    options.insert("protocol".into(), "prepared".into());
+    let name = format!("pgbench_{}", script.name().replace('-', "_"));
+    let version = facts.version.clone();
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — pgbench {} (scale {scale}) on {} (PostgreSQL {version}), {} client(s), {}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            script.name(),
+            target.endpoint(),
+            a.clients,
+            match run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                r => format!("open loop at {} trx/s (poisson arrivals)", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.results_dir,
+        name: &name,
+        options,
+        seeds: serde_json::json!({ "random_seed": seed }),
+        target: &target,
+        facts,
+        run: &run,
+        print_every: if a.progress > 0.0 { 1 } else { 0 },
+        telemetry: os_only_on_postgres(measure::telemetry_config(
+            a.no_telemetry,
+            a.telemetry_interval,
+            &target,
+            ServerTelemetryOptions::default(),
+        )),
+        rand_type: "uniform",
+        threads: a.clients,
+        banner: &banner,
+        live: LiveLine::Standard,
+        metrics_addr: a.metrics_addr.as_deref(),
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    println!();
+    print!("{}", report::final_text(&m.summary, None));
+    if let Some(line) = report::client_bound_warning(&m.summary, run.client_threads) {
+        println!("{line}");
+    }
+    Ok(measure::finish(&m))
+}
+
+/// A PostgreSQL server's version and settings (`pg_settings`), for the manifest.
+pub async fn pg_server_facts(s: &mut PgSession) -> Result<ServerFacts> {
+    let rows = s
+        .query_rows("SELECT name, setting FROM pg_settings")
+        .await
+        .context("reading server settings")?;
+    let variables = rows
+        .into_iter()
+        .filter_map(|r| match (r.first(), r.get(1)) {
+            (Some(Some(k)), Some(v)) => Some((k.clone(), v.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .collect();
+    Ok(ServerFacts {
+        version: s.server_version(),
+        variables,
+    })
+}
+
+/// Server telemetry speaks the MySQL protocol so far: on a PostgreSQL target the
+/// telemetry thread samples the OS and dbperf only.
+pub fn os_only_on_postgres(cfg: Option<TelemetryConfig>) -> Option<TelemetryConfig> {
+    cfg.map(|mut c| {
+        if c.target.as_ref().is_some_and(|t| t.scheme == Scheme::Postgres) {
+            c.target = None;
+        }
+        c
+    })
+}

@@ -1,0 +1,527 @@
+//! The PostgreSQL session on `tokio-postgres`, and the SQLSTATE → [`ErrorClass`] table.
+//!
+//! Workloads write `?` placeholders; [`translate_placeholders`] turns them into `$1..$n`
+//! outside strings, identifiers and comments. Parameters are encoded for the type the
+//! server inferred for each placeholder (an `Int` bound to a `text` column goes as its
+//! digits, `Bytes` bound to an `int4` as the parsed number), so a workload binds the same
+//! [`Param`]s on MySQL and PostgreSQL. Result cells keep integers and floats binary;
+//! `numeric` is decoded to its decimal text, everything else is kept as the bytes sent.
+
+use std::collections::BTreeSet;
+use std::error::Error as _;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use dbperf_engine::ErrorClass;
+use futures_util::{SinkExt, TryStreamExt};
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
+
+use super::mysql::IgnoreErrors;
+use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
+
+/// SQLSTATEs sysbench's pgsql driver treats as ignorable, and dbperf's default for
+/// PostgreSQL targets: deadlock, serialization failure, unique violation.
+pub const DEFAULT_IGNORED: &[&str] = &["40P01", "40001", "23505"];
+
+/// SQLSTATEs (and classes, as two-character prefixes) that mean the connection is gone:
+/// connection exceptions, and the server terminating the backend or shutting down.
+const CONNECTION_GONE: &[&str] = &["08", "57P01", "57P02", "57P03", "57P05"];
+
+/// Classifies a SQLSTATE. Connection loss is always reconnected; any other state is
+/// retried only when `ignore` lists it, and is then counted by kind.
+pub fn classify(sqlstate: &str, ignore: &IgnoreErrors) -> ErrorClass {
+    if CONNECTION_GONE.iter().any(|g| sqlstate.starts_with(g)) {
+        return ErrorClass::ConnectionLost;
+    }
+    if !ignore.contains_sqlstate(sqlstate) {
+        return ErrorClass::Fatal;
+    }
+    match sqlstate {
+        "40P01" => ErrorClass::Deadlock,
+        "40001" => ErrorClass::Serialization,
+        // lock_not_available (lock_timeout, NOWAIT) and query_canceled (statement_timeout).
+        "55P03" | "57014" => ErrorClass::LockWaitTimeout,
+        "23505" => ErrorClass::UniqueViolation,
+        _ => ErrorClass::Ignored,
+    }
+}
+
+/// Rewrites `?` placeholders as `$1`, `$2`, ... outside quoted strings, quoted
+/// identifiers, dollar-quoted strings and comments.
+pub fn translate_placeholders(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'$' => {
+                // A dollar quote: $tag$ ... $tag$ (a `$1` parameter is not one).
+                let tag_end = b[i + 1..]
+                    .iter()
+                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                    .map(|p| i + 1 + p);
+                match tag_end {
+                    Some(e) if b[e] == b'$' && !b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                        let tag = &sql[i..=e];
+                        i = sql[e + 1..].find(tag).map_or(b.len(), |p| e + 1 + p + tag.len());
+                    }
+                    _ => i += 1,
+                }
+            }
+            b'?' => {
+                n += 1;
+                out.push_str(&sql[copied..i]);
+                out.push('$');
+                out.push_str(&n.to_string());
+                i += 1;
+                copied = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[copied.min(sql.len())..]);
+    out
+}
+
+/// A PostgreSQL session.
+pub struct PgSession {
+    client: Option<Client>,
+    config: Config,
+    statements: Vec<Statement>,
+    ignore: IgnoreErrors,
+    version: String,
+}
+
+/// A [`Param`] encoded for the type the server expects.
+#[derive(Debug)]
+struct Bind<'a>(Param<'a>);
+
+impl ToSql for Bind<'_> {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let int = |p: &Param<'_>| -> Result<i64, Box<dyn std::error::Error + Sync + Send>> {
+            match *p {
+                Param::Int(i) => Ok(i),
+                Param::Bytes(b) => Ok(std::str::from_utf8(b)?.trim().parse()?),
+            }
+        };
+        match *ty {
+            Type::INT2 => out.put_i16(i16::try_from(int(&self.0)?)?),
+            Type::INT4 => out.put_i32(i32::try_from(int(&self.0)?)?),
+            Type::INT8 => out.put_i64(int(&self.0)?),
+            Type::OID => out.put_u32(u32::try_from(int(&self.0)?)?),
+            Type::FLOAT8 => out.put_f64(match self.0 {
+                Param::Int(i) => i as f64,
+                Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
+            }),
+            Type::FLOAT4 => out.put_f32(match self.0 {
+                Param::Int(i) => i as f32,
+                Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
+            }),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA => match self.0 {
+                Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
+                Param::Bytes(b) => out.put_slice(b),
+            },
+            ref other => {
+                return Err(format!(
+                "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (?::text) in the statement"
+            )
+                .into())
+            }
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// A result cell's bytes as the server sent them (binary format).
+struct Raw<'a>(Option<&'a [u8]>);
+
+impl<'a> FromSql<'a> for Raw<'a> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Raw<'a>, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(Some(raw)))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Raw<'a>, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(None))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// Decodes a binary `numeric` into its decimal text.
+fn numeric_text(raw: &[u8]) -> Option<String> {
+    let word = |i: usize| raw.get(2 * i..2 * i + 2).map(|w| i16::from_be_bytes([w[0], w[1]]));
+    let (ndigits, weight, sign, dscale) = (word(0)?, word(1)?, word(2)? as u16, word(3)?);
+    if sign == 0xC000 {
+        return Some("NaN".into());
+    }
+    let digits: Vec<i16> = (0..ndigits as usize).map(|i| word(4 + i)).collect::<Option<_>>()?;
+    let mut s = String::new();
+    if sign == 0x4000 {
+        s.push('-');
+    }
+    if weight < 0 {
+        s.push('0');
+    }
+    for w in 0..=weight.max(-1) {
+        let d = digits.get(w as usize).copied().unwrap_or(0);
+        if w == 0 {
+            s.push_str(&d.to_string());
+        } else if w > 0 {
+            s.push_str(&format!("{d:04}"));
+        }
+    }
+    if dscale > 0 {
+        let mut frac = String::new();
+        let mut w = weight as i32 + 1;
+        while (frac.len() as i32) < dscale as i32 {
+            let d = if w < 0 {
+                0
+            } else {
+                digits.get(w as usize).copied().unwrap_or(0)
+            };
+            frac.push_str(&format!("{d:04}"));
+            w += 1;
+        }
+        frac.truncate(dscale as usize);
+        s.push('.');
+        s.push_str(&frac);
+    }
+    Some(s)
+}
+
+impl PgSession {
+    fn config(t: &Target) -> Config {
+        let mut c = Config::new();
+        c.user(&t.user)
+            .dbname(&t.database)
+            .port(t.port)
+            .application_name("dbperf");
+        if !t.password.is_empty() {
+            c.password(&t.password);
+        }
+        match &t.socket {
+            Some(dir) => c.host_path(dir),
+            None => c.host(&t.host),
+        };
+        c
+    }
+
+    async fn open(&mut self) -> Result<(), DbError> {
+        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| self.err(e))?;
+        tokio::spawn(async move {
+            // Errors surface on the client's next request as a closed connection.
+            let _ = connection.await;
+        });
+        self.client = Some(client);
+        self.statements.clear();
+        let v = self.query_rows("SHOW server_version").await?;
+        self.version = v.first().and_then(|r| r.first().cloned().flatten()).unwrap_or_default();
+        Ok(())
+    }
+
+    fn client(&self) -> Result<&Client, DbError> {
+        self.client.as_ref().ok_or_else(|| DbError {
+            class: ErrorClass::ConnectionLost,
+            code: None,
+            sqlstate: None,
+            message: "not connected".into(),
+        })
+    }
+
+    fn statement(&self, stmt: StmtId) -> Result<&Statement, DbError> {
+        self.statements.get(stmt.0 as usize).ok_or_else(|| DbError {
+            class: ErrorClass::Fatal,
+            code: None,
+            sqlstate: None,
+            message: format!("statement {} was not prepared on this session", stmt.0),
+        })
+    }
+
+    /// Classifies a driver error: a server error by its SQLSTATE, a closed connection or
+    /// an I/O failure as connection loss, anything else (a parameter that would not
+    /// encode, a protocol surprise) as fatal.
+    fn err(&self, e: tokio_postgres::Error) -> DbError {
+        if let Some(db) = e.as_db_error() {
+            let state = db.code().code();
+            return DbError {
+                class: classify(state, &self.ignore),
+                code: None,
+                sqlstate: Some(state.to_string()),
+                message: format!("{}: {} (SQLSTATE {state})", db.severity(), db.message()),
+            };
+        }
+        let io = e.source().is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
+        DbError {
+            class: if e.is_closed() || io {
+                ErrorClass::ConnectionLost
+            } else {
+                ErrorClass::Fatal
+            },
+            code: None,
+            sqlstate: None,
+            message: match e.source() {
+                Some(s) => format!("{e}: {s}"),
+                None => e.to_string(),
+            },
+        }
+    }
+
+    /// Runs `COPY ... FROM STDIN` statement `sql`, sending `chunks` (COPY text format) as
+    /// they come; returns the rows copied.
+    pub async fn copy_in(&mut self, sql: &str, chunks: impl Iterator<Item = Bytes>) -> Result<u64, DbError> {
+        let client = self.client()?;
+        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        futures_util::pin_mut!(sink);
+        for chunk in chunks {
+            sink.send(chunk).await.map_err(|e| self.err(e))?;
+        }
+        sink.as_mut().finish().await.map_err(|e| self.err(e))
+    }
+}
+
+impl Session for PgSession {
+    async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<PgSession, DbError> {
+        require_postgres(target)?;
+        let mut s = PgSession {
+            client: None,
+            config: Self::config(target),
+            statements: Vec::new(),
+            ignore,
+            version: String::new(),
+        };
+        s.open().await.map_err(|e| DbError {
+            message: format!(
+                "cannot connect to PostgreSQL at {} as {} (database {}): {}",
+                target.endpoint(),
+                target.user,
+                target.database,
+                e.message
+            ),
+            ..e
+        })?;
+        Ok(s)
+    }
+
+    async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let sql = translate_placeholders(sql);
+        let stmt = self.client()?.prepare(&sql).await.map_err(|e| self.err(e))?;
+        self.statements.push(stmt);
+        Ok(StmtId(self.statements.len() as u32 - 1))
+    }
+
+    async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+        let (client, statement) = (self.client()?, self.statement(stmt)?);
+        match client.execute_raw(statement, params.iter().map(|&p| Bind(p))).await {
+            Ok(n) => Ok(ExecInfo { affected_rows: n }),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
+        let (client, statement) = (self.client()?, self.statement(stmt)?);
+        let stream = match client.query_raw(statement, params.iter().map(|&p| Bind(p))).await {
+            Ok(s) => s,
+            Err(e) => return Err(self.err(e)),
+        };
+        let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
+        rows.reset(types.len());
+        futures_util::pin_mut!(stream);
+        let mut n = 0;
+        while let Some(row) = stream.try_next().await.map_err(|e| self.err(e))? {
+            n += 1;
+            for (i, ty) in types.iter().enumerate() {
+                let Raw(v) = row.try_get::<_, Raw<'_>>(i).map_err(|e| self.err(e))?;
+                let Some(v) = v else {
+                    rows.push_null();
+                    continue;
+                };
+                let be = |n: usize| v.get(..n).map(|b| b.iter().fold(0i64, |a, &x| (a << 8) | x as i64));
+                match *ty {
+                    Type::INT2 => rows.push_int(be(2).unwrap_or(0) as i16 as i64),
+                    Type::INT4 => rows.push_int(be(4).unwrap_or(0) as i32 as i64),
+                    Type::INT8 => rows.push_int(be(8).unwrap_or(0)),
+                    Type::OID => rows.push_int(be(4).unwrap_or(0) as u32 as i64),
+                    Type::BOOL => rows.push_int(v.first().map_or(0, |&b| b as i64)),
+                    Type::FLOAT4 => rows.push_float(f32::from_sql(ty, v).unwrap_or(f32::NAN) as f64),
+                    Type::FLOAT8 => rows.push_float(f64::from_sql(ty, v).unwrap_or(f64::NAN)),
+                    Type::NUMERIC => rows.push_bytes(numeric_text(v).unwrap_or_default().as_bytes()),
+                    _ => rows.push_bytes(v),
+                }
+            }
+        }
+        Ok(ExecInfo { affected_rows: n })
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        let affected_rows = msgs
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::CommandComplete(n) => Some(*n),
+                _ => None,
+            })
+            .last()
+            .unwrap_or(0);
+        Ok(ExecInfo { affected_rows })
+    }
+
+    async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        Ok(msgs
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect()),
+                _ => None,
+            })
+            .collect())
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        // Dropping the client ends the old connection task without waiting for it.
+        self.client = None;
+        self.open().await
+    }
+
+    fn server_version(&self) -> String {
+        self.version.clone()
+    }
+}
+
+/// Refuses a target that is not PostgreSQL, naming what to do instead.
+pub fn require_postgres(target: &Target) -> Result<(), DbError> {
+    match target.scheme {
+        super::target::Scheme::Postgres => Ok(()),
+        super::target::Scheme::Mysql => Err(DbError {
+            class: ErrorClass::Fatal,
+            code: None,
+            sqlstate: None,
+            message: format!(
+                "{} is a MySQL-protocol target, and this needs PostgreSQL; use a postgres:// target",
+                target.redacted()
+            ),
+        }),
+    }
+}
+
+/// Parses `--pgsql-ignore-errors`: `all`, `none` or a comma-separated SQLSTATE list.
+pub fn parse_ignore(s: &str) -> Result<IgnoreErrors, String> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(IgnoreErrors::All);
+    }
+    if s.is_empty() || s.eq_ignore_ascii_case("none") {
+        return Ok(IgnoreErrors::Sqlstates(BTreeSet::new()));
+    }
+    s.split(',')
+        .map(|c| {
+            let c = c.trim();
+            if c.len() == 5 && c.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                Ok(c.to_ascii_uppercase())
+            } else {
+                Err(format!(
+                    "--pgsql-ignore-errors: {c:?} is not a SQLSTATE; use five-character codes like 40P01,40001,23505, 'none' or 'all'"
+                ))
+            }
+        })
+        .collect::<Result<_, _>>()
+        .map(IgnoreErrors::Sqlstates)
+}
+
+/// dbperf's default for PostgreSQL: [`DEFAULT_IGNORED`].
+pub fn default_ignore() -> IgnoreErrors {
+    IgnoreErrors::Sqlstates(DEFAULT_IGNORED.iter().map(|s| s.to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_numbered_outside_quotes_and_comments() {
+        assert_eq!(
+            translate_placeholders("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
+            "SELECT c FROM t WHERE id BETWEEN $1 AND $2"
+        );
+        assert_eq!(
+            translate_placeholders("SELECT '?', \"a?\", ? -- ?\n, ? /* ? */ , $$ ? $$, $x$?$x$, ?"),
+            "SELECT '?', \"a?\", $1 -- ?\n, $2 /* ? */ , $$ ? $$, $x$?$x$, $3"
+        );
+        assert_eq!(translate_placeholders("SELECT 'it''s ?', ?"), "SELECT 'it''s ?', $1");
+        assert_eq!(translate_placeholders("BEGIN"), "BEGIN");
+        assert_eq!(translate_placeholders("SELECT $1, ?"), "SELECT $1, $1");
+        let many = ["?"; 12].join(",");
+        assert!(translate_placeholders(&many).ends_with("$11,$12"));
+        // An unterminated quote does not panic.
+        assert_eq!(translate_placeholders("SELECT '?"), "SELECT '?");
+    }
+
+    #[test]
+    fn sqlstates_classify_by_table() {
+        let d = default_ignore();
+        assert_eq!(classify("40P01", &d), ErrorClass::Deadlock);
+        assert_eq!(classify("40001", &d), ErrorClass::Serialization);
+        assert_eq!(classify("23505", &d), ErrorClass::UniqueViolation);
+        assert_eq!(classify("57P01", &d), ErrorClass::ConnectionLost);
+        assert_eq!(classify("08006", &d), ErrorClass::ConnectionLost);
+        assert_eq!(classify("42P01", &d), ErrorClass::Fatal);
+        assert_eq!(classify("55P03", &d), ErrorClass::Fatal);
+        let none = parse_ignore("none").unwrap();
+        assert_eq!(classify("40P01", &none), ErrorClass::Fatal);
+        assert_eq!(classify("57P01", &none), ErrorClass::ConnectionLost);
+        let all = parse_ignore("all").unwrap();
+        assert_eq!(classify("55P03", &all), ErrorClass::LockWaitTimeout);
+        assert_eq!(classify("57014", &all), ErrorClass::LockWaitTimeout);
+        assert_eq!(classify("22012", &all), ErrorClass::Ignored);
+        let some = parse_ignore("40p01, 55P03").unwrap();
+        assert_eq!(classify("55P03", &some), ErrorClass::LockWaitTimeout);
+        assert_eq!(classify("40001", &some), ErrorClass::Fatal);
+        let e = parse_ignore("40P01,1213").unwrap_err();
+        assert!(e.contains("\"1213\""), "{e}");
+    }
+
+    #[test]
+    fn numerics_decode_to_decimal_text() {
+        let enc = |ndigits: i16, weight: i16, sign: u16, dscale: i16, d: &[i16]| {
+            let mut v = Vec::new();
+            for w in [ndigits, weight, sign as i16, dscale].iter().chain(d) {
+                v.extend_from_slice(&w.to_be_bytes());
+            }
+            v
+        };
+        assert_eq!(numeric_text(&enc(2, 1, 0, 0, &[12, 3456])).unwrap(), "123456");
+        assert_eq!(numeric_text(&enc(2, 0, 0x4000, 2, &[5, 2500])).unwrap(), "-5.25");
+        assert_eq!(numeric_text(&enc(0, 0, 0, 0, &[])).unwrap(), "0");
+        assert_eq!(numeric_text(&enc(1, -1, 0, 4, &[1200])).unwrap(), "0.1200");
+        assert_eq!(numeric_text(&enc(1, -2, 0, 8, &[12])).unwrap(), "0.00000012");
+        assert_eq!(numeric_text(&enc(1, 2, 0, 0, &[7])).unwrap(), "700000000");
+    }
+}
