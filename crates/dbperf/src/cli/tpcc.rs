@@ -14,6 +14,7 @@ use dbperf_engine::{Arrival, RunConfig};
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use super::tpcc_report;
+use super::tpch::LoadMethodArg;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
@@ -75,6 +76,10 @@ pub struct TpccArgs {
     /// prepare: storage engine.
     #[arg(long, default_value = "InnoDB")]
     pub engine: String,
+    /// prepare: how rows go in: LOAD DATA LOCAL INFILE generated in memory (falls back to
+    /// INSERT when the server has local_infile=OFF), or prepared 1,000-row INSERTs.
+    #[arg(long, value_enum, default_value = "load-data")]
+    pub load_method: LoadMethodArg,
     /// Seed: of the data for prepare (default 1), of the terminals and C constants for run (0 = clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -253,6 +258,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
                 foreign_keys: plan.args.fk,
                 engine: plan.args.engine.clone(),
                 progress: true,
+                method: plan.args.load_method.into(),
             };
             eprintln!(
                 "Loading {w} warehouse(s) into {} over {} connection(s), --seed {}",

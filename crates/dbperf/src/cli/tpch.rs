@@ -104,13 +104,22 @@ pub struct PrepareArgs {
     pub conn: ConnArgs,
 }
 
-/// `--load-method`.
+/// `--load-method` (tpch and tpcc prepare).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LoadMethodArg {
     /// LOAD DATA LOCAL INFILE streamed from memory.
     LoadData,
     /// Prepared 1,000-row INSERTs.
     Insert,
+}
+
+impl From<LoadMethodArg> for LoadMethod {
+    fn from(a: LoadMethodArg) -> LoadMethod {
+        match a {
+            LoadMethodArg::LoadData => LoadMethod::LoadData,
+            LoadMethodArg::Insert => LoadMethod::Insert,
+        }
+    }
 }
 
 /// `dbperf tpch qgen`.
@@ -189,10 +198,7 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         target: a.conn.target()?,
         connections: threads,
         dialect: a.conn.dialect(),
-        method: match a.load_method {
-            LoadMethodArg::LoadData => LoadMethod::LoadData,
-            LoadMethodArg::Insert => LoadMethod::Insert,
-        },
+        method: a.load_method.into(),
         progress: true,
     };
     let r = runtime()?

@@ -5,3 +5,12 @@ pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;
+
+/// How a loader sends rows to a MySQL-protocol server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadMethod {
+    /// `LOAD DATA LOCAL INFILE` streamed from memory (needs `local_infile` on the server).
+    LoadData,
+    /// Prepared multi-row INSERTs.
+    Insert,
+}

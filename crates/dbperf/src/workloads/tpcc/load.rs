@@ -6,6 +6,8 @@
 //! and rates in 1/10,000 (`?/10000`), so no decimal is formatted on the client. Dates are
 //! the load's start time.
 
+use std::io::Write as _;
+
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -64,6 +66,30 @@ impl Batch {
     fn end_row(&mut self) {
         self.rows += 1;
     }
+
+    /// Appends the rows as `LOAD DATA` reads them by default: fields separated by tabs,
+    /// rows ended by newlines, `\` escaping a tab, newline or backslash inside a value.
+    pub fn write_tsv(&self, out: &mut Vec<u8>) {
+        let per_row = self.vals.len().checked_div(self.rows).unwrap_or(1).max(1);
+        for (i, v) in self.vals.iter().enumerate() {
+            match *v {
+                Val::Int(n) => {
+                    let _ = write!(out, "{n}");
+                }
+                Val::Text(a, b) => {
+                    for &c in &self.text[a as usize..b as usize] {
+                        match c {
+                            b'\t' => out.extend_from_slice(b"\\t"),
+                            b'\n' => out.extend_from_slice(b"\\n"),
+                            b'\\' => out.extend_from_slice(b"\\\\"),
+                            c => out.push(c),
+                        }
+                    }
+                }
+            }
+            out.push(if (i + 1) % per_row == 0 { b'\n' } else { b'\t' });
+        }
+    }
 }
 
 /// A table's INSERT: column list and one row's value expressions.
@@ -87,6 +113,65 @@ impl InsertShape {
         }
         s
     }
+}
+
+impl InsertShape {
+    /// The `LOAD DATA LOCAL INFILE` statement that takes the values of [`Batch::write_tsv`]
+    /// and stores what [`InsertShape::sql`] would: a bare `?` goes straight into its column,
+    /// an expression over `?` (`?/100`, `NULLIF(?,0)`) reads the field into a user variable
+    /// and SETs the column from it, and a literal is SET as is.
+    pub fn load_data_sql(&self) -> String {
+        let columns: Vec<&str> = self.columns.trim_matches(|c| c == '(' || c == ')').split(',').collect();
+        let exprs = split_top_level(
+            self.row
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or(self.row),
+        );
+        assert_eq!(columns.len(), exprs.len(), "{}: columns and values differ", self.table);
+        let (mut fields, mut sets) = (Vec::new(), Vec::new());
+        for (i, (col, expr)) in columns.iter().zip(&exprs).enumerate() {
+            match (*expr == "?", expr.contains('?')) {
+                (true, _) => fields.push(col.to_string()),
+                (false, true) => {
+                    fields.push(format!("@f{i}"));
+                    sets.push(format!("{col} = {}", expr.replace('?', &format!("@f{i}"))));
+                }
+                (false, false) => sets.push(format!("{col} = {expr}")),
+            }
+        }
+        let mut sql = format!(
+            "LOAD DATA LOCAL INFILE 'dbperf-tpcc-{}' INTO TABLE {} CHARACTER SET latin1 ({})",
+            self.table,
+            self.table,
+            fields.join(",")
+        );
+        if !sets.is_empty() {
+            sql.push_str(" SET ");
+            sql.push_str(&sets.join(", "));
+        }
+        sql
+    }
+}
+
+/// Splits on commas outside parentheses and quotes.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut quoted, mut start) = (Vec::new(), 0, false, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                parts.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(s[start..].trim());
+    parts
 }
 
 /// The tables in the order a warehouse is loaded, with their INSERT shapes.
@@ -434,6 +519,44 @@ impl<'p> RowGen<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn load_data_statements_store_what_the_inserts_store() {
+        let schema = Schema {
+            kind: super::super::schema::SchemaKind::Dbperf,
+            history_pk: false,
+        };
+        assert_eq!(
+            Table::Orders.shape(&schema).load_data_sql(),
+            "LOAD DATA LOCAL INFILE 'dbperf-tpcc-orders' INTO TABLE orders CHARACTER SET latin1 \
+             (o_id,o_d_id,o_w_id,o_c_id,o_entry_d,@f5,o_ol_cnt) SET o_carrier_id = NULLIF(@f5,0), o_all_local = 1"
+        );
+        let item = Table::Item.shape(&schema).load_data_sql();
+        assert!(
+            item.ends_with("(i_id,i_im_id,i_name,@f3,i_data) SET i_price = @f3/100"),
+            "{item}"
+        );
+        for t in Table::WAREHOUSE {
+            let shape = t.shape(&schema);
+            let sql = shape.load_data_sql();
+            let fields = sql[sql.rfind('(').unwrap()..].matches(',').count();
+            assert!(sql.contains(shape.table) && fields > 0, "{sql}");
+        }
+    }
+
+    #[test]
+    fn tsv_rows_escape_what_load_data_would_split_on() {
+        let mut b = Batch::default();
+        b.int(-7);
+        b.text(|t| t.extend_from_slice(b"a\tb\\c\nd"));
+        b.end_row();
+        b.int(8);
+        b.text(|t| t.extend_from_slice(b"plain"));
+        b.end_row();
+        let mut out = Vec::new();
+        b.write_tsv(&mut out);
+        assert_eq!(out, b"-7\ta\\tb\\\\c\\nd\n8\tplain\n".to_vec());
+    }
 
     fn all_rows(table: Table, w: i64, p: &LoadParams, plan: &OrderPlan) -> Batch {
         let mut b = Batch::default();

@@ -28,6 +28,7 @@ use super::{ctx, TpchError};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
+pub use crate::workloads::LoadMethod;
 
 /// What to load.
 #[derive(Clone, Debug)]
@@ -44,15 +45,6 @@ pub struct LoadConfig {
     pub method: LoadMethod,
     /// Show a progress bar on stderr.
     pub progress: bool,
-}
-
-/// How rows are sent to the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadMethod {
-    /// `LOAD DATA LOCAL INFILE` streamed from memory (needs `local_infile`).
-    LoadData,
-    /// Prepared 1,000-row INSERTs, every field bound as a string parameter.
-    Insert,
 }
 
 /// What a load did.
