@@ -128,9 +128,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         other => {
-            let script: Script = other
-                .parse()
-                .map_err(|e: String| anyhow!("{e}, or init / cleanup"))?;
+            let script: Script = other.parse().map_err(|e: String| anyhow!("{e}, or init / cleanup"))?;
             let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
             let (facts, scale) = rt.block_on(async {
                 let mut s = PgSession::connect(&target, ignore.clone()).await?;
@@ -184,7 +182,13 @@ fn run_script(
     run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
     run.client_threads = a.jobs.unwrap_or(cpus).max(1);
     run.seed = seed;
-    let workload = Arc::new(PgbenchWorkload::<PgSession>::new(script, scale, target.clone(), ignore, seed));
+    let workload = Arc::new(PgbenchWorkload::<PgSession>::new(
+        script,
+        scale,
+        target.clone(),
+        ignore,
+        seed,
+    ));
     let mut options = serde_json::Map::new();
     options.insert("script".into(), script.name().into());
     options.insert("scale".into(), scale.into());

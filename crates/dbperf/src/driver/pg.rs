@@ -142,12 +142,10 @@ impl ToSql for Bind<'_> {
                 Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
                 Param::Bytes(b) => out.put_slice(b),
             },
-            ref other => {
-                return Err(format!(
-                    "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (?::text) in the statement"
-                )
-                .into())
-            }
+            ref other => return Err(format!(
+                "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (?::text) in the statement"
+            )
+            .into()),
         }
         Ok(IsNull::No)
     }
@@ -203,7 +201,11 @@ fn numeric_text(raw: &[u8]) -> Option<String> {
         let mut frac = String::new();
         let mut w = weight as i32 + 1;
         while (frac.len() as i32) < dscale as i32 {
-            let d = if w < 0 { 0 } else { digits.get(w as usize).copied().unwrap_or(0) };
+            let d = if w < 0 {
+                0
+            } else {
+                digits.get(w as usize).copied().unwrap_or(0)
+            };
             frac.push_str(&format!("{d:04}"));
             w += 1;
         }
@@ -217,7 +219,10 @@ fn numeric_text(raw: &[u8]) -> Option<String> {
 impl PgSession {
     fn config(t: &Target) -> Config {
         let mut c = Config::new();
-        c.user(&t.user).dbname(&t.database).port(t.port).application_name("dbperf");
+        c.user(&t.user)
+            .dbname(&t.database)
+            .port(t.port)
+            .application_name("dbperf");
         if !t.password.is_empty() {
             c.password(&t.password);
         }
@@ -237,10 +242,7 @@ impl PgSession {
         self.client = Some(client);
         self.statements.clear();
         let v = self.query_rows("SHOW server_version").await?;
-        self.version = v
-            .first()
-            .and_then(|r| r.first().cloned().flatten())
-            .unwrap_or_default();
+        self.version = v.first().and_then(|r| r.first().cloned().flatten()).unwrap_or_default();
         Ok(())
     }
 
@@ -298,6 +300,29 @@ impl PgSession {
         let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
         futures_util::pin_mut!(sink);
         for chunk in chunks {
+            sink.send(chunk).await.map_err(|e| self.err(e))?;
+        }
+        sink.as_mut().finish().await.map_err(|e| self.err(e))
+    }
+
+    /// Like [`PgSession::copy_in`], from a stream: a chunk is sent as soon as it is made,
+    /// so a generator can run ahead of the connection without the whole table in memory.
+    pub async fn copy_in_stream(
+        &mut self,
+        sql: &str,
+        chunks: impl futures_util::Stream<Item = std::io::Result<Bytes>>,
+    ) -> Result<u64, DbError> {
+        let client = self.client()?;
+        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        futures_util::pin_mut!(sink);
+        futures_util::pin_mut!(chunks);
+        while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
+            let chunk = chunk.map_err(|e| DbError {
+                class: dbperf_engine::ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: format!("producing COPY data: {e}"),
+            })?;
             sink.send(chunk).await.map_err(|e| self.err(e))?;
         }
         sink.as_mut().finish().await.map_err(|e| self.err(e))
@@ -395,9 +420,7 @@ impl Session for PgSession {
         Ok(msgs
             .iter()
             .filter_map(|m| match m {
-                SimpleQueryMessage::Row(r) => {
-                    Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect())
-                }
+                SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect()),
                 _ => None,
             })
             .collect())

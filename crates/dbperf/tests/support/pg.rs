@@ -57,15 +57,23 @@ fn free_port() -> u16 {
 impl TempPg {
     /// Starts a server with `extra` postgresql.conf settings (`name=value`).
     pub fn start(extra: &[&str]) -> TempPg {
-        let dir = tempfile::Builder::new().prefix("dbperf-pg-").tempdir().expect("tempdir");
+        let dir = tempfile::Builder::new()
+            .prefix("dbperf-pg-")
+            .tempdir()
+            .expect("tempdir");
         if unsafe { libc::geteuid() } == 0 {
             ok(Command::new("chown").args(["nobody:nogroup"]).arg(dir.path()));
         }
         let data = dir.path().join("data");
-        ok(as_server_user("initdb")
-            .arg("-D")
-            .arg(&data)
-            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]));
+        ok(as_server_user("initdb").arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        ]));
         let port = free_port();
         let mut opts = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
@@ -96,7 +104,11 @@ impl TempPg {
 
     /// The same over the Unix socket directory.
     pub fn socket_url(&self) -> String {
-        format!("postgres://sb:sb@localhost:{}/sbtest?host={}", self.port, self.socket_dir().display())
+        format!(
+            "postgres://sb:sb@localhost:{}/sbtest?host={}",
+            self.port,
+            self.socket_dir().display()
+        )
     }
 
     /// The directory holding `.s.PGSQL.PORT`.

@@ -185,7 +185,12 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     s.query("commit").await.map_err(ctx("commit"))?;
     let generate = t0.elapsed();
     eprintln!("vacuuming...");
-    for t in ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"] {
+    for t in [
+        "pgbench_branches",
+        "pgbench_tellers",
+        "pgbench_accounts",
+        "pgbench_history",
+    ] {
         s.query(&format!("vacuum analyze {t}"))
             .await
             .map_err(ctx(format!("vacuum analyze {t}")))?;
