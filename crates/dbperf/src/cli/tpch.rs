@@ -50,9 +50,10 @@ pub struct ConnArgs {
     /// The server.
     #[command(flatten)]
     pub server: TargetArgs,
-    /// SQL dialect of the schema and queries.
-    #[arg(long, value_enum, default_value = "mysql", help_heading = "Connection")]
-    pub dialect: DialectArg,
+    /// SQL dialect of the schema and queries [default: the target's: mysql for mysql://,
+    /// postgres for postgres://].
+    #[arg(long, value_enum, help_heading = "Connection")]
+    pub dialect: Option<DialectArg>,
 }
 
 /// `--dialect`.
@@ -60,6 +61,17 @@ pub struct ConnArgs {
 pub enum DialectArg {
     /// MySQL, MariaDB, Percona Server.
     Mysql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(a: DialectArg) -> Dialect {
+        match a {
+            DialectArg::Mysql => Dialect::Mysql,
+            DialectArg::Postgres => Dialect::Postgres,
+        }
+    }
 }
 
 impl ConnArgs {
@@ -73,10 +85,15 @@ impl ConnArgs {
         self.server.sandbox()
     }
 
-    /// The SQL dialect.
-    pub fn dialect(&self) -> Dialect {
-        match self.dialect {
-            DialectArg::Mysql => Dialect::Mysql,
+    /// The SQL dialect: `--dialect`, else the target's. A dialect the target's server
+    /// does not speak is refused.
+    pub fn dialect(&self) -> Result<Dialect> {
+        let of_target = Dialect::of(&self.target()?);
+        match self.dialect.map(Dialect::from) {
+            Some(d) if d != of_target => anyhow::bail!(
+                "--dialect {d:?} does not match the target, which speaks {of_target:?}; drop --dialect to use the target's"
+            ),
+            _ => Ok(of_target),
         }
     }
 }
@@ -151,7 +168,7 @@ pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Prepare(a) => prepare(a),
         TpchCommand::Cleanup(c) => {
             let target = c.target()?;
-            runtime()?.block_on(load::cleanup(&target, c.dialect()))?;
+            runtime()?.block_on(load::cleanup(&target, c.dialect()?))?;
             Ok(ExitCode::SUCCESS)
         }
         TpchCommand::Qgen(a) => qgen(a),
@@ -197,7 +214,7 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         sf: a.scale_factor,
         target: a.conn.target()?,
         connections: threads,
-        dialect: a.conn.dialect(),
+        dialect: a.conn.dialect()?,
         method: a.load_method.into(),
         progress: true,
     };
@@ -221,9 +238,7 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
 
 fn qgen(a: QgenArgs) -> Result<ExitCode> {
     check_scale_factor(a.scale_factor)?;
-    let dialect = match a.dialect {
-        DialectArg::Mysql => Dialect::Mysql,
-    };
+    let dialect = Dialect::from(a.dialect);
     let seed = a.seed.unwrap_or_else(crate::cli::tpch_run::time_seed);
     check_seed(seed)?;
     if !a.validation {

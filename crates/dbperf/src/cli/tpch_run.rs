@@ -135,7 +135,7 @@ pub(crate) async fn data_scale_factor(target: &Target, given: Option<f64>) -> Re
 /// Runs `dbperf tpch validate`.
 pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     let target = a.conn.target()?;
-    let dialect = a.conn.dialect();
+    let dialect = a.conn.dialect()?;
     let limit = timeout(a.timeout)?;
     let rt = runtime()?;
     let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
@@ -229,7 +229,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     check_seed(seed)?;
     let cfg = PowerConfig {
         target: target.clone(),
-        dialect: a.conn.dialect(),
+        dialect: a.conn.dialect()?,
         sf,
         seed,
         validation: a.validation,
@@ -313,7 +313,7 @@ fn summary_text(r: &PowerReport) -> String {
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
     let mut s = load::connect(target).await?;
     let rows = s
-        .query_rows("SHOW GLOBAL VARIABLES")
+        .query_rows(crate::workloads::tpch::Dialect::of(target).show_variables())
         .await
         .context("reading server variables")?;
     Ok(ServerFacts {

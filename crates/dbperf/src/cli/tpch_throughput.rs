@@ -72,7 +72,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     crate::workloads::tpch::qgen::check_seed(seed)?;
     let cfg = ThroughputConfig {
         target: target.clone(),
-        dialect: a.conn.dialect(),
+        dialect: a.conn.dialect()?,
         sf,
         seed,
         streams,

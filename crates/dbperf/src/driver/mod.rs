@@ -5,6 +5,7 @@
 //! family ([`mysql::classify`], [`pg::classify`]), never from matching message strings at
 //! call sites. [`pg::PgSession`] is the PostgreSQL session.
 
+pub mod any;
 pub mod mysql;
 pub mod pg;
 pub mod rows;

@@ -306,6 +306,29 @@ impl PgSession {
         }
         sink.as_mut().finish().await.map_err(|e| self.err(e))
     }
+
+    /// Like [`PgSession::copy_in`], from a stream: a chunk is sent as soon as it is made,
+    /// so a generator can run ahead of the connection without the whole table in memory.
+    pub async fn copy_in_stream(
+        &mut self,
+        sql: &str,
+        chunks: impl futures_util::Stream<Item = std::io::Result<Bytes>>,
+    ) -> Result<u64, DbError> {
+        let client = self.client()?;
+        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        futures_util::pin_mut!(sink);
+        futures_util::pin_mut!(chunks);
+        while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
+            let chunk = chunk.map_err(|e| DbError {
+                class: dbperf_engine::ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: format!("producing COPY data: {e}"),
+            })?;
+            sink.send(chunk).await.map_err(|e| self.err(e))?;
+        }
+        sink.as_mut().finish().await.map_err(|e| self.err(e))
+    }
 }
 
 impl Session for PgSession {

@@ -25,8 +25,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::schema::Dialect;
 use super::table::{RowEnd, Table};
 use super::{ctx, TpchError};
+use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 pub use crate::workloads::LoadMethod;
 
@@ -62,16 +62,24 @@ pub struct LoadReport {
     pub analyze: Duration,
 }
 
-pub(crate) async fn connect(target: &Target) -> Result<WireSession, TpchError> {
-    WireSession::connect(target, IgnoreErrors::Codes(Default::default()))
+pub(crate) async fn connect(target: &Target) -> Result<AnySession, TpchError> {
+    AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(ctx("connecting"))
 }
 
 /// Creates the tables, loads them, builds the indexes and analyzes them.
 pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
+    if cfg.dialect == Dialect::Postgres && cfg.method == LoadMethod::Insert {
+        return Err(TpchError::Invalid(
+            "--load-method insert is for MySQL-protocol servers; PostgreSQL loads with COPY (the default)".into(),
+        ));
+    }
     let mut admin = connect(&cfg.target).await?;
-    let existing = admin.query_rows("SHOW TABLES").await.map_err(ctx("listing tables"))?;
+    let existing = admin
+        .query_rows(cfg.dialect.list_tables())
+        .await
+        .map_err(ctx("listing tables"))?;
     for t in Table::ALL {
         if existing
             .iter()
@@ -151,7 +159,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
 /// Streams part `part` of `parts` of `t` into the server as it is generated (on a
 /// blocking thread, a few blocks ahead of the connection). Returns (bytes, rows).
 async fn load_part(
-    s: &mut WireSession,
+    s: &mut AnySession,
     cfg: &LoadConfig,
     t: Table,
     part: u32,
@@ -176,9 +184,12 @@ async fn load_part(
                     Ok(b)
                 })
                 .boxed();
-            s.load_data_local(&cfg.dialect.load_statement(t), stream).await
+            s.stream_in(&cfg.dialect.load_statement(t), stream).await.map(|_| ())
         }
-        LoadMethod::Insert => super::insert::insert_blocks(s, t, rx, bar, &sent).await,
+        LoadMethod::Insert => match s {
+            AnySession::Mysql(s) => super::insert::insert_blocks(s, t, rx, bar, &sent).await.map(|_| ()),
+            AnySession::Pg(_) => unreachable!("refused before loading"),
+        },
     };
     // The producer stops on its own when the stream is dropped (its sends fail).
     let rows = producer.await.expect("generator thread panicked").unwrap_or(0);

@@ -15,7 +15,7 @@ use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 use super::schema::Dialect;
 use super::table::Table;
 use super::{ctx, TpchError};
-use crate::driver::wire::WireSession;
+use crate::driver::any::AnySession;
 use crate::driver::Session;
 
 /// The bit dbgen's sparse keys use for the first update sequence.
@@ -81,12 +81,12 @@ impl RefreshSet {
     }
 
     /// RF1: inserts the new orders and lineitems in one transaction.
-    pub async fn rf1(&self, s: &mut WireSession, dialect: Dialect) -> Result<(), TpchError> {
+    pub async fn rf1(&self, s: &mut AnySession, dialect: Dialect) -> Result<(), TpchError> {
         s.query("BEGIN").await.map_err(ctx("RF1: BEGIN"))?;
         for (t, rows) in [(Table::Orders, &self.orders), (Table::LineItem, &self.lineitems)] {
             let data = futures_util::stream::iter([Ok(rows.clone())]);
             let r = s
-                .load_data_local(&dialect.load_statement(t), Box::pin(data))
+                .stream_in(&dialect.load_statement(t), Box::pin(data))
                 .await
                 .map_err(ctx(format!("RF1: inserting into {}", t.name())));
             if let Err(e) = r {
@@ -99,7 +99,7 @@ impl RefreshSet {
     }
 
     /// RF2: deletes the old orders and their lineitems in one transaction.
-    pub async fn rf2(&self, s: &mut WireSession) -> Result<(), TpchError> {
+    pub async fn rf2(&self, s: &mut AnySession) -> Result<(), TpchError> {
         let list = self
             .delete_keys
             .iter()
@@ -122,7 +122,7 @@ impl RefreshSet {
 }
 
 /// The next unused refresh set: RF1 orders present / count + 1.
-pub async fn next_set(s: &mut WireSession, sf: f64) -> Result<u64, TpchError> {
+pub async fn next_set(s: &mut AnySession, sf: f64) -> Result<u64, TpchError> {
     let rows = s
         .query_rows(&format!(
             "SELECT COUNT(*) FROM orders WHERE (o_orderkey & {RF_KEY_BIT}) <> 0"

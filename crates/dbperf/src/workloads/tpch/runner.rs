@@ -1,7 +1,7 @@
 //! Running one TPC-H query: its setup and teardown statements, the timed statement with
-//! a per-query timeout that cancels it on the server (`KILL QUERY` from a second
-//! connection, so the session survives and the next query runs), and its plan
-//! (`EXPLAIN FORMAT=JSON`).
+//! a per-query timeout that cancels it on the server (`KILL QUERY` or
+//! `pg_cancel_backend` from a second connection, so the session survives and the next
+//! query runs), and its plan (`EXPLAIN FORMAT=JSON`, `EXPLAIN (FORMAT JSON)`).
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,7 @@ use super::load::connect;
 use super::queries::Rendered;
 use super::schema::Dialect;
 use super::{ctx, TpchError};
-use crate::driver::wire::WireSession;
+use crate::driver::any::AnySession;
 use crate::driver::{Session, Target};
 
 /// How a query ended.
@@ -41,7 +41,7 @@ pub struct Execution {
 
 /// A session that runs queries and can cancel its own statements.
 pub struct QueryRunner {
-    session: WireSession,
+    session: AnySession,
     target: Target,
     dialect: Dialect,
     connection_id: String,
@@ -62,15 +62,11 @@ impl QueryRunner {
     }
 
     async fn learn_id(&mut self) -> Result<(), TpchError> {
-        let rows = self
+        self.connection_id = self
             .session
-            .query_rows("SELECT CONNECTION_ID()")
+            .backend_id()
             .await
             .map_err(ctx("reading the connection id"))?;
-        self.connection_id = rows
-            .first()
-            .and_then(|r| r.first().cloned().flatten())
-            .unwrap_or_default();
         Ok(())
     }
 
@@ -81,7 +77,7 @@ impl QueryRunner {
     }
 
     /// The session, for refresh functions and other statements.
-    pub fn session(&mut self) -> &mut WireSession {
+    pub fn session(&mut self) -> &mut AnySession {
         &mut self.session
     }
 
@@ -151,6 +147,7 @@ impl QueryRunner {
         self.statements(&q.setup).await?;
         let sql = match self.dialect {
             Dialect::Mysql => format!("EXPLAIN FORMAT=JSON {}", q.main),
+            Dialect::Postgres => format!("EXPLAIN (FORMAT JSON) {}", q.main),
         };
         let r = self.session.query_rows(&sql).await;
         self.statements(&q.teardown).await?;
@@ -177,8 +174,9 @@ impl QueryRunner {
 /// Cancels the statement running on connection `id` from a new connection.
 async fn kill_query(target: &Target, id: &str) -> Result<(), TpchError> {
     let mut killer = connect(target).await?;
+    let sql = killer.cancel_sql(id);
     killer
-        .query(&format!("KILL QUERY {id}"))
+        .query(&sql)
         .await
         .map_err(ctx(format!("cancelling the query on connection {id}")))?;
     Ok(())

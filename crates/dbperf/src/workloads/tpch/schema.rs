@@ -1,18 +1,32 @@
 //! The TPC-H schema per SQL dialect: tables with their primary keys, the secondary
 //! indexes built after loading, and the statements that load, analyze and drop them.
 //!
-//! Primary keys are part of `CREATE TABLE`: InnoDB clusters rows by the primary key, so
-//! adding it after the load would rebuild every table; the parts are loaded in key order,
-//! so the clustered index only ever grows at its end. The secondary indexes (DBT-3's set
-//! on the join and date columns) are built after the load.
+//! On MySQL primary keys are part of `CREATE TABLE`: InnoDB clusters rows by the primary
+//! key, so adding it after the load would rebuild every table; the parts are loaded in key
+//! order, so the clustered index only ever grows at its end. On PostgreSQL, whose tables
+//! are heaps, the primary key is built after `COPY` with the secondary indexes (DBT-3's
+//! set on the join and date columns), as DBT-3's PostgreSQL scripts do. Column types are
+//! the same in both dialects.
 
 use super::table::Table;
 
-/// An SQL dialect. PostgreSQL is the next one to add (types are the same, `COPY` loads).
+/// An SQL dialect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     /// MySQL, MariaDB, Percona Server.
     Mysql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    /// The dialect a target's server speaks.
+    pub fn of(target: &crate::driver::Target) -> Dialect {
+        match target.scheme {
+            crate::driver::target::Scheme::Mysql => Dialect::Mysql,
+            crate::driver::target::Scheme::Postgres => Dialect::Postgres,
+        }
+    }
 }
 
 /// Columns of each table, as `name type`.
@@ -146,16 +160,26 @@ impl Dialect {
                 columns(t).join(",\n  "),
                 primary_key(t)
             ),
+            Dialect::Postgres => format!("CREATE TABLE {} (\n  {}\n)", t.name(), columns(t).join(",\n  ")),
         }
     }
 
-    /// One statement building all secondary indexes of `t` (none for a table without).
+    /// One statement building all indexes of `t` not built with the table: the secondary
+    /// ones, and on PostgreSQL the primary key too (`None` when there are none).
     pub fn create_indexes(self, t: Table) -> Option<String> {
         let idx = secondary_indexes(t);
+        if self == Dialect::Postgres {
+            let mut sql = format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name(), primary_key(t));
+            for (n, c) in idx {
+                sql.push_str(&format!(";\nCREATE INDEX {n} ON {} ({c})", t.name()));
+            }
+            return Some(sql);
+        }
         if idx.is_empty() {
             return None;
         }
         match self {
+            Dialect::Postgres => unreachable!("handled above"),
             Dialect::Mysql => Some(format!(
                 "ALTER TABLE {} {}",
                 t.name(),
@@ -175,6 +199,7 @@ impl Dialect {
                 t.name(),
                 t.name()
             ),
+            Dialect::Postgres => format!("COPY {} FROM STDIN WITH (FORMAT text, DELIMITER '|')", t.name()),
         }
     }
 
@@ -182,14 +207,29 @@ impl Dialect {
     pub fn analyze(self, t: Table) -> String {
         match self {
             Dialect::Mysql => format!("ANALYZE TABLE {}", t.name()),
+            Dialect::Postgres => format!("ANALYZE {}", t.name()),
+        }
+    }
+
+    /// Lists the tables of the current database (names in the first column).
+    pub fn list_tables(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "SHOW TABLES",
+            Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+        }
+    }
+
+    /// Server variables as (name, value) rows.
+    pub fn show_variables(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "SHOW GLOBAL VARIABLES",
+            Dialect::Postgres => "SHOW ALL",
         }
     }
 
     /// Drops `t` if it exists.
     pub fn drop_table(self, t: Table) -> String {
-        match self {
-            Dialect::Mysql => format!("DROP TABLE IF EXISTS {}", t.name()),
-        }
+        format!("DROP TABLE IF EXISTS {}", t.name())
     }
 }
 
@@ -206,6 +246,19 @@ mod tests {
         assert_eq!(
             Dialect::Mysql.create_indexes(Table::Orders).unwrap(),
             "ALTER TABLE orders ADD INDEX i_o_orderdate (o_orderdate), ADD INDEX i_o_custkey (o_custkey)"
+        );
+        let pg = Dialect::Postgres.create_table(Table::Orders);
+        assert!(
+            pg.contains("o_totalprice DECIMAL(15,2) NOT NULL") && !pg.contains("PRIMARY KEY"),
+            "{pg}"
+        );
+        assert_eq!(
+            Dialect::Postgres.create_indexes(Table::Region).unwrap(),
+            "ALTER TABLE region ADD PRIMARY KEY (r_regionkey)"
+        );
+        assert_eq!(
+            Dialect::Postgres.create_indexes(Table::PartSupp).unwrap(),
+            "ALTER TABLE partsupp ADD PRIMARY KEY (ps_partkey, ps_suppkey);\nCREATE INDEX i_ps_suppkey ON partsupp (ps_suppkey)"
         );
     }
 }

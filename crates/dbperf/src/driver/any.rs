@@ -1,0 +1,138 @@
+//! [`AnySession`]: one session type for code that serves both server families, chosen at
+//! connect time by the target's scheme.
+//!
+//! Hot-path workers stay generic over [`Session`] and are monomorphised per driver; this is
+//! for loaders, query runners and administration, where one enum match per statement costs
+//! nothing and a single code path is worth more. It also owns the one operation whose
+//! spelling differs by family but whose meaning does not: streaming rows into a table
+//! (`LOAD DATA LOCAL INFILE` on MySQL, `COPY ... FROM STDIN` on PostgreSQL).
+
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
+
+use super::mysql::IgnoreErrors;
+use super::pg::PgSession;
+use super::target::Scheme;
+use super::wire::WireSession;
+use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
+
+/// A MySQL-protocol or PostgreSQL session.
+pub enum AnySession {
+    /// MySQL, MariaDB, Percona Server (the lean wire session).
+    Mysql(WireSession),
+    /// PostgreSQL.
+    Pg(PgSession),
+}
+
+impl AnySession {
+    /// The family it talks to.
+    pub fn scheme(&self) -> Scheme {
+        match self {
+            AnySession::Mysql(_) => Scheme::Mysql,
+            AnySession::Pg(_) => Scheme::Postgres,
+        }
+    }
+
+    /// Streams rows into a table with `sql` (a `LOAD DATA LOCAL INFILE` or a
+    /// `COPY ... FROM STDIN`, as the family takes it); returns rows stored.
+    pub async fn stream_in(
+        &mut self,
+        sql: &str,
+        data: BoxStream<'static, std::io::Result<Bytes>>,
+    ) -> Result<u64, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.load_data_local(sql, data).await.map(|i| i.affected_rows),
+            AnySession::Pg(s) => s.copy_in_stream(sql, data).await,
+        }
+    }
+
+    /// The id another session uses to cancel this one's statement (`CONNECTION_ID()`,
+    /// `pg_backend_pid()`).
+    pub async fn backend_id(&mut self) -> Result<String, DbError> {
+        let sql = match self {
+            AnySession::Mysql(_) => "SELECT CONNECTION_ID()",
+            AnySession::Pg(_) => "SELECT pg_backend_pid()",
+        };
+        let rows = self.query_rows(sql).await?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .unwrap_or_default())
+    }
+
+    /// The statement that cancels the running statement of session `id` (from another
+    /// session), leaving that session usable.
+    pub fn cancel_sql(&self, id: &str) -> String {
+        match self {
+            AnySession::Mysql(_) => format!("KILL QUERY {id}"),
+            AnySession::Pg(_) => format!("SELECT pg_cancel_backend({id})"),
+        }
+    }
+}
+
+impl Session for AnySession {
+    async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<AnySession, DbError> {
+        Ok(match target.scheme {
+            Scheme::Mysql => AnySession::Mysql(WireSession::connect(target, ignore).await?),
+            Scheme::Postgres => AnySession::Pg(PgSession::connect(target, ignore).await?),
+        })
+    }
+
+    async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.prepare(sql).await,
+            AnySession::Pg(s) => s.prepare(sql).await,
+        }
+    }
+
+    async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.exec(stmt, params).await,
+            AnySession::Pg(s) => s.exec(stmt, params).await,
+        }
+    }
+
+    async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.exec_rows(stmt, params, rows).await,
+            AnySession::Pg(s) => s.exec_rows(stmt, params, rows).await,
+        }
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.query(sql).await,
+            AnySession::Pg(s) => s.query(sql).await,
+        }
+    }
+
+    async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.query_rows(sql).await,
+            AnySession::Pg(s) => s.query_rows(sql).await,
+        }
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        match self {
+            AnySession::Mysql(s) => s.reconnect().await,
+            AnySession::Pg(s) => s.reconnect().await,
+        }
+    }
+
+    /// The version string, naming PostgreSQL (whose `server_version` is bare digits), as
+    /// MariaDB's and Percona's already name themselves.
+    fn server_version(&self) -> String {
+        match self {
+            AnySession::Mysql(s) => s.server_version(),
+            AnySession::Pg(s) => {
+                let v = s.server_version();
+                if v.contains("PostgreSQL") {
+                    v
+                } else {
+                    format!("PostgreSQL {v}")
+                }
+            }
+        }
+    }
+}
