@@ -18,8 +18,9 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::record::{self, LiveLine, Recorder, SummaryContext};
+use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::wire::WireSession;
+use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report::metrics::{LiveMetrics, MetricsServer};
 use crate::results::{client_usage, Manifest, RunDir, ServerFacts, Summary, WorkloadInfo};
@@ -209,12 +210,13 @@ pub fn finish(m: &Measured) -> ExitCode {
     }
 }
 
-/// Server version and all global variables, for the manifest.
-pub async fn server_facts(s: &mut WireSession) -> Result<ServerFacts> {
-    let rows = s
-        .query_rows("SHOW GLOBAL VARIABLES")
-        .await
-        .context("reading server variables")?;
+/// Server version and all global variables (PostgreSQL: `pg_settings`), for the manifest.
+pub async fn server_facts<S: Session>(s: &mut S, scheme: Scheme) -> Result<ServerFacts> {
+    let sql = match scheme {
+        Scheme::Mysql => "SHOW GLOBAL VARIABLES",
+        Scheme::Postgres => "SELECT name, setting FROM pg_settings",
+    };
+    let rows = s.query_rows(sql).await.context("reading server variables")?;
     let variables = rows
         .into_iter()
         .filter_map(|r| match (r.first(), r.get(1)) {
@@ -222,15 +224,19 @@ pub async fn server_facts(s: &mut WireSession) -> Result<ServerFacts> {
             _ => None,
         })
         .collect();
+    let version = s.server_version();
     Ok(ServerFacts {
-        version: s.server_version(),
+        version: match scheme {
+            Scheme::Postgres if !version.contains("PostgreSQL") => format!("PostgreSQL {version}"),
+            _ => version,
+        },
         variables,
     })
 }
 
 /// Connects an administrative session (no errors retried).
-pub async fn admin_session(target: &Target) -> Result<WireSession> {
-    Ok(WireSession::connect(target, IgnoreErrors::Codes(Default::default())).await?)
+pub async fn admin_session(target: &Target) -> Result<AnySession> {
+    Ok(AnySession::connect(target, IgnoreErrors::Codes(Default::default())).await?)
 }
 
 /// Where `--summary-json` copies the summary, if given.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 
@@ -20,7 +20,6 @@ use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::ServerFacts;
-use crate::telemetry::sampler::TelemetryConfig;
 use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::pgbench::init::{self, InitConfig};
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
@@ -132,7 +131,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
             let (facts, scale) = rt.block_on(async {
                 let mut s = PgSession::connect(&target, ignore.clone()).await?;
-                let facts = pg_server_facts(&mut s).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
                 let scale = init::scale_of(&mut s).await?;
                 anyhow::Ok((facts, scale))
             })?;
@@ -225,12 +224,12 @@ fn run_script(
         facts,
         run: &run,
         print_every: if a.progress > 0.0 { 1 } else { 0 },
-        telemetry: os_only_on_postgres(measure::telemetry_config(
+        telemetry: measure::telemetry_config(
             a.no_telemetry,
             a.telemetry_interval,
             &target,
             ServerTelemetryOptions::default(),
-        )),
+        ),
         rand_type: "uniform",
         threads: a.clients,
         banner: &banner,
@@ -245,34 +244,4 @@ fn run_script(
         println!("{line}");
     }
     Ok(measure::finish(&m))
-}
-
-/// A PostgreSQL server's version and settings (`pg_settings`), for the manifest.
-pub async fn pg_server_facts(s: &mut PgSession) -> Result<ServerFacts> {
-    let rows = s
-        .query_rows("SELECT name, setting FROM pg_settings")
-        .await
-        .context("reading server settings")?;
-    let variables = rows
-        .into_iter()
-        .filter_map(|r| match (r.first(), r.get(1)) {
-            (Some(Some(k)), Some(v)) => Some((k.clone(), v.clone().unwrap_or_default())),
-            _ => None,
-        })
-        .collect();
-    Ok(ServerFacts {
-        version: s.server_version(),
-        variables,
-    })
-}
-
-/// Server telemetry speaks the MySQL protocol so far: on a PostgreSQL target the
-/// telemetry thread samples the OS and dbperf only.
-pub fn os_only_on_postgres(cfg: Option<TelemetryConfig>) -> Option<TelemetryConfig> {
-    cfg.map(|mut c| {
-        if c.target.as_ref().is_some_and(|t| t.scheme == Scheme::Postgres) {
-            c.target = None;
-        }
-        c
-    })
 }

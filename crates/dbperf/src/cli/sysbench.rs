@@ -11,6 +11,7 @@ use dbperf_engine::{Arrival, RunConfig};
 use super::args::SysbenchArgs;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
+use crate::driver::any::AnySession;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
 use crate::driver::target::Scheme;
@@ -259,22 +260,9 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
 /// Server version and variables, and a check that the tables exist.
 async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
     let dialect = Dialect::of(plan.target.scheme);
-    let (facts, existing) = match dialect {
-        Dialect::Mysql => {
-            let mut s = WireSession::connect(&plan.target, plan.ignore.clone()).await?;
-            (
-                measure::server_facts(&mut s).await?,
-                s.query_rows(dialect.list_tables()).await?,
-            )
-        }
-        Dialect::Postgres => {
-            let mut s = PgSession::connect(&plan.target, plan.ignore.clone()).await?;
-            (
-                super::pgbench::pg_server_facts(&mut s).await?,
-                s.query_rows(dialect.list_tables()).await?,
-            )
-        }
-    };
+    let mut s = AnySession::connect(&plan.target, plan.ignore.clone()).await?;
+    let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
+    let existing = s.query_rows(dialect.list_tables()).await?;
     let tables = if plan.test.single_table() { 1 } else { plan.opts.tables };
     for t in 1..=tables {
         let name = format!("sbtest{t}");
@@ -357,7 +345,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         facts,
         run: &plan.run,
         print_every: plan.report_every,
-        telemetry: super::pgbench::os_only_on_postgres(measure::telemetry_config(
+        telemetry: measure::telemetry_config(
             a.no_telemetry,
             a.telemetry_interval,
             &plan.target,
@@ -366,7 +354,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
                 pfs_instruments: a.pfs_instruments,
                 top_waits: a.top_waits,
             },
-        )),
+        ),
         rand_type: plan.rand_type.name(),
         threads: plan.connections,
         banner: &banner,

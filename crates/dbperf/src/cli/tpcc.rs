@@ -347,7 +347,7 @@ async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
 async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
     let w = plan.warehouses.expect("validated");
     let mut s = measure::admin_session(&plan.target).await?;
-    let facts = measure::server_facts(&mut s).await?;
+    let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
     let loaded = match s.query_rows("SELECT COUNT(*) FROM warehouse").await {
         Ok(rows) => rows
             .first()

@@ -312,20 +312,7 @@ fn summary_text(r: &PowerReport) -> String {
 
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
     let mut s = load::connect(target).await?;
-    let rows = s
-        .query_rows(crate::workloads::tpch::Dialect::of(target).show_variables())
-        .await
-        .context("reading server variables")?;
-    Ok(ServerFacts {
-        version: s.server_version(),
-        variables: rows
-            .into_iter()
-            .filter_map(|r| match (r.first(), r.get(1)) {
-                (Some(Some(k)), Some(v)) => Some((k.clone(), v.clone().unwrap_or_default())),
-                _ => None,
-            })
-            .collect(),
-    })
+    super::measure::server_facts(&mut s, target.scheme).await
 }
 
 /// Runs `dbperf tpch compare`.

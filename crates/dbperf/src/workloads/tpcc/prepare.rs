@@ -98,7 +98,7 @@ pub async fn connect(target: &Target) -> Result<WireSession, PrepareError> {
 }
 
 /// Reads `name` from the bookkeeping table, `None` when the table or row is missing.
-pub async fn meta(s: &mut WireSession, name: &str) -> Option<i64> {
+pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
     let rows = s
         .query_rows(&format!("SELECT value FROM {META_TABLE} WHERE name = '{name}'"))
         .await
