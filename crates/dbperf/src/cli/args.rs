@@ -38,6 +38,8 @@ pub enum Command {
     Report(crate::cli::report::ReportArgs),
     /// TPC-H / DBT-3: data identical to dbgen, qgen parameters, answer validation, power test.
     Tpch(Box<crate::cli::tpch::TpchArgs>),
+    /// LinkBench (Facebook's social graph): `dbperf linkbench load|request --maxid1 N ...`
+    Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
 }
 
 /// Where to connect: `--target` (a URL or `sandbox:NAME`) and sysbench's `--mysql-*` spellings

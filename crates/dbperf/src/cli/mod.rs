@@ -14,6 +14,7 @@ pub mod analyze;
 pub mod args;
 pub mod compare;
 pub mod lab;
+pub mod linkbench;
 pub mod measure;
 pub mod record;
 pub mod report;
@@ -50,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Report(a) => report::run(a),
         Command::Tpch(a) => tpch::run(*a, &argv),
+        Command::Linkbench(a) => linkbench::run(*a, &argv),
     };
     match result {
         Ok(code) => code,
