@@ -60,12 +60,18 @@ fn fingerprint(sb: &TempSandbox, q: &str) -> String {
 /// Fingerprints of the loaded tables: link keys, full links (time aside), counts, nodes.
 fn fingerprints(sb: &TempSandbox) -> [String; 4] {
     [
-        fingerprint(sb, "SELECT id1, link_type, id2 FROM linktable ORDER BY link_type, id1, id2"),
+        fingerprint(
+            sb,
+            "SELECT id1, link_type, id2 FROM linktable ORDER BY link_type, id1, id2",
+        ),
         fingerprint(
             sb,
             "SELECT id1, link_type, id2, visibility, HEX(data), version FROM linktable ORDER BY link_type, id1, id2",
         ),
-        fingerprint(sb, "SELECT id, link_type, count, version FROM counttable ORDER BY id, link_type"),
+        fingerprint(
+            sb,
+            "SELECT id, link_type, count, version FROM counttable ORDER BY id, link_type",
+        ),
         fingerprint(sb, "SELECT id, type, version, HEX(data) FROM nodetable ORDER BY id"),
     ]
 }
@@ -80,7 +86,10 @@ fn assert_loaded_graph(sb: &TempSandbox) {
     let m = model();
     // Nodes: dense ids 1..maxid1-1.
     assert_eq!(num(sb, "SELECT COUNT(*) FROM nodetable"), MAXID1 - 1);
-    assert_eq!(sql(sb, "SELECT MIN(id), MAX(id) FROM nodetable"), format!("1\t{}", MAXID1 - 1));
+    assert_eq!(
+        sql(sb, "SELECT MIN(id), MAX(id) FROM nodetable"),
+        format!("1\t{}", MAXID1 - 1)
+    );
     // Links: exactly the out-degrees of the distribution file, split per type with the
     // reference's leftover bug (so no id1 has exactly 2 links).
     let expected: i64 = (1..MAXID1)
@@ -88,14 +97,20 @@ fn assert_loaded_graph(sb: &TempSandbox) {
         .sum();
     assert_eq!(num(sb, "SELECT COUNT(*) FROM linktable"), expected);
     assert_eq!(
-        num(sb, "SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"),
+        num(
+            sb,
+            "SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"
+        ),
         0
     );
     for id in [1, 17, 999, MAXID1 - 1] {
         for t in 0..2 {
             let n = num(
                 sb,
-                &format!("SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}", 123456789 + t),
+                &format!(
+                    "SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}",
+                    123456789 + t
+                ),
             );
             assert_eq!(n, m.links.of_type(id, t), "id1 {id} type {t}");
         }
@@ -132,7 +147,10 @@ fn assert_loaded_graph(sb: &TempSandbox) {
     let (lo, hi) = bytes("SELECT HEX(data) FROM linktable");
     assert!(lo >= 32 && hi <= 100, "link bytes {lo}..{hi}");
     let (lo, hi) = bytes("SELECT HEX(data) FROM nodetable LIMIT 300");
-    assert!(lo >= 50 && hi <= 220 && hi > 127, "node bytes {lo}..{hi} (latin-1 above 127 must survive)");
+    assert!(
+        lo >= 50 && hi <= 220 && hi > 127,
+        "node bytes {lo}..{hi} (latin-1 above 127 must survive)"
+    );
 }
 
 /// counttable holds, for every (id1, type) with links, the number of visible links, and
@@ -184,13 +202,19 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     let sb = sandbox();
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let out = run_ok(&mut linkbench(&sb, &["load", "--maxid1", &MAXID1.to_string(), "--loaders", "2"]));
+    let out = run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &MAXID1.to_string(), "--loaders", "2"],
+    ));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("LOAD PHASE COMPLETED"), "{text}");
     assert!(sql(&sb, "SHOW CREATE TABLE linktable").contains("PARTITIONS 16"));
     assert_loaded_graph(&sb);
 
-    sql(&sb, "TRUNCATE mysql.general_log; SET GLOBAL log_output = 'TABLE'; SET GLOBAL general_log = ON");
+    sql(
+        &sb,
+        "TRUNCATE mysql.general_log; SET GLOBAL log_output = 'TABLE'; SET GLOBAL general_log = ON",
+    );
     let requesters = 2;
     let per = 6000;
     let csv = tmp.path().join("stats.csv");
@@ -233,14 +257,21 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
         let p = mix[op as usize] / 100.0;
         let (obs, exp) = (counts[op as usize], n * p);
         let sd = (n * p * (1.0 - p)).sqrt();
-        assert!((obs - exp).abs() <= 4.5 * sd + 1.0, "{}: {obs} vs {exp:.0} ± {sd:.1}", op.name());
+        assert!(
+            (obs - exp).abs() <= 4.5 * sd + 1.0,
+            "{}: {obs} vs {exp:.0} ± {sd:.1}",
+            op.name()
+        );
         chi2 += (obs - exp).powi(2) / exp;
     }
     assert!(chi2 < 27.88, "chi-square {chi2:.1} over {counts:?}");
 
     // The CSV in LinkBench's -csvstats shape, in the run directory and where asked.
     let csv_text = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(csv_text, std::fs::read_to_string(dir.join("linkbench-csvstats.csv")).unwrap());
+    assert_eq!(
+        csv_text,
+        std::fs::read_to_string(dir.join("linkbench-csvstats.csv")).unwrap()
+    );
     let mut lines = csv_text.lines();
     assert_eq!(
         lines.next().unwrap(),
@@ -249,7 +280,10 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 10, "{csv_text}");
     let gll = rows.iter().find(|r| r.starts_with("GET_LINKS_LIST,")).unwrap();
-    assert_eq!(gll.split(',').nth(1).unwrap(), (counts[Op::GetLinksList as usize] as u64).to_string());
+    assert_eq!(
+        gll.split(',').nth(1).unwrap(),
+        (counts[Op::GetLinksList as usize] as u64).to_string()
+    );
     assert_eq!(gll.split(',').count(), 14);
 
     // Statements as the reference's LinkStoreMysql sends them.
@@ -258,8 +292,7 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     let count = |pred: &dyn Fn(&str) -> bool| all.iter().filter(|s| pred(s)).count() as f64;
     let c = |op: Op| counts[op as usize];
     let link_list = count(&|s| {
-        s.contains("FROM linktable FORCE INDEX(id1_type)")
-            && s.contains("visibility = 1 ORDER BY time DESC LIMIT")
+        s.contains("FROM linktable FORCE INDEX(id1_type)") && s.contains("visibility = 1 ORDER BY time DESC LIMIT")
     });
     assert_eq!(link_list, c(Op::GetLinksList));
     let inserts = count(&|s| {
@@ -280,17 +313,42 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     let decrements = count(&|s| s.contains("count = IF(count = 0, 0, count - 1)"));
     assert_eq!(hides, decrements);
     assert!(hides > 0.0 && hides < locks);
-    assert!((0.0..=hides).contains(&flips), "{flips} re-shown links for {hides} hidden");
-    assert_eq!(count(&|s| s.starts_with("SELECT count FROM counttable WHERE id = ")), c(Op::CountLink));
+    assert!(
+        (0.0..=hides).contains(&flips),
+        "{flips} re-shown links for {hides} hidden"
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("SELECT count FROM counttable WHERE id = ")),
+        c(Op::CountLink)
+    );
     assert_eq!(count(&|s| s.contains("AND id2 IN (")), c(Op::MultigetLink));
-    assert_eq!(count(&|s| s.starts_with("INSERT INTO nodetable (type, version, time, data) VALUES (2048, 1, ")), c(Op::AddNode));
-    assert_eq!(count(&|s| s.starts_with("UPDATE nodetable SET version = 2, time = ")), c(Op::UpdateNode));
-    assert_eq!(count(&|s| s.starts_with("DELETE FROM nodetable WHERE id = ")), c(Op::DeleteNode));
-    assert_eq!(count(&|s| s.starts_with("SELECT id, type, version, time, data FROM nodetable WHERE id = ")), c(Op::GetNode));
-    let writes = [Op::AddLink, Op::UpdateLink, Op::DeleteLink, Op::AddNode, Op::UpdateNode, Op::DeleteNode]
-        .iter()
-        .map(|&o| c(o))
-        .sum::<f64>();
+    assert_eq!(
+        count(&|s| s.starts_with("INSERT INTO nodetable (type, version, time, data) VALUES (2048, 1, ")),
+        c(Op::AddNode)
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("UPDATE nodetable SET version = 2, time = ")),
+        c(Op::UpdateNode)
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("DELETE FROM nodetable WHERE id = ")),
+        c(Op::DeleteNode)
+    );
+    assert_eq!(
+        count(&|s| s.starts_with("SELECT id, type, version, time, data FROM nodetable WHERE id = ")),
+        c(Op::GetNode)
+    );
+    let writes = [
+        Op::AddLink,
+        Op::UpdateLink,
+        Op::DeleteLink,
+        Op::AddNode,
+        Op::UpdateNode,
+        Op::DeleteNode,
+    ]
+    .iter()
+    .map(|&o| c(o))
+    .sum::<f64>();
     assert_eq!(count(&|s| s == "COMMIT"), writes);
     // Transactions: on each read-write connection (autocommit off), every statement group
     // ending in COMMIT is one write op, in one of the reference's shapes.
@@ -304,10 +362,18 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
         rw_threads += 1;
         let work: Vec<&String> = stmts
             .iter()
-            .skip_while(|s| !s.starts_with("INSERT") && !s.starts_with("SELECT") && !s.starts_with("UPDATE") && !s.starts_with("DELETE"))
+            .skip_while(|s| {
+                !s.starts_with("INSERT")
+                    && !s.starts_with("SELECT")
+                    && !s.starts_with("UPDATE")
+                    && !s.starts_with("DELETE")
+            })
             .collect();
         for group in work.split(|s| *s == "COMMIT") {
-            let shape: Vec<&str> = group.iter().map(|s| s.split_whitespace().next().unwrap_or("")).collect();
+            let shape: Vec<&str> = group
+                .iter()
+                .map(|s| s.split_whitespace().next().unwrap_or(""))
+                .collect();
             flip_groups += (shape == ["INSERT", "INSERT", "UPDATE"]) as u8 as f64;
             let ok = matches!(
                 shape.as_slice(),
@@ -333,7 +399,14 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
 fn java_request_stream(sb: &TempSandbox, load_seed: &str, seed: &str, results: &std::path::Path) -> Vec<String> {
     run_ok(&mut linkbench(
         sb,
-        &["load", "--maxid1", &MAXID1.to_string(), "--java-compatible-rng", "--seed", load_seed],
+        &[
+            "load",
+            "--maxid1",
+            &MAXID1.to_string(),
+            "--java-compatible-rng",
+            "--seed",
+            load_seed,
+        ],
     ));
     sql(sb, "SET GLOBAL general_log = OFF; TRUNCATE mysql.general_log; SET GLOBAL log_output = 'TABLE'; SET GLOBAL general_log = ON");
     run_ok(
@@ -403,12 +476,21 @@ fn seeded_loads_and_requests_are_deterministic() {
 
     // Java-compatible loads: same seed, same tables; another seed, other payloads on the
     // same keys (which depend only on the distribution file and the shufflers).
-    run_ok(&mut linkbench(&sb, &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "12345"]));
+    run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "12345"],
+    ));
     assert_loaded_graph(&sb);
     let a = fingerprints(&sb);
-    run_ok(&mut linkbench(&sb, &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "12345"]));
+    run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "12345"],
+    ));
     assert_eq!(fingerprints(&sb), a);
-    run_ok(&mut linkbench(&sb, &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "54321"]));
+    run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--java-compatible-rng", "--seed", "54321"],
+    ));
     let b = fingerprints(&sb);
     assert_eq!(a[0], b[0], "link keys depend only on the distributions");
     assert_eq!(a[2], b[2], "counts depend only on the distributions");
@@ -416,9 +498,15 @@ fn seeded_loads_and_requests_are_deterministic() {
     assert_ne!(a[3], b[3]);
 
     // dbperf's own streams: the rows do not depend on the number of loaders.
-    run_ok(&mut linkbench(&sb, &["load", "--maxid1", &maxid, "--loaders", "1", "--seed", "9"]));
+    run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--loaders", "1", "--seed", "9"],
+    ));
     let one = fingerprints(&sb);
-    run_ok(&mut linkbench(&sb, &["load", "--maxid1", &maxid, "--loaders", "3", "--seed", "9"]));
+    run_ok(&mut linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--loaders", "3", "--seed", "9"],
+    ));
     assert_eq!(fingerprints(&sb), one);
     assert_ne!(one[1], a[1]);
 
@@ -431,9 +519,12 @@ fn seeded_loads_and_requests_are_deterministic() {
     assert_ne!(s1, s3);
 
     // Bad input is named.
-    let out = linkbench(&sb, &["load", "--maxid1", &maxid, "--java-compatible-rng", "--loaders", "4"])
-        .output()
-        .unwrap();
+    let out = linkbench(
+        &sb,
+        &["load", "--maxid1", &maxid, "--java-compatible-rng", "--loaders", "4"],
+    )
+    .output()
+    .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--loaders 1"));
 }

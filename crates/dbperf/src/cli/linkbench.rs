@@ -163,7 +163,10 @@ impl Plan {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
         if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
-            bail!("--client-impl must be wire (default) or mysql_async, got {:?}", a.client_impl);
+            bail!(
+                "--client-impl must be wire (default) or mysql_async, got {:?}",
+                a.client_impl
+            );
         }
         let seeding = if a.java_compatible_rng {
             if command == Command::Load && a.loaders.is_some_and(|l| l > 1) {
@@ -236,9 +239,17 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
         a.startid1,
         plan.target.database,
         loaders,
-        if plan.seeding == Seeding::JavaCompatible { " and one node loader" } else { "" },
+        if plan.seeding == Seeding::JavaCompatible {
+            " and one node loader"
+        } else {
+            ""
+        },
         plan.seed,
-        if plan.seeding == Seeding::JavaCompatible { " (java-compatible streams)" } else { "" }
+        if plan.seeding == Seeding::JavaCompatible {
+            " (java-compatible streams)"
+        } else {
+            ""
+        }
     );
     let r = load::load::<WireSession>(&cfg)?;
     let secs = r.elapsed.as_secs_f64().max(1e-9);
@@ -304,7 +315,11 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
             crate::workloads::linkbench::schema::META_TABLE
         ),
     };
-    let startid1 = if a.startid1 != 1 { a.startid1 } else { recorded.0.unwrap_or(1) };
+    let startid1 = if a.startid1 != 1 {
+        a.startid1
+    } else {
+        recorded.0.unwrap_or(1)
+    };
     if let Some(t) = recorded.2 {
         if t != plan.mix.link_types {
             eprintln!(

@@ -125,8 +125,10 @@ impl Props {
                 .split_once('=')
                 .or_else(|| line.split_once(':'))
                 .ok_or_else(|| format!("{origin}:{}: expected key = value, got {line:?}", n + 1))?;
-            self.values
-                .insert(k.trim().to_string(), (v.trim().to_string(), format!("{origin}:{}", n + 1)));
+            self.values.insert(
+                k.trim().to_string(),
+                (v.trim().to_string(), format!("{origin}:{}", n + 1)),
+            );
         }
         Ok(())
     }
@@ -146,15 +148,13 @@ impl Props {
     /// A number.
     pub fn f64(&self, key: &str) -> Result<f64, String> {
         let (v, at) = self.raw(key)?;
-        v.parse()
-            .map_err(|_| format!("{at}: {key} = {v:?} is not a number"))
+        v.parse().map_err(|_| format!("{at}: {key} = {v:?} is not a number"))
     }
 
     /// An integer.
     pub fn i64(&self, key: &str) -> Result<i64, String> {
         let (v, at) = self.raw(key)?;
-        v.parse()
-            .map_err(|_| format!("{at}: {key} = {v:?} is not an integer"))
+        v.parse().map_err(|_| format!("{at}: {key} = {v:?} is not an integer"))
     }
 
     /// A number, or `default` when absent.
@@ -262,7 +262,9 @@ fn gen(p: &Props, prefix: &str) -> Result<GenSpec, String> {
     };
     let (start, end) = (byte("startbyte")?, byte("endbyte")?);
     if start >= end {
-        return Err(format!("{prefix}startbyte ({start}) must be below {prefix}endbyte ({end})"));
+        return Err(format!(
+            "{prefix}startbyte ({start}) must be below {prefix}endbyte ({end})"
+        ));
     }
     Ok(GenSpec {
         start,
@@ -307,16 +309,26 @@ impl Workload {
         if link_types < 1 {
             return Err(format!("link_type_count = {link_types} must be at least 1"));
         }
-        let nodes = mix[Op::GetNode as usize] + mix[Op::AddNode as usize] + mix[Op::UpdateNode as usize] + mix[Op::DeleteNode as usize] > 0.0;
+        let nodes = mix[Op::GetNode as usize]
+            + mix[Op::AddNode as usize]
+            + mix[Op::UpdateNode as usize]
+            + mix[Op::DeleteNode as usize]
+            > 0.0;
         let (node_read, node_update, node_delete) = if nodes {
-            (access(p, "node_read_")?, access(p, "node_update_")?, access(p, "node_delete_")?)
+            (
+                access(p, "node_read_")?,
+                access(p, "node_update_")?,
+                access(p, "node_delete_")?,
+            )
         } else {
             (Access::Uniform, Access::Uniform, Access::Uniform)
         };
         let multiget = match p.values.get("link_multiget_dist") {
             Some((c, at)) if !c.trim().is_empty() => {
                 if !c.ends_with("GeometricDistribution") {
-                    return Err(format!("{at}: link_multiget_dist = {c:?} is not supported: use GeometricDistribution"));
+                    return Err(format!(
+                        "{at}: link_multiget_dist = {c:?} is not supported: use GeometricDistribution"
+                    ));
                 }
                 Geometric {
                     min: p.i64("link_multiget_dist_min")?,
@@ -388,7 +400,14 @@ mod tests {
         assert_eq!(w.write_uncorr, Some((Access::Zipf(0.8), 0.995)));
         assert_eq!(w.write, Access::Zipf(0.741));
         assert_eq!(w.node_delete, Access::Uniform);
-        assert_eq!(w.link_add, GenSpec { start: 32, end: 100, uniqueness: 0.225 });
+        assert_eq!(
+            w.link_add,
+            GenSpec {
+                start: 32,
+                end: 100,
+                uniqueness: 0.225
+            }
+        );
     }
 
     #[test]

@@ -222,13 +222,21 @@ impl InvertibleShuffler {
         let big = group < self.n % self.groups;
         let mut rotate = self.params[group as usize];
         if inverse {
-            rotate = if big { self.min_group + 1 - rotate } else { self.min_group - rotate };
+            rotate = if big {
+                self.min_group + 1 - rotate
+            } else {
+                self.min_group - rotate
+            };
         }
         let j = i + self.groups * rotate;
         if j < self.n {
             return j;
         }
-        let r = if big { j % self.rounded_up } else { j % self.rounded_down };
+        let r = if big {
+            j % self.rounded_up
+        } else {
+            j % self.rounded_down
+        };
         if r >= self.n {
             group
         } else {
@@ -407,8 +415,8 @@ impl MotifGen {
         while i < n {
             let this = MAX_CHUNK.min(n - i);
             if rng.next_double() < self.uniqueness {
-                for j in i..i + this {
-                    out[j] = self.byte(rng);
+                for b in &mut out[i..i + this] {
+                    *b = self.byte(rng);
                 }
             } else {
                 let k = rng.next_int_bound((MOTIF_BYTES - this + 1) as i32) as usize;
@@ -454,7 +462,11 @@ mod tests {
 
     #[test]
     fn geometric_mean_is_about_3_6() {
-        let g = Geometric { min: 1, max: 128, p: 0.382 };
+        let g = Geometric {
+            min: 1,
+            max: 128,
+            p: 0.382,
+        };
         let mut rng = JavaRandom::new(7);
         let n = 200_000;
         let sum: i64 = (0..n).map(|_| g.choose(&mut rng)).sum();

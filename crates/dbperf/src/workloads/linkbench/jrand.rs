@@ -181,8 +181,7 @@ impl Sha1Prng {
 /// A seed for stream `n` of `seed`, for dbperf's own (not Java-compatible) streams:
 /// SplitMix64's finalizer, so nearby inputs give unrelated seeds.
 pub fn derive_seed(seed: u64, n: u64) -> i64 {
-    let mut z = seed
-        .wrapping_add(0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(n.wrapping_add(1)));
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(n.wrapping_add(1)));
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     (z ^ (z >> 31)) as i64
@@ -223,7 +222,15 @@ mod tests {
         // 40 longs cross many 20-byte digest boundaries.
         let mut s = Sha1Prng::new(&424242i64.to_be_bytes());
         let v: Vec<i64> = (0..40).map(|_| s.next_long()).collect();
-        assert_eq!(v[..4], [5462720186600935058, -3102152722795122802, 2412976526758828357, -1704750509774927830]);
+        assert_eq!(
+            v[..4],
+            [
+                5462720186600935058,
+                -3102152722795122802,
+                2412976526758828357,
+                -1704750509774927830
+            ]
+        );
         assert_eq!(v[39], -6755337327439032757);
         assert_eq!(v[20], 4785551005362019843);
     }

@@ -381,7 +381,10 @@ async fn run_loader<S: Session>(
                 let s = match shared.as_mut() {
                     Some(s) => s,
                     None => {
-                        own = streams(model, JavaRandom::new(derive_seed(cfg.seed as u64, (1 << 40) + chunk as u64)));
+                        own = streams(
+                            model,
+                            JavaRandom::new(derive_seed(cfg.seed as u64, (1 << 40) + chunk as u64)),
+                        );
                         &mut own
                     }
                 };
@@ -419,7 +422,12 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
             )));
         }
     }
-    for sql in cfg.dialect.drop_tables().into_iter().chain(cfg.dialect.create_tables(cfg.partitions)) {
+    for sql in cfg
+        .dialect
+        .drop_tables()
+        .into_iter()
+        .chain(cfg.dialect.create_tables(cfg.partitions))
+    {
         admin.query(&sql).await.map_err(ctx(sql.clone()))?;
     }
     let m = &cfg.model;
@@ -586,8 +594,20 @@ mod tests {
 
     #[test]
     fn interleave_keeps_every_unit() {
-        let l: Vec<Work> = (0..3).map(|c| Work::Links { chunk: c, start: 0, end: 1 }).collect();
-        let n: Vec<Work> = (0..5).map(|c| Work::Nodes { chunk: c, start: 0, end: 1 }).collect();
+        let l: Vec<Work> = (0..3)
+            .map(|c| Work::Links {
+                chunk: c,
+                start: 0,
+                end: 1,
+            })
+            .collect();
+        let n: Vec<Work> = (0..5)
+            .map(|c| Work::Nodes {
+                chunk: c,
+                start: 0,
+                end: 1,
+            })
+            .collect();
         let q = interleave(&l, &n);
         assert_eq!(q.len(), 8);
         assert!(matches!(q[0], Work::Links { chunk: 0, .. }));

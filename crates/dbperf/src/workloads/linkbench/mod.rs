@@ -19,8 +19,8 @@ use dbperf_engine::{OpTable, TxnError, Workload};
 
 use self::config::{Workload as Mix, OP_NAMES};
 use self::dist::{
-    Cdf, IdDist, InvertibleShuffler, LinkCounts, LogNormal, NODE_SHUFFLER_SEED, SHUFFLER_GROUPS,
-    UNCORR_SHUFFLER_SEED, NLINKS_SHUFFLER_SEED,
+    Cdf, IdDist, InvertibleShuffler, LinkCounts, LogNormal, NLINKS_SHUFFLER_SEED, NODE_SHUFFLER_SEED, SHUFFLER_GROUPS,
+    UNCORR_SHUFFLER_SEED,
 };
 use self::jrand::{derive_seed, JavaRandom, Sha1Prng};
 use self::request::Requester;

@@ -90,7 +90,13 @@ impl<S: Session> Conn<S> {
     }
 
     /// Executes a SELECT into `rows`; returns the row count.
-    async fn select(&mut self, log: &mut StatementLog, st: St, params: &[Param<'_>], rows: &mut Rows) -> Result<usize, DbError> {
+    async fn select(
+        &mut self,
+        log: &mut StatementLog,
+        st: St,
+        params: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> Result<usize, DbError> {
         let start = now_ns();
         self.session.exec_rows(self.id(st), params, rows).await?;
         log.record(st as u16, start, QueryClass::Read);
@@ -228,7 +234,13 @@ fn id2_range(model: &Model, id1: i64, link_type: i64, p_exist: f64) -> i64 {
 
 impl<S: Session> Requester<S> {
     /// A requester on sessions `rw` and `ro`, statements prepared.
-    pub async fn new(rw: S, ro: S, dialect: Dialect, model: Arc<Model>, rng: JavaRandom) -> Result<Requester<S>, DbError> {
+    pub async fn new(
+        rw: S,
+        ro: S,
+        dialect: Dialect,
+        model: Arc<Model>,
+        rng: JavaRandom,
+    ) -> Result<Requester<S>, DbError> {
         let mut rw = Conn {
             session: rw,
             stmts: Vec::new(),
@@ -285,7 +297,11 @@ impl<S: Session> Requester<S> {
     /// A payload of log-normal size into `self.data`.
     fn payload(&mut self, node: bool, update: bool) {
         let m = &self.model;
-        let size = if node { m.node_size.choose(&mut self.rng) } else { m.link_size.choose(&mut self.rng) };
+        let size = if node {
+            m.node_size.choose(&mut self.rng)
+        } else {
+            m.link_size.choose(&mut self.rng)
+        };
         self.data.clear();
         self.data.resize(size as usize, 0);
         let g = match (node, update) {
@@ -317,7 +333,11 @@ impl<S: Session> Requester<S> {
         let (id1p, id2p, tp) = (Param::Int(id1), Param::Int(id2), Param::Int(link_type));
         let n = self
             .rw
-            .exec(log, St::LinkInsert, &[id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)])
+            .exec(
+                log,
+                St::LinkInsert,
+                &[id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)],
+            )
             .await?;
         // Affected rows: 1 inserted, 0 present and unchanged, 2 visibility flipped.
         let (update_count, update_data) = match n {
@@ -328,7 +348,11 @@ impl<S: Session> Requester<S> {
         if update_count {
             let now = Param::Int(now_ms());
             self.rw
-                .exec(log, St::CountIncrement, &[id1p, tp, Param::Int(1), now, Param::Int(1), now])
+                .exec(
+                    log,
+                    St::CountIncrement,
+                    &[id1p, tp, Param::Int(1), now, Param::Int(1), now],
+                )
                 .await?;
         }
         if update_data {
@@ -347,7 +371,10 @@ impl<S: Session> Requester<S> {
         let m = Arc::clone(&self.model);
         let id1 = choose_id(&mut self.rng, m.startid1, &m.write, &m.write_uncorr);
         let link_type = self.link_type();
-        let id2 = id1 + self.rng.next_int_bound(id2_range(&m, id1, link_type, P_DELETE_EXIST) as i32) as i64;
+        let id2 = id1
+            + self
+                .rng
+                .next_int_bound(id2_range(&m, id1, link_type, P_DELETE_EXIST) as i32) as i64;
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
         self.in_txn = true;
         let found = self.rw.select_rw(log, &key, &mut self.rows).await?;
@@ -355,7 +382,11 @@ impl<S: Session> Requester<S> {
             self.rw.exec(log, St::LinkHide, &key).await?;
             let now = Param::Int(now_ms());
             self.rw
-                .exec(log, St::CountDecrement, &[Param::Int(id1), Param::Int(link_type), now, now])
+                .exec(
+                    log,
+                    St::CountDecrement,
+                    &[Param::Int(id1), Param::Int(link_type), now, now],
+                )
                 .await?;
         }
         self.commit(log).await
@@ -366,7 +397,12 @@ impl<S: Session> Requester<S> {
         let id1 = choose_id(&mut self.rng, m.startid1, &m.read, &m.read_uncorr);
         let link_type = self.link_type();
         self.ro
-            .select(log, St::CountSelect, &[Param::Int(id1), Param::Int(link_type)], &mut self.rows)
+            .select(
+                log,
+                St::CountSelect,
+                &[Param::Int(id1), Param::Int(link_type)],
+                &mut self.rows,
+            )
             .await?;
         Ok(())
     }
@@ -458,7 +494,12 @@ impl<S: Session> Requester<S> {
             .exec(
                 log,
                 St::NodeInsert,
-                &[Param::Int(NODE_TYPE), Param::Int(1), Param::Int(now_s), Param::Bytes(&self.data)],
+                &[
+                    Param::Int(NODE_TYPE),
+                    Param::Int(1),
+                    Param::Int(now_s),
+                    Param::Bytes(&self.data),
+                ],
             )
             .await?;
         self.commit(log).await
@@ -474,7 +515,13 @@ impl<S: Session> Requester<S> {
             .exec(
                 log,
                 St::NodeUpdate,
-                &[Param::Int(2), Param::Int(now_s), Param::Bytes(&self.data), Param::Int(id), Param::Int(NODE_TYPE)],
+                &[
+                    Param::Int(2),
+                    Param::Int(now_s),
+                    Param::Bytes(&self.data),
+                    Param::Int(id),
+                    Param::Int(NODE_TYPE),
+                ],
             )
             .await?;
         self.commit(log).await
@@ -493,7 +540,9 @@ impl<S: Session> Requester<S> {
     async fn get_node(&mut self, log: &mut StatementLog) -> Result<(), DbError> {
         let m = Arc::clone(&self.model);
         let id = choose_id(&mut self.rng, m.startid1, &m.node_read, &None);
-        self.ro.select(log, St::NodeSelect, &[Param::Int(id)], &mut self.rows).await?;
+        self.ro
+            .select(log, St::NodeSelect, &[Param::Int(id)], &mut self.rows)
+            .await?;
         Ok(())
     }
 
@@ -515,9 +564,16 @@ impl<S: Session> Requester<S> {
 
 impl<S: Session> Conn<S> {
     /// delete link's locking SELECT, on the read-write session.
-    async fn select_rw(&mut self, log: &mut StatementLog, key: &[Param<'_>], rows: &mut Rows) -> Result<usize, DbError> {
+    async fn select_rw(
+        &mut self,
+        log: &mut StatementLog,
+        key: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> Result<usize, DbError> {
         let start = now_ns();
-        self.session.exec_rows(self.id(St::LinkLockVisibility), key, rows).await?;
+        self.session
+            .exec_rows(self.id(St::LinkLockVisibility), key, rows)
+            .await?;
         log.record(St::LinkLockVisibility as u16, start, QueryClass::Read);
         Ok(rows.len())
     }

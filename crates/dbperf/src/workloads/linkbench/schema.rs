@@ -230,7 +230,9 @@ mod tests {
     #[test]
     fn every_statement_has_sql_and_a_name() {
         assert_eq!(STATEMENT_NAMES.len(), St::NodeSelect as usize + 1);
-        assert!(Dialect::Mysql.sql(St::LinkList).contains("ORDER BY time DESC LIMIT ?, ?"));
+        assert!(Dialect::Mysql
+            .sql(St::LinkList)
+            .contains("ORDER BY time DESC LIMIT ?, ?"));
         assert_eq!(Dialect::Mysql.multiget(3).matches('?').count(), 5);
         assert_eq!(Dialect::Mysql.bulk_links(2).matches('?').count(), 14);
         assert!(Dialect::Mysql.create_tables(16)[0].ends_with("PARTITIONS 16"));
