@@ -111,8 +111,17 @@ pub fn all_stats(ops: &OpTable, per_op: &[&Histogram<u64>]) -> Vec<OpStats> {
 /// A number as Java's `DecimalFormat("#.##")` prints it (at most two decimals, no
 /// trailing zeros).
 fn fmt2(v: f64) -> String {
-    let s = format!("{v:.2}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
+    fmt_decimals(v, 2)
+}
+
+/// A number with at most `digits` decimals and no trailing zeros (Java's `#.##`, `#.###`).
+fn fmt_decimals(v: f64, digits: usize) -> String {
+    let s = format!("{v:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
     if s.is_empty() || s == "-0" {
         "0".into()
     } else {
@@ -124,11 +133,15 @@ fn fmt2(v: f64) -> String {
 pub fn text(stats: &[OpStats]) -> String {
     let mut out = String::new();
     for s in stats {
-        out.push_str(&format!("{} count = {} ", s.op, s.count));
+        out.push_str(&format!("{} count = {}", s.op, s.count));
         for (p, lo, hi) in &s.percentiles {
-            out.push_str(&format!(" p{p} = [{},{}]ms", fmt2(*lo), fmt2(*hi)));
+            out.push_str(&format!("  p{p} = [{},{}]ms", fmt2(*lo), fmt2(*hi)));
         }
-        out.push_str(&format!("  max = {}ms  mean = {}ms\n", fmt2(s.max_ms), fmt2(s.mean_ms)));
+        out.push_str(&format!(
+            "  max = {}ms  mean = {}ms\n",
+            fmt_decimals(s.max_ms, 3),
+            fmt_decimals(s.mean_ms, 3)
+        ));
     }
     out
 }
@@ -185,5 +198,8 @@ mod tests {
         let c = csv(&[s]);
         assert!(c.starts_with("op,count,p25_low,p25_high,p50_low"), "{c}");
         assert!(c.contains("\nGET_NODE,8,0.1,0.2,0.2,0.3,"), "{c}");
+        assert_eq!(fmt_decimals(100.0, 2), "100");
+        assert_eq!(fmt_decimals(20.0349, 3), "20.035");
+        assert_eq!(fmt_decimals(0.0, 2), "0");
     }
 }
