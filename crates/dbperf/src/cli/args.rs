@@ -40,6 +40,8 @@ pub enum Command {
     Tpch(Box<crate::cli::tpch::TpchArgs>),
     /// pgbench's built-in workloads on PostgreSQL: `dbperf pgbench init|tpcb-like|simple-update|select-only`
     Pgbench(Box<crate::cli::pgbench::PgbenchArgs>),
+    /// LinkBench (Facebook's social graph): `dbperf linkbench load|request --maxid1 N ...`
+    Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
 }
 
 /// Where to connect: `--target` (a URL or `sandbox:NAME`) and sysbench's `--mysql-*` spellings

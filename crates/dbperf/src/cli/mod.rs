@@ -14,6 +14,7 @@ pub mod analyze;
 pub mod args;
 pub mod compare;
 pub mod lab;
+pub mod linkbench;
 pub mod measure;
 pub mod pgbench;
 pub mod record;
@@ -52,6 +53,7 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Tpch(a) => tpch::run(*a, &argv),
         Command::Pgbench(a) => pgbench::run(*a, &argv),
+        Command::Linkbench(a) => linkbench::run(*a, &argv),
     };
     match result {
         Ok(code) => code,

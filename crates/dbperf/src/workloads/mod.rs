@@ -1,6 +1,7 @@
 //! Benchmark definitions, one folder per benchmark: schema per dialect, data
 //! generation and loading, transaction mixes and checks.
 
+pub mod linkbench;
 pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;

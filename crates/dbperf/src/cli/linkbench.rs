@@ -1,0 +1,425 @@
+//! `dbperf linkbench load|request`: the arguments (first stage), their validation into a
+//! plan (second stage), and the two phases. `request` goes through the shared measured-run
+//! pipeline ([`super::measure`]) and adds LinkBench's bucket report and `-csvstats` file.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use dbperf_engine::{Arrival, IntervalReport, RunConfig};
+
+use super::args::TargetArgs;
+use super::measure::{self, MeasureSpec};
+use super::record::LiveLine;
+use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::wire::WireSession;
+use crate::driver::{Session, Target};
+use crate::telemetry::server::ServerTelemetryOptions;
+use crate::workloads::linkbench::config::{self, Op, OP_NAMES};
+use crate::workloads::linkbench::load::{self, LoadConfig};
+use crate::workloads::linkbench::schema::Dialect;
+use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
+
+/// `dbperf linkbench COMMAND [OPTIONS]`.
+#[derive(Debug, Args)]
+pub struct LinkbenchArgs {
+    /// load (create the tables and load the graph) or request (run the operation mix).
+    pub command: String,
+    /// The server.
+    #[command(flatten)]
+    pub server: TargetArgs,
+    /// One past the last node id (the graph's size; the reference's maxid1). load needs it;
+    /// request defaults to what load recorded.
+    #[arg(long)]
+    pub maxid1: Option<i64>,
+    /// First node id.
+    #[arg(long, default_value_t = 1)]
+    pub startid1: i64,
+    /// load: loader connections, each on its own thread.
+    #[arg(long)]
+    pub loaders: Option<usize>,
+    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch).
+    #[arg(long, default_value_t = 1024)]
+    pub batch: usize,
+    /// load: linktable partitions (PARTITION BY KEY(id1)); 0 for none.
+    #[arg(long, default_value_t = 16)]
+    pub partitions: u32,
+    /// request: requester threads (each has a read-write and a read-only connection).
+    #[arg(long, default_value_t = 10)]
+    pub requesters: u32,
+    /// request: measured seconds (the reference's maxtime).
+    #[arg(long, default_value_t = 60)]
+    pub time: u64,
+    /// request: stop after this many requests per requester (the reference's requests;
+    /// 0 = only --time). The total is exact; with several requesters the split between them is not.
+    #[arg(long, default_value_t = 0)]
+    pub requests_per_requester: u64,
+    /// request: seconds run before measuring.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_time: u64,
+    /// request: ops/s per requester with exponential gaps (the reference's requestrate; 0 = as fast as possible).
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// The workload: fb2011 (FBWorkload.properties), fb2017, or a properties file whose keys override fb2011's.
+    #[arg(long, default_value = "fb2011")]
+    pub mix: String,
+    /// Seed of the load (default 1) or of the requesters (default: the clock).
+    #[arg(long)]
+    pub seed: Option<i64>,
+    /// Seed every stream as the Java reference does (SHA1PRNG master, java.util.Random per
+    /// thread): with one loader, or one requester, the rows and statements equal the reference's.
+    #[arg(long)]
+    pub java_compatible_rng: bool,
+    /// request: also write LinkBench's -csvstats file here (it is always in the run directory).
+    #[arg(long)]
+    pub csvstats: Option<PathBuf>,
+    /// request: seconds between live lines (intervals are stored at this length too).
+    #[arg(long, default_value_t = 10.0)]
+    pub report_interval: f64,
+    /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
+    #[arg(long, default_value = "1213,1205")]
+    pub mysql_ignore_errors: String,
+    /// MySQL client implementation: wire or mysql_async.
+    #[arg(long, default_value = "wire")]
+    pub client_impl: String,
+    /// OS threads driving the requesters (default: one per CPU).
+    #[arg(long)]
+    pub client_threads: Option<usize>,
+    /// Directory for run directories.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
+    /// Do not sample the server, the OS and the client during the run.
+    #[arg(long)]
+    pub no_telemetry: bool,
+    /// Seconds between telemetry samples.
+    #[arg(long, default_value_t = 1.0)]
+    pub telemetry_interval: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Load,
+    Request,
+}
+
+/// A validated invocation.
+struct Plan {
+    command: Command,
+    target: Target,
+    mix: config::Workload,
+    seeding: Seeding,
+    seed: i64,
+    ignore: IgnoreErrors,
+    args: LinkbenchArgs,
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl Plan {
+    fn from_args(a: LinkbenchArgs) -> Result<Plan> {
+        let command = match a.command.as_str() {
+            "load" => Command::Load,
+            "request" => Command::Request,
+            other => bail!("unknown linkbench command {other:?}: use load or request"),
+        };
+        let target = a.server.resolve()?;
+        crate::driver::require_mysql(&target)?;
+        let props = config::mix_props(&a.mix).map_err(|e| anyhow!(e))?;
+        let mix = config::Workload::from_props(&props).map_err(|e| anyhow!("--mix {}: {e}", a.mix))?;
+        if command == Command::Load && a.maxid1.is_none() {
+            bail!("--maxid1 is needed for load: one past the last node id, e.g. --maxid1 100001 for 100,000 nodes");
+        }
+        if a.startid1 < 1 {
+            bail!("--startid1 must be at least 1");
+        }
+        if a.loaders == Some(0) {
+            bail!("--loaders must be at least 1");
+        }
+        if !(1..=8192).contains(&a.batch) {
+            bail!("--batch must be 1..8192 rows per INSERT (default 1024)");
+        }
+        if a.requesters == 0 {
+            bail!("--requesters must be at least 1");
+        }
+        if command == Command::Request && a.time == 0 && a.requests_per_requester == 0 {
+            bail!("the request phase needs a limit: --time SECONDS and/or --requests-per-requester N");
+        }
+        if !(a.rate.is_finite() && a.rate >= 0.0) {
+            bail!("--rate must be 0 (as fast as possible) or a positive number of ops/s per requester");
+        }
+        if a.report_interval <= 0.0 || !a.report_interval.is_finite() {
+            bail!("--report-interval must be a positive number of seconds (default 10)");
+        }
+        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
+            bail!(
+                "--client-impl must be wire (default) or mysql_async, got {:?}",
+                a.client_impl
+            );
+        }
+        let seeding = if a.java_compatible_rng {
+            if command == Command::Load && a.loaders.is_some_and(|l| l > 1) {
+                bail!(
+                    "--java-compatible-rng loads with one link loader (the reference shares one generator \
+                     between its loader threads, so only one loader is reproducible): drop --loaders or use --loaders 1"
+                );
+            }
+            Seeding::JavaCompatible
+        } else {
+            Seeding::PerStream
+        };
+        let seed = match (command, a.seed) {
+            (_, Some(s)) => s,
+            (Command::Load, None) => 1,
+            (Command::Request, None) => SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as i64)
+                .unwrap_or(1),
+        };
+        let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
+        Ok(Plan {
+            command,
+            target,
+            mix,
+            seeding,
+            seed,
+            ignore,
+            args: a,
+        })
+    }
+}
+
+/// Runs a linkbench command; `argv` is the whole command line, for the manifest.
+pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let plan = Plan::from_args(args)?;
+    match plan.command {
+        Command::Load => run_load(&plan),
+        Command::Request => {
+            if plan.args.client_impl == "mysql_async" {
+                run_request::<MysqlSession>(&plan, argv)
+            } else {
+                run_request::<WireSession>(&plan, argv)
+            }
+        }
+    }
+}
+
+fn run_load(plan: &Plan) -> Result<ExitCode> {
+    let a = &plan.args;
+    let maxid1 = a.maxid1.expect("validated");
+    let model = Model::new(plan.mix.clone(), a.startid1, maxid1).map_err(|e| anyhow!(e))?;
+    let loaders = match plan.seeding {
+        Seeding::JavaCompatible => 1,
+        Seeding::PerStream => a.loaders.unwrap_or(cpus()),
+    };
+    let cfg = LoadConfig {
+        target: plan.target.clone(),
+        dialect: Dialect::Mysql,
+        model: Arc::new(model),
+        loaders,
+        seeding: plan.seeding,
+        seed: plan.seed,
+        partitions: a.partitions,
+        batch: a.batch,
+        progress: Some(Duration::from_secs(5)),
+    };
+    eprintln!(
+        "Loading ids [{}, {maxid1}) into {} with {} loader(s){}, --seed {}{}",
+        a.startid1,
+        plan.target.database,
+        loaders,
+        if plan.seeding == Seeding::JavaCompatible {
+            " and one node loader"
+        } else {
+            ""
+        },
+        plan.seed,
+        if plan.seeding == Seeding::JavaCompatible {
+            " (java-compatible streams)"
+        } else {
+            ""
+        }
+    );
+    let r = load::load::<WireSession>(&cfg)?;
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    println!(
+        "LOAD PHASE COMPLETED. Loaded {} nodes (Expected {}). Loaded {} links ({:.2} links per node), {} counts. Took {:.1} seconds. Links/second = {:.0}",
+        r.nodes,
+        maxid1 - a.startid1,
+        r.links,
+        r.links as f64 / r.nodes.max(1) as f64,
+        r.counts,
+        secs,
+        r.links as f64 / secs
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ops per second of each op in an interval, then p95 of all.
+fn interval_line(r: &IntervalReport<'_>) -> String {
+    let s = r.stats;
+    let d = r.len_s();
+    let mut line = format!("[ {:.0}s ] ops/s {:.1} |", r.end_s, s.transactions as f64 / d);
+    for (t, name) in s.per_txn.iter().zip(OP_NAMES) {
+        if !t.response.is_empty() {
+            let _ = write!(line, " {name} {:.1}", t.response.len() as f64 / d);
+        }
+    }
+    let _ = write!(
+        line,
+        " | p95 {:.2} ms | retry {} err {}",
+        s.response.value_at_quantile(0.95) as f64 / 1000.0,
+        s.retries,
+        s.total_errors()
+    );
+    if r.warmup {
+        line.push_str(" (warmup)");
+    }
+    line
+}
+
+fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<ExitCode> {
+    let a = &plan.args;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (facts, recorded) = rt.block_on(async {
+        let mut s = measure::admin_session(&plan.target).await?;
+        let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
+        let mut recorded = (None, None, None);
+        recorded.0 = load::meta(&mut s, "startid1").await;
+        recorded.1 = load::meta(&mut s, "maxid1").await;
+        recorded.2 = load::meta(&mut s, "link_type_count").await;
+        if s.query_rows("SELECT 1 FROM linktable LIMIT 1").await.is_err() {
+            bail!(
+                "{} has no linktable: run `dbperf linkbench load --maxid1 N` (same --target) first",
+                plan.target.database
+            );
+        }
+        Ok::<_, anyhow::Error>((facts, recorded))
+    })?;
+    let maxid1 = match (a.maxid1, recorded.1) {
+        (Some(m), _) => m,
+        (None, Some(m)) => m,
+        (None, None) => bail!(
+            "the load's maxid1 is unknown (no {} table): give --maxid1 as loaded",
+            crate::workloads::linkbench::schema::META_TABLE
+        ),
+    };
+    let startid1 = if a.startid1 != 1 {
+        a.startid1
+    } else {
+        recorded.0.unwrap_or(1)
+    };
+    if let Some(t) = recorded.2 {
+        if t != plan.mix.link_types {
+            eprintln!(
+                "warning: the load used link_type_count {t}, the --mix has {}; id2 choices will not match the data",
+                plan.mix.link_types
+            );
+        }
+    }
+    let model = Arc::new(Model::new(plan.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
+    let requesters = a.requesters as usize;
+    let rngs = requester_rngs(plan.seeding, plan.seed, requesters);
+    let workload = Arc::new(LinkBenchWorkload::<S> {
+        target: plan.target.clone(),
+        ignore: plan.ignore.clone(),
+        dialect: Dialect::Mysql,
+        model,
+        rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
+        session: std::marker::PhantomData,
+    });
+    let duration = (a.time > 0).then(|| Duration::from_secs(a.time));
+    let mut run = RunConfig::new(requesters, duration);
+    if a.requests_per_requester > 0 {
+        run.events = Some(a.requests_per_requester * requesters as u64);
+    }
+    if a.rate > 0.0 {
+        run.arrival = Arrival::Poisson {
+            rate: a.rate * requesters as f64,
+        };
+    }
+    run.warmup = Duration::from_secs(a.warmup_time);
+    run.interval = Duration::from_secs_f64(a.report_interval);
+    run.client_threads = a.client_threads.unwrap_or(cpus()).max(1);
+    run.seed = plan.seed as u64;
+    let mut options = serde_json::Map::new();
+    options.insert("mix".into(), a.mix.clone().into());
+    options.insert("startid1".into(), startid1.into());
+    options.insert("maxid1".into(), maxid1.into());
+    options.insert("requesters".into(), requesters.into());
+    options.insert("requests_per_requester".into(), a.requests_per_requester.into());
+    options.insert("time_s".into(), a.time.into());
+    options.insert("warmup_s".into(), a.warmup_time.into());
+    options.insert("rate_per_requester".into(), a.rate.into());
+    options.insert("client_impl".into(), a.client_impl.clone().into());
+    options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
+    let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
+    let version = facts.version.clone();
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — LinkBench {} request phase, ids [{startid1}, {maxid1}), {requesters} requester(s) on {} ({version}); results in {}",
+            env!("CARGO_PKG_VERSION"),
+            a.mix,
+            plan.target.endpoint(),
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.results_dir,
+        name: "linkbench",
+        options,
+        seeds,
+        target: &plan.target,
+        facts,
+        run: &run,
+        print_every: 1,
+        telemetry: measure::telemetry_config(
+            a.no_telemetry,
+            a.telemetry_interval,
+            &plan.target,
+            ServerTelemetryOptions::default(),
+        ),
+        rand_type: "linkbench",
+        threads: requesters as u32,
+        banner: &banner,
+        live: LiveLine::Custom(Box::new(interval_line)),
+        metrics_addr: a.metrics_addr.as_deref(),
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    let ops = dbperf_engine::OpTable {
+        transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
+        statements: Vec::new(),
+    };
+    let per_op: Vec<_> = Op::ALL
+        .iter()
+        .map(|&o| &m.outcome.total.per_txn[o as usize].response)
+        .collect();
+    let stats = report::all_stats(&ops, &per_op);
+    let csv = report::csv(&stats);
+    std::fs::write(m.dir.file("linkbench-csvstats.csv")?, &csv).context("writing linkbench-csvstats.csv")?;
+    if let Some(path) = &a.csvstats {
+        std::fs::write(path, &csv).with_context(|| format!("writing --csvstats {}", path.display()))?;
+    }
+    m.dir.write_json("linkbench.json", &stats)?;
+    println!();
+    print!("{}", report::text(&stats));
+    let total = m.outcome.total.transactions;
+    println!(
+        "REQUEST PHASE COMPLETED. {total} requests done in {:.0} seconds. Requests/second = {:.0}",
+        m.outcome.measured_s,
+        total as f64 / m.outcome.measured_s.max(1e-9)
+    );
+    Ok(measure::finish(&m))
+}

@@ -1,0 +1,617 @@
+//! The load phase: tables created fresh, then nodes, links and counts generated id by id
+//! and sent as multi-row INSERTs of `batch` rows by `loaders` connections, each on its own
+//! thread. Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
+//!
+//! Work comes in chunks of 2,048 ids, link chunks in reverse order as the reference queues
+//! them. With [`Seeding::PerStream`] every chunk draws from its own stream, so the rows do
+//! not depend on the number of loaders. With [`Seeding::JavaCompatible`] one link loader
+//! shares one `java.util.Random` over all chunks and one node loader has its own, both
+//! seeded from a SHA1PRNG master as the reference does, so the rows equal the reference's
+//! (times aside, which follow the clock).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::dist::MotifGen;
+use super::jrand::{derive_seed, JavaRandom, Sha1Prng};
+use super::schema::{Dialect, META_TABLE};
+use super::{Model, Seeding, LINK_TYPE_BASE, NODE_TYPE};
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::{DbError, Param, Session, StmtId, Target};
+
+/// Ids per unit of work (the reference's `loader_chunk_size`).
+pub const CHUNK: i64 = 2048;
+
+/// What to load.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    /// Where.
+    pub target: Target,
+    /// SQL spelling.
+    pub dialect: Dialect,
+    /// Ids, out-degrees, payload sizes.
+    pub model: Arc<Model>,
+    /// Loader connections (threads).
+    pub loaders: usize,
+    /// How streams are seeded.
+    pub seeding: Seeding,
+    /// The seed.
+    pub seed: i64,
+    /// linktable partitions (0: none).
+    pub partitions: u32,
+    /// Rows per INSERT.
+    pub batch: usize,
+    /// Print progress lines on stderr every this often (None: quiet).
+    pub progress: Option<Duration>,
+}
+
+/// What a load did.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    /// Rows inserted.
+    pub nodes: u64,
+    pub links: u64,
+    pub counts: u64,
+    /// Wall time of the data load (table creation excluded).
+    pub elapsed: Duration,
+}
+
+/// A failed load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// LinkBench tables exist that dbperf did not create.
+    #[error("{0}")]
+    Conflict(String),
+    /// The server refused a statement.
+    #[error("{what}: {source}")]
+    Db {
+        /// What dbperf was doing.
+        what: String,
+        /// The server's error.
+        source: DbError,
+    },
+    /// A loader thread failed outside the database.
+    #[error("{0}")]
+    Internal(String),
+}
+
+fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> LoadError {
+    let what = what.into();
+    move |source| LoadError::Db { what, source }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A unit of work.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    Links { chunk: i64, start: i64, end: i64 },
+    Nodes { chunk: i64, start: i64, end: i64 },
+}
+
+/// Counters shared by loaders and the progress printer.
+#[derive(Default)]
+struct Progress {
+    id1s: AtomicU64,
+    links: AtomicU64,
+    nodes: AtomicU64,
+    counts: AtomicU64,
+    failed: AtomicBool,
+}
+
+/// Rows of one table waiting for their INSERT: integer columns and payload bytes.
+struct Batch {
+    ints: Vec<i64>,
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    per_row: usize,
+    full: Option<StmtId>,
+}
+
+impl Batch {
+    fn new(per_row: usize, batch: usize) -> Batch {
+        Batch {
+            ints: Vec::with_capacity(per_row * batch),
+            data: Vec::new(),
+            ends: Vec::with_capacity(batch),
+            per_row,
+            full: None,
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.ints.len() / self.per_row
+    }
+}
+
+/// The tables' shapes: integer columns per row and where the payload goes.
+#[derive(Clone, Copy)]
+enum Table {
+    /// id1, id2, link_type, visibility, [data], time, version
+    Links,
+    /// id, link_type, count, time, version
+    Counts,
+    /// id, type, version, time, [data]
+    Nodes,
+}
+
+impl Table {
+    fn ints(self) -> usize {
+        match self {
+            Table::Links => 6,
+            Table::Counts => 5,
+            Table::Nodes => 4,
+        }
+    }
+
+    /// Index among the columns where the payload sits, if any.
+    fn data_at(self) -> Option<usize> {
+        match self {
+            Table::Links => Some(4),
+            Table::Counts => None,
+            Table::Nodes => Some(4),
+        }
+    }
+
+    fn sql(self, d: Dialect, rows: usize) -> String {
+        match self {
+            Table::Links => d.bulk_links(rows),
+            Table::Counts => d.bulk_counts(rows),
+            Table::Nodes => d.bulk_nodes(rows),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Links => "linktable",
+            Table::Counts => "counttable",
+            Table::Nodes => "nodetable",
+        }
+    }
+}
+
+/// One loader: its session, batches and generators.
+struct Loader<S> {
+    session: S,
+    dialect: Dialect,
+    batch: usize,
+    links: Batch,
+    counts: Batch,
+    nodes: Batch,
+}
+
+impl<S: Session> Loader<S> {
+    async fn flush(&mut self, table: Table) -> Result<(), LoadError> {
+        let (b, d, size) = match table {
+            Table::Links => (&mut self.links, self.dialect, self.batch),
+            Table::Counts => (&mut self.counts, self.dialect, self.batch),
+            Table::Nodes => (&mut self.nodes, self.dialect, self.batch),
+        };
+        let rows = b.rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let stmt = if rows == size {
+            match b.full {
+                Some(s) => s,
+                None => {
+                    let s = self.session.prepare(&table.sql(d, rows)).await.map_err(ctx(format!(
+                        "preparing the {}-row INSERT into {}",
+                        rows,
+                        table.name()
+                    )))?;
+                    b.full = Some(s);
+                    s
+                }
+            }
+        } else {
+            self.session
+                .prepare(&table.sql(d, rows))
+                .await
+                .map_err(ctx(format!("preparing the {rows}-row INSERT into {}", table.name())))?
+        };
+        let n = table.ints();
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(rows * (n + 1));
+        let mut data_start = 0;
+        for r in 0..rows {
+            let ints = &b.ints[r * n..(r + 1) * n];
+            for (c, &v) in ints.iter().enumerate() {
+                if table.data_at() == Some(c) {
+                    let end = b.ends[r];
+                    params.push(Param::Bytes(&b.data[data_start..end]));
+                    data_start = end;
+                }
+                params.push(Param::Int(v));
+            }
+            if table.data_at() == Some(n) {
+                let end = b.ends[r];
+                params.push(Param::Bytes(&b.data[data_start..end]));
+                data_start = end;
+            }
+        }
+        self.session
+            .exec(stmt, &params)
+            .await
+            .map_err(ctx(format!("inserting {rows} rows into {}", table.name())))?;
+        drop(params);
+        b.ints.clear();
+        b.data.clear();
+        b.ends.clear();
+        Ok(())
+    }
+}
+
+/// Random streams of a loader for one unit of work.
+struct Streams {
+    rng: JavaRandom,
+    links: MotifGen,
+    nodes: MotifGen,
+}
+
+fn streams(model: &Model, rng: JavaRandom) -> Streams {
+    let m = &model.mix;
+    Streams {
+        rng,
+        links: MotifGen::new(m.link_add.start, m.link_add.end, m.link_add.uniqueness),
+        nodes: MotifGen::new(m.node_add.start, m.node_add.end, m.node_add.uniqueness),
+    }
+}
+
+async fn load_links<S: Session>(
+    l: &mut Loader<S>,
+    model: &Model,
+    s: &mut Streams,
+    start: i64,
+    end: i64,
+    progress: &Progress,
+) -> Result<(), LoadError> {
+    let now = now_ms();
+    let mut links = 0;
+    for id1 in start..end {
+        for t in 0..model.mix.link_types {
+            let n = model.links.of_type(id1, t);
+            let link_type = LINK_TYPE_BASE + t;
+            let mut max_time = 0;
+            for j in 0..n {
+                let size = model.link_size.choose(&mut s.rng) as usize;
+                let from = l.links.data.len();
+                l.links.data.resize(from + size, 0);
+                s.links.fill(&mut s.rng, &mut l.links.data[from..]);
+                let time = now - (i32::MAX as i64) - 1 + s.rng.next_int() as i64;
+                max_time = max_time.max(time);
+                l.links.ends.push(l.links.data.len());
+                l.links.ints.extend_from_slice(&[id1, id1 + j, link_type, 1, time, 0]);
+                links += 1;
+                if l.links.rows() >= l.batch {
+                    l.flush(Table::Links).await?;
+                }
+            }
+            if n > 0 {
+                l.counts.ints.extend_from_slice(&[id1, link_type, n, max_time, 0]);
+                progress.counts.fetch_add(1, Ordering::Relaxed);
+                if l.counts.rows() >= l.batch {
+                    l.flush(Table::Counts).await?;
+                }
+            }
+        }
+    }
+    progress.links.fetch_add(links, Ordering::Relaxed);
+    progress.id1s.fetch_add((end - start) as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+async fn load_nodes<S: Session>(
+    l: &mut Loader<S>,
+    model: &Model,
+    s: &mut Streams,
+    start: i64,
+    end: i64,
+    progress: &Progress,
+) -> Result<(), LoadError> {
+    let now_s = now_ms() / 1000;
+    for id in start..end {
+        let size = model.node_size.choose(&mut s.rng) as usize;
+        let from = l.nodes.data.len();
+        l.nodes.data.resize(from + size, 0);
+        s.nodes.fill(&mut s.rng, &mut l.nodes.data[from..]);
+        l.nodes.ends.push(l.nodes.data.len());
+        l.nodes.ints.extend_from_slice(&[id, NODE_TYPE, 1, now_s]);
+        if l.nodes.rows() >= l.batch {
+            l.flush(Table::Nodes).await?;
+            progress.nodes.fetch_add(l.batch as u64, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+async fn connect<S: Session>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
+    let mut session = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting a loader"))?;
+    for sql in cfg.dialect.session_setup() {
+        session.query(sql).await.map_err(ctx(*sql))?;
+    }
+    Ok(Loader {
+        session,
+        dialect: cfg.dialect,
+        batch: cfg.batch,
+        links: Batch::new(Table::Links.ints(), cfg.batch),
+        counts: Batch::new(Table::Counts.ints(), cfg.batch),
+        nodes: Batch::new(Table::Nodes.ints(), cfg.batch),
+    })
+}
+
+/// One loader thread's work: units from the shared queue, each with its own streams
+/// (per-stream seeding), or the fixed shared streams (Java-compatible).
+async fn run_loader<S: Session>(
+    cfg: &LoadConfig,
+    queue: &[Work],
+    next: &AtomicUsize,
+    mut shared: Option<Streams>,
+    progress: &Progress,
+) -> Result<(), LoadError> {
+    let mut l = connect::<S>(cfg).await?;
+    let model = &cfg.model;
+    loop {
+        if progress.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&w) = queue.get(i) else { break };
+        match w {
+            Work::Links { chunk, start, end } => {
+                let mut own;
+                let s = match shared.as_mut() {
+                    Some(s) => s,
+                    None => {
+                        own = streams(model, JavaRandom::new(derive_seed(cfg.seed as u64, chunk as u64)));
+                        &mut own
+                    }
+                };
+                load_links(&mut l, model, s, start, end, progress).await?;
+            }
+            Work::Nodes { chunk, start, end } => {
+                let mut own;
+                let s = match shared.as_mut() {
+                    Some(s) => s,
+                    None => {
+                        own = streams(
+                            model,
+                            JavaRandom::new(derive_seed(cfg.seed as u64, (1 << 40) + chunk as u64)),
+                        );
+                        &mut own
+                    }
+                };
+                load_nodes(&mut l, model, s, start, end, progress).await?;
+            }
+        }
+    }
+    let pending = l.nodes.rows() as u64;
+    l.flush(Table::Links).await?;
+    l.flush(Table::Counts).await?;
+    l.flush(Table::Nodes).await?;
+    progress.nodes.fetch_add(pending, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Drops and creates the tables, records the load parameters.
+pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
+    let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting"))?;
+    let tables: Vec<String> = admin
+        .query_rows("SHOW TABLES")
+        .await
+        .map_err(ctx("listing tables"))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let has = |t: &str| tables.iter().any(|e| e.eq_ignore_ascii_case(t));
+    if !has(META_TABLE) {
+        if let Some(t) = ["linktable", "counttable", "nodetable"].into_iter().find(|t| has(t)) {
+            return Err(LoadError::Conflict(format!(
+                "table {t} already exists in {} and was not created by `dbperf linkbench load`; \
+                 drop linktable, counttable and nodetable yourself (or load into another database) and run the load again",
+                cfg.target.database
+            )));
+        }
+    }
+    for sql in cfg
+        .dialect
+        .drop_tables()
+        .into_iter()
+        .chain(cfg.dialect.create_tables(cfg.partitions))
+    {
+        admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+    }
+    let m = &cfg.model;
+    for (k, v) in [
+        ("startid1", m.startid1),
+        ("maxid1", m.maxid1),
+        ("link_type_count", m.mix.link_types),
+        ("seed", cfg.seed),
+    ] {
+        admin
+            .query(&format!("INSERT INTO {META_TABLE} (name, value) VALUES ('{k}', {v})"))
+            .await
+            .map_err(ctx(format!("writing {META_TABLE}")))?;
+    }
+    Ok(())
+}
+
+/// Reads a load parameter back (`None` when the table or the row is missing).
+pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
+    let rows = s
+        .query_rows(&format!("SELECT value FROM {META_TABLE} WHERE name = '{name}'"))
+        .await
+        .ok()?;
+    rows.first()?.first()?.as_deref()?.parse().ok()
+}
+
+/// Creates the tables and loads them.
+pub fn load<S: Session>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LoadError::Internal(format!("starting a runtime: {e}")))?;
+    rt.block_on(create_tables::<S>(cfg))?;
+    let m = &cfg.model;
+    let mut link_work: Vec<Work> = Vec::new();
+    let mut node_work: Vec<Work> = Vec::new();
+    let mut chunk = 0;
+    let mut id = m.startid1;
+    while id < m.maxid1 {
+        let end = (id + CHUNK).min(m.maxid1);
+        link_work.push(Work::Links { chunk, start: id, end });
+        node_work.push(Work::Nodes { chunk, start: id, end });
+        chunk += 1;
+        id = end;
+    }
+    link_work.reverse();
+    let progress = Progress::default();
+    let started = Instant::now();
+    let done = AtomicBool::new(false);
+    let (ln, nn, next) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let queue: Vec<Work> = interleave(&link_work, &node_work);
+    let result: Result<(), LoadError> = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        match cfg.seeding {
+            Seeding::JavaCompatible => {
+                let mut master = Sha1Prng::linkbench_master(cfg.seed);
+                let node_rng = JavaRandom::new(master.next_long());
+                let chunk_rng = JavaRandom::new(master.next_long());
+                let (lw, nw) = (&link_work, &node_work);
+                let (ln, nn) = (&ln, &nn);
+                let progress = &progress;
+                let link_streams = streams(m, chunk_rng);
+                let node_streams = streams(m, node_rng);
+                handles.push(scope.spawn(move || thread_main::<S>(cfg, lw, ln, Some(link_streams), progress)));
+                handles.push(scope.spawn(move || thread_main::<S>(cfg, nw, nn, Some(node_streams), progress)));
+                finish(handles, &done, progress, cfg, started)
+            }
+            Seeding::PerStream => {
+                let (queue, next, progress) = (&queue, &next, &progress);
+                for _ in 0..cfg.loaders.max(1) {
+                    handles.push(scope.spawn(move || thread_main::<S>(cfg, queue, next, None, progress)));
+                }
+                finish(handles, &done, progress, cfg, started)
+            }
+        }
+    });
+    result?;
+    Ok(LoadReport {
+        nodes: progress.nodes.load(Ordering::Relaxed),
+        links: progress.links.load(Ordering::Relaxed),
+        counts: progress.counts.load(Ordering::Relaxed),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Node chunks spread among the link chunks, so loaders stay busy until the end.
+fn interleave(links: &[Work], nodes: &[Work]) -> Vec<Work> {
+    let mut out = Vec::with_capacity(links.len() + nodes.len());
+    let mut n = nodes.iter();
+    for l in links {
+        out.push(*l);
+        if let Some(w) = n.next() {
+            out.push(*w);
+        }
+    }
+    out.extend(n.copied());
+    out
+}
+
+fn thread_main<S: Session>(
+    cfg: &LoadConfig,
+    queue: &[Work],
+    next: &AtomicUsize,
+    shared: Option<Streams>,
+    progress: &Progress,
+) -> Result<(), LoadError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LoadError::Internal(format!("starting a runtime: {e}")))?;
+    let r = rt.block_on(run_loader::<S>(cfg, queue, next, shared, progress));
+    if r.is_err() {
+        progress.failed.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+/// Waits for the loader threads, printing progress meanwhile; the first error wins.
+fn finish(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), LoadError>>>,
+    done: &AtomicBool,
+    progress: &Progress,
+    cfg: &LoadConfig,
+    started: Instant,
+) -> Result<(), LoadError> {
+    let total = (cfg.model.maxid1 - cfg.model.startid1) as u64;
+    let mut last = Instant::now();
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(every) = cfg.progress {
+            if last.elapsed() >= every {
+                last = Instant::now();
+                let s = started.elapsed().as_secs_f64().max(1e-9);
+                let (ids, links, nodes) = (
+                    progress.id1s.load(Ordering::Relaxed),
+                    progress.links.load(Ordering::Relaxed),
+                    progress.nodes.load(Ordering::Relaxed),
+                );
+                eprintln!(
+                    "{ids}/{total} id1s loaded ({:.1}% complete) at {:.0} id1s/s; {links} links at {:.0} links/s; {nodes} nodes",
+                    100.0 * ids as f64 / total as f64,
+                    ids as f64 / s,
+                    links as f64 / s
+                );
+            }
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    let mut first = None;
+    for h in handles {
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err(LoadError::Internal("a loader thread panicked".into())));
+        if let Err(e) = r {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleave_keeps_every_unit() {
+        let l: Vec<Work> = (0..3)
+            .map(|c| Work::Links {
+                chunk: c,
+                start: 0,
+                end: 1,
+            })
+            .collect();
+        let n: Vec<Work> = (0..5)
+            .map(|c| Work::Nodes {
+                chunk: c,
+                start: 0,
+                end: 1,
+            })
+            .collect();
+        let q = interleave(&l, &n);
+        assert_eq!(q.len(), 8);
+        assert!(matches!(q[0], Work::Links { chunk: 0, .. }));
+        assert!(matches!(q[1], Work::Nodes { chunk: 0, .. }));
+        assert!(matches!(q[7], Work::Nodes { chunk: 4, .. }));
+    }
+}
