@@ -446,16 +446,35 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
     causes
 }
 
-/// The run-wide checkpoint line of a PostgreSQL run.
+/// The run-wide checkpoint line of a PostgreSQL run. More requested checkpoints than timed
+/// ones, at least two and at least one a minute, is a checkpoint storm: WAL outgrows `max_wal_size` and
+/// every checkpoint is forced early, with its full-page-image burst after it.
 fn pg_checkpoint_note(rows: &[&TelemetryRow]) -> Option<String> {
     let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
     let distance = max_of(rows, TelemetryRow::checkpoint_pct)?;
     let trigger = max_of(rows, server("checkpoint_trigger_pct")).unwrap_or(100.0 / 1.9);
-    Some(format!(
-        "checkpoints: {:.0} requested, {:.0} timed; checkpoint distance at most {distance:.0}% of max_wal_size          (a checkpoint is requested at {trigger:.0}%)",
+    let (requested, timed) = (
         total(rows, server("checkpoints_requested")),
         total(rows, server("checkpoints_timed")),
-    ))
+    );
+    let span = match (rows.first(), rows.last()) {
+        (Some(a), Some(b)) => b.t_s - a.t_s + b.interval_s.unwrap_or(1.0),
+        _ => 0.0,
+    };
+    let line = format!(
+        "{requested:.0} requested, {timed:.0} timed; checkpoint distance at most {distance:.0}% of max_wal_size \
+         (a checkpoint is requested at {trigger:.0}%)"
+    );
+    Some(
+        if requested >= 2.0 && requested > timed && span > 0.0 && requested / span * 60.0 >= 1.0 {
+            format!(
+                "checkpoint storm: a requested checkpoint every {:.1} s over {span:.0} s, {line}; raise max_wal_size",
+                span / requested
+            )
+        } else {
+            format!("checkpoints: {line}")
+        },
+    )
 }
 
 /// Explanations for a stall from the samples taken `during` it, against the `baseline`
@@ -719,6 +738,25 @@ mod tests {
                                            else { json!([{"event": "Client/ClientRead", "count": 1, "time_ms": 1000.0}]) }}})
             })
             .collect()
+    }
+
+    #[test]
+    fn requested_checkpoints_every_few_seconds_are_a_storm_without_any_stall() {
+        let rows: Vec<TelemetryRow> = pg_samples(None, 20.0)
+            .into_iter()
+            .map(|mut v| {
+                let t = v["t_s"].as_f64().unwrap();
+                v["server"]["checkpoints_requested"] = json!(u64::from(t as u64 % 4 == 0));
+                v["server"]["checkpoint_pct"] = json!(if t as u64 % 4 == 0 { 120.0 } else { 40.0 });
+                serde_json::from_value(v).unwrap()
+            })
+            .collect();
+        let rows: Vec<&TelemetryRow> = rows.iter().collect();
+        assert_eq!(
+            pg_checkpoint_note(&rows).unwrap(),
+            "checkpoint storm: a requested checkpoint every 4.0 s over 32 s, 8 requested, 0 timed; \
+             checkpoint distance at most 120% of max_wal_size (a checkpoint is requested at 53%); raise max_wal_size"
+        );
     }
 
     #[test]

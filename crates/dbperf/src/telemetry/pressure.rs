@@ -22,10 +22,14 @@ pub struct Pressure {
     pub samples: usize,
     /// Highest checkpoint age, percent of its maximum (`None`: not reported by the server).
     pub checkpoint_max_pct: Option<f64>,
-    /// Samples with a checkpoint age.
+    /// Samples with a checkpoint age (MySQL/MariaDB only: PostgreSQL has no sync flush
+    /// point, its checkpoint distance goes past 100% as WAL outgrows `max_wal_size`).
     pub checkpoint_samples: usize,
     /// ... of which at or above [`SYNC_FLUSH_PCT`].
     pub sync_flush_samples: usize,
+    /// Requested (not timed) checkpoints over the samples (PostgreSQL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoints_requested: Option<f64>,
     /// Highest dirty pages, percent of the buffer pool.
     pub dirty_max_pct: Option<f64>,
     /// The server's `innodb_max_dirty_pages_pct`.
@@ -45,11 +49,15 @@ impl Pressure {
     pub(crate) fn of(rows: &[&TelemetryRow]) -> Pressure {
         let ckpt: Vec<f64> = rows.iter().filter_map(|s| s.checkpoint_pct()).collect();
         let cpus: Vec<f64> = rows.iter().filter_map(|s| s.client_cpu()).collect();
+        let requested: Vec<f64> = rows.iter().filter_map(|s| s.server("checkpoints_requested")).collect();
+        let postgres = rows.iter().any(|r| r.server("checkpoint_trigger_pct").is_some());
+        let age = if postgres { &[][..] } else { &ckpt[..] };
         Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
-            checkpoint_samples: ckpt.len(),
-            sync_flush_samples: ckpt.iter().filter(|p| **p >= SYNC_FLUSH_PCT).count(),
+            checkpoint_samples: age.len(),
+            sync_flush_samples: age.iter().filter(|p| **p >= SYNC_FLUSH_PCT).count(),
+            checkpoints_requested: (!requested.is_empty()).then(|| requested.iter().sum()),
             dirty_max_pct: max_of(rows, |r| r.server("dirty_pages_pct")),
             max_dirty_pages_pct: rows.iter().find_map(|s| s.server("max_dirty_pages_pct")),
             top_wait: top_wait(rows),

@@ -52,6 +52,8 @@ pub struct InsideColumn {
     pub checkpoint_max_pct: Option<f64>,
     /// Share of all its samples taken in sync flush (checkpoint age >= 90%), percent.
     pub sync_flush_pct: Option<f64>,
+    /// Requested checkpoints over all its runs (PostgreSQL).
+    pub checkpoints_requested: Option<f64>,
     /// Highest dirty pages in any run, percent of the buffer pool.
     pub dirty_max_pct: Option<f64>,
     /// The top wait named by most runs (ties: the first run's).
@@ -79,6 +81,10 @@ impl InsideColumn {
             tps_cv_pct: median(&cvs),
             checkpoint_max_pct: max(|p| p.checkpoint_max_pct),
             sync_flush_pct: (checkpoint_samples > 0).then(|| sync_samples as f64 * 100.0 / checkpoint_samples as f64),
+            checkpoints_requested: pressures
+                .iter()
+                .filter_map(|p| p.checkpoints_requested)
+                .reduce(|a, b| a + b),
             dirty_max_pct: max(|p| p.dirty_max_pct),
             top_wait: most_named(pressures.iter().filter_map(|p| p.top_wait.as_deref())),
             client_cpu_max_pct: max(|p| p.client_cpu_max_pct),
@@ -104,6 +110,11 @@ impl InsideColumn {
             ),
             ("checkpoint age max", pct(self.checkpoint_max_pct)),
             ("time in sync flush", pct(self.sync_flush_pct)),
+            (
+                "requested checkpoints",
+                self.checkpoints_requested
+                    .map_or("-".to_string(), |n| format!("{n:.0}")),
+            ),
             ("dirty pages max", pct(self.dirty_max_pct)),
             (
                 "top wait",
@@ -147,6 +158,7 @@ mod tests {
             checkpoint_max_pct: Some(if ckpt.1 > 0 { 100.0 } else { 40.0 }),
             checkpoint_samples: ckpt.0,
             sync_flush_samples: ckpt.1,
+            checkpoints_requested: None,
             dirty_max_pct: Some(12.0),
             max_dirty_pages_pct: Some(90.0),
             top_wait: Some(top.to_string()),
@@ -187,9 +199,10 @@ mod tests {
         let lines = column.lines();
         assert_eq!(lines[0], ("stalls (analyze)", "3 in 3 run(s)".to_string()));
         assert_eq!(lines[3], ("time in sync flush", "35%".to_string()));
-        assert_eq!(lines[5], ("top wait", "mutex/innodb/log_sys_mutex".to_string()));
+        assert_eq!(lines[4], ("requested checkpoints", "-".to_string()));
+        assert_eq!(lines[6], ("top wait", "mutex/innodb/log_sys_mutex".to_string()));
         assert_eq!(
-            lines[6],
+            lines[7],
             ("client CPU max", "95% (client-bound in 1 run(s))".to_string())
         );
     }
