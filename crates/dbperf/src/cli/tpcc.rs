@@ -16,6 +16,8 @@ use super::record::LiveLine;
 use super::tpcc_report;
 use super::tpch::LoadMethodArg;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::pg::PgSession;
+use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
@@ -159,9 +161,13 @@ impl Plan {
             None => bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`)"),
         };
         let kind: SchemaKind = a.schema.parse().map_err(|e: String| anyhow!(e))?;
+        if kind == SchemaKind::TpccMysql && target.scheme == Scheme::Postgres {
+            bail!("--schema tpcc-mysql is tpcc-mysql's MySQL schema; on PostgreSQL use the default --schema dbperf");
+        }
         let schema = Schema {
             kind,
             history_pk: a.history_pk,
+            scheme: target.scheme,
         };
         let mode: Mode = a.mode.parse().map_err(|e: String| anyhow!(e))?;
         if matches!(command, Command::Prepare | Command::Run) && a.warehouses.is_none() {
@@ -289,7 +295,9 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
         }
         Command::Run => {
             let (facts, c_last_load) = rt.block_on(before_run(&plan))?;
-            let code = if plan.args.client_impl == "mysql_async" {
+            let code = if plan.target.scheme == Scheme::Postgres {
+                run_benchmark::<PgSession>(&plan, facts, c_last_load, argv)?
+            } else if plan.args.client_impl == "mysql_async" {
                 run_benchmark::<MysqlSession>(&plan, facts, c_last_load, argv)?
             } else {
                 run_benchmark::<WireSession>(&plan, facts, c_last_load, argv)?
@@ -374,11 +382,16 @@ async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
     }
     let c_last_load = prepare::meta(&mut s, "c_last_load").await;
     if c_last_load.is_some() {
-        s.query(&format!(
-            "INSERT INTO {META_TABLE} (name, value) VALUES ('runs', 1) ON DUPLICATE KEY UPDATE value = value + 1"
-        ))
-        .await
-        .context("recording the run in the bookkeeping table")?;
+        let bump = if plan.schema.postgres() {
+            format!("INSERT INTO {META_TABLE} AS m (name, value) VALUES ('runs', 1) ON CONFLICT (name) DO UPDATE SET value = m.value + 1")
+        } else {
+            format!(
+                "INSERT INTO {META_TABLE} (name, value) VALUES ('runs', 1) ON DUPLICATE KEY UPDATE value = value + 1"
+            )
+        };
+        s.query(&bump)
+            .await
+            .context("recording the run in the bookkeeping table")?;
     } else {
         eprintln!("note: no dbperf bookkeeping in {}: C_LAST of the load is unknown, so the C-Run/C-Load delta rule (clause 2.1.6.1) is applied against a guess", plan.target.database);
     }

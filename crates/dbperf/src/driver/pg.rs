@@ -138,13 +138,14 @@ impl ToSql for Bind<'_> {
                 Param::Int(i) => i as f32,
                 Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
             }),
+            Type::NUMERIC => numeric_from_int(int(&self.0)?, out),
             Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA => match self.0 {
                 Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
                 Param::Bytes(b) => out.put_slice(b),
             },
             ref other => {
                 return Err(format!(
-                "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (?::text) in the statement"
+                "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (CAST(? AS TEXT)) in the statement"
             )
                 .into())
             }
@@ -157,6 +158,30 @@ impl ToSql for Bind<'_> {
     }
 
     tokio_postgres::types::to_sql_checked!();
+}
+
+/// Encodes an integer as a binary `numeric`: digit count, weight, sign, display scale,
+/// then base-10,000 digits, most significant first.
+fn numeric_from_int(v: i64, out: &mut BytesMut) {
+    let mut rest = v.unsigned_abs();
+    let mut digits = Vec::new();
+    while rest > 0 {
+        digits.push((rest % 10_000) as i16);
+        rest /= 10_000;
+    }
+    digits.reverse();
+    let weight = digits.len() as i16 - 1;
+    // Trailing zero groups are implied by the weight.
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    out.put_i16(digits.len() as i16);
+    out.put_i16(weight.max(0));
+    out.put_u16(if v < 0 { 0x4000 } else { 0 });
+    out.put_i16(0);
+    for d in digits {
+        out.put_i16(d);
+    }
 }
 
 /// A result cell's bytes as the server sent them (binary format).
@@ -486,6 +511,15 @@ pub fn default_ignore() -> IgnoreErrors {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn integers_encode_as_numeric_and_decode_back() {
+        for v in [0i64, 7, 9_999, 10_000, 10_001, 123_456_789, -42, 100_000_000, i64::MAX] {
+            let mut out = BytesMut::new();
+            numeric_from_int(v, &mut out);
+            assert_eq!(numeric_text(&out).as_deref(), Some(v.to_string().as_str()), "{v}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -155,6 +155,91 @@ impl InsertShape {
     }
 }
 
+/// How COPY gets one column of an [`InsertShape`] row: COPY takes values, not
+/// expressions, so the client evaluates them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum CopyField {
+    /// `?`: the value as is.
+    Value,
+    /// `?/N`: an integer in 1/N units, written as a decimal.
+    Scaled(i64),
+    /// `NULLIF(?,0)` / `NULLIF(?,'')`: NULL when the value is 0 or empty.
+    NullIfEmpty,
+    /// A literal (quotes removed).
+    Literal(String),
+}
+
+impl InsertShape {
+    fn copy_fields(&self) -> (Vec<&'static str>, Vec<CopyField>) {
+        let columns: Vec<&str> = self.columns.trim_matches(|c| c == '(' || c == ')').split(',').collect();
+        let exprs = split_top_level(
+            self.row
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or(self.row),
+        );
+        let fields = exprs
+            .iter()
+            .map(|e| match *e {
+                "?" => CopyField::Value,
+                e if e.starts_with("NULLIF(?") => CopyField::NullIfEmpty,
+                e if e.starts_with("?/") => CopyField::Scaled(e[2..].parse().expect("?/N with a number")),
+                e => CopyField::Literal(e.trim_matches('\'').to_string()),
+            })
+            .collect();
+        (columns, fields)
+    }
+
+    /// The `COPY ... FROM STDIN` statement that takes [`Batch::write_copy`]'s text.
+    pub fn copy_sql(&self) -> String {
+        let (columns, _) = self.copy_fields();
+        format!("COPY {} ({}) FROM STDIN", self.table, columns.join(","))
+    }
+
+    /// Appends `b`'s rows in COPY's text format, with every expression of the row
+    /// evaluated: the rows store what [`InsertShape::sql`] would.
+    pub fn write_copy(&self, b: &Batch, out: &mut Vec<u8>) {
+        let (_, fields) = self.copy_fields();
+        let mut vals = b.vals.iter();
+        for _ in 0..b.rows {
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b'\t');
+                }
+                if let CopyField::Literal(l) = f {
+                    out.extend_from_slice(l.as_bytes());
+                    continue;
+                }
+                let Some(v) = vals.next() else { return };
+                match (f, *v) {
+                    (CopyField::NullIfEmpty, Val::Int(0)) => out.extend_from_slice(b"\\N"),
+                    (CopyField::NullIfEmpty, Val::Text(a, z)) if a == z => out.extend_from_slice(b"\\N"),
+                    (CopyField::Scaled(n), Val::Int(x)) => {
+                        let digits = n.ilog10() as usize;
+                        let sign = if x < 0 { "-" } else { "" };
+                        let _ = write!(out, "{sign}{}.{:0digits$}", x.abs() / n, x.abs() % n);
+                    }
+                    (_, Val::Int(x)) => {
+                        let _ = write!(out, "{x}");
+                    }
+                    (_, Val::Text(a, z)) => {
+                        for &c in &b.text[a as usize..z as usize] {
+                            match c {
+                                b'\t' => out.extend_from_slice(b"\\t"),
+                                b'\n' => out.extend_from_slice(b"\\n"),
+                                b'\\' => out.extend_from_slice(b"\\\\"),
+                                c => out.push(c),
+                            }
+                        }
+                    }
+                }
+            }
+            out.push(b'\n');
+        }
+    }
+}
+
 /// Splits on commas outside parentheses and quotes.
 fn split_top_level(s: &str) -> Vec<&str> {
     let (mut parts, mut depth, mut quoted, mut start) = (Vec::new(), 0, false, 0);
@@ -525,6 +610,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
+            scheme: crate::driver::target::Scheme::Mysql,
         };
         assert_eq!(
             Table::Orders.shape(&schema).load_data_sql(),
@@ -542,6 +628,47 @@ mod tests {
             let fields = sql[sql.rfind('(').unwrap()..].matches(',').count();
             assert!(sql.contains(shape.table) && fields > 0, "{sql}");
         }
+    }
+
+    #[test]
+    fn copy_rows_carry_the_values_the_inserts_compute() {
+        let schema = Schema {
+            kind: super::super::schema::SchemaKind::Dbperf,
+            history_pk: false,
+            scheme: crate::driver::target::Scheme::Postgres,
+        };
+        let shape = Table::Orders.shape(&schema);
+        assert_eq!(
+            shape.copy_sql(),
+            "COPY orders (o_id,o_d_id,o_w_id,o_c_id,o_entry_d,o_carrier_id,o_ol_cnt,o_all_local) FROM STDIN"
+        );
+        let mut b = Batch::default();
+        for carrier in [0, 7] {
+            b.int(5);
+            b.int(1);
+            b.int(2);
+            b.int(9);
+            b.text(|t| t.extend_from_slice(b"2026-11-22 10:00:00"));
+            b.int(carrier);
+            b.int(11);
+            b.end_row();
+        }
+        let mut out = Vec::new();
+        shape.write_copy(&b, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "5\t1\t2\t9\t2026-11-22 10:00:00\t\\N\t11\t1\n5\t1\t2\t9\t2026-11-22 10:00:00\t7\t11\t1\n"
+        );
+        let mut b = Batch::default();
+        b.int(3);
+        b.int(4);
+        b.text(|t| t.extend_from_slice(b"name"));
+        b.int(1005);
+        b.text(|t| t.extend_from_slice(b"data"));
+        b.end_row();
+        let mut out = Vec::new();
+        Table::Item.shape(&schema).write_copy(&b, &mut out);
+        assert_eq!(out, b"3\t4\tname\t10.05\tdata\n");
     }
 
     #[test]
@@ -576,6 +703,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
+            scheme: crate::driver::target::Scheme::Mysql,
         };
         let lines: i64 = (1..=DISTRICTS)
             .flat_map(|d| (1..=CUSTOMERS).map(move |o| (d, o)))

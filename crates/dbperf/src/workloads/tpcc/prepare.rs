@@ -20,8 +20,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::load::{Batch, InsertShape, LoadParams, OrderPlan, RowGen, Table, Val, ITEMS, ROWS_PER_WAREHOUSE};
 use super::rand::NuConstants;
 use super::schema::{Schema, LOADED_TABLE, META_TABLE};
+use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Param, Session, StmtId, Target};
 use crate::workloads::LoadMethod;
 
@@ -91,8 +91,8 @@ fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
 }
 
 /// Connects a loading or administrative session.
-pub async fn connect(target: &Target) -> Result<WireSession, PrepareError> {
-    WireSession::connect(target, IgnoreErrors::Codes(Default::default()))
+pub async fn connect(target: &Target) -> Result<AnySession, PrepareError> {
+    AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(ctx("connecting"))
 }
@@ -106,12 +106,10 @@ pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
     rows.first()?.first()?.as_deref()?.parse().ok()
 }
 
-async fn set_meta(s: &mut WireSession, name: &str, value: i64) -> Result<(), PrepareError> {
-    s.query(&format!(
-        "REPLACE INTO {META_TABLE} (name, value) VALUES ('{name}', {value})"
-    ))
-    .await
-    .map_err(ctx(format!("writing {META_TABLE}")))?;
+async fn set_meta(s: &mut AnySession, schema: &Schema, name: &str, value: i64) -> Result<(), PrepareError> {
+    s.query(&schema.set_meta(name, value))
+        .await
+        .map_err(ctx(format!("writing {META_TABLE}")))?;
     Ok(())
 }
 
@@ -120,7 +118,7 @@ async fn set_meta(s: &mut WireSession, name: &str, value: i64) -> Result<(), Pre
 pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError> {
     let mut admin = connect(&cfg.target).await?;
     let existing: Vec<String> = admin
-        .query_rows("SHOW TABLES")
+        .query_rows(cfg.schema.list_tables())
         .await
         .map_err(ctx("listing tables"))?
         .into_iter()
@@ -163,9 +161,9 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             admin.query(&sql).await.map_err(ctx(sql.clone()))?;
         }
         let load = NuConstants::for_load(cfg.seed);
-        set_meta(&mut admin, "warehouses", cfg.warehouses as i64).await?;
-        set_meta(&mut admin, "seed", cfg.seed as i64).await?;
-        set_meta(&mut admin, "c_last_load", load.c_last).await?;
+        set_meta(&mut admin, &cfg.schema, "warehouses", cfg.warehouses as i64).await?;
+        set_meta(&mut admin, &cfg.schema, "seed", cfg.seed as i64).await?;
+        set_meta(&mut admin, &cfg.schema, "c_last_load", load.c_last).await?;
     }
     let c_last = meta(&mut admin, "c_last_load").await.ok_or_else(|| {
         PrepareError::Conflict(format!(
@@ -194,7 +192,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         .map(|&w| if w == 0 { ITEMS as u64 } else { ROWS_PER_WAREHOUSE })
         .sum();
     let method = match cfg.method {
-        LoadMethod::LoadData if !local_infile(&mut admin).await => {
+        // PostgreSQL loads with COPY whatever the method.
+        LoadMethod::LoadData if !cfg.schema.postgres() && !local_infile(&mut admin).await => {
             eprintln!(
                 "The server has local_infile=OFF, so rows go as INSERTs (slower); \
                  `SET GLOBAL local_infile=ON` or `--set local_infile=ON` on a sandbox enables LOAD DATA"
@@ -243,16 +242,16 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     if meta(&mut admin, "indexes").await != Some(1) {
         eprintln!("Building secondary indexes...");
         run_parallel(&cfg.target, cfg.schema.create_indexes(), cfg.connections).await?;
-        set_meta(&mut admin, "indexes", 1).await?;
+        set_meta(&mut admin, &cfg.schema, "indexes", 1).await?;
     }
     if cfg.foreign_keys && meta(&mut admin, "foreign_keys").await != Some(1) {
         eprintln!("Adding foreign keys...");
         for sql in cfg.schema.create_foreign_keys() {
             admin.query(&sql).await.map_err(ctx(sql.clone()))?;
         }
-        set_meta(&mut admin, "foreign_keys", 1).await?;
+        set_meta(&mut admin, &cfg.schema, "foreign_keys", 1).await?;
     }
-    set_meta(&mut admin, "ready", 1).await?;
+    set_meta(&mut admin, &cfg.schema, "ready", 1).await?;
     Ok(PrepareReport {
         units_loaded: units.len(),
         resumed_from,
@@ -263,7 +262,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
 }
 
 /// True when the server accepts `LOAD DATA LOCAL INFILE`.
-async fn local_infile(s: &mut WireSession) -> bool {
+async fn local_infile(s: &mut AnySession) -> bool {
     let v = s.query_rows("SELECT @@GLOBAL.local_infile").await;
     matches!(v.as_deref(), Ok([row]) if matches!(row.first(), Some(Some(v)) if v == "1" || v.eq_ignore_ascii_case("ON")))
 }
@@ -289,7 +288,7 @@ impl Loader {
     /// Loads warehouse `w` (ITEM for 0) in one transaction with its completion row.
     async fn unit(
         &mut self,
-        s: &mut WireSession,
+        s: &mut AnySession,
         w: i64,
         p: &LoadParams,
         bar: &ProgressBar,
@@ -305,7 +304,12 @@ impl Loader {
         for &t in tables {
             let shape = t.shape(&self.schema);
             let mut gen = RowGen::new(t, w, p, &plan);
-            let per_statement = match self.method {
+            let method = if self.schema.postgres() {
+                LoadMethod::LoadData
+            } else {
+                self.method
+            };
+            let per_statement = match method {
                 LoadMethod::LoadData => ROWS_PER_LOAD,
                 LoadMethod::Insert => ROWS_PER_INSERT,
             };
@@ -313,7 +317,7 @@ impl Loader {
                 self.batch.clear();
                 let more = gen.fill(&mut self.batch, per_statement);
                 if self.batch.rows > 0 {
-                    match self.method {
+                    match method {
                         LoadMethod::LoadData => self.load_data(s, shape).await?,
                         LoadMethod::Insert => self.flush(s, shape).await?,
                     }
@@ -336,17 +340,24 @@ impl Loader {
         Ok(rows)
     }
 
-    async fn load_data(&mut self, s: &mut WireSession, shape: InsertShape) -> Result<(), PrepareError> {
+    /// Sends the batch as one `LOAD DATA LOCAL INFILE` (MySQL) or `COPY` (PostgreSQL).
+    async fn load_data(&mut self, s: &mut AnySession, shape: InsertShape) -> Result<(), PrepareError> {
         let mut tsv = Vec::with_capacity(self.batch.text.len() + self.batch.vals.len() * 8);
-        self.batch.write_tsv(&mut tsv);
+        let sql = if self.schema.postgres() {
+            shape.write_copy(&self.batch, &mut tsv);
+            shape.copy_sql()
+        } else {
+            self.batch.write_tsv(&mut tsv);
+            shape.load_data_sql()
+        };
         let data = futures_util::stream::once(async move { Ok(bytes::Bytes::from(tsv)) }).boxed();
-        s.load_data_local(&shape.load_data_sql(), data)
+        s.stream_in(&sql, data)
             .await
             .map_err(ctx(format!("loading {}", shape.table)))?;
         Ok(())
     }
 
-    async fn flush(&mut self, s: &mut WireSession, shape: InsertShape) -> Result<(), PrepareError> {
+    async fn flush(&mut self, s: &mut AnySession, shape: InsertShape) -> Result<(), PrepareError> {
         let n = self.batch.rows;
         let stmt = match self.stmts.iter().find(|(t, r, _)| *t == shape.table && *r == n) {
             Some(&(_, _, id)) => id,
@@ -401,12 +412,15 @@ async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32
 /// Drops the TPC-C tables of `schema` and dbperf's bookkeeping tables (only these names).
 pub async fn cleanup(target: &Target, schema: &Schema) -> Result<(), PrepareError> {
     let mut s = connect(target).await?;
-    s.query("SET foreign_key_checks = 0")
-        .await
-        .map_err(ctx("SET foreign_key_checks"))?;
+    if !schema.postgres() {
+        s.query("SET foreign_key_checks = 0")
+            .await
+            .map_err(ctx("SET foreign_key_checks"))?;
+    }
+    let cascade = if schema.postgres() { " CASCADE" } else { "" };
     for t in schema.tables().iter().chain(&[LOADED_TABLE, META_TABLE]) {
         eprintln!("Dropping table '{t}'...");
-        s.query(&format!("DROP TABLE IF EXISTS {t}"))
+        s.query(&format!("DROP TABLE IF EXISTS {t}{cascade}"))
             .await
             .map_err(ctx(format!("dropping {t}")))?;
     }

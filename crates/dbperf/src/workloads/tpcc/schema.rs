@@ -7,6 +7,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::driver::target::Scheme;
+
 /// Which spelling of the schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -49,6 +51,8 @@ pub struct Schema {
     pub kind: SchemaKind,
     /// HISTORY gets an auto-increment primary key (Group Replication, Galera).
     pub history_pk: bool,
+    /// The server family: MySQL/MariaDB, or PostgreSQL (the dbperf spelling only).
+    pub scheme: Scheme,
 }
 
 impl Schema {
@@ -75,8 +79,42 @@ impl Schema {
         ]
     }
 
+    /// True on PostgreSQL.
+    pub fn postgres(&self) -> bool {
+        self.scheme == Scheme::Postgres
+    }
+
+    /// A transaction statement as this server takes it. On PostgreSQL an amount sent in
+    /// cents (`?/100`) is cast to BIGINT and divided by a numeric (`100.0`): PostgreSQL would
+    /// otherwise type the parameter from the integer divisor and divide as integers; and
+    /// `CONCAT(?, ...)`'s parameter is typed TEXT, which PostgreSQL cannot infer.
+    pub fn sql(&self, sql: &str) -> String {
+        if self.postgres() {
+            sql.replace("?/100", "CAST(? AS BIGINT)/100.0")
+                .replace("CONCAT(?,", "CONCAT(CAST(? AS TEXT),")
+        } else {
+            sql.to_string()
+        }
+    }
+
     /// CREATE TABLE statements (primary keys only; secondary indexes come after the data).
+    /// PostgreSQL gets the same columns with TIMESTAMP for DATETIME and no engine.
     pub fn create_tables(&self, engine: &str) -> Vec<String> {
+        let ddl = self.create_tables_mysql(engine);
+        if !self.postgres() {
+            return ddl;
+        }
+        let tail = format!(") ENGINE={engine}");
+        ddl.into_iter()
+            .map(|s| {
+                s.replace(" DATETIME", " TIMESTAMP")
+                    .replace("BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY", "BIGSERIAL PRIMARY KEY")
+                    .replace(&tail, ")")
+            })
+            .collect()
+    }
+
+    fn create_tables_mysql(&self, engine: &str) -> Vec<String> {
         let (wid, did, rate) = match self.kind {
             SchemaKind::Dbperf => ("INT", "INT", "DECIMAL(4,4)"),
             SchemaKind::TpccMysql => ("SMALLINT", "TINYINT", "DECIMAL(4,2)"),
@@ -110,6 +148,12 @@ impl Schema {
     /// Secondary indexes, built after the data: the two the transactions need (customer by
     /// last name, a customer's last order), and with tpcc-mysql's spelling its other ones.
     pub fn create_indexes(&self) -> Vec<String> {
+        if self.postgres() {
+            return vec![
+                "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)".into(),
+                "CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)".into(),
+            ];
+        }
         match self.kind {
             SchemaKind::Dbperf => vec![
                 "ALTER TABLE customer ADD INDEX customer_name (c_w_id, c_d_id, c_last, c_first)".into(),
@@ -146,10 +190,32 @@ impl Schema {
         .collect()
     }
 
+    /// Lists the tables of the database (names in the first column).
+    pub fn list_tables(&self) -> &'static str {
+        if self.postgres() {
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        } else {
+            "SHOW TABLES"
+        }
+    }
+
+    /// Sets `name` to `value` in the bookkeeping table.
+    pub fn set_meta(&self, name: &str, value: i64) -> String {
+        if self.postgres() {
+            format!(
+                "INSERT INTO {META_TABLE} (name, value) VALUES ('{name}', {value}) \
+                 ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"
+            )
+        } else {
+            format!("REPLACE INTO {META_TABLE} (name, value) VALUES ('{name}', {value})")
+        }
+    }
+
     /// The bookkeeping tables.
     pub fn create_bookkeeping(&self) -> [String; 2] {
+        let datetime = if self.postgres() { "TIMESTAMP" } else { "DATETIME" };
         [
-            format!("CREATE TABLE IF NOT EXISTS {LOADED_TABLE} (w_id INT NOT NULL PRIMARY KEY, loaded_at DATETIME NOT NULL)"),
+            format!("CREATE TABLE IF NOT EXISTS {LOADED_TABLE} (w_id INT NOT NULL PRIMARY KEY, loaded_at {datetime} NOT NULL)"),
             format!("CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR(32) NOT NULL PRIMARY KEY, value BIGINT NOT NULL)"),
         ]
     }
@@ -162,13 +228,31 @@ mod tests {
     #[test]
     fn both_spellings_create_every_table() {
         for kind in [SchemaKind::Dbperf, SchemaKind::TpccMysql] {
-            let s = Schema { kind, history_pk: true };
+            let s = Schema {
+                kind,
+                history_pk: true,
+                scheme: Scheme::Mysql,
+            };
             let ddl = s.create_tables("InnoDB");
             for (t, sql) in s.tables().iter().zip(&ddl) {
                 assert!(sql.starts_with(&format!("CREATE TABLE {t} (")), "{sql}");
             }
             assert!(ddl[5].contains("h_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"));
         }
+        let pg = Schema {
+            kind: SchemaKind::Dbperf,
+            history_pk: true,
+            scheme: Scheme::Postgres,
+        };
+        let ddl = pg.create_tables("InnoDB").join("\n");
+        assert!(
+            !ddl.contains("ENGINE") && !ddl.contains("DATETIME") && ddl.contains("h_id BIGSERIAL PRIMARY KEY"),
+            "{ddl}"
+        );
+        assert_eq!(
+            pg.sql("UPDATE warehouse SET w_ytd = w_ytd + ?/100 WHERE w_id = ?"),
+            "UPDATE warehouse SET w_ytd = w_ytd + CAST(? AS BIGINT)/100.0 WHERE w_id = ?"
+        );
         assert_eq!("tpcc-mysql".parse::<SchemaKind>().unwrap(), SchemaKind::TpccMysql);
         assert!("tpcc".parse::<SchemaKind>().unwrap_err().contains("--schema"));
     }

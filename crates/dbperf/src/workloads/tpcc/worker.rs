@@ -125,11 +125,11 @@ impl<S: Session> Conn<S> {
         self.stmts.clear();
         for (i, (st, sql)) in statements.iter().enumerate() {
             debug_assert_eq!(*st as usize, i);
-            self.stmts.push(self.session.prepare(sql).await?);
+            self.stmts.push(self.session.prepare(&schema.sql(sql)).await?);
         }
         self.stock.clear();
         for sql in &stock {
-            self.stock.push(self.session.prepare(sql).await?);
+            self.stock.push(self.session.prepare(&schema.sql(sql)).await?);
         }
         Ok(())
     }
@@ -355,6 +355,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
+            scheme: crate::driver::target::Scheme::Mysql,
         };
         let (v, stock) = all_statements(&schema);
         for (i, (st, _)) in v.iter().enumerate() {
