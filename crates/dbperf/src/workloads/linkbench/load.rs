@@ -1,6 +1,7 @@
 //! The load phase: tables created fresh, then nodes, links and counts generated id by id
 //! and sent as multi-row INSERTs of `batch` rows by `loaders` connections, each on its own
-//! thread. Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
+//! thread, then the dialect's after-load statements (PostgreSQL: the node id sequence and
+//! ANALYZE). Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
 //!
 //! Work comes in chunks of 2,048 ids, link chunks in reverse order as the reference queues
 //! them. With [`Seeding::PerStream`] every chunk draws from its own stream, so the rows do
@@ -406,7 +407,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
         .await
         .map_err(ctx("connecting"))?;
     let tables: Vec<String> = admin
-        .query_rows("SHOW TABLES")
+        .query_rows(cfg.dialect.list_tables())
         .await
         .map_err(ctx("listing tables"))?
         .into_iter()
@@ -441,6 +442,21 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
             .query(&format!("INSERT INTO {META_TABLE} (name, value) VALUES ('{k}', {v})"))
             .await
             .map_err(ctx(format!("writing {META_TABLE}")))?;
+    }
+    Ok(())
+}
+
+/// Runs the dialect's statements that follow the data load.
+async fn after_load<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
+    let stmts = cfg.dialect.after_load();
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting"))?;
+    for sql in stmts {
+        admin.query(&sql).await.map_err(ctx(sql.clone()))?;
     }
     Ok(())
 }
@@ -505,6 +521,7 @@ pub fn load<S: Session>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         }
     });
     result?;
+    rt.block_on(after_load::<S>(cfg))?;
     Ok(LoadReport {
         nodes: progress.nodes.load(Ordering::Relaxed),
         links: progress.links.load(Ordering::Relaxed),
