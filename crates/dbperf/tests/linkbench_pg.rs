@@ -162,6 +162,15 @@ fn load_is_consistent_and_requests_follow_the_mix() {
     ));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("LOAD PHASE COMPLETED"), "{text}");
+    // Batches went as COPY, not INSERT.
+    assert!(
+        calls(
+            &pg,
+            &["COPY linktable (id1, id2, link_type, visibility, data, time, version) FROM STDIN"]
+        ) > 0.0
+    );
+    assert!(calls(&pg, &["COPY nodetable"]) > 0.0 && calls(&pg, &["COPY counttable"]) > 0.0);
+    assert_eq!(calls(&pg, &["INSERT INTO linktable"]), 0.0);
     assert_eq!(
         pg.psql(
             "SELECT data_type FROM information_schema.columns WHERE table_name = 'linktable' AND column_name = 'data'"

@@ -217,6 +217,21 @@ impl Dialect {
         }
     }
 
+    /// The COPY statement that loads `table` with the loader's column order, where the
+    /// dialect loads by COPY rather than multi-row INSERTs (PostgreSQL).
+    pub fn copy_into(self, table: &str) -> Option<String> {
+        let cols = match table {
+            "linktable" => LINK_COLUMNS,
+            "counttable" => "id, link_type, count, time, version",
+            "nodetable" => "id, type, version, time, data",
+            _ => return None,
+        };
+        match self {
+            Dialect::Mysql => None,
+            Dialect::Postgres => Some(format!("COPY {table} ({cols}) FROM STDIN")),
+        }
+    }
+
     /// Bulk load of `rows` links (the reference's statement with `rows` value tuples).
     pub fn bulk_links(self, rows: usize) -> String {
         let mut s = format!("INSERT INTO linktable ({LINK_COLUMNS}) VALUES ");
@@ -369,6 +384,11 @@ mod tests {
         let ddl = Dialect::Postgres.create_tables(0).join(";");
         assert!(ddl.contains("data bytea") && !ddl.contains("unsigned") && !ddl.contains("PARTITION"));
         assert!(Dialect::Postgres.link_insert_returns_rows() && !Dialect::Mysql.link_insert_returns_rows());
+        assert_eq!(
+            Dialect::Postgres.copy_into("nodetable").unwrap(),
+            "COPY nodetable (id, type, version, time, data) FROM STDIN"
+        );
+        assert!(Dialect::Mysql.copy_into("linktable").is_none());
     }
 
     const ALL: [St; 15] = [
