@@ -46,7 +46,8 @@ pub struct LinkbenchArgs {
     /// load: loader connections, each on its own thread.
     #[arg(long)]
     pub loaders: Option<usize>,
-    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch).
+    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch), or per
+    /// COPY on PostgreSQL.
     #[arg(long, default_value_t = 1024)]
     pub batch: usize,
     /// load: linktable partitions (PARTITION BY KEY(id1)); 0 for none. Default 16 on
