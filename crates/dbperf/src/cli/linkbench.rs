@@ -1,6 +1,8 @@
 //! `dbperf linkbench load|request`: the arguments (first stage), their validation into a
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
 //! pipeline ([`super::measure`]) and adds LinkBench's bucket report and `-csvstats` file.
+//! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
+//! session, or [`PgSession`] for `postgres://` targets.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -16,6 +18,8 @@ use super::args::TargetArgs;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
+use crate::driver::pg::{self, PgSession};
+use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::telemetry::server::ServerTelemetryOptions;
@@ -42,12 +46,14 @@ pub struct LinkbenchArgs {
     /// load: loader connections, each on its own thread.
     #[arg(long)]
     pub loaders: Option<usize>,
-    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch).
+    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch), or per
+    /// COPY on PostgreSQL.
     #[arg(long, default_value_t = 1024)]
     pub batch: usize,
-    /// load: linktable partitions (PARTITION BY KEY(id1)); 0 for none.
-    #[arg(long, default_value_t = 16)]
-    pub partitions: u32,
+    /// load: linktable partitions (PARTITION BY KEY(id1)); 0 for none. Default 16 on
+    /// MySQL; PostgreSQL's linktable is not partitioned (as the mdcallag fork's).
+    #[arg(long)]
+    pub partitions: Option<u32>,
     /// request: requester threads (each has a read-write and a read-only connection).
     #[arg(long, default_value_t = 10)]
     pub requesters: u32,
@@ -83,6 +89,9 @@ pub struct LinkbenchArgs {
     /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
     #[arg(long, default_value = "1213,1205")]
     pub mysql_ignore_errors: String,
+    /// PostgreSQL SQLSTATEs to roll back and retry, 'none' or 'all' (default: deadlock and serialization failure).
+    #[arg(long, default_value = "40P01,40001")]
+    pub pgsql_ignore_errors: String,
     /// MySQL client implementation: wire or mysql_async.
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
@@ -116,6 +125,8 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
+    dialect: Dialect,
+    partitions: u32,
     mix: config::Workload,
     seeding: Seeding,
     seed: i64,
@@ -135,7 +146,21 @@ impl Plan {
             other => bail!("unknown linkbench command {other:?}: use load or request"),
         };
         let target = a.server.resolve()?;
-        crate::driver::require_mysql(&target)?;
+        let dialect = match target.scheme {
+            Scheme::Mysql => Dialect::Mysql,
+            Scheme::Postgres => Dialect::Postgres,
+        };
+        let partitions = match (dialect, a.partitions) {
+            (Dialect::Mysql, p) => p.unwrap_or(16),
+            (Dialect::Postgres, None | Some(0)) => 0,
+            (Dialect::Postgres, Some(n)) => bail!(
+                "--partitions {n}: linktable is not partitioned on PostgreSQL (the schema of the mdcallag \
+                 fork's PostgreSQL port); drop --partitions or give 0"
+            ),
+        };
+        if dialect == Dialect::Postgres && a.client_impl != "wire" {
+            bail!("--client-impl chooses a MySQL client; PostgreSQL targets always use dbperf's PostgreSQL session");
+        }
         let props = config::mix_props(&a.mix).map_err(|e| anyhow!(e))?;
         let mix = config::Workload::from_props(&props).map_err(|e| anyhow!("--mix {}: {e}", a.mix))?;
         if command == Command::Load && a.maxid1.is_none() {
@@ -187,10 +212,16 @@ impl Plan {
                 .map(|d| d.as_nanos() as i64)
                 .unwrap_or(1),
         };
-        let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
+        let ignore = match dialect {
+            Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
+            Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
+        }
+        .map_err(|e| anyhow!(e))?;
         Ok(Plan {
             command,
             target,
+            dialect,
+            partitions,
             mix,
             seeding,
             seed,
@@ -206,7 +237,9 @@ pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
     match plan.command {
         Command::Load => run_load(&plan),
         Command::Request => {
-            if plan.args.client_impl == "mysql_async" {
+            if plan.dialect == Dialect::Postgres {
+                run_request::<PgSession>(&plan, argv)
+            } else if plan.args.client_impl == "mysql_async" {
                 run_request::<MysqlSession>(&plan, argv)
             } else {
                 run_request::<WireSession>(&plan, argv)
@@ -225,12 +258,12 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     };
     let cfg = LoadConfig {
         target: plan.target.clone(),
-        dialect: Dialect::Mysql,
+        dialect: plan.dialect,
         model: Arc::new(model),
         loaders,
         seeding: plan.seeding,
         seed: plan.seed,
-        partitions: a.partitions,
+        partitions: plan.partitions,
         batch: a.batch,
         progress: Some(Duration::from_secs(5)),
     };
@@ -251,7 +284,10 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
             ""
         }
     );
-    let r = load::load::<WireSession>(&cfg)?;
+    let r = match plan.dialect {
+        Dialect::Mysql => load::load::<WireSession>(&cfg)?,
+        Dialect::Postgres => load::load::<PgSession>(&cfg)?,
+    };
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     println!(
         "LOAD PHASE COMPLETED. Loaded {} nodes (Expected {}). Loaded {} links ({:.2} links per node), {} counts. Took {:.1} seconds. Links/second = {:.0}",
@@ -334,7 +370,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
     let workload = Arc::new(LinkBenchWorkload::<S> {
         target: plan.target.clone(),
         ignore: plan.ignore.clone(),
-        dialect: Dialect::Mysql,
+        dialect: plan.dialect,
         model,
         rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
         session: std::marker::PhantomData,

@@ -1,6 +1,8 @@
 //! The load phase: tables created fresh, then nodes, links and counts generated id by id
-//! and sent as multi-row INSERTs of `batch` rows by `loaders` connections, each on its own
-//! thread. Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
+//! and sent in batches of `batch` rows by `loaders` connections, each on its own thread (as
+//! multi-row INSERTs on MySQL, as `COPY ... FROM STDIN` in text format with hex `bytea`
+//! payloads on PostgreSQL, see [`LoadSession`]), then the dialect's after-load statements (PostgreSQL: the node id sequence and
+//! ANALYZE). Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
 //!
 //! Work comes in chunks of 2,048 ids, link chunks in reverse order as the reference queues
 //! them. With [`Seeding::PerStream`] every chunk draws from its own stream, so the rows do
@@ -18,7 +20,44 @@ use super::jrand::{derive_seed, JavaRandom, Sha1Prng};
 use super::schema::{Dialect, META_TABLE};
 use super::{Model, Seeding, LINK_TYPE_BASE, NODE_TYPE};
 use crate::driver::mysql::IgnoreErrors;
+use crate::driver::pg::PgSession;
+use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Param, Session, StmtId, Target};
+
+/// A loader's session: a [`Session`] that can also take a COPY, where the dialect loads by
+/// COPY ([`Dialect::copy_into`]).
+pub trait LoadSession: Session {
+    /// Runs `sql` (a `COPY ... FROM STDIN`) with `data` in COPY text format; returns rows.
+    fn copy_text(&mut self, sql: &str, data: Vec<u8>) -> impl std::future::Future<Output = Result<u64, DbError>>;
+}
+
+impl LoadSession for PgSession {
+    async fn copy_text(&mut self, sql: &str, data: Vec<u8>) -> Result<u64, DbError> {
+        self.copy_in(sql, std::iter::once(bytes::Bytes::from(data))).await
+    }
+}
+
+impl LoadSession for WireSession {
+    async fn copy_text(&mut self, sql: &str, _: Vec<u8>) -> Result<u64, DbError> {
+        Err(DbError {
+            class: dbperf_engine::ErrorClass::Fatal,
+            code: None,
+            sqlstate: None,
+            message: format!("{sql}: COPY is PostgreSQL's; MySQL loads by INSERT"),
+        })
+    }
+}
+
+/// Appends `v` as a COPY text-format `bytea` field: `\\x` and two hex digits a byte (the
+/// backslash doubled, as COPY text unescapes it once).
+fn push_copy_bytea(out: &mut Vec<u8>, v: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\\\x");
+    for &b in v {
+        out.push(HEX[(b >> 4) as usize]);
+        out.push(HEX[(b & 15) as usize]);
+    }
+}
 
 /// Ids per unit of work (the reference's `loader_chunk_size`).
 pub const CHUNK: i64 = 2048;
@@ -186,7 +225,7 @@ struct Loader<S> {
     nodes: Batch,
 }
 
-impl<S: Session> Loader<S> {
+impl<S: LoadSession> Loader<S> {
     async fn flush(&mut self, table: Table) -> Result<(), LoadError> {
         let (b, d, size) = match table {
             Table::Links => (&mut self.links, self.dialect, self.batch),
@@ -195,6 +234,38 @@ impl<S: Session> Loader<S> {
         };
         let rows = b.rows();
         if rows == 0 {
+            return Ok(());
+        }
+        if let Some(copy) = d.copy_into(table.name()) {
+            let n = table.ints();
+            let mut text = Vec::with_capacity(rows * (n * 12 + 2) + b.data.len() * 2 + rows * 4);
+            let mut data_start = 0;
+            for r in 0..rows {
+                for c in 0..=n {
+                    if table.data_at() == Some(c) {
+                        if c > 0 {
+                            text.push(b'\t');
+                        }
+                        let end = b.ends[r];
+                        push_copy_bytea(&mut text, &b.data[data_start..end]);
+                        data_start = end;
+                    }
+                    if c < n {
+                        if c > 0 || table.data_at() == Some(0) {
+                            text.push(b'\t');
+                        }
+                        text.extend_from_slice(b.ints[r * n + c].to_string().as_bytes());
+                    }
+                }
+                text.push(b'\n');
+            }
+            self.session
+                .copy_text(&copy, text)
+                .await
+                .map_err(ctx(format!("copying {rows} rows into {}", table.name())))?;
+            b.ints.clear();
+            b.data.clear();
+            b.ends.clear();
             return Ok(());
         }
         let stmt = if rows == size {
@@ -263,7 +334,7 @@ fn streams(model: &Model, rng: JavaRandom) -> Streams {
     }
 }
 
-async fn load_links<S: Session>(
+async fn load_links<S: LoadSession>(
     l: &mut Loader<S>,
     model: &Model,
     s: &mut Streams,
@@ -306,7 +377,7 @@ async fn load_links<S: Session>(
     Ok(())
 }
 
-async fn load_nodes<S: Session>(
+async fn load_nodes<S: LoadSession>(
     l: &mut Loader<S>,
     model: &Model,
     s: &mut Streams,
@@ -330,7 +401,7 @@ async fn load_nodes<S: Session>(
     Ok(())
 }
 
-async fn connect<S: Session>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
+async fn connect<S: LoadSession>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
     let mut session = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(ctx("connecting a loader"))?;
@@ -349,7 +420,7 @@ async fn connect<S: Session>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
 
 /// One loader thread's work: units from the shared queue, each with its own streams
 /// (per-stream seeding), or the fixed shared streams (Java-compatible).
-async fn run_loader<S: Session>(
+async fn run_loader<S: LoadSession>(
     cfg: &LoadConfig,
     queue: &[Work],
     next: &AtomicUsize,
@@ -406,7 +477,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
         .await
         .map_err(ctx("connecting"))?;
     let tables: Vec<String> = admin
-        .query_rows("SHOW TABLES")
+        .query_rows(cfg.dialect.list_tables())
         .await
         .map_err(ctx("listing tables"))?
         .into_iter()
@@ -445,6 +516,21 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
     Ok(())
 }
 
+/// Runs the dialect's statements that follow the data load.
+async fn after_load<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
+    let stmts = cfg.dialect.after_load();
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(ctx("connecting"))?;
+    for sql in stmts {
+        admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+    }
+    Ok(())
+}
+
 /// Reads a load parameter back (`None` when the table or the row is missing).
 pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
     let rows = s
@@ -455,7 +541,7 @@ pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
 }
 
 /// Creates the tables and loads them.
-pub fn load<S: Session>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
+pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -505,6 +591,7 @@ pub fn load<S: Session>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         }
     });
     result?;
+    rt.block_on(after_load::<S>(cfg))?;
     Ok(LoadReport {
         nodes: progress.nodes.load(Ordering::Relaxed),
         links: progress.links.load(Ordering::Relaxed),
@@ -527,7 +614,7 @@ fn interleave(links: &[Work], nodes: &[Work]) -> Vec<Work> {
     out
 }
 
-fn thread_main<S: Session>(
+fn thread_main<S: LoadSession>(
     cfg: &LoadConfig,
     queue: &[Work],
     next: &AtomicUsize,
@@ -613,5 +700,12 @@ mod tests {
         assert!(matches!(q[0], Work::Links { chunk: 0, .. }));
         assert!(matches!(q[1], Work::Nodes { chunk: 0, .. }));
         assert!(matches!(q[7], Work::Nodes { chunk: 4, .. }));
+    }
+
+    #[test]
+    fn copy_bytea_is_escaped_hex() {
+        let mut out = Vec::new();
+        push_copy_bytea(&mut out, &[0, b'\\', b'\t', 0xff]);
+        assert_eq!(out, b"\\\\x005c09ff");
     }
 }

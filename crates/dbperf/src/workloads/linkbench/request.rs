@@ -89,6 +89,21 @@ impl<S: Session> Conn<S> {
         Ok(info.affected_rows)
     }
 
+    /// Executes a write that returns rows (PostgreSQL's link INSERT ... RETURNING) into
+    /// `rows`; returns the row count.
+    async fn exec_returning(
+        &mut self,
+        log: &mut StatementLog,
+        st: St,
+        params: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> Result<usize, DbError> {
+        let start = now_ns();
+        self.session.exec_rows(self.id(st), params, rows).await?;
+        log.record(st as u16, start, QueryClass::Write);
+        Ok(rows.len())
+    }
+
     /// Executes a SELECT into `rows`; returns the row count.
     async fn select(
         &mut self,
@@ -313,6 +328,16 @@ impl<S: Session> Requester<S> {
         g.fill(&mut self.rng, &mut self.data);
     }
 
+    /// Marks the read-write session as in a transaction, starting one where the dialect
+    /// needs an explicit BEGIN (PostgreSQL; MySQL's session runs with autocommit off).
+    async fn begin(&mut self) -> Result<(), DbError> {
+        self.in_txn = true;
+        if let Some(sql) = self.dialect.begin() {
+            self.rw.session.query(sql).await?;
+        }
+        Ok(())
+    }
+
     async fn commit(&mut self, log: &mut StatementLog) -> Result<(), DbError> {
         self.rw.exec(log, St::Commit, &[]).await?;
         self.in_txn = false;
@@ -328,17 +353,22 @@ impl<S: Session> Requester<S> {
         let id2 = id1 + self.rng.next_int_bound(id2_range(&m, id1, link_type, p) as i32) as i64;
         let time = now_ms();
         self.payload(false, update);
-        self.in_txn = true;
+        self.begin().await?;
         let data = Param::Bytes(&self.data);
         let (id1p, id2p, tp) = (Param::Int(id1), Param::Int(id2), Param::Int(link_type));
-        let n = self
-            .rw
-            .exec(
-                log,
-                St::LinkInsert,
-                &[id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)],
-            )
-            .await?;
+        let insert = [id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)];
+        let n = if self.dialect.link_insert_returns_rows() {
+            match self
+                .rw
+                .exec_returning(log, St::LinkInsert, &insert, &mut self.rows)
+                .await?
+            {
+                0 => 0,
+                _ => self.rows.int(0, 0).unwrap_or(1) as u64,
+            }
+        } else {
+            self.rw.exec(log, St::LinkInsert, &insert).await?
+        };
         // Affected rows: 1 inserted, 0 present and unchanged, 2 visibility flipped.
         let (update_count, update_data) = match n {
             1 => (true, false),
@@ -376,7 +406,7 @@ impl<S: Session> Requester<S> {
                 .rng
                 .next_int_bound(id2_range(&m, id1, link_type, P_DELETE_EXIST) as i32) as i64;
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
-        self.in_txn = true;
+        self.begin().await?;
         let found = self.rw.select_rw(log, &key, &mut self.rows).await?;
         if found > 0 && self.rows.int(0, 0) != Some(0) {
             self.rw.exec(log, St::LinkHide, &key).await?;
@@ -489,7 +519,7 @@ impl<S: Session> Requester<S> {
     async fn add_node(&mut self, log: &mut StatementLog) -> Result<(), DbError> {
         self.payload(true, false);
         let now_s = now_ms() / 1000;
-        self.in_txn = true;
+        self.begin().await?;
         self.rw
             .exec(
                 log,
@@ -510,7 +540,7 @@ impl<S: Session> Requester<S> {
         let id = choose_id(&mut self.rng, m.startid1, &m.node_update, &None);
         self.payload(true, true);
         let now_s = now_ms() / 1000;
-        self.in_txn = true;
+        self.begin().await?;
         self.rw
             .exec(
                 log,
@@ -530,7 +560,7 @@ impl<S: Session> Requester<S> {
     async fn delete_node(&mut self, log: &mut StatementLog) -> Result<(), DbError> {
         let m = Arc::clone(&self.model);
         let id = choose_id(&mut self.rng, m.startid1, &m.node_delete, &None);
-        self.in_txn = true;
+        self.begin().await?;
         self.rw
             .exec(log, St::NodeDelete, &[Param::Int(id), Param::Int(NODE_TYPE)])
             .await?;

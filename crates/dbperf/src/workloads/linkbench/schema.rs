@@ -1,6 +1,13 @@
 //! The LinkBench tables and every statement, per SQL dialect. All SQL that differs between
 //! servers lives here, in [`Dialect`]; the loader and the requesters only pick statements
 //! by name ([`St`]) and bind parameters.
+//!
+//! [`Dialect::Mysql`] is the reference's `LinkStoreMysql`. [`Dialect::Postgres`] follows the
+//! PostgreSQL port of the mdcallag fork: bigint columns, `bytea` payloads, the same primary
+//! keys and covering `id1_type` index, no partitioning, `ON CONFLICT` upserts, `OFFSET/LIMIT`
+//! and no index hint. Its link INSERT reports with `RETURNING` what MySQL's affected-rows
+//! value says (inserted, unchanged, visibility flipped), and its read-write transactions
+//! start with an explicit `BEGIN` (PostgreSQL has no autocommit switch).
 
 /// Table of load parameters, so `request` knows the id range the load used.
 pub const META_TABLE: &str = "dbperf_linkbench";
@@ -10,6 +17,8 @@ pub const META_TABLE: &str = "dbperf_linkbench";
 pub enum Dialect {
     /// MySQL and MariaDB: the reference's `LinkStoreMysql`.
     Mysql,
+    /// PostgreSQL: the mdcallag fork's `LinkStorePgsql` schema.
+    Postgres,
 }
 
 /// Request-phase statements, in [`STATEMENT_NAMES`] order.
@@ -115,7 +124,72 @@ impl Dialect {
                     format!("CREATE TABLE {META_TABLE} (name varchar(64) NOT NULL PRIMARY KEY, value bigint NOT NULL)"),
                 ]
             }
+            // Partitioning is refused for PostgreSQL before we get here (see the CLI).
+            Dialect::Postgres => vec![
+                "CREATE TABLE linktable (\
+                 id1 bigint NOT NULL DEFAULT 0, \
+                 id2 bigint NOT NULL DEFAULT 0, \
+                 link_type bigint NOT NULL DEFAULT 0, \
+                 visibility smallint NOT NULL DEFAULT 0, \
+                 data bytea NOT NULL, \
+                 time bigint NOT NULL DEFAULT 0, \
+                 version int NOT NULL DEFAULT 0, \
+                 PRIMARY KEY (link_type, id1, id2))"
+                    .into(),
+                "CREATE INDEX id1_type ON linktable (id1, link_type, visibility, time, id2, version, data)".into(),
+                "CREATE TABLE counttable (\
+                 id bigint NOT NULL DEFAULT 0, \
+                 link_type bigint NOT NULL DEFAULT 0, \
+                 count bigint NOT NULL DEFAULT 0, \
+                 time bigint NOT NULL DEFAULT 0, \
+                 version bigint NOT NULL DEFAULT 0, \
+                 PRIMARY KEY (id, link_type))"
+                    .into(),
+                "CREATE TABLE nodetable (\
+                 id bigserial NOT NULL, \
+                 type int NOT NULL, \
+                 version bigint NOT NULL, \
+                 time int NOT NULL, \
+                 data bytea NOT NULL, \
+                 PRIMARY KEY (id))"
+                    .into(),
+                format!("CREATE TABLE {META_TABLE} (name varchar(64) NOT NULL PRIMARY KEY, value bigint NOT NULL)"),
+            ],
         }
+    }
+
+    /// Lists the tables of the current database (one name per row).
+    pub fn list_tables(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "SHOW TABLES",
+            Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+        }
+    }
+
+    /// Run once after the data load: PostgreSQL's node id sequence moves past the loaded
+    /// ids (MySQL's AUTO_INCREMENT does so by itself), and the planner gets statistics.
+    pub fn after_load(self) -> Vec<String> {
+        match self {
+            Dialect::Mysql => Vec::new(),
+            Dialect::Postgres => vec![
+                "SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT max(id) FROM nodetable))".into(),
+                "ANALYZE linktable, counttable, nodetable".into(),
+            ],
+        }
+    }
+
+    /// Starts a read-write transaction, where the session does not start one itself.
+    pub fn begin(self) -> Option<&'static str> {
+        match self {
+            Dialect::Mysql => None,
+            Dialect::Postgres => Some("BEGIN"),
+        }
+    }
+
+    /// [`St::LinkInsert`] returns a row (1 inserted, 2 visibility flipped; none when the
+    /// link was there unchanged) instead of reporting that as affected rows.
+    pub fn link_insert_returns_rows(self) -> bool {
+        self == Dialect::Postgres
     }
 
     /// DROP TABLE statements for a fresh load.
@@ -130,6 +204,7 @@ impl Dialect {
     pub fn session_setup(self) -> &'static [&'static str] {
         match self {
             Dialect::Mysql => &["SET NAMES latin1"],
+            Dialect::Postgres => &[],
         }
     }
 
@@ -138,6 +213,22 @@ impl Dialect {
     pub fn rw_setup(self) -> &'static [&'static str] {
         match self {
             Dialect::Mysql => &["SET autocommit = 0"],
+            Dialect::Postgres => &[],
+        }
+    }
+
+    /// The COPY statement that loads `table` with the loader's column order, where the
+    /// dialect loads by COPY rather than multi-row INSERTs (PostgreSQL).
+    pub fn copy_into(self, table: &str) -> Option<String> {
+        let cols = match table {
+            "linktable" => LINK_COLUMNS,
+            "counttable" => "id, link_type, count, time, version",
+            "nodetable" => "id, type, version, time, data",
+            _ => return None,
+        };
+        match self {
+            Dialect::Mysql => None,
+            Dialect::Postgres => Some(format!("COPY {table} ({cols}) FROM STDIN")),
         }
     }
 
@@ -145,14 +236,27 @@ impl Dialect {
     pub fn bulk_links(self, rows: usize) -> String {
         let mut s = format!("INSERT INTO linktable ({LINK_COLUMNS}) VALUES ");
         push_tuples(&mut s, rows, "(?, ?, ?, ?, ?, ?, ?)");
-        s.push_str(" ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)");
+        s.push_str(match self {
+            Dialect::Mysql => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+            Dialect::Postgres => " ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = EXCLUDED.visibility",
+        });
         s
     }
 
     /// Bulk load of `rows` counts.
     pub fn bulk_counts(self, rows: usize) -> String {
-        let mut s = "REPLACE INTO counttable (id, link_type, count, time, version) VALUES ".to_string();
+        let verb = match self {
+            Dialect::Mysql => "REPLACE",
+            Dialect::Postgres => "INSERT",
+        };
+        let mut s = format!("{verb} INTO counttable (id, link_type, count, time, version) VALUES ");
         push_tuples(&mut s, rows, "(?, ?, ?, ?, ?)");
+        if self == Dialect::Postgres {
+            s.push_str(
+                " ON CONFLICT (id, link_type) DO UPDATE SET count = EXCLUDED.count, time = EXCLUDED.time, \
+                 version = EXCLUDED.version",
+            );
+        }
         s
     }
 
@@ -175,41 +279,61 @@ impl Dialect {
 
     /// A request statement (not [`St::LinkMultiget`], see [`Dialect::multiget`]).
     pub fn sql(self, st: St) -> String {
-        match (self, st) {
-            (Dialect::Mysql, St::LinkInsert) => format!(
+        use Dialect::{Mysql, Postgres};
+        match (st, self) {
+            (St::LinkInsert, Mysql) => format!(
                 "INSERT INTO linktable ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
                  ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)"
             ),
-            (Dialect::Mysql, St::CountIncrement) => "INSERT INTO counttable (id, link_type, count, time, version) \
+            // A row back when inserted (xmax 0) or when the visibility changed; none when
+            // the link was there with the same visibility.
+            (St::LinkInsert, Postgres) => format!(
+                "INSERT INTO linktable ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
+                 ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = EXCLUDED.visibility \
+                 WHERE linktable.visibility <> EXCLUDED.visibility \
+                 RETURNING CASE WHEN xmax = 0 THEN 1 ELSE 2 END"
+            ),
+            (St::CountIncrement, Mysql) => "INSERT INTO counttable (id, link_type, count, time, version) \
                  VALUES (?, ?, ?, ?, 0) ON DUPLICATE KEY UPDATE count = count + ?, version = version + 1, time = ?"
                 .into(),
-            (Dialect::Mysql, St::LinkUpdateData) => "UPDATE linktable SET visibility = ?, data = ?, time = ?, version = ? \
+            (St::CountIncrement, Postgres) => "INSERT INTO counttable (id, link_type, count, time, version) \
+                 VALUES (?, ?, ?, ?, 0) ON CONFLICT (id, link_type) DO UPDATE \
+                 SET count = counttable.count + ?, version = counttable.version + 1, time = ?"
+                .into(),
+            (St::LinkUpdateData, _) => "UPDATE linktable SET visibility = ?, data = ?, time = ?, version = ? \
                  WHERE id1 = ? AND id2 = ? AND link_type = ?"
                 .into(),
-            (Dialect::Mysql, St::Commit) => "COMMIT".into(),
-            (Dialect::Mysql, St::Rollback) => "ROLLBACK".into(),
-            (Dialect::Mysql, St::LinkLockVisibility) => {
+            (St::Commit, _) => "COMMIT".into(),
+            (St::Rollback, _) => "ROLLBACK".into(),
+            (St::LinkLockVisibility, _) => {
                 "SELECT visibility FROM linktable WHERE id1 = ? AND id2 = ? AND link_type = ? FOR UPDATE".into()
             }
-            (Dialect::Mysql, St::LinkHide) => {
-                "UPDATE linktable SET visibility = 0 WHERE id1 = ? AND id2 = ? AND link_type = ?".into()
-            }
-            (Dialect::Mysql, St::CountDecrement) => "INSERT INTO counttable (id, link_type, count, time, version) \
+            (St::LinkHide, _) => "UPDATE linktable SET visibility = 0 WHERE id1 = ? AND id2 = ? AND link_type = ?".into(),
+            (St::CountDecrement, Mysql) => "INSERT INTO counttable (id, link_type, count, time, version) \
                  VALUES (?, ?, 0, ?, 0) ON DUPLICATE KEY UPDATE count = IF(count = 0, 0, count - 1), time = ?, version = version + 1"
                 .into(),
-            (Dialect::Mysql, St::CountSelect) => "SELECT count FROM counttable WHERE id = ? AND link_type = ?".into(),
-            (Dialect::Mysql, St::LinkMultiget) => self.multiget(1),
-            (Dialect::Mysql, St::LinkList) => format!(
+            (St::CountDecrement, Postgres) => "INSERT INTO counttable (id, link_type, count, time, version) \
+                 VALUES (?, ?, 0, ?, 0) ON CONFLICT (id, link_type) DO UPDATE \
+                 SET count = CASE WHEN counttable.count = 0 THEN 0 ELSE counttable.count - 1 END, time = ?, \
+                 version = counttable.version + 1"
+                .into(),
+            (St::CountSelect, _) => "SELECT count FROM counttable WHERE id = ? AND link_type = ?".into(),
+            (St::LinkMultiget, _) => self.multiget(1),
+            (St::LinkList, Mysql) => format!(
                 "SELECT {LINK_COLUMNS} FROM linktable FORCE INDEX(id1_type) \
                  WHERE id1 = ? AND link_type = ? AND time >= ? AND time <= ? AND visibility = 1 \
                  ORDER BY time DESC LIMIT ?, ?"
             ),
-            (Dialect::Mysql, St::NodeInsert) => "INSERT INTO nodetable (type, version, time, data) VALUES (?, ?, ?, ?)".into(),
-            (Dialect::Mysql, St::NodeUpdate) => {
-                "UPDATE nodetable SET version = ?, time = ?, data = ? WHERE id = ? AND type = ?".into()
-            }
-            (Dialect::Mysql, St::NodeDelete) => "DELETE FROM nodetable WHERE id = ? AND type = ?".into(),
-            (Dialect::Mysql, St::NodeSelect) => "SELECT id, type, version, time, data FROM nodetable WHERE id = ?".into(),
+            // Same parameters (offset, then count) as MySQL's LIMIT ?, ?.
+            (St::LinkList, Postgres) => format!(
+                "SELECT {LINK_COLUMNS} FROM linktable \
+                 WHERE id1 = ? AND link_type = ? AND time >= ? AND time <= ? AND visibility = 1 \
+                 ORDER BY time DESC OFFSET ? LIMIT ?"
+            ),
+            (St::NodeInsert, _) => "INSERT INTO nodetable (type, version, time, data) VALUES (?, ?, ?, ?)".into(),
+            (St::NodeUpdate, _) => "UPDATE nodetable SET version = ?, time = ?, data = ? WHERE id = ? AND type = ?".into(),
+            (St::NodeDelete, _) => "DELETE FROM nodetable WHERE id = ? AND type = ?".into(),
+            (St::NodeSelect, _) => "SELECT id, type, version, time, data FROM nodetable WHERE id = ?".into(),
         }
     }
 }
@@ -238,4 +362,50 @@ mod tests {
         assert!(Dialect::Mysql.create_tables(16)[0].ends_with("PARTITIONS 16"));
         assert!(!Dialect::Mysql.create_tables(0)[0].contains("PARTITION"));
     }
+
+    #[test]
+    fn postgres_statements_take_the_same_parameters() {
+        let count = |s: &str| s.matches('?').count();
+        for i in 0..STATEMENT_NAMES.len() as u16 {
+            let st = ALL[i as usize];
+            assert_eq!(st as u16, i);
+            assert_eq!(
+                count(&Dialect::Mysql.sql(st)),
+                count(&Dialect::Postgres.sql(st)),
+                "{st:?}"
+            );
+        }
+        assert_eq!(Dialect::Postgres.bulk_links(3).matches('?').count(), 21);
+        assert!(Dialect::Postgres.bulk_counts(1).starts_with("INSERT INTO counttable"));
+        assert!(Dialect::Postgres
+            .sql(St::LinkList)
+            .ends_with("ORDER BY time DESC OFFSET ? LIMIT ?"));
+        assert!(!Dialect::Postgres.sql(St::LinkList).contains("FORCE"));
+        let ddl = Dialect::Postgres.create_tables(0).join(";");
+        assert!(ddl.contains("data bytea") && !ddl.contains("unsigned") && !ddl.contains("PARTITION"));
+        assert!(Dialect::Postgres.link_insert_returns_rows() && !Dialect::Mysql.link_insert_returns_rows());
+        assert_eq!(
+            Dialect::Postgres.copy_into("nodetable").unwrap(),
+            "COPY nodetable (id, type, version, time, data) FROM STDIN"
+        );
+        assert!(Dialect::Mysql.copy_into("linktable").is_none());
+    }
+
+    const ALL: [St; 15] = [
+        St::LinkInsert,
+        St::CountIncrement,
+        St::LinkUpdateData,
+        St::Commit,
+        St::Rollback,
+        St::LinkLockVisibility,
+        St::LinkHide,
+        St::CountDecrement,
+        St::CountSelect,
+        St::LinkMultiget,
+        St::LinkList,
+        St::NodeInsert,
+        St::NodeUpdate,
+        St::NodeDelete,
+        St::NodeSelect,
+    ];
 }

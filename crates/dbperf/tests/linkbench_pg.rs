@@ -1,0 +1,323 @@
+//! LinkBench against a real PostgreSQL 15, as a user runs it: a load checked for
+//! consistency (dense node ids, the reference's out-degrees, counttable equal to the visible
+//! links, binary payloads intact in `bytea`), then a request run whose per-op counts must fit
+//! the configured mix (per-op binomial bounds and a chi-square test), whose statements (from
+//! `pg_stat_statements`) are the PostgreSQL dialect's, and after which counttable still
+//! equals the visible links and new nodes got ids past the loaded ones; finally a
+//! java-compatible load whose tables equal the Java reference's (md5 fingerprints).
+
+use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
+use dbperf::workloads::linkbench::Model;
+use md5::{Digest, Md5};
+
+mod common;
+use common::{dbperf, only_run_dir, read_json, run_ok};
+
+#[path = "support/pg.rs"]
+mod pg;
+use pg::TempPg;
+
+const MAXID1: i64 = 2001;
+
+fn num(pg: &TempPg, q: &str) -> i64 {
+    let v = pg.psql(q);
+    v.trim().parse().unwrap_or_else(|_| panic!("{q} gave {v:?}"))
+}
+
+fn linkbench(pg: &TempPg, args: &[&str]) -> std::process::Command {
+    let mut c = dbperf();
+    c.arg("linkbench").args(args).args(["--target", &pg.url()]);
+    c
+}
+
+fn model() -> Model {
+    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap();
+    Model::new(mix, 1, MAXID1).unwrap()
+}
+
+/// The load has the reference's shape and is consistent.
+fn assert_loaded_graph(pg: &TempPg) {
+    let m = model();
+    assert_eq!(num(pg, "SELECT COUNT(*) FROM nodetable"), MAXID1 - 1);
+    assert_eq!(
+        pg.psql("SELECT MIN(id), MAX(id) FROM nodetable"),
+        format!("1\t{}", MAXID1 - 1)
+    );
+    let expected: i64 = (1..MAXID1)
+        .map(|id| (0..2).map(|t| m.links.of_type(id, t)).sum::<i64>())
+        .sum();
+    assert_eq!(num(pg, "SELECT COUNT(*) FROM linktable"), expected);
+    assert_eq!(
+        num(
+            pg,
+            "SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"
+        ),
+        0
+    );
+    for id in [1, 17, 999, MAXID1 - 1] {
+        for t in 0..2 {
+            let n = num(
+                pg,
+                &format!(
+                    "SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}",
+                    123456789 + t
+                ),
+            );
+            assert_eq!(n, m.links.of_type(id, t), "id1 {id} type {t}");
+        }
+    }
+    assert_eq!(
+        num(
+            pg,
+            "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable GROUP BY id1, link_type \
+             HAVING MIN(id2) <> id1 OR MAX(id2) <> id1 + COUNT(*) - 1) t"
+        ),
+        0
+    );
+    assert_counts_match_links(pg);
+    let median = |q: &str| -> f64 {
+        let mut v: Vec<i64> = pg.psql(q).lines().map(|l| l.parse().unwrap()).collect();
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let link_median = median("SELECT LENGTH(data) FROM linktable");
+    assert!((6.0..=10.0).contains(&link_median), "link data median {link_median}");
+    let node_median = median("SELECT LENGTH(data) FROM nodetable");
+    assert!((110.0..=150.0).contains(&node_median), "node data median {node_median}");
+    assert!(num(pg, "SELECT MAX(LENGTH(data)) FROM linktable") < 255);
+    let bytes = |q: &str| -> (u8, u8) {
+        let hex = pg.psql(q).replace('\n', "");
+        let b: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        (*b.iter().min().unwrap(), *b.iter().max().unwrap())
+    };
+    let (lo, hi) = bytes("SELECT encode(data, 'hex') FROM linktable");
+    assert!(lo >= 32 && hi <= 100, "link bytes {lo}..{hi}");
+    let (lo, hi) = bytes("SELECT encode(data, 'hex') FROM nodetable WHERE id <= 300");
+    assert!(
+        lo >= 50 && hi <= 220 && hi > 127,
+        "node bytes {lo}..{hi} (bytes above 127 must survive)"
+    );
+}
+
+/// counttable holds, for every (id1, type) with links, the number of visible links.
+fn assert_counts_match_links(pg: &TempPg) {
+    let bad = num(
+        pg,
+        "SELECT COUNT(*) FROM counttable c LEFT JOIN \
+         (SELECT id1, link_type, COUNT(*) n FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
+         ON l.id1 = c.id AND l.link_type = c.link_type WHERE COALESCE(l.n, 0) <> c.count",
+    );
+    assert_eq!(bad, 0, "counttable rows disagreeing with the visible links");
+    let missing = num(
+        pg,
+        "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
+         LEFT JOIN counttable c ON l.id1 = c.id AND l.link_type = c.link_type WHERE c.id IS NULL",
+    );
+    assert_eq!(missing, 0, "visible links without a counttable row");
+}
+
+/// Calls of the statements whose text contains every one of `parts` (and none of those
+/// written `!part`). pg_stat_statements shows literals as `$n`, as it does parameters.
+fn calls(pg: &TempPg, parts: &[&str]) -> f64 {
+    let cond: Vec<String> = parts
+        .iter()
+        .map(|p| match p.strip_prefix('!') {
+            Some(p) => format!("query NOT LIKE '%{}%'", p.replace('\'', "''")),
+            None => format!("query LIKE '%{}%'", p.replace('\'', "''")),
+        })
+        .collect();
+    num(
+        pg,
+        &format!(
+            "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE {}",
+            cond.join(" AND ")
+        ),
+    ) as f64
+}
+
+#[test]
+fn load_is_consistent_and_requests_follow_the_mix() {
+    if !pg::available() {
+        eprintln!("skipped: PostgreSQL 15 is not installed (dbperf server install postgres-15)");
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+
+    // Bad input is named.
+    let out = linkbench(&pg, &["load", "--maxid1", "2001", "--partitions", "4"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not partitioned on PostgreSQL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = run_ok(&mut linkbench(
+        &pg,
+        &["load", "--maxid1", &MAXID1.to_string(), "--loaders", "2"],
+    ));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("LOAD PHASE COMPLETED"), "{text}");
+    // Batches went as COPY, not INSERT.
+    assert!(
+        calls(
+            &pg,
+            &["COPY linktable (id1, id2, link_type, visibility, data, time, version) FROM STDIN"]
+        ) > 0.0
+    );
+    assert!(calls(&pg, &["COPY nodetable"]) > 0.0 && calls(&pg, &["COPY counttable"]) > 0.0);
+    assert_eq!(calls(&pg, &["INSERT INTO linktable"]), 0.0);
+    assert_eq!(
+        pg.psql(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = 'linktable' AND column_name = 'data'"
+        ),
+        "bytea"
+    );
+    assert!(pg
+        .psql("SELECT indexdef FROM pg_indexes WHERE indexname = 'id1_type'")
+        .contains("(id1, link_type, visibility, \"time\", id2, version, data)"));
+    assert_loaded_graph(&pg);
+
+    pg.psql("SELECT pg_stat_statements_reset()");
+    let requesters = 2u64;
+    let per = 4000u64;
+    let out = run_ok(
+        linkbench(
+            &pg,
+            &[
+                "request",
+                "--requesters",
+                &requesters.to_string(),
+                "--requests-per-requester",
+                &per.to_string(),
+                "--time",
+                "120",
+                "--report-interval",
+                "1",
+                "--seed",
+                "424242",
+                "--no-telemetry",
+            ],
+        )
+        .arg("--results-dir")
+        .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("REQUEST PHASE COMPLETED"), "{text}");
+    assert!(text.contains("GET_LINKS_LIST count = "), "{text}");
+    let dir = only_run_dir(&results);
+    assert!(dir.join("linkbench-csvstats.csv").exists());
+
+    // The op counts fit the mix: each within 4.5 binomial standard deviations, and
+    // chi-square over the ten ops below the 0.1% critical value for 9 degrees of freedom.
+    let summary = read_json(&dir.join("summary.json"));
+    let mut counts = [0.0; 10];
+    for op in Op::ALL {
+        counts[op as usize] = summary["per_type"][op.name()]["count"].as_f64().unwrap_or(0.0);
+    }
+    let n: f64 = counts.iter().sum();
+    assert_eq!(n as u64, requesters * per, "{counts:?}");
+    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap().mix;
+    let mut chi2 = 0.0;
+    for op in Op::ALL {
+        let p = mix[op as usize] / 100.0;
+        let (obs, exp) = (counts[op as usize], n * p);
+        let sd = (n * p * (1.0 - p)).sqrt();
+        assert!(
+            (obs - exp).abs() <= 4.5 * sd + 1.0,
+            "{}: {obs} vs {exp:.0} ± {sd:.1}",
+            op.name()
+        );
+        chi2 += (obs - exp).powi(2) / exp;
+    }
+    assert!(chi2 < 27.88, "chi-square {chi2:.1} over {counts:?}");
+
+    // The PostgreSQL statements, one per op as on MySQL, and a transaction per write op.
+    let c = |op: Op| counts[op as usize];
+    assert_eq!(
+        calls(&pg, &["ON CONFLICT (link_type, id1, id2)", "RETURNING"]),
+        c(Op::AddLink) + c(Op::UpdateLink)
+    );
+    assert_eq!(
+        calls(&pg, &["FROM linktable", "ORDER BY time DESC OFFSET"]),
+        c(Op::GetLinksList)
+    );
+    assert_eq!(
+        calls(&pg, &["SELECT visibility FROM linktable", "FOR UPDATE"]),
+        c(Op::DeleteLink)
+    );
+    assert_eq!(calls(&pg, &["AND id2 IN ("]), c(Op::MultigetLink));
+    assert_eq!(calls(&pg, &["SELECT count FROM counttable"]), c(Op::CountLink));
+    assert_eq!(
+        calls(&pg, &["SELECT id, type, version, time, data FROM nodetable WHERE id ="]),
+        c(Op::GetNode)
+    );
+    assert_eq!(calls(&pg, &["DELETE FROM nodetable WHERE id ="]), c(Op::DeleteNode));
+    assert_eq!(calls(&pg, &["UPDATE nodetable SET version"]), c(Op::UpdateNode));
+    let hides = calls(&pg, &["UPDATE linktable SET visibility = $", "!, data"]);
+    let decrements = calls(&pg, &["SET count = CASE WHEN counttable.count = $"]);
+    assert_eq!(hides, decrements);
+    assert!(hides > 0.0 && hides < c(Op::DeleteLink));
+    assert!(calls(&pg, &["SET count = counttable.count +"]) > 0.0);
+    assert!(calls(&pg, &["UPDATE linktable SET visibility = $1, data"]) > 0.0);
+    let writes: f64 = [
+        Op::AddLink,
+        Op::UpdateLink,
+        Op::DeleteLink,
+        Op::AddNode,
+        Op::UpdateNode,
+        Op::DeleteNode,
+    ]
+    .iter()
+    .map(|&o| c(o))
+    .sum();
+    // Each write op is one transaction, opened by BEGIN (there is no autocommit switch).
+    assert_eq!(
+        num(
+            &pg,
+            "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE query = 'BEGIN'"
+        ) as f64,
+        writes
+    );
+    // (pg_stat_statements counts a prepared COMMIT only once per connection; that the
+    // write transactions committed shows in the added nodes below, still there after the
+    // requesters disconnected.)
+
+    // Consistent afterwards; new nodes numbered after the loaded ones, all committed.
+    assert_counts_match_links(&pg);
+    assert!(c(Op::AddNode) > 0.0);
+    assert_eq!(
+        num(&pg, &format!("SELECT COUNT(*) FROM nodetable WHERE id >= {MAXID1}")) as f64,
+        c(Op::AddNode)
+    );
+
+    // A java-compatible load (one loader, the reference's seeding) reloads the tables
+    // byte for byte as the Java reference loads them on MySQL: the md5s of
+    // `mariadb -N -B | md5sum` there (research notes, C3) equal these over psql's output.
+    run_ok(&mut linkbench(
+        &pg,
+        &["load", "--maxid1", "100001", "--java-compatible-rng", "--seed", "12345"],
+    ));
+    let fingerprint = |q: &str| format!("{:x}", Md5::digest(format!("{}\n", pg.psql(q)).as_bytes()));
+    assert_eq!(
+        fingerprint(
+            "SELECT id1, link_type, id2, visibility, upper(encode(data, 'hex')), version FROM linktable \
+             ORDER BY link_type, id1, id2"
+        ),
+        "a1e8e78059f6a3b54d11b5ffa507a0be"
+    );
+    assert_eq!(
+        fingerprint("SELECT id, link_type, count, version FROM counttable ORDER BY id, link_type"),
+        "c20160900882902b8d354b8d51fd7cfd"
+    );
+    assert_eq!(
+        fingerprint("SELECT id, type, version, upper(encode(data, 'hex')) FROM nodetable ORDER BY id"),
+        "57be691e5522394ef2cafb0eacfd329c"
+    );
+}
