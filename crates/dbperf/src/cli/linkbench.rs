@@ -22,7 +22,6 @@ use crate::driver::pg::{self, PgSession};
 use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
-use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::linkbench::config::{self, Op, OP_NAMES};
 use crate::workloads::linkbench::load::{self, LoadConfig};
 use crate::workloads::linkbench::schema::Dialect;
@@ -98,21 +97,8 @@ pub struct LinkbenchArgs {
     /// OS threads driving the requesters (default: one per CPU).
     #[arg(long)]
     pub client_threads: Option<usize>,
-    /// Directory for run directories.
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
-    pub results_dir: PathBuf,
-    /// Also write summary.json here.
-    #[arg(long)]
-    pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics_addr: Option<String>,
-    /// Do not sample the server, the OS and the client during the run.
-    #[arg(long)]
-    pub no_telemetry: bool,
-    /// Seconds between telemetry samples.
-    #[arg(long, default_value_t = 1.0)]
-    pub telemetry_interval: f64,
+    #[command(flatten)]
+    pub out: measure::RunOutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,7 +398,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.results_dir,
+        results_dir: &a.out.results_dir,
         name: "linkbench",
         options,
         seeds,
@@ -420,20 +406,15 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         facts,
         run: &run,
         print_every: 1,
-        telemetry: measure::telemetry_config(
-            a.no_telemetry,
-            a.telemetry_interval,
-            &plan.target,
-            ServerTelemetryOptions::default(),
-        ),
+        telemetry: a.out.telemetry(&plan.target),
         rand_type: "linkbench",
         threads: requesters as u32,
         banner: &banner,
         live: LiveLine::Custom(Box::new(interval_line)),
-        metrics_addr: a.metrics_addr.as_deref(),
+        metrics_addr: a.out.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
     let ops = dbperf_engine::OpTable {
         transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
         statements: Vec::new(),

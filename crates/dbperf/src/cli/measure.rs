@@ -249,6 +249,40 @@ pub fn copy_summary(path: Option<&PathBuf>, summary: &Summary) -> Result<()> {
 }
 
 /// A telemetry configuration from the common flags.
+/// Where a measured run's results go and what it samples: the options every run command
+/// (tpcc, pgbench, linkbench) shares, flattened into each one's arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunOutputArgs {
+    /// Directory for run directories.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run, e.g.
+    /// 127.0.0.1:9187.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
+    /// Do not sample the server, the OS and the client during the run.
+    #[arg(long)]
+    pub no_telemetry: bool,
+    /// Seconds between telemetry samples.
+    #[arg(long, default_value_t = 1.0)]
+    pub telemetry_interval: f64,
+}
+
+impl RunOutputArgs {
+    /// The telemetry of a run against `target` (`None` with `--no-telemetry`).
+    pub fn telemetry(&self, target: &Target) -> Option<TelemetryConfig> {
+        telemetry_config(
+            self.no_telemetry,
+            self.telemetry_interval,
+            target,
+            crate::telemetry::server::ServerTelemetryOptions::default(),
+        )
+    }
+}
+
 pub fn telemetry_config(
     off: bool,
     interval_s: f64,

@@ -3,7 +3,6 @@
 //! ([`super::measure`]); also the PostgreSQL server facts for the manifest, shared with
 //! `dbperf sysbench` on a postgres:// target.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -20,7 +19,6 @@ use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::ServerFacts;
-use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::pgbench::init::{self, InitConfig};
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
 
@@ -71,21 +69,8 @@ pub struct PgbenchArgs {
     /// Seconds to wait for in-flight transactions at the end.
     #[arg(long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
-    /// Results root.
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
-    pub results_dir: PathBuf,
-    /// Also write summary.json here.
-    #[arg(long)]
-    pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at this address.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics_addr: Option<String>,
-    /// No telemetry thread.
-    #[arg(long)]
-    pub no_telemetry: bool,
-    /// Telemetry period in seconds.
-    #[arg(long, default_value_t = 1.0)]
-    pub telemetry_interval: f64,
+    #[command(flatten)]
+    pub out: measure::RunOutputArgs,
 }
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
@@ -216,7 +201,7 @@ fn run_script(
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.results_dir,
+        results_dir: &a.out.results_dir,
         name: &name,
         options,
         seeds: serde_json::json!({ "random_seed": seed }),
@@ -224,20 +209,15 @@ fn run_script(
         facts,
         run: &run,
         print_every: if a.progress > 0.0 { 1 } else { 0 },
-        telemetry: measure::telemetry_config(
-            a.no_telemetry,
-            a.telemetry_interval,
-            &target,
-            ServerTelemetryOptions::default(),
-        ),
+        telemetry: a.out.telemetry(&target),
         rand_type: "uniform",
         threads: a.clients,
         banner: &banner,
         live: LiveLine::Standard,
-        metrics_addr: a.metrics_addr.as_deref(),
+        metrics_addr: a.out.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
     println!();
     print!("{}", report::final_text(&m.summary, None));
     if let Some(line) = report::client_bound_warning(&m.summary, run.client_threads) {

@@ -2,7 +2,6 @@
 //! into a plan (second stage), and the commands. `run` goes through the shared measured-run
 //! pipeline ([`super::measure`]); its TPC-C lines and report are in [`super::tpcc_report`].
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -21,7 +20,6 @@ use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
-use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::tpcc::check;
 use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
@@ -100,22 +98,8 @@ pub struct TpccArgs {
     /// Seconds in-flight transactions may take to finish after --time.
     #[arg(long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
-    /// Directory for run directories.
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
-    pub results_dir: PathBuf,
-    /// Also write summary.json here.
-    #[arg(long)]
-    pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run, e.g.
-    /// 127.0.0.1:9187.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics_addr: Option<String>,
-    /// Do not sample the server, the OS and the client during the run.
-    #[arg(long)]
-    pub no_telemetry: bool,
-    /// Seconds between telemetry samples.
-    #[arg(long, default_value_t = 1.0)]
-    pub telemetry_interval: f64,
+    #[command(flatten)]
+    pub out: measure::RunOutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -456,7 +440,7 @@ fn run_benchmark<S: Session + 'static>(
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.results_dir,
+        results_dir: &a.out.results_dir,
         name: "tpcc",
         options,
         seeds,
@@ -464,20 +448,15 @@ fn run_benchmark<S: Session + 'static>(
         facts,
         run: &plan.run,
         print_every: 1,
-        telemetry: measure::telemetry_config(
-            a.no_telemetry,
-            a.telemetry_interval,
-            &plan.target,
-            ServerTelemetryOptions::default(),
-        ),
+        telemetry: a.out.telemetry(&plan.target),
         rand_type: "nurand",
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
-        metrics_addr: a.metrics_addr.as_deref(),
+        metrics_addr: a.out.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
     let tpmc_valid = plan.mode == Mode::Spec && a.wait_scale == 1.0;
     let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, tpmc_valid);
     m.dir.write_json("tpcc.json", &result)?;
