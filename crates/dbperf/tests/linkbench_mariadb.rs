@@ -10,9 +10,10 @@ use std::process::Command;
 
 use dbperf::server::testing::TempSandbox;
 use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
-use dbperf::workloads::linkbench::Model;
 use md5::{Digest, Md5};
 
+#[path = "support/linkbench_checks.rs"]
+mod checks;
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
@@ -37,11 +38,6 @@ fn sql(sb: &TempSandbox, q: &str) -> String {
         .expect("mariadb client");
     assert!(out.status.success(), "{q}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-}
-
-fn num(sb: &TempSandbox, q: &str) -> i64 {
-    let v = sql(sb, q);
-    v.trim().parse().unwrap_or_else(|_| panic!("{q} gave {v:?}"))
 }
 
 fn linkbench(sb: &TempSandbox, args: &[&str]) -> Command {
@@ -76,99 +72,25 @@ fn fingerprints(sb: &TempSandbox) -> [String; 4] {
     ]
 }
 
-fn model() -> Model {
-    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap();
-    Model::new(mix, 1, MAXID1).unwrap()
-}
-
-/// The load has the reference's shape and is consistent.
+/// The load has the reference's shape and is consistent (`support/linkbench_checks.rs`).
 fn assert_loaded_graph(sb: &TempSandbox) {
-    let m = model();
-    // Nodes: dense ids 1..maxid1-1.
-    assert_eq!(num(sb, "SELECT COUNT(*) FROM nodetable"), MAXID1 - 1);
-    assert_eq!(
-        sql(sb, "SELECT MIN(id), MAX(id) FROM nodetable"),
-        format!("1\t{}", MAXID1 - 1)
-    );
-    // Links: exactly the out-degrees of the distribution file, split per type with the
-    // reference's leftover bug (so no id1 has exactly 2 links).
-    let expected: i64 = (1..MAXID1)
-        .map(|id| (0..2).map(|t| m.links.of_type(id, t)).sum::<i64>())
-        .sum();
-    assert_eq!(num(sb, "SELECT COUNT(*) FROM linktable"), expected);
-    assert_eq!(
-        num(
-            sb,
-            "SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"
-        ),
-        0
-    );
-    for id in [1, 17, 999, MAXID1 - 1] {
-        for t in 0..2 {
-            let n = num(
-                sb,
-                &format!(
-                    "SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}",
-                    123456789 + t
-                ),
-            );
-            assert_eq!(n, m.links.of_type(id, t), "id1 {id} type {t}");
-        }
-    }
-    // id2 = id1 + j for the j-th link: per (id1, type) the id2s are id1 .. id1 + n - 1.
-    assert_eq!(
-        num(
-            sb,
-            "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable GROUP BY id1, link_type \
-             HAVING MIN(id2) <> id1 OR MAX(id2) <> id1 + COUNT(*) - 1) t"
-        ),
-        0
-    );
-    assert_counts_match_links(sb);
-    // Payloads: link sizes log-normal with median 8 below 255, bytes 32..100; node sizes
-    // median 128, bytes 50..220.
-    let median = |q: &str| -> f64 {
-        let mut v: Vec<i64> = sql(sb, q).lines().map(|l| l.parse().unwrap()).collect();
-        v.sort_unstable();
-        v[v.len() / 2] as f64
-    };
-    let link_median = median("SELECT LENGTH(data) FROM linktable");
-    assert!((6.0..=10.0).contains(&link_median), "link data median {link_median}");
-    let node_median = median("SELECT LENGTH(data) FROM nodetable");
-    assert!((110.0..=150.0).contains(&node_median), "node data median {node_median}");
-    assert!(num(sb, "SELECT MAX(LENGTH(data)) FROM linktable") < 255);
-    let bytes = |q: &str| -> (u8, u8) {
-        let hex = sql(sb, q).replace('\n', "");
-        let b: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
-        (*b.iter().min().unwrap(), *b.iter().max().unwrap())
-    };
-    let (lo, hi) = bytes("SELECT HEX(data) FROM linktable");
-    assert!(lo >= 32 && hi <= 100, "link bytes {lo}..{hi}");
-    let (lo, hi) = bytes("SELECT HEX(data) FROM nodetable LIMIT 300");
-    assert!(
-        lo >= 50 && hi <= 220 && hi > 127,
-        "node bytes {lo}..{hi} (latin-1 above 127 must survive)"
+    let run = |q: &str| sql(sb, q);
+    checks::assert_loaded_graph(
+        &checks::Db {
+            sql: &run,
+            hex: |c| format!("HEX({c})"),
+        },
+        MAXID1,
     );
 }
 
-/// counttable holds, for every (id1, type) with links, the number of visible links, and
-/// nothing else that is not zero.
+/// counttable equals the visible links.
 fn assert_counts_match_links(sb: &TempSandbox) {
-    let bad = num(
-        sb,
-        "SELECT COUNT(*) FROM counttable c LEFT JOIN \
-         (SELECT id1, link_type, COUNT(*) n FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
-         ON l.id1 = c.id AND l.link_type = c.link_type WHERE COALESCE(l.n, 0) <> c.count",
-    );
-    assert_eq!(bad, 0, "counttable rows disagreeing with the visible links");
-    let missing = num(
-        sb,
-        "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
-         LEFT JOIN counttable c ON l.id1 = c.id AND l.link_type = c.link_type WHERE c.id IS NULL",
-    );
-    assert_eq!(missing, 0, "visible links without a counttable row");
+    let run = |q: &str| sql(sb, q);
+    checks::assert_counts_match_links(&checks::Db {
+        sql: &run,
+        hex: |c| format!("HEX({c})"),
+    });
 }
 
 /// The request-phase statements of the general log, per connection, in order.

@@ -7,9 +7,10 @@
 //! java-compatible load whose tables equal the Java reference's (md5 fingerprints).
 
 use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
-use dbperf::workloads::linkbench::Model;
 use md5::{Digest, Md5};
 
+#[path = "support/linkbench_checks.rs"]
+mod checks;
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
@@ -30,92 +31,25 @@ fn linkbench(pg: &TempPg, args: &[&str]) -> std::process::Command {
     c
 }
 
-fn model() -> Model {
-    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap();
-    Model::new(mix, 1, MAXID1).unwrap()
-}
-
-/// The load has the reference's shape and is consistent.
+/// The load has the reference's shape and is consistent (`support/linkbench_checks.rs`).
 fn assert_loaded_graph(pg: &TempPg) {
-    let m = model();
-    assert_eq!(num(pg, "SELECT COUNT(*) FROM nodetable"), MAXID1 - 1);
-    assert_eq!(
-        pg.psql("SELECT MIN(id), MAX(id) FROM nodetable"),
-        format!("1\t{}", MAXID1 - 1)
-    );
-    let expected: i64 = (1..MAXID1)
-        .map(|id| (0..2).map(|t| m.links.of_type(id, t)).sum::<i64>())
-        .sum();
-    assert_eq!(num(pg, "SELECT COUNT(*) FROM linktable"), expected);
-    assert_eq!(
-        num(
-            pg,
-            "SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"
-        ),
-        0
-    );
-    for id in [1, 17, 999, MAXID1 - 1] {
-        for t in 0..2 {
-            let n = num(
-                pg,
-                &format!(
-                    "SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}",
-                    123456789 + t
-                ),
-            );
-            assert_eq!(n, m.links.of_type(id, t), "id1 {id} type {t}");
-        }
-    }
-    assert_eq!(
-        num(
-            pg,
-            "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable GROUP BY id1, link_type \
-             HAVING MIN(id2) <> id1 OR MAX(id2) <> id1 + COUNT(*) - 1) t"
-        ),
-        0
-    );
-    assert_counts_match_links(pg);
-    let median = |q: &str| -> f64 {
-        let mut v: Vec<i64> = pg.psql(q).lines().map(|l| l.parse().unwrap()).collect();
-        v.sort_unstable();
-        v[v.len() / 2] as f64
-    };
-    let link_median = median("SELECT LENGTH(data) FROM linktable");
-    assert!((6.0..=10.0).contains(&link_median), "link data median {link_median}");
-    let node_median = median("SELECT LENGTH(data) FROM nodetable");
-    assert!((110.0..=150.0).contains(&node_median), "node data median {node_median}");
-    assert!(num(pg, "SELECT MAX(LENGTH(data)) FROM linktable") < 255);
-    let bytes = |q: &str| -> (u8, u8) {
-        let hex = pg.psql(q).replace('\n', "");
-        let b: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
-        (*b.iter().min().unwrap(), *b.iter().max().unwrap())
-    };
-    let (lo, hi) = bytes("SELECT encode(data, 'hex') FROM linktable");
-    assert!(lo >= 32 && hi <= 100, "link bytes {lo}..{hi}");
-    let (lo, hi) = bytes("SELECT encode(data, 'hex') FROM nodetable WHERE id <= 300");
-    assert!(
-        lo >= 50 && hi <= 220 && hi > 127,
-        "node bytes {lo}..{hi} (bytes above 127 must survive)"
+    let run = |q: &str| pg.psql(q);
+    checks::assert_loaded_graph(
+        &checks::Db {
+            sql: &run,
+            hex: |c| format!("encode({c}, 'hex')"),
+        },
+        MAXID1,
     );
 }
 
-/// counttable holds, for every (id1, type) with links, the number of visible links.
+/// counttable equals the visible links.
 fn assert_counts_match_links(pg: &TempPg) {
-    let bad = num(
-        pg,
-        "SELECT COUNT(*) FROM counttable c LEFT JOIN \
-         (SELECT id1, link_type, COUNT(*) n FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
-         ON l.id1 = c.id AND l.link_type = c.link_type WHERE COALESCE(l.n, 0) <> c.count",
-    );
-    assert_eq!(bad, 0, "counttable rows disagreeing with the visible links");
-    let missing = num(
-        pg,
-        "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
-         LEFT JOIN counttable c ON l.id1 = c.id AND l.link_type = c.link_type WHERE c.id IS NULL",
-    );
-    assert_eq!(missing, 0, "visible links without a counttable row");
+    let run = |q: &str| pg.psql(q);
+    checks::assert_counts_match_links(&checks::Db {
+        sql: &run,
+        hex: |c| format!("encode({c}, 'hex')"),
+    });
 }
 
 /// Calls of the statements whose text contains every one of `parts` (and none of those

@@ -1,0 +1,110 @@
+//! The LinkBench graph checks both server families share: a loaded graph has the reference's
+//! shape (dense node ids, the distribution's out-degrees split per type with the reference's
+//! leftover bug, id2 = id1 + j, payload sizes and byte ranges) and counttable equals the
+//! visible links. Each test file passes its own SQL runner and hex spelling.
+
+#![allow(dead_code)]
+
+use dbperf::workloads::linkbench::config::{mix_props, Workload};
+use dbperf::workloads::linkbench::Model;
+
+/// How a test reaches its server: SQL in, tab-separated rows out, and how the server
+/// spells "this bytea/blob column as hex".
+pub struct Db<'a> {
+    pub sql: &'a dyn Fn(&str) -> String,
+    pub hex: fn(&str) -> String,
+}
+
+impl Db<'_> {
+    pub fn num(&self, q: &str) -> i64 {
+        let v = (self.sql)(q);
+        v.trim().parse().unwrap_or_else(|_| panic!("{q} gave {v:?}"))
+    }
+}
+
+/// The fb2011 model of a load of `maxid1`.
+pub fn model(maxid1: i64) -> Model {
+    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap();
+    Model::new(mix, 1, maxid1).unwrap()
+}
+
+/// The load has the reference's shape and is consistent.
+pub fn assert_loaded_graph(db: &Db<'_>, maxid1: i64) {
+    let m = model(maxid1);
+    // Nodes: dense ids 1..maxid1-1.
+    assert_eq!(db.num("SELECT COUNT(*) FROM nodetable"), maxid1 - 1);
+    assert_eq!(
+        (db.sql)("SELECT MIN(id), MAX(id) FROM nodetable"),
+        format!("1\t{}", maxid1 - 1)
+    );
+    // Links: exactly the out-degrees of the distribution file, split per type with the
+    // reference's leftover bug (so no id1 has exactly 2 links).
+    let expected: i64 = (1..maxid1)
+        .map(|id| (0..2).map(|t| m.links.of_type(id, t)).sum::<i64>())
+        .sum();
+    assert_eq!(db.num("SELECT COUNT(*) FROM linktable"), expected);
+    assert_eq!(
+        db.num("SELECT COUNT(*) FROM (SELECT id1 FROM linktable GROUP BY id1 HAVING COUNT(*) = 2) t"),
+        0
+    );
+    for id in [1, 17, 999, maxid1 - 1] {
+        for t in 0..2 {
+            let n = db.num(&format!(
+                "SELECT COUNT(*) FROM linktable WHERE id1 = {id} AND link_type = {}",
+                123456789 + t
+            ));
+            assert_eq!(n, m.links.of_type(id, t), "id1 {id} type {t}");
+        }
+    }
+    // id2 = id1 + j for the j-th link: per (id1, type) the id2s are id1 .. id1 + n - 1.
+    assert_eq!(
+        db.num(
+            "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable GROUP BY id1, link_type \
+             HAVING MIN(id2) <> id1 OR MAX(id2) <> id1 + COUNT(*) - 1) t"
+        ),
+        0
+    );
+    assert_counts_match_links(db);
+    // Payloads: link sizes log-normal with median 8 below 255, bytes 32..100; node sizes
+    // median 128, bytes 50..220.
+    let median = |q: &str| -> f64 {
+        let mut v: Vec<i64> = (db.sql)(q).lines().map(|l| l.parse().unwrap()).collect();
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let link_median = median("SELECT LENGTH(data) FROM linktable");
+    assert!((6.0..=10.0).contains(&link_median), "link data median {link_median}");
+    let node_median = median("SELECT LENGTH(data) FROM nodetable");
+    assert!((110.0..=150.0).contains(&node_median), "node data median {node_median}");
+    assert!(db.num("SELECT MAX(LENGTH(data)) FROM linktable") < 255);
+    let bytes = |q: &str| -> (u8, u8) {
+        let hex = (db.sql)(q).replace('\n', "");
+        let b: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        (*b.iter().min().unwrap(), *b.iter().max().unwrap())
+    };
+    let (lo, hi) = bytes(&format!("SELECT {} FROM linktable", (db.hex)("data")));
+    assert!(lo >= 32 && hi <= 100, "link bytes {lo}..{hi}");
+    let (lo, hi) = bytes(&format!("SELECT {} FROM nodetable WHERE id <= 300", (db.hex)("data")));
+    assert!(
+        lo >= 50 && hi <= 220 && hi > 127,
+        "node bytes {lo}..{hi} (bytes above 127 must survive)"
+    );
+}
+
+/// counttable holds, for every (id1, type) with links, the number of visible links, and
+/// nothing else that is not zero.
+pub fn assert_counts_match_links(db: &Db<'_>) {
+    let bad = db.num(
+        "SELECT COUNT(*) FROM counttable c LEFT JOIN \
+         (SELECT id1, link_type, COUNT(*) n FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
+         ON l.id1 = c.id AND l.link_type = c.link_type WHERE COALESCE(l.n, 0) <> c.count",
+    );
+    assert_eq!(bad, 0, "counttable rows disagreeing with the visible links");
+    let missing = db.num(
+        "SELECT COUNT(*) FROM (SELECT id1, link_type FROM linktable WHERE visibility = 1 GROUP BY id1, link_type) l \
+         LEFT JOIN counttable c ON l.id1 = c.id AND l.link_type = c.link_type WHERE c.id IS NULL",
+    );
+    assert_eq!(missing, 0, "visible links without a counttable row");
+}
