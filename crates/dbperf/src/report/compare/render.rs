@@ -78,9 +78,29 @@ impl Comparison {
         let header = std::iter::once(String::new())
             .chain(self.columns.iter().map(|c| c.label.clone()))
             .collect();
+        // A figure only one server family has (sync flush and dirty pages: InnoDB; requested
+        // checkpoints: PostgreSQL) is left out when no column measured it; and when every
+        // column is PostgreSQL, the checkpoint row says what it measures there.
+        let sampled = self.inside.iter().any(|c| c.with_telemetry > 0);
+        let postgres = sampled
+            && self
+                .inside
+                .iter()
+                .all(|c| c.with_telemetry == 0 || c.checkpoints_requested.is_some());
         let rows = (0..lines[0].len())
+            .filter(|&i| {
+                let family_only = matches!(
+                    lines[0][i].0,
+                    "time in sync flush" | "dirty pages max" | "requested checkpoints"
+                );
+                !(sampled && family_only && lines.iter().all(|l| l[i].1 == "-"))
+            })
             .map(|i| {
-                std::iter::once(lines[0][i].0.to_string())
+                let label = match lines[0][i].0 {
+                    "checkpoint age max" if postgres => "checkpoint distance max (of max_wal_size)",
+                    l => l,
+                };
+                std::iter::once(label.to_string())
                     .chain(lines.iter().map(|l| l[i].1.clone()))
                     .collect()
             })
@@ -366,8 +386,50 @@ fn shorten(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::tests::run;
-    use super::super::{compare_runs, CompareOptions};
+    use super::super::{compare_runs, CompareOptions, InsideColumn};
     use super::*;
+
+    fn inside_column(pg: bool) -> InsideColumn {
+        InsideColumn {
+            runs: 1,
+            analysed: 1,
+            with_telemetry: 1,
+            stalls: 0,
+            tps_cv_pct: Some(4.0),
+            checkpoint_max_pct: Some(60.0),
+            sync_flush_pct: (!pg).then_some(0.0),
+            checkpoints_requested: pg.then_some(3.0),
+            dirty_max_pct: (!pg).then_some(5.0),
+            top_wait: Some(if pg { "IO/WALSync" } else { "mutex/innodb/log_sys_mutex" }.into()),
+            client_cpu_max_pct: Some(50.0),
+            client_bound_runs: 0,
+        }
+    }
+
+    #[test]
+    fn inside_rows_a_family_does_not_measure_are_left_out() {
+        let labels =
+            |c: &Comparison| -> Vec<String> { c.plain_inside().unwrap().1.into_iter().map(|r| r[0].clone()).collect() };
+        let mut c = sample();
+        c.inside = vec![inside_column(true), inside_column(true)];
+        let pg = labels(&c);
+        assert!(
+            pg.contains(&"checkpoint distance max (of max_wal_size)".to_string()),
+            "{pg:?}"
+        );
+        assert!(pg.contains(&"requested checkpoints".to_string()), "{pg:?}");
+        assert!(
+            !pg.iter().any(|l| l == "time in sync flush" || l == "dirty pages max"),
+            "{pg:?}"
+        );
+        c.inside = vec![inside_column(false), inside_column(false)];
+        let my = labels(&c);
+        assert!(my.contains(&"checkpoint age max".to_string()) && my.contains(&"time in sync flush".to_string()));
+        assert!(!my.contains(&"requested checkpoints".to_string()), "{my:?}");
+        // Mixed families keep every row, with dashes where a column has no such figure.
+        c.inside = vec![inside_column(false), inside_column(true)];
+        assert_eq!(labels(&c).len(), c.inside[0].lines().len());
+    }
 
     fn sample() -> Comparison {
         let vars = |sort: &str, ps: &str, conns: &str| {
