@@ -147,6 +147,13 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
         "sync flush in {sync} of {} samples",
         samples.len()
     );
+    // Evenly throttled or not, the split of intervals by checkpoint age is reported.
+    let cost = &small_analysis["sync_flush"];
+    assert!(
+        cost["sync_intervals"].as_u64().unwrap() * 2 >= cost["intervals"].as_u64().unwrap(),
+        "{small_analysis}"
+    );
+    assert!(notes.contains("sync flush cost:"), "{small_analysis}");
     let stalls = small_analysis["stalls"].as_array().unwrap();
     assert_eq!(
         checkpoint_stalls(&small_analysis).len(),
@@ -172,6 +179,11 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
     assert!(max_of(&samples, "checkpoint_pct") < 50.0, "{samples:?}");
     let large_analysis = analysis(&dir);
     assert!(checkpoint_stalls(&large_analysis).is_empty(), "{large_analysis}");
+    assert_eq!(large_analysis["sync_flush"]["sync_intervals"], 0, "{large_analysis}");
+    assert!(
+        !large_analysis["notes"].to_string().contains("sync flush cost"),
+        "{large_analysis}"
+    );
 }
 
 #[test]

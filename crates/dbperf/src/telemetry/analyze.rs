@@ -95,8 +95,111 @@ pub struct Analysis {
     pub stability: Stability,
     /// Run-wide pressure from telemetry (`None`: no `telemetry.jsonl`).
     pub pressure: Option<Pressure>,
+    /// Throughput with the checkpoint age in sync flush against without (MySQL/MariaDB runs
+    /// with a checkpoint age in their telemetry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_flush: Option<SyncFlushCost>,
     /// Findings about the whole run (e.g. a saturated client).
     pub notes: Vec<String>,
+}
+
+/// Intervals needed below the sync flush point before their median is set against the
+/// sync-flush intervals' median.
+const SYNC_SPLIT_MIN: usize = 3;
+
+/// What sync flushing cost: the measured intervals split by whether InnoDB's checkpoint age
+/// was at or above [`SYNC_FLUSH_PCT`] of its maximum during them. A run held in sync flush
+/// is throttled evenly on a quiet box, so no single interval falls far enough to be a stall;
+/// the split shows the cost that a stall threshold misses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncFlushCost {
+    /// Measured intervals with checkpoint-age samples.
+    pub intervals: usize,
+    /// ... of which in sync flush (at least half of their samples at or above the point).
+    pub sync_intervals: usize,
+    /// Median TPS of the intervals in sync flush (`None`: there were none).
+    pub tps_sync: Option<f64>,
+    /// Median TPS of the other intervals (`None`: there were none).
+    pub tps_other: Option<f64>,
+    /// How much lower the sync-flush median is, percent of the other median (negative: higher).
+    pub cost_pct: Option<f64>,
+}
+
+impl SyncFlushCost {
+    /// Splits `measured` intervals by the checkpoint age of the samples inside each.
+    fn of(measured: &[&IntervalRow], tel: &[TelemetryRow], step: f64) -> Option<SyncFlushCost> {
+        let (mut sync, mut other) = (Vec::new(), Vec::new());
+        for r in measured {
+            let ages: Vec<f64> = tel
+                .iter()
+                .filter(|s| {
+                    let mid = s.mid_s(step);
+                    mid >= r.start_s && mid <= r.end_s
+                })
+                .filter_map(TelemetryRow::checkpoint_pct)
+                .collect();
+            if ages.is_empty() {
+                continue;
+            }
+            let at = ages.iter().filter(|a| **a >= SYNC_FLUSH_PCT).count();
+            if at * 2 >= ages.len() {
+                sync.push(r.tps);
+            } else {
+                other.push(r.tps);
+            }
+        }
+        if sync.is_empty() && other.is_empty() {
+            return None;
+        }
+        let (tps_sync, tps_other) = (median(&sync), median(&other));
+        Some(SyncFlushCost {
+            intervals: sync.len() + other.len(),
+            sync_intervals: sync.len(),
+            tps_sync,
+            tps_other,
+            cost_pct: match (tps_sync, tps_other) {
+                (Some(s), Some(o)) if o > 0.0 => Some((1.0 - s / o) * 100.0),
+                _ => None,
+            },
+        })
+    }
+
+    /// The note line, or `None` when no interval was in sync flush.
+    fn note(&self) -> Option<String> {
+        let tps_sync = self.tps_sync?;
+        let sync = format!(
+            "{} of {} intervals in sync flush (checkpoint age >= {SYNC_FLUSH_PCT:.0}%)",
+            self.sync_intervals, self.intervals
+        );
+        let others = self.intervals - self.sync_intervals;
+        if others > 0 && others < SYNC_SPLIT_MIN {
+            return Some(format!(
+                "sync flush cost: {sync} (median {} TPS); {others} interval(s) below it are too few to measure \
+                 its cost inside this run; compare with a run on a larger redo log (`dbperf compare`)",
+                fmt_tps(tps_sync)
+            ));
+        }
+        Some(match (self.tps_other, self.cost_pct) {
+            (Some(other), Some(cost)) if cost > 0.0 => format!(
+                "sync flush cost: {sync} ran at a median {} TPS, the {} below it at {} TPS: {cost:.0}% less throughput \
+                 while writers waited for flushing",
+                fmt_tps(tps_sync),
+                self.intervals - self.sync_intervals,
+                fmt_tps(other)
+            ),
+            (Some(other), _) => format!(
+                "sync flush cost: none seen; {sync} ran at a median {} TPS, the {} below it at {} TPS",
+                fmt_tps(tps_sync),
+                self.intervals - self.sync_intervals,
+                fmt_tps(other)
+            ),
+            (None, _) => format!(
+                "sync flush cost: every interval was in sync flush (median {} TPS), so its cost cannot be seen \
+                 inside this run; compare with a run on a larger redo log (`dbperf compare`)",
+                fmt_tps(tps_sync)
+            ),
+        })
+    }
 }
 
 /// One stall: consecutive intervals with TPS far below the run's sustained TPS or p99 far
@@ -299,6 +402,11 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         }
         None => notes.extend(pressure.iter().flat_map(Pressure::notes)),
     }
+    let sync_flush = match (&telemetry, &postgres) {
+        (Some(tel), None) => SyncFlushCost::of(&measured, tel, step),
+        _ => None,
+    };
+    notes.extend(sync_flush.as_ref().and_then(SyncFlushCost::note));
 
     Ok(Analysis {
         run_dir: run_dir.to_path_buf(),
@@ -309,6 +417,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         stalls,
         stability,
         pressure,
+        sync_flush,
         notes,
     })
 }
@@ -819,6 +928,67 @@ mod tests {
                 assert!(!causes.iter().any(|c| c.contains("checkpoint")), "{causes:?}");
             }
         }
+    }
+
+    /// `tps[i]` over 1-second intervals with one sample each at checkpoint age `ckpt[i]`.
+    fn throttled_run(dir: &Path, tps: &[f64], ckpt: &[f64]) -> Analysis {
+        write_run(dir, tps, &vec![5.0; tps.len()]);
+        let samples: Vec<_> = ckpt
+            .iter()
+            .enumerate()
+            .map(|(i, c)| json!({"t_s": 3.0 + i as f64, "interval_s": 1.0, "server": {"checkpoint_pct": c}}))
+            .collect();
+        write_telemetry(dir, &samples);
+        analyze(dir, &AnalyzeOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn an_evenly_throttled_run_has_no_stall_but_its_sync_flush_cost_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        // Sync flush in 8 of 12 intervals at ~650 TPS; the 4 others at ~900: never half.
+        let tps = [
+            900.0, 880.0, 640.0, 660.0, 650.0, 910.0, 630.0, 655.0, 645.0, 890.0, 670.0, 650.0,
+        ];
+        let ckpt = [60.0, 70.0, 95.0, 99.0, 98.0, 80.0, 97.0, 96.0, 99.0, 85.0, 92.0, 100.0];
+        let a = throttled_run(dir.path(), &tps, &ckpt);
+        assert!(a.stalls.is_empty(), "{:?}", a.stalls);
+        let cost = a.sync_flush.as_ref().unwrap();
+        assert_eq!((cost.intervals, cost.sync_intervals), (12, 8));
+        assert_eq!((cost.tps_sync, cost.tps_other), (Some(650.0), Some(895.0)));
+        assert!((cost.cost_pct.unwrap() - 27.4).abs() < 0.1, "{cost:?}");
+        assert!(
+            a.render_text().contains(
+                "note: sync flush cost: 8 of 12 intervals in sync flush (checkpoint age >= 90%) ran at a median 650 TPS, \
+                 the 4 below it at 895 TPS: 27% less throughput while writers waited for flushing\n"
+            ),
+            "{}",
+            a.render_text()
+        );
+    }
+
+    #[test]
+    fn a_run_in_sync_flush_throughout_says_its_cost_needs_another_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = throttled_run(dir.path(), &[600.0; 6], &[95.0; 6]);
+        let cost = a.sync_flush.as_ref().unwrap();
+        assert_eq!((cost.sync_intervals, cost.tps_other, cost.cost_pct), (6, None, None));
+        assert!(a
+            .render_text()
+            .contains("every interval was in sync flush (median 600 TPS)"));
+        // Far from the sync flush point nothing is said about it.
+        let dir = tempfile::tempdir().unwrap();
+        let a = throttled_run(dir.path(), &[600.0; 6], &[30.0; 6]);
+        assert_eq!(a.sync_flush.as_ref().unwrap().sync_intervals, 0);
+        assert!(!a.render_text().contains("sync flush cost"), "{}", a.render_text());
+        // One interval below the point is no baseline.
+        let dir = tempfile::tempdir().unwrap();
+        let a = throttled_run(dir.path(), &[600.0, 600.0, 600.0, 900.0], &[95.0, 95.0, 95.0, 50.0]);
+        assert!(
+            a.render_text()
+                .contains("1 interval(s) below it are too few to measure its cost inside this run"),
+            "{}",
+            a.render_text()
+        );
     }
 
     #[test]
