@@ -7,15 +7,13 @@
 //! with mysql_native_password) rather than a driver, so that this code is synchronous and safe
 //! to call from inside a tokio runtime (for example a `#[tokio::test]`).
 
-use std::fs::OpenOptions;
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::process::tail;
+use super::process::{self, tail};
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
 const LOG_TAIL_LINES: usize = 30;
@@ -145,39 +143,15 @@ pub(crate) fn spawn_server(
     error_log: &Path,
     launch: &Launch,
 ) -> Result<Child, ServerError> {
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(error_log)
-        .map_err(|e| ServerError::io("cannot open error log", error_log, e))?;
-    let log_err = log
-        .try_clone()
-        .map_err(|e| ServerError::io("cannot reopen error log", error_log, e))?;
     let mut cmd = Command::new(&bins.server);
     // --defaults-file must be the first argument.
     cmd.arg(format!("--defaults-file={}", my_cnf.display()));
     if is_root() {
         cmd.arg("--user=root");
     }
-    cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);
-    if let Some(lib) = &launch.preload {
-        cmd.env("LD_PRELOAD", lib);
-    }
-    let cpus = launch.cpus.clone();
-    // SAFETY: setsid and sched_setaffinity are async-signal-safe, and nothing here allocates.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(cpus) = &cpus {
-                crate::cpus::restrict(0, cpus)?;
-            }
-            Ok(())
-        });
-    }
-    cmd.spawn()
-        .map_err(|e| ServerError::io("cannot start", &bins.server, e))
+    process::spawn_detached(cmd, error_log, launch, |e| {
+        ServerError::io("cannot start", &bins.server, e)
+    })
 }
 
 /// What [`wait_ready`] needs to know about the server it waits for.

@@ -16,8 +16,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::fs::OpenOptions;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
@@ -25,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use super::config::{Config, Network, Profile, Setting};
 use super::daemon::{is_root, Binaries, Launch, Pending};
-use super::process::tail;
+use super::process::{self, tail};
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
 /// The port a socket-only sandbox uses: it only names the socket file `.s.PGSQL.5432`, which
@@ -184,41 +182,13 @@ pub(crate) fn spawn_server(
     error_log: &Path,
     launch: &Launch,
 ) -> Result<Child, ServerError> {
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(error_log)
-        .map_err(|e| ServerError::io("cannot open error log", error_log, e))?;
-    let log_err = log
-        .try_clone()
-        .map_err(|e| ServerError::io("cannot reopen error log", error_log, e))?;
     check_runnable()?;
     let mut cmd = command(&bins.server);
     cmd.arg("-D")
         .arg(datadir)
         .arg("-c")
-        .arg(format!("config_file={}", conf.display()))
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err);
-    if let Some(lib) = &launch.preload {
-        cmd.env("LD_PRELOAD", lib);
-    }
-    let cpus = launch.cpus.clone();
-    // SAFETY: setsid and sched_setaffinity are async-signal-safe, and nothing here allocates.
-    // `unshare` (when root) execs postgres in place, so the pid and the affinity carry over.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(cpus) = &cpus {
-                crate::cpus::restrict(0, cpus)?;
-            }
-            Ok(())
-        });
-    }
-    cmd.spawn().map_err(|e| run_error(&bins.server, e))
+        .arg(format!("config_file={}", conf.display()));
+    process::spawn_detached(cmd, error_log, launch, |e| run_error(&bins.server, e))
 }
 
 /// Waits until the server answers `SELECT 1` as the superuser over its socket.

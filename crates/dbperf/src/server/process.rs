@@ -1,15 +1,58 @@
-//! Process plumbing for sandboxes: pid files, "is this pid still our mariadbd", signals with a
-//! deadline, and the per-sandbox lock that keeps two dbperf processes from racing.
+//! Process plumbing for sandboxes: starting a server detached from dbperf, pid files, "is
+//! this pid still our mariadbd", signals with a deadline, and the per-sandbox lock that keeps
+//! two dbperf processes from racing.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use super::daemon::Launch;
 use super::ServerError;
 
 const POLL: Duration = Duration::from_millis(50);
+
+/// Spawns a server `cmd` in a session of its own (so dbperf's Ctrl-C does not reach it),
+/// stdin closed, stdout and stderr appended to `log`, with `launch`'s preload library and
+/// CPU set applied before it runs so every server thread inherits them. `on_spawn` turns a
+/// failed spawn into the caller's error.
+pub(crate) fn spawn_detached(
+    mut cmd: Command,
+    log: &Path,
+    launch: &Launch,
+    on_spawn: impl FnOnce(std::io::Error) -> ServerError,
+) -> Result<Child, ServerError> {
+    let out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| ServerError::io("cannot open error log", log, e))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| ServerError::io("cannot reopen error log", log, e))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(lib) = &launch.preload {
+        cmd.env("LD_PRELOAD", lib);
+    }
+    let cpus = launch.cpus.clone();
+    // SAFETY: setsid and sched_setaffinity are async-signal-safe, and nothing here allocates.
+    // A wrapper that execs the server in place (`unshare`) keeps the pid and the affinity.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(cpus) = &cpus {
+                crate::cpus::restrict(0, cpus)?;
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(on_spawn)
+}
 
 /// Reads a pid file (the pid is its first line: PostgreSQL's `postmaster.pid` has more); a
 /// missing or garbled file means "no pid".
