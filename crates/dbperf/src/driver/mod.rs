@@ -180,6 +180,21 @@ impl From<DbError> for TxnError {
     }
 }
 
+/// Ends a transaction one of whose statements failed with `e`: rolls it back, so the next
+/// BEGIN never commits the partial transaction implicitly, unless the connection is already
+/// gone. Returns the error for the engine; a connection lost during the rollback wins, so
+/// the engine reconnects.
+pub async fn abort_transaction<S: Session>(session: &mut S, e: DbError) -> TxnError {
+    if e.class != ErrorClass::ConnectionLost {
+        if let Err(rb) = session.query("ROLLBACK").await {
+            if rb.class == ErrorClass::ConnectionLost {
+                return rb.into();
+            }
+        }
+    }
+    e.into()
+}
+
 /// One connection to a database server.
 pub trait Session: Sized {
     /// Connects to `target`; server errors are classified with `ignore`.

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use dbperf_engine::clock::now_ns;
-use dbperf_engine::{ErrorClass, QueryClass, StatementLog, TxnDone, TxnError, Worker};
+use dbperf_engine::{QueryClass, StatementLog, TxnDone, TxnError, Worker};
 
 use super::config::Op;
 use super::dist::MotifGen;
 use super::jrand::JavaRandom;
 use super::schema::{Dialect, St};
 use super::{Access, Model, LINK_TYPE_BASE, NODE_TYPE, RANGE_LIMIT};
-use crate::driver::{DbError, Param, Rows, Session, StmtId};
+use crate::driver::{abort_transaction, DbError, Param, Rows, Session, StmtId};
 
 /// Share of add-link id2s that already exist, and of update, delete and get.
 const P_ADD_EXIST: f64 = 0.05;
@@ -623,17 +623,8 @@ impl<S: Session> Worker for Requester<S> {
                 kind: op as u16,
                 expected_rollback: false,
             }),
-            Err(e) => {
-                if self.in_txn && e.class != ErrorClass::ConnectionLost {
-                    self.in_txn = false;
-                    if let Err(rb) = self.rw.session.query("ROLLBACK").await {
-                        if rb.class == ErrorClass::ConnectionLost {
-                            return Err(rb.into());
-                        }
-                    }
-                }
-                Err(e.into())
-            }
+            Err(e) if std::mem::take(&mut self.in_txn) => Err(abort_transaction(&mut self.rw.session, e).await),
+            Err(e) => Err(e.into()),
         }
     }
 

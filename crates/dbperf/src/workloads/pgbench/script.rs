@@ -15,13 +15,13 @@
 use std::str::FromStr;
 
 use dbperf_engine::clock::now_ns;
-use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
+use dbperf_engine::{OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use super::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TELLERS_PER_SCALE};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, Param, Session, StmtId, Target};
+use crate::driver::{abort_transaction, DbError, Param, Session, StmtId, Target};
 use crate::workloads::sysbench::rand::uniform;
 
 /// A built-in script (`pgbench -b NAME`).
@@ -237,16 +237,8 @@ impl<S: Session> Worker for PgbenchWorker<S> {
     async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
         match self.transaction(log).await {
             Ok(()) => Ok(TxnDone::committed(0)),
-            Err(e) => {
-                if self.script != Script::SelectOnly && e.class != ErrorClass::ConnectionLost {
-                    if let Err(rb) = self.session.query("ROLLBACK").await {
-                        if rb.class == ErrorClass::ConnectionLost {
-                            return Err(rb.into());
-                        }
-                    }
-                }
-                Err(e.into())
-            }
+            Err(e) if self.script != Script::SelectOnly => Err(abort_transaction(&mut self.session, e).await),
+            Err(e) => Err(e.into()),
         }
     }
 

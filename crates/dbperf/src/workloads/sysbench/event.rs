@@ -21,7 +21,7 @@ use super::rand::{uniform, Distribution, KeySampler};
 use super::schema::Dialect;
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, Param, Session, StmtId, Target};
+use crate::driver::{abort_transaction, DbError, Param, Session, StmtId, Target};
 
 /// Statement kinds, in [`OpTable::statements`] order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -483,17 +483,8 @@ impl<S: Session> Worker for OltpWorker<S> {
         self.events += 1;
         match self.event(log).await {
             Ok(()) => Ok(TxnDone::committed(0)),
-            Err(e) => {
-                if self.begin.is_some() && e.class != ErrorClass::ConnectionLost {
-                    // Never let the next BEGIN implicitly commit a partial transaction.
-                    if let Err(rb) = self.session.query("ROLLBACK").await {
-                        if rb.class == ErrorClass::ConnectionLost {
-                            return Err(rb.into());
-                        }
-                    }
-                }
-                Err(e.into())
-            }
+            Err(e) if self.begin.is_some() => Err(abort_transaction(&mut self.session, e).await),
+            Err(e) => Err(e.into()),
         }
     }
 

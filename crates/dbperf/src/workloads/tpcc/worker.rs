@@ -9,13 +9,13 @@
 use std::time::Duration;
 
 use dbperf_engine::clock::now_ns;
-use dbperf_engine::{ErrorClass, QueryClass, StatementLog, TxnDone, TxnError, Worker};
+use dbperf_engine::{QueryClass, StatementLog, TxnDone, TxnError, Worker};
 use rand::rngs::SmallRng;
 
 use super::rand::{nurand, think_time, uniform, Deck, NuConstants, TxnType};
 use super::schema::Schema;
 use super::{delivery, new_order, order_status, payment, stock_level, Mode};
-use crate::driver::{DbError, Param, Rows, Session, StmtId};
+use crate::driver::{abort_transaction, DbError, Param, Rows, Session, StmtId};
 
 /// Statement kinds, in [`STATEMENT_NAMES`] order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,16 +310,7 @@ impl<S: Session> Worker for TpccWorker<S> {
                     expected_rollback: rolled_back,
                 })
             }
-            Err(e) => {
-                if e.class != ErrorClass::ConnectionLost {
-                    if let Err(rb) = self.conn.session.query("ROLLBACK").await {
-                        if rb.class == ErrorClass::ConnectionLost {
-                            return Err(rb.into());
-                        }
-                    }
-                }
-                Err(e.into())
-            }
+            Err(e) => Err(abort_transaction(&mut self.conn.session, e).await),
         }
     }
 
