@@ -18,11 +18,13 @@
 //!   starts `d·(part-1)` rows in, positioned by skipping its streams ahead), so nothing
 //!   of dbgen's row generation is written again here.
 //!
+//! [`write_files`] writes them as files (`dbperf tpch prepare --write-tbl DIR --updates N`).
 //! Sets stop at 999 (from set 1000 on dbgen's delete keys are no longer base orders) and
 //! where the base orders run out (`n·rowcnt` ≤ base orders).
 //! `tests/tpch_updates.rs` checks the rows against the TPC's reference update files.
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 
@@ -162,6 +164,41 @@ impl UpdateSet {
     }
 }
 
+/// Writes update sets `1..=sets` into `dir` as `dbgen -s SF -U sets` does (without `-i`/`-d`
+/// segments): `orders.tbl.u<n>`, `lineitem.tbl.u<n>` and `delete.<n>`. Returns the files.
+pub fn write_files(dir: &Path, sf: f64, sets: u64) -> Result<Vec<PathBuf>, TpchError> {
+    std::fs::create_dir_all(dir).map_err(|source| TpchError::Io {
+        what: "cannot create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for n in 1..=sets {
+        let set = UpdateSet::new(sf, n)?;
+        let keys: String = set.delete_keys().iter().map(|k| format!("{k}|\n")).collect();
+        for (name, bytes) in [
+            (
+                format!("orders.tbl.u{n}"),
+                set.orders_rows(0, set.orders, RowEnd::Official)?,
+            ),
+            (
+                format!("lineitem.tbl.u{n}"),
+                set.lineitem_rows(0, set.orders, RowEnd::Official)?,
+            ),
+            (format!("delete.{n}"), keys.into_bytes()),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|source| TpchError::Io {
+                what: "cannot write",
+                path: path.clone(),
+                source,
+            })?;
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -227,5 +264,30 @@ mod tests {
         let items = String::from_utf8(items).unwrap();
         assert!(items.lines().all(|l| !l.ends_with('|')));
         assert!(items.lines().count() >= 70);
+    }
+
+    #[test]
+    fn files_are_named_as_dbgen_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = write_files(dir.path(), 0.01, 2).unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "orders.tbl.u1",
+                "lineitem.tbl.u1",
+                "delete.1",
+                "orders.tbl.u2",
+                "lineitem.tbl.u2",
+                "delete.2"
+            ]
+        );
+        let deletes = std::fs::read_to_string(&files[2]).unwrap();
+        assert!(deletes.starts_with("1|\n2|\n") && deletes.lines().count() == 10);
+        let orders = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(orders.starts_with("9|") && orders.lines().all(|l| l.ends_with('|')));
     }
 }
