@@ -160,6 +160,19 @@ fn load_validate_power_and_timeouts() {
     assert_eq!(tp["refresh"].as_array().unwrap().len(), 2);
     assert_eq!(tp["refresh"][0]["set"], 2, "set 1 was used by the power run");
     assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
+    // dbgen's update sets 1..3 (10 orders each at SF 0.01) are in, their base orders gone.
+    assert_eq!(
+        count(&rt, &mut s, "SELECT COUNT(*) FROM orders WHERE (o_orderkey & 8) <> 0"),
+        30
+    );
+    assert_eq!(
+        count(
+            &rt,
+            &mut s,
+            "SELECT COUNT(*) FROM orders WHERE o_orderkey < 100 AND (o_orderkey & 8) = 0"
+        ),
+        0
+    );
 
     // A tiny timeout: every query is cancelled on the server and the next one still runs.
     run_ok(

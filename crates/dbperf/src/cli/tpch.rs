@@ -15,6 +15,7 @@ use crate::workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use crate::workloads::tpch::power::stream_params;
 use crate::workloads::tpch::qgen::{check_seed, stream_order};
 use crate::workloads::tpch::queries::render;
+use crate::workloads::tpch::updates;
 use crate::workloads::tpch::{check_scale_factor, Dialect};
 
 /// TPC-H (DBT-3): data identical to dbgen 2.17.3, qgen parameters, validation, power test.
@@ -114,6 +115,10 @@ pub struct PrepareArgs {
     /// or prepared 1,000-row INSERTs.
     #[arg(long, value_enum, default_value = "load-data")]
     pub load_method: LoadMethodArg,
+    /// Also write dbgen's update sets 1..N into the --write-tbl DIR, as `dbgen -U N` does:
+    /// orders.tbl.u<n>, lineitem.tbl.u<n> (RF1's rows) and delete.<n> (RF2's keys).
+    #[arg(long, value_name = "N", requires = "write_tbl")]
+    pub updates: Option<u64>,
     /// Only write the .tbl files (with --write-tbl); no server needed.
     #[arg(long, requires = "write_tbl")]
     pub no_load: bool,
@@ -206,6 +211,16 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
             dir.display(),
             t0.elapsed().as_secs_f64()
         );
+        if let Some(sets) = a.updates {
+            let t0 = std::time::Instant::now();
+            let files = updates::write_files(dir, a.scale_factor, sets)?;
+            println!(
+                "Wrote {} update files (sets 1..{sets}) into {} in {:.1} s",
+                files.len(),
+                dir.display(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
         if a.no_load {
             return Ok(ExitCode::SUCCESS);
         }

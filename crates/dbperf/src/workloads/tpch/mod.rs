@@ -11,7 +11,8 @@
 //! | [`qgen`] | qgen 2.17.3's RNG streams and parameter substitution, validation parameters |
 //! | [`queries`] | the 22 query texts per dialect and how parameters go into them |
 //! | [`answers`] | answer files and the spec's comparison rules (`colprecision.txt`) |
-//! | [`refresh`] | RF1 (new sales) and RF2 (old sales) |
+//! | [`updates`] | dbgen's update sets (`-U n`): RF1's rows and RF2's keys, in memory |
+//! | [`refresh`] | RF1 (new sales) and RF2 (old sales) as transactions; the next unused set |
 //! | [`metrics`] | Power@Size, Throughput@Size, QphH@Size |
 //! | [`runner`] | one query: setup/teardown, a timeout that cancels it on the server, its plan |
 //! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
@@ -32,6 +33,7 @@ pub mod runner;
 pub mod schema;
 pub mod table;
 pub mod throughput;
+pub mod updates;
 
 pub use schema::Dialect;
 pub use table::Table;

@@ -1,30 +1,27 @@
-//! The refresh functions: RF1 inserts new sales (SF·1500 orders with their lineitems),
-//! RF2 deletes as many old ones. Each is one transaction.
+//! The refresh functions: RF1 inserts new sales, RF2 deletes old ones, each in one
+//! transaction. Their rows are dbgen's update sets (see [`super::updates`]): RF1 of set `n`
+//! inserts the orders and lineitems of `orders.tbl.u<n>` / `lineitem.tbl.u<n>` (keys with
+//! the update sequence in dbgen's sparse-key bits, never a base key) and RF2 of set `n`
+//! deletes the orders listed in `delete.<n>` (base orders) with their lineitems, as the
+//! spec and DBT-3 run them. A pair leaves as many orders as before (lineitems differ by a
+//! few rows: the new orders have their own line counts).
 //!
-//! Refresh set `n` (from 1) is derived from the base data, not from dbgen's `-U` files
-//! (which this release does not reproduce byte for byte): RF1 inserts copies of the base
-//! orders with indexes `(n-1)·count .. n·count` under new keys (the base key with dbgen's
-//! sparse-key sequence bits set to 1: `key | 8`, never a base key), and RF2 deletes those
-//! base orders. So every pair leaves the row counts and value distributions as they were.
-//! The next set is found from the data itself (RF1 keys present / count + 1), so pairs are
-//! never reused, even across runs.
+//! The next set is found from the data itself: the orders RF1 has inserted carry key bit 3
+//! (`o_orderkey & 8`), so `count / orders_per_set + 1` is the first unused set, even across
+//! runs and after a failed RF2. Sets are never reused; when they run out (set 999, or the
+//! base orders at small SF) reload the data.
 
 use bytes::Bytes;
-use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 
 use super::schema::Dialect;
-use super::table::Table;
+use super::table::{RowEnd, Table};
+use super::updates::{orders_per_set, UpdateSet};
 use super::{ctx, TpchError};
 use crate::driver::any::AnySession;
 use crate::driver::Session;
 
-/// The bit dbgen's sparse keys use for the first update sequence.
+/// The key bit of RF1's orders (update sequence 1 in dbgen's sparse bits).
 const RF_KEY_BIT: i64 = 8;
-
-/// Orders per refresh function at `sf`: SF·1500, at least 1.
-pub fn refresh_count(sf: f64) -> u64 {
-    ((sf * 1500.0).round() as u64).max(1)
-}
 
 /// One refresh set, generated ahead of the timed refresh.
 #[derive(Clone, Debug)]
@@ -40,43 +37,14 @@ pub struct RefreshSet {
 }
 
 impl RefreshSet {
-    /// Generates set `n` at `sf`.
+    /// Generates set `n` at `sf` (dbgen's update set `n`), rows ready for loading.
     pub fn generate(sf: f64, n: u64) -> Result<RefreshSet, TpchError> {
-        let count = refresh_count(sf);
-        let total = Table::Orders.approx_rows(sf);
-        let first = (n - 1) * count;
-        if n == 0 || first + count > total {
-            return Err(TpchError::Invalid(format!(
-                "refresh set {n} does not exist at SF {sf}: the base data holds {} sets; reload the data (`dbperf tpch cleanup` then `prepare`)",
-                total / count
-            )));
-        }
-        let mut orders = Vec::new();
-        let mut keys = Vec::with_capacity(count as usize);
-        for o in OrderGenerator::new(sf, 1, 1)
-            .iter()
-            .skip(first as usize)
-            .take(count as usize)
-        {
-            keys.push(o.o_orderkey);
-            push_rekeyed(&mut orders, &o.to_string());
-        }
-        let (lo, hi) = (keys[0], *keys.last().unwrap_or(&keys[0]));
-        let mut lineitems = Vec::new();
-        for l in LineItemGenerator::new(sf, 1, 1).iter() {
-            if l.l_orderkey < lo {
-                continue;
-            }
-            if l.l_orderkey > hi {
-                break;
-            }
-            push_rekeyed(&mut lineitems, &l.to_string());
-        }
+        let set = UpdateSet::new(sf, n)?;
         Ok(RefreshSet {
             n,
-            orders: orders.into(),
-            lineitems: lineitems.into(),
-            delete_keys: keys,
+            orders: set.orders_rows(0, set.orders, RowEnd::Newline)?.into(),
+            lineitems: set.lineitem_rows(0, set.orders, RowEnd::Newline)?.into(),
+            delete_keys: set.delete_keys(),
         })
     }
 
@@ -121,7 +89,7 @@ impl RefreshSet {
     }
 }
 
-/// The next unused refresh set: RF1 orders present / count + 1.
+/// The next unused refresh set: RF1 orders present / orders per set + 1.
 pub async fn next_set(s: &mut AnySession, sf: f64) -> Result<u64, TpchError> {
     let rows = s
         .query_rows(&format!(
@@ -134,36 +102,31 @@ pub async fn next_set(s: &mut AnySession, sf: f64) -> Result<u64, TpchError> {
         .and_then(|r| r.first().cloned().flatten())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    Ok(present / refresh_count(sf) + 1)
-}
-
-/// Appends a `.tbl` row (ending in `|`) with its first field (the order key) moved into
-/// the refresh key space, without the trailing `|`.
-fn push_rekeyed(out: &mut Vec<u8>, row: &str) {
-    let (key, rest) = row.split_once('|').unwrap_or((row, ""));
-    let key: i64 = key.parse().unwrap_or(0);
-    out.extend_from_slice((key | RF_KEY_BIT).to_string().as_bytes());
-    out.push(b'|');
-    out.extend_from_slice(rest.strip_suffix('|').unwrap_or(rest).as_bytes());
-    out.push(b'\n');
+    Ok(present / orders_per_set(sf).max(1) + 1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::tpch::updates::sparse_key;
 
     #[test]
-    fn refresh_rows_use_new_keys_of_the_chosen_orders() {
+    fn refresh_set_holds_dbgens_update_rows_ready_for_loading() {
         let set = RefreshSet::generate(0.01, 2).unwrap();
-        assert_eq!(set.delete_keys.len(), 15);
+        assert_eq!(set.delete_keys, (11..=20).map(|i| sparse_key(i, 0)).collect::<Vec<_>>());
         assert!(set.delete_keys.iter().all(|k| k & RF_KEY_BIT == 0));
         let text = std::str::from_utf8(&set.orders).unwrap();
-        assert_eq!(text.lines().count(), 15);
-        let first: i64 = text.split('|').next().unwrap().parse().unwrap();
-        assert_eq!(first, set.delete_keys[0] | RF_KEY_BIT);
+        let keys: Vec<i64> = text
+            .lines()
+            .map(|l| l.split('|').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(keys, set.delete_keys.iter().map(|k| k | RF_KEY_BIT).collect::<Vec<_>>());
         let items = std::str::from_utf8(&set.lineitems).unwrap();
-        assert!(items.lines().count() >= 15);
+        assert!(items.lines().count() >= 10);
+        assert!(items
+            .lines()
+            .all(|l| keys.contains(&l.split('|').next().unwrap().parse().unwrap())));
         assert!(!items.contains("|\n"));
-        assert!(RefreshSet::generate(0.01, 1001).is_err());
+        assert!(RefreshSet::generate(0.01, 1000).is_err());
     }
 }
