@@ -124,6 +124,16 @@ fn load_validate_power_and_timeouts() {
         "qgen 2.17.3's Q4 for this seed"
     );
     assert_eq!(read_json(&run.join("manifest.json"))["seeds"]["qgen"], 101000000);
+    // The run is in the results catalog, complete, with its 22 queries and 2 refreshes.
+    let catalog = rusqlite::Connection::open(results.path().join("catalog.sqlite")).unwrap();
+    let (queries, complete): (i64, i64) = catalog
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM tpch_queries), (SELECT complete FROM runs)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((queries, complete), (24, 1));
     // RF1 + RF2 leave as many orders as before.
     assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
 

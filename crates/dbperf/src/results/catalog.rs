@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use super::interval::IntervalRecord;
-use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE};
+use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE, TPCH_FILE};
 
 /// File name of the catalog inside a results root.
 pub const CATALOG_FILE: &str = "catalog.sqlite";
@@ -109,6 +109,30 @@ CREATE TABLE telemetry (
     client_cpu_pct        REAL,
     client_rss_bytes      INTEGER,
     PRIMARY KEY (run_id, idx)
+);
+"#,
+    r#"
+CREATE TABLE tpch (
+    run_id              TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+    test                TEXT NOT NULL,
+    scale_factor        REAL NOT NULL,
+    seed                INTEGER,
+    validation          INTEGER,
+    cold                TEXT,
+    timeout_s           REAL,
+    streams             INTEGER,
+    power_at_size       REAL,
+    throughput_at_size  REAL
+);
+CREATE TABLE tpch_queries (
+    run_id    TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    rep       INTEGER NOT NULL,
+    stream    INTEGER NOT NULL,
+    query     TEXT NOT NULL,
+    position  INTEGER,
+    seconds   REAL,
+    status    TEXT NOT NULL,
+    PRIMARY KEY (run_id, rep, stream, query)
 );
 "#,
 ];
@@ -255,13 +279,15 @@ impl Catalog {
             .ok()
             .and_then(|p| super::read_jsonl(&p).ok())
             .unwrap_or_default();
+        let tpch: Option<Value> = dir.file(TPCH_FILE).ok().and_then(|_| dir.read_json(TPCH_FILE).ok());
         let path = fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
         let result = (|| -> rusqlite::Result<()> {
             let tx = self
                 .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            write_run(&tx, dir.run_id(), &path, &records, &intervals)?;
+            write_run(&tx, dir.run_id(), &path, &records, &intervals, tpch.is_some())?;
             write_telemetry(&tx, dir.run_id(), &telemetry)?;
+            write_tpch(&tx, dir.run_id(), tpch.as_ref())?;
             tx.commit()
         })();
         result.map_err(|e| self.err(e))
@@ -383,6 +409,7 @@ fn write_run(
     path: &Path,
     records: &RunRecords,
     intervals: &[IntervalRecord],
+    tpch: bool,
 ) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM runs WHERE run_id = ?1", params![run_id])?;
     let m = &records.manifest;
@@ -423,7 +450,8 @@ fn write_run(
             s.map(|s| s.latency_ms.max),
             s.map(|s| i64::try_from(s.errors.total).unwrap_or(i64::MAX)),
             s.map(|s| s.interrupted),
-            s.is_some(),
+            // A TPC-H run has no summary.json: its tpch.json is written when it finished.
+            s.is_some() || tpch,
             lab.map(|l| &l.experiment),
             lab.map(|l| &l.point),
             lab.map(|l| &l.server),
@@ -478,6 +506,81 @@ fn write_run(
 
 /// One `telemetry` row per line of `telemetry.jsonl`: the headline figures (the whole-machine
 /// CPU, the busiest disk, the top wait); the file keeps everything else.
+/// The `tpch` row and the `tpch_queries` rows of a TPC-H run's `tpch.json` (power or
+/// throughput test), read as plain JSON so the catalog does not depend on the workload's types.
+fn write_tpch(tx: &Transaction<'_>, run_id: &str, report: Option<&Value>) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM tpch_queries WHERE run_id = ?1", params![run_id])?;
+    tx.execute("DELETE FROM tpch WHERE run_id = ?1", params![run_id])?;
+    let Some(r) = report else { return Ok(()) };
+    let streams = r["streams"].as_array();
+    tx.execute(
+        "INSERT INTO tpch (run_id, test, scale_factor, seed, validation, cold, timeout_s, streams,
+             power_at_size, throughput_at_size)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            run_id,
+            r["test"].as_str().unwrap_or("power"),
+            r["scale_factor"].as_f64().unwrap_or(0.0),
+            r["seed"].as_i64(),
+            r["validation"].as_bool(),
+            r["cold"].as_str(),
+            r["timeout_seconds"].as_f64(),
+            streams.map(|s| s.len() as i64),
+            r["power_at_size"].as_f64(),
+            r["throughput_at_size"].as_f64(),
+        ],
+    )?;
+    let mut stmt = tx.prepare(
+        "INSERT OR REPLACE INTO tpch_queries (run_id, rep, stream, query, position, seconds, status)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    // Power test: its repetitions on stream 0, with RF1 and RF2 around them.
+    let mut refreshes: Vec<(i64, &'static str, Option<f64>)> = Vec::new();
+    for run in r["runs"].as_array().into_iter().flatten() {
+        let rep = run["rep"].as_i64().unwrap_or(1);
+        insert_queries(&mut stmt, run_id, rep, 0, &run["queries"])?;
+        refreshes.push((rep, "RF1", run["rf1_seconds"].as_f64()));
+        refreshes.push((rep, "RF2", run["rf2_seconds"].as_f64()));
+    }
+    // Throughput test: S streams once; the refresh stream's pairs on stream 0, rep = pair.
+    for s in streams.into_iter().flatten() {
+        insert_queries(&mut stmt, run_id, 1, s["stream"].as_i64().unwrap_or(0), &s["queries"])?;
+    }
+    for (i, pair) in r["refresh"].as_array().into_iter().flatten().enumerate() {
+        refreshes.push((i as i64 + 1, "RF1", pair["rf1_seconds"].as_f64()));
+        refreshes.push((i as i64 + 1, "RF2", pair["rf2_seconds"].as_f64()));
+    }
+    for (rep, name, seconds) in refreshes {
+        if let Some(seconds) = seconds {
+            stmt.execute(params![run_id, rep, 0, name, None::<i64>, seconds, "ok"])?;
+        }
+    }
+    Ok(())
+}
+
+/// One `tpch_queries` row per query timing of `queries` (a `tpch.json` array).
+fn insert_queries(
+    stmt: &mut rusqlite::Statement<'_>,
+    run_id: &str,
+    rep: i64,
+    stream: i64,
+    queries: &Value,
+) -> rusqlite::Result<()> {
+    for q in queries.as_array().into_iter().flatten() {
+        let Some(n) = q["query"].as_u64() else { continue };
+        stmt.execute(params![
+            run_id,
+            rep,
+            stream,
+            format!("Q{n}"),
+            q["position"].as_i64(),
+            q["seconds"].as_f64(),
+            q["status"].as_str().unwrap_or("ok"),
+        ])?;
+    }
+    Ok(())
+}
+
 fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM telemetry WHERE run_id = ?1", params![run_id])?;
     let mut stmt = tx.prepare(
@@ -625,6 +728,84 @@ mod tests {
             e.contains("schema version 99") && e.contains("dbperf results index"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn tpch_runs_are_recorded_with_every_query_and_refresh() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = RunDir::create(root.path(), "tpch-power").unwrap();
+        let m = Manifest::new(
+            &["dbperf".to_string()],
+            WorkloadInfo {
+                name: "tpch-power".into(),
+                options: Default::default(),
+            },
+            "sandbox:c",
+        );
+        dir.write_json("manifest.json", &m).unwrap();
+        let mut c = Catalog::open(root.path()).unwrap();
+        // Still running: no tpch.json, so the run is incomplete and has no TPC-H rows.
+        c.record_run(&dir).unwrap();
+        let count = |c: &Catalog, sql: &str| -> i64 { c.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count(&c, "SELECT complete FROM runs"), 0);
+        let queries = |rep: u32, slow: f64| {
+            (1..=22u8)
+                .map(|q| {
+                    serde_json::json!({"query": q, "position": q, "seconds": if q == 9 { slow } else { 0.5 },
+                                       "status": if slow > 100.0 && q == 9 { "timeout" } else { "ok" }, "rows": 1, "rep": rep})
+                })
+                .collect::<Vec<_>>()
+        };
+        let report = serde_json::json!({
+            "schema": "dbperf.tpch/1", "test": "power", "scale_factor": 0.01, "seed": 7, "validation": false,
+            "server_version": "11.4.5-MariaDB", "timeout_seconds": 120.0, "cold": "query", "stream_order": [],
+            "runs": [
+                {"rep": 1, "refresh_set": 1, "rf1_seconds": 0.2, "rf2_seconds": 0.1, "queries": queries(1, 3.0), "power_at_size": 50.0},
+                {"rep": 2, "refresh_set": 2, "rf1_seconds": 0.3, "rf2_seconds": 0.1, "queries": queries(2, 120.0), "power_at_size": null}
+            ],
+            "queries": [], "power_at_size": 50.0
+        });
+        dir.write_json(TPCH_FILE, &report).unwrap();
+        c.record_run(&dir).unwrap();
+        c.record_run(&dir).unwrap();
+        assert_eq!(count(&c, "SELECT complete FROM runs"), 1);
+        assert_eq!(
+            c.conn
+                .query_row("SELECT test, scale_factor, cold, power_at_size FROM tpch", [], |r| Ok(
+                    (
+                        r.get::<_, String>(0)?,
+                        r.get::<_, f64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, f64>(3)?
+                    )
+                ))
+                .unwrap(),
+            ("power".to_string(), 0.01, "query".to_string(), 50.0)
+        );
+        assert_eq!(count(&c, "SELECT COUNT(*) FROM tpch_queries"), 2 * 24);
+        assert_eq!(
+            count(
+                &c,
+                "SELECT COUNT(*) FROM tpch_queries WHERE query = 'Q9' AND status = 'timeout'"
+            ),
+            1
+        );
+        let rf1: f64 = c
+            .conn
+            .query_row(
+                "SELECT seconds FROM tpch_queries WHERE rep = 2 AND query = 'RF1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rf1, 0.3);
+        // A rescan leaves the complete run alone; a rebuilt catalog has the same rows.
+        assert_eq!(c.rescan().unwrap().unchanged, 1);
+        drop(c);
+        std::fs::remove_file(root.path().join(CATALOG_FILE)).unwrap();
+        let mut c = Catalog::open(root.path()).unwrap();
+        c.rescan().unwrap();
+        assert_eq!(count(&c, "SELECT COUNT(*) FROM tpch_queries"), 48);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use host::HostInfo;
 pub use manifest::{redact_args, redact_text, LabPoint, Manifest, ServerFacts, WorkloadInfo};
-pub use rundir::{read_jsonl, IntervalWriter, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
+pub use rundir::{read_jsonl, IntervalWriter, RunDir, INTERVALS_FILE, TELEMETRY_FILE, TPCH_FILE};
 pub use summary::{client_usage, LatencyBlock, Summary};
 
 /// What a finished (or stopped) run left behind, read back: its manifest, and its summary

@@ -15,6 +15,8 @@ use super::ResultsError;
 pub const INTERVALS_FILE: &str = "intervals.jsonl";
 /// Name of the telemetry samples inside a run directory (written by the run's telemetry thread).
 pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
+/// A TPC-H power or throughput test's results, in place of `summary.json`.
+pub const TPCH_FILE: &str = "tpch.json";
 
 /// How many random suffixes [`RunDir::create`] tries before giving up.
 const CREATE_ATTEMPTS: u32 = 32;

@@ -146,7 +146,7 @@ pub struct PowerReport {
 /// Value of `tpch.json`'s `schema` key.
 pub const TPCH_SCHEMA: &str = "dbperf.tpch/1";
 /// The file name in the run directory.
-pub const TPCH_FILE: &str = "tpch.json";
+pub use crate::results::TPCH_FILE;
 
 /// The parameters of every query (index `q - 1`) for stream `stream`.
 pub fn stream_params(sf: f64, seed: i64, stream: u32, validation: bool) -> Vec<QueryParams> {
