@@ -4,21 +4,18 @@
 //! answers), a power test, and a timeout that cancels the query on the server.
 
 mod common;
+#[path = "support/tpch_checks.rs"]
+mod tpch_checks;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{dbperf, only_run_dir, read_json, run_dirs, run_ok, sandbox};
+use common::{dbperf, only_run_dir, read_json, run_ok, sandbox};
 use dbperf::driver::mysql::IgnoreErrors;
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Session, Target};
 use dbperf::workloads::tpch::queries::Rendered;
 use dbperf::workloads::tpch::runner::{QueryRunner, Status};
 use dbperf::workloads::tpch::Dialect;
-
-fn golden() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tpch/sf0.01")
-}
 
 fn count(rt: &tokio::runtime::Runtime, s: &mut WireSession, sql: &str) -> i64 {
     let rows = rt.block_on(s.query_rows(sql)).unwrap();
@@ -36,36 +33,11 @@ fn load_validate_power_and_timeouts() {
         .build()
         .unwrap();
 
-    run_ok(dbperf().args([
-        "tpch",
-        "prepare",
-        "--scale-factor",
-        "0.01",
-        "--threads",
-        "3",
-        "--target",
-        &url,
-    ]));
     let target = Target::parse(&url).unwrap();
     let mut s = rt
         .block_on(WireSession::connect(&target, IgnoreErrors::Codes(Default::default())))
         .unwrap();
-    for (table, rows) in [
-        ("region", 5),
-        ("nation", 25),
-        ("supplier", 100),
-        ("customer", 1500),
-        ("part", 2000),
-        ("partsupp", 8000),
-        ("orders", 15000),
-        ("lineitem", 60175),
-    ] {
-        assert_eq!(
-            count(&rt, &mut s, &format!("SELECT COUNT(*) FROM {table}")),
-            rows,
-            "{table}"
-        );
-    }
+    tpch_checks::prepare_sf001(&url, &mut |sql| count(&rt, &mut s, sql) as u64);
     assert_eq!(
         count(&rt, &mut s, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = 'i_l_shipdate'"),
         1
@@ -79,14 +51,7 @@ fn load_validate_power_and_timeouts() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("dbperf tpch cleanup"));
 
     // All 22 validation answers match the golden ones.
-    let out = run_ok(
-        dbperf()
-            .args(["tpch", "validate", "--answers"])
-            .arg(golden())
-            .args(["--target", &url]),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.matches("PASS").count(), 22, "{text}");
+    tpch_checks::validate_golden(&url);
 
     // A power test: RF1, 22 queries, RF2, Power@Size, plans stored, the summary says seed,
     // SF and server version.
@@ -185,33 +150,8 @@ fn load_validate_power_and_timeouts() {
     );
 
     // A tiny timeout: every query is cancelled on the server and the next one still runs.
-    run_ok(
-        dbperf()
-            .args([
-                "tpch",
-                "power",
-                "--timeout",
-                "0.000001",
-                "--no-refresh",
-                "--no-explain",
-                "--target",
-                &url,
-            ])
-            .arg("--results-dir")
-            .arg(results.path()),
-    );
-    let dirs = run_dirs(results.path());
-    let timed = dirs.iter().find(|d| **d != run).unwrap();
-    let tpch = read_json(&timed.join("tpch.json"));
-    let statuses: Vec<&str> = tpch["runs"][0]["queries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses.len(), 22);
-    assert!(statuses.iter().all(|s| *s != "error"), "{statuses:?}");
-    assert!(statuses.contains(&"timeout"), "{statuses:?}");
+    let (timed, tpch) = tpch_checks::power_with_tiny_timeout(&url, results.path(), &run);
+    let timed = &timed;
     // The comparison table shows the timeouts as >T.
     let out = run_ok(dbperf().args(["tpch", "compare"]).arg(&run).arg(timed));
     let table = String::from_utf8_lossy(&out.stdout);

@@ -7,14 +7,10 @@
 mod common;
 #[path = "support/pg.rs"]
 mod pg;
+#[path = "support/tpch_checks.rs"]
+mod tpch_checks;
 
-use std::path::Path;
-
-use common::{dbperf, only_run_dir, read_json, run_dirs, run_ok};
-
-fn golden() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tpch/sf0.01")
-}
+use common::{dbperf, only_run_dir, read_json, run_ok};
 
 #[test]
 fn load_validate_power_and_timeouts_on_postgres() {
@@ -24,32 +20,7 @@ fn load_validate_power_and_timeouts_on_postgres() {
     }
     let db = pg::TempPg::start(&[]);
     let url = db.url();
-    run_ok(dbperf().args([
-        "tpch",
-        "prepare",
-        "--scale-factor",
-        "0.01",
-        "--threads",
-        "3",
-        "--target",
-        &url,
-    ]));
-    for (table, rows) in [
-        ("region", 5),
-        ("nation", 25),
-        ("supplier", 100),
-        ("customer", 1500),
-        ("part", 2000),
-        ("partsupp", 8000),
-        ("orders", 15000),
-        ("lineitem", 60175),
-    ] {
-        assert_eq!(
-            db.psql(&format!("SELECT COUNT(*) FROM {table}")),
-            rows.to_string(),
-            "{table}"
-        );
-    }
+    tpch_checks::prepare_sf001(&url, &mut |sql| db.psql(sql).parse().unwrap());
     // Keys and DBT-3's indexes are built after COPY; ANALYZE ran.
     let indexes = db.psql("SELECT indexname FROM pg_indexes WHERE tablename = 'lineitem' ORDER BY 1");
     assert_eq!(
@@ -74,14 +45,7 @@ fn load_validate_power_and_timeouts_on_postgres() {
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("--dialect"));
 
-    let out = run_ok(
-        dbperf()
-            .args(["tpch", "validate", "--answers"])
-            .arg(golden())
-            .args(["--target", &url]),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.matches("PASS").count(), 22, "{text}");
+    tpch_checks::validate_golden(&url);
 
     let results = tempfile::tempdir().unwrap();
     let out = run_ok(
@@ -121,33 +85,7 @@ fn load_validate_power_and_timeouts_on_postgres() {
         "0"
     );
 
-    run_ok(
-        dbperf()
-            .args([
-                "tpch",
-                "power",
-                "--timeout",
-                "0.000001",
-                "--no-refresh",
-                "--no-explain",
-                "--target",
-                &url,
-            ])
-            .arg("--results-dir")
-            .arg(results.path()),
-    );
-    let dirs = run_dirs(results.path());
-    let timed = dirs.iter().find(|d| **d != run).unwrap();
-    let tpch = read_json(&timed.join("tpch.json"));
-    let statuses: Vec<&str> = tpch["runs"][0]["queries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses.len(), 22);
-    assert!(statuses.iter().all(|s| *s != "error"), "{statuses:?}");
-    assert!(statuses.contains(&"timeout"), "{statuses:?}");
+    tpch_checks::power_with_tiny_timeout(&url, results.path(), &run);
     // Nothing is left running on the server.
     assert_eq!(
         db.psql("SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%lineitem%' AND pid <> pg_backend_pid()"),
