@@ -180,6 +180,24 @@ impl From<DbError> for TxnError {
     }
 }
 
+/// A server error with what dbperf was doing when it came, e.g. `creating table sbtest1:
+/// error 1050 (42S01): Table 'sbtest1' already exists`.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct Failed {
+    /// What dbperf was doing.
+    pub what: String,
+    /// The server's error.
+    pub source: DbError,
+}
+
+/// For `map_err(doing("creating tables"))?`: wraps a [`DbError`] with what dbperf was doing;
+/// `?` then turns the [`Failed`] into the caller's error type.
+pub fn doing(what: impl Into<String>) -> impl FnOnce(DbError) -> Failed {
+    let what = what.into();
+    move |source| Failed { what, source }
+}
+
 /// Ends a transaction one of whose statements failed with `e`: rolls it back, so the next
 /// BEGIN never commits the partial transaction implicitly, unless the connection is already
 /// gone. Returns the error for the engine; a connection lost during the rollback wins, so

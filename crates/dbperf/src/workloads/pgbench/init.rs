@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TELLERS_PER_SCALE};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pg::PgSession;
-use crate::driver::{DbError, Session, Target};
+use crate::driver::{doing, Failed, Session, Target};
 
 /// From this scale on pgbench declares `aid` as `bigint` (`SCALE_32BIT_THRESHOLD`).
 const SCALE_32BIT_THRESHOLD: u32 = 20_000;
@@ -44,21 +44,11 @@ pub struct InitReport {
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     /// The server refused a statement.
-    #[error("{what}: {source}")]
-    Db {
-        /// What dbperf was doing.
-        what: String,
-        /// The server's error.
-        source: DbError,
-    },
+    #[error(transparent)]
+    Db(#[from] Failed),
     /// Bad settings.
     #[error("{0}")]
     Invalid(String),
-}
-
-fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> InitError {
-    let what = what.into();
-    move |source| InitError::Db { what, source }
 }
 
 /// `CREATE TABLE` statements exactly as pgbench 15 writes them.
@@ -134,15 +124,15 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     let started = Instant::now();
     let mut s = PgSession::connect(&cfg.target, IgnoreErrors::Sqlstates(Default::default()))
         .await
-        .map_err(ctx("connecting"))?;
+        .map_err(doing("connecting"))?;
     eprintln!("dropping old tables...");
     // Quiet "table does not exist" notices are the server's; the statement succeeds.
     s.query(&format!("drop table if exists {TABLES}"))
         .await
-        .map_err(ctx("dropping old tables"))?;
+        .map_err(doing("dropping old tables"))?;
     eprintln!("creating tables...");
     for sql in create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged) {
-        s.query(&sql).await.map_err(ctx(sql.clone()))?;
+        s.query(&sql).await.map_err(doing(sql.clone()))?;
     }
     let scale = cfg.scale as i64;
     let (branches, tellers, accounts) = (
@@ -153,10 +143,10 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     eprintln!("generating data (client-side)...");
     let t0 = Instant::now();
     // One transaction, truncate first: the server may then COPY with FREEZE.
-    s.query("begin").await.map_err(ctx("begin"))?;
+    s.query("begin").await.map_err(doing("begin"))?;
     s.query(&format!("truncate table {TABLES}"))
         .await
-        .map_err(ctx("truncating"))?;
+        .map_err(doing("truncating"))?;
     // The filler of branches and tellers is NULL; accounts get the blank-padded empty string.
     s.copy_in(
         "copy pgbench_branches from stdin with (freeze on)",
@@ -165,7 +155,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         }),
     )
     .await
-    .map_err(ctx("copying pgbench_branches"))?;
+    .map_err(doing("copying pgbench_branches"))?;
     s.copy_in(
         "copy pgbench_tellers from stdin with (freeze on)",
         copy_chunks(tellers, |b, i| {
@@ -173,7 +163,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         }),
     )
     .await
-    .map_err(ctx("copying pgbench_tellers"))?;
+    .map_err(doing("copying pgbench_tellers"))?;
     s.copy_in(
         "copy pgbench_accounts from stdin with (freeze on)",
         copy_chunks(accounts, |b, i| {
@@ -181,8 +171,8 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         }),
     )
     .await
-    .map_err(ctx("copying pgbench_accounts"))?;
-    s.query("commit").await.map_err(ctx("commit"))?;
+    .map_err(doing("copying pgbench_accounts"))?;
+    s.query("commit").await.map_err(doing("commit"))?;
     let generate = t0.elapsed();
     eprintln!("vacuuming...");
     for t in [
@@ -193,7 +183,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     ] {
         s.query(&format!("vacuum analyze {t}"))
             .await
-            .map_err(ctx(format!("vacuum analyze {t}")))?;
+            .map_err(doing(format!("vacuum analyze {t}")))?;
     }
     eprintln!("creating primary keys...");
     for (t, k) in [
@@ -202,7 +192,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         ("pgbench_accounts", "aid"),
     ] {
         let sql = format!("alter table {t} add primary key ({k})");
-        s.query(&sql).await.map_err(ctx(sql.clone()))?;
+        s.query(&sql).await.map_err(doing(sql.clone()))?;
     }
     Ok(InitReport {
         accounts,
@@ -220,10 +210,7 @@ pub async fn scale_of(s: &mut PgSession) -> Result<i64, InitError> {
             Some("42P01") => InitError::Invalid(
                 "pgbench_branches does not exist: run `dbperf pgbench init --scale N` (same --target) first".into(),
             ),
-            _ => InitError::Db {
-                what: "reading the scale from pgbench_branches".into(),
-                source: e,
-            },
+            _ => doing("reading the scale from pgbench_branches")(e).into(),
         })?;
     let n: i64 = rows
         .first()
@@ -242,10 +229,10 @@ pub async fn scale_of(s: &mut PgSession) -> Result<i64, InitError> {
 pub async fn cleanup(target: &Target) -> Result<(), InitError> {
     let mut s = PgSession::connect(target, IgnoreErrors::Sqlstates(Default::default()))
         .await
-        .map_err(ctx("connecting"))?;
+        .map_err(doing("connecting"))?;
     s.query(&format!("drop table if exists {TABLES}"))
         .await
-        .map_err(ctx("dropping the pgbench tables"))?;
+        .map_err(doing("dropping the pgbench tables"))?;
     Ok(())
 }
 

@@ -25,7 +25,7 @@ use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pg::PgSession;
 use crate::driver::wire::WireSession;
-use crate::driver::{DbError, ExecInfo, Param, Session, StmtId, Target};
+use crate::driver::{doing, DbError, ExecInfo, Failed, Param, Session, StmtId, Target};
 
 /// Rows generated from one seed: row `id` of a table comes from the stream seeded by
 /// (seed, table, (id - 1) / SEED_BLOCK_ROWS), so the data is the same however the table
@@ -86,18 +86,8 @@ pub enum PrepareError {
     )]
     Exists(String),
     /// The server refused a statement.
-    #[error("{what}: {source}")]
-    Db {
-        /// What dbperf was doing.
-        what: String,
-        /// The server's error.
-        source: DbError,
-    },
-}
-
-fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
-    let what = what.into();
-    move |source| PrepareError::Db { what, source }
+    #[error(transparent)]
+    Db(#[from] Failed),
 }
 
 /// A loader's connection: the lean MySQL session or a PostgreSQL one.
@@ -135,7 +125,7 @@ async fn connect(target: &Target) -> Result<Conn, PrepareError> {
         Dialect::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
         Dialect::Postgres => PgSession::connect(target, none).await.map(Conn::Pg),
     }
-    .map_err(ctx("connecting"))
+    .map_err(|e| doing("connecting")(e).into())
 }
 
 /// Creates and fills the tables, then builds the secondary indexes.
@@ -147,7 +137,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let existing = admin
         .query_rows(dialect.list_tables())
         .await
-        .map_err(ctx("listing tables"))?;
+        .map_err(doing("listing tables"))?;
     for t in 1..=o.tables {
         let name = format!("sbtest{t}");
         if existing
@@ -162,7 +152,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         admin
             .query(&schema::create_table(t, o, dialect))
             .await
-            .map_err(ctx(format!("creating sbtest{t}")))?;
+            .map_err(doing(format!("creating sbtest{t}")))?;
     }
     // oltp_insert with client-side ids starts from empty tables, as in sysbench.
     let rows_per_table = if cfg.test == Test::Insert && !o.auto_inc {
@@ -223,12 +213,12 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
                 let last_chunk = remaining[table as usize - 1].fetch_sub(1, Ordering::AcqRel) == 1;
                 if sync_sequence && last_chunk {
                     let sql = schema::sync_sequence(table);
-                    s.query(&sql).await.map_err(ctx(sql))?;
+                    s.query(&sql).await.map_err(doing(sql))?;
                 }
                 if build_index && last_chunk {
                     let t0 = Instant::now();
                     let sql = schema::create_secondary_index(table);
-                    s.query(&sql).await.map_err(ctx(sql))?;
+                    s.query(&sql).await.map_err(doing(sql))?;
                     if let Ok(mut total) = index_time.lock() {
                         *total += t0.elapsed();
                     }
@@ -280,7 +270,7 @@ async fn load_chunk(
     let mut gen = RowGen::new(seed, cfg.k_sampler, first, last);
     let mut keys = Vec::with_capacity(ROWS_PER_INSERT);
     let mut text = Vec::with_capacity(ROWS_PER_INSERT * ROW_TEXT);
-    s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
+    s.query("BEGIN").await.map_err(doing("BEGIN"))?;
     loop {
         keys.clear();
         text.clear();
@@ -307,12 +297,12 @@ async fn load_chunk(
         }
         s.exec(stmt, &params)
             .await
-            .map_err(ctx(format!("inserting into sbtest{table}")))?;
+            .map_err(doing(format!("inserting into sbtest{table}")))?;
         bar.inc(keys.len() as u64);
     }
     s.query("COMMIT")
         .await
-        .map_err(ctx(format!("committing rows of sbtest{table}")))?;
+        .map_err(doing(format!("committing rows of sbtest{table}")))?;
     Ok(())
 }
 
@@ -351,7 +341,7 @@ async fn copy_chunk(
     });
     s.copy_in(&format!("COPY sbtest{table} (id, k, c, pad) FROM STDIN"), chunks)
         .await
-        .map_err(ctx(format!("copying rows into sbtest{table}")))?;
+        .map_err(doing(format!("copying rows into sbtest{table}")))?;
     Ok(())
 }
 
@@ -371,7 +361,7 @@ async fn insert_statement(
     let id = s
         .prepare(&sql)
         .await
-        .map_err(ctx(format!("preparing the INSERT into sbtest{table}")))?;
+        .map_err(doing(format!("preparing the INSERT into sbtest{table}")))?;
     stmts.push((table, rows, id));
     Ok(id)
 }
@@ -443,7 +433,7 @@ async fn for_each_table(
                 }
                 eprintln!("{verb} 'sbtest{t}'...");
                 for sql in statements(t) {
-                    s.query(&sql).await.map_err(ctx(sql.clone()))?;
+                    s.query(&sql).await.map_err(doing(sql.clone()))?;
                 }
             }
         });
@@ -485,7 +475,7 @@ pub async fn cleanup(target: &Target, tables: u32) -> Result<(), PrepareError> {
         eprintln!("Dropping table 'sbtest{t}'...");
         s.query(&schema::drop_table(t))
             .await
-            .map_err(ctx(format!("dropping sbtest{t}")))?;
+            .map_err(doing(format!("dropping sbtest{t}")))?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::prepare::{connect, meta, PrepareError};
 use super::schema::Schema;
-use crate::driver::{Session, Target};
+use crate::driver::{doing, Session, Target};
 
 /// One condition: clause, what it says, and its per-warehouse query (`{w}` the warehouse,
 /// `{no}` the NEW-ORDER table).
@@ -135,10 +135,10 @@ pub async fn check(
             while let Some(&(i, w)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let c = &CONDITIONS[i];
                 let sql = c.sql.replace("{w}", &w.to_string()).replace("{no}", no);
-                let rows = s.query_rows(&sql).await.map_err(|source| PrepareError::Db {
-                    what: format!("checking {}", c.clause),
-                    source,
-                })?;
+                let rows = s
+                    .query_rows(&sql)
+                    .await
+                    .map_err(doing(format!("checking {}", c.clause)))?;
                 let bad: u64 = rows
                     .first()
                     .and_then(|r| r.first().cloned().flatten())

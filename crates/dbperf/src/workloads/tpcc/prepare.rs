@@ -22,7 +22,7 @@ use super::rand::NuConstants;
 use super::schema::{Schema, LOADED_TABLE, META_TABLE};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{DbError, Param, Session, StmtId, Target};
+use crate::driver::{doing, Failed, Param, Session, StmtId, Target};
 use crate::workloads::LoadMethod;
 
 /// Rows per INSERT (17,000 parameters for STOCK, under the protocol's 65,535).
@@ -76,25 +76,15 @@ pub enum PrepareError {
     #[error("{0}")]
     Conflict(String),
     /// The server refused a statement.
-    #[error("{what}: {source}")]
-    Db {
-        /// What dbperf was doing.
-        what: String,
-        /// The server's error.
-        source: DbError,
-    },
-}
-
-fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> PrepareError {
-    let what = what.into();
-    move |source| PrepareError::Db { what, source }
+    #[error(transparent)]
+    Db(#[from] Failed),
 }
 
 /// Connects a loading or administrative session.
 pub async fn connect(target: &Target) -> Result<AnySession, PrepareError> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(ctx("connecting"))
+        .map_err(|e| doing("connecting")(e).into())
 }
 
 /// Reads `name` from the bookkeeping table, `None` when the table or row is missing.
@@ -109,7 +99,7 @@ pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
 async fn set_meta(s: &mut AnySession, schema: &Schema, name: &str, value: i64) -> Result<(), PrepareError> {
     s.query(&schema.set_meta(name, value))
         .await
-        .map_err(ctx(format!("writing {META_TABLE}")))?;
+        .map_err(doing(format!("writing {META_TABLE}")))?;
     Ok(())
 }
 
@@ -120,7 +110,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let existing: Vec<String> = admin
         .query_rows(cfg.schema.list_tables())
         .await
-        .map_err(ctx("listing tables"))?
+        .map_err(doing("listing tables"))?
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
         .collect();
@@ -155,10 +145,10 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             )));
         }
         for sql in cfg.schema.create_bookkeeping() {
-            admin.query(&sql).await.map_err(ctx("creating bookkeeping tables"))?;
+            admin.query(&sql).await.map_err(doing("creating bookkeeping tables"))?;
         }
         for sql in cfg.schema.create_tables(&cfg.engine) {
-            admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+            admin.query(&sql).await.map_err(doing(sql.clone()))?;
         }
         let load = NuConstants::for_load(cfg.seed);
         set_meta(&mut admin, &cfg.schema, "warehouses", cfg.warehouses as i64).await?;
@@ -173,7 +163,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let done: Vec<i64> = admin
         .query_rows(&format!("SELECT w_id FROM {LOADED_TABLE}"))
         .await
-        .map_err(ctx("reading load progress"))?
+        .map_err(doing("reading load progress"))?
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
         .collect();
@@ -247,7 +237,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     if cfg.foreign_keys && meta(&mut admin, "foreign_keys").await != Some(1) {
         eprintln!("Adding foreign keys...");
         for sql in cfg.schema.create_foreign_keys() {
-            admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+            admin.query(&sql).await.map_err(doing(sql.clone()))?;
         }
         set_meta(&mut admin, &cfg.schema, "foreign_keys", 1).await?;
     }
@@ -293,7 +283,7 @@ impl Loader {
         p: &LoadParams,
         bar: &ProgressBar,
     ) -> Result<u64, PrepareError> {
-        s.query("BEGIN").await.map_err(ctx("BEGIN"))?;
+        s.query("BEGIN").await.map_err(doing("BEGIN"))?;
         let plan = if w == 0 {
             OrderPlan::default()
         } else {
@@ -333,10 +323,10 @@ impl Loader {
             "INSERT INTO {LOADED_TABLE} (w_id, loaded_at) VALUES ({w}, NOW())"
         ))
         .await
-        .map_err(ctx("recording a loaded warehouse"))?;
+        .map_err(doing("recording a loaded warehouse"))?;
         s.query("COMMIT")
             .await
-            .map_err(ctx(format!("committing warehouse {w}")))?;
+            .map_err(doing(format!("committing warehouse {w}")))?;
         Ok(rows)
     }
 
@@ -353,7 +343,7 @@ impl Loader {
         let data = futures_util::stream::once(async move { Ok(bytes::Bytes::from(tsv)) }).boxed();
         s.stream_in(&sql, data)
             .await
-            .map_err(ctx(format!("loading {}", shape.table)))?;
+            .map_err(doing(format!("loading {}", shape.table)))?;
         Ok(())
     }
 
@@ -365,7 +355,7 @@ impl Loader {
                 let id = s
                     .prepare(&shape.sql(n))
                     .await
-                    .map_err(ctx(format!("preparing the INSERT into {}", shape.table)))?;
+                    .map_err(doing(format!("preparing the INSERT into {}", shape.table)))?;
                 self.stmts.push((shape.table, n, id));
                 id
             }
@@ -383,7 +373,7 @@ impl Loader {
             .collect();
         s.exec(stmt, &params)
             .await
-            .map_err(ctx(format!("inserting into {}", shape.table)))?;
+            .map_err(doing(format!("inserting into {}", shape.table)))?;
         Ok(())
     }
 }
@@ -398,7 +388,7 @@ async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32
         tasks.spawn(async move {
             let mut s = connect(&target).await?;
             while let Some(sql) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
-                s.query(sql).await.map_err(ctx(sql.clone()))?;
+                s.query(sql).await.map_err(doing(sql.clone()))?;
             }
             Ok::<(), PrepareError>(())
         });
@@ -415,14 +405,14 @@ pub async fn cleanup(target: &Target, schema: &Schema) -> Result<(), PrepareErro
     if !schema.postgres() {
         s.query("SET foreign_key_checks = 0")
             .await
-            .map_err(ctx("SET foreign_key_checks"))?;
+            .map_err(doing("SET foreign_key_checks"))?;
     }
     let cascade = if schema.postgres() { " CASCADE" } else { "" };
     for t in schema.tables().iter().chain(&[LOADED_TABLE, META_TABLE]) {
         eprintln!("Dropping table '{t}'...");
         s.query(&format!("DROP TABLE IF EXISTS {t}{cascade}"))
             .await
-            .map_err(ctx(format!("dropping {t}")))?;
+            .map_err(doing(format!("dropping {t}")))?;
     }
     Ok(())
 }

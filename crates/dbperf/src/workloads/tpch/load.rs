@@ -24,8 +24,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::schema::Dialect;
 use super::table::{RowEnd, Table};
-use super::{ctx, TpchError};
+use super::TpchError;
 use crate::driver::any::AnySession;
+use crate::driver::doing;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{Session, Target};
 pub use crate::workloads::LoadMethod;
@@ -65,7 +66,7 @@ pub struct LoadReport {
 pub(crate) async fn connect(target: &Target) -> Result<AnySession, TpchError> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(ctx("connecting"))
+        .map_err(|e| doing("connecting")(e).into())
 }
 
 /// Creates the tables, loads them, builds the indexes and analyzes them.
@@ -79,7 +80,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     let existing = admin
         .query_rows(cfg.dialect.list_tables())
         .await
-        .map_err(ctx("listing tables"))?;
+        .map_err(doing("listing tables"))?;
     for t in Table::ALL {
         if existing
             .iter()
@@ -97,7 +98,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         admin
             .query(&cfg.dialect.create_table(t))
             .await
-            .map_err(ctx(format!("creating table {}", t.name())))?;
+            .map_err(doing(format!("creating table {}", t.name())))?;
     }
     // Biggest tables first, so the last units to finish are small ones.
     let mut units = Vec::new();
@@ -199,10 +200,7 @@ async fn load_part(
         } else {
             ""
         };
-        TpchError::Db {
-            what: format!("loading part {part}/{parts} of {}{hint}", t.name()),
-            source: e,
-        }
+        doing(format!("loading part {part}/{parts} of {}{hint}", t.name()))(e)
     })?;
     Ok((sent.load(Ordering::Relaxed), rows))
 }
@@ -229,7 +227,7 @@ async fn for_each_table(
                     eprintln!("{verb} {}...", t.name());
                 }
                 for sql in sqls {
-                    s.query_rows(&sql).await.map_err(ctx(sql.clone()))?;
+                    s.query_rows(&sql).await.map_err(doing(sql.clone()))?;
                 }
             }
         });
@@ -290,7 +288,7 @@ pub async fn cleanup(target: &Target, dialect: Dialect) -> Result<(), TpchError>
         eprintln!("Dropping table '{}'...", t.name());
         s.query(&dialect.drop_table(t))
             .await
-            .map_err(ctx(format!("dropping {}", t.name())))?;
+            .map_err(doing(format!("dropping {}", t.name())))?;
     }
     Ok(())
 }

@@ -38,7 +38,7 @@ pub mod updates;
 pub use schema::Dialect;
 pub use table::Table;
 
-use crate::driver::DbError;
+use crate::driver::Failed;
 
 /// Something TPC-H work could not do.
 #[derive(Debug, thiserror::Error)]
@@ -47,13 +47,8 @@ pub enum TpchError {
     #[error("{0}")]
     Invalid(String),
     /// The server refused a statement.
-    #[error("{what}: {source}")]
-    Db {
-        /// What dbperf was doing.
-        what: String,
-        /// The server's error.
-        source: DbError,
-    },
+    #[error(transparent)]
+    Db(#[from] Failed),
     /// A file could not be read or written.
     #[error("{what} {path}: {source}")]
     Io {
@@ -64,12 +59,6 @@ pub enum TpchError {
         /// The OS error.
         source: std::io::Error,
     },
-}
-
-/// Maps a server error to [`TpchError::Db`] with what was being done.
-pub(crate) fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> TpchError {
-    let what = what.into();
-    move |source| TpchError::Db { what, source }
 }
 
 /// Checks a scale factor: positive, and one dbgen accepts (below 1 it uses

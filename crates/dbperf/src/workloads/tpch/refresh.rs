@@ -16,8 +16,9 @@ use bytes::Bytes;
 use super::schema::Dialect;
 use super::table::{RowEnd, Table};
 use super::updates::{orders_per_set, UpdateSet};
-use super::{ctx, TpchError};
+use super::TpchError;
 use crate::driver::any::AnySession;
+use crate::driver::doing;
 use crate::driver::Session;
 
 /// The key bit of RF1's orders (update sequence 1 in dbgen's sparse bits).
@@ -50,19 +51,19 @@ impl RefreshSet {
 
     /// RF1: inserts the new orders and lineitems in one transaction.
     pub async fn rf1(&self, s: &mut AnySession, dialect: Dialect) -> Result<(), TpchError> {
-        s.query("BEGIN").await.map_err(ctx("RF1: BEGIN"))?;
+        s.query("BEGIN").await.map_err(doing("RF1: BEGIN"))?;
         for (t, rows) in [(Table::Orders, &self.orders), (Table::LineItem, &self.lineitems)] {
             let data = futures_util::stream::iter([Ok(rows.clone())]);
             let r = s
                 .stream_in(&dialect.load_statement(t), Box::pin(data))
                 .await
-                .map_err(ctx(format!("RF1: inserting into {}", t.name())));
+                .map_err(doing(format!("RF1: inserting into {}", t.name())));
             if let Err(e) = r {
                 let _ = s.query("ROLLBACK").await;
-                return Err(e);
+                return Err(e.into());
             }
         }
-        s.query("COMMIT").await.map_err(ctx("RF1: COMMIT"))?;
+        s.query("COMMIT").await.map_err(doing("RF1: COMMIT"))?;
         Ok(())
     }
 
@@ -74,17 +75,17 @@ impl RefreshSet {
             .map(|k| k.to_string())
             .collect::<Vec<_>>()
             .join(",");
-        s.query("BEGIN").await.map_err(ctx("RF2: BEGIN"))?;
+        s.query("BEGIN").await.map_err(doing("RF2: BEGIN"))?;
         for sql in [
             format!("DELETE FROM lineitem WHERE l_orderkey IN ({list})"),
             format!("DELETE FROM orders WHERE o_orderkey IN ({list})"),
         ] {
             if let Err(e) = s.query(&sql).await {
                 let _ = s.query("ROLLBACK").await;
-                return Err(ctx("RF2: deleting old sales")(e));
+                return Err(doing("RF2: deleting old sales")(e).into());
             }
         }
-        s.query("COMMIT").await.map_err(ctx("RF2: COMMIT"))?;
+        s.query("COMMIT").await.map_err(doing("RF2: COMMIT"))?;
         Ok(())
     }
 }
@@ -96,7 +97,7 @@ pub async fn next_set(s: &mut AnySession, sf: f64) -> Result<u64, TpchError> {
             "SELECT COUNT(*) FROM orders WHERE (o_orderkey & {RF_KEY_BIT}) <> 0"
         ))
         .await
-        .map_err(ctx("counting refreshed orders"))?;
+        .map_err(doing("counting refreshed orders"))?;
     let present: u64 = rows
         .first()
         .and_then(|r| r.first().cloned().flatten())

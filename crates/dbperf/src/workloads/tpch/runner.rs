@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::load::connect;
 use super::queries::Rendered;
 use super::schema::Dialect;
-use super::{ctx, TpchError};
+use super::TpchError;
 use crate::driver::any::AnySession;
+use crate::driver::doing;
 use crate::driver::{Session, Target};
 
 /// How a query ended.
@@ -66,13 +67,13 @@ impl QueryRunner {
             .session
             .backend_id()
             .await
-            .map_err(ctx("reading the connection id"))?;
+            .map_err(doing("reading the connection id"))?;
         Ok(())
     }
 
     /// Opens a new connection (after a server restart).
     pub async fn reconnect(&mut self) -> Result<(), TpchError> {
-        self.session.reconnect().await.map_err(ctx("reconnecting"))?;
+        self.session.reconnect().await.map_err(doing("reconnecting"))?;
         self.learn_id().await
     }
 
@@ -151,7 +152,7 @@ impl QueryRunner {
         };
         let r = self.session.query_rows(&sql).await;
         self.statements(&q.teardown).await?;
-        let rows = r.map_err(ctx(format!("EXPLAIN of Q{}", q.query)))?;
+        let rows = r.map_err(doing(format!("EXPLAIN of Q{}", q.query)))?;
         let text = rows
             .first()
             .and_then(|r| r.first().cloned().flatten())
@@ -161,7 +162,7 @@ impl QueryRunner {
 
     async fn statements(&mut self, sqls: &[String]) -> Result<(), TpchError> {
         for sql in sqls {
-            self.session.query(sql).await.map_err(ctx(sql.clone()))?;
+            self.session.query(sql).await.map_err(doing(sql.clone()))?;
         }
         Ok(())
     }
@@ -178,6 +179,6 @@ async fn kill_query(target: &Target, id: &str) -> Result<(), TpchError> {
     killer
         .query(&sql)
         .await
-        .map_err(ctx(format!("cancelling the query on connection {id}")))?;
+        .map_err(doing(format!("cancelling the query on connection {id}")))?;
     Ok(())
 }
