@@ -1,9 +1,9 @@
 //! The per-query comparison of TPC-H runs, like the published DBT-3 tables: for each query
 //! the baseline's median seconds, then each other run's median relative to it, `draw` when
-//! the difference is under the noise threshold, `>T` when it timed out, and min–max when
-//! the runs were repeated.
+//! the difference is under the noise threshold or the repetitions' min–max ranges overlap,
+//! `>T` when it timed out, and min–max when the runs were repeated.
 
-use super::power::PowerReport;
+use super::power::{PowerReport, QuerySummary};
 
 /// One column of the table.
 pub struct Column<'a> {
@@ -35,7 +35,7 @@ pub fn table(columns: &[Column<'_>], threshold: f64) -> String {
                 (_, None) => "-".into(),
                 (_, Some(o)) if o.median.is_none() => timeout_or_failed(o.timeouts, c.report.timeout_seconds),
                 (None, Some(o)) => cell_seconds(o.median, o.min, o.max, 0, None),
-                (Some(bm), Some(o)) => relative(bm, o.median.unwrap_or(0.0), threshold),
+                (Some(_), Some(o)) => relative(Spread::of(b.unwrap()), Spread::of(o), threshold),
             });
         }
         rows.push(row);
@@ -68,13 +68,41 @@ fn timeout_or_failed(timeouts: u32, limit: Option<f64>) -> String {
     }
 }
 
-/// The other run's seconds and `+12%` (slower), `-30%` (faster) or `draw`.
-fn relative(base: f64, other: f64, threshold: f64) -> String {
-    let d = other / base.max(1e-9) - 1.0;
+/// A query's median seconds and, over two or more finished runs, their range.
+#[derive(Clone, Copy, Debug)]
+struct Spread {
+    median: f64,
+    range: Option<(f64, f64)>,
+}
+
+impl Spread {
+    fn of(s: &QuerySummary) -> Spread {
+        Spread {
+            median: s.median.unwrap_or(0.0),
+            range: match (s.min, s.max) {
+                (Some(lo), Some(hi)) if hi > lo => Some((lo, hi)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The other run's median seconds (with its range), and `+12%` (slower), `-30%` (faster) or
+/// `draw`: a difference under `threshold`, or between runs whose min..max ranges overlap
+/// (the noise of repetitions is larger than the difference).
+fn relative(base: Spread, other: Spread, threshold: f64) -> String {
+    let d = other.median / base.median.max(1e-9) - 1.0;
+    let seconds = match other.range {
+        Some((lo, hi)) => format!("{:.2} [{lo:.2}-{hi:.2}]", other.median),
+        None => format!("{:.2}", other.median),
+    };
+    let overlap = matches!((base.range, other.range), (Some((a, b)), Some((c, e))) if a <= e && c <= b);
     if d.abs() < threshold {
-        format!("{other:.2} draw ({:+.0}%)", d * 100.0)
+        format!("{seconds} draw ({:+.0}%)", d * 100.0)
+    } else if overlap {
+        format!("{seconds} draw ({:+.0}%, ranges overlap)", d * 100.0)
     } else {
-        format!("{other:.2} {:+.0}%", d * 100.0)
+        format!("{seconds} {:+.0}%", d * 100.0)
     }
 }
 
@@ -98,9 +126,23 @@ mod tests {
 
     #[test]
     fn relative_differences_and_draws() {
-        assert_eq!(relative(10.0, 10.3, 0.05), "10.30 draw (+3%)");
-        assert_eq!(relative(10.0, 13.0, 0.05), "13.00 +30%");
-        assert_eq!(relative(10.0, 5.0, 0.05), "5.00 -50%");
+        let one = |median| Spread { median, range: None };
+        let reps = |median, lo, hi| Spread {
+            median,
+            range: Some((lo, hi)),
+        };
+        assert_eq!(relative(one(10.0), one(10.3), 0.05), "10.30 draw (+3%)");
+        assert_eq!(relative(one(10.0), one(13.0), 0.05), "13.00 +30%");
+        assert_eq!(relative(one(10.0), one(5.0), 0.05), "5.00 -50%");
+        // With repetitions: overlapping ranges are a draw whatever the medians say.
+        assert_eq!(
+            relative(reps(2.66, 2.31, 2.95), reps(2.94, 2.80, 3.10), 0.05),
+            "2.94 [2.80-3.10] draw (+11%, ranges overlap)"
+        );
+        assert_eq!(
+            relative(reps(0.32, 0.25, 0.34), reps(23.14, 22.9, 23.5), 0.05),
+            "23.14 [22.90-23.50] +7131%"
+        );
         assert_eq!(timeout_or_failed(1, Some(7200.0)), ">7200");
         assert_eq!(
             cell_seconds(Some(2.0), Some(1.0), Some(3.0), 0, None),
