@@ -9,13 +9,13 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use dbperf::server::testing::TempSandbox;
-use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
+use dbperf::workloads::linkbench::config::Op;
 use md5::{Digest, Md5};
 
 #[path = "support/linkbench_checks.rs"]
 mod checks;
 mod common;
-use common::{dbperf, only_run_dir, read_json, run_ok};
+use common::{dbperf, only_run_dir, run_ok};
 
 /// One sandbox at a time: on a 2-core box parallel servers only slow each other down.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -109,15 +109,6 @@ fn general_log(sb: &TempSandbox) -> BTreeMap<i64, Vec<String>> {
 }
 
 /// Per-op counts of a run directory's summary.
-fn op_counts(dir: &std::path::Path) -> [f64; 10] {
-    let summary = read_json(&dir.join("summary.json"));
-    let mut c = [0.0; 10];
-    for op in Op::ALL {
-        c[op as usize] = summary["per_type"][op.name()]["count"].as_f64().unwrap_or(0.0);
-    }
-    c
-}
-
 #[test]
 fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     let _turn = serial();
@@ -168,25 +159,9 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     assert!(text.contains("GET_LINKS_LIST count = "), "{text}");
     let dir = only_run_dir(&results);
 
-    // The op counts fit the mix: each within 4.5 binomial standard deviations, and
-    // chi-square over the ten ops below the 0.1% critical value for 9 degrees of freedom.
-    let counts = op_counts(&dir);
-    let n: f64 = counts.iter().sum();
-    assert_eq!(n as u64, requesters * per, "{counts:?}");
-    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap().mix;
-    let mut chi2 = 0.0;
-    for op in Op::ALL {
-        let p = mix[op as usize] / 100.0;
-        let (obs, exp) = (counts[op as usize], n * p);
-        let sd = (n * p * (1.0 - p)).sqrt();
-        assert!(
-            (obs - exp).abs() <= 4.5 * sd + 1.0,
-            "{}: {obs} vs {exp:.0} ± {sd:.1}",
-            op.name()
-        );
-        chi2 += (obs - exp).powi(2) / exp;
-    }
-    assert!(chi2 < 27.88, "chi-square {chi2:.1} over {counts:?}");
+    // The op counts fit the mix.
+    let counts = checks::op_counts(&dir);
+    checks::assert_fits_fb2011(&counts, requesters * per);
 
     // The CSV in LinkBench's -csvstats shape, in the run directory and where asked.
     let csv_text = std::fs::read_to_string(&csv).unwrap();

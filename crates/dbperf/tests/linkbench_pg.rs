@@ -6,13 +6,13 @@
 //! equals the visible links and new nodes got ids past the loaded ones; finally a
 //! java-compatible load whose tables equal the Java reference's (md5 fingerprints).
 
-use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
+use dbperf::workloads::linkbench::config::Op;
 use md5::{Digest, Md5};
 
 #[path = "support/linkbench_checks.rs"]
 mod checks;
 mod common;
-use common::{dbperf, only_run_dir, read_json, run_ok};
+use common::{dbperf, only_run_dir, run_ok};
 
 #[path = "support/pg.rs"]
 mod pg;
@@ -148,29 +148,9 @@ fn load_is_consistent_and_requests_follow_the_mix() {
     let dir = only_run_dir(&results);
     assert!(dir.join("linkbench-csvstats.csv").exists());
 
-    // The op counts fit the mix: each within 4.5 binomial standard deviations, and
-    // chi-square over the ten ops below the 0.1% critical value for 9 degrees of freedom.
-    let summary = read_json(&dir.join("summary.json"));
-    let mut counts = [0.0; 10];
-    for op in Op::ALL {
-        counts[op as usize] = summary["per_type"][op.name()]["count"].as_f64().unwrap_or(0.0);
-    }
-    let n: f64 = counts.iter().sum();
-    assert_eq!(n as u64, requesters * per, "{counts:?}");
-    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap().mix;
-    let mut chi2 = 0.0;
-    for op in Op::ALL {
-        let p = mix[op as usize] / 100.0;
-        let (obs, exp) = (counts[op as usize], n * p);
-        let sd = (n * p * (1.0 - p)).sqrt();
-        assert!(
-            (obs - exp).abs() <= 4.5 * sd + 1.0,
-            "{}: {obs} vs {exp:.0} ± {sd:.1}",
-            op.name()
-        );
-        chi2 += (obs - exp).powi(2) / exp;
-    }
-    assert!(chi2 < 27.88, "chi-square {chi2:.1} over {counts:?}");
+    // The op counts fit the mix.
+    let counts = checks::op_counts(&dir);
+    checks::assert_fits_fb2011(&counts, requesters * per);
 
     // The PostgreSQL statements, one per op as on MySQL, and a transaction per write op.
     let c = |op: Op| counts[op as usize];

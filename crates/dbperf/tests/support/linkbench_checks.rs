@@ -5,8 +5,12 @@
 
 #![allow(dead_code)]
 
-use dbperf::workloads::linkbench::config::{mix_props, Workload};
+use std::path::Path;
+
+use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
 use dbperf::workloads::linkbench::Model;
+
+use super::common::read_json;
 
 /// How a test reaches its server: SQL in, tab-separated rows out, and how the server
 /// spells "this bytea/blob column as hex".
@@ -20,6 +24,38 @@ impl Db<'_> {
         let v = (self.sql)(q);
         v.trim().parse().unwrap_or_else(|_| panic!("{q} gave {v:?}"))
     }
+}
+
+/// Per-op counts of a request run (index: `Op as usize`), from its `summary.json`.
+pub fn op_counts(dir: &Path) -> [f64; 10] {
+    let summary = read_json(&dir.join("summary.json"));
+    let mut c = [0.0; 10];
+    for op in Op::ALL {
+        c[op as usize] = summary["per_type"][op.name()]["count"].as_f64().unwrap_or(0.0);
+    }
+    c
+}
+
+/// The op counts of `total` requests fit the fb2011 mix: each within 4.5 binomial standard
+/// deviations, and chi-square over the ten ops below the 0.1% critical value for 9 degrees
+/// of freedom.
+pub fn assert_fits_fb2011(counts: &[f64; 10], total: u64) {
+    let n: f64 = counts.iter().sum();
+    assert_eq!(n as u64, total, "{counts:?}");
+    let mix = Workload::from_props(&mix_props("fb2011").unwrap()).unwrap().mix;
+    let mut chi2 = 0.0;
+    for op in Op::ALL {
+        let p = mix[op as usize] / 100.0;
+        let (obs, exp) = (counts[op as usize], n * p);
+        let sd = (n * p * (1.0 - p)).sqrt();
+        assert!(
+            (obs - exp).abs() <= 4.5 * sd + 1.0,
+            "{}: {obs} vs {exp:.0} ± {sd:.1}",
+            op.name()
+        );
+        chi2 += (obs - exp).powi(2) / exp;
+    }
+    assert!(chi2 < 27.88, "chi-square {chi2:.1} over {counts:?}");
 }
 
 /// The fb2011 model of a load of `maxid1`.
