@@ -401,11 +401,7 @@ async fn drain(
                 *busy = false;
                 return failed.map_or(Ok(()), Err);
             }
-            Message::ErrorResponse(b) => {
-                if failed.is_none() {
-                    failed = Some(server_error(&b, ignore));
-                }
-            }
+            Message::ErrorResponse(b) if failed.is_none() => failed = Some(server_error(&b, ignore)),
             m if failed.is_none() => each(m)?,
             _ => {}
         }
