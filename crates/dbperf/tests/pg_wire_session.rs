@@ -4,7 +4,8 @@
 //! (and a wrong password refused); COPY FROM STDIN in many chunks, with bad data and with
 //! a failing producer; a request abandoned half way (its future dropped) leaves the
 //! session unusable until `reconnect`; a cancel from another task; parameters of a type
-//! dbperf does not bind refused without breaking the session.
+//! dbperf does not bind refused without breaking the session; md5 and cleartext logins
+//! when pg_hba.conf asks for them.
 
 use std::time::Duration;
 
@@ -243,5 +244,48 @@ fn scram_login_copy_abandon_and_cancel() {
             any.query_rows("SELECT pg_backend_pid()").await.unwrap()[0][0].as_deref(),
             Some(id.as_str())
         );
+    });
+}
+
+#[test]
+fn md5_and_cleartext_logins() {
+    if !pg::available() {
+        eprintln!("skipped: PostgreSQL 15 is not installed");
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    pg.psql("SET password_encryption = 'md5'; CREATE ROLE md5er LOGIN PASSWORD 'm d5'");
+    pg.psql("CREATE ROLE plainer LOGIN PASSWORD 'pl@in'");
+    // The server writes its own pg_hba.conf (it owns the datadir), then reloads it.
+    let hba = pg.psql("SHOW hba_file");
+    pg.psql(&format!(
+        "COPY (SELECT l FROM (VALUES (1, 'local all all trust'), (2, 'host all md5er 127.0.0.1/32 md5'), \
+         (3, 'host all plainer 127.0.0.1/32 password'), (4, 'host all all 127.0.0.1/32 scram-sha-256')) v(n, l) \
+         ORDER BY n) TO '{hba}' WITH (FORMAT csv, QUOTE '\x01', DELIMITER '\x02')"
+    ));
+    pg.psql("SELECT pg_reload_conf()");
+    std::thread::sleep(Duration::from_millis(300));
+    let port = pg.port();
+    rt().block_on(async {
+        for (user, password) in [("md5er", "m%20d5"), ("plainer", "pl%40in")] {
+            let url = format!("postgres://{user}:{password}@127.0.0.1:{port}/sbtest");
+            let mut s: PgWireSession = connect(&url).await;
+            let who = s.query_rows("SELECT current_user").await.unwrap();
+            assert_eq!(who[0][0].as_deref(), Some(user));
+            let wrong = format!("postgres://{user}:wrong@127.0.0.1:{port}/sbtest");
+            let e = PgWireSession::connect(&Target::parse(&wrong).unwrap(), default_ignore())
+                .await
+                .err()
+                .expect("a wrong password is refused");
+            assert_eq!(e.sqlstate.as_deref(), Some("28P01"), "{user}: {e}");
+        }
+        let e = PgWireSession::connect(
+            &Target::parse(&format!("postgres://md5er@127.0.0.1:{port}/sbtest")).unwrap(),
+            default_ignore(),
+        )
+        .await
+        .err()
+        .expect("no password given");
+        assert!(e.message.contains("gives none"), "{e}");
     });
 }
