@@ -127,38 +127,24 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
                 anyhow::Ok((facts, scale))
             })?;
             drop(rt);
-            let run = Run {
-                script,
-                target,
-                ignore,
-                facts,
-                scale,
-            };
             match client {
-                Client::TokioPostgres => run_script::<PgSession>(&a, run, argv),
-                _ => run_script::<PgWireSession>(&a, run, argv),
+                Client::TokioPostgres => run_script::<PgSession>(&a, script, target, ignore, facts, scale, argv),
+                // A MySQL client was refused by Client::choose for this PostgreSQL target.
+                _ => run_script::<PgWireSession>(&a, script, target, ignore, facts, scale, argv),
             }
         }
     }
 }
 
-/// What a measured pgbench run needs besides its arguments.
-struct Run {
+fn run_script<S: Session + 'static>(
+    a: &PgbenchArgs,
     script: Script,
     target: Target,
     ignore: crate::driver::mysql::IgnoreErrors,
     facts: ServerFacts,
     scale: i64,
-}
-
-fn run_script<S: Session + 'static>(a: &PgbenchArgs, r: Run, argv: &[String]) -> Result<ExitCode> {
-    let Run {
-        script,
-        target,
-        ignore,
-        facts,
-        scale,
-    } = r;
+    argv: &[String],
+) -> Result<ExitCode> {
     if a.clients == 0 {
         bail!("--clients must be at least 1");
     }
