@@ -119,6 +119,16 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     let before = (balances(&pg), pg.psql(writes));
     let results = tempfile::tempdir().unwrap();
     pgbench("select-only", &url, results.path(), &["-c", "2", "-T", "2"]);
+    // The same on tokio-postgres, the session kept for A/B measurements.
+    let reference = tempfile::tempdir().unwrap();
+    pgbench(
+        "select-only",
+        &url,
+        reference.path(),
+        &["-c", "2", "-T", "1", "--client-impl", "tokio-postgres"],
+    );
+    let on_reference = read_json(&only_run_dir(reference.path()).join("summary.json"));
+    assert!(on_reference["transactions"]["total"].as_i64().unwrap() > 100);
     // The statistics collector reports at transaction end; give it a moment.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert_eq!((balances(&pg), pg.psql(writes)), before);

@@ -1,4 +1,5 @@
-//! `PgSession` against a real PostgreSQL 15 with injected faults: a forced deadlock
+//! Both PostgreSQL sessions — `PgWireSession` (the default) and `PgSession` (on
+//! `tokio-postgres`) — against a real PostgreSQL 15 with injected faults: a forced deadlock
 //! (40P01) and a serialization failure (40001) are classified retryable, a duplicate key
 //! (23505) as its own class (fatal when not ignored), a lock timeout (55P03) by the ignore
 //! list, a terminated backend as connection loss that `reconnect` recovers from; and
@@ -6,6 +7,7 @@
 
 use dbperf::driver::mysql::IgnoreErrors;
 use dbperf::driver::pg::{default_ignore, parse_ignore, PgSession};
+use dbperf::driver::pgwire::PgWireSession;
 use dbperf::driver::{Param, Rows, Session, Target};
 use dbperf_engine::ErrorClass;
 
@@ -20,8 +22,8 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-async fn connect(url: &str, ignore: IgnoreErrors) -> PgSession {
-    PgSession::connect(&Target::parse(url).unwrap(), ignore).await.unwrap()
+async fn connect<S: Session>(url: &str, ignore: IgnoreErrors) -> S {
+    S::connect(&Target::parse(url).unwrap(), ignore).await.unwrap()
 }
 
 #[test]
@@ -31,10 +33,16 @@ fn faults_are_classified_and_connection_loss_recovers() {
         return;
     }
     let pg = TempPg::start(&["deadlock_timeout=100ms"]);
+    faults::<PgWireSession>(&pg);
+    pg.psql("DROP TABLE t");
+    faults::<PgSession>(&pg);
+}
+
+fn faults<S: Session>(pg: &TempPg) {
     let url = pg.url();
     rt().block_on(async {
-        let mut a = connect(&url, default_ignore()).await;
-        let mut b = connect(&pg.socket_url(), default_ignore()).await;
+        let mut a: S = connect(&url, default_ignore()).await;
+        let mut b: S = connect(&pg.socket_url(), default_ignore()).await;
         assert!(a.server_version().starts_with("15"), "{}", a.server_version());
         a.query("CREATE TABLE t (id int PRIMARY KEY, v int)").await.unwrap();
         a.query("INSERT INTO t VALUES (1, 0), (2, 0)").await.unwrap();
@@ -70,13 +78,13 @@ fn faults_are_classified_and_connection_loss_recovers() {
         let ins = a.prepare("INSERT INTO t (id, v) VALUES (?, ?)").await.unwrap();
         let e = a.exec(ins, &[Param::Int(1), Param::Int(0)]).await.unwrap_err();
         assert_eq!(e.class, ErrorClass::UniqueViolation, "{e}");
-        let mut strict = connect(&url, parse_ignore("none").unwrap()).await;
+        let mut strict: S = connect(&url, parse_ignore("none").unwrap()).await;
         let e = strict.query("INSERT INTO t VALUES (1, 0)").await.unwrap_err();
         assert_eq!((e.class, e.sqlstate.as_deref()), (ErrorClass::Fatal, Some("23505")));
         assert!(e.message.contains("23505"), "the message names the SQLSTATE: {e}");
 
         // Lock timeout: fatal unless ignored, then its class.
-        let mut all = connect(&url, IgnoreErrors::All).await;
+        let mut all: S = connect(&url, IgnoreErrors::All).await;
         b.query("BEGIN").await.unwrap();
         b.exec(up_b, &[Param::Int(2)]).await.unwrap();
         for (s, class) in [
@@ -116,8 +124,14 @@ fn parameters_bind_by_column_type_and_rows_decode() {
         return;
     }
     let pg = TempPg::start(&[]);
+    parameters::<PgWireSession>(&pg);
+    pg.psql("DROP TABLE p");
+    parameters::<PgSession>(&pg);
+}
+
+fn parameters<S: Session>(pg: &TempPg) {
     rt().block_on(async {
-        let mut s = connect(&pg.url(), default_ignore()).await;
+        let mut s: S = connect(&pg.url(), default_ignore()).await;
         s.query("CREATE TABLE p (i int4, b int8, s int2, t text, c char(10), v varchar(20), n numeric(12,2))")
             .await
             .unwrap();

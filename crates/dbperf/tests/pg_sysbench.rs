@@ -311,6 +311,41 @@ fn postgres_only_options_and_mysql_only_commands_fail_clearly() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("\"oops\""), "{err}");
+    // A MySQL client is refused on a PostgreSQL target, and the other way round.
+    let out = sysbench_cmd("oltp_read_write", "run", url, &["--client-impl=mysql_async"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("mysql_async is a MySQL client"),
+        "{err}"
+    );
+    let out = dbperf()
+        .args([
+            "pgbench",
+            "select-only",
+            "--client-impl",
+            "mysql_async",
+            "--target",
+            url,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--client-impl"), "{err}");
+    let out = sysbench_cmd(
+        "oltp_read_write",
+        "run",
+        "mysql://root@127.0.0.1:1/x",
+        &["--client-impl=tokio-postgres"],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("tokio-postgres is a PostgreSQL client"),
+        "{err}"
+    );
     let out = dbperf()
         .args(["tpcc", "prepare", "--warehouses", "1", "--target", url])
         .output()

@@ -140,7 +140,7 @@ pub struct SysbenchArgs {
     /// Database driver: mysql, or pgsql (then --target must be postgres://).
     #[arg(long, default_value = "mysql", help_heading = "Connection")]
     pub db_driver: String,
-    /// MySQL client implementation: wire (dbperf's lean protocol session) or mysql_async.
+    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire", help_heading = "Connection")]
     pub client_impl: String,
     /// Prepared statements: auto (use them).

@@ -2,7 +2,7 @@
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
 //! pipeline ([`super::measure`]) and adds LinkBench's bucket report and `-csvstats` file.
 //! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
-//! session, or [`PgSession`] for `postgres://` targets.
+//! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -15,10 +15,12 @@ use clap::Args;
 use dbperf_engine::{Arrival, IntervalReport, RunConfig};
 
 use super::args::TargetArgs;
+use super::client_impl::Client;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
@@ -91,7 +93,7 @@ pub struct LinkbenchArgs {
     /// PostgreSQL SQLSTATEs to roll back and retry, 'none' or 'all' (default: deadlock and serialization failure).
     #[arg(long, default_value = "40P01,40001")]
     pub pgsql_ignore_errors: String,
-    /// MySQL client implementation: wire or mysql_async.
+    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
     /// OS threads driving the requesters (default: one per CPU).
@@ -111,6 +113,7 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
+    client: Client,
     dialect: Dialect,
     partitions: u32,
     mix: config::Workload,
@@ -144,9 +147,6 @@ impl Plan {
                  fork's PostgreSQL port); drop --partitions or give 0"
             ),
         };
-        if dialect == Dialect::Postgres && a.client_impl != "wire" {
-            bail!("--client-impl chooses a MySQL client; PostgreSQL targets always use dbperf's PostgreSQL session");
-        }
         let props = config::mix_props(&a.mix).map_err(|e| anyhow!(e))?;
         let mix = config::Workload::from_props(&props).map_err(|e| anyhow!("--mix {}: {e}", a.mix))?;
         if command == Command::Load && a.maxid1.is_none() {
@@ -173,12 +173,7 @@ impl Plan {
         if a.report_interval <= 0.0 || !a.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
-        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
-            bail!(
-                "--client-impl must be wire (default) or mysql_async, got {:?}",
-                a.client_impl
-            );
-        }
+        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
         let seeding = if a.java_compatible_rng {
             if command == Command::Load && a.loaders.is_some_and(|l| l > 1) {
                 bail!(
@@ -206,6 +201,7 @@ impl Plan {
         Ok(Plan {
             command,
             target,
+            client,
             dialect,
             partitions,
             mix,
@@ -222,15 +218,12 @@ pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
     let plan = Plan::from_args(args)?;
     match plan.command {
         Command::Load => run_load(&plan),
-        Command::Request => {
-            if plan.dialect == Dialect::Postgres {
-                run_request::<PgSession>(&plan, argv)
-            } else if plan.args.client_impl == "mysql_async" {
-                run_request::<MysqlSession>(&plan, argv)
-            } else {
-                run_request::<WireSession>(&plan, argv)
-            }
-        }
+        Command::Request => match plan.client {
+            Client::MysqlWire => run_request::<WireSession>(&plan, argv),
+            Client::MysqlAsync => run_request::<MysqlSession>(&plan, argv),
+            Client::PgWire => run_request::<PgWireSession>(&plan, argv),
+            Client::TokioPostgres => run_request::<PgSession>(&plan, argv),
+        },
     }
 }
 
@@ -272,7 +265,7 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     );
     let r = match plan.dialect {
         Dialect::Mysql => load::load::<WireSession>(&cfg)?,
-        Dialect::Postgres => load::load::<PgSession>(&cfg)?,
+        Dialect::Postgres => load::load::<PgWireSession>(&cfg)?,
     };
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     println!(

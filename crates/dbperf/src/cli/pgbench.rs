@@ -12,9 +12,11 @@ use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::TargetArgs;
+use super::client_impl::Client;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::pg::{self, PgSession};
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report;
@@ -63,6 +65,9 @@ pub struct PgbenchArgs {
     /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
     #[arg(long)]
     pub random_seed: Option<u64>,
+    /// Client: wire (dbperf's lean PostgreSQL session, default) or tokio-postgres.
+    #[arg(long, default_value = "wire")]
+    pub client_impl: String,
     /// SQLSTATEs to retry after a rollback, 'none' or 'all'.
     #[arg(long, default_value = "40P01,40001,23505")]
     pub pgsql_ignore_errors: String,
@@ -114,19 +119,24 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         other => {
             let script: Script = other.parse().map_err(|e: String| anyhow!("{e}, or init / cleanup"))?;
             let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
+            let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
             let (facts, scale) = rt.block_on(async {
-                let mut s = PgSession::connect(&target, ignore.clone()).await?;
+                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
                 let facts = measure::server_facts(&mut s, target.scheme).await?;
                 let scale = init::scale_of(&mut s).await?;
                 anyhow::Ok((facts, scale))
             })?;
             drop(rt);
-            run_script(&a, script, target, ignore, facts, scale, argv)
+            match client {
+                Client::TokioPostgres => run_script::<PgSession>(&a, script, target, ignore, facts, scale, argv),
+                // A MySQL client was refused by Client::choose for this PostgreSQL target.
+                _ => run_script::<PgWireSession>(&a, script, target, ignore, facts, scale, argv),
+            }
         }
     }
 }
 
-fn run_script(
+fn run_script<S: Session + 'static>(
     a: &PgbenchArgs,
     script: Script,
     target: Target,
@@ -166,13 +176,7 @@ fn run_script(
     run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
     run.client_threads = a.jobs.unwrap_or(cpus).max(1);
     run.seed = seed;
-    let workload = Arc::new(PgbenchWorkload::<PgSession>::new(
-        script,
-        scale,
-        target.clone(),
-        ignore,
-        seed,
-    ));
+    let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
     let mut options = serde_json::Map::new();
     options.insert("script".into(), script.name().into());
     options.insert("scale".into(), scale.into());
@@ -184,6 +188,7 @@ fn run_script(
     options.insert("warmup_s".into(), a.warmup_time.into());
     options.insert("interval_s".into(), run.interval.as_secs_f64().into());
     options.insert("protocol".into(), "prepared".into());
+    options.insert("client_impl".into(), a.client_impl.clone().into());
     let name = format!("pgbench_{}", script.name().replace('-', "_"));
     let version = facts.version.clone();
     let banner = |dir: &std::path::Path| {

@@ -9,12 +9,13 @@ use anyhow::{anyhow, bail, Result};
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::SysbenchArgs;
+use super::client_impl::Client;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::any::AnySession;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
-use crate::driver::target::Scheme;
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
@@ -39,6 +40,7 @@ struct Plan {
     test: Test,
     command: Command,
     target: Target,
+    client: Client,
     ignore: IgnoreErrors,
     opts: OltpOptions,
     rand_type: RandType,
@@ -67,12 +69,6 @@ impl Plan {
                 a.db_driver
             );
         }
-        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
-            bail!(
-                "--client-impl must be wire (default) or mysql_async, got {:?}",
-                a.client_impl
-            );
-        }
         if a.db_ps_mode != "auto" {
             bail!(
                 "--db-ps-mode={} is not supported: dbperf always uses server-side prepared statements (auto)",
@@ -80,6 +76,7 @@ impl Plan {
             );
         }
         let target = resolve_target(&a)?;
+        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
         let dialect = Dialect::of(target.scheme);
         if a.db_driver == "pgsql" && dialect != Dialect::Postgres {
             bail!(
@@ -177,6 +174,7 @@ impl Plan {
             test,
             command,
             target,
+            client,
             ignore,
             opts,
             rand_type,
@@ -246,12 +244,11 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
         Command::Run => {
             let facts = rt.block_on(server_facts(&plan))?;
             drop(rt);
-            if plan.target.scheme == Scheme::Postgres {
-                run_benchmark::<PgSession>(plan, facts, argv)
-            } else if plan.args.client_impl == "mysql_async" {
-                run_benchmark::<MysqlSession>(plan, facts, argv)
-            } else {
-                run_benchmark::<WireSession>(plan, facts, argv)
+            match plan.client {
+                Client::MysqlWire => run_benchmark::<WireSession>(plan, facts, argv),
+                Client::MysqlAsync => run_benchmark::<MysqlSession>(plan, facts, argv),
+                Client::PgWire => run_benchmark::<PgWireSession>(plan, facts, argv),
+                Client::TokioPostgres => run_benchmark::<PgSession>(plan, facts, argv),
             }
         }
     }

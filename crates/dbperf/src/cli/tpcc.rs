@@ -10,12 +10,14 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 
+use super::client_impl::Client;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use super::tpcc_report;
 use super::tpch::LoadMethodArg;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
@@ -89,7 +91,7 @@ pub struct TpccArgs {
     /// Server errors to roll back and retry ('all' or a list).
     #[arg(long, default_value = "1213,1205,1020")]
     pub mysql_ignore_errors: String,
-    /// MySQL client implementation: wire or mysql_async.
+    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
     /// OS threads driving the connections (default: one per CPU).
@@ -114,6 +116,7 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
+    client: Client,
     schema: Schema,
     warehouses: Option<u32>,
     connections: u32,
@@ -201,12 +204,7 @@ impl Plan {
                 .unwrap_or(1),
         };
         let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
-        if !matches!(a.client_impl.as_str(), "wire" | "mysql_async") {
-            bail!(
-                "--client-impl must be wire (default) or mysql_async, got {:?}",
-                a.client_impl
-            );
-        }
+        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
         let mut run = RunConfig::new(connections as usize, Some(Duration::from_secs(a.time)));
         run.arrival = arrival;
         run.warmup = Duration::from_secs(a.warmup_time);
@@ -217,6 +215,7 @@ impl Plan {
         Ok(Plan {
             command,
             target,
+            client,
             schema,
             warehouses: a.warehouses,
             connections,
@@ -279,12 +278,11 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
         }
         Command::Run => {
             let (facts, c_last_load) = rt.block_on(before_run(&plan))?;
-            let code = if plan.target.scheme == Scheme::Postgres {
-                run_benchmark::<PgSession>(&plan, facts, c_last_load, argv)?
-            } else if plan.args.client_impl == "mysql_async" {
-                run_benchmark::<MysqlSession>(&plan, facts, c_last_load, argv)?
-            } else {
-                run_benchmark::<WireSession>(&plan, facts, c_last_load, argv)?
+            let code = match plan.client {
+                Client::MysqlWire => run_benchmark::<WireSession>(&plan, facts, c_last_load, argv)?,
+                Client::MysqlAsync => run_benchmark::<MysqlSession>(&plan, facts, c_last_load, argv)?,
+                Client::PgWire => run_benchmark::<PgWireSession>(&plan, facts, c_last_load, argv)?,
+                Client::TokioPostgres => run_benchmark::<PgSession>(&plan, facts, c_last_load, argv)?,
             };
             if plan.args.check && code == ExitCode::SUCCESS {
                 println!();

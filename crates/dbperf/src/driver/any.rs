@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures_util::stream::BoxStream;
 
 use super::mysql::IgnoreErrors;
-use super::pg::PgSession;
+use super::pgwire::PgWireSession;
 use super::target::Scheme;
 use super::wire::WireSession;
 use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
@@ -20,8 +20,8 @@ use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 pub enum AnySession {
     /// MySQL, MariaDB, Percona Server (the lean wire session).
     Mysql(WireSession),
-    /// PostgreSQL.
-    Pg(PgSession),
+    /// PostgreSQL (the lean wire session).
+    Pg(PgWireSession),
 }
 
 impl AnySession {
@@ -51,7 +51,8 @@ impl AnySession {
     pub async fn backend_id(&mut self) -> Result<String, DbError> {
         let sql = match self {
             AnySession::Mysql(_) => "SELECT CONNECTION_ID()",
-            AnySession::Pg(_) => "SELECT pg_backend_pid()",
+            // Known from the startup exchange (BackendKeyData).
+            AnySession::Pg(s) => return Ok(s.backend_pid().to_string()),
         };
         let rows = self.query_rows(sql).await?;
         Ok(rows
@@ -74,7 +75,7 @@ impl Session for AnySession {
     async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<AnySession, DbError> {
         Ok(match target.scheme {
             Scheme::Mysql => AnySession::Mysql(WireSession::connect(target, ignore).await?),
-            Scheme::Postgres => AnySession::Pg(PgSession::connect(target, ignore).await?),
+            Scheme::Postgres => AnySession::Pg(PgWireSession::connect(target, ignore).await?),
         })
     }
 

@@ -3,11 +3,13 @@
 //! Workloads talk to a [`Session`]; they never see a driver crate's types. A server
 //! error becomes a [`DbError`] whose [`ErrorClass`] comes from one table per server
 //! family ([`mysql::classify`], [`pg::classify`]), never from matching message strings at
-//! call sites. [`pg::PgSession`] is the PostgreSQL session.
+//! call sites. [`pgwire::PgWireSession`] is the PostgreSQL session ([`pg::PgSession`], on
+//! `tokio-postgres`, stays selectable for comparison).
 
 pub mod any;
 pub mod mysql;
 pub mod pg;
+pub mod pgwire;
 pub mod rows;
 pub mod target;
 pub mod wire;

@@ -1,22 +1,26 @@
-//! The PostgreSQL session on `tokio-postgres`, and the SQLSTATE → [`ErrorClass`] table.
+//! The PostgreSQL session on `tokio-postgres` (`--client-impl tokio-postgres`, the
+//! reference [`super::pgwire::PgWireSession`] is measured and tested against), and the
+//! SQLSTATE → [`ErrorClass`] table both sessions classify by.
 //!
 //! Workloads write `?` placeholders; [`translate_placeholders`] turns them into `$1..$n`
 //! outside strings, identifiers and comments. Parameters are encoded for the type the
 //! server inferred for each placeholder (an `Int` bound to a `text` column goes as its
 //! digits, `Bytes` bound to an `int4` as the parsed number), so a workload binds the same
 //! [`Param`]s on MySQL and PostgreSQL. Result cells keep integers and floats binary;
-//! `numeric` is decoded to its decimal text, everything else is kept as the bytes sent.
+//! `numeric` is decoded to its decimal text, everything else is kept as the bytes sent
+//! (the encodings live in [`super::pgwire::types`], shared by both sessions).
 
 use std::collections::BTreeSet;
 use std::error::Error as _;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use dbperf_engine::ErrorClass;
 use futures_util::{SinkExt, TryStreamExt};
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
 use super::mysql::IgnoreErrors;
+use super::pgwire::types::{encode_param, push_cell};
 use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 
 /// SQLSTATEs sysbench's pgsql driver treats as ignorable, and dbperf's default for
@@ -119,37 +123,7 @@ struct Bind<'a>(Param<'a>);
 
 impl ToSql for Bind<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        let int = |p: &Param<'_>| -> Result<i64, Box<dyn std::error::Error + Sync + Send>> {
-            match *p {
-                Param::Int(i) => Ok(i),
-                Param::Bytes(b) => Ok(std::str::from_utf8(b)?.trim().parse()?),
-            }
-        };
-        match *ty {
-            Type::INT2 => out.put_i16(i16::try_from(int(&self.0)?)?),
-            Type::INT4 => out.put_i32(i32::try_from(int(&self.0)?)?),
-            Type::INT8 => out.put_i64(int(&self.0)?),
-            Type::OID => out.put_u32(u32::try_from(int(&self.0)?)?),
-            Type::FLOAT8 => out.put_f64(match self.0 {
-                Param::Int(i) => i as f64,
-                Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
-            }),
-            Type::FLOAT4 => out.put_f32(match self.0 {
-                Param::Int(i) => i as f32,
-                Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
-            }),
-            Type::NUMERIC => numeric_from_int(int(&self.0)?, out),
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA => match self.0 {
-                Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
-                Param::Bytes(b) => out.put_slice(b),
-            },
-            ref other => {
-                return Err(format!(
-                "dbperf cannot bind a parameter of type {other} yet; cast the placeholder (CAST(? AS TEXT)) in the statement"
-            )
-                .into())
-            }
-        }
+        encode_param(ty, self.0, out)?;
         Ok(IsNull::No)
     }
 
@@ -158,30 +132,6 @@ impl ToSql for Bind<'_> {
     }
 
     tokio_postgres::types::to_sql_checked!();
-}
-
-/// Encodes an integer as a binary `numeric`: digit count, weight, sign, display scale,
-/// then base-10,000 digits, most significant first.
-fn numeric_from_int(v: i64, out: &mut BytesMut) {
-    let mut rest = v.unsigned_abs();
-    let mut digits = Vec::new();
-    while rest > 0 {
-        digits.push((rest % 10_000) as i16);
-        rest /= 10_000;
-    }
-    digits.reverse();
-    let weight = digits.len() as i16 - 1;
-    // Trailing zero groups are implied by the weight.
-    while digits.last() == Some(&0) {
-        digits.pop();
-    }
-    out.put_i16(digits.len() as i16);
-    out.put_i16(weight.max(0));
-    out.put_u16(if v < 0 { 0x4000 } else { 0 });
-    out.put_i16(0);
-    for d in digits {
-        out.put_i16(d);
-    }
 }
 
 /// A result cell's bytes as the server sent them (binary format).
@@ -199,48 +149,6 @@ impl<'a> FromSql<'a> for Raw<'a> {
     fn accepts(_: &Type) -> bool {
         true
     }
-}
-
-/// Decodes a binary `numeric` into its decimal text.
-fn numeric_text(raw: &[u8]) -> Option<String> {
-    let word = |i: usize| raw.get(2 * i..2 * i + 2).map(|w| i16::from_be_bytes([w[0], w[1]]));
-    let (ndigits, weight, sign, dscale) = (word(0)?, word(1)?, word(2)? as u16, word(3)?);
-    if sign == 0xC000 {
-        return Some("NaN".into());
-    }
-    let digits: Vec<i16> = (0..ndigits as usize).map(|i| word(4 + i)).collect::<Option<_>>()?;
-    let mut s = String::new();
-    if sign == 0x4000 {
-        s.push('-');
-    }
-    if weight < 0 {
-        s.push('0');
-    }
-    for w in 0..=weight.max(-1) {
-        let d = digits.get(w as usize).copied().unwrap_or(0);
-        if w == 0 {
-            s.push_str(&d.to_string());
-        } else if w > 0 {
-            s.push_str(&format!("{d:04}"));
-        }
-    }
-    if dscale > 0 {
-        let mut frac = String::new();
-        let mut w = weight as i32 + 1;
-        while (frac.len() as i32) < dscale as i32 {
-            let d = if w < 0 {
-                0
-            } else {
-                digits.get(w as usize).copied().unwrap_or(0)
-            };
-            frac.push_str(&format!("{d:04}"));
-            w += 1;
-        }
-        frac.truncate(dscale as usize);
-        s.push('.');
-        s.push_str(&frac);
-    }
-    Some(s)
 }
 
 impl PgSession {
@@ -408,22 +316,7 @@ impl Session for PgSession {
             n += 1;
             for (i, ty) in types.iter().enumerate() {
                 let Raw(v) = row.try_get::<_, Raw<'_>>(i).map_err(|e| self.err(e))?;
-                let Some(v) = v else {
-                    rows.push_null();
-                    continue;
-                };
-                let be = |n: usize| v.get(..n).map(|b| b.iter().fold(0i64, |a, &x| (a << 8) | x as i64));
-                match *ty {
-                    Type::INT2 => rows.push_int(be(2).unwrap_or(0) as i16 as i64),
-                    Type::INT4 => rows.push_int(be(4).unwrap_or(0) as i32 as i64),
-                    Type::INT8 => rows.push_int(be(8).unwrap_or(0)),
-                    Type::OID => rows.push_int(be(4).unwrap_or(0) as u32 as i64),
-                    Type::BOOL => rows.push_int(v.first().map_or(0, |&b| b as i64)),
-                    Type::FLOAT4 => rows.push_float(f32::from_sql(ty, v).unwrap_or(f32::NAN) as f64),
-                    Type::FLOAT8 => rows.push_float(f64::from_sql(ty, v).unwrap_or(f64::NAN)),
-                    Type::NUMERIC => rows.push_bytes(numeric_text(v).unwrap_or_default().as_bytes()),
-                    _ => rows.push_bytes(v),
-                }
+                push_cell(rows, ty, v);
             }
         }
         Ok(ExecInfo { affected_rows: n })
@@ -511,15 +404,6 @@ pub fn default_ignore() -> IgnoreErrors {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn integers_encode_as_numeric_and_decode_back() {
-        for v in [0i64, 7, 9_999, 10_000, 10_001, 123_456_789, -42, 100_000_000, i64::MAX] {
-            let mut out = BytesMut::new();
-            numeric_from_int(v, &mut out);
-            assert_eq!(numeric_text(&out).as_deref(), Some(v.to_string().as_str()), "{v}");
-        }
-    }
-
     use super::*;
 
     #[test]
@@ -563,22 +447,5 @@ mod tests {
         assert_eq!(classify("40001", &some), ErrorClass::Fatal);
         let e = parse_ignore("40P01,1213").unwrap_err();
         assert!(e.contains("\"1213\""), "{e}");
-    }
-
-    #[test]
-    fn numerics_decode_to_decimal_text() {
-        let enc = |ndigits: i16, weight: i16, sign: u16, dscale: i16, d: &[i16]| {
-            let mut v = Vec::new();
-            for w in [ndigits, weight, sign as i16, dscale].iter().chain(d) {
-                v.extend_from_slice(&w.to_be_bytes());
-            }
-            v
-        };
-        assert_eq!(numeric_text(&enc(2, 1, 0, 0, &[12, 3456])).unwrap(), "123456");
-        assert_eq!(numeric_text(&enc(2, 0, 0x4000, 2, &[5, 2500])).unwrap(), "-5.25");
-        assert_eq!(numeric_text(&enc(0, 0, 0, 0, &[])).unwrap(), "0");
-        assert_eq!(numeric_text(&enc(1, -1, 0, 4, &[1200])).unwrap(), "0.1200");
-        assert_eq!(numeric_text(&enc(1, -2, 0, 8, &[12])).unwrap(), "0.00000012");
-        assert_eq!(numeric_text(&enc(1, 2, 0, 0, &[7])).unwrap(), "700000000");
     }
 }

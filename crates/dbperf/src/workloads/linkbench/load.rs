@@ -21,6 +21,7 @@ use super::schema::{Dialect, META_TABLE};
 use super::{Model, Seeding, LINK_TYPE_BASE, NODE_TYPE};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pg::PgSession;
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Param, Session, StmtId, Target};
 
@@ -32,6 +33,12 @@ pub trait LoadSession: Session {
 }
 
 impl LoadSession for PgSession {
+    async fn copy_text(&mut self, sql: &str, data: Vec<u8>) -> Result<u64, DbError> {
+        self.copy_in(sql, std::iter::once(bytes::Bytes::from(data))).await
+    }
+}
+
+impl LoadSession for PgWireSession {
     async fn copy_text(&mut self, sql: &str, data: Vec<u8>) -> Result<u64, DbError> {
         self.copy_in(sql, std::iter::once(bytes::Bytes::from(data))).await
     }

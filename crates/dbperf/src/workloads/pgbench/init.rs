@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TELLERS_PER_SCALE};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::pg::PgSession;
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::{doing, Failed, Session, Target};
 
 /// From this scale on pgbench declares `aid` as `bigint` (`SCALE_32BIT_THRESHOLD`).
@@ -122,7 +122,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         )));
     }
     let started = Instant::now();
-    let mut s = PgSession::connect(&cfg.target, IgnoreErrors::Sqlstates(Default::default()))
+    let mut s = PgWireSession::connect(&cfg.target, IgnoreErrors::Sqlstates(Default::default()))
         .await
         .map_err(doing("connecting"))?;
     eprintln!("dropping old tables...");
@@ -202,7 +202,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
 }
 
 /// The scale of initialized tables, as pgbench reads it: the number of branches.
-pub async fn scale_of(s: &mut PgSession) -> Result<i64, InitError> {
+pub async fn scale_of(s: &mut PgWireSession) -> Result<i64, InitError> {
     let rows = s
         .query_rows("select count(*) from pgbench_branches")
         .await
@@ -227,7 +227,7 @@ pub async fn scale_of(s: &mut PgSession) -> Result<i64, InitError> {
 
 /// Drops the four pgbench tables.
 pub async fn cleanup(target: &Target) -> Result<(), InitError> {
-    let mut s = PgSession::connect(target, IgnoreErrors::Sqlstates(Default::default()))
+    let mut s = PgWireSession::connect(target, IgnoreErrors::Sqlstates(Default::default()))
         .await
         .map_err(doing("connecting"))?;
     s.query(&format!("drop table if exists {TABLES}"))

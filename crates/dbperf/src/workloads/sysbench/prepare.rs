@@ -23,7 +23,7 @@ use super::rand::KeySampler;
 use super::schema::{self, Dialect};
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::pg::PgSession;
+use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{doing, DbError, ExecInfo, Failed, Param, Session, StmtId, Target};
 
@@ -93,7 +93,7 @@ pub enum PrepareError {
 /// A loader's connection: the lean MySQL session or a PostgreSQL one.
 enum Conn {
     Wire(WireSession),
-    Pg(PgSession),
+    Pg(PgWireSession),
 }
 
 impl Conn {
@@ -123,7 +123,7 @@ async fn connect(target: &Target) -> Result<Conn, PrepareError> {
     let none = IgnoreErrors::Codes(Default::default());
     match Dialect::of(target.scheme) {
         Dialect::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
-        Dialect::Postgres => PgSession::connect(target, none).await.map(Conn::Pg),
+        Dialect::Postgres => PgWireSession::connect(target, none).await.map(Conn::Pg),
     }
     .map_err(|e| doing("connecting")(e).into())
 }
@@ -312,7 +312,7 @@ const ROWS_PER_COPY_CHUNK: usize = 1000;
 /// Loads rows `first..=last` of `sbtest{table}` with one `COPY ... FROM STDIN` in text
 /// format, generating each data message as the previous one is sent.
 async fn copy_chunk(
-    s: &mut PgSession,
+    s: &mut PgWireSession,
     cfg: &PrepareConfig,
     table: u32,
     first: u32,

@@ -1,0 +1,477 @@
+//! [`PgWireSession`]: the [`Session`] implementation over [`Conn`].
+//!
+//! A prepare is Parse + Describe + Sync, once, learning the parameter types the server
+//! inferred and the result columns; an execute is Bind + Execute + Sync in one write
+//! (parameters and results in binary), then the response is read to ReadyForQuery.
+//! `query` and `query_rows` use the simple-query protocol; `copy_in` runs
+//! `COPY ... FROM STDIN`.
+
+use std::io;
+
+use bytes::Bytes;
+use dbperf_engine::ErrorClass;
+use fallible_iterator::FallibleIterator;
+use futures_util::{Stream, StreamExt};
+use postgres_protocol::message::backend::{DataRowBody, Message};
+use postgres_protocol::message::frontend::{self, BindError};
+use postgres_protocol::IsNull;
+use postgres_types::{Kind, Type};
+
+use super::conn::{connect, CancelToken, Conn};
+use super::types::{encode_param, push_cell};
+use super::{misuse, protocol, server_error};
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::pg::{require_postgres, translate_placeholders};
+use crate::driver::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
+
+/// COPY data is sent once this much has been gathered (or the input ends).
+const COPY_BATCH: usize = 256 * 1024;
+
+/// A PostgreSQL session on dbperf's own protocol code (see the [module](super) docs).
+pub struct PgWireSession {
+    target: Target,
+    ignore: IgnoreErrors,
+    /// `None` after the connection broke; [`Session::reconnect`] opens a new one.
+    conn: Option<Conn>,
+    statements: Vec<Statement>,
+    version: String,
+    cancel: Option<CancelToken>,
+    /// A request was sent and its response not read to ReadyForQuery: its future was
+    /// dropped (or the response made no sense), so the connection is out of step.
+    busy: bool,
+}
+
+/// A statement prepared on the server.
+struct Statement {
+    name: String,
+    /// Parameter types the server inferred.
+    params: Vec<Type>,
+    /// Result column types.
+    columns: Vec<Type>,
+}
+
+impl PgWireSession {
+    /// Connects to `target`, treating server errors per `ignore`.
+    pub async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<PgWireSession, DbError> {
+        require_postgres(target)?;
+        let mut s = PgWireSession {
+            target: target.clone(),
+            ignore,
+            conn: None,
+            statements: Vec::new(),
+            version: String::new(),
+            cancel: None,
+            busy: false,
+        };
+        s.open().await?;
+        Ok(s)
+    }
+
+    async fn open(&mut self) -> Result<(), DbError> {
+        self.close();
+        self.statements.clear();
+        let (conn, startup) = connect(&self.target, &self.ignore).await.map_err(|e| DbError {
+            message: format!(
+                "cannot connect to PostgreSQL at {} as {} (database {}): {}",
+                self.target.endpoint(),
+                self.target.user,
+                self.target.database,
+                e.message
+            ),
+            ..e
+        })?;
+        self.version = startup.version;
+        self.cancel = Some(startup.cancel);
+        self.conn = Some(conn);
+        self.busy = false;
+        Ok(())
+    }
+
+    /// Drops the connection, saying goodbye only if that needs no waiting.
+    fn close(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            if !self.busy {
+                conn.terminate_now();
+            }
+        }
+    }
+
+    /// Records the end of a request: a lost connection, or one left out of step, is
+    /// dropped, so the next request reports it as lost.
+    fn finish<T>(&mut self, r: Result<T, DbError>) -> Result<T, DbError> {
+        let lost = matches!(&r, Err(e) if e.class == ErrorClass::ConnectionLost);
+        if self.busy || lost {
+            self.conn = None;
+            self.busy = false;
+        } else if let Some(c) = self.conn.as_mut() {
+            c.shrink();
+        }
+        r
+    }
+
+    /// The backend's process id (`pg_backend_pid()`), from the startup exchange.
+    pub fn backend_pid(&self) -> i32 {
+        self.cancel.as_ref().map_or(0, |c| c.pid)
+    }
+
+    /// What another task uses to cancel this session's running statement.
+    pub fn cancel_token(&self) -> Option<CancelToken> {
+        self.cancel.clone()
+    }
+
+    /// Runs `COPY ... FROM STDIN` statement `sql`, sending `chunks` (COPY text format);
+    /// returns the rows copied.
+    pub async fn copy_in(&mut self, sql: &str, chunks: impl Iterator<Item = Bytes>) -> Result<u64, DbError> {
+        self.copy_in_stream(sql, futures_util::stream::iter(chunks.map(Ok)))
+            .await
+    }
+
+    /// Like [`PgWireSession::copy_in`], from a stream: chunks are gathered into CopyData
+    /// messages of up to [`COPY_BATCH`] bytes and sent as they fill, so a generator can
+    /// run ahead of the connection without the whole table in memory.
+    pub async fn copy_in_stream(
+        &mut self,
+        sql: &str,
+        chunks: impl Stream<Item = io::Result<Bytes>>,
+    ) -> Result<u64, DbError> {
+        let r = self.copy(sql, chunks).await;
+        self.finish(r)
+    }
+
+    async fn copy(&mut self, sql: &str, chunks: impl Stream<Item = io::Result<Bytes>>) -> Result<u64, DbError> {
+        let PgWireSession { conn, busy, ignore, .. } = self;
+        let c = start(conn, busy)?;
+        frontend::query(sql, c.out()).map_err(encoding)?;
+        c.send().await?;
+        match c.recv().await? {
+            Message::CopyInResponse(_) => {}
+            Message::ErrorResponse(b) => {
+                let e = server_error(&b, ignore);
+                drain(c, busy, ignore, |_| Ok(())).await?;
+                return Err(e);
+            }
+            _ => return Err(protocol(format!("{sql:?} did not start COPY FROM STDIN"))),
+        }
+        futures_util::pin_mut!(chunks);
+        let mut failure = None;
+        while let Some(chunk) = chunks.next().await {
+            match chunk {
+                Ok(b) if b.is_empty() => {}
+                Ok(b) => {
+                    frontend::CopyData::new(b).map_err(encoding)?.write(c.out());
+                    if c.pending() >= COPY_BATCH {
+                        c.send().await?;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        match &failure {
+            None => frontend::copy_done(c.out()),
+            Some(e) => {
+                frontend::copy_fail(&format!("dbperf could not produce the data: {e}"), c.out()).map_err(encoding)?
+            }
+        }
+        c.send().await?;
+        let mut copied = 0;
+        let r = drain(c, busy, ignore, |m| {
+            if let Message::CommandComplete(b) = m {
+                copied = affected(b.tag().map_err(|e| protocol(e.to_string()))?);
+            }
+            Ok(())
+        })
+        .await;
+        if let Some(e) = failure {
+            return Err(misuse(format!("producing COPY data: {e}")));
+        }
+        r.map(|()| copied)
+    }
+
+    async fn prepare_on_server(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let sql = translate_placeholders(sql);
+        let name = format!("dbperf_{}", self.statements.len());
+        let PgWireSession { conn, busy, ignore, .. } = self;
+        let c = start(conn, busy)?;
+        frontend::parse(&name, &sql, std::iter::empty(), c.out()).map_err(encoding)?;
+        frontend::describe(b'S', &name, c.out()).map_err(encoding)?;
+        frontend::sync(c.out());
+        c.send().await?;
+        let (mut params, mut columns) = (Vec::new(), Vec::new());
+        drain(c, busy, ignore, |m| {
+            let bad = |e: io::Error| protocol(format!("malformed statement description: {e}"));
+            match m {
+                Message::ParameterDescription(b) => {
+                    params = b.parameters().map(|oid| Ok(type_of(oid))).collect().map_err(bad)?;
+                }
+                Message::RowDescription(b) => {
+                    columns = b.fields().map(|f| Ok(type_of(f.type_oid()))).collect().map_err(bad)?;
+                }
+                Message::ParseComplete | Message::NoData => {}
+                _ => return Err(protocol("unexpected message in the response to Parse/Describe".into())),
+            }
+            Ok(())
+        })
+        .await?;
+        self.statements.push(Statement { name, params, columns });
+        Ok(StmtId(self.statements.len() as u32 - 1))
+    }
+
+    async fn exec_on_server(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        mut rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        let PgWireSession {
+            conn,
+            busy,
+            ignore,
+            statements,
+            ..
+        } = self;
+        let st = statements
+            .get(stmt.0 as usize)
+            .ok_or_else(|| misuse(format!("statement {} was not prepared on this session", stmt.0)))?;
+        if params.len() != st.params.len() {
+            return Err(misuse(format!(
+                "statement {} takes {} parameters, {} given",
+                stmt.0,
+                st.params.len(),
+                params.len()
+            )));
+        }
+        let c = start(conn, busy)?;
+        let bound = frontend::bind(
+            "",
+            &st.name,
+            Some(1),
+            params.iter().zip(&st.params).enumerate(),
+            |(i, (p, ty)), buf| match encode_param(ty, *p, buf) {
+                Ok(()) => Ok(IsNull::No),
+                Err(e) => Err(format!("parameter {} ({ty}): {e}", i + 1).into()),
+            },
+            Some(1),
+            c.out(),
+        );
+        if let Err(e) = bound {
+            c.discard();
+            *busy = false;
+            return Err(misuse(match e {
+                BindError::Conversion(e) => format!("error serializing {e}"),
+                BindError::Serialization(e) => e.to_string(),
+            }));
+        }
+        frontend::execute("", 0, c.out()).map_err(encoding)?;
+        frontend::sync(c.out());
+        c.send().await?;
+        if let Some(rows) = rows.as_deref_mut() {
+            rows.reset(st.columns.len());
+        }
+        let (mut n, mut tagged) = (0, 0);
+        drain(c, busy, ignore, |m| {
+            match m {
+                Message::DataRow(body) => {
+                    n += 1;
+                    if let Some(rows) = rows.as_deref_mut() {
+                        push_row(rows, &st.columns, &body)?;
+                    }
+                }
+                Message::CommandComplete(b) => tagged = affected(b.tag().map_err(|e| protocol(e.to_string()))?),
+                Message::BindComplete | Message::EmptyQueryResponse => {}
+                _ => return Err(protocol("unexpected message in the response to Bind/Execute".into())),
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(ExecInfo {
+            affected_rows: if rows.is_some() { n } else { tagged },
+        })
+    }
+
+    /// Runs `sql` as a simple query; rows go to `text` as strings when it is given.
+    async fn simple(
+        &mut self,
+        sql: &str,
+        mut text: Option<&mut Vec<Vec<Option<String>>>>,
+    ) -> Result<ExecInfo, DbError> {
+        let PgWireSession { conn, busy, ignore, .. } = self;
+        let c = start(conn, busy)?;
+        frontend::query(sql, c.out()).map_err(encoding)?;
+        c.send().await?;
+        let mut affected_rows = 0;
+        drain(c, busy, ignore, |m| {
+            match m {
+                Message::DataRow(body) => {
+                    if let Some(out) = text.as_deref_mut() {
+                        let mut row = Vec::new();
+                        let mut cells = body.ranges();
+                        while let Some(r) = cells.next().map_err(|e| protocol(e.to_string()))? {
+                            row.push(r.map(|r| String::from_utf8_lossy(&body.buffer()[r]).into_owned()));
+                        }
+                        out.push(row);
+                    }
+                }
+                Message::CommandComplete(b) => {
+                    affected_rows = affected(b.tag().map_err(|e| protocol(e.to_string()))?);
+                }
+                Message::CopyInResponse(_) => {
+                    return Err(misuse(format!(
+                        "{sql:?} reads COPY data; run it with copy_in, not as a query"
+                    )))
+                }
+                // Rows of a COPY TO STDOUT are read and dropped.
+                _ => {}
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(ExecInfo { affected_rows })
+    }
+}
+
+/// The type for `oid`; one dbperf does not know keeps its oid in the name for messages.
+fn type_of(oid: u32) -> Type {
+    Type::from_oid(oid).unwrap_or_else(|| Type::new(format!("oid {oid}"), oid, Kind::Simple, "pg_catalog".into()))
+}
+
+/// Pushes one binary DataRow into `rows`.
+fn push_row(rows: &mut Rows, columns: &[Type], body: &DataRowBody) -> Result<(), DbError> {
+    let mut cells = body.ranges();
+    for ty in columns {
+        let Some(cell) = cells.next().map_err(|e| protocol(e.to_string()))? else {
+            return Err(protocol("a row with fewer columns than described".into()));
+        };
+        push_cell(rows, ty, cell.map(|r| &body.buffer()[r]));
+    }
+    Ok(())
+}
+
+/// Rows a command tag reports (`UPDATE 3`, `INSERT 0 1`, `SELECT 10`); 0 when it has none.
+fn affected(tag: &str) -> u64 {
+    tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// A message that would not encode (a statement longer than the protocol allows).
+fn encoding(e: io::Error) -> DbError {
+    misuse(format!("cannot encode the request: {e}"))
+}
+
+/// The connection, marked busy until its response is read to ReadyForQuery; an error
+/// when there is none or an earlier request was abandoned half way.
+fn start<'c>(conn: &'c mut Option<Conn>, busy: &mut bool) -> Result<&'c mut Conn, DbError> {
+    if *busy {
+        *conn = None;
+    }
+    let Some(c) = conn.as_mut() else {
+        return Err(DbError {
+            class: ErrorClass::ConnectionLost,
+            code: None,
+            sqlstate: None,
+            message: if *busy {
+                "an earlier statement on this connection was abandoned before its response arrived; reconnect".into()
+            } else {
+                "not connected (the connection was lost; reconnect)".into()
+            },
+        });
+    };
+    *busy = true;
+    Ok(c)
+}
+
+/// Reads the response to ReadyForQuery, handing each message but errors to `each`. The
+/// first server error is returned once ReadyForQuery arrives (or, when the server closes
+/// the connection after it, at once).
+async fn drain(
+    c: &mut Conn,
+    busy: &mut bool,
+    ignore: &IgnoreErrors,
+    mut each: impl FnMut(Message) -> Result<(), DbError>,
+) -> Result<(), DbError> {
+    let mut failed: Option<DbError> = None;
+    loop {
+        let m = match c.recv().await {
+            Ok(m) => m,
+            Err(e) => return Err(failed.unwrap_or(e)),
+        };
+        match m {
+            Message::ReadyForQuery(_) => {
+                *busy = false;
+                return failed.map_or(Ok(()), Err);
+            }
+            Message::ErrorResponse(b) if failed.is_none() => failed = Some(server_error(&b, ignore)),
+            m if failed.is_none() => each(m)?,
+            _ => {}
+        }
+    }
+}
+
+impl Session for PgWireSession {
+    async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<PgWireSession, DbError> {
+        PgWireSession::connect(target, ignore).await
+    }
+
+    async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let r = self.prepare_on_server(sql).await;
+        self.finish(r)
+    }
+
+    async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+        let r = self.exec_on_server(stmt, params, None).await;
+        self.finish(r)
+    }
+
+    async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
+        rows.reset(0);
+        let r = self.exec_on_server(stmt, params, Some(rows)).await;
+        self.finish(r)
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+        let r = self.simple(sql, None).await;
+        self.finish(r)
+    }
+
+    async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let mut rows = Vec::new();
+        let r = self.simple(sql, Some(&mut rows)).await;
+        self.finish(r).map(|_| rows)
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        self.open().await
+    }
+
+    fn server_version(&self) -> String {
+        self.version.clone()
+    }
+}
+
+impl Drop for PgWireSession {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags_give_row_counts() {
+        assert_eq!(affected("UPDATE 3"), 3);
+        assert_eq!(affected("INSERT 0 1"), 1);
+        assert_eq!(affected("SELECT 10"), 10);
+        assert_eq!(affected("COPY 1000"), 1000);
+        assert_eq!(affected("BEGIN"), 0);
+        assert_eq!(affected(""), 0);
+    }
+
+    #[test]
+    fn unknown_types_keep_their_oid() {
+        assert_eq!(type_of(23), Type::INT4);
+        assert_eq!(type_of(987_654).to_string(), "oid 987654");
+    }
+}
