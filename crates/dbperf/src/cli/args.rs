@@ -2,8 +2,6 @@
 //! spellings, and the normalisation that lets `--table_size` and `--table-size`, or
 //! `--skip-trx=on` and `--skip-trx`, mean the same thing.
 
-use std::path::PathBuf;
-
 use clap::{Args, Parser, Subcommand};
 
 use crate::workloads::sysbench::rand::RAND_TYPE_HELP;
@@ -184,37 +182,9 @@ pub struct SysbenchArgs {
     /// Print the latency histogram in the final report.
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
     pub histogram: bool,
-    /// Directory for run directories.
-    #[arg(
-        long,
-        env = "DBPERF_RESULTS",
-        default_value = "dbperf-results",
-        help_heading = "Reporting"
-    )]
-    pub results_dir: PathBuf,
-    /// Also write summary.json here.
-    #[arg(long, help_heading = "Reporting")]
-    pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run (throughput,
-    /// latency quantiles, errors, telemetry), e.g. 127.0.0.1:9187.
-    #[arg(long, value_name = "ADDR", help_heading = "Reporting")]
-    pub metrics_addr: Option<String>,
-    /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
-    #[arg(long, help_heading = "Telemetry")]
-    pub no_telemetry: bool,
-    /// Seconds between telemetry samples (on the run's clock).
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
-    pub telemetry_interval: f64,
-    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run.
-    #[arg(long, help_heading = "Telemetry")]
-    pub innodb_metrics: bool,
-    /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
-    /// (when performance_schema is ON), so the top waits include them.
-    #[arg(long, help_heading = "Telemetry")]
-    pub pfs_instruments: bool,
-    /// Wait events kept per telemetry sample (by time waited).
-    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
-    pub top_waits: usize,
+    /// Run directory, summary, live metrics and telemetry.
+    #[command(flatten)]
+    pub out: super::measure::RunOutputArgs,
     /// sysbench's verbosity (accepted for compatibility).
     #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
     pub verbosity: u32,

@@ -378,6 +378,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
     options.insert("warmup_s".into(), a.warmup_time.into());
     options.insert("rate_per_requester".into(), a.rate.into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.out.record_options(&mut options);
     options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
     let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
     let version = facts.version.clone();

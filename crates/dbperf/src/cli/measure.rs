@@ -254,21 +254,36 @@ pub fn copy_summary(path: Option<&PathBuf>, summary: &Summary) -> Result<()> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunOutputArgs {
     /// Directory for run directories.
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    #[arg(
+        long,
+        env = "DBPERF_RESULTS",
+        default_value = "dbperf-results",
+        help_heading = "Reporting"
+    )]
     pub results_dir: PathBuf,
     /// Also write summary.json here.
-    #[arg(long)]
+    #[arg(long, help_heading = "Reporting")]
     pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run, e.g.
-    /// 127.0.0.1:9187.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run (throughput,
+    /// latency quantiles, errors, telemetry), e.g. 127.0.0.1:9187.
+    #[arg(long, value_name = "ADDR", help_heading = "Reporting")]
     pub metrics_addr: Option<String>,
-    /// Do not sample the server, the OS and the client during the run.
-    #[arg(long)]
+    /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
+    #[arg(long, help_heading = "Telemetry")]
     pub no_telemetry: bool,
-    /// Seconds between telemetry samples.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds between telemetry samples (on the run's clock).
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
     pub telemetry_interval: f64,
+    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run.
+    #[arg(long, help_heading = "Telemetry")]
+    pub innodb_metrics: bool,
+    /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
+    /// (when performance_schema is ON), so the top waits include them.
+    #[arg(long, help_heading = "Telemetry")]
+    pub pfs_instruments: bool,
+    /// Wait events kept per telemetry sample (by time waited).
+    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
+    pub top_waits: usize,
 }
 
 impl RunOutputArgs {
@@ -278,8 +293,26 @@ impl RunOutputArgs {
             self.no_telemetry,
             self.telemetry_interval,
             target,
-            crate::telemetry::server::ServerTelemetryOptions::default(),
+            crate::telemetry::server::ServerTelemetryOptions {
+                innodb_metrics: self.innodb_metrics,
+                pfs_instruments: self.pfs_instruments,
+                top_waits: self.top_waits,
+            },
         )
+    }
+
+    /// Records the telemetry settings among the manifest's workload options.
+    pub fn record_options(&self, options: &mut serde_json::Map<String, serde_json::Value>) {
+        options.insert(
+            "telemetry_interval_s".into(),
+            if self.no_telemetry {
+                serde_json::Value::Null
+            } else {
+                self.telemetry_interval.into()
+            },
+        );
+        options.insert("innodb_metrics".into(), self.innodb_metrics.into());
+        options.insert("pfs_instruments".into(), self.pfs_instruments.into());
     }
 }
 

@@ -189,6 +189,7 @@ fn run_script<S: Session + 'static>(
     options.insert("interval_s".into(), run.interval.as_secs_f64().into());
     options.insert("protocol".into(), "prepared".into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.out.record_options(&mut options);
     let name = format!("pgbench_{}", script.name().replace('-', "_"));
     let version = facts.version.clone();
     let banner = |dir: &std::path::Path| {

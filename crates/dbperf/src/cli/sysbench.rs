@@ -20,7 +20,6 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::ServerFacts;
-use crate::telemetry::server::ServerTelemetryOptions;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
 use crate::workloads::sysbench::schema::Dialect;
@@ -305,16 +304,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     options.insert("warmup_s".into(), plan.args.warmup_time.into());
     options.insert("events".into(), plan.args.events.into());
     options.insert("interval_s".into(), plan.run.interval.as_secs_f64().into());
-    options.insert(
-        "telemetry_interval_s".into(),
-        if plan.args.no_telemetry {
-            serde_json::Value::Null
-        } else {
-            plan.args.telemetry_interval.into()
-        },
-    );
-    options.insert("innodb_metrics".into(), plan.args.innodb_metrics.into());
-    options.insert("pfs_instruments".into(), plan.args.pfs_instruments.into());
+    plan.args.out.record_options(&mut options);
     let server_version = facts.version.clone();
     let banner = |dir: &std::path::Path| {
         format!(
@@ -334,7 +324,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     };
     let a = &plan.args;
     let spec = MeasureSpec {
-        results_dir: &a.results_dir,
+        results_dir: &a.out.results_dir,
         name: plan.test.name(),
         options,
         seeds: serde_json::json!({ "rand_seed": plan.seed }),
@@ -342,24 +332,15 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         facts,
         run: &plan.run,
         print_every: plan.report_every,
-        telemetry: measure::telemetry_config(
-            a.no_telemetry,
-            a.telemetry_interval,
-            &plan.target,
-            ServerTelemetryOptions {
-                innodb_metrics: a.innodb_metrics,
-                pfs_instruments: a.pfs_instruments,
-                top_waits: a.top_waits,
-            },
-        ),
+        telemetry: a.out.telemetry(&plan.target),
         rand_type: plan.rand_type.name(),
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Standard,
-        metrics_addr: a.metrics_addr.as_deref(),
+        metrics_addr: a.out.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.summary_json.as_ref(), &m.summary)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
     let extra = {
         let p = plan.percentile;
         let standard = [50.0, 90.0, 95.0, 99.0, 99.9];

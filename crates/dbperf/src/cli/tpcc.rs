@@ -411,6 +411,7 @@ fn run_benchmark<S: Session + 'static>(
     options.insert("arrival".into(), plan.run.arrival.name().into());
     options.insert("rate".into(), plan.run.arrival.rate().into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.out.record_options(&mut options);
     options.insert("time_s".into(), a.time.into());
     options.insert("warmup_s".into(), a.warmup_time.into());
     options.insert("interval_s".into(), a.report_interval.into());
