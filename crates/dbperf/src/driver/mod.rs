@@ -11,6 +11,7 @@ pub mod mysql;
 pub mod pg;
 pub mod pgwire;
 pub mod rows;
+mod stream;
 pub mod target;
 pub mod wire;
 

@@ -9,11 +9,10 @@ use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixStream};
 
 use super::{lost, misuse, protocol, server_error};
 use crate::driver::mysql::IgnoreErrors;
+use crate::driver::stream::Stream;
 use crate::driver::{DbError, Target};
 
 /// Read buffer size: one `read` usually takes a whole response.
@@ -21,50 +20,17 @@ const READ_BUFFER: usize = 64 * 1024;
 /// Buffers grown beyond this (a huge row, a COPY batch) are given back after the request.
 const KEEP_AT_MOST: usize = 1024 * 1024;
 
-/// The transport the target names; never switched behind the user's back.
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    async fn open(target: &Target) -> Result<Stream, DbError> {
-        Ok(match &target.socket {
-            Some(dir) => {
-                let path = format!("{}/.s.PGSQL.{}", dir.trim_end_matches('/'), target.port);
-                Stream::Unix(UnixStream::connect(&path).await.map_err(lost)?)
-            }
-            None => {
-                let s = TcpStream::connect((target.host.as_str(), target.port))
-                    .await
-                    .map_err(lost)?;
-                s.set_nodelay(true).map_err(lost)?;
-                Stream::Tcp(s)
-            }
-        })
-    }
-
-    async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read_buf(buf).await,
-            Stream::Unix(s) => s.read_buf(buf).await,
+/// Opens the socket `target` names: PostgreSQL's `.s.PGSQL.<port>` in its socket directory,
+/// or TCP.
+async fn open(target: &Target) -> Result<Stream, DbError> {
+    match &target.socket {
+        Some(dir) => {
+            let path = format!("{}/.s.PGSQL.{}", dir.trim_end_matches('/'), target.port);
+            Stream::unix(&path).await
         }
+        None => Stream::tcp(&target.host, target.port).await,
     }
-
-    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf).await,
-            Stream::Unix(s) => s.write_all(buf).await,
-        }
-    }
-
-    /// Writes without waiting (for a goodbye from `Drop`); may write nothing.
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.try_write(buf),
-            Stream::Unix(s) => s.try_write(buf),
-        }
-    }
+    .map_err(lost)
 }
 
 /// A connection: the stream and its buffers. Requests are appended to [`Conn::out`] and
@@ -163,7 +129,7 @@ impl CancelToken {
     /// Asks the server to cancel the statement the session is running, if any; returns
     /// once the server has taken the request (it answers by closing the connection).
     pub async fn cancel(&self) -> Result<(), DbError> {
-        let mut stream = Stream::open(&self.target).await?;
+        let mut stream = open(&self.target).await?;
         let mut buf = BytesMut::with_capacity(16);
         frontend::cancel_request(self.pid, self.secret, &mut buf);
         stream.write_all(&buf).await.map_err(lost)?;
@@ -177,7 +143,7 @@ impl CancelToken {
 /// Opens a connection to `target` and logs in.
 pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(Conn, Startup), DbError> {
     let mut conn = Conn {
-        stream: Stream::open(target).await?,
+        stream: open(target).await?,
         rbuf: BytesMut::with_capacity(READ_BUFFER),
         wbuf: BytesMut::with_capacity(READ_BUFFER),
     };

@@ -39,15 +39,10 @@ struct Greeting {
 /// Opens the transport `target` names and logs in.
 pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(PacketConn, Negotiated), DbError> {
     let stream = match &target.socket {
-        Some(path) => Stream::Unix(tokio::net::UnixStream::connect(path).await.map_err(super::lost)?),
-        None => {
-            let s = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
-                .await
-                .map_err(super::lost)?;
-            s.set_nodelay(true).map_err(super::lost)?;
-            Stream::Tcp(s)
-        }
-    };
+        Some(path) => Stream::unix(path).await,
+        None => Stream::tcp(&target.host, target.port).await,
+    }
+    .map_err(super::lost)?;
     let mut conn = PacketConn::new(stream);
     conn.recv().await?;
     if conn.payload().first() == Some(&0xFF) {

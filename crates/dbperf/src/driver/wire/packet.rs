@@ -8,10 +8,8 @@
 
 use std::io;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixStream};
-
 use super::{lost, protocol};
+pub(crate) use crate::driver::stream::Stream;
 use crate::driver::DbError;
 
 /// The largest payload one packet carries; a payload this long continues in the next.
@@ -21,40 +19,6 @@ pub(crate) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 const READ_BUFFER: usize = 64 * 1024;
 /// Buffers grown beyond this by a huge packet are given back after the command.
 const KEEP_AT_MOST: usize = 1024 * 1024;
-
-/// The transport the target names; never switched behind the user's back.
-pub(crate) enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf).await,
-            Stream::Unix(s) => s.read(buf).await,
-        }
-    }
-
-    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf).await,
-            Stream::Unix(s) => s.write_all(buf).await,
-        }
-    }
-
-    /// Writes without waiting (for a goodbye from `Drop`); may write nothing.
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.try_write(buf),
-            Stream::Unix(s) => s.try_write(buf),
-        }
-    }
-
-    pub(crate) fn is_unix(&self) -> bool {
-        matches!(self, Stream::Unix(_))
-    }
-}
 
 /// A framed connection: the stream plus its buffers and the sequence id.
 pub(crate) struct PacketConn {
