@@ -81,30 +81,12 @@ impl<S: Session> Conn<S> {
     async fn exec(&mut self, log: &mut StatementLog, st: St, params: &[Param<'_>]) -> Result<u64, DbError> {
         let start = now_ns();
         let info = self.session.exec(self.id(st), params).await?;
-        let class = match st {
-            St::Commit | St::Rollback => QueryClass::Other,
-            _ => QueryClass::Write,
-        };
-        log.record(st as u16, start, class);
+        log.record(st as u16, start, class(st));
         Ok(info.affected_rows)
     }
 
-    /// Executes a write that returns rows (PostgreSQL's link INSERT ... RETURNING) into
-    /// `rows`; returns the row count.
-    async fn exec_returning(
-        &mut self,
-        log: &mut StatementLog,
-        st: St,
-        params: &[Param<'_>],
-        rows: &mut Rows,
-    ) -> Result<usize, DbError> {
-        let start = now_ns();
-        self.session.exec_rows(self.id(st), params, rows).await?;
-        log.record(st as u16, start, QueryClass::Write);
-        Ok(rows.len())
-    }
-
-    /// Executes a SELECT into `rows`; returns the row count.
+    /// Executes a statement that returns rows (a SELECT, or PostgreSQL's link INSERT ...
+    /// RETURNING) into `rows`; returns the row count.
     async fn select(
         &mut self,
         log: &mut StatementLog,
@@ -114,7 +96,7 @@ impl<S: Session> Conn<S> {
     ) -> Result<usize, DbError> {
         let start = now_ns();
         self.session.exec_rows(self.id(st), params, rows).await?;
-        log.record(st as u16, start, QueryClass::Read);
+        log.record(st as u16, start, class(st));
         Ok(rows.len())
     }
 
@@ -358,11 +340,7 @@ impl<S: Session> Requester<S> {
         let (id1p, id2p, tp) = (Param::Int(id1), Param::Int(id2), Param::Int(link_type));
         let insert = [id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)];
         let n = if self.dialect.link_insert_returns_rows() {
-            match self
-                .rw
-                .exec_returning(log, St::LinkInsert, &insert, &mut self.rows)
-                .await?
-            {
+            match self.rw.select(log, St::LinkInsert, &insert, &mut self.rows).await? {
                 0 => 0,
                 _ => self.rows.int(0, 0).unwrap_or(1) as u64,
             }
@@ -407,7 +385,10 @@ impl<S: Session> Requester<S> {
                 .next_int_bound(id2_range(&m, id1, link_type, P_DELETE_EXIST) as i32) as i64;
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
         self.begin().await?;
-        let found = self.rw.select_rw(log, &key, &mut self.rows).await?;
+        let found = self
+            .rw
+            .select(log, St::LinkLockVisibility, &key, &mut self.rows)
+            .await?;
         if found > 0 && self.rows.int(0, 0) != Some(0) {
             self.rw.exec(log, St::LinkHide, &key).await?;
             let now = Param::Int(now_ms());
@@ -592,20 +573,13 @@ impl<S: Session> Requester<S> {
     }
 }
 
-impl<S: Session> Conn<S> {
-    /// delete link's locking SELECT, on the read-write session.
-    async fn select_rw(
-        &mut self,
-        log: &mut StatementLog,
-        key: &[Param<'_>],
-        rows: &mut Rows,
-    ) -> Result<usize, DbError> {
-        let start = now_ns();
-        self.session
-            .exec_rows(self.id(St::LinkLockVisibility), key, rows)
-            .await?;
-        log.record(St::LinkLockVisibility as u16, start, QueryClass::Read);
-        Ok(rows.len())
+/// sysbench's read/write/other rule for a statement: SELECTs (the locking one too) read,
+/// COMMIT and ROLLBACK are other, the rest write.
+fn class(st: St) -> QueryClass {
+    match st {
+        St::LinkLockVisibility | St::CountSelect | St::LinkMultiget | St::LinkList | St::NodeSelect => QueryClass::Read,
+        St::Commit | St::Rollback => QueryClass::Other,
+        _ => QueryClass::Write,
     }
 }
 
