@@ -84,6 +84,9 @@ pub struct LoadConfig {
     pub batch: usize,
     /// Print progress lines on stderr every this often (None: quiet).
     pub progress: Option<Duration>,
+    /// Set (by a signal handler) to stop: each loader finishes its unit in progress, sends
+    /// its pending rows and quits; the rows sent stay.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// What a load did.
@@ -95,6 +98,8 @@ pub struct LoadReport {
     pub counts: u64,
     /// Wall time of the data load (table creation excluded).
     pub elapsed: Duration,
+    /// Stopped by [`LoadConfig::stop`] before every id was loaded.
+    pub interrupted: bool,
 }
 
 /// A failed load.
@@ -162,6 +167,11 @@ impl Units {
             max,
             chunks: ((max - start).max(0) + CHUNK - 1) / CHUNK,
         }
+    }
+
+    /// Ids over all units.
+    fn ids(&self) -> u64 {
+        (self.max - self.start).max(0) as u64
     }
 
     fn span(&self, chunk: i64) -> (i64, i64) {
@@ -490,6 +500,9 @@ async fn run_loader<S: LoadSession>(
         if progress.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
+        if cfg.stop.load(Ordering::Relaxed) {
+            break;
+        }
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(w) = units.get(order, i) else { break };
         match w {
@@ -642,6 +655,7 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         links: progress.links.load(Ordering::Relaxed),
         counts: progress.counts.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
+        interrupted: cfg.stop.load(Ordering::Relaxed) && progress.id1s.load(Ordering::Relaxed) < units.ids(),
     })
 }
 
@@ -755,7 +769,10 @@ mod tests {
         assert_eq!(std::mem::size_of::<Units>(), 24);
         let last = (2 * u.chunks - 1) as usize;
         assert!(matches!(u.get(Order::Mixed, last), Some(Work::Nodes { end, .. }) if end == max));
-        assert!(matches!(u.get(Order::Mixed, last - 1), Some(Work::Links { start: 1, chunk: 0, .. })));
+        assert!(matches!(
+            u.get(Order::Mixed, last - 1),
+            Some(Work::Links { start: 1, chunk: 0, .. })
+        ));
         assert!(u.get(Order::Mixed, last + 1).is_none());
     }
 
