@@ -425,3 +425,56 @@ fn seeded_loads_and_requests_are_deterministic() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--loaders 1"));
 }
+
+#[test]
+fn interrupted_load_stops_after_its_chunks_and_keeps_them_whole() {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let _serial = serial();
+    let sb = sandbox();
+    // SIGINT ignored on entry, as for a background job of a script: the load must still
+    // stop on it, since it installs its own handler.
+    let mut cmd = linkbench(&sb, &["load", "--maxid1", "20000001", "--loaders", "2"]);
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while sql(
+        &sb,
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest' AND table_name = 'nodetable'",
+    ) != "1"
+        || sql(&sb, "SELECT COUNT(*) FROM nodetable") == "0"
+    {
+        assert!(started.elapsed() < Duration::from_secs(60), "no rows after a minute");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let sent = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(30),
+        "stopped in {:?}",
+        sent.elapsed()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("LOAD PHASE INTERRUPTED"), "{stdout}");
+    // Every chunk begun was finished: links and counts agree, and far fewer than all ids.
+    assert_counts_match_links(&sb);
+    let nodes: i64 = sql(&sb, "SELECT COUNT(*) FROM nodetable").parse().unwrap();
+    assert!(nodes > 0 && nodes < 20_000_000, "{nodes}");
+    assert_eq!(nodes % load_chunk(), 0, "nodes come in whole chunks: {nodes}");
+}
+
+/// Ids per unit of the load.
+fn load_chunk() -> i64 {
+    dbperf::workloads::linkbench::load::CHUNK
+}

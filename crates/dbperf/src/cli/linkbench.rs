@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -245,7 +246,21 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
         partitions: plan.partitions,
         batch: a.batch,
         progress: Some(Duration::from_secs(5)),
+        stop: Arc::new(AtomicBool::new(false)),
     };
+    let stop = Arc::clone(&cfg.stop);
+    let mut hits = 0;
+    // Installed here rather than left to the default action, so that a load also stops
+    // when its parent started it with SIGINT ignored (a background job of a script).
+    let _ = ctrlc::set_handler(move || {
+        hits += 1;
+        if hits > 1 {
+            eprintln!("\nSecond interrupt: exiting now.");
+            std::process::exit(130);
+        }
+        eprintln!("\nStopping: each loader sends the rows of its chunk in progress (interrupt again to exit now)...");
+        stop.store(true, Ordering::Relaxed);
+    });
     eprintln!(
         "Loading ids [{}, {maxid1}) into {} with {} loader(s){}, --seed {}{}",
         a.startid1,
@@ -268,6 +283,19 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
         Dialect::Postgres => load::load::<PgWireSession>(&cfg)?,
     };
     let secs = r.elapsed.as_secs_f64().max(1e-9);
+    if r.interrupted {
+        println!(
+            "LOAD PHASE INTERRUPTED. Loaded {} nodes of {}, {} links, {} counts in {:.1} seconds. Links/second = {:.0}. \
+             The graph is incomplete: load again before measuring requests on it",
+            r.nodes,
+            maxid1 - a.startid1,
+            r.links,
+            r.counts,
+            secs,
+            r.links as f64 / secs
+        );
+        return Ok(ExitCode::from(130));
+    }
     println!(
         "LOAD PHASE COMPLETED. Loaded {} nodes (Expected {}). Loaded {} links ({:.2} links per node), {} counts. Took {:.1} seconds. Links/second = {:.0}",
         r.nodes,

@@ -2,7 +2,8 @@
 //! and sent in batches of `batch` rows by `loaders` connections, each on its own thread (as
 //! multi-row INSERTs on MySQL, as `COPY ... FROM STDIN` in text format with hex `bytea`
 //! payloads on PostgreSQL, see [`LoadSession`]), then the dialect's after-load statements (PostgreSQL: the node id sequence and
-//! ANALYZE). Memory stays bounded (one batch per table per loader) whatever `maxid1` is.
+//! ANALYZE). Memory stays bounded whatever `maxid1` is: one batch per table per loader,
+//! and the queue of units is computed from a unit's index, not stored.
 //!
 //! Work comes in chunks of 2,048 ids, link chunks in reverse order as the reference queues
 //! them. With [`Seeding::PerStream`] every chunk draws from its own stream, so the rows do
@@ -90,6 +91,9 @@ pub struct LoadConfig {
     pub batch: usize,
     /// Print progress lines on stderr every this often (None: quiet).
     pub progress: Option<Duration>,
+    /// Set (by a signal handler) to stop: each loader finishes its unit in progress, sends
+    /// its pending rows and quits; the rows sent stay.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// What a load did.
@@ -101,6 +105,8 @@ pub struct LoadReport {
     pub counts: u64,
     /// Wall time of the data load (table creation excluded).
     pub elapsed: Duration,
+    /// Stopped by [`LoadConfig::stop`] before every id was loaded.
+    pub interrupted: bool,
 }
 
 /// A failed load.
@@ -139,6 +145,67 @@ fn now_ms() -> i64 {
 enum Work {
     Links { chunk: i64, start: i64, end: i64 },
     Nodes { chunk: i64, start: i64, end: i64 },
+}
+
+/// The units of work over ids `[start, max)`, CHUNK ids each, found from their index in a
+/// queue rather than stored, so the load's memory does not grow with `maxid1`.
+#[derive(Clone, Copy, Debug)]
+struct Units {
+    start: i64,
+    max: i64,
+    chunks: i64,
+}
+
+/// The order in which a loader thread takes units.
+#[derive(Clone, Copy, Debug)]
+enum Order {
+    /// Link chunks, last chunk first (the reference's link queue).
+    Links,
+    /// Node chunks, first chunk first.
+    Nodes,
+    /// Link and node units alternating, so that loaders stay busy until the end.
+    Mixed,
+}
+
+impl Units {
+    fn new(start: i64, max: i64) -> Units {
+        Units {
+            start,
+            max,
+            chunks: ((max - start).max(0) + CHUNK - 1) / CHUNK,
+        }
+    }
+
+    /// Ids over all units.
+    fn ids(&self) -> u64 {
+        (self.max - self.start).max(0) as u64
+    }
+
+    fn span(&self, chunk: i64) -> (i64, i64) {
+        let start = self.start + chunk * CHUNK;
+        (start, (start + CHUNK).min(self.max))
+    }
+
+    /// The `i`-th unit in `order`, `None` past the last.
+    fn get(&self, order: Order, i: usize) -> Option<Work> {
+        let i = i as i64;
+        let (links, k) = match order {
+            Order::Links => (true, i),
+            Order::Nodes => (false, i),
+            Order::Mixed => (i % 2 == 0, i / 2),
+        };
+        if k >= self.chunks {
+            return None;
+        }
+        Some(if links {
+            let chunk = self.chunks - 1 - k;
+            let (start, end) = self.span(chunk);
+            Work::Links { chunk, start, end }
+        } else {
+            let (start, end) = self.span(k);
+            Work::Nodes { chunk: k, start, end }
+        })
+    }
 }
 
 /// Counters shared by loaders and the progress printer.
@@ -429,7 +496,7 @@ async fn connect<S: LoadSession>(cfg: &LoadConfig) -> Result<Loader<S>, LoadErro
 /// (per-stream seeding), or the fixed shared streams (Java-compatible).
 async fn run_loader<S: LoadSession>(
     cfg: &LoadConfig,
-    queue: &[Work],
+    (units, order): (Units, Order),
     next: &AtomicUsize,
     mut shared: Option<Streams>,
     progress: &Progress,
@@ -440,8 +507,11 @@ async fn run_loader<S: LoadSession>(
         if progress.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
+        if cfg.stop.load(Ordering::Relaxed) {
+            break;
+        }
         let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&w) = queue.get(i) else { break };
+        let Some(w) = units.get(order, i) else { break };
         match w {
             Work::Links { chunk, start, end } => {
                 let mut own;
@@ -555,23 +625,11 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         .map_err(|e| LoadError::Internal(format!("starting a runtime: {e}")))?;
     rt.block_on(create_tables::<S>(cfg))?;
     let m = &cfg.model;
-    let mut link_work: Vec<Work> = Vec::new();
-    let mut node_work: Vec<Work> = Vec::new();
-    let mut chunk = 0;
-    let mut id = m.startid1;
-    while id < m.maxid1 {
-        let end = (id + CHUNK).min(m.maxid1);
-        link_work.push(Work::Links { chunk, start: id, end });
-        node_work.push(Work::Nodes { chunk, start: id, end });
-        chunk += 1;
-        id = end;
-    }
-    link_work.reverse();
+    let units = Units::new(m.startid1, m.maxid1);
     let progress = Progress::default();
     let started = Instant::now();
     let done = AtomicBool::new(false);
     let (ln, nn, next) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    let queue: Vec<Work> = interleave(&link_work, &node_work);
     let result: Result<(), LoadError> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         match cfg.seeding {
@@ -579,7 +637,7 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
                 let mut master = Sha1Prng::linkbench_master(cfg.seed);
                 let node_rng = JavaRandom::new(master.next_long());
                 let chunk_rng = JavaRandom::new(master.next_long());
-                let (lw, nw) = (&link_work, &node_work);
+                let (lw, nw) = ((units, Order::Links), (units, Order::Nodes));
                 let (ln, nn) = (&ln, &nn);
                 let progress = &progress;
                 let link_streams = streams(m, chunk_rng);
@@ -589,7 +647,7 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
                 finish(handles, &done, progress, cfg, started)
             }
             Seeding::PerStream => {
-                let (queue, next, progress) = (&queue, &next, &progress);
+                let (queue, next, progress) = ((units, Order::Mixed), &next, &progress);
                 for _ in 0..cfg.loaders.max(1) {
                     handles.push(scope.spawn(move || thread_main::<S>(cfg, queue, next, None, progress)));
                 }
@@ -604,26 +662,13 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         links: progress.links.load(Ordering::Relaxed),
         counts: progress.counts.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
+        interrupted: cfg.stop.load(Ordering::Relaxed) && progress.id1s.load(Ordering::Relaxed) < units.ids(),
     })
-}
-
-/// Node chunks spread among the link chunks, so loaders stay busy until the end.
-fn interleave(links: &[Work], nodes: &[Work]) -> Vec<Work> {
-    let mut out = Vec::with_capacity(links.len() + nodes.len());
-    let mut n = nodes.iter();
-    for l in links {
-        out.push(*l);
-        if let Some(w) = n.next() {
-            out.push(*w);
-        }
-    }
-    out.extend(n.copied());
-    out
 }
 
 fn thread_main<S: LoadSession>(
     cfg: &LoadConfig,
-    queue: &[Work],
+    queue: (Units, Order),
     next: &AtomicUsize,
     shared: Option<Streams>,
     progress: &Progress,
@@ -686,27 +731,56 @@ fn finish(
 mod tests {
     use super::*;
 
+    /// Every unit of a queue, in order.
+    fn all(u: Units, order: Order) -> Vec<(bool, i64, i64, i64)> {
+        (0..)
+            .map_while(|i| u.get(order, i))
+            .map(|w| match w {
+                Work::Links { chunk, start, end } => (true, chunk, start, end),
+                Work::Nodes { chunk, start, end } => (false, chunk, start, end),
+            })
+            .collect()
+    }
+
     #[test]
-    fn interleave_keeps_every_unit() {
-        let l: Vec<Work> = (0..3)
-            .map(|c| Work::Links {
-                chunk: c,
-                start: 0,
-                end: 1,
-            })
-            .collect();
-        let n: Vec<Work> = (0..5)
-            .map(|c| Work::Nodes {
-                chunk: c,
-                start: 0,
-                end: 1,
-            })
-            .collect();
-        let q = interleave(&l, &n);
-        assert_eq!(q.len(), 8);
-        assert!(matches!(q[0], Work::Links { chunk: 0, .. }));
-        assert!(matches!(q[1], Work::Nodes { chunk: 0, .. }));
-        assert!(matches!(q[7], Work::Nodes { chunk: 4, .. }));
+    fn units_cover_the_ids_in_the_reference_order() {
+        // 2.5 chunks from id 1: links last chunk first, nodes first chunk first.
+        let u = Units::new(1, 1 + 2 * CHUNK + CHUNK / 2);
+        let links = all(u, Order::Links);
+        assert_eq!(
+            links,
+            vec![
+                (true, 2, 1 + 2 * CHUNK, 1 + 2 * CHUNK + CHUNK / 2),
+                (true, 1, 1 + CHUNK, 1 + 2 * CHUNK),
+                (true, 0, 1, 1 + CHUNK),
+            ]
+        );
+        let nodes = all(u, Order::Nodes);
+        assert_eq!(nodes.iter().map(|w| w.1).collect::<Vec<_>>(), [0, 1, 2]);
+        // The shared queue alternates them and holds each unit once.
+        let mixed = all(u, Order::Mixed);
+        assert_eq!(mixed.len(), 6);
+        for (i, w) in mixed.iter().enumerate() {
+            let want = if i % 2 == 0 { links[i / 2] } else { nodes[i / 2] };
+            assert_eq!(*w, want, "unit {i}");
+        }
+        assert!(all(Units::new(5, 5), Order::Mixed).is_empty());
+    }
+
+    #[test]
+    fn units_need_no_memory_per_id() {
+        // The largest supported graph: the queue is three numbers, its last unit is found
+        // from its index and ends at maxid1.
+        let max = 1 + i32::MAX as i64;
+        let u = Units::new(1, max);
+        assert_eq!(std::mem::size_of::<Units>(), 24);
+        let last = (2 * u.chunks - 1) as usize;
+        assert!(matches!(u.get(Order::Mixed, last), Some(Work::Nodes { end, .. }) if end == max));
+        assert!(matches!(
+            u.get(Order::Mixed, last - 1),
+            Some(Work::Links { start: 1, chunk: 0, .. })
+        ));
+        assert!(u.get(Order::Mixed, last + 1).is_none());
     }
 
     #[test]
