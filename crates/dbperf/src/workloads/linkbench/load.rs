@@ -24,7 +24,7 @@ use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
-use crate::driver::{DbError, Param, Session, StmtId, Target};
+use crate::driver::{doing, DbError, Failed, Param, Session, StmtId, Target};
 
 /// A loader's session: a [`Session`] that can also take a COPY, where the dialect loads by
 /// COPY ([`Dialect::copy_into`]).
@@ -116,21 +116,11 @@ pub enum LoadError {
     #[error("{0}")]
     Conflict(String),
     /// The server refused a statement.
-    #[error("{what}: {source}")]
-    Db {
-        /// What dbperf was doing.
-        what: String,
-        /// The server's error.
-        source: DbError,
-    },
+    #[error(transparent)]
+    Db(#[from] Failed),
     /// A loader thread failed outside the database.
     #[error("{0}")]
     Internal(String),
-}
-
-fn ctx(what: impl Into<String>) -> impl FnOnce(DbError) -> LoadError {
-    let what = what.into();
-    move |source| LoadError::Db { what, source }
 }
 
 fn now_ms() -> i64 {
@@ -336,7 +326,7 @@ impl<S: LoadSession> Loader<S> {
             self.session
                 .copy_text(&copy, text)
                 .await
-                .map_err(ctx(format!("copying {rows} rows into {}", table.name())))?;
+                .map_err(doing(format!("copying {rows} rows into {}", table.name())))?;
             b.ints.clear();
             b.data.clear();
             b.ends.clear();
@@ -346,7 +336,7 @@ impl<S: LoadSession> Loader<S> {
             match b.full {
                 Some(s) => s,
                 None => {
-                    let s = self.session.prepare(&table.sql(d, rows)).await.map_err(ctx(format!(
+                    let s = self.session.prepare(&table.sql(d, rows)).await.map_err(doing(format!(
                         "preparing the {}-row INSERT into {}",
                         rows,
                         table.name()
@@ -359,7 +349,7 @@ impl<S: LoadSession> Loader<S> {
             self.session
                 .prepare(&table.sql(d, rows))
                 .await
-                .map_err(ctx(format!("preparing the {rows}-row INSERT into {}", table.name())))?
+                .map_err(doing(format!("preparing the {rows}-row INSERT into {}", table.name())))?
         };
         let n = table.ints();
         let mut params: Vec<Param<'_>> = Vec::with_capacity(rows * (n + 1));
@@ -383,7 +373,7 @@ impl<S: LoadSession> Loader<S> {
         self.session
             .exec(stmt, &params)
             .await
-            .map_err(ctx(format!("inserting {rows} rows into {}", table.name())))?;
+            .map_err(doing(format!("inserting {rows} rows into {}", table.name())))?;
         drop(params);
         b.ints.clear();
         b.data.clear();
@@ -478,9 +468,9 @@ async fn load_nodes<S: LoadSession>(
 async fn connect<S: LoadSession>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
     let mut session = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(ctx("connecting a loader"))?;
+        .map_err(doing("connecting a loader"))?;
     for sql in cfg.dialect.session_setup() {
-        session.query(sql).await.map_err(ctx(*sql))?;
+        session.query(sql).await.map_err(doing(*sql))?;
     }
     Ok(Loader {
         session,
@@ -552,11 +542,11 @@ async fn run_loader<S: LoadSession>(
 pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
     let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(ctx("connecting"))?;
+        .map_err(doing("connecting"))?;
     let tables: Vec<String> = admin
         .query_rows(cfg.dialect.list_tables())
         .await
-        .map_err(ctx("listing tables"))?
+        .map_err(doing("listing tables"))?
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
         .collect();
@@ -576,7 +566,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
         .into_iter()
         .chain(cfg.dialect.create_tables(cfg.partitions))
     {
-        admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+        admin.query(&sql).await.map_err(doing(sql.clone()))?;
     }
     let m = &cfg.model;
     for (k, v) in [
@@ -588,7 +578,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
         admin
             .query(&format!("INSERT INTO {META_TABLE} (name, value) VALUES ('{k}', {v})"))
             .await
-            .map_err(ctx(format!("writing {META_TABLE}")))?;
+            .map_err(doing(format!("writing {META_TABLE}")))?;
     }
     Ok(())
 }
@@ -601,9 +591,9 @@ async fn after_load<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
     }
     let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(ctx("connecting"))?;
+        .map_err(doing("connecting"))?;
     for sql in stmts {
-        admin.query(&sql).await.map_err(ctx(sql.clone()))?;
+        admin.query(&sql).await.map_err(doing(sql.clone()))?;
     }
     Ok(())
 }
