@@ -1,14 +1,17 @@
 # dbperf: `make demo` sets everything up and runs the main job on a sandboxed MariaDB;
 # `make test` runs the whole test suite (unit tests and integration tests against real
 # sandboxed servers). Both install what they need (Debian packages; for `make test` also the
-# MariaDB and MySQL versions from Maven, see deps-servers) first.
+# server versions the tests start, see deps-servers) first.
 
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Server versions from Maven (about 400 MB of jars in ~/.m2, unpacked into $DBPERF_HOME/dist);
-# `dbperf server install` is idempotent and installs mvn, unzip and MySQL's libraries if missing.
-MAVEN_SERVERS := mariadb-10.11.5 mariadb-11.4.5 mysql-8.0.31 mysql-8.0.15
+# Server versions the tests start: MariaDB and MySQL from Maven (about 400 MB of jars in ~/.m2,
+# unpacked into $DBPERF_HOME/dist), PostgreSQL 15 from Debian (postgresql-15, without the system
+# cluster on port 5432) and 16-18 as zonky jars from Maven (15 MB each). `dbperf server install`
+# is idempotent and installs mvn, unzip and MySQL's libraries if missing.
+TEST_SERVERS := mariadb-10.11.5 mariadb-11.4.5 mysql-8.0.31 mysql-8.0.15 \
+                postgres-15 postgres-16 postgres-17 postgres-18
 
 .PHONY: deps deps-servers build demo test lint bench clean
 
@@ -28,7 +31,7 @@ deps:
 
 # Installs every catalog server the integration tests start (tests/server_versions.rs).
 deps-servers: deps
-	@for id in $(MAVEN_SERVERS); do \
+	@for id in $(TEST_SERVERS); do \
 	  $(CARGO) run --locked -q -p dbperf -- server install $$id || exit 1; \
 	done
 
