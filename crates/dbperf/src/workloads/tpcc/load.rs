@@ -121,14 +121,7 @@ impl InsertShape {
     /// an expression over `?` (`?/100`, `NULLIF(?,0)`) reads the field into a user variable
     /// and SETs the column from it, and a literal is SET as is.
     pub fn load_data_sql(&self) -> String {
-        let columns: Vec<&str> = self.columns.trim_matches(|c| c == '(' || c == ')').split(',').collect();
-        let exprs = split_top_level(
-            self.row
-                .trim()
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .unwrap_or(self.row),
-        );
+        let (columns, exprs) = self.columns_and_values();
         assert_eq!(columns.len(), exprs.len(), "{}: columns and values differ", self.table);
         let (mut fields, mut sets) = (Vec::new(), Vec::new());
         for (i, (col, expr)) in columns.iter().zip(&exprs).enumerate() {
@@ -170,15 +163,21 @@ enum CopyField {
 }
 
 impl InsertShape {
-    fn copy_fields(&self) -> (Vec<&'static str>, Vec<CopyField>) {
-        let columns: Vec<&str> = self.columns.trim_matches(|c| c == '(' || c == ')').split(',').collect();
-        let exprs = split_top_level(
+    /// The column names and the row's value expressions, in order.
+    fn columns_and_values(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let columns = self.columns.trim_matches(|c| c == '(' || c == ')').split(',').collect();
+        let values = split_top_level(
             self.row
                 .trim()
                 .strip_prefix('(')
                 .and_then(|r| r.strip_suffix(')'))
                 .unwrap_or(self.row),
         );
+        (columns, values)
+    }
+
+    fn copy_fields(&self) -> (Vec<&'static str>, Vec<CopyField>) {
+        let (columns, exprs) = self.columns_and_values();
         let fields = exprs
             .iter()
             .map(|e| match *e {
