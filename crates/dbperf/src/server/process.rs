@@ -70,14 +70,8 @@ pub(crate) fn read_pid_file(path: &Path) -> Option<i32> {
 /// True if `pid` is a live (non-zombie) process whose command line mentions `marker`
 /// (the sandbox's my.cnf path), so a stale pid file reused by another process reads as dead.
 pub(crate) fn is_our_server(pid: i32, marker: &Path) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // Field 3 (after the parenthesized command name) is the state; Z and X are dead.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    if matches!(state, Some("Z" | "X") | None) {
+    let state = proc_state(pid);
+    if matches!(state, Some('Z' | 'X') | None) {
         // Reap it if it is our own child (SandboxHome::start spawns mariadbd in-process, as
         // TempSandbox does); for any other pid this fails with ECHILD and changes nothing.
         // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
@@ -113,7 +107,7 @@ pub(crate) fn wait_exit(pid: i32, marker: &Path, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         if !is_our_server(pid, marker) {
-            reap_if_child(pid);
+            await_gone(pid);
             return true;
         }
         if Instant::now() >= deadline {
@@ -123,19 +117,37 @@ pub(crate) fn wait_exit(pid: i32, marker: &Path, timeout: Duration) -> bool {
     }
 }
 
-/// If `pid` is our own child (SandboxHome::start spawns mariadbd in-process, as TempSandbox
-/// does), waits for it so no zombie is left; for any other pid waitpid fails with ECHILD at once.
-fn reap_if_child(pid: i32) {
-    // A process whose memory is gone (empty cmdline) may not be a zombie yet: poll briefly.
-    let deadline = Instant::now() + Duration::from_secs(2);
+/// Waits (up to 5 s) until an exiting `pid` is really gone, and reaps it if it is our own
+/// child (SandboxHome::start spawns the server in-process, as TempSandbox does).
+///
+/// The kernel frees a process's memory (its command line reads empty) before the process
+/// turns into a zombie, so "no longer our server" can be seen while it still runs its exit;
+/// a stop that returned then would leave a live process behind. A pid whose command line is
+/// not empty belongs to someone else by now, and is not waited for.
+fn await_gone(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
-        let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
-        if r != 0 || Instant::now() >= deadline {
+        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects; for a
+        // pid that is not our child it fails with ECHILD and changes nothing.
+        if unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {
+            return;
+        }
+        let exiting = match proc_state(pid) {
+            None | Some('Z' | 'X') => false,
+            Some(_) => std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()),
+        };
+        if !exiting || Instant::now() >= deadline {
             return;
         }
         sleep(Duration::from_millis(10));
     }
+}
+
+/// The state letter of `/proc/PID/stat` (R, S, D, Z, X, ...), `None` once the pid is gone.
+fn proc_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 3, after the parenthesized command name (which may itself hold spaces).
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// An exclusive, non-blocking `flock` on a sandbox's lock file, released on drop.
@@ -197,6 +209,17 @@ mod tests {
         assert!(is_our_server(me, &exe));
         assert!(!is_our_server(me, Path::new("/nonexistent/my.cnf")));
         assert!(!is_our_server(i32::MAX, &exe));
+    }
+
+    #[test]
+    fn wait_exit_returns_only_once_the_process_is_gone() {
+        let child = Command::new("sleep").arg("3737").spawn().unwrap();
+        let pid = child.id() as i32;
+        assert!(is_our_server(pid, Path::new("3737")));
+        send_signal("test", pid, libc::SIGTERM).unwrap();
+        assert!(wait_exit(pid, Path::new("3737"), Duration::from_secs(5)));
+        // Our child, so it was reaped too: no zombie, no exiting process.
+        assert_eq!(proc_state(pid), None);
     }
 
     #[test]
