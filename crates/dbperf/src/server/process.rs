@@ -212,6 +212,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::zombie_processes, reason = "wait_exit reaps it: that is what is tested")]
     fn wait_exit_returns_only_once_the_process_is_gone() {
         let child = Command::new("sleep").arg("3737").spawn().unwrap();
         let pid = child.id() as i32;
