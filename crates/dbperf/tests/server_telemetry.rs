@@ -153,6 +153,7 @@ async fn mariadb_checkpoint_age_follows_redo_size() {
             max_checkpoint_pct(&samples)
         );
         assert!(samples.iter().any(|s| s.pages_written_s.unwrap_or(0.0) > 0.0));
+        assert!(samples.iter().any(|s| s.sync_flush_pages_s.unwrap_or(0.0) > 0.0));
         assert!(samples.iter().any(|s| s.dirty_pages_pct.unwrap_or(0.0) > 0.0));
         assert!(samples.iter().any(|s| s.redo_written_bytes_s.unwrap_or(0.0) > 0.0));
         assert!(samples.iter().any(|s| s.rows_updated_s.unwrap_or(0.0) > 0.0));
@@ -228,6 +229,8 @@ async fn mysql_checkpoint_age(id: &str) {
     );
     assert!(samples.iter().any(|s| s.rows_updated_s.unwrap_or(0.0) > 0.0), "{id}");
     assert!(samples.iter().all(|s| s.history_list_length.is_some()), "{id}");
+    // The sync flush batch counter is enabled and read (a rate from the second sample on).
+    assert!(samples.iter().skip(1).all(|s| s.sync_flush_pages_s.is_some()), "{id}");
     assert!(samples.iter().skip(1).all(|s| s.lru_flushes_s.is_some()), "{id}");
 }
 

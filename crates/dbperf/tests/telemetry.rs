@@ -129,7 +129,7 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
         assert!(s["os"]["cpus"].as_array().is_some_and(|c| !c.is_empty()));
         assert!(s["client"]["cpu_pct"].as_f64().unwrap() > 0.0);
     }
-    assert!(max_of(&samples, "checkpoint_pct") >= 90.0, "{samples:?}");
+    assert!(max_of(&samples, "checkpoint_pct") >= 95.0, "{samples:?}");
     assert!(max_of(&samples, "pages_written_s") > 0.0);
     let small_analysis = analysis(&dir);
     let notes = small_analysis["notes"].to_string();
@@ -138,14 +138,21 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
     // Whether that shows as distinct stalls (TPS at half its sustained level) depends on the
     // box: under load they come every few seconds, on a quiet VM the same run is throttled
     // evenly. So: sync flush in most samples, and every stall found put down to it.
-    let sync = samples
+    // InnoDB's own counter of sync flush batches tells it (the checkpoint age read once a
+    // second swings between the async point and the maximum around each batch).
+    let pages: Vec<f64> = samples
         .iter()
-        .filter(|s| s["server"]["checkpoint_pct"].as_f64() >= Some(90.0))
-        .count();
+        .skip(1)
+        .map(|s| {
+            s["server"]["sync_flush_pages_s"]
+                .as_f64()
+                .expect("sync flush counter sampled")
+        })
+        .collect();
+    let sync = pages.iter().filter(|p| **p > 0.0).count();
     assert!(
-        sync * 2 >= samples.len(),
-        "sync flush in {sync} of {} samples",
-        samples.len()
+        sync * 2 >= pages.len(),
+        "sync flush batches in {sync} samples: {pages:?}"
     );
     // Evenly throttled or not, the split of intervals by checkpoint age is reported.
     let cost = &small_analysis["sync_flush"];
@@ -180,6 +187,7 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
     let large_analysis = analysis(&dir);
     assert!(checkpoint_stalls(&large_analysis).is_empty(), "{large_analysis}");
     assert_eq!(large_analysis["sync_flush"]["sync_intervals"], 0, "{large_analysis}");
+    assert_eq!(large_analysis["sync_flush"]["counted"], true, "{large_analysis}");
     assert!(
         !large_analysis["notes"].to_string().contains("sync flush cost"),
         "{large_analysis}"

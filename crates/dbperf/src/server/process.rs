@@ -216,7 +216,12 @@ mod tests {
     fn wait_exit_returns_only_once_the_process_is_gone() {
         let child = Command::new("sleep").arg("3737").spawn().unwrap();
         let pid = child.id() as i32;
-        assert!(is_our_server(pid, Path::new("3737")));
+        // Between fork and exec the child still shows the test binary's command line.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !is_our_server(pid, Path::new("3737")) {
+            assert!(Instant::now() < deadline, "sleep 3737 never showed up as pid {pid}");
+            sleep(Duration::from_millis(5));
+        }
         send_signal("test", pid, libc::SIGTERM).unwrap();
         assert!(wait_exit(pid, Path::new("3737"), Duration::from_secs(5)));
         // Our child, so it was reaped too: no zombie, no exiting process.

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::pressure::{
-    max_of, median, median_of, min_of, top_wait, Pressure, TelemetryRow, CLIENT_SATURATED_PCT, SYNC_FLUSH_PCT,
+    max_of, median, median_of, min_of, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT, CLIENT_SATURATED_PCT,
+    SYNC_FLUSH_PCT,
 };
 use crate::results::{read_jsonl, ResultsError, INTERVALS_FILE, TELEMETRY_FILE};
 
@@ -91,6 +92,10 @@ pub struct Analysis {
     pub p99_factor: f64,
     /// Stalls, in time order.
     pub stalls: Vec<Stall>,
+    /// A dip at the very start of a run that had no warmup: the cold start (connections,
+    /// buffer pool, statement caches) measured, reported apart and not counted as a stall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp_up: Option<Stall>,
     /// How steady TPS and p99 were.
     pub stability: Stability,
     /// Run-wide pressure from telemetry (`None`: no `telemetry.jsonl`).
@@ -115,8 +120,10 @@ const SYNC_SPLIT_MIN: usize = 3;
 pub struct SyncFlushCost {
     /// Measured intervals with checkpoint-age samples.
     pub intervals: usize,
-    /// ... of which in sync flush (at least half of their samples at or above the point).
+    /// ... of which in sync flush (at least half of their samples in it).
     pub sync_intervals: usize,
+    /// Whether sync flush was told by InnoDB's sync-batch counter (else by checkpoint age).
+    pub counted: bool,
     /// Median TPS of the intervals in sync flush (`None`: there were none).
     pub tps_sync: Option<f64>,
     /// Median TPS of the other intervals (`None`: there were none).
@@ -126,23 +133,26 @@ pub struct SyncFlushCost {
 }
 
 impl SyncFlushCost {
-    /// Splits `measured` intervals by the checkpoint age of the samples inside each.
+    /// Splits `measured` intervals by whether the samples inside each were in sync flush
+    /// ([`TelemetryRow::in_sync_flush`]: sync batches counted, else checkpoint age).
     fn of(measured: &[&IntervalRow], tel: &[TelemetryRow], step: f64) -> Option<SyncFlushCost> {
         let (mut sync, mut other) = (Vec::new(), Vec::new());
+        let mut counted = false;
         for r in measured {
-            let ages: Vec<f64> = tel
+            let inside: Vec<&TelemetryRow> = tel
                 .iter()
                 .filter(|s| {
                     let mid = s.mid_s(step);
                     mid >= r.start_s && mid <= r.end_s
                 })
-                .filter_map(TelemetryRow::checkpoint_pct)
                 .collect();
-            if ages.is_empty() {
+            counted |= inside.iter().any(|s| s.sync_flush_pages().is_some());
+            let states: Vec<bool> = inside.iter().filter_map(|s| s.in_sync_flush()).collect();
+            if states.is_empty() {
                 continue;
             }
-            let at = ages.iter().filter(|a| **a >= SYNC_FLUSH_PCT).count();
-            if at * 2 >= ages.len() {
+            let at = states.iter().filter(|s| **s).count();
+            if at * 2 >= states.len() {
                 sync.push(r.tps);
             } else {
                 other.push(r.tps);
@@ -155,6 +165,7 @@ impl SyncFlushCost {
         Some(SyncFlushCost {
             intervals: sync.len() + other.len(),
             sync_intervals: sync.len(),
+            counted,
             tps_sync,
             tps_other,
             cost_pct: match (tps_sync, tps_other) {
@@ -167,8 +178,13 @@ impl SyncFlushCost {
     /// The note line, or `None` when no interval was in sync flush.
     fn note(&self) -> Option<String> {
         let tps_sync = self.tps_sync?;
+        let how = if self.counted {
+            "sync flush batches counted".to_owned()
+        } else {
+            format!("checkpoint age >= {SYNC_FLUSH_PCT:.0}%")
+        };
         let sync = format!(
-            "{} of {} intervals in sync flush (checkpoint age >= {SYNC_FLUSH_PCT:.0}%)",
+            "{} of {} intervals in sync flush ({how})",
             self.sync_intervals, self.intervals
         );
         let others = self.intervals - self.sync_intervals;
@@ -314,11 +330,18 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         (tps_sustained > 0.0 && r.tps <= tps_sustained * (1.0 - opts.drop))
             || (p99_median > 0.0 && r.latency_ms.p99 > p99_median * opts.p99_factor)
     };
-    let spans = stall_spans(&measured.iter().map(|r| stalled(r)).collect::<Vec<_>>());
+    let mut spans = stall_spans(&measured.iter().map(|r| stalled(r)).collect::<Vec<_>>());
+    // Without --warmup-time the first intervals hold the cold start; a dip there is the
+    // ramp-up every such run has, not a stall of the steady state.
+    let no_warmup = all.iter().all(|r| !r.warmup);
+    let ramp_up_span = match spans.first() {
+        Some(&(0, last)) if no_warmup && last + 1 < measured.len() => Some(spans.remove(0)),
+        _ => None,
+    };
 
     let measured_from = measured[0].start_s;
-    let mut stalls = Vec::with_capacity(spans.len());
-    for &(first, last) in &spans {
+    let mut stalls = Vec::with_capacity(spans.len() + 1);
+    for &(first, last) in ramp_up_span.iter().chain(&spans) {
         let rows = &measured[first..=last];
         let (start_s, end_s) = (rows[0].start_s, rows[rows.len() - 1].end_s);
         let tps_min = rows.iter().map(|r| r.tps).fold(f64::INFINITY, f64::min);
@@ -357,8 +380,9 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
                 .filter(|s| {
                     let mid = s.mid_s(step);
                     mid >= measured_from
-                        && !spans
+                        && !ramp_up_span
                             .iter()
+                            .chain(&spans)
                             .any(|&(a, b)| mid >= measured[a].start_s && mid <= measured[b].end_s)
                 })
                 .collect();
@@ -367,6 +391,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         }
         stalls.push(stall);
     }
+    let ramp_up = ramp_up_span.map(|_| stalls.remove(0));
 
     let mut notes = Vec::new();
     if !fragments.is_empty() {
@@ -415,6 +440,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         drop: opts.drop,
         p99_factor: opts.p99_factor,
         stalls,
+        ramp_up,
         stability,
         pressure,
         sync_flush,
@@ -598,9 +624,14 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
     if is_postgres(during) {
         causes.extend(pg_checkpoint_causes(during, baseline, lead));
     } else if let Some(pct) = max_of(during, TelemetryRow::checkpoint_pct) {
-        if pct >= SYNC_FLUSH_PCT {
+        let batches = max_of(during, TelemetryRow::sync_flush_pages).filter(|p| *p > 0.0);
+        if let Some(pages) = batches {
+            causes.push(format!(
+                "checkpoint age reached {pct:.0}% of max (sync flush: {pages:.0} pages/s in sync batches)"
+            ));
+        } else if during.iter().any(|s| s.in_sync_flush() == Some(true)) {
             causes.push(format!("checkpoint age reached {pct:.0}% of max (sync flush)"));
-        } else if pct >= 75.0 {
+        } else if pct >= ASYNC_FLUSH_PCT {
             causes.push(format!("checkpoint age reached {pct:.0}% of max (async flush)"));
         }
     }
@@ -779,6 +810,12 @@ impl Analysis {
                 out.push('\n');
             }
         }
+        if let Some(r) = &self.ramp_up {
+            out.push_str(&format!(
+                "ramp-up (not a stall: the run had no --warmup-time, so its cold start was measured): {}\n",
+                r.render(self.telemetry_samples.is_some())
+            ));
+        }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
         }
@@ -949,7 +986,8 @@ mod tests {
         let tps = [
             900.0, 880.0, 640.0, 660.0, 650.0, 910.0, 630.0, 655.0, 645.0, 890.0, 670.0, 650.0,
         ];
-        let ckpt = [60.0, 70.0, 95.0, 99.0, 98.0, 80.0, 97.0, 96.0, 99.0, 85.0, 92.0, 100.0];
+        // 93% is async flushing (writers do not wait): not sync flush.
+        let ckpt = [60.0, 70.0, 98.0, 99.0, 98.0, 80.0, 97.0, 99.5, 99.0, 93.0, 97.5, 100.0];
         let a = throttled_run(dir.path(), &tps, &ckpt);
         assert!(a.stalls.is_empty(), "{:?}", a.stalls);
         let cost = a.sync_flush.as_ref().unwrap();
@@ -958,7 +996,7 @@ mod tests {
         assert!((cost.cost_pct.unwrap() - 27.4).abs() < 0.1, "{cost:?}");
         assert!(
             a.render_text().contains(
-                "note: sync flush cost: 8 of 12 intervals in sync flush (checkpoint age >= 90%) ran at a median 650 TPS, \
+                "note: sync flush cost: 8 of 12 intervals in sync flush (checkpoint age >= 97%) ran at a median 650 TPS, \
                  the 4 below it at 895 TPS: 27% less throughput while writers waited for flushing\n"
             ),
             "{}",
@@ -967,9 +1005,48 @@ mod tests {
     }
 
     #[test]
+    fn sync_batches_counted_by_innodb_decide_over_the_checkpoint_age() {
+        let dir = tempfile::tempdir().unwrap();
+        // Sync batches run in the slow intervals whatever age the once-a-second sample read
+        // (91%: just after a batch); 99% with no batch is not sync flush.
+        let tps = [
+            1000.0, 1010.0, 400.0, 990.0, 1000.0, 420.0, 1005.0, 1000.0, 410.0, 995.0,
+        ];
+        let ages = [60.0, 99.0, 91.0, 80.0, 85.0, 100.0, 70.0, 75.0, 93.0, 88.0];
+        let pages = [0.0, 0.0, 5000.0, 0.0, 0.0, 7000.0, 0.0, 0.0, 6000.0, 0.0];
+        write_run(dir.path(), &tps, &[5.0; 10]);
+        let samples: Vec<_> = (0..10)
+            .map(|i| {
+                json!({"t_s": 3.0 + i as f64, "interval_s": 1.0,
+                       "server": {"checkpoint_pct": ages[i], "sync_flush_pages_s": pages[i]}})
+            })
+            .collect();
+        write_telemetry(dir.path(), &samples);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        let cost = a.sync_flush.as_ref().unwrap();
+        assert!(cost.counted);
+        assert_eq!((cost.intervals, cost.sync_intervals), (10, 3));
+        assert_eq!((cost.tps_sync, cost.tps_other), (Some(410.0), Some(1000.0)));
+        assert_eq!(a.stalls.len(), 3, "{:?}", a.stalls);
+        assert_eq!(
+            a.stalls[0].causes[0],
+            "checkpoint age reached 91% of max (sync flush: 5000 pages/s in sync batches)"
+        );
+        let text = a.render_text();
+        assert!(
+            text.contains("3 of 10 intervals in sync flush (sync flush batches counted)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sync flush batches (writers wait) counted in 3 of 10 samples"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_run_in_sync_flush_throughout_says_its_cost_needs_another_run() {
         let dir = tempfile::tempdir().unwrap();
-        let a = throttled_run(dir.path(), &[600.0; 6], &[95.0; 6]);
+        let a = throttled_run(dir.path(), &[600.0; 6], &[99.0; 6]);
         let cost = a.sync_flush.as_ref().unwrap();
         assert_eq!((cost.sync_intervals, cost.tps_other, cost.cost_pct), (6, None, None));
         assert!(a
@@ -982,7 +1059,7 @@ mod tests {
         assert!(!a.render_text().contains("sync flush cost"), "{}", a.render_text());
         // One interval below the point is no baseline.
         let dir = tempfile::tempdir().unwrap();
-        let a = throttled_run(dir.path(), &[600.0, 600.0, 600.0, 900.0], &[95.0, 95.0, 95.0, 50.0]);
+        let a = throttled_run(dir.path(), &[600.0, 600.0, 600.0, 900.0], &[99.0, 99.0, 99.0, 50.0]);
         assert!(
             a.render_text()
                 .contains("1 interval(s) below it are too few to measure its cost inside this run"),
@@ -1067,6 +1144,52 @@ mod tests {
             "{}",
             a.render_text()
         );
+    }
+
+    #[test]
+    fn a_cold_start_without_warmup_is_a_ramp_up_and_a_later_dip_still_a_stall() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tps = vec![1000.0; 30];
+        tps[0] = 300.0;
+        tps[1] = 450.0;
+        tps[20] = 200.0;
+        let p99 = vec![4.0; 30];
+        write_run(dir.path(), &tps, &p99);
+        // write_run adds warmup intervals: with them the first dip is a stall like any other.
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stalls.len(), 2, "{:?}", a.stalls);
+        assert!(a.ramp_up.is_none());
+        // The same intervals with no warmup at all.
+        let text = fs::read_to_string(dir.path().join(INTERVALS_FILE)).unwrap();
+        let no_warmup: String = text
+            .lines()
+            .filter(|l| l.contains("\"warmup\":false"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        fs::write(dir.path().join(INTERVALS_FILE), no_warmup).unwrap();
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        let ramp = a.ramp_up.as_ref().expect("a ramp-up");
+        assert_eq!((ramp.start_s, ramp.end_s, ramp.tps_min), (2.0, 4.0, 300.0));
+        assert_eq!(a.stalls.len(), 1, "{:?}", a.stalls);
+        assert_eq!(a.stalls[0].start_s, 22.0);
+        let out = a.render_text();
+        assert!(out.contains("stalls: 1\n"), "{out}");
+        assert!(out.contains("ramp-up (not a stall"), "{out}");
+        // A run slow from its first to its last interval has no ramp-up to set apart.
+        let slow = tempfile::tempdir().unwrap();
+        fs::write(
+            slow.path().join(INTERVALS_FILE),
+            (0..3)
+                .map(|i| {
+                    let rec = json!({"index": i, "start_s": i as f64, "end_s": i as f64 + 1.0, "warmup": false,
+                                     "threads": 4, "tps": 10.0, "qps": 200.0, "latency_ms": {"p99": 50.0}});
+                    format!("{rec}\n")
+                })
+                .collect::<String>(),
+        )
+        .unwrap();
+        let a = analyze(slow.path(), &AnalyzeOptions::default()).unwrap();
+        assert!(a.ramp_up.is_none() && a.stalls.is_empty(), "{a:?}");
     }
 
     #[test]

@@ -12,8 +12,17 @@ use super::server::is_contention_point;
 
 /// Client CPU (percent of one core) from which results are called client-bound.
 pub const CLIENT_SATURATED_PCT: f64 = 90.0;
-/// Checkpoint age (percent of its maximum) from which InnoDB flushes synchronously.
-pub const SYNC_FLUSH_PCT: f64 = 90.0;
+/// Checkpoint age (percent of its maximum) read as "in sync flush".
+///
+/// The maximum dbperf records is the sync point itself: MariaDB's `Innodb_checkpoint_max_age`
+/// (log_sys.max_checkpoint_age) and MySQL's `log_max_modified_age_sync`. Past it every writer
+/// waits for page flushing ("furious flushing"), which holds the age just under the maximum,
+/// so a once-a-second sample taken during sync flush reads 97-100%.
+pub const SYNC_FLUSH_PCT: f64 = 97.0;
+/// Checkpoint age (percent of its maximum) from which InnoDB flushes ahead asynchronously:
+/// MariaDB's max_modified_age_async is the maximum less an eighth (87.5%); MySQL 8.0's
+/// log_max_modified_age_async is about 93% of its sync point. Writers do not wait there.
+pub const ASYNC_FLUSH_PCT: f64 = 87.5;
 
 /// Run-wide pressure over a set of telemetry samples (the measured phase of a run).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,8 +34,10 @@ pub struct Pressure {
     /// Samples with a checkpoint age (MySQL/MariaDB only: PostgreSQL has no sync flush
     /// point, its checkpoint distance goes past 100% as WAL outgrows `max_wal_size`).
     pub checkpoint_samples: usize,
-    /// ... of which at or above [`SYNC_FLUSH_PCT`].
+    /// ... of which in sync flush ([`TelemetryRow::in_sync_flush`]).
     pub sync_flush_samples: usize,
+    /// Whether sync flush was told by InnoDB's sync-batch counter (else by checkpoint age).
+    pub sync_flush_counted: bool,
     /// Requested (not timed) checkpoints over the samples (PostgreSQL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoints_requested: Option<f64>,
@@ -56,7 +67,12 @@ impl Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
             checkpoint_samples: age.len(),
-            sync_flush_samples: age.iter().filter(|p| **p >= SYNC_FLUSH_PCT).count(),
+            sync_flush_samples: if postgres {
+                0
+            } else {
+                rows.iter().filter(|r| r.in_sync_flush() == Some(true)).count()
+            },
+            sync_flush_counted: !postgres && rows.iter().any(|r| r.sync_flush_pages().is_some()),
             checkpoints_requested: (!requested.is_empty()).then(|| requested.iter().sum()),
             dirty_max_pct: max_of(rows, |r| r.server("dirty_pages_pct")),
             max_dirty_pages_pct: rows.iter().find_map(|s| s.server("max_dirty_pages_pct")),
@@ -83,9 +99,13 @@ impl Pressure {
         // A checkpoint age held near its maximum means the server flushes synchronously to
         // keep up, stall or not.
         if let Some(max) = self.checkpoint_max_pct {
+            let how = if self.sync_flush_counted {
+                "sync flush batches (writers wait) counted".to_owned()
+            } else {
+                format!("at or above {SYNC_FLUSH_PCT:.0}% (sync flush, writers wait)")
+            };
             notes.push(format!(
-                "checkpoint age: at most {max:.0}% of its maximum; at or above {SYNC_FLUSH_PCT:.0}% (sync flush) \
-                 in {} of {} samples",
+                "checkpoint age: at most {max:.0}% of its maximum (the sync flush point); {how} in {} of {} samples",
                 self.sync_flush_samples, self.checkpoint_samples
             ));
         }
@@ -131,6 +151,24 @@ struct ClientRow {
 impl TelemetryRow {
     pub(crate) fn server(&self, key: &str) -> Option<f64> {
         self.server.as_ref()?.get(key)?.as_f64()
+    }
+
+    /// Pages written by sync flush batches per second (`None`: the counter was not sampled).
+    pub(crate) fn sync_flush_pages(&self) -> Option<f64> {
+        self.server("sync_flush_pages_s")
+    }
+
+    /// Whether InnoDB was in sync flush (writers waiting for page flushing) during this
+    /// sample: sync flush batches counted when the counter was sampled, else a checkpoint age
+    /// at or above [`SYNC_FLUSH_PCT`]. `None` without either (and on PostgreSQL).
+    pub(crate) fn in_sync_flush(&self) -> Option<bool> {
+        if self.server("checkpoint_trigger_pct").is_some() {
+            return None;
+        }
+        match self.sync_flush_pages() {
+            Some(pages) => Some(pages > 0.0),
+            None => self.checkpoint_pct().map(|p| p >= SYNC_FLUSH_PCT),
+        }
     }
 
     pub(crate) fn checkpoint_pct(&self) -> Option<f64> {

@@ -250,12 +250,16 @@ fn sample_loop(
 }
 
 /// The compact telemetry part of a live interval line: `ckpt 45% dirty 12% cpu(client) 35%
-/// wait index_tree_rw_lock`.
+/// wait index_tree_rw_lock` (`ckpt 99% sync` while InnoDB runs sync flush batches).
 pub fn live_suffix(s: &Sample) -> String {
     let mut parts = Vec::new();
     if let Some(srv) = &s.server {
         if let Some(p) = srv.checkpoint_pct {
-            parts.push(format!("ckpt {p:.0}%"));
+            // "sync": InnoDB ran sync flush batches in the interval (writers waited).
+            match srv.sync_flush_pages_s {
+                Some(pages) if pages > 0.0 => parts.push(format!("ckpt {p:.0}% sync")),
+                _ => parts.push(format!("ckpt {p:.0}%")),
+            }
         }
         if let Some(n) = srv.checkpoints_requested.filter(|n| *n > 0) {
             parts.push(format!("ckpt req {n}"));

@@ -50,7 +50,8 @@ pub struct InsideColumn {
     pub tps_cv_pct: Option<f64>,
     /// Highest checkpoint age in any run, percent of its maximum.
     pub checkpoint_max_pct: Option<f64>,
-    /// Share of all its samples taken in sync flush (checkpoint age >= 90%), percent.
+    /// Share of all its samples taken in sync flush (checkpoint age at or above
+    /// [`crate::telemetry::pressure::SYNC_FLUSH_PCT`] of its maximum), percent.
     pub sync_flush_pct: Option<f64>,
     /// Requested checkpoints over all its runs (PostgreSQL).
     pub checkpoints_requested: Option<f64>,
@@ -158,6 +159,7 @@ mod tests {
             checkpoint_max_pct: Some(if ckpt.1 > 0 { 100.0 } else { 40.0 }),
             checkpoint_samples: ckpt.0,
             sync_flush_samples: ckpt.1,
+            sync_flush_counted: false,
             checkpoints_requested: None,
             dirty_max_pct: Some(12.0),
             max_dirty_pages_pct: Some(90.0),

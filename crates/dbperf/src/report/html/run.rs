@@ -16,10 +16,7 @@ use crate::results::interval::IntervalRecord;
 use crate::results::summary::{LatencyBlock, Summary};
 use crate::results::{read_jsonl, RunRecords, TELEMETRY_FILE};
 use crate::telemetry::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::telemetry::pressure::SYNC_FLUSH_PCT;
-
-/// Checkpoint age (percent of max) from which `dbperf analyze` calls flushing async.
-const ASYNC_FLUSH_PCT: f64 = 75.0;
+use crate::telemetry::pressure::ASYNC_FLUSH_PCT;
 /// Waits shown in the top-waits panel.
 const WAITS_SHOWN: usize = 5;
 
@@ -310,15 +307,10 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         .fold(0.0, f64::max);
     if max > 0.0 {
         for (pct, label, color) in [
-            (100.0, "max checkpoint age".to_string(), STALL),
-            (
-                SYNC_FLUSH_PCT,
-                format!("sync flush ({SYNC_FLUSH_PCT:.0}% of max)"),
-                PALETTE[4],
-            ),
+            (100.0, "max checkpoint age: sync flush, writers wait".to_string(), STALL),
             (
                 ASYNC_FLUSH_PCT,
-                format!("async flush ({ASYNC_FLUSH_PCT:.0}% of max)"),
+                format!("async flush ({ASYNC_FLUSH_PCT:.1}% of max)"),
                 PALETTE[2],
             ),
         ] {
