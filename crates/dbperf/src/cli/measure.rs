@@ -274,7 +274,8 @@ pub struct RunOutputArgs {
     /// Seconds between telemetry samples (on the run's clock).
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
     pub telemetry_interval: f64,
-    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run.
+    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run
+    /// (`buffer_flush_sync_total_pages`, which tells sync flushing, is enabled regardless).
     #[arg(long, help_heading = "Telemetry")]
     pub innodb_metrics: bool,
     /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
