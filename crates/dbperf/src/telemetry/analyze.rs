@@ -796,7 +796,23 @@ impl Analysis {
             s.p99_median_ms,
             s.p99_max_ms
         ));
-        if self.stalls.is_empty() {
+        let held = self
+            .sync_flush
+            .as_ref()
+            .filter(|c| c.sync_intervals > 0 && c.sync_intervals * 2 >= c.intervals);
+        if let (true, Some(c)) = (self.stalls.is_empty(), held) {
+            // Throttled evenly: no interval stands out, the whole run is the stall.
+            out.push_str(&format!(
+                "stalls: none distinct, because the run was held in sync flush: {} of {} intervals, writers \
+                 waiting for page flushing throughout (checkpoint age up to {}% of max); see the sync flush cost below\n",
+                c.sync_intervals,
+                c.intervals,
+                self.pressure
+                    .as_ref()
+                    .and_then(|p| p.checkpoint_max_pct)
+                    .map_or("?".to_owned(), |p| format!("{p:.0}"))
+            ));
+        } else if self.stalls.is_empty() {
             out.push_str(&format!(
                 "stalls: none (no interval fell {:.0}% below the sustained TPS or rose above {}x the median p99)\n",
                 self.drop * 100.0,
@@ -1052,6 +1068,13 @@ mod tests {
         assert!(a
             .render_text()
             .contains("every interval was in sync flush (median 600 TPS)"));
+        assert!(
+            a.render_text().contains(
+                "stalls: none distinct, because the run was held in sync flush: 6 of 6 intervals, writers waiting"
+            ),
+            "{}",
+            a.render_text()
+        );
         // Far from the sync flush point nothing is said about it.
         let dir = tempfile::tempdir().unwrap();
         let a = throttled_run(dir.path(), &[600.0; 6], &[30.0; 6]);
