@@ -147,13 +147,14 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             return Err(PrepareError::Exists(name));
         }
     }
-    for t in 1..=o.tables {
-        eprintln!("Creating table 'sbtest{t}'...");
-        admin
-            .query(&schema::create_table(t, o, dialect))
-            .await
-            .map_err(doing(format!("creating sbtest{t}")))?;
-    }
+    drop(admin);
+    // In parallel, as sysbench's threads do: each CREATE TABLE waits for its file to be made
+    // and synced, about 5% of a 4 x 250k prepare when done one after another.
+    let table_opts = o.clone();
+    for_each_table(cfg, "Creating table", move |t| {
+        vec![schema::create_table(t, &table_opts, dialect)]
+    })
+    .await?;
     // oltp_insert with client-side ids starts from empty tables, as in sysbench.
     let rows_per_table = if cfg.test == Test::Insert && !o.auto_inc {
         0
