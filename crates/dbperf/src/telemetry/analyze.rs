@@ -772,6 +772,32 @@ impl Stall {
 }
 
 impl Analysis {
+    /// The stalls headline when there are none: why not, or that the run was held in sync
+    /// flush throughout (throttled evenly, so no interval stands out).
+    pub fn stalls_line(&self) -> String {
+        let held = self
+            .sync_flush
+            .as_ref()
+            .filter(|c| c.sync_intervals > 0 && c.sync_intervals * 2 >= c.intervals);
+        match held {
+            Some(c) => format!(
+                "stalls: none distinct, because the run was held in sync flush: {} of {} intervals, writers \
+                 waiting for page flushing throughout (checkpoint age up to {}% of max); see the sync flush cost below",
+                c.sync_intervals,
+                c.intervals,
+                self.pressure
+                    .as_ref()
+                    .and_then(|p| p.checkpoint_max_pct)
+                    .map_or("?".to_owned(), |p| format!("{p:.0}"))
+            ),
+            None => format!(
+                "stalls: none (no interval fell {:.0}% below the sustained TPS or rose above {}x the median p99)",
+                self.drop * 100.0,
+                self.p99_factor
+            ),
+        }
+    }
+
     /// The report as text, one stall per line.
     pub fn render_text(&self) -> String {
         let s = &self.stability;
@@ -796,28 +822,9 @@ impl Analysis {
             s.p99_median_ms,
             s.p99_max_ms
         ));
-        let held = self
-            .sync_flush
-            .as_ref()
-            .filter(|c| c.sync_intervals > 0 && c.sync_intervals * 2 >= c.intervals);
-        if let (true, Some(c)) = (self.stalls.is_empty(), held) {
-            // Throttled evenly: no interval stands out, the whole run is the stall.
-            out.push_str(&format!(
-                "stalls: none distinct, because the run was held in sync flush: {} of {} intervals, writers \
-                 waiting for page flushing throughout (checkpoint age up to {}% of max); see the sync flush cost below\n",
-                c.sync_intervals,
-                c.intervals,
-                self.pressure
-                    .as_ref()
-                    .and_then(|p| p.checkpoint_max_pct)
-                    .map_or("?".to_owned(), |p| format!("{p:.0}"))
-            ));
-        } else if self.stalls.is_empty() {
-            out.push_str(&format!(
-                "stalls: none (no interval fell {:.0}% below the sustained TPS or rose above {}x the median p99)\n",
-                self.drop * 100.0,
-                self.p99_factor
-            ));
+        if self.stalls.is_empty() {
+            out.push_str(&self.stalls_line());
+            out.push('\n');
         } else {
             out.push_str(&format!("stalls: {}\n", self.stalls.len()));
             for stall in &self.stalls {

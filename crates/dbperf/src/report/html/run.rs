@@ -359,6 +359,12 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         PALETTE[2],
         data.series(|s| s["server"]["doublewrite_pages_s"].as_f64()),
     ));
+    // Pages flushed while writers waited: where this line rises, the checkpoint caught up.
+    let sync_pages = data.series(|s| s["server"]["sync_flush_pages_s"].as_f64());
+    if sync_pages.iter().any(|(_, v)| *v > 0.0) {
+        io.series
+            .push(Series::new("InnoDB sync flush pages/s", STALL, sync_pages));
+    }
     io.bands = bands.clone();
     charts.push(io);
 
@@ -483,10 +489,19 @@ fn analysis_section(page: &mut Page, data: &RunData) {
         None,
     );
     if a.stalls.is_empty() {
-        page.paragraph("No stalls.", None);
+        page.paragraph(&a.stalls_line(), None);
     }
     for stall in &a.stalls {
         page.paragraph(&stall.render(a.telemetry_samples.is_some()), Some("stall"));
+    }
+    if let Some(r) = &a.ramp_up {
+        page.paragraph(
+            &format!(
+                "Ramp-up (no --warmup-time, so the cold start was measured; not a stall): {}",
+                r.render(a.telemetry_samples.is_some())
+            ),
+            Some("note"),
+        );
     }
     for note in &a.notes {
         page.paragraph(note, Some("note"));
