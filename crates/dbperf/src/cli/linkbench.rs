@@ -249,18 +249,11 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
         stop: Arc::new(AtomicBool::new(false)),
     };
     let stop = Arc::clone(&cfg.stop);
-    let mut hits = 0;
-    // Installed here rather than left to the default action, so that a load also stops
-    // when its parent started it with SIGINT ignored (a background job of a script).
-    let _ = ctrlc::set_handler(move || {
-        hits += 1;
-        if hits > 1 {
-            eprintln!("\nSecond interrupt: exiting now.");
-            std::process::exit(130);
-        }
-        eprintln!("\nStopping: each loader sends the rows of its chunk in progress (interrupt again to exit now)...");
-        stop.store(true, Ordering::Relaxed);
-    });
+    measure::on_interrupt(
+        "Stopping: each loader sends the rows of its chunk in progress",
+        "exiting now",
+        move || stop.store(true, Ordering::Relaxed),
+    );
     eprintln!(
         "Loading ids [{}, {maxid1}) into {} with {} loader(s){}, --seed {}{}",
         a.startid1,

@@ -331,16 +331,26 @@ pub fn telemetry_config(
 }
 
 fn install_signal_handler(stop: Arc<StopSignal>) {
+    on_interrupt(
+        "Stopping: finishing in-flight transactions and writing the summary",
+        "exiting without a summary",
+        move || stop.stop(StopReason::Interrupted),
+    );
+}
+
+/// Ctrl-C (SIGINT, SIGTERM) handling for a long command: the first interrupt says `stopping`
+/// and calls `stop`, so what is finished is kept; a second one exits at once (status 130),
+/// saying `second`. Installed rather than left to the default action, so that a command also
+/// stops when its parent started it with SIGINT ignored (a background job of a script).
+pub fn on_interrupt(stopping: &'static str, second: &'static str, mut stop: impl FnMut() + Send + 'static) {
     let mut hits = 0;
     let _ = ctrlc::set_handler(move || {
         hits += 1;
         if hits > 1 {
-            eprintln!("\nSecond interrupt: exiting without a summary.");
+            eprintln!("\nSecond interrupt: {second}.");
             std::process::exit(130);
         }
-        eprintln!(
-            "\nStopping: finishing in-flight transactions and writing the summary (interrupt again to exit now)..."
-        );
-        stop.stop(StopReason::Interrupted);
+        eprintln!("\n{stopping} (interrupt again to exit now)...");
+        stop();
     });
 }

@@ -798,6 +798,16 @@ impl Analysis {
         }
     }
 
+    /// The ramp-up, when the run had one, as one line.
+    pub fn ramp_up_line(&self) -> Option<String> {
+        self.ramp_up.as_ref().map(|r| {
+            format!(
+                "ramp-up (not a stall: the run had no --warmup-time, so its cold start was measured): {}",
+                r.render(self.telemetry_samples.is_some())
+            )
+        })
+    }
+
     /// The report as text, one stall per line.
     pub fn render_text(&self) -> String {
         let s = &self.stability;
@@ -833,11 +843,9 @@ impl Analysis {
                 out.push('\n');
             }
         }
-        if let Some(r) = &self.ramp_up {
-            out.push_str(&format!(
-                "ramp-up (not a stall: the run had no --warmup-time, so its cold start was measured): {}\n",
-                r.render(self.telemetry_samples.is_some())
-            ));
+        if let Some(line) = self.ramp_up_line() {
+            out.push_str(&line);
+            out.push('\n');
         }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));

@@ -67,12 +67,8 @@ impl Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
             checkpoint_samples: age.len(),
-            sync_flush_samples: if postgres {
-                0
-            } else {
-                rows.iter().filter(|r| r.in_sync_flush() == Some(true)).count()
-            },
-            sync_flush_counted: !postgres && rows.iter().any(|r| r.sync_flush_pages().is_some()),
+            sync_flush_samples: rows.iter().filter(|r| r.in_sync_flush() == Some(true)).count(),
+            sync_flush_counted: rows.iter().any(|r| r.sync_flush_pages().is_some()),
             checkpoints_requested: (!requested.is_empty()).then(|| requested.iter().sum()),
             dirty_max_pct: max_of(rows, |r| r.server("dirty_pages_pct")),
             max_dirty_pages_pct: rows.iter().find_map(|s| s.server("max_dirty_pages_pct")),

@@ -494,14 +494,8 @@ fn analysis_section(page: &mut Page, data: &RunData) {
     for stall in &a.stalls {
         page.paragraph(&stall.render(a.telemetry_samples.is_some()), Some("stall"));
     }
-    if let Some(r) = &a.ramp_up {
-        page.paragraph(
-            &format!(
-                "Ramp-up (no --warmup-time, so the cold start was measured; not a stall): {}",
-                r.render(a.telemetry_samples.is_some())
-            ),
-            Some("note"),
-        );
+    if let Some(line) = a.ramp_up_line() {
+        page.paragraph(&line, Some("note"));
     }
     for note in &a.notes {
         page.paragraph(note, Some("note"));
