@@ -70,7 +70,12 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
     .unwrap();
     run_pgbench(&sandbox, &["-i", "-s", "5", "-q"]);
     run_pgbench(&sandbox, &["-c", "4", "-j", "2", "-T", "6"]);
-    std::thread::sleep(Duration::from_millis(1500));
+    // At least 8 samples, however quickly `pgbench -i` ran.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while telemetry.latest().is_none_or(|s| s.t_s < 8.5) {
+        assert!(std::time::Instant::now() < deadline, "{id}: telemetry stopped sampling");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let live = telemetry.latest().map(|s| live_suffix(&s));
     telemetry.stop();
 
@@ -80,9 +85,21 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert!(samples.len() >= 8, "{id}: {} samples", samples.len());
-    let errors: Vec<&String> = samples.iter().filter_map(|s| s.server_error.as_ref()).collect();
+    // Two servers under pgbench share two CPUs here, so a sample may miss its period; any
+    // other error is a failure.
+    let errors: Vec<&String> = samples
+        .iter()
+        .filter_map(|s| s.server_error.as_ref())
+        .filter(|e| !e.contains("did not answer"))
+        .collect();
     assert!(errors.is_empty(), "{id}: {errors:?}");
     let server: Vec<_> = samples.iter().filter_map(|s| s.server.as_ref()).collect();
+    assert!(
+        server.len() >= 6,
+        "{id}: {} of {} samples with server figures",
+        server.len(),
+        samples.len()
+    );
 
     let requested: u64 = server.iter().filter_map(|s| s.checkpoints_requested).sum();
     let timed: u64 = server.iter().filter_map(|s| s.checkpoints_timed).sum();

@@ -201,8 +201,19 @@ fn scram_login_copy_abandon_and_cancel() {
         // Cancel from another task: the statement ends with 57014, the session goes on.
         let token = s.cancel_token().unwrap();
         let sleep = s.prepare("SELECT pg_sleep(?)").await.unwrap();
+        let (watch_url, pid) = (url.clone(), s.backend_pid());
         let canceller = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            // Cancel once the server runs the sleep (a cancel before it would be ignored).
+            let mut watcher: PgWireSession = connect(&watch_url).await;
+            let running = format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active' AND query LIKE '%pg_sleep%'"
+            );
+            for _ in 0..500 {
+                if watcher.query_rows(&running).await.unwrap()[0][0].as_deref() == Some("1") {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             token.cancel().await
         });
         let e = s.exec(sleep, &[Param::Int(30)]).await.unwrap_err();

@@ -151,6 +151,7 @@ async fn mariadb_checkpoint_age_follows_redo_size() {
                 && max_checkpoint_pct(s) >= 75.0
                 && s.iter().any(|s| s.pages_written_s.unwrap_or(0.0) > 0.0)
                 && s.iter().any(|s| s.rows_updated_s.unwrap_or(0.0) > 0.0)
+                && s.iter().any(|s| s.sync_flush_pages_s.unwrap_or(0.0) > 0.0)
         })
         .await;
         assert!(samples[0].interval_s.is_none() && samples[0].status_rates.is_empty());

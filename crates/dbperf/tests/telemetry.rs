@@ -11,7 +11,7 @@ use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
 mod common;
-use common::{dbperf, only_run_dir, run_ok};
+use common::{dbperf, only_run_dir, run_ok, wait_for_intervals};
 
 fn telemetry(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("telemetry.jsonl"))
@@ -181,7 +181,9 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
     drop(small);
 
     let large = sandbox_with_redo("1G");
-    let (_, dir) = write_run(&large, &tmp.path().join("large"), 10, &[]);
+    // 10 s, but no more than 30,000 transactions (about 60 MB of redo): checkpoint age cannot
+    // grow by more than the redo written, however fast the machine.
+    let (_, dir) = write_run(&large, &tmp.path().join("large"), 10, &["--events=30000"]);
     let samples = telemetry(&dir);
     assert!(max_of(&samples, "checkpoint_pct") < 50.0, "{samples:?}");
     let large_analysis = analysis(&dir);
@@ -248,7 +250,8 @@ fn a_frozen_server_is_found_as_a_stall_and_telemetry_does_not_hang() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(3500));
+    // Frozen for 2.5 s from the end of the run's third interval.
+    wait_for_intervals(&results, 3);
     // SAFETY: plain signals to the sandbox's server process.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     std::thread::sleep(Duration::from_millis(2500));
@@ -264,12 +267,16 @@ fn a_frozen_server_is_found_as_a_stall_and_telemetry_does_not_hang() {
         "a frozen server gives samples without server figures: {samples:?}"
     );
     let text = String::from_utf8_lossy(&run_ok(dbperf().arg("analyze").arg(&dir)).stdout).into_owned();
-    assert!(text.contains("TPS fell"), "{text}");
-    let stall = text.lines().find(|l| l.contains("TPS fell")).unwrap();
-    let start: f64 = stall.split('-').next().unwrap().trim().parse().unwrap();
+    // A stall starts when the server froze (other stalls, such as a p99 spike while another
+    // test loads the box, may come before it).
+    let starts: Vec<f64> = text
+        .lines()
+        .filter(|l| l.contains("TPS fell"))
+        .filter_map(|l| l.split('-').next()?.trim().parse().ok())
+        .collect();
     assert!(
-        (3.0..=5.0).contains(&start),
-        "the stall starts when the server froze: {stall}"
+        starts.iter().any(|s| (3.0..=4.0).contains(s)),
+        "no stall starts when the server froze (3-4 s):\n{text}"
     );
 }
 

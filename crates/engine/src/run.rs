@@ -313,6 +313,9 @@ struct Local {
     schedule: Option<RefCell<ThreadSchedule>>,
     events_left: Cell<Option<u64>>,
     in_flight: Cell<u64>,
+    /// Arrivals taken before the deadline whose worker woke only after it: due, never
+    /// started, so part of the backlog at the end.
+    unstarted: Cell<u64>,
     interval: Cell<u32>,
 }
 
@@ -575,6 +578,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         schedule: ThreadSchedule::new(ctx.cfg.arrival, ctx.thread, ctx.threads, t0, ctx.cfg.seed).map(RefCell::new),
         events_left: Cell::new(ctx.events),
         in_flight: Cell::new(0),
+        unstarted: Cell::new(0),
         interval: Cell::new(0),
     });
 
@@ -653,7 +657,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
     }
     ticker.abort();
     let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d));
-    let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns));
+    let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns)) + local.unstarted.get();
     let spare = Box::new(Stats::new(&ctx.ops));
     let full = local.stats.replace(spare);
     let last = LastInfo {
@@ -731,6 +735,9 @@ async fn worker_loop<W: Workload>(
         };
         let started = now_ns();
         if deadline.is_some_and(|d| started >= d) {
+            if local.schedule.is_some() {
+                local.unstarted.set(local.unstarted.get() + 1);
+            }
             return;
         }
         local.in_flight.set(local.in_flight.get() + 1);

@@ -230,13 +230,10 @@ impl SandboxHome {
             });
         }
 
-        let network = if req.socket_only {
-            Network::SocketOnly
-        } else {
-            Network::Loopback {
-                port: choose_port(req.port, previous.as_ref().and_then(|r| r.port))?,
-            }
-        };
+        // A requested port that is taken fails now, before the datadir is initialized.
+        if !req.socket_only && req.port.is_some() {
+            choose_port(req.port, None)?;
+        }
 
         std::fs::create_dir_all(&p.tmp).map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
         if let Some(previous) = previous.as_ref().filter(|r| r.server != req.server.id) {
@@ -267,6 +264,15 @@ impl SandboxHome {
             }
         }
 
+        // The port is chosen only now: a free port found before the initialization (a second
+        // for MariaDB, up to 20 s for MySQL) could be taken by someone else in the meantime.
+        let network = if req.socket_only {
+            Network::SocketOnly
+        } else {
+            Network::Loopback {
+                port: choose_port(req.port, previous.as_ref().and_then(|r| r.port))?,
+            }
+        };
         let config = Config {
             name: req.name.clone(),
             server: req.server,

@@ -3,7 +3,8 @@
 //! appends one line to `telemetry.jsonl` and keeps the newest sample for the live lines.
 //!
 //! It never holds up the run: a server that does not answer within the period gives a sample
-//! with `server: null` and a reconnect next time; stopping waits at most one period.
+//! with `server: null` and a reconnect next time; stopping takes at most 50 ms, even while a
+//! query or connect to a hung server is outstanding.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -160,24 +161,23 @@ fn sample_loop(
     let mut os = OsSampler::new();
     let mut server: Option<AnyServerSampler> = None;
     let mut server_error: Option<String> = None;
+    // Every wait on the server also ends when the run stops: a hung server must not hold up
+    // the end of the run by more than one 50 ms slice.
     let connect = |server: &mut Option<AnyServerSampler>, error: &mut Option<String>| {
         if let Some(target) = &cfg.target {
-            let r = rt.block_on(async {
-                tokio::time::timeout(
-                    cfg.period.max(Duration::from_secs(2)),
-                    AnyServerSampler::connect(target, &cfg.server),
-                )
-                .await
-            });
-            match r {
-                Ok(Ok(mut s)) => {
+            let limit = cfg.period.max(Duration::from_secs(2));
+            match unless_stopped(&rt, stop, limit, AnyServerSampler::connect(target, &cfg.server)) {
+                Waited::Done(Ok(mut s)) => {
                     // Prime the rates so the first sample has them.
-                    let _ = rt.block_on(async { tokio::time::timeout(cfg.period, s.sample()).await });
+                    if let Waited::Stopped = unless_stopped(&rt, stop, cfg.period, s.sample()) {
+                        return;
+                    }
                     *server = Some(s);
                     *error = None;
                 }
-                Ok(Err(e)) => *error = Some(format!("cannot connect for telemetry: {e}")),
-                Err(_) => *error = Some("the server did not answer the telemetry connection in time".into()),
+                Waited::Done(Err(e)) => *error = Some(format!("cannot connect for telemetry: {e}")),
+                Waited::TimedOut => *error = Some("the server did not answer the telemetry connection in time".into()),
+                Waited::Stopped => {}
             }
         }
     };
@@ -196,18 +196,19 @@ fn sample_loop(
         k = (now - t0_ns) / period_ns + 1;
         let os_sample = os.sample();
         let server_sample = match server.as_mut() {
-            Some(s) => match rt.block_on(async { tokio::time::timeout(cfg.period, s.sample()).await }) {
-                Ok(Ok(v)) => Some(v),
-                Ok(Err(e)) => {
+            Some(s) => match unless_stopped(&rt, stop, cfg.period, s.sample()) {
+                Waited::Done(Ok(v)) => Some(v),
+                Waited::Done(Err(e)) => {
                     server_error = Some(format!("telemetry query failed: {e}"));
                     server = None;
                     None
                 }
-                Err(_) => {
+                Waited::TimedOut => {
                     server_error = Some("the server did not answer the telemetry queries within the period".into());
                     server = None;
                     None
                 }
+                Waited::Stopped => break,
             },
             None => {
                 if cfg.target.is_some() && !stop.load(Ordering::SeqCst) {
@@ -247,6 +248,37 @@ fn sample_loop(
             *l = Some(sample);
         }
     }
+}
+
+/// How a wait on the server ended.
+enum Waited<T> {
+    Done(T),
+    TimedOut,
+    Stopped,
+}
+
+/// Runs `fut` on `rt` for at most `limit`, giving up as soon as `stop` is set (seen within
+/// 50 ms).
+fn unless_stopped<F: std::future::Future>(
+    rt: &tokio::runtime::Runtime,
+    stop: &AtomicBool,
+    limit: Duration,
+    fut: F,
+) -> Waited<F::Output> {
+    rt.block_on(async {
+        let stopped = async {
+            while !stop.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            r = tokio::time::timeout(limit, fut) => match r {
+                Ok(v) => Waited::Done(v),
+                Err(_) => Waited::TimedOut,
+            },
+            () = stopped => Waited::Stopped,
+        }
+    })
 }
 
 /// The compact telemetry part of a live interval line: `ckpt 45% dirty 12% cpu(client) 35%

@@ -73,3 +73,27 @@ pub fn available(id: &str) -> bool {
     eprintln!("SKIPPED: {msg}");
     false
 }
+
+/// Waits until the one run under `results` has stored at least `n` intervals (its workers are
+/// connected and measuring), and returns its directory and the number stored. Tests that
+/// freeze, kill or interrupt something mid-run time it from here, not from the spawn, so a
+/// slow start-up cannot move the event outside the run.
+pub fn wait_for_intervals(results: &Path, n: usize) -> (PathBuf, usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(dir) = run_dirs(results).into_iter().next() {
+            let stored = std::fs::read_to_string(dir.join("intervals.jsonl"))
+                .map(|t| t.lines().count())
+                .unwrap_or(0);
+            if stored >= n {
+                return (dir, stored);
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no run under {} stored {n} intervals within 60 s",
+            results.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
