@@ -178,6 +178,15 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
         )
         .unwrap();
     assert_eq!(rows as usize, samples.len());
+    // ...and the samples with sync flush batches are the same ones there.
+    let synced: i64 = catalog
+        .query_row(
+            "SELECT COUNT(*) FROM telemetry WHERE idx > 0 AND sync_flush_pages_s > 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(synced as usize, sync);
     drop(small);
 
     let large = sandbox_with_redo("1G");

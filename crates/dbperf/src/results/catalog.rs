@@ -135,6 +135,9 @@ CREATE TABLE tpch_queries (
     PRIMARY KEY (run_id, rep, stream, query)
 );
 "#,
+    r#"
+ALTER TABLE telemetry ADD COLUMN sync_flush_pages_s REAL;
+"#,
 ];
 
 /// The schema version this dbperf writes and reads.
@@ -587,9 +590,9 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusql
         "INSERT INTO telemetry (run_id, idx, t_s, interval_s, checkpoint_pct, dirty_pages_pct,
              pages_written_s, redo_written_bytes_s, history_list_length, threads_running, top_wait,
              top_wait_ms, cpu_user_pct, cpu_sys_pct, cpu_iowait_pct, disk, disk_w_s, disk_wkb_s,
-             disk_util_pct, client_cpu_pct, client_rss_bytes)
+             disk_util_pct, client_cpu_pct, client_rss_bytes, sync_flush_pages_s)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21)",
+             ?19, ?20, ?21, ?22)",
     )?;
     for (idx, l) in lines.iter().enumerate() {
         let Some(t_s) = l["t_s"].as_f64() else { continue };
@@ -633,6 +636,7 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusql
             num(&disk["util_pct"]),
             num(&l["client"]["cpu_pct"]),
             l["client"]["rss_bytes"].as_i64(),
+            num(&srv["sync_flush_pages_s"]),
         ])?;
     }
     Ok(())
@@ -834,7 +838,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = make_run(root.path(), 4, Some(100.0), None);
         let lines = [
-            r#"{"t_s":1.0,"interval_s":1.0,"os":{"cpus":[{"cpu":"all","user":40.0,"sys":10.0,"iowait":5.0},{"cpu":"cpu0","user":80.0}],"disks":[{"name":"vda","w_s":10.0,"wkb_s":400.0,"util_pct":12.0},{"name":"vdb","w_s":90.0,"wkb_s":9000.0,"util_pct":70.0}]},"server":{"checkpoint_pct":97.5,"dirty_pages_pct":78.0,"waits":[{"event":"wait/synch/mutex/innodb/log_sys_mutex","count":9,"time_ms":12.5}]},"client":{"cpu_pct":35.0,"rss_bytes":1000}}"#,
+            r#"{"t_s":1.0,"interval_s":1.0,"os":{"cpus":[{"cpu":"all","user":40.0,"sys":10.0,"iowait":5.0},{"cpu":"cpu0","user":80.0}],"disks":[{"name":"vda","w_s":10.0,"wkb_s":400.0,"util_pct":12.0},{"name":"vdb","w_s":90.0,"wkb_s":9000.0,"util_pct":70.0}]},"server":{"checkpoint_pct":97.5,"dirty_pages_pct":78.0,"sync_flush_pages_s":2400.0,"waits":[{"event":"wait/synch/mutex/innodb/log_sys_mutex","count":9,"time_ms":12.5}]},"client":{"cpu_pct":35.0,"rss_bytes":1000}}"#,
             r#"{"t_s":2.0,"interval_s":1.0,"os":null,"server":null,"server_error":"timeout","client":{"cpu_pct":30.0,"rss_bytes":1000}}"#,
         ];
         std::fs::write(dir.path().join(TELEMETRY_FILE), lines.join("\n") + "\n").unwrap();
@@ -842,7 +846,7 @@ mod tests {
         c.record_run(&dir).unwrap();
         c.record_run(&dir).unwrap();
         let (_, rows) = c
-            .query("SELECT t_s, checkpoint_pct, top_wait, cpu_user_pct, disk, disk_util_pct, client_cpu_pct FROM telemetry ORDER BY idx")
+            .query("SELECT t_s, checkpoint_pct, top_wait, cpu_user_pct, disk, disk_util_pct, client_cpu_pct, sync_flush_pages_s FROM telemetry ORDER BY idx")
             .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(
@@ -854,10 +858,11 @@ mod tests {
                 "40",
                 "vdb",
                 "70",
-                "35"
+                "35",
+                "2400"
             ]
         );
-        assert_eq!(rows[1], ["2", "", "", "", "", "", "30"]);
+        assert_eq!(rows[1], ["2", "", "", "", "", "", "30", ""]);
     }
 
     #[test]
