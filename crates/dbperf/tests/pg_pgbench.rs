@@ -116,6 +116,7 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
 
     // select-only changes no row.
     let writes = "SELECT sum(n_tup_upd + n_tup_ins + n_tup_del) FROM pg_stat_user_tables WHERE relname LIKE 'pgbench%'";
+    pg.wait_for_no_backends("sb");
     let before = (balances(&pg), pg.psql(writes));
     let results = tempfile::tempdir().unwrap();
     pgbench("select-only", &url, results.path(), &["-c", "2", "-T", "2"]);
@@ -131,6 +132,7 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     assert!(on_reference["transactions"]["total"].as_i64().unwrap() > 100);
     // The statistics collector reports at transaction end; give it a moment.
     std::thread::sleep(std::time::Duration::from_millis(1500));
+    pg.wait_for_no_backends("sb");
     assert_eq!((balances(&pg), pg.psql(writes)), before);
     let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
     assert!(summary["transactions"]["total"].as_i64().unwrap() > 100);

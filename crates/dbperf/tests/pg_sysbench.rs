@@ -201,6 +201,7 @@ fn oltp_on_postgres_prepare_run_cleanup() {
         .map(|v| v.parse().unwrap())
         .collect()
     };
+    pg.wait_for_no_backends("sb");
     let before = counters();
     pg.psql("SELECT pg_stat_statements_reset()");
     let results = tempfile::tempdir().unwrap();
@@ -223,6 +224,7 @@ fn oltp_on_postgres_prepare_run_cleanup() {
     );
     // dbperf has exited, so its backends have reported their statistics.
     std::thread::sleep(std::time::Duration::from_millis(500));
+    pg.wait_for_no_backends("sb");
     let after = counters();
     let calls = statement_calls(&pg);
     let summary = read_json(&only_run_dir(results.path()).join("summary.json"));

@@ -61,6 +61,20 @@ impl TempPg {
         self.psql_as("postgres", "sbtest", sql)
     }
 
+    /// Waits (up to 10 s) until no backend of `user` is left. A backend flushes its last
+    /// table and database statistics only as it exits, so counters read before that miss them.
+    pub fn wait_for_no_backends(&self, user: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let sql = format!("SELECT count(*) FROM pg_stat_activity WHERE usename = '{user}'");
+        while self.psql(&sql) != "0" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "backends of {user} did not exit in 10 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Runs SQL as `user` on `db`.
     pub fn psql_as(&self, user: &str, db: &str, sql: &str) -> String {
         let out = Command::new(Path::new(BIN).join("psql"))
