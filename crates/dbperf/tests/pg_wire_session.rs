@@ -275,12 +275,23 @@ fn md5_and_cleartext_logins() {
          ORDER BY n) TO '{hba}' WITH (FORMAT csv, QUOTE '\x01', DELIMITER '\x02')"
     ));
     pg.psql("SELECT pg_reload_conf()");
-    std::thread::sleep(Duration::from_millis(300));
     let port = pg.port();
     rt().block_on(async {
         for (user, password) in [("md5er", "m%20d5"), ("plainer", "pl%40in")] {
             let url = format!("postgres://{user}:{password}@127.0.0.1:{port}/sbtest");
-            let mut s: PgWireSession = connect(&url).await;
+            // The reload is asynchronous: until the postmaster has read the new file, the old
+            // scram-sha-256 rule refuses these logins.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            let mut s = loop {
+                match PgWireSession::connect(&Target::parse(&url).unwrap(), default_ignore()).await {
+                    Ok(s) => break s,
+                    Err(e) if std::time::Instant::now() < deadline => {
+                        assert_eq!(e.sqlstate.as_deref(), Some("28P01"), "{user}: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    Err(e) => panic!("{user} cannot log in 10 s after the reload: {e}"),
+                }
+            };
             let who = s.query_rows("SELECT current_user").await.unwrap();
             assert_eq!(who[0][0].as_deref(), Some(user));
             let wrong = format!("postgres://{user}:wrong@127.0.0.1:{port}/sbtest");
