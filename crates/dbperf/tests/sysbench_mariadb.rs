@@ -687,41 +687,49 @@ fn a_hung_server_does_not_keep_the_run_alive() {
         &sb,
         &["--table-size=2000"],
     ));
-    let tmp = tempfile::tempdir().unwrap();
     let pid = sb.pid();
-    let summary_file = tmp.path().join("s.json");
-    let mut child = sysbench_cmd(
-        "oltp_point_select",
-        "run",
-        &sb,
-        &[
-            "--table-size=2000",
-            "--threads=2",
-            "--time=3",
-            "--shutdown-grace=1",
-            "--results-dir",
-            tmp.path().to_str().unwrap(),
-            "--summary-json",
-            summary_file.to_str().unwrap(),
-        ],
-    )
-    .stdout(Stdio::null())
-    .spawn()
-    .unwrap();
-    // Frozen once the first interval is stored: at most 2 s of the run are left.
-    wait_for_intervals(tmp.path(), 1);
-    let frozen = Instant::now();
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let status = child.wait().unwrap();
-    let took = frozen.elapsed();
-    unsafe { libc::kill(pid, libc::SIGCONT) };
-    assert!(status.success(), "{status}");
-    // The rest of the 3 s run + 1 s grace + writing the results; the frozen server never
-    // answered again, and neither the workers nor the telemetry thread waited for it.
-    assert!(took < Duration::from_secs(5), "took {took:?} after the freeze");
-    let s = read_json(&summary_file);
-    assert!(s["transactions"]["total"].as_u64().unwrap() > 0);
-    assert!((2.9..3.2).contains(&s["duration_s"].as_f64().unwrap()), "{s}");
+    // Both ways of waiting for replies: a blocking read per connection thread, and the
+    // event loop.
+    for io in ["blocking", "async"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let summary_file = tmp.path().join("s.json");
+        let mut child = sysbench_cmd(
+            "oltp_point_select",
+            "run",
+            &sb,
+            &[
+                "--table-size=2000",
+                "--threads=2",
+                "--time=3",
+                "--shutdown-grace=1",
+                &format!("--client-io={io}"),
+                "--results-dir",
+                tmp.path().to_str().unwrap(),
+                "--summary-json",
+                summary_file.to_str().unwrap(),
+            ],
+        )
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+        // Frozen once the first interval is stored: at most 2 s of the run are left.
+        let (dir, _) = wait_for_intervals(tmp.path(), 1);
+        let frozen = Instant::now();
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let status = child.wait().unwrap();
+        let took = frozen.elapsed();
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        assert!(status.success(), "{io}: {status}");
+        // The rest of the 3 s run + 1 s grace + writing the results; the frozen server never
+        // answered again, and neither the workers nor the telemetry thread waited for it.
+        assert!(took < Duration::from_secs(5), "{io}: took {took:?} after the freeze");
+        let s = read_json(&summary_file);
+        assert!(s["transactions"]["total"].as_u64().unwrap() > 0, "{io}: {s}");
+        // Every interval up to the deadline was closed, the frozen ones too.
+        assert!((2.9..3.2).contains(&s["duration_s"].as_f64().unwrap()), "{io}: {s}");
+        let manifest = read_json(&dir.join("manifest.json"));
+        assert_eq!(manifest["workload"]["options"]["client_io"], io, "{manifest}");
+    }
 }
 
 #[test]

@@ -26,7 +26,9 @@ pub mod stats;
 mod timer;
 
 pub use outcome::{ErrorClass, QueryClass, TxnDone, TxnError};
-pub use run::{run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal};
+pub use run::{
+    blocking_io, run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal, BLOCKING_SLICE,
+};
 pub use schedule::Arrival;
 pub use stats::{OpTable, StatementLog, Stats};
 

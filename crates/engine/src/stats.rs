@@ -5,6 +5,11 @@
 //! collector, which merges the threads' copies (`Stats::add`) and hands the emptied
 //! structure back for reuse. Histograms count microseconds with 3 significant digits
 //! from 1 µs to one hour; larger values saturate at the top.
+//!
+//! Histograms start covering 2 ms and grow when a longer latency arrives, and empty ones are
+//! neither merged nor cleared: a thread's statistics then take tens of kilobytes, not the
+//! megabytes of full-range histograms for every statement kind (a thread per connection
+//! would pay that per connection, and the collector would merge it every interval).
 
 use hdrhistogram::Histogram;
 
@@ -22,9 +27,21 @@ pub struct OpTable {
     pub statements: Vec<String>,
 }
 
-/// A fresh histogram with the engine's bounds.
+/// Range a fresh histogram covers before it first grows: 2,048 µs, one bucket of counts.
+const INITIAL_HIGH_US: u64 = 2048;
+
+/// A fresh histogram: 3 significant digits from 1 µs, growing as far as [`MAX_LATENCY_US`].
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static histogram bounds are valid")
+    let mut h = Histogram::new_with_bounds(1, INITIAL_HIGH_US, 3).expect("static histogram bounds are valid");
+    h.auto(true);
+    h
+}
+
+/// Records `us`, saturating at [`MAX_LATENCY_US`] (the histogram grows to hold it).
+#[inline]
+fn record(h: &mut Histogram<u64>, us: u64) {
+    // Growing to at most an hour of microseconds cannot overflow a u64 histogram's index.
+    let _ = h.record(us.min(MAX_LATENCY_US));
 }
 
 /// Response and service time of one transaction type.
@@ -92,11 +109,11 @@ impl Stats {
     #[inline]
     pub fn record_txn(&mut self, kind: u16, response_ns: u64, service_ns: u64, expected_rollback: bool) {
         let (r, s) = (to_us(response_ns), to_us(service_ns));
-        self.response.saturating_record(r);
-        self.service.saturating_record(s);
+        record(&mut self.response, r);
+        record(&mut self.service, s);
         if let Some(t) = self.per_txn.get_mut(kind as usize) {
-            t.response.saturating_record(r);
-            t.service.saturating_record(s);
+            record(&mut t.response, r);
+            record(&mut t.service, s);
         }
         self.transactions += 1;
         self.expected_rollbacks += expected_rollback as u64;
@@ -107,7 +124,7 @@ impl Stats {
     pub fn record_statements(&mut self, log: &StatementLog) {
         for s in &log.samples {
             if let Some(h) = self.per_stmt.get_mut(s.kind as usize) {
-                h.saturating_record(to_us(s.service_ns));
+                record(h, to_us(s.service_ns));
             }
             self.queries[s.class as usize] += 1;
         }
@@ -147,16 +164,17 @@ impl Stats {
         self.late_starts += other.late_starts;
     }
 
-    /// Empties every histogram and counter, keeping the allocations.
+    /// Empties every histogram and counter, keeping the allocations (an empty histogram is
+    /// not touched, so its pages are never made resident).
     pub fn reset(&mut self) {
-        self.response.reset();
-        self.service.reset();
+        clear(&mut self.response);
+        clear(&mut self.service);
         for t in &mut self.per_txn {
-            t.response.reset();
-            t.service.reset();
+            clear(&mut t.response);
+            clear(&mut t.service);
         }
         for h in &mut self.per_stmt {
-            h.reset();
+            clear(h);
         }
         self.transactions = 0;
         self.expected_rollbacks = 0;
@@ -169,8 +187,23 @@ impl Stats {
 }
 
 fn add_hist(a: &mut Histogram<u64>, b: &Histogram<u64>) {
-    // Same bounds on both sides, so this cannot fail.
-    a.add(b).expect("histograms share bounds");
+    if b.is_empty() {
+        return;
+    }
+    // `a` grows to `b`'s range if it must (all engine histograms auto-resize), so this
+    // cannot fail; a histogram read back from a file may have fixed bounds, and then `b`
+    // holds nothing beyond them.
+    if a.add(b).is_err() {
+        for v in b.iter_recorded() {
+            a.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
+fn clear(h: &mut Histogram<u64>) {
+    if !h.is_empty() {
+        h.reset();
+    }
 }
 
 #[inline]
@@ -277,5 +310,33 @@ mod tests {
         assert_eq!(s.service.max(), 2);
         s.record_txn(0, u64::MAX / 2, 1, false);
         assert!(s.response.max() >= MAX_LATENCY_US);
+        assert!(s.response.max() <= MAX_LATENCY_US + MAX_LATENCY_US / 1000);
+    }
+
+    #[test]
+    fn histograms_start_small_grow_on_demand_and_merge_across_sizes() {
+        let mut a = Stats::new(&ops());
+        let fresh = a.response.distinct_values();
+        assert!(fresh <= 4096, "a fresh histogram holds {fresh} counters");
+        a.record_txn(0, 100_000, 100_000, false); // 100 µs
+        assert_eq!(a.response.distinct_values(), fresh, "no growth inside the first range");
+        let mut b = Stats::new(&ops());
+        b.record_txn(0, 5_000_000_000, 5_000_000_000, false); // 5 s
+        assert!(b.response.distinct_values() > fresh);
+        a.add(&b);
+        assert_eq!(a.response.len(), 2);
+        assert_eq!(a.response.min(), 100);
+        let max = a.response.max() as f64;
+        assert!((max - 5e6).abs() / 5e6 < 1e-3, "{max}");
+        // The small one merged into a grown one, too.
+        let mut c = Stats::new(&ops());
+        c.record_txn(0, 7_000, 7_000, false);
+        b.add(&c);
+        assert_eq!(b.response.len(), 2);
+        assert_eq!(b.response.min(), 7);
+        a.reset();
+        assert_eq!(a.response.len(), 0);
+        a.record_txn(0, 1_000, 1_000, false);
+        assert_eq!((a.response.len(), a.response.max()), (1, 1));
     }
 }

@@ -1,15 +1,17 @@
 //! The engine's arithmetic checked against a fake workload with scripted latencies:
 //! counts, limits, warmup exclusion, open-loop response vs service time through a
-//! freeze, retries, fatal errors and bounded shutdown.
+//! freeze, retries, fatal errors and bounded shutdown, in both client I/O models (a blocking
+//! fake sleeps its thread the way a blocking socket read does).
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{
-    run, Arrival, ErrorClass, IntervalReport, Observer, OpTable, QueryClass, RunConfig, StatementLog, StopReason,
-    StopSignal, TxnDone, TxnError, Worker, Workload,
+    blocking_io, run, Arrival, ErrorClass, IntervalReport, Observer, OpTable, QueryClass, RunConfig, StatementLog,
+    StopReason, StopSignal, TxnDone, TxnError, Worker, Workload,
 };
 
 /// What the fake server does.
@@ -24,6 +26,8 @@ struct Script {
     freeze: Option<(u64, u64)>,
     /// Every transaction hangs forever.
     hang: bool,
+    /// Waits by blocking the thread (as a blocking socket does) instead of in the runtime.
+    blocking: bool,
 }
 
 impl Default for Script {
@@ -34,6 +38,7 @@ impl Default for Script {
             fail_class: ErrorClass::Deadlock,
             freeze: None,
             hang: false,
+            blocking: false,
         }
     }
 }
@@ -42,6 +47,8 @@ struct Fake {
     script: Script,
     attempts: Arc<AtomicU64>,
     origin: u64,
+    /// (thread, blocking_io() there) of every connect.
+    connected_on: Mutex<Vec<(std::thread::ThreadId, bool)>>,
 }
 
 struct FakeWorker {
@@ -59,6 +66,10 @@ impl Workload for Fake {
         }
     }
     async fn connect(&self, _worker: usize) -> Result<FakeWorker, TxnError> {
+        self.connected_on
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), blocking_io()));
         Ok(FakeWorker {
             script: self.script,
             attempts: self.attempts.clone(),
@@ -71,8 +82,20 @@ impl Worker for FakeWorker {
     async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
         let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         let sent = now_ns();
+        if self.script.hang && self.script.blocking {
+            // A blocking read that times out every slice and yields, as the driver's does.
+            loop {
+                std::thread::sleep(dbperf_engine::BLOCKING_SLICE);
+                tokio::task::yield_now().await;
+            }
+        }
         if self.script.hang {
             std::future::pending::<()>().await;
+        }
+        if self.script.blocking {
+            std::thread::sleep(self.script.service);
+            log.record(0, sent, QueryClass::Read);
+            return Ok(TxnDone::committed(0));
         }
         if let Some((from, to)) = self.script.freeze {
             let rel = sent - self.origin;
@@ -116,7 +139,81 @@ fn fake(script: Script) -> Arc<Fake> {
         script,
         attempts: Arc::new(AtomicU64::new(0)),
         origin: now_ns(),
+        connected_on: Mutex::new(Vec::new()),
     })
+}
+
+#[test]
+fn blocking_io_gives_each_connection_its_thread_and_keeps_intervals_on_time() {
+    let script = Script {
+        blocking: true,
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(3, Some(Duration::from_millis(1000)));
+    cfg.interval = Duration::from_millis(100);
+    cfg.client_threads = 1; // ignored: one thread per connection
+    cfg.blocking_io = true;
+    let workload = fake(script);
+    let mut obs = Collect::default();
+    let out = run(&cfg, workload.clone(), StopSignal::new(), &mut obs).unwrap();
+    let connected = workload.connected_on.lock().unwrap().clone();
+    let threads: HashSet<_> = connected.iter().map(|c| c.0).collect();
+    assert_eq!(threads.len(), 3, "{connected:?}");
+    assert!(
+        connected.iter().all(|c| c.1),
+        "blocking_io() is true on the client threads"
+    );
+    assert!(!blocking_io(), "and false elsewhere");
+    // The workers never wait in the runtime, yet every interval closes on time with its
+    // own transactions: they yield at each boundary.
+    assert_eq!(obs.intervals.len(), 10, "{:?}", obs.intervals);
+    for i in &obs.intervals {
+        assert!(
+            i.5 >= 30,
+            "interval {} has {} transactions: {:?}",
+            i.0,
+            i.5,
+            obs.intervals
+        );
+    }
+    let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
+    assert_eq!(sum, out.total.transactions);
+    assert!((out.measured_s - 1.0).abs() < 0.05, "{}", out.measured_s);
+}
+
+#[test]
+fn a_hung_server_cannot_keep_a_blocking_run_alive() {
+    let script = Script {
+        hang: true,
+        blocking: true,
+        ..Script::default()
+    };
+    let mut cfg = RunConfig::new(3, Some(Duration::from_millis(300)));
+    cfg.shutdown_grace = Duration::from_millis(200);
+    cfg.blocking_io = true;
+    let started = Instant::now();
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut obs).unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1000), "took {took:?}");
+    assert_eq!(out.abandoned, 3);
+    assert_eq!(out.total.transactions, 0);
+    assert!((out.measured_s - 0.3).abs() < 0.05, "{}", out.measured_s);
+}
+
+#[test]
+fn blocking_io_refuses_the_open_loop() {
+    let mut cfg = RunConfig::new(2, Some(Duration::from_millis(100)));
+    cfg.arrival = Arrival::Fixed { rate: 100.0 };
+    cfg.blocking_io = true;
+    let e = run(
+        &cfg,
+        fake(Script::default()),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("closed loop"), "{e}");
 }
 
 #[test]

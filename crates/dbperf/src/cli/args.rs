@@ -163,9 +163,16 @@ pub struct SysbenchArgs {
     /// Seconds to run before measuring; its samples are not counted.
     #[arg(long, default_value_t = 0, help_heading = "Load")]
     pub warmup_time: u64,
-    /// OS threads driving the connections (default: one per CPU, at most one per connection).
+    /// OS threads driving the connections with --client-io async (default: one per CPU, at
+    /// most one per connection).
     #[arg(long, help_heading = "Load")]
     pub client_threads: Option<usize>,
+    /// How the client waits for replies: blocking (a thread per connection sleeping in the
+    /// kernel until its reply arrives, as sysbench does: the least CPU per query), async
+    /// (--client-threads event loops sharing the connections: needed by --rate, lighter for
+    /// very many connections), or auto (blocking in closed loop up to 128 connections).
+    #[arg(long, default_value = "auto", help_heading = "Load")]
+    pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
     #[arg(long, default_value_t = 2.0, help_heading = "Load")]
     pub shutdown_grace: f64,

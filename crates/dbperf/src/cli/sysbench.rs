@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::SysbenchArgs;
-use super::client_impl::Client;
+use super::client_impl::{self, Client};
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use crate::driver::any::AnySession;
@@ -167,7 +167,18 @@ impl Plan {
         run.warmup = Duration::from_secs(a.warmup_time);
         run.interval = Duration::from_secs_f64(interval);
         run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        run.client_threads = a.client_threads.unwrap_or(cpus).max(1);
+        run.blocking_io = client_impl::blocking_io(
+            &a.client_io,
+            connections as usize,
+            a.rate > 0.0,
+            a.client_threads.is_some(),
+        )
+        .map_err(|e| anyhow!(e))?;
+        run.client_threads = if run.blocking_io {
+            connections as usize
+        } else {
+            a.client_threads.unwrap_or(cpus).max(1)
+        };
         run.seed = seed;
         Ok(Plan {
             test,
@@ -297,6 +308,8 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     options.insert("rand_type".into(), plan.rand_type.name().into());
     options.insert("connections".into(), plan.connections.into());
     options.insert("client_threads".into(), plan.run.client_threads.into());
+    let io = if plan.run.blocking_io { "blocking" } else { "async" };
+    options.insert("client_io".into(), io.into());
     options.insert("arrival".into(), plan.run.arrival.name().into());
     options.insert("client_impl".into(), plan.args.client_impl.clone().into());
     options.insert("rate".into(), plan.run.arrival.rate().into());

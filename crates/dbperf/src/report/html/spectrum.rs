@@ -58,7 +58,12 @@ pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<Option<Spec
             .map_err(|e| bad(format!("{e:?}")))?;
         match &mut merged {
             Some(m) => m.add(&hist).map_err(|e| bad(format!("{e:?}")))?,
-            None => merged = Some(hist),
+            None => {
+                // Intervals are stored with the range they had grown to: let the merge grow.
+                let mut first = hist;
+                first.auto(true);
+                merged = Some(first);
+            }
         }
     }
     Ok(merged.filter(|m| !m.is_empty()).map(|m| spectrum_of(&m)))
@@ -82,6 +87,38 @@ pub fn spectrum_of(h: &Histogram<u64>) -> Spectrum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_of_different_ranges_merge() {
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        use std::time::{Duration, SystemTime};
+        // The engine's histograms start at 2 ms of range and grow: a later interval may hold
+        // far more range than the first one read.
+        let mut small = dbperf_engine::stats::new_histogram();
+        small.record(150).unwrap();
+        let mut large = dbperf_engine::stats::new_histogram();
+        large.record(4_000_000).unwrap();
+        let mut bytes = Vec::new();
+        let mut serializer = V2DeflateSerializer::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .with_base_time(SystemTime::UNIX_EPOCH)
+                .begin_log_with(&mut bytes, &mut serializer)
+                .unwrap();
+            let tag = Tag::new("response:t").unwrap();
+            w.write_histogram(&small, Duration::ZERO, Duration::from_secs(1), Some(tag))
+                .unwrap();
+            w.write_histogram(&large, Duration::from_secs(1), Duration::from_secs(1), Some(tag))
+                .unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("intervals.hlog");
+        std::fs::write(&path, &bytes).unwrap();
+        let s = latency_spectrum(&path, 0.0).unwrap().unwrap();
+        assert_eq!(s.count, 2);
+        assert!((s.max_ms - 4000.0).abs() < 4.0, "{}", s.max_ms);
+    }
 
     #[test]
     fn quantiles_beyond_the_data_are_left_out() {
