@@ -121,11 +121,19 @@ impl Stream {
                 if buf.capacity() - buf.len() < 4096 {
                     buf.reserve(16 * 1024);
                 }
-                let start = buf.len();
-                buf.resize(buf.capacity(), 0);
-                let r = blocking(|| s.read(&mut buf[start..]).map(Some)).await;
-                buf.truncate(start + *r.as_ref().unwrap_or(&0));
-                r
+                let fd = s.fd();
+                blocking(|| {
+                    let spare = buf.spare_capacity_mut();
+                    // SAFETY: `recv` writes at most `spare.len()` bytes into the spare
+                    // capacity, and `set_len` then covers exactly the bytes it wrote.
+                    let n = unsafe { libc::recv(fd, spare.as_mut_ptr().cast(), spare.len(), 0) };
+                    if n < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    unsafe { buf.set_len(buf.len() + n as usize) };
+                    Ok(Some(n as usize))
+                })
+                .await
             }
         }
     }
