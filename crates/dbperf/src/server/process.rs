@@ -133,7 +133,14 @@ fn await_gone(pid: i32) {
             return;
         }
         let exiting = match proc_state(pid) {
-            None | Some('Z' | 'X') => false,
+            // It may have turned into a zombie since the waitpid above: reap it now if it is
+            // ours (for anyone else's, waitpid fails with ECHILD and changes nothing).
+            Some('Z') => {
+                // SAFETY: as above.
+                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                false
+            }
+            None | Some('X') => false,
             Some(_) => std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()),
         };
         if !exiting || Instant::now() >= deadline {
