@@ -136,6 +136,9 @@ fn prepare_check_runs_mix_and_ratios() {
     let r = read_json(&dir.join("tpcc.json"));
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(summary["workload"], "tpcc");
+    // 4 connections in closed loop: a blocking thread each.
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["workload"]["options"]["client_io"], "blocking", "{manifest}");
     let schema_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/summary.schema.json");
     let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
     let errors: Vec<String> = jsonschema::validator_for(&schema)
@@ -215,7 +218,8 @@ fn prepare_check_runs_mix_and_ratios() {
         ),
     );
     assert!(hot > 0.3, "NURand skew not visible: {hot}");
-    // Spec mode (keying and think times scaled down) on the same data.
+    // Spec mode (keying and think times scaled down) on the same data, its terminals
+    // sharing event-loop threads.
     let out = run_ok(
         tpcc(
             &sb,
@@ -223,6 +227,8 @@ fn prepare_check_runs_mix_and_ratios() {
                 "run",
                 "--warehouses",
                 "2",
+                "--client-io",
+                "async",
                 "--mode",
                 "spec",
                 "--wait-scale",
@@ -344,23 +350,44 @@ fn an_interrupted_prepare_resumes() {
     assert_eq!(root_sql(&sb, "SHOW TABLES"), "");
 }
 
-/// LOAD DATA (the default) and prepared INSERTs store the same rows for the same seed; with
-/// `local_infile` off the loader says so and falls back to INSERTs.
+/// Bulk execute (the default on MariaDB), LOAD DATA and prepared INSERTs store the same rows
+/// for the same seed; with `local_infile` off an explicit LOAD DATA says so and falls back to
+/// INSERTs, while the default does not need it.
 #[test]
-fn load_data_and_inserts_store_the_same_rows() {
+fn every_load_method_stores_the_same_rows() {
     let _turn = serial();
     let sb = tpcc_sandbox();
+    let dbs = ["sbtest", "tpcc_ld", "tpcc_ins"];
+    let prepare = |db: &str, method: &[&str]| {
+        let out = dbperf()
+            .args([
+                "tpcc",
+                "prepare",
+                "--warehouses",
+                "1",
+                "--target",
+                &sb.url().replace("/sbtest", &format!("/{db}")),
+            ])
+            .args(method)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
+        assert!(out.status.success(), "{stderr}");
+        (stdout, stderr)
+    };
+    root_sql(&sb, "CREATE DATABASE tpcc_ld");
     root_sql(&sb, "CREATE DATABASE tpcc_ins");
-    let ins_url = sb.url().replace("/sbtest", "/tpcc_ins");
-    run_ok(dbperf().args(["tpcc", "prepare", "--warehouses", "1", "--target", &sb.url()]));
+    let (out, _) = prepare("tpcc_ld", &["--load-method", "load-data"]);
+    assert!(out.contains("LOAD DATA LOCAL"), "{out}");
     root_sql(&sb, "SET GLOBAL local_infile = OFF");
-    let out = dbperf()
-        .args(["tpcc", "prepare", "--warehouses", "1", "--target", &ins_url])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (out, err) = prepare("sbtest", &[]);
+    assert!(
+        out.contains("bulk execute") && !err.contains("local_infile"),
+        "{out}{err}"
+    );
+    let (out, err) = prepare("tpcc_ins", &["--load-method", "load-data"]);
     assert!(err.contains("local_infile=OFF"), "no fallback notice: {err}");
+    assert!(out.contains("INSERT"), "{out}");
     // Dates are the load's start time; make them equal before comparing.
     let dates = [
         ("customer", "c_since"),
@@ -368,7 +395,7 @@ fn load_data_and_inserts_store_the_same_rows() {
         ("orders", "o_entry_d"),
         ("order_line", "ol_delivery_d"),
     ];
-    for db in ["sbtest", "tpcc_ins"] {
+    for db in dbs {
         for (t, c) in dates {
             root_sql(
                 &sb,
@@ -391,8 +418,14 @@ fn load_data_and_inserts_store_the_same_rows() {
             let row = root_sql(&sb, &format!("CHECKSUM TABLE {db}.{t}"));
             row.split_whitespace().last().unwrap_or_default().to_string()
         };
-        let (a, b) = (sum("sbtest"), sum("tpcc_ins"));
-        assert!(!a.is_empty() && a != "NULL" && a != "0", "{t}: checksum {a:?}");
-        assert_eq!(a, b, "{t}: LOAD DATA and INSERT stored different rows");
+        let sums = dbs.map(sum);
+        assert!(
+            !sums[0].is_empty() && sums[0] != "NULL" && sums[0] != "0",
+            "{t}: checksum {sums:?}"
+        );
+        assert!(
+            sums.iter().all(|s| *s == sums[0]),
+            "{t}: bulk, LOAD DATA and INSERT stored different rows: {sums:?}"
+        );
     }
 }

@@ -326,6 +326,87 @@ fn load_data_local_infile_streams_the_data() {
     });
 }
 
+/// COM_STMT_BULK_EXECUTE: one prepared one-row INSERT stores many rows per command, each
+/// row's expressions evaluated on its own values; a failing row fails the command (and, the
+/// statement being atomic, stores none of its rows) and the connection stays usable.
+#[test]
+fn bulk_execute_stores_every_row() {
+    let sb = sandbox();
+    block_on(async {
+        let mut s = wire(&sb.url()).await;
+        assert!(s.bulk_supported(), "MariaDB offers bulk execute");
+        s.query("CREATE TABLE bulk (id INT PRIMARY KEY, cents DECIMAL(8,2), v VARCHAR(40), d DATETIME)")
+            .await
+            .unwrap();
+        let stmt = s
+            .prepare("INSERT INTO bulk (id, cents, v, d) VALUES (?, ?/100, ?, NULLIF(?, ''))")
+            .await
+            .unwrap();
+        // 3 commands of 2,000 rows, with strings long enough that each is about 100 KB.
+        let text: Vec<String> = (0..6000).map(|i| format!("value-{i}-{}", "x".repeat(20))).collect();
+        for chunk in 0..3 {
+            let mut params = Vec::new();
+            for (i, v) in text.iter().enumerate().skip(chunk * 2000).take(2000) {
+                params.push(Param::Int(i as i64 + 1));
+                params.push(Param::Int(i as i64 * 7));
+                params.push(Param::Bytes(v.as_bytes()));
+                params.push(Param::Bytes(if i % 2 == 0 { b"2020-02-29 12:34:56" } else { b"" }));
+            }
+            let info = s.exec_bulk(stmt, &params, 4).await.unwrap();
+            assert_eq!(info.affected_rows, 2000);
+        }
+        assert_eq!(
+            one_value(
+                &mut s,
+                "SELECT CONCAT(COUNT(*), ' ', SUM(id), ' ', SUM(cents), ' ', MAX(v), ' ', COUNT(d), ' ', MIN(d)) FROM bulk"
+            )
+            .await
+            .as_deref(),
+            Some("6000 18003000 1259790.00 value-999-xxxxxxxxxxxxxxxxxxxx 3000 2020-02-29 12:34:56")
+        );
+        // Row 2 repeats a key: the command fails with the server's error and stores nothing.
+        let dup = [
+            Param::Int(10_001),
+            Param::Int(1),
+            Param::Bytes(b"a"),
+            Param::Bytes(b""),
+            Param::Int(5),
+            Param::Int(1),
+            Param::Bytes(b"b"),
+            Param::Bytes(b""),
+        ];
+        let e = s.exec_bulk(stmt, &dup, 4).await.unwrap_err();
+        assert_eq!(e.code, Some(1062), "{e}");
+        assert_eq!(
+            one_value(&mut s, "SELECT COUNT(*) FROM bulk WHERE id = 10001")
+                .await
+                .as_deref(),
+            Some("0")
+        );
+        // Mistakes of the caller are refused before anything is sent.
+        let e = s.exec_bulk(stmt, &dup[..6], 4).await.unwrap_err();
+        assert!(e.message.contains("whole rows of 4"), "{e}");
+        let e = s.exec_bulk(stmt, &dup[..6], 3).await.unwrap_err();
+        assert!(e.message.contains("takes 4 parameters per row"), "{e}");
+        let mixed = [
+            dup[0],
+            dup[1],
+            dup[2],
+            dup[3],
+            Param::Bytes(b"7"),
+            dup[5],
+            dup[6],
+            dup[7],
+        ];
+        let e = s.exec_bulk(stmt, &mixed, 4).await.unwrap_err();
+        assert!(e.message.contains("row 2 gives parameter 1 a different type"), "{e}");
+        assert_eq!(
+            one_value(&mut s, "SELECT COUNT(*) FROM bulk").await.as_deref(),
+            Some("6000")
+        );
+    });
+}
+
 /// Counts this thread's heap allocations, to check the hot path makes none.
 struct CountingAllocator;
 

@@ -10,11 +10,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 
-use super::client_impl::Client;
+use super::client_impl::{self, Client};
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
 use super::tpcc_report;
-use super::tpch::LoadMethodArg;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
@@ -27,6 +26,34 @@ use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
 use crate::workloads::tpcc::schema::{Schema, SchemaKind, META_TABLE};
 use crate::workloads::tpcc::{Mode, TpccWorkload};
+use crate::workloads::LoadMethod;
+
+/// `tpcc prepare --load-method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TpccLoadMethodArg {
+    /// The cheapest for the server: bulk on MariaDB, else load-data, else insert.
+    Auto,
+    /// MariaDB: a prepared one-row INSERT executed for 1,000 rows per command
+    /// (COM_STMT_BULK_EXECUTE).
+    Bulk,
+    /// LOAD DATA LOCAL INFILE generated in memory (falls back to insert when the server
+    /// has local_infile=OFF).
+    LoadData,
+    /// Prepared 1,000-row INSERTs.
+    Insert,
+}
+
+impl TpccLoadMethodArg {
+    /// The method asked for; `None` lets the loader choose.
+    fn method(self) -> Option<LoadMethod> {
+        match self {
+            TpccLoadMethodArg::Auto => None,
+            TpccLoadMethodArg::Bulk => Some(LoadMethod::Bulk),
+            TpccLoadMethodArg::LoadData => Some(LoadMethod::LoadData),
+            TpccLoadMethodArg::Insert => Some(LoadMethod::Insert),
+        }
+    }
+}
 
 /// Exit code of `check` (and `run --check`) when a consistency condition fails.
 pub const EXIT_CHECK_FAILED: u8 = 4;
@@ -78,10 +105,10 @@ pub struct TpccArgs {
     /// prepare: storage engine.
     #[arg(long, default_value = "InnoDB")]
     pub engine: String,
-    /// prepare: how rows go in: LOAD DATA LOCAL INFILE generated in memory (falls back to
-    /// INSERT when the server has local_infile=OFF), or prepared 1,000-row INSERTs.
-    #[arg(long, value_enum, default_value = "load-data")]
-    pub load_method: LoadMethodArg,
+    /// prepare: how rows go in (MySQL protocol; PostgreSQL always uses COPY). auto: the
+    /// cheapest the server offers, bulk on MariaDB, else load-data, else insert.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub load_method: TpccLoadMethodArg,
     /// Seed: of the data for prepare (default 1), of the terminals and C constants for run (0 = clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -94,9 +121,15 @@ pub struct TpccArgs {
     /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
-    /// OS threads driving the connections (default: one per CPU).
+    /// OS threads driving the connections with --client-io async (default: one per CPU).
     #[arg(long)]
     pub client_threads: Option<usize>,
+    /// How the client waits for replies: blocking (a thread per connection sleeping in the
+    /// kernel until its reply arrives: the least CPU per transaction), async
+    /// (--client-threads event loops sharing the connections: needed by --rate, lighter for
+    /// very many connections), or auto (blocking in closed loop up to 128 connections).
+    #[arg(long, default_value = "auto")]
+    pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
     #[arg(long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
@@ -210,7 +243,18 @@ impl Plan {
         run.warmup = Duration::from_secs(a.warmup_time);
         run.interval = Duration::from_secs_f64(a.report_interval);
         run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        run.client_threads = a.client_threads.unwrap_or(cpus()).max(1);
+        run.blocking_io = client_impl::blocking_io(
+            &a.client_io,
+            connections as usize,
+            a.rate > 0.0,
+            a.client_threads.is_some(),
+        )
+        .map_err(|e| anyhow!(e))?;
+        run.client_threads = if run.blocking_io {
+            connections as usize
+        } else {
+            a.client_threads.unwrap_or(cpus()).max(1)
+        };
         run.seed = seed;
         Ok(Plan {
             command,
@@ -247,7 +291,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
                 foreign_keys: plan.args.fk,
                 engine: plan.args.engine.clone(),
                 progress: true,
-                method: plan.args.load_method.into(),
+                method: plan.args.load_method.method(),
             };
             eprintln!(
                 "Loading {w} warehouse(s) into {} over {} connection(s), --seed {}",
@@ -256,11 +300,12 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
             let r = rt.block_on(prepare::prepare(&cfg))?;
             let secs = r.load.as_secs_f64();
             println!(
-                "Loaded {} unit(s), {} rows in {:.1} s ({:.0} rows/s){}; indexes{} took {:.1} s",
+                "Loaded {} unit(s), {} rows in {:.1} s ({:.0} rows/s, {}){}; indexes{} took {:.1} s",
                 r.units_loaded,
                 r.rows,
                 secs,
                 r.rows as f64 / secs.max(1e-9),
+                r.method,
                 r.resumed_from
                     .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),
                 if cfg.foreign_keys { " and foreign keys" } else { "" },
@@ -407,6 +452,8 @@ fn run_benchmark<S: Session + 'static>(
     options.insert("schema".into(), plan.schema.kind.to_string().into());
     options.insert("connections".into(), plan.connections.into());
     options.insert("client_threads".into(), plan.run.client_threads.into());
+    let io = if plan.run.blocking_io { "blocking" } else { "async" };
+    options.insert("client_io".into(), io.into());
     options.insert("wait_scale".into(), a.wait_scale.into());
     options.insert("arrival".into(), plan.run.arrival.name().into());
     options.insert("rate".into(), plan.run.arrival.rate().into());

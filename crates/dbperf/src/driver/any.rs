@@ -46,6 +46,25 @@ impl AnySession {
         }
     }
 
+    /// True when [`exec_bulk`](Self::exec_bulk) works: MariaDB (10.2.7 and later).
+    pub fn bulk_supported(&self) -> bool {
+        matches!(self, AnySession::Mysql(s) if s.bulk_supported())
+    }
+
+    /// Executes prepared `stmt` once per row of `params` (`per_row` values each) in one
+    /// command; see [`WireSession::exec_bulk`]. Only where [`bulk_supported`](Self::bulk_supported).
+    pub async fn exec_bulk(&mut self, stmt: StmtId, params: &[Param<'_>], per_row: usize) -> Result<ExecInfo, DbError> {
+        match self {
+            AnySession::Mysql(s) => s.exec_bulk(stmt, params, per_row).await,
+            AnySession::Pg(_) => Err(DbError {
+                class: dbperf_engine::ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: "PostgreSQL has no bulk execute; load with COPY".into(),
+            }),
+        }
+    }
+
     /// The id another session uses to cancel this one's statement (`CONNECTION_ID()`,
     /// `pg_backend_pid()`).
     pub async fn backend_id(&mut self) -> Result<String, DbError> {

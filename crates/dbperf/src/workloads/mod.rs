@@ -14,4 +14,7 @@ pub enum LoadMethod {
     LoadData,
     /// Prepared multi-row INSERTs.
     Insert,
+    /// A prepared one-row INSERT executed for many rows per command
+    /// (COM_STMT_BULK_EXECUTE, MariaDB only).
+    Bulk,
 }

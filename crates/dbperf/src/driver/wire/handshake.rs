@@ -120,7 +120,7 @@ async fn respond(conn: &mut PacketConn, target: &Target, g: &Greeting) -> Result
         wanted |= caps::CONNECT_WITH_DB;
     }
     let caps = wanted & g.caps;
-    let mariadb_caps = caps::MARIADB_CACHE_METADATA & g.mariadb_caps;
+    let mariadb_caps = (caps::MARIADB_CACHE_METADATA | caps::MARIADB_STMT_BULK_OPERATIONS) & g.mariadb_caps;
 
     // An unknown default plugin gets a native scramble; the server then switches us.
     let plugin = if g.plugin == CACHING_SHA2 { CACHING_SHA2 } else { NATIVE };

@@ -42,6 +42,9 @@ pub(crate) mod caps {
     pub const DEPRECATE_EOF: u32 = 0x0100_0000;
     /// MariaDB extended capability: executes may skip unchanged column metadata.
     pub const MARIADB_CACHE_METADATA: u32 = 0x0000_0010;
+    /// MariaDB extended capability: COM_STMT_BULK_EXECUTE (one prepared statement, many
+    /// rows of parameters, one command).
+    pub const MARIADB_STMT_BULK_OPERATIONS: u32 = 0x0000_0004;
 }
 
 /// Server status flag: another result follows this one.
@@ -51,6 +54,7 @@ pub(crate) const COM_QUIT: u8 = 0x01;
 pub(crate) const COM_QUERY: u8 = 0x03;
 pub(crate) const COM_STMT_PREPARE: u8 = 0x16;
 pub(crate) const COM_STMT_EXECUTE: u8 = 0x17;
+pub(crate) const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
 
 /// libmysqlclient's client-side error codes, for errors that are not the server's.
 pub(crate) const CR_SERVER_LOST: u32 = 2013;

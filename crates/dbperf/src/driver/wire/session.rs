@@ -8,7 +8,8 @@ use super::handshake;
 use super::packet::{put_lenenc_bytes, PacketConn, Reader};
 use super::result::{column_type, read_response, ColType, Proto, Sink, TextRows};
 use super::{
-    breaks_connection, caps, protocol, server_error, COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE, CR_SERVER_LOST,
+    breaks_connection, caps, protocol, server_error, COM_QUERY, COM_STMT_BULK_EXECUTE, COM_STMT_EXECUTE,
+    COM_STMT_PREPARE, CR_SERVER_LOST,
 };
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
@@ -16,6 +17,11 @@ use crate::driver::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, Tex
 /// Binary-protocol parameter types.
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
+
+/// COM_STMT_BULK_EXECUTE flag: the parameter types follow the statement id.
+const BULK_SEND_TYPES: u16 = 128;
+/// COM_STMT_BULK_EXECUTE parameter indicator: a value follows.
+const BULK_INDICATOR_NONE: u8 = 0;
 
 /// A MySQL-protocol session on dbperf's own wire code (see the [module](super) docs).
 pub struct WireSession {
@@ -28,6 +34,8 @@ pub struct WireSession {
     /// Reused buffer for statements run as text.
     text: Vec<u8>,
     version: String,
+    /// The server takes COM_STMT_BULK_EXECUTE (MariaDB 10.2.7 and later).
+    bulk: bool,
     /// A command was sent and its response not read to the end: its future was
     /// dropped, so the connection is out of step and must not be used.
     busy: bool,
@@ -63,6 +71,7 @@ impl WireSession {
             statements: Vec::new(),
             text: Vec::new(),
             version: String::new(),
+            bulk: false,
             busy: false,
         };
         s.open().await?;
@@ -88,6 +97,7 @@ impl WireSession {
             cache_metadata: negotiated.mariadb_caps & caps::MARIADB_CACHE_METADATA != 0,
         };
         self.version = negotiated.version;
+        self.bulk = negotiated.mariadb_caps & caps::MARIADB_STMT_BULK_OPERATIONS != 0;
         self.conn = Some(conn);
         self.busy = false;
         Ok(())
@@ -125,6 +135,81 @@ impl WireSession {
             write_query(conn, sql);
             conn.send().await?;
             read_response(conn, self.proto, &self.ignore, Sink::Discard, Some(data)).await
+        }
+        .await;
+        self.finish(r)
+    }
+
+    /// True when the server executes a prepared INSERT for many rows in one command
+    /// ([`exec_bulk`](Self::exec_bulk)): MariaDB from 10.2.7, not MySQL.
+    pub fn bulk_supported(&self) -> bool {
+        self.bulk
+    }
+
+    /// Executes prepared statement `stmt` (typically a one-row INSERT) once per row of
+    /// `params`, `per_row` values each, in one COM_STMT_BULK_EXECUTE: the server parses
+    /// and binds the statement once and then only converts each row's binary values,
+    /// which makes it MariaDB's cheapest way to store rows. Every row must give a column
+    /// the same kind of value. Returns the rows the statement changed.
+    pub async fn exec_bulk(&mut self, stmt: StmtId, params: &[Param<'_>], per_row: usize) -> Result<ExecInfo, DbError> {
+        if !self.bulk {
+            return Err(misuse(
+                "the server does not take COM_STMT_BULK_EXECUTE (MariaDB 10.2.7 or later does)".into(),
+            ));
+        }
+        let id = match self.statements.get(stmt.0 as usize) {
+            Some(Statement::Server(st)) if st.types.len() == per_row => st.id,
+            Some(Statement::Server(st)) => {
+                return Err(misuse(format!(
+                    "statement {} takes {} parameters per row, {per_row} given",
+                    stmt.0,
+                    st.types.len()
+                )))
+            }
+            Some(Statement::Text(_)) => {
+                return Err(misuse(format!(
+                    "statement {} was refused by the server's prepare and cannot run in bulk",
+                    stmt.0
+                )))
+            }
+            None => return Err(misuse(format!("statement {} was not prepared on this session", stmt.0))),
+        };
+        if per_row == 0 || params.is_empty() || params.len() % per_row != 0 {
+            return Err(misuse(format!(
+                "{} values do not make whole rows of {per_row}",
+                params.len()
+            )));
+        }
+        let first = &params[..per_row];
+        if let Some(i) = params
+            .iter()
+            .enumerate()
+            .position(|(i, p)| type_of(p) != type_of(&first[i % per_row]))
+        {
+            return Err(misuse(format!(
+                "row {} gives parameter {} a different type than row 1",
+                i / per_row + 1,
+                i % per_row + 1
+            )));
+        }
+        let r = async {
+            let conn = start(&mut self.conn, &mut self.busy)?;
+            let w = conn.command();
+            w.push(COM_STMT_BULK_EXECUTE);
+            w.extend_from_slice(&id.to_le_bytes());
+            w.extend_from_slice(&BULK_SEND_TYPES.to_le_bytes());
+            for p in first {
+                w.extend_from_slice(&[type_of(p), 0]);
+            }
+            for p in params {
+                w.push(BULK_INDICATOR_NONE);
+                match *p {
+                    Param::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
+                    Param::Bytes(b) => put_lenenc_bytes(w, b),
+                }
+            }
+            conn.send().await?;
+            read_response(conn, self.proto, &self.ignore, Sink::Discard, None).await
         }
         .await;
         self.finish(r)

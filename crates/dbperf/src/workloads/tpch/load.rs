@@ -76,6 +76,11 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
             "--load-method insert is for MySQL-protocol servers; PostgreSQL loads with COPY (the default)".into(),
         ));
     }
+    if cfg.method == LoadMethod::Bulk {
+        return Err(TpchError::Invalid(
+            "--load-method bulk is implemented for `tpcc prepare` only; use load-data (the default) or insert".into(),
+        ));
+    }
     let mut admin = connect(&cfg.target).await?;
     let existing = admin
         .query_rows(cfg.dialect.list_tables())
@@ -191,6 +196,7 @@ async fn load_part(
             AnySession::Mysql(s) => super::insert::insert_blocks(s, t, rx, bar, &sent).await.map(|_| ()),
             AnySession::Pg(_) => unreachable!("refused before loading"),
         },
+        LoadMethod::Bulk => unreachable!("refused before loading"),
     };
     // The producer stops on its own when the stream is dropped (its sends fail).
     let rows = producer.await.expect("generator thread panicked").unwrap_or(0);
