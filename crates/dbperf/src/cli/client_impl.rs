@@ -74,6 +74,27 @@ pub fn blocking_io(flag: &str, connections: usize, open_loop: bool, client_threa
     }
 }
 
+/// `--client-io` and `--client-threads` as the engine takes them: whether each connection
+/// gets a blocking thread ([`blocking_io`]), and the client threads (one per connection when
+/// blocking, else `--client-threads` or `cpus`).
+pub fn client_io(
+    flag: &str,
+    connections: usize,
+    open_loop: bool,
+    client_threads: Option<usize>,
+    cpus: usize,
+) -> Result<(bool, usize), String> {
+    let blocking = blocking_io(flag, connections, open_loop, client_threads.is_some())?;
+    Ok((
+        blocking,
+        if blocking {
+            connections
+        } else {
+            client_threads.unwrap_or(cpus).max(1)
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +112,9 @@ mod tests {
         assert!(e.contains("--rate") && e.contains("async"), "{e}");
         let e = blocking_io("blocking", 8, false, true).unwrap_err();
         assert!(e.contains("--client-threads"), "{e}");
+        assert_eq!(client_io("auto", 8, false, None, 2), Ok((true, 8)));
+        assert_eq!(client_io("auto", 8, false, Some(3), 2), Ok((false, 3)));
+        assert_eq!(client_io("async", 8, false, None, 2), Ok((false, 2)));
         let e = blocking_io("epoll", 8, false, false).unwrap_err();
         assert!(e.contains("auto (default), blocking or async"), "{e}");
     }

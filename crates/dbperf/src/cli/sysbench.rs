@@ -167,18 +167,9 @@ impl Plan {
         run.warmup = Duration::from_secs(a.warmup_time);
         run.interval = Duration::from_secs_f64(interval);
         run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        run.blocking_io = client_impl::blocking_io(
-            &a.client_io,
-            connections as usize,
-            a.rate > 0.0,
-            a.client_threads.is_some(),
-        )
-        .map_err(|e| anyhow!(e))?;
-        run.client_threads = if run.blocking_io {
-            connections as usize
-        } else {
-            a.client_threads.unwrap_or(cpus).max(1)
-        };
+        (run.blocking_io, run.client_threads) =
+            client_impl::client_io(&a.client_io, connections as usize, a.rate > 0.0, a.client_threads, cpus)
+                .map_err(|e| anyhow!(e))?;
         run.seed = seed;
         Ok(Plan {
             test,

@@ -181,15 +181,16 @@ impl WireSession {
             )));
         }
         let first = &params[..per_row];
-        if let Some(i) = params
-            .iter()
+        let differs = |row: &[Param<'_>]| row.iter().zip(first).position(|(p, q)| type_of(p) != type_of(q));
+        if let Some((r, c)) = params
+            .chunks_exact(per_row)
             .enumerate()
-            .position(|(i, p)| type_of(p) != type_of(&first[i % per_row]))
+            .find_map(|(r, row)| differs(row).map(|c| (r, c)))
         {
             return Err(misuse(format!(
                 "row {} gives parameter {} a different type than row 1",
-                i / per_row + 1,
-                i % per_row + 1
+                r + 1,
+                c + 1
             )));
         }
         let r = async {

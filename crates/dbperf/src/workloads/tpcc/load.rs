@@ -53,6 +53,19 @@ impl Batch {
         self.rows = 0;
     }
 
+    /// The values as statement parameters, borrowing the batch's text (one allocation
+    /// per batch).
+    pub fn params(&self) -> Vec<crate::driver::Param<'_>> {
+        use crate::driver::Param;
+        self.vals
+            .iter()
+            .map(|v| match *v {
+                Val::Int(i) => Param::Int(i),
+                Val::Text(a, b) => Param::Bytes(&self.text[a as usize..b as usize]),
+            })
+            .collect()
+    }
+
     fn int(&mut self, v: i64) {
         self.vals.push(Val::Int(v));
     }

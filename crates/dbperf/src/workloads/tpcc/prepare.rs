@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::load::{Batch, InsertShape, LoadParams, OrderPlan, RowGen, Table, Val, ITEMS, ROWS_PER_WAREHOUSE};
+use super::load::{Batch, InsertShape, LoadParams, OrderPlan, RowGen, Table, ITEMS, ROWS_PER_WAREHOUSE};
 use super::rand::NuConstants;
 use super::schema::{Schema, LOADED_TABLE, META_TABLE};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{doing, Failed, Param, Session, StmtId, Target};
+use crate::driver::{doing, Failed, Session, StmtId, Target};
 use crate::workloads::LoadMethod;
 
 /// Rows per INSERT (17,000 parameters for STOCK, under the protocol's 65,535).
@@ -404,28 +404,8 @@ impl Loader {
 
     /// Sends the batch as one bulk execute of the table's prepared one-row INSERT.
     async fn flush_bulk(&mut self, s: &mut AnySession, shape: InsertShape) -> Result<(), PrepareError> {
-        // Row count 0 marks the one-row statement run in bulk.
-        let stmt = match self.stmts.iter().find(|(t, r, _)| *t == shape.table && *r == 0) {
-            Some(&(_, _, id)) => id,
-            None => {
-                let id = s
-                    .prepare(&shape.sql(1))
-                    .await
-                    .map_err(doing(format!("preparing the INSERT into {}", shape.table)))?;
-                self.stmts.push((shape.table, 0, id));
-                id
-            }
-        };
-        let text = &self.batch.text;
-        let params: Vec<Param<'_>> = self
-            .batch
-            .vals
-            .iter()
-            .map(|v| match *v {
-                Val::Int(i) => Param::Int(i),
-                Val::Text(a, b) => Param::Bytes(&text[a as usize..b as usize]),
-            })
-            .collect();
+        let stmt = self.statement(s, shape, 1).await?;
+        let params = self.batch.params();
         let per_row = params.len() / self.batch.rows;
         s.exec_bulk(stmt, &params, per_row)
             .await
@@ -433,34 +413,26 @@ impl Loader {
         Ok(())
     }
 
+    /// Sends the batch as one prepared multi-row INSERT.
     async fn flush(&mut self, s: &mut AnySession, shape: InsertShape) -> Result<(), PrepareError> {
-        let n = self.batch.rows;
-        let stmt = match self.stmts.iter().find(|(t, r, _)| *t == shape.table && *r == n) {
-            Some(&(_, _, id)) => id,
-            None => {
-                let id = s
-                    .prepare(&shape.sql(n))
-                    .await
-                    .map_err(doing(format!("preparing the INSERT into {}", shape.table)))?;
-                self.stmts.push((shape.table, n, id));
-                id
-            }
-        };
-        // One allocation per 1,000 rows: the parameters borrow the batch's text.
-        let text = &self.batch.text;
-        let params: Vec<Param<'_>> = self
-            .batch
-            .vals
-            .iter()
-            .map(|v| match *v {
-                Val::Int(i) => Param::Int(i),
-                Val::Text(a, b) => Param::Bytes(&text[a as usize..b as usize]),
-            })
-            .collect();
-        s.exec(stmt, &params)
+        let stmt = self.statement(s, shape, self.batch.rows).await?;
+        s.exec(stmt, &self.batch.params())
             .await
             .map_err(doing(format!("inserting into {}", shape.table)))?;
         Ok(())
+    }
+
+    /// The table's INSERT of `rows` rows, prepared on first use.
+    async fn statement(&mut self, s: &mut AnySession, shape: InsertShape, rows: usize) -> Result<StmtId, PrepareError> {
+        if let Some(&(_, _, id)) = self.stmts.iter().find(|(t, r, _)| *t == shape.table && *r == rows) {
+            return Ok(id);
+        }
+        let id = s
+            .prepare(&shape.sql(rows))
+            .await
+            .map_err(doing(format!("preparing the INSERT into {}", shape.table)))?;
+        self.stmts.push((shape.table, rows, id));
+        Ok(id)
     }
 }
 
