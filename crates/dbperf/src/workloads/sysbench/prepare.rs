@@ -5,8 +5,9 @@
 //! (sysbench gives each table to one thread). Each chunk's rows come from an RNG
 //! seeded by (seed, table, chunk): the data does not depend on how many connections
 //! loaded it. On MySQL rows go in as prepared multi-row INSERTs with explicit ids and
-//! binary parameters (on MariaDB, a one-row INSERT run in bulk for 1,000 rows at a time); on PostgreSQL as `COPY ... FROM STDIN` (text format), after which
-//! the `SERIAL` sequence is moved past the ids. The secondary index on `k` is built after
+//! binary parameters (on MariaDB, a one-row INSERT run in bulk for 1,000 rows at a time);
+//! on PostgreSQL as `COPY ... FROM STDIN` (text format), after which the `SERIAL` sequence
+//! is moved past the ids. The secondary index on `k` is built after
 //! the load, as sysbench does.
 
 use std::io::Write;
