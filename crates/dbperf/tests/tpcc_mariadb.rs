@@ -76,6 +76,196 @@ fn share(counts: &[f64], i: usize) -> f64 {
     counts[i] / counts.iter().sum::<f64>()
 }
 
+/// The statements of one transaction as the server logged them, and how it ended.
+struct LoggedTxn {
+    statements: Vec<String>,
+    /// The transaction's own ROLLBACK (New-Order's unused item), not an error's.
+    rolled_back: bool,
+}
+
+/// Splits a MariaDB general log into the complete transactions (BEGIN to COMMIT or
+/// ROLLBACK) of each connection. A line is `<time or nothing>\t<id> <Command>\t<argument>`,
+/// the time only where it changed (else a second tab). Transactions cut off at the end of the
+/// run are left out, and so are those an error ended (the client's text `ROLLBACK`, not the
+/// prepared one), which are counted in the second place.
+fn logged_transactions(general: &str) -> (Vec<LoggedTxn>, usize) {
+    let mut open: std::collections::HashMap<u64, Vec<String>> = Default::default();
+    let (mut done, mut aborted) = (Vec::new(), 0);
+    for line in general.lines() {
+        // The header is the field of exactly two words: a thread id and a command.
+        let fields: Vec<&str> = line.split('\t').collect();
+        let Some((at, id, command)) = fields.iter().enumerate().find_map(|(i, f)| {
+            let mut words = f.split_whitespace();
+            let (id, command) = (words.next()?.parse::<u64>().ok()?, words.next()?);
+            let is_command = words.next().is_none() && command.chars().all(|c| c.is_ascii_alphabetic());
+            is_command.then_some((i, id, command))
+        }) else {
+            continue;
+        };
+        let arg = fields[at + 1..].join("\t");
+        match (command, arg.trim()) {
+            ("Execute", "BEGIN") => {
+                open.insert(id, Vec::new());
+            }
+            ("Execute", end @ ("COMMIT" | "ROLLBACK")) => {
+                if let Some(statements) = open.remove(&id) {
+                    done.push(LoggedTxn {
+                        statements,
+                        rolled_back: end == "ROLLBACK",
+                    });
+                }
+            }
+            ("Query", "ROLLBACK") => aborted += usize::from(open.remove(&id).is_some()),
+            ("Execute", sql) => {
+                if let Some(t) = open.get_mut(&id) {
+                    t.push(sql.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    (done, aborted)
+}
+
+/// Each statement `tpcc run` sends, by name and a fragment of its SQL that no other has.
+const STATEMENTS: [(&str, &str); 30] = [
+    ("no_warehouse", "SELECT w_tax FROM warehouse"),
+    ("no_district", "SELECT d_tax, d_next_o_id FROM district"),
+    ("no_district_update", "UPDATE district SET d_next_o_id"),
+    ("no_customer", "SELECT c_discount, c_last, c_credit FROM customer"),
+    ("no_orders", "INSERT INTO orders"),
+    ("no_new_order", "INSERT INTO new_order"),
+    ("no_item", "SELECT i_price, i_name, i_data FROM item"),
+    ("no_stock", "SELECT s_quantity, s_data, s_dist_"),
+    ("no_stock_update", "UPDATE stock SET s_quantity"),
+    ("no_order_line", "INSERT INTO order_line"),
+    ("pay_warehouse_update", "UPDATE warehouse SET w_ytd"),
+    ("pay_warehouse", "SELECT w_name, w_street_1"),
+    ("pay_district_update", "UPDATE district SET d_ytd"),
+    ("pay_district", "SELECT d_name, d_street_1"),
+    ("by_name", "SELECT c_id FROM customer"),
+    ("pay_customer", "SELECT c_first, c_middle, c_last, c_street_1"),
+    ("pay_customer_update", "UPDATE customer SET c_balance = c_balance -"),
+    ("pay_history", "INSERT INTO history"),
+    (
+        "os_customer",
+        "SELECT c_balance, c_first, c_middle, c_last FROM customer",
+    ),
+    ("os_last_order", "ORDER BY o_id DESC LIMIT 1"),
+    ("os_lines", "SELECT ol_i_id, ol_supply_w_id, ol_quantity"),
+    ("dl_new_order", "SELECT no_o_id FROM new_order"),
+    ("dl_new_order_delete", "DELETE FROM new_order"),
+    ("dl_orders", "SELECT o_c_id FROM orders"),
+    ("dl_orders_update", "UPDATE orders SET o_carrier_id"),
+    ("dl_order_line_update", "UPDATE order_line SET ol_delivery_d"),
+    ("dl_order_line_sum", "SELECT SUM(ol_amount) FROM order_line"),
+    ("dl_customer_update", "UPDATE customer SET c_balance = c_balance +"),
+    ("sl_district", "SELECT d_next_o_id FROM district"),
+    ("sl_count", "COUNT(DISTINCT s_i_id)"),
+];
+
+/// Every complete transaction in the general log does what its profile in clause 2 says,
+/// statement by statement, and nothing else; `failed` bounds the transactions an error
+/// cut short (retries and errors the run reported).
+fn assert_transaction_profiles(general: &str, failed: f64) {
+    let (txns, aborted) = logged_transactions(general);
+    assert!(
+        aborted as f64 <= failed,
+        "{aborted} transactions ended by an error, the run reported {failed}"
+    );
+    let mut seen = std::collections::BTreeMap::<&str, usize>::new();
+    let (mut by_name, mut chosen) = (0, 0);
+    for t in &txns {
+        let n = |name: &str| {
+            let (_, fragment) = STATEMENTS.iter().find(|(k, _)| *k == name).unwrap();
+            t.statements.iter().filter(|s| s.contains(fragment)).count()
+        };
+        let all = t.statements.join("\n");
+        let each = |names: &[&'static str], times: usize| -> Vec<(&'static str, usize)> {
+            names.iter().map(|k| (*k, times)).collect()
+        };
+        let (kind, expected): (&str, Vec<(&str, usize)>) = if n("no_warehouse") == 1 {
+            // 5 to 15 lines; the unused item ends the transaction at the last one (2.4.2.3).
+            let items = n("no_item");
+            assert!((5..=15).contains(&items), "New-Order with {items} items:\n{all}");
+            let lines = if t.rolled_back {
+                assert!(t.statements.last().unwrap().ends_with("i_id = 100001"), "{all}");
+                items - 1
+            } else {
+                let order = t.statements.iter().find(|s| s.contains("INSERT INTO orders")).unwrap();
+                assert!(
+                    order.contains(&format!("NOW(), {items}, ")),
+                    "O_OL_CNT is not {items}: {order}"
+                );
+                items
+            };
+            let one = ["no_warehouse", "no_district", "no_district_update", "no_customer"];
+            let mut e = each(&one, 1);
+            e.extend(each(&["no_orders", "no_new_order"], 1));
+            e.extend(each(&["no_stock", "no_stock_update", "no_order_line"], lines));
+            e.push(("no_item", items));
+            ("New-Order", e)
+        } else if n("pay_warehouse_update") == 1 {
+            let one = [
+                "pay_warehouse_update",
+                "pay_warehouse",
+                "pay_district_update",
+                "pay_district",
+            ];
+            let mut e = each(&one, 1);
+            e.extend(each(&["pay_customer", "pay_customer_update", "pay_history"], 1));
+            e.push(("by_name", n("by_name").min(1)));
+            ("Payment", e)
+        } else if n("os_customer") == 1 {
+            let mut e = each(&["os_customer", "os_last_order", "os_lines"], 1);
+            e.push(("by_name", n("by_name").min(1)));
+            ("Order-Status", e)
+        } else if n("dl_new_order") == 10 {
+            // Every district with an undelivered order: the same six statements.
+            let k = n("dl_new_order_delete");
+            let six = [
+                "dl_new_order_delete",
+                "dl_orders",
+                "dl_orders_update",
+                "dl_order_line_update",
+                "dl_order_line_sum",
+                "dl_customer_update",
+            ];
+            let mut e = each(&["dl_new_order"], 10);
+            e.extend(each(&six, k));
+            ("Delivery", e)
+        } else if n("sl_count") == 1 {
+            ("Stock-Level", each(&["sl_district", "sl_count"], 1))
+        } else {
+            panic!("a transaction of no TPC-C type:\n{all}");
+        };
+        assert!(!t.rolled_back || kind == "New-Order", "{kind} rolled back:\n{all}");
+        for &(name, want) in &expected {
+            assert_eq!(n(name), want, "{kind}: {name}:\n{all}");
+        }
+        let total: usize = expected.iter().map(|(_, c)| c).sum();
+        assert_eq!(
+            t.statements.len(),
+            total,
+            "{kind} sent statements of another profile:\n{all}"
+        );
+        if matches!(kind, "Payment" | "Order-Status") {
+            by_name += n("by_name");
+            chosen += 1;
+        }
+        *seen.entry(kind).or_default() += 1;
+    }
+    eprintln!("logged: {seen:?}, aborted {aborted}, by name {by_name}/{chosen}");
+    assert_eq!(seen.len(), 5, "not every type was logged: {seen:?}");
+    // Clauses 2.5.1.2 and 2.6.1.2: 60% of customers by last name.
+    let share = by_name as f64 / chosen as f64;
+    let sigma = (0.6 * 0.4 / chosen as f64).sqrt();
+    assert!(
+        (share - 0.6).abs() < (4.5 * sigma).max(0.05),
+        "{by_name} of {chosen} customers chosen by last name"
+    );
+}
+
 #[test]
 fn prepare_check_runs_mix_and_ratios() {
     let _turn = serial();
@@ -181,6 +371,14 @@ fn prepare_check_runs_mix_and_ratios() {
     }
     let rollbacks = r["rollbacks"].as_f64().unwrap();
     assert!(rollbacks <= counts[0] * 0.04, "{rollbacks} of {}", counts[0]);
+    let failed = r["retries"].as_f64().unwrap()
+        + r["errors"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_f64().unwrap())
+            .sum::<f64>();
+    assert_transaction_profiles(&general, failed);
 
     // Ratios in the data the max-mode run wrote (its order lines have o_id > 3000; run payments
     // are never exactly the load's 10.00).
