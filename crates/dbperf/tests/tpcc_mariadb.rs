@@ -350,6 +350,8 @@ fn prepare_check_runs_mix_and_ratios() {
         assert!((share(&counts, i) - want).abs() < 0.05, "type {i}: {counts:?}");
     }
     assert!(r["notpm"].as_f64().unwrap() > 0.0 && r["tpmc"].is_null());
+    let judged = if total >= 400.0 { "holds" } else { "too_short" };
+    assert_eq!(r["mix"], judged, "{r}");
 
     // The server's view: one statement that only each transaction type sends.
     let general = std::fs::read_to_string(&log).unwrap();

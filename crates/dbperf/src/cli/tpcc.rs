@@ -500,7 +500,7 @@ fn run_benchmark<S: Session + 'static>(
     let m = measure::measure(spec, workload, argv)?;
     measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
     let tpmc_valid = plan.mode == Mode::Spec && a.wait_scale == 1.0;
-    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, tpmc_valid);
+    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, tpmc_valid);
     m.dir.write_json("tpcc.json", &result)?;
     println!();
     print!("{}", tpcc_report::final_text(&result));
