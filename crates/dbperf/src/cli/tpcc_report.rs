@@ -48,6 +48,9 @@ fn judge_mix(types: &BTreeMap<&'static str, TypeResult>, terminals: usize) -> Mi
     }
 }
 
+/// The shortest measurement interval TPC-C (revision 5.0 on) accepts for a tpmC: 2 hours.
+const MIN_MEASUREMENT_S: f64 = 7200.0;
+
 /// Short labels for the live line.
 const SHORT: [&str; 5] = ["NO", "P", "OS", "D", "SL"];
 
@@ -198,8 +201,13 @@ pub fn final_text(r: &TpccResult) -> String {
         Some(tpmc) => {
             let _ = writeln!(
                 s,
-                "  tpmC:  {tpmc:.1}  ({:.1}% of the 12.86 per warehouse ceiling)",
-                100.0 * tpmc / (12.86 * r.warehouses as f64)
+                "  tpmC:  {tpmc:.1}  ({:.1}% of the 12.86 per warehouse ceiling){}",
+                100.0 * tpmc / (12.86 * r.warehouses as f64),
+                if r.measured_s < MIN_MEASUREMENT_S {
+                    "; measured for less than the 2 hours TPC-C 5.x requires"
+                } else {
+                    ""
+                }
             );
         }
         None => {
@@ -293,6 +301,28 @@ mod tests {
                 (name, t)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_tpmc_says_when_its_measurement_was_too_short() {
+        let result = |measured_s| TpccResult {
+            warehouses: 1,
+            measured_s,
+            notpm: 12.0,
+            tpmc: Some(12.0),
+            tpm_total: 26.7,
+            types: types([450, 430, 40, 40, 40]),
+            rollbacks: 4,
+            retries: 0,
+            errors: BTreeMap::new(),
+            mix: Mix::Holds,
+            response_times_ok: true,
+            delivery: "inline",
+        };
+        let short = final_text(&result(600.0));
+        assert!(short.contains("tpmC:  12.0  (93.3% of the 12.86"), "{short}");
+        assert!(short.contains("less than the 2 hours"), "{short}");
+        assert!(!final_text(&result(7200.0)).contains("2 hours"));
     }
 
     #[test]
