@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -181,7 +181,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             o.tables, cfg.connections
         );
     }
-    let bar = progress_bar(cfg.progress && total_rows > 0, total_rows, "rows");
+    let bar = crate::workloads::load_progress(cfg.progress && total_rows > 0, total_rows, "rows", false);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     // Chunks still to load per table; whoever loads a table's last chunk builds its index,
@@ -486,18 +486,6 @@ pub async fn cleanup(target: &Target, tables: u32) -> Result<(), PrepareError> {
             .map_err(doing(format!("dropping sbtest{t}")))?;
     }
     Ok(())
-}
-
-fn progress_bar(enabled: bool, total: u64, unit: &str) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    let template =
-        format!("{{elapsed_precise}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit} ({{per_sec}}, ETA {{eta}})");
-    bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
 
 #[cfg(test)]

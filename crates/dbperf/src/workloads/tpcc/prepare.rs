@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use super::load::{Batch, InsertShape, LoadParams, OrderPlan, RowGen, Table, ITEMS, ROWS_PER_WAREHOUSE};
 use super::rand::NuConstants;
@@ -207,7 +207,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         now,
     });
     let started = Instant::now();
-    let bar = progress_bar(cfg.progress && total > 0, total);
+    let bar = crate::workloads::load_progress(cfg.progress && total > 0, total, "rows", true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let rows = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -473,15 +473,4 @@ pub async fn cleanup(target: &Target, schema: &Schema) -> Result<(), PrepareErro
             .map_err(doing(format!("dropping {t}")))?;
     }
     Ok(())
-}
-
-fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    let template = "{elapsed_precise} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, ETA {eta})";
-    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }

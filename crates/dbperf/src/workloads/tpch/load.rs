@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use super::schema::Dialect;
 use super::table::{RowEnd, Table};
@@ -118,7 +118,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         units.len(),
         cfg.connections
     );
-    let bar = progress_bar(cfg.progress, total);
+    let bar = crate::workloads::load_progress(cfg.progress, total, "rows", true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -297,15 +297,4 @@ pub async fn cleanup(target: &Target, dialect: Dialect) -> Result<(), TpchError>
             .map_err(doing(format!("dropping {}", t.name())))?;
     }
     Ok(())
-}
-
-fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    let template = "{elapsed_precise} [{bar:40}] {human_pos}/~{human_len} rows ({per_sec}, ETA {eta})";
-    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
