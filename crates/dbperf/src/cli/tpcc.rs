@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
+use indicatif::HumanCount;
 
 use super::client_impl::{self, Client};
 use super::measure::{self, MeasureSpec};
@@ -296,11 +297,11 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
             let r = rt.block_on(prepare::prepare(&cfg))?;
             let secs = r.load.as_secs_f64();
             println!(
-                "Loaded {} unit(s), {} rows in {:.1} s ({:.0} rows/s, {}){}; indexes{} took {:.1} s",
+                "Loaded {} unit(s), {} rows in {:.1} s ({} rows/s, {}){}; indexes{} took {:.1} s",
                 r.units_loaded,
-                r.rows,
+                HumanCount(r.rows),
                 secs,
-                r.rows as f64 / secs.max(1e-9),
+                HumanCount((r.rows as f64 / secs.max(1e-9)) as u64),
                 r.method,
                 r.resumed_from
                     .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),

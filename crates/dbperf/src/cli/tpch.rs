@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use indicatif::HumanCount;
 
 use super::args::TargetArgs;
 
@@ -238,11 +239,11 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         .with_context(|| format!("loading TPC-H SF {} into {}", cfg.sf, cfg.target.endpoint()))?;
     let secs = r.load.as_secs_f64();
     println!(
-        "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({:.0} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
-        r.rows,
+        "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
+        HumanCount(r.rows),
         r.bytes as f64 / 1e6,
         secs,
-        r.rows as f64 / secs.max(1e-9),
+        HumanCount((r.rows as f64 / secs.max(1e-9)) as u64),
         r.bytes as f64 / 1e6 / secs.max(1e-9),
         threads,
         r.index.as_secs_f64(),
