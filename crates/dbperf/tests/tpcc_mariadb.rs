@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use dbperf::server::testing::TempSandbox;
 
 mod common;
+#[path = "support/tpcc_checks.rs"]
+mod tpcc_checks;
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
 /// The tests take turns: each loads a few hundred thousand rows, and on a 2-core box three
@@ -62,14 +64,7 @@ fn stdout(o: &Output) -> String {
 fn assert_check_passes(sb: &TempSandbox, warehouses: &str) -> String {
     let out = run_ok(&mut tpcc(sb, &["check", "--warehouses", warehouses, "--threads", "2"]));
     let text = stdout(&out);
-    for n in 1..=12 {
-        let clause = format!("3.3.2.{n} ");
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(&clause))
-            .unwrap_or_else(|| panic!("{clause}: {text}"));
-        assert!(line.contains("PASS") || (n == 11 && line.contains("SKIP")), "{line}");
-    }
+    tpcc_checks::assert_conditions_pass(&text, true);
     text
 }
 
@@ -286,10 +281,7 @@ fn prepare_check_runs_mix_and_ratios() {
         .contains("KEY `customer_name` (`c_w_id`,`c_d_id`,`c_last`,`c_first`)"));
     // Right after the load every condition holds, 3.3.2.11 included.
     let text = assert_check_passes(&sb, "2");
-    assert!(
-        text.lines().any(|l| l.starts_with("3.3.2.11 ") && l.contains("PASS")),
-        "{text}"
-    );
+    assert!(tpcc_checks::condition_line(&text, 11).contains("PASS"), "{text}");
 
     // Max mode, with the statements of every transaction in the general log.
     let log = tmp.path().join("general.log");
@@ -523,21 +515,14 @@ fn a_tpcc_mysql_database_runs_and_checks() {
     run_ok(&mut with_schema(&["prepare"]));
     assert_eq!(num(&sb, "SELECT COUNT(*) FROM new_orders"), 9_000.0);
     root_sql(&sb, "DROP TABLE dbperf_tpcc_meta, dbperf_tpcc_loaded");
-    let clause_11 = |text: &str| {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("3.3.2.11 "))
-            .unwrap_or_else(|| panic!("{text}"));
-        line.to_string()
-    };
     let text = stdout(&run_ok(&mut with_schema(&["check"])));
     assert!(text.contains("All conditions hold"), "{text}");
-    assert!(clause_11(&text).contains("PASS"), "{text}");
+    assert!(tpcc_checks::condition_line(&text, 11).contains("PASS"), "{text}");
 
     let mut run = with_schema(&["run", "--threads", "2", "--time", "4", "--check"]);
     let text = stdout(&run_ok(run.arg("--results-dir").arg(tmp.path())));
     assert!(text.contains("All conditions hold"), "{text}");
-    let line = clause_11(&text);
+    let line = tpcc_checks::condition_line(&text, 11);
     assert!(
         line.contains("SKIP") && line.contains("dbperf did not load this database"),
         "{line}"

@@ -23,16 +23,16 @@ pub enum LoadMethod {
     Bulk,
 }
 
-/// A loader's progress bar on stderr: elapsed, bar, done/total `unit`s (`~` before the total
-/// when it is an estimate), whole `unit`s per second and the ETA; hidden when not `enabled`.
-pub fn load_progress(enabled: bool, total: u64, unit: &str, estimate: bool) -> ProgressBar {
+/// A loader's progress bar on stderr: elapsed, bar, rows done/total (`~` before the total
+/// when it is an estimate), whole rows per second and the ETA; hidden when not `enabled`.
+pub fn load_progress(enabled: bool, total: u64, estimate: bool) -> ProgressBar {
     if !enabled {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
     let about = if estimate { "~" } else { "" };
     let template =
-        format!("{{elapsed_precise}} [{{bar:40}}] {{human_pos}}/{about}{{human_len}} {unit} ({{rate}}/s, ETA {{eta}})");
+        format!("{{elapsed_precise}} [{{bar:40}}] {{human_pos}}/{about}{{human_len}} rows ({{rate}}/s, ETA {{eta}})");
     let style = ProgressStyle::with_template(&template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {

@@ -181,7 +181,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             o.tables, cfg.connections
         );
     }
-    let bar = crate::workloads::load_progress(cfg.progress && total_rows > 0, total_rows, "rows", false);
+    let bar = crate::workloads::load_progress(cfg.progress && total_rows > 0, total_rows, false);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     // Chunks still to load per table; whoever loads a table's last chunk builds its index,

@@ -207,7 +207,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         now,
     });
     let started = Instant::now();
-    let bar = crate::workloads::load_progress(cfg.progress && total > 0, total, "rows", true);
+    let bar = crate::workloads::load_progress(cfg.progress && total > 0, total, true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let rows = Arc::new(std::sync::atomic::AtomicU64::new(0));

@@ -118,7 +118,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         units.len(),
         cfg.connections
     );
-    let bar = crate::workloads::load_progress(cfg.progress, total, "rows", true);
+    let bar = crate::workloads::load_progress(cfg.progress, total, true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
