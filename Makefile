@@ -22,6 +22,7 @@ deps:
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1 || missing="$$missing libjemalloc2"; \
+	command -v setfacl >/dev/null 2>&1 || missing="$$missing acl"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \

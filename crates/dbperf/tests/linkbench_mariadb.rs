@@ -31,8 +31,8 @@ fn sandbox() -> TempSandbox {
 
 fn sql(sb: &TempSandbox, q: &str) -> String {
     let out = Command::new("mariadb")
-        .args(["--no-defaults", "-uroot", "-N", "-B", "-S"])
-        .arg(sb.socket())
+        .arg(format!("--defaults-file={}", sb.admin_cnf().display()))
+        .args(["-N", "-B"])
         .args(["-D", "sbtest", "-e", q])
         .output()
         .expect("mariadb client");

@@ -13,8 +13,8 @@ use common::{dbperf, only_run_dir, read_json, run_ok, sandbox, wait_for_interval
 /// Runs SQL as root over the sandbox socket and returns tab-separated rows.
 fn root_sql(sb: &TempSandbox, sql: &str) -> String {
     let out = Command::new("mariadb")
-        .args(["--no-defaults", "-uroot", "-N", "-B", "-S"])
-        .arg(sb.socket())
+        .arg(format!("--defaults-file={}", sb.admin_cnf().display()))
+        .args(["-N", "-B"])
         .args(["-e", sql])
         .output()
         .expect("mariadb client");
@@ -437,8 +437,7 @@ fn lost_connections_reconnect_and_are_counted() {
     let ids = root_sql(&sb, "SELECT id FROM information_schema.processlist WHERE user='sb'");
     for id in ids.split_whitespace() {
         let _ = Command::new("mariadb")
-            .args(["--no-defaults", "-uroot", "-S"])
-            .arg(sb.socket())
+            .arg(format!("--defaults-file={}", sb.admin_cnf().display()))
             .args(["-e", &format!("KILL {id}")])
             .output();
     }

@@ -34,8 +34,8 @@ fn root_sql(sb: &TempSandbox, sql: &str) -> String {
 /// Runs SQL as root in `sbtest`: its output, or the client's error.
 fn try_sql(sb: &TempSandbox, sql: &str) -> Result<String, String> {
     let out = Command::new("mariadb")
-        .args(["--no-defaults", "-uroot", "-N", "-B", "-S"])
-        .arg(sb.socket())
+        .arg(format!("--defaults-file={}", sb.admin_cnf().display()))
+        .args(["-N", "-B"])
         .args(["-D", "sbtest", "-e", sql])
         .output()
         .expect("mariadb client");

@@ -9,8 +9,8 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use crate::server::{
-    lookup, InstallOutcome, RunState, SandboxHome, ServerSpec, Setting, StartRequest, StopOutcome, BENCH_DATABASE,
-    BENCH_USER, CATALOG,
+    lookup, InstallOutcome, RunState, SandboxHome, ServerKind, ServerSpec, Setting, StartRequest, StopOutcome,
+    BENCH_DATABASE, BENCH_USER, CATALOG,
 };
 
 /// Sandboxed database servers under $DBPERF_HOME (default ~/.dbperf).
@@ -197,6 +197,17 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
     println!("  datadir  {}", r.datadir.display());
     println!("  config   {}", r.my_cnf.display());
     println!("  log      {}", r.error_log.display());
+    match r.kind {
+        ServerKind::Postgres => println!(
+            "  admin    psql -h {} -p {} -U postgres (over the owner-only socket)",
+            r.socket.display(),
+            r.port.unwrap_or(crate::server::SOCKET_ONLY_PORT)
+        ),
+        ServerKind::Mariadb | ServerKind::Mysql => println!(
+            "  admin    mariadb --defaults-file={} (root's generated password; the file is 0600)",
+            r.my_cnf.with_file_name("admin.cnf").display()
+        ),
+    }
     println!("  user {BENCH_USER}, database {BENCH_DATABASE}; use one of:");
     if let Some(url) = r.tcp_url() {
         println!("  --target {url}");

@@ -217,6 +217,9 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
         stop_quietly(&home, &sandbox);
         spent_estimate += plan.group_overhead_estimate(group);
         restore_datadir(&golden, &home.datadir(&sandbox))?;
+        if admin_login_of(&golden).is_file() {
+            home.restore_admin_login(&sandbox, &admin_login_of(&golden))?;
+        }
         let mut settings: Vec<(String, String)> = server.settings.clone();
         settings.extend(variant.settings.iter().cloned());
         let report = start_server(&home, &sandbox, server, &settings, pinning.server_cpus.as_ref())?;
@@ -450,6 +453,10 @@ fn prepare_data_set(
         std::fs::remove_dir_all(golden).with_context(|| format!("removing {}", golden.display()))?;
     }
     copy_tree(&datadir, golden)?;
+    // The copy's root password is this sandbox's: keep the login beside it.
+    let login = admin_login_of(golden);
+    let _ = std::fs::remove_file(&login);
+    home.save_admin_login(sandbox, &login)?;
     std::fs::write(
         golden.join(READY_MARK),
         format!("{}\n", chrono::Utc::now().to_rfc3339()),
@@ -482,6 +489,13 @@ fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) ->
         bail!("prewarm failed ({status}); see {}", log.display());
     }
     Ok(())
+}
+
+/// Where the admin login (root's generated password) that goes with a kept datadir is.
+fn admin_login_of(golden: &Path) -> PathBuf {
+    let mut name = golden.file_name().unwrap_or_default().to_owned();
+    name.push(".admin.cnf");
+    golden.with_file_name(name)
 }
 
 /// Replaces `datadir` with a copy of `golden` (without the marker file).

@@ -35,7 +35,17 @@ const RESERVED: &[(&str, &str)] = &[
     ("port", "use --port"),
     ("bind_address", "sandboxes listen on 127.0.0.1 only"),
     ("skip_networking", "use --socket-only"),
-    ("user", "the server runs as the invoking user"),
+    (
+        "user",
+        "the server runs as the invoking user, or as the unprivileged account dbperf-sandbox when dbperf is root",
+    ),
+    (
+        "secure_file_priv",
+        "the server reads and writes files only in $DBPERF_HOME/servers/NAME/files",
+    ),
+    ("skip_grant_tables", "a sandbox always checks passwords"),
+    ("named_pipe", "sandboxes listen on 127.0.0.1 and their owner-only socket only"),
+    ("shared_memory", "sandboxes listen on 127.0.0.1 and their owner-only socket only"),
     ("basedir", "each catalog server has its own, $DBPERF_HOME/dist/ID/base"),
     // PostgreSQL's layout parameters.
     ("data_directory", "each sandbox has its own, $DBPERF_HOME/servers/NAME/data"),
@@ -77,8 +87,7 @@ impl Setting {
         if value.chars().any(|c| c.is_control() || c == '"') {
             return Err(invalid("the value contains a control character or a double quote"));
         }
-        let normalized = normalize(key);
-        if let Some((_, hint)) = RESERVED.iter().find(|(k, _)| *k == normalized) {
+        if let Some(hint) = reserved(key) {
             return Err(ServerError::ReservedSetting {
                 key: key.to_owned(),
                 hint,
@@ -111,6 +120,30 @@ impl std::fmt::Display for Setting {
 
 fn normalize(key: &str) -> String {
     key.to_ascii_lowercase().replace('-', "_")
+}
+
+/// Prefixes the servers' option parser takes in front of an option name: `loose-` (ignore it
+/// if unknown), `maximum-` (a session variable's ceiling) and the boolean forms.
+const OPTION_PREFIXES: &[&str] = &["loose_", "maximum_", "skip_", "disable_", "enable_"];
+
+/// The hint of the reserved key that `key` names, however it is spelled: any case, `-` or
+/// `_`, behind any chain of [`OPTION_PREFIXES`] (`loose-bind-address`, `LOOSE_PORT`,
+/// `disable-skip-networking`), or abbreviated (MariaDB's and MySQL's option parser take an
+/// unambiguous prefix of a name: `--bind=...` is `--bind-address`).
+fn reserved(key: &str) -> Option<&'static str> {
+    let mut name = normalize(key);
+    loop {
+        if let Some((_, hint)) = RESERVED
+            .iter()
+            .find(|(k, _)| *k == name || (name.len() >= 3 && k.starts_with(name.as_str())))
+        {
+            return Some(hint);
+        }
+        match OPTION_PREFIXES.iter().find_map(|p| name.strip_prefix(p)) {
+            Some(rest) => name = rest.to_owned(),
+            None => return None,
+        }
+    }
 }
 
 /// How clients reach the server.
@@ -197,6 +230,8 @@ pub struct Config {
     pub log_error: PathBuf,
     /// Private, because a starting server deletes every `#sql*` file in its tmpdir.
     pub tmpdir: PathBuf,
+    /// `secure_file_priv`: the one directory server-side file reads and writes may use.
+    pub files: PathBuf,
     pub network: Network,
     pub profile: Profile,
     /// User overrides, in command-line order; a later item wins over an earlier one.
@@ -216,7 +251,7 @@ pub fn render_my_cnf(config: &Config) -> String {
         "# Rendered by dbperf for sandbox {:?}; rewritten by every `dbperf server start`.\n\
          [{}]\n\
          # sandbox layout (managed by dbperf)\n\
-         datadir={}\ntmpdir={}\nsocket={}\npid-file={}\nlog-error={}",
+         datadir={}\ntmpdir={}\nsocket={}\npid-file={}\nlog-error={}\nsecure-file-priv={}",
         config.name,
         config.server.server_program(),
         path(&config.datadir),
@@ -224,6 +259,7 @@ pub fn render_my_cnf(config: &Config) -> String {
         path(&config.socket),
         path(&config.pid_file),
         path(&config.log_error),
+        path(&config.files),
     );
     if let Some(basedir) = &config.basedir {
         let _ = writeln!(out, "basedir={}", path(basedir));
@@ -273,8 +309,9 @@ pub fn render_my_cnf(config: &Config) -> String {
     }
     let _ = writeln!(
         out,
-        "\n# `mariadb --defaults-file=THIS_FILE` connects as root over the socket\n\
-         [client]\nsocket={}\nuser=root",
+        "\n# `mariadb --defaults-file=THIS_FILE -u sb -p` connects over the socket; root logs in\n\
+         # with the sandbox's admin.cnf (`mariadb --defaults-file=admin.cnf`)\n\
+         [client]\nsocket={}",
         path(&config.socket)
     );
     out
@@ -326,6 +363,7 @@ mod tests {
             pid_file: "/h/servers/t/mysqld.pid".into(),
             log_error: "/h/servers/t/error.log".into(),
             tmpdir: "/h/servers/t/tmp".into(),
+            files: "/h/servers/t/files".into(),
             network,
             profile: Profile::Benchmark,
             settings: settings.iter().map(|s| Setting::parse(s).unwrap()).collect(),
@@ -366,6 +404,52 @@ mod tests {
         assert!(err.contains("use --port"), "{err}");
     }
 
+    /// Every spelling the server's option parser maps onto a reserved key is refused.
+    #[test]
+    fn reserved_keys_are_refused_in_every_spelling() {
+        for item in [
+            "loose-bind-address=127.0.0.2",
+            "loose_bind_address=127.0.0.2",
+            "LOOSE-BIND-ADDRESS=127.0.0.2",
+            "maximum-port=1",
+            "loose-port=3306",
+            "skip-networking=0",
+            "disable-skip-networking=1",
+            "loose-skip-networking=0",
+            "enable-skip-networking",
+            "socket=/tmp/x.sock",
+            "loose-socket=/tmp/x.sock",
+            "bind=0.0.0.0",
+            "loose-bind-addr=0.0.0.0",
+            "secure-file-priv=/tmp",
+            "loose_secure_file_priv=/",
+            "skip-grant-tables=1",
+            "loose-skip-grant-tables",
+            "User=root",
+            "loose-datadir=/var/lib/mysql",
+            "listen_addresses=*",
+        ] {
+            let item = if item.contains('=') {
+                item.to_owned()
+            } else {
+                format!("{item}=1")
+            };
+            assert!(
+                matches!(Setting::parse(&item), Err(ServerError::ReservedSetting { .. })),
+                "{item} was accepted"
+            );
+        }
+        for ok in [
+            "skip-name-resolve=ON",
+            "port-open-timeout=5",
+            "loose-innodb-io-capacity=2000",
+            "enable_seqscan=off",
+            "log_bin=ON",
+        ] {
+            assert!(Setting::parse(ok).is_ok(), "{ok} was refused");
+        }
+    }
+
     #[test]
     fn renders_layout_defaults_and_overrides() {
         let cnf = render_my_cnf(&config(
@@ -381,6 +465,7 @@ mod tests {
                 "socket=/h/servers/t/mysqld.sock",
                 "pid-file=/h/servers/t/mysqld.pid",
                 "log-error=/h/servers/t/error.log",
+                "secure-file-priv=/h/servers/t/files",
                 "bind-address=127.0.0.1",
                 "port=41234",
                 "skip-name-resolve=ON",
@@ -393,7 +478,8 @@ mod tests {
                 "log_bin=ON",
             ]
         );
-        assert!(cnf.contains("[client]\nsocket=/h/servers/t/mysqld.sock\nuser=root"));
+        assert!(cnf.contains("[client]\nsocket=/h/servers/t/mysqld.sock\n"));
+        assert!(!cnf.contains("user=root"), "my.cnf gives nobody a root login");
     }
 
     #[test]

@@ -1,18 +1,31 @@
-//! The server programs as dbperf drives them, for every flavor: initializing a datadir
-//! (`mariadb-install-db`, or `mysqld --initialize-insecure`), spawning the server detached,
-//! waiting until it answers `SELECT 1` on its socket, and running admin SQL as root over that
-//! socket. Where the programs are is [`Binaries`] (found by `dist.rs`).
+//! The server programs as dbperf drives them, for the MySQL family: initializing a datadir
+//! (`mariadb-install-db`, or `mysqld --initialize-insecure`), spawning the server detached
+//! (as the sandbox's server account when dbperf is root, never as root), waiting until it
+//! answers on its socket, locking the admin account down, and running admin SQL as root
+//! over that socket. Where the programs are is [`Binaries`] (found by `dist.rs`).
+//!
+//! The admin account: a fresh datadir has `root@localhost` (and on MariaDB more root and
+//! anonymous accounts) without a password. The first start gives `root@localhost` a generated
+//! password, kept only in the sandbox's `admin.cnf` (mode 0600, a `[client]` file:
+//! `mariadb --defaults-file=admin.cnf`), and drops every other root, anonymous and `mysql`
+//! account, so that no local user can log in as an administrator over TCP. The benchmark
+//! account `sb` gets every privilege except FILE, SHUTDOWN and CREATE USER.
 //!
 //! Admin SQL goes through Debian's `mariadb` client for every flavor (it logs in to MySQL 8
 //! with mysql_native_password) rather than a driver, so that this code is synchronous and safe
-//! to call from inside a tokio runtime (for example a `#[tokio::test]`).
+//! to call from inside a tokio runtime (for example a `#[tokio::test]`). The SQL goes in on
+//! the client's standard input, never its command line, so a password in it stays out of the
+//! process list.
 
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use super::account::ServerAccount;
 use super::process::{self, tail};
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
@@ -32,11 +45,20 @@ pub(crate) struct Binaries {
     pub client: PathBuf,
     /// `--basedir` of a server unpacked under `$DBPERF_HOME/dist`; `None` for system packages.
     pub basedir: Option<PathBuf>,
+    /// The account the server programs run as; `None` runs them as the invoking user (who
+    /// is not root).
+    pub run_as: Option<ServerAccount>,
 }
 
-pub(crate) fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+impl Binaries {
+    /// A command for one of the server programs, as the server account when there is one.
+    pub(crate) fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        if let Some(account) = &self.run_as {
+            account.apply(&mut cmd);
+        }
+        cmd
+    }
 }
 
 /// Initializes `datadir` (which must not exist yet) with the flavor's tool; output goes to `log`.
@@ -49,7 +71,7 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;
     let mut cmd = match &bins.install_db {
         Some(install_db) => {
-            let mut cmd = Command::new(install_db);
+            let mut cmd = bins.command(install_db);
             cmd.arg("--no-defaults");
             if let Some(basedir) = &bins.basedir {
                 cmd.arg(format!("--basedir={}", basedir.display()));
@@ -59,8 +81,9 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
             cmd
         }
         None => {
-            // MySQL: root@localhost with an empty password, on the plugin our clients speak.
-            let mut cmd = Command::new(&bins.server);
+            // MySQL: root@localhost with an empty password (locked down by `secure_admin` on
+            // the first start), on the plugin our clients speak.
+            let mut cmd = bins.command(&bins.server);
             cmd.arg("--no-defaults").arg("--initialize-insecure");
             if let Some(basedir) = &bins.basedir {
                 cmd.arg(format!("--basedir={}", basedir.display()));
@@ -71,9 +94,6 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
     };
     cmd.arg(format!("--datadir={}", datadir.display()))
         .arg(format!("--tmpdir={}", tmpdir.display()));
-    if is_root() {
-        cmd.arg("--user=root");
-    }
     let program = bins.install_db.as_ref().unwrap_or(&bins.server);
     let status = cmd
         .stdin(Stdio::null())
@@ -143,12 +163,9 @@ pub(crate) fn spawn_server(
     error_log: &Path,
     launch: &Launch,
 ) -> Result<Child, ServerError> {
-    let mut cmd = Command::new(&bins.server);
+    let mut cmd = bins.command(&bins.server);
     // --defaults-file must be the first argument.
     cmd.arg(format!("--defaults-file={}", my_cnf.display()));
-    if is_root() {
-        cmd.arg("--user=root");
-    }
     process::spawn_detached(cmd, error_log, launch, |e| {
         ServerError::io("cannot start", &bins.server, e)
     })
@@ -164,8 +181,9 @@ pub(crate) struct Pending<'a> {
     pub timeout: Duration,
 }
 
-/// Waits until the server accepts a socket connection and answers `SELECT 1` as root.
-pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>) -> Result<(), ServerError> {
+/// Waits until the server accepts a socket connection and answers a login as root (with
+/// the sandbox's admin password, or refusing it: either way the server is up).
+pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>, admin: &Path) -> Result<(), ServerError> {
     let started = Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -176,8 +194,12 @@ pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>) ->
                 log_tail: tail(p.error_log, p.log_offset, LOG_TAIL_LINES),
             });
         }
-        if UnixStream::connect(p.socket).is_ok() && admin_sql(bins, p.socket, "SELECT 1").is_ok() {
-            return Ok(());
+        if UnixStream::connect(p.socket).is_ok() {
+            match admin_sql_as(bins, p.socket, Login::for_file(admin), "SELECT 1") {
+                Ok(_) => return Ok(()),
+                Err(e) if access_denied(&e) => return Ok(()),
+                Err(_) => {}
+            }
         }
         if started.elapsed() >= p.timeout {
             return Err(ServerError::StartTimeout {
@@ -193,17 +215,132 @@ pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>) ->
     }
 }
 
+/// How the admin client logs in as root.
+#[derive(Clone, Copy)]
+enum Login<'a> {
+    /// With the `[client]` file holding the generated password.
+    File(&'a Path),
+    /// Without a password (a datadir that was never locked down).
+    NoPassword,
+}
+
+impl<'a> Login<'a> {
+    fn for_file(path: &'a Path) -> Login<'a> {
+        if path.is_file() {
+            Login::File(path)
+        } else {
+            Login::NoPassword
+        }
+    }
+}
+
+/// True if the client's error says the login was refused (1045, or 1698 for a socket
+/// account): the server is up and checks passwords.
+fn access_denied(stderr: &str) -> bool {
+    stderr.contains("1045") || stderr.contains("1698")
+}
+
+/// Length of the generated admin password (alphanumeric: about 143 bits).
+const ADMIN_PASSWORD_LEN: usize = 24;
+
+/// Lists, as `DROP USER` statements, every root account but `root@localhost`, every
+/// anonymous account and MariaDB's `mysql@localhost`.
+const LIST_EXTRA_ADMINS: &str = "SELECT CONCAT('DROP USER ''', User, '''@''', Host, ''';') FROM mysql.user \
+     WHERE User IN ('root', '', 'mysql') AND NOT (User = 'root' AND Host = 'localhost')";
+
+/// Gives `root@localhost` a generated password kept in `admin` (0600), unless the file's
+/// password already works, and drops every other root, anonymous and `mysql` account.
+pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Result<(), ServerError> {
+    let fail = |stderr: String| ServerError::AdminSql {
+        action: "locking the admin account down",
+        socket: socket.to_owned(),
+        stderr,
+    };
+    let works = admin.is_file() && admin_sql_as(bins, socket, Login::File(admin), "SELECT 1").is_ok();
+    if !works {
+        // Root must still have no password: a sandbox whose password is lost stays locked.
+        admin_sql_as(bins, socket, Login::NoPassword, "SELECT 1").map_err(|e| {
+            fail(format!(
+                "root logs in neither with the password in {} nor without one ({e}); the admin \
+                 password of this sandbox is lost: remove the sandbox directory and start it again",
+                admin.display()
+            ))
+        })?;
+        let password = generate_password();
+        write_admin_file(admin, socket, &password)?;
+        let identified = match bins.flavor {
+            super::ServerKind::Mysql => "IDENTIFIED WITH mysql_native_password BY",
+            _ => "IDENTIFIED BY",
+        };
+        admin_sql_as(
+            bins,
+            socket,
+            Login::NoPassword,
+            &format!("ALTER USER 'root'@'localhost' {identified} '{password}'"),
+        )
+        .map_err(fail)?;
+    }
+    let listed = admin_sql_as(bins, socket, Login::File(admin), LIST_EXTRA_ADMINS).map_err(fail)?;
+    if !listed.trim().is_empty() {
+        admin_sql_as(bins, socket, Login::File(admin), &listed).map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn generate_password() -> String {
+    use rand::distr::{Alphanumeric, SampleString};
+    Alphanumeric.sample_string(&mut rand::rng(), ADMIN_PASSWORD_LEN)
+}
+
+/// The password in a `[client]` file written by [`write_admin_file`].
+pub(crate) fn read_admin_password(path: &Path) -> Result<String, ServerError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ServerError::io("cannot read", path, e))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("password="))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            ServerError::io(
+                "no password= line in",
+                path,
+                std::io::Error::from(std::io::ErrorKind::InvalidData),
+            )
+        })
+}
+
+/// Writes the `[client]` file for root (mode 0600 from its creation, replaced atomically).
+pub(crate) fn write_admin_file(path: &Path, socket: &Path, password: &str) -> Result<(), ServerError> {
+    let tmp = path.with_extension("cnf.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let text = format!(
+        "# The sandbox's admin login, written by dbperf: `mariadb --defaults-file=THIS_FILE`.\n\
+         # Keep it private (mode 0600): it holds the root password of this sandbox only.\n\
+         [client]\nuser=root\npassword={password}\nsocket={}\nprotocol=socket\n",
+        socket.display()
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| ServerError::io("cannot create", &tmp, e))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ServerError::io("cannot write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| ServerError::io("cannot replace", path, e))
+}
+
 /// Creates the benchmark account and database (idempotent) and returns the server version.
-pub(crate) fn provision(bins: &Binaries, socket: &Path) -> Result<String, ServerError> {
+pub(crate) fn provision(bins: &Binaries, socket: &Path, admin: &Path) -> Result<String, ServerError> {
     let (u, pw, db) = (BENCH_USER, BENCH_PASSWORD, BENCH_DATABASE);
     let sql = format!(
         "CREATE DATABASE IF NOT EXISTS `{db}`;\
          CREATE USER IF NOT EXISTS '{u}'@'localhost' IDENTIFIED BY '{pw}';\
          CREATE USER IF NOT EXISTS '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';\
          GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost', '{u}'@'127.0.0.1';\
+         REVOKE FILE, SHUTDOWN, CREATE USER ON *.* FROM '{u}'@'localhost', '{u}'@'127.0.0.1';\
          SELECT VERSION();"
     );
-    admin_sql(bins, socket, &sql)
+    admin_sql_as(bins, socket, Login::File(admin), &sql)
         .map(|out| out.trim().to_owned())
         .map_err(|stderr| ServerError::AdminSql {
             action: "creating the benchmark user `sb` and database `sbtest`",
@@ -213,20 +350,27 @@ pub(crate) fn provision(bins: &Binaries, socket: &Path) -> Result<String, Server
 }
 
 /// Runs SQL as root over the socket; returns stdout (batch mode, no column names) or stderr.
-fn admin_sql(bins: &Binaries, socket: &Path, sql: &str) -> Result<String, String> {
-    let out = Command::new(&bins.client)
-        .arg("--no-defaults")
+/// The SQL goes through standard input.
+fn admin_sql_as(bins: &Binaries, socket: &Path, login: Login<'_>, sql: &str) -> Result<String, String> {
+    let mut cmd = Command::new(&bins.client);
+    match login {
+        Login::File(path) => cmd.arg(format!("--defaults-file={}", path.display())),
+        Login::NoPassword => cmd.arg("--no-defaults").arg("--user=root"),
+    };
+    let mut child = cmd
         .arg(format!("--socket={}", socket.display()))
-        .args([
-            "--protocol=socket",
-            "--user=root",
-            "--batch",
-            "--skip-column-names",
-            "--execute",
-            sql,
-        ])
-        .stdin(Stdio::null())
-        .output()
+        .args(["--protocol=socket", "--batch", "--skip-column-names"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", bins.client.display()))?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // A client that dies early closes its end; its stderr says why.
+    let _ = stdin.write_all(sql.as_bytes()).and_then(|()| stdin.write_all(b";\n"));
+    drop(stdin);
+    let out = child
+        .wait_with_output()
         .map_err(|e| format!("cannot run {}: {e}", bins.client.display()))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())

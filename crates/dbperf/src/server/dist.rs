@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::account::{is_root, ServerAccount};
 use super::catalog::{JarLayout, ServerSpec, Source};
-use super::daemon::{is_root, Binaries};
+use super::daemon::Binaries;
 use super::record::ServerKind;
 use super::{SandboxHome, ServerError};
 
@@ -157,12 +158,23 @@ impl SandboxHome {
             ServerKind::Postgres => record.server.clone(),
             ServerKind::Mariadb | ServerKind::Mysql => find_program("mariadb")?,
         };
+        let run_as = ServerAccount::for_invoker()?;
+        if let Some(account) = &run_as {
+            for dir in account.ensure_reachable(&record.server)? {
+                eprintln!(
+                    "note: granted the server account `{}` search permission (x) on {} so it can reach the server programs",
+                    account.name,
+                    dir.display()
+                );
+            }
+        }
         Ok(Binaries {
             flavor: server.flavor,
             server: record.server,
             install_db: record.install_db,
             client,
             basedir: record.basedir,
+            run_as,
         })
     }
 }
@@ -231,11 +243,17 @@ fn skip_debian_main_cluster() {
 }
 
 /// `(package, None)`: checked with dpkg; the runtime needs are libraries and the client.
+/// The packages a server needs at run time, each with a program that shows it is there; as
+/// root also `acl` (`setfacl`), with which the server account is let through to its files.
 fn package_needs(packages: &'static [&'static str]) -> Vec<(&'static str, Option<&'static str>)> {
-    packages
+    let mut needs: Vec<_> = packages
         .iter()
         .map(|p| (*p, (*p == "mariadb-client").then_some("mariadb")))
-        .collect()
+        .collect();
+    if is_root() {
+        needs.push(("acl", Some("setfacl")));
+    }
+    needs
 }
 
 /// A program on $PATH or in the usual sbin/bin directories.

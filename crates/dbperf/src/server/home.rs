@@ -1,13 +1,18 @@
 //! The state directory (`$DBPERF_HOME`, default `~/.dbperf`) and the sandbox operations on it
 //! (installed servers under `dist/` are `dist.rs`).
 //!
-//! Layout of one sandbox, all owned by the invoking user:
+//! Layout of one sandbox. The directory is mode 0700, owned by the account the server runs
+//! as: the invoking user, or when dbperf is root the unprivileged server account
+//! (`account.rs`), which then also owns what the server writes; the files dbperf writes
+//! (`my.cnf`, `state.json`, `admin.cnf`, `.lock`) are the invoking user's.
 //!
 //! ```text
 //! $DBPERF_HOME/servers/NAME/
 //!   data/          datadir, created once (mariadb-install-db or mysqld --initialize-insecure)
 //!   tmp/           tmpdir (private: a starting server deletes `#sql*` files in its tmpdir)
+//!   files/         secure_file_priv: the only place LOAD DATA INFILE / INTO OUTFILE may touch
 //!   my.cnf         rendered by every start from that start's flags
+//!   admin.cnf      root's generated password, mode 0600 (`mariadb --defaults-file=admin.cnf`)
 //!   mysqld.sock  mysqld.pid  error.log  install.log
 //!   state.json     the SandboxRecord: catalog id, version, port, socket, settings
 //!   .lock          flock held while starting or stopping
@@ -18,9 +23,11 @@
 //! directory itself (`unix_socket_directories`); `tmp/` stays empty.
 
 use std::net::{Ipv4Addr, TcpListener};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::account::ServerAccount;
 use super::catalog::{self, ServerSpec};
 use super::config::{render_my_cnf, Config, Network, Profile, Setting};
 use super::daemon::{self, Pending};
@@ -81,7 +88,9 @@ struct Paths {
     dir: PathBuf,
     data: PathBuf,
     tmp: PathBuf,
+    files: PathBuf,
     my_cnf: PathBuf,
+    admin_cnf: PathBuf,
     socket: PathBuf,
     pid_file: PathBuf,
     error_log: PathBuf,
@@ -146,6 +155,35 @@ impl SandboxHome {
         self.paths(name, ServerKind::Mariadb).data
     }
 
+    /// The `[client]` file with which `mariadb --defaults-file=FILE` logs in to sandbox
+    /// `name` as root (mode 0600; it exists once the sandbox has started). PostgreSQL
+    /// sandboxes have none: their superuser logs in over the owner-only socket.
+    pub fn admin_defaults_file(&self, name: &str) -> PathBuf {
+        self.paths(name, ServerKind::Mariadb).admin_cnf
+    }
+
+    /// Keeps sandbox `name`'s admin login at `dest` (0600), to go with a copy of its datadir
+    /// (the root password lives in the datadir's grant tables). Nothing to keep for a
+    /// sandbox without one (PostgreSQL); returns whether a login was kept.
+    pub fn save_admin_login(&self, name: &str, dest: &Path) -> Result<bool, ServerError> {
+        let src = self.admin_defaults_file(name);
+        if !src.is_file() {
+            return Ok(false);
+        }
+        let password = daemon::read_admin_password(&src)?;
+        let socket = self.paths(name, ServerKind::Mariadb).socket;
+        daemon::write_admin_file(dest, &socket, &password)?;
+        Ok(true)
+    }
+
+    /// Gives sandbox `name` the admin login kept by [`SandboxHome::save_admin_login`] with the
+    /// datadir copy it is about to start on.
+    pub fn restore_admin_login(&self, name: &str, src: &Path) -> Result<(), ServerError> {
+        let password = daemon::read_admin_password(src)?;
+        let p = self.paths(name, ServerKind::Mariadb);
+        daemon::write_admin_file(&p.admin_cnf, &p.socket, &password)
+    }
+
     /// Checks `settings` against the option list of `server` (which must be installed), as
     /// `start` does before it creates anything.
     pub fn check_settings(&self, server: &'static ServerSpec, settings: &[Setting]) -> Result<(), ServerError> {
@@ -170,7 +208,9 @@ impl SandboxHome {
         Paths {
             data,
             tmp: dir.join("tmp"),
+            files: dir.join("files"),
             my_cnf,
+            admin_cnf: dir.join("admin.cnf"),
             socket,
             pid_file,
             error_log: dir.join("error.log"),
@@ -211,6 +251,9 @@ impl SandboxHome {
             });
         }
         std::fs::create_dir_all(&p.dir).map_err(|e| ServerError::io("cannot create sandbox directory", &p.dir, e))?;
+        // Owner only: the socket (and PostgreSQL's trust login over it) is the owner's alone.
+        std::fs::set_permissions(&p.dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| ServerError::io("cannot make private", &p.dir, e))?;
         let _lock = SandboxLock::acquire(&req.name, p.lock.clone())?;
 
         let previous = self.load(&req.name)?;
@@ -235,7 +278,12 @@ impl SandboxHome {
             choose_port(req.port, None)?;
         }
 
-        std::fs::create_dir_all(&p.tmp).map_err(|e| ServerError::io("cannot create tmpdir", &p.tmp, e))?;
+        for dir in [&p.tmp, &p.files] {
+            std::fs::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e))?;
+        }
+        if let Some(account) = &bins.run_as {
+            self.hand_over(account, &p)?;
+        }
         if let Some(previous) = previous.as_ref().filter(|r| r.server != req.server.id) {
             return Err(ServerError::OtherServer {
                 name: req.name.clone(),
@@ -282,6 +330,7 @@ impl SandboxHome {
             pid_file: p.pid_file.clone(),
             log_error: p.error_log.clone(),
             tmpdir: p.tmp.clone(),
+            files: p.files.clone(),
             network,
             profile: req.profile,
             settings: req.settings.clone(),
@@ -343,19 +392,29 @@ impl SandboxHome {
         let ready = if postgres {
             postgres::wait_ready(&mut child, pg_port, &pending)
         } else {
-            daemon::wait_ready(&bins, &mut child, &pending)
+            daemon::wait_ready(&bins, &mut child, &pending, &p.admin_cnf)
         };
         if let Err(e) = ready {
             if let (ServerError::StartFailed { .. }, Some(previous)) = (&e, &previous) {
                 // The server exited: keep describing the last start that worked.
                 self.save(previous)?;
             }
+            stop_failed_start(&req.name, &mut child, &p);
             return Err(e);
         }
-        record.version = if postgres {
-            postgres::provision(&p.socket, pg_port)?
+        let provisioned = if postgres {
+            postgres::provision(&p.socket, pg_port)
         } else {
-            daemon::provision(&bins, &p.socket)?
+            daemon::secure_admin(&bins, &p.socket, &p.admin_cnf)
+                .and_then(|()| daemon::provision(&bins, &p.socket, &p.admin_cnf))
+        };
+        record.version = match provisioned {
+            Ok(version) => version,
+            Err(e) => {
+                // A start that fails stops what it started.
+                stop_failed_start(&req.name, &mut child, &p);
+                return Err(e);
+            }
         };
         self.save(&record)?;
         Ok(StartReport {
@@ -449,6 +508,31 @@ impl SandboxHome {
         }
     }
 
+    /// Gives the sandbox directory and what the server writes in it to the server account
+    /// (the log files are created first, so the server can append to them).
+    fn hand_over(&self, account: &ServerAccount, p: &Paths) -> Result<(), ServerError> {
+        for granted in account.ensure_reachable(&p.dir)? {
+            eprintln!(
+                "note: granted the server account `{}` search permission (x) on {} so it can reach the sandbox",
+                account.name,
+                granted.display()
+            );
+        }
+        for log in [&p.error_log, &p.install_log] {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .map_err(|e| ServerError::io("cannot create", log, e))?;
+        }
+        for path in [&p.dir, &p.tmp, &p.files, &p.error_log, &p.install_log] {
+            std::os::unix::fs::lchown(path, Some(account.uid), Some(account.gid))
+                .map_err(|e| ServerError::io("cannot hand over to the server account", path, e))?;
+        }
+        // A datadir copied in by `lab run` or left by an older dbperf is root's.
+        account.chown_tree(&p.data)
+    }
+
     fn names(&self) -> Result<Vec<String>, ServerError> {
         let dir = self.root.join("servers");
         let entries = match std::fs::read_dir(&dir) {
@@ -483,6 +567,24 @@ impl SandboxHome {
         write(&tmp, &json)?;
         std::fs::rename(&tmp, &path).map_err(|e| ServerError::io("cannot replace", path, e))
     }
+}
+
+/// Stops a server whose start failed after it was spawned (SIGTERM, then SIGKILL after
+/// 10 s), so a failed `server start` leaves nothing running.
+fn stop_failed_start(name: &str, child: &mut std::process::Child, p: &Paths) {
+    let pid = child.id() as i32;
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = process::send_signal(name, pid, libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if matches!(child.try_wait(), Ok(None)) {
+            let _ = process::send_signal(name, pid, libc::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+    let _ = remove_if_exists(&p.pid_file);
 }
 
 fn live_pid(p: &Paths) -> Option<i32> {

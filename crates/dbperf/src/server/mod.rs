@@ -20,13 +20,17 @@
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
 //! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
 //! | `process.rs` | pid files, liveness, signals, the per-sandbox lock |
+//! | `account.rs` | the OS account servers run as when dbperf is root, ACL search grants |
 //! | `testing.rs` | [`testing::TempSandbox`], a throwaway server for integration tests |
 //!
-//! The server runs as the invoking user, with its files owned by that user. When that user is
-//! root, `--user=root` is passed (mariadbd and mysqld refuse to run as root otherwise), and
-//! PostgreSQL, which refuses root outright, runs in a user namespace as `nobody` that maps back
-//! to root (`postgres.rs`).
+//! A server never runs as OS root: it runs as the invoking user, or, when that user is root,
+//! as the unprivileged account `dbperf-sandbox` (`account.rs`). The sandbox directory is
+//! mode 0700, so its socket is its owner's alone; root's password is generated and kept in
+//! the sandbox's `admin.cnf` (0600); the benchmark account has no FILE privilege (PostgreSQL:
+//! no superuser); `secure_file_priv` is the sandbox's `files/`. A start that fails after the
+//! server was spawned stops it again.
 
+mod account;
 mod catalog;
 mod config;
 mod daemon;
@@ -41,6 +45,7 @@ pub mod testing;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use account::{ServerAccount, DEFAULT_SERVER_USER};
 pub use catalog::{default_server, lookup, JarLayout, ServerSpec, Source, Version, CATALOG};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
@@ -180,7 +185,7 @@ pub enum ServerError {
         log_tail: String,
     },
 
-    #[error("the server of sandbox {name:?} (pid {pid}) did not answer on {} within {waited:?}; it may still be starting (check `dbperf server list`, or stop it with `dbperf server stop {name}`). What this start logged in {}:\n{log_tail}", socket.display(), log.display())]
+    #[error("the server of sandbox {name:?} (pid {pid}) did not answer on {} within {waited:?}, so dbperf stopped it; give it more time with `--timeout SECONDS`. What this start logged in {}:\n{log_tail}", socket.display(), log.display())]
     StartTimeout {
         name: String,
         pid: u32,
@@ -209,6 +214,12 @@ pub enum ServerError {
 
     #[error("{} is not valid sandbox state ({source}); remove that file and run `dbperf server start` again", path.display())]
     CorruptState { path: PathBuf, source: serde_json::Error },
+
+    #[error("the sandbox's server account {name:?}: {why}")]
+    Account { name: String, why: String },
+
+    #[error("the sandbox server runs as the unprivileged account {account:?} (dbperf is root), which cannot enter {}: granting it search permission failed: {why}. Grant it by hand (`setfacl -m u:{account}:x {}`), or set DBPERF_HOME (and DBPERF_DIST) to a directory that account can reach, e.g. /var/lib/dbperf", dir.display(), dir.display())]
+    Unreachable { account: String, dir: PathBuf, why: String },
 
     #[error("{action} {}: {source}", path.display())]
     Io {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::catalog::ServerSpec;
 use super::config::{base_option, Setting};
-use super::daemon::{is_root, Binaries};
+use super::daemon::Binaries;
 use super::record::ServerKind;
 use super::ServerError;
 
@@ -136,15 +136,16 @@ impl KnownOptions {
     }
 }
 
-/// Runs `SERVER --no-defaults [--basedir=B] [--user=root] --verbose --help` and returns stdout.
+/// Runs `SERVER --no-defaults [--basedir=B] --verbose --help` (as the server account when
+/// dbperf is root) and returns stdout.
 fn run_help(bins: &Binaries) -> Result<String, ServerError> {
     let mut cmd = Command::new(&bins.server);
     cmd.arg("--no-defaults");
     if let Some(basedir) = &bins.basedir {
         cmd.arg(format!("--basedir={}", basedir.display()));
     }
-    if is_root() {
-        cmd.arg("--user=root");
+    if let Some(account) = &bins.run_as {
+        account.apply(&mut cmd);
     }
     let out = cmd
         .args(["--verbose", "--help"])

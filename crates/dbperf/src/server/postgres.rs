@@ -2,13 +2,15 @@
 //! parameter list of one binary (`postgres --describe-config`), `postgresql.conf` rendering,
 //! and admin SQL over the sandbox's unix socket.
 //!
-//! PostgreSQL refuses to run as root (`initdb` and `postgres` both check the effective uid).
-//! When dbperf runs as root it starts them through `unshare --user --map-user=65534
-//! --map-group=65534`: inside that user namespace the process is `nobody`, outside it is
-//! still root, so the datadir stays owned by the invoking user (root) under `$DBPERF_HOME`
-//! (even `/root/.dbperf`, which no other user could enter), and `postgres` sees a datadir
-//! owned by its own uid. No system user is created or needed. As any other user the programs
-//! run directly.
+//! PostgreSQL refuses to run as root, and a sandbox never does: when dbperf is root, `initdb`
+//! and `postgres` run as the sandbox's server account (`account.rs`), which owns the
+//! datadir; otherwise as the invoking user. The socket directory is the sandbox directory
+//! (mode 0700), so the superuser's `trust` login over the socket is open to its owner only;
+//! over TCP every role needs its password, and the superuser has none.
+//!
+//! The benchmark role `sb` is not a superuser (so it cannot read or write the server's files
+//! with `COPY ... TO/FROM 'file'`): it owns `sbtest`, may create databases, and reads every
+//! statistics view through `pg_monitor`.
 //!
 //! Admin SQL (readiness, the benchmark role) uses tokio-postgres as the superuser `postgres`
 //! (trust over the socket), on a runtime of its own in a thread of its own, so these functions
@@ -17,12 +19,12 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::config::{Config, Network, Profile, Setting};
-use super::daemon::{is_root, Binaries, Launch, Pending};
+use super::daemon::{Binaries, Launch, Pending};
 use super::process::{self, tail};
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
@@ -31,71 +33,17 @@ use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 pub const SOCKET_ONLY_PORT: u16 = 5432;
 /// The superuser `initdb` creates; it logs in over the socket without a password.
 pub const SUPERUSER: &str = "postgres";
-/// The uid (and gid) PostgreSQL runs as inside its user namespace when dbperf runs as root.
-const NAMESPACE_ID: u32 = 65534;
 const LOG_TAIL_LINES: usize = 30;
 
-/// A [`Command`] for a PostgreSQL program: through `unshare --user` when we are root (see the
-/// module documentation), else the program itself.
-pub(crate) fn command(program: &Path) -> Command {
-    if is_root() {
-        let mut cmd = Command::new("unshare");
-        cmd.arg("--user")
-            .arg(format!("--map-user={NAMESPACE_ID}"))
-            .arg(format!("--map-group={NAMESPACE_ID}"))
-            .arg(program);
-        cmd
-    } else {
-        Command::new(program)
-    }
-}
-
-/// When root: checks once per process that `unshare --user` works here, so a host without
-/// user namespaces gets one clear error instead of a failed initdb or start.
-pub(crate) fn check_runnable() -> Result<(), ServerError> {
-    static USERNS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    if !is_root() {
-        return Ok(());
-    }
-    let outcome = USERNS.get_or_init(|| {
-        let out = command(Path::new("/bin/true"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run unshare: {e} (install util-linux)"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
-    });
-    outcome.clone().map_err(|why| ServerError::InstallStep {
-        step: "unshare --user",
-        output: format!(
-            "PostgreSQL refuses to run as root, so dbperf runs it as `nobody` in a user namespace, \
-             but that failed here: {why}. Allow user namespaces (sysctl user.max_user_namespaces=10000, \
-             and kernel.unprivileged_userns_clone=1 where it exists) or run dbperf as a non-root user"
-        ),
-    })
-}
-
-/// Explains a failure to run a PostgreSQL program, naming the root workaround when it applies.
+/// Explains a failure to run a PostgreSQL program.
 fn run_error(program: &Path, e: std::io::Error) -> ServerError {
-    if is_root() {
-        ServerError::io(
-            "cannot run `unshare --user` (dbperf runs PostgreSQL in a user namespace when it is \
-             root; install util-linux, or run dbperf as a non-root user) for",
-            program,
-            e,
-        )
-    } else {
-        ServerError::io("cannot run", program, e)
-    }
+    ServerError::io("cannot run", program, e)
 }
 
 /// `postgres --describe-config`: every parameter of this binary, lower case.
 pub(crate) fn parameter_names(bins: &Binaries) -> Result<BTreeSet<String>, ServerError> {
-    check_runnable()?;
-    let out = command(&bins.server)
+    let out = bins
+        .command(&bins.server)
         .arg("--describe-config")
         .stdin(Stdio::null())
         .output()
@@ -133,7 +81,6 @@ pub fn normalize_key(key: &str) -> String {
 /// `initdb` into `datadir` (which must not exist yet): superuser `postgres` with trust over the
 /// socket, scram-sha-256 over TCP, UTF8 and the C locale. Output goes to `log`.
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, log: &Path) -> Result<(), ServerError> {
-    check_runnable()?;
     let initdb = bins
         .install_db
         .as_ref()
@@ -142,7 +89,8 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, log: &Path) -> Re
     let log_err = log_file
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;
-    let status = command(initdb)
+    let status = bins
+        .command(initdb)
         .arg("-D")
         .arg(datadir)
         .args([
@@ -182,8 +130,7 @@ pub(crate) fn spawn_server(
     error_log: &Path,
     launch: &Launch,
 ) -> Result<Child, ServerError> {
-    check_runnable()?;
-    let mut cmd = command(&bins.server);
+    let mut cmd = bins.command(&bins.server);
     cmd.arg("-D")
         .arg(datadir)
         .arg("-c")
@@ -221,8 +168,9 @@ pub(crate) fn wait_ready(child: &mut Child, port: u16, p: &Pending<'_>) -> Resul
     }
 }
 
-/// Creates the benchmark role (`sb`/`sb`, a superuser, as the MySQL sandboxes grant ALL) and
-/// database `sbtest` owned by it (idempotent); returns `SHOW server_version`.
+/// Creates the benchmark role (`sb`/`sb`: not a superuser, CREATEDB, member of `pg_monitor`)
+/// and database `sbtest` owned by it (idempotent; a role of an older sandbox that was a
+/// superuser loses that); returns `SHOW server_version`.
 pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerError> {
     let (u, pw, db) = (BENCH_USER, BENCH_PASSWORD, BENCH_DATABASE);
     let fail = |stderr: String| ServerError::AdminSql {
@@ -232,10 +180,12 @@ pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerEr
     };
     let role = format!(
         "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{u}') THEN \
-         CREATE ROLE {u} LOGIN SUPERUSER PASSWORD '{pw}'; END IF; END $$"
+         CREATE ROLE {u} LOGIN PASSWORD '{pw}'; END IF; END $$"
     );
+    let limits = format!("ALTER ROLE {u} NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION");
+    let monitor = format!("GRANT pg_monitor TO {u}");
     let exists = format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'");
-    let out = admin_sql(socket_dir, port, &[&role, &exists]).map_err(fail)?;
+    let out = admin_sql(socket_dir, port, &[&role, &limits, &monitor, &exists]).map_err(fail)?;
     if out.last().map(String::as_str) == Some("0") {
         // CREATE DATABASE cannot run inside a DO block or a transaction.
         admin_sql(socket_dir, port, &[&format!("CREATE DATABASE {db} OWNER {u}")]).map_err(fail)?;
@@ -403,6 +353,7 @@ checkpoint_timeout\tsighup\tWrite-Ahead Log / Checkpoints\tINTEGER\t300\t30\t864
             pid_file: "/h/servers/p/data/postmaster.pid".into(),
             log_error: "/h/servers/p/error.log".into(),
             tmpdir: "/h/servers/p/tmp".into(),
+            files: "/h/servers/p/files".into(),
             network,
             profile: Profile::Benchmark,
             settings: settings.iter().map(|s| Setting::parse(s).unwrap()).collect(),

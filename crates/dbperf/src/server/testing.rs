@@ -22,7 +22,7 @@
 //! `DBPERF_HOME` environment variable, so tests may run in parallel. Keep the value in scope
 //! for the test's duration: a `TempSandbox` in a `static` is never dropped and leaks its server.
 //! Set `DBPERF_KEEP_TEST_SANDBOX=1` to leave the server running and its directory in place
-//! after the test, for inspection (`mariadb --defaults-file=DIR/servers/test/my.cnf`).
+//! after the test, for inspection (`mariadb --defaults-file=DIR/servers/test/admin.cnf`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -128,6 +128,12 @@ impl TempSandbox {
     /// The socket file (MySQL family) or the socket directory (PostgreSQL).
     pub fn socket(&self) -> &Path {
         &self.record.socket
+    }
+
+    /// The `[client]` file (mode 0600) with which `mariadb --defaults-file=FILE` logs in as
+    /// root over the socket (MySQL family; PostgreSQL's superuser uses the socket alone).
+    pub fn admin_cnf(&self) -> PathBuf {
+        self.home.admin_defaults_file(NAME)
     }
 
     pub fn pid(&self) -> i32 {
