@@ -287,6 +287,27 @@ fn a_frozen_server_is_found_as_a_stall_and_telemetry_does_not_hang() {
         starts.iter().any(|s| (3.0..=4.0).contains(s)),
         "no stall starts when the server froze (3-4 s):\n{text}"
     );
+    // ... and is explained first by the server not answering (not by rates of the catch-up
+    // samples after SIGCONT, which the sampler no longer takes over a fraction of a period).
+    let frozen = text
+        .lines()
+        .find(|l| {
+            l.contains("TPS fell")
+                && l.split('-')
+                    .next()
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                    .is_some_and(|s| (3.0..=4.0).contains(&s))
+        })
+        .unwrap();
+    assert!(
+        frozen.contains(" while the server stopped answering: "),
+        "{frozen}\n{text}"
+    );
+    let short = samples
+        .iter()
+        .filter(|s| s["interval_s"].as_f64().is_some_and(|d| d < 0.5))
+        .count();
+    assert_eq!(short, 0, "no sample covers less than half a period: {samples:?}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, IntervalReport, RunConfig};
 
@@ -428,8 +428,8 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         live: LiveLine::Custom(Box::new(interval_line)),
         metrics_addr: a.out.metrics_addr.as_deref(),
     };
-    let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
+    let mut m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
     let ops = dbperf_engine::OpTable {
         transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
         statements: Vec::new(),
@@ -440,11 +440,12 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         .collect();
     let stats = report::all_stats(&ops, &per_op);
     let csv = report::csv(&stats);
-    std::fs::write(m.dir.file("linkbench-csvstats.csv")?, &csv).context("writing linkbench-csvstats.csv")?;
+    let in_dir = m.dir.path().join("linkbench-csvstats.csv");
+    m.write_file(&in_dir, csv.as_bytes());
     if let Some(path) = &a.csvstats {
-        std::fs::write(path, &csv).with_context(|| format!("writing --csvstats {}", path.display()))?;
+        m.write_file(path, csv.as_bytes());
     }
-    m.dir.write_json("linkbench.json", &stats)?;
+    m.write_json("linkbench.json", &stats);
     println!();
     print!("{}", report::text(&stats));
     let total = m.outcome.total.transactions;

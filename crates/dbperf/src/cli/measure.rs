@@ -3,8 +3,12 @@
 //! through the [`Recorder`], telemetry, the engine's run, `summary.json`, and the exit code.
 //! A workload's command (`sysbench.rs`, `tpcc.rs`) validates its arguments, builds its
 //! [`Workload`], calls [`measure`], prints its own final report and ends with [`finish`].
+//!
+//! Once the run has started, a file that cannot be written (a full results disk) does not end
+//! it: what was measured is still summarised and printed, each file's loss is kept in
+//! [`Measured::losses`], and [`finish`] warns with the paths and bytes and exits with
+//! [`super::EXIT_RESULTS_INCOMPLETE`].
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,13 +22,16 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::record::{self, LiveLine, Recorder, SummaryContext};
+use super::results::RunDirState;
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report::metrics::{LiveMetrics, MetricsServer};
-use crate::results::{client_usage, Manifest, RunDir, ServerFacts, Summary, WorkloadInfo};
-use crate::telemetry::sampler::TelemetryConfig;
+use crate::results::{
+    client_usage, AppendFile, Manifest, ResultsError, RunDir, ServerFacts, Summary, WorkloadInfo, WriteLoss,
+};
+use crate::telemetry::sampler::{Telemetry, TelemetryConfig};
 
 /// What a measured run needs besides the workload.
 pub struct MeasureSpec<'a> {
@@ -68,6 +75,53 @@ pub struct Measured {
     pub dir: RunDir,
     /// A write error of the recorder, reported at the end.
     pub recorder_error: Option<String>,
+    /// What could not be written (a full disk), reported at the end by [`finish`].
+    pub losses: Vec<WriteLoss>,
+}
+
+impl Measured {
+    /// Writes `value` as JSON to `name` in the run directory; a failure is kept as a loss.
+    pub fn write_json<T: serde::Serialize + ?Sized>(&mut self, name: &str, value: &T) {
+        self.losses.extend(write_json_or_loss(&self.dir, name, value));
+    }
+
+    /// Writes `bytes` to `path` (in the run directory or not); a failure removes what part
+    /// was written and is kept as a loss.
+    pub fn write_file(&mut self, path: &Path, bytes: &[u8]) {
+        if let Err(e) = std::fs::write(path, bytes) {
+            let _ = std::fs::remove_file(path);
+            self.losses.push(WriteLoss {
+                path: path.to_path_buf(),
+                bytes: bytes.len() as u64,
+                error: e.to_string(),
+            });
+        }
+    }
+}
+
+/// Writes `value` as pretty JSON to `name` in `dir` atomically; what could not be written.
+fn write_json_or_loss<T: serde::Serialize + ?Sized>(dir: &RunDir, name: &str, value: &T) -> Option<WriteLoss> {
+    let path = dir.path().join(name);
+    let mut bytes = match serde_json::to_vec_pretty(value) {
+        Ok(b) => b,
+        Err(e) => {
+            return Some(WriteLoss {
+                path,
+                bytes: 0,
+                error: e.to_string(),
+            })
+        }
+    };
+    bytes.push(b'\n');
+    let error = match dir.write_atomic(name, &bytes).err()? {
+        ResultsError::Write { source, .. } => source.to_string(),
+        e => e.to_string(),
+    };
+    Some(WriteLoss {
+        path,
+        bytes: bytes.len() as u64,
+        error,
+    })
 }
 
 /// Runs `workload` as `spec` says, writing the run directory as it goes.
@@ -93,12 +147,12 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     manifest.server = Some(spec.facts);
     dir.write_json("manifest.json", &manifest)?;
     // Recorded now as incomplete, so a run that is killed still shows up; again at the end.
-    super::results::record_in_catalog(spec.results_dir, &dir);
+    super::results::record_in_catalog(spec.results_dir, &dir, RunDirState::Started);
     println!("{}", (spec.banner)(dir.path()));
 
     let stop = StopSignal::new();
     install_signal_handler(stop.clone());
-    let mut hlog_file = File::create(dir.file("intervals.hlog")?)?;
+    let mut hlog_file = AppendFile::open(&dir.file("intervals.hlog")?)?;
     let mut serializer = V2DeflateSerializer::new();
     let started = SystemTime::now();
     let hlog = IntervalLogWriterBuilder::new()
@@ -142,9 +196,7 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     if let Some(p) = recorder.progress.take() {
         p.finish_and_clear();
     }
-    if let Some(t) = recorder.telemetry.take() {
-        t.stop();
-    }
+    let telemetry_loss = recorder.telemetry.take().and_then(Telemetry::stop);
     let outcome = outcome?;
     let cx = SummaryContext {
         workload: spec.name,
@@ -156,13 +208,23 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         cpu_at_start: recorder.cpu_at_start,
     };
     let summary = record::summary(&outcome, &ops, &cx);
-    dir.write_json("summary.json", &summary)?;
-    super::results::record_in_catalog(spec.results_dir, &dir);
+    let mut losses: Vec<WriteLoss> = [recorder.jsonl.loss(), telemetry_loss].into_iter().flatten().collect();
+    let recorder_error = recorder.error.take();
+    drop(recorder);
+    losses.extend(hlog_file.loss());
+    losses.extend(write_json_or_loss(&dir, "summary.json", &summary));
+    let state = if losses.is_empty() {
+        RunDirState::Complete
+    } else {
+        RunDirState::Incomplete
+    };
+    super::results::record_in_catalog(spec.results_dir, &dir, state);
     Ok(Measured {
         outcome,
         summary,
         dir,
-        recorder_error: recorder.error,
+        recorder_error,
+        losses,
     })
 }
 
@@ -178,7 +240,8 @@ fn progress_bar(run: &RunConfig) -> Option<ProgressBar> {
 }
 
 /// The end of every measured run's output: write problems, abandoned transactions, the run
-/// directory, and the exit code for how the run stopped.
+/// directory, and the exit code for how the run stopped (a fatal error first, then results
+/// that could not all be written, then an interrupt).
 pub fn finish(m: &Measured) -> ExitCode {
     if let Some(e) = &m.recorder_error {
         eprintln!("warning: {e}");
@@ -190,14 +253,32 @@ pub fn finish(m: &Measured) -> ExitCode {
         );
     }
     println!("Run directory: {}", m.dir.path().display());
+    let incomplete = !m.losses.is_empty();
+    if incomplete {
+        let bytes: u64 = m.losses.iter().map(|l| l.bytes).sum();
+        eprintln!(
+            "warning: results incomplete: {bytes} bytes could not be written (the report above is whole; \
+             the files below lack what is missing):"
+        );
+        for loss in &m.losses {
+            eprintln!("warning:   {loss}");
+        }
+    }
+    let incomplete_or = |code: u8| {
+        ExitCode::from(if incomplete {
+            super::EXIT_RESULTS_INCOMPLETE
+        } else {
+            code
+        })
+    };
     match m.outcome.reason {
-        StopReason::Completed => ExitCode::SUCCESS,
+        StopReason::Completed => incomplete_or(0),
         StopReason::Interrupted => {
             eprintln!(
                 "Interrupted: the summary covers the {:.1} s measured before the stop.",
                 m.outcome.measured_s
             );
-            ExitCode::from(130)
+            incomplete_or(130)
         }
         StopReason::Fatal => {
             let e = m.outcome.fatal.as_ref().map(|e| e.to_string()).unwrap_or_default();
@@ -239,13 +320,18 @@ pub async fn admin_session(target: &Target) -> Result<AnySession> {
     Ok(AnySession::connect(target, IgnoreErrors::Codes(Default::default())).await?)
 }
 
-/// Where `--summary-json` copies the summary, if given.
-pub fn copy_summary(path: Option<&PathBuf>, summary: &Summary) -> Result<()> {
+/// Copies the summary to `--summary-json`, if given; a failure is kept as a loss of `m`.
+pub fn copy_summary(path: Option<&PathBuf>, m: &mut Measured) {
     if let Some(path) = path {
-        std::fs::write(path, serde_json::to_vec_pretty(summary)?)
-            .with_context(|| format!("writing --summary-json {}", path.display()))?;
+        match serde_json::to_vec_pretty(&m.summary) {
+            Ok(bytes) => m.write_file(path, &bytes),
+            Err(e) => m.losses.push(WriteLoss {
+                path: path.clone(),
+                bytes: 0,
+                error: e.to_string(),
+            }),
+        }
     }
-    Ok(())
 }
 
 /// A telemetry configuration from the common flags.

@@ -8,6 +8,7 @@
 //! | 2 | bad arguments |
 //! | 3 | a run stopped on a fatal server error (summary written) |
 //! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
+//! | 5 | a run's results are incomplete: some could not be written (a full disk); the report was printed and the warnings name each file and the bytes lost ([`EXIT_RESULTS_INCOMPLETE`]) |
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod analyze;
@@ -33,6 +34,10 @@ pub mod tpch_throughput;
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// Exit code of a run that measured, printed its report, and could not write all of its
+/// results (a full disk): before "interrupted" (130), after "fatal server error" (3).
+pub const EXIT_RESULTS_INCOMPLETE: u8 = 5;
 
 use args::{normalize, Cli, Command};
 

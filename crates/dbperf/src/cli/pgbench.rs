@@ -222,8 +222,8 @@ fn run_script<S: Session + 'static>(
         live: LiveLine::Standard,
         metrics_addr: a.out.metrics_addr.as_deref(),
     };
-    let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
+    let mut m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
     println!();
     print!("{}", report::final_text(&m.summary, None));
     if let Some(line) = report::client_bound_warning(&m.summary, run.client_threads) {

@@ -3,11 +3,10 @@
 //! live line on stdout, and `summary.json` at the end.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 
 use dbperf_engine::stats::OpTable;
 use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, Stats, StopReason};
-use hdrhistogram::serialization::interval_log::{IntervalLogWriter, Tag};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterError, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use std::path::PathBuf;
@@ -20,7 +19,7 @@ use crate::report;
 use crate::report::metrics::LiveMetrics;
 use crate::results::interval::{IntervalRecord, Percentiles};
 use crate::results::summary::{ClientUsage, ErrorCounts, QueryCounts, ServerSummary, Throughput, TypeBlock, TypeKind};
-use crate::results::{client_usage, IntervalWriter, LatencyBlock, Summary};
+use crate::results::{client_usage, AppendFile, IntervalWriter, LatencyBlock, ResultsError, Summary};
 use crate::telemetry::sampler::{live_suffix, Telemetry, TelemetryConfig};
 
 /// Writes each interval to the run directory and prints its line.
@@ -28,7 +27,7 @@ pub struct Recorder<'a, 'b> {
     /// `intervals.jsonl`
     pub jsonl: IntervalWriter,
     /// `intervals.hlog`
-    pub hlog: IntervalLogWriter<'a, 'b, File, V2DeflateSerializer>,
+    pub hlog: IntervalLogWriter<'a, 'b, AppendFile, V2DeflateSerializer>,
     /// Workload names for histogram tags.
     pub ops: OpTable,
     /// Print a live line every this many intervals (0 = never).
@@ -37,7 +36,8 @@ pub struct Recorder<'a, 'b> {
     pub open_loop: bool,
     /// CPU used before measuring started, subtracted from the summary's client CPU.
     pub cpu_at_start: ClientUsage,
-    /// The first write error, reported at the end (the run goes on).
+    /// The first error other than a full disk (whose losses the files count and the end of
+    /// the run reports), reported at the end (the run goes on).
     pub error: Option<String>,
     /// Telemetry to start when the run starts (on its clock), and where it writes.
     pub telemetry_cfg: Option<(TelemetryConfig, PathBuf)>,
@@ -67,8 +67,7 @@ impl Observer for Recorder<'_, '_> {
             match Telemetry::start(cfg, &path, t0_ns) {
                 Ok(t) => self.telemetry = Some(t),
                 Err(e) => {
-                    self.error
-                        .get_or_insert(format!("telemetry is off: cannot write {}: {e}", path.display()));
+                    self.error.get_or_insert(format!("telemetry is off: {e}"));
                 }
             }
         }
@@ -79,8 +78,11 @@ impl Observer for Recorder<'_, '_> {
 
     fn on_interval(&mut self, r: &IntervalReport<'_>) {
         let rec = interval_record(r);
-        if let Err(e) = self.jsonl.append(&rec) {
-            self.error.get_or_insert(format!("writing intervals.jsonl: {e}"));
+        match self.jsonl.append(&rec) {
+            Ok(()) | Err(ResultsError::Write { .. }) => {}
+            Err(e) => {
+                self.error.get_or_insert(format!("writing intervals.jsonl: {e}"));
+            }
         }
         if let Err(e) = self.write_hlog(r) {
             self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
@@ -114,6 +116,8 @@ impl Observer for Recorder<'_, '_> {
 }
 
 impl Recorder<'_, '_> {
+    /// Writes the interval's histograms; a failed write (a full disk) is counted by the
+    /// [`AppendFile`] under the log and not an error here.
     fn write_hlog(&mut self, r: &IntervalReport<'_>) -> Result<(), String> {
         // With a BaseTime header, interval timestamps are seconds since that base.
         let start = std::time::Duration::from_secs_f64(r.start_s);
@@ -123,9 +127,10 @@ impl Recorder<'_, '_> {
             if h.is_empty() {
                 return Ok(());
             }
-            self.hlog
-                .write_histogram(h, start, len, Tag::new(name))
-                .map_err(|e| e.to_string())
+            match self.hlog.write_histogram(h, start, len, Tag::new(name)) {
+                Ok(()) | Err(IntervalLogWriterError::IoError(_)) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            }
         };
         for (i, t) in s.per_txn.iter().enumerate() {
             let name = &self.ops.transactions[i];

@@ -203,6 +203,9 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
     if let Some(path) = &args.html {
         let data = RunData::read(dir).with_context(|| format!("reading {}", dir.display()))?;
         write_html(path, &run_page(&data)?)?;
+        for torn in &data.torn {
+            eprintln!("warning: {torn}");
+        }
     }
     let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
     let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
@@ -233,7 +236,11 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         ReportFormat::Csv => {
-            let intervals: Vec<IntervalRecord> = records.dir.read_intervals()?;
+            let read = records.dir.read_intervals::<IntervalRecord>()?;
+            if let Some(torn) = &read.torn {
+                eprintln!("warning: {torn}");
+            }
+            let intervals = read.records;
             let mut w = csv::Writer::from_writer(std::io::stdout().lock());
             w.write_record([
                 "index",

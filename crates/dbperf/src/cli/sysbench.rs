@@ -343,8 +343,8 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         live: LiveLine::Standard,
         metrics_addr: a.out.metrics_addr.as_deref(),
     };
-    let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
+    let mut m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
     let extra = {
         let p = plan.percentile;
         let standard = [50.0, 90.0, 95.0, 99.0, 99.9];

@@ -498,11 +498,11 @@ fn run_benchmark<S: Session + 'static>(
         live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
         metrics_addr: a.out.metrics_addr.as_deref(),
     };
-    let m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &m.summary)?;
+    let mut m = measure::measure(spec, workload, argv)?;
+    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
     let tpmc_valid = plan.mode == Mode::Spec && a.wait_scale == 1.0;
     let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, tpmc_valid);
-    m.dir.write_json("tpcc.json", &result)?;
+    m.write_json("tpcc.json", &result);
     println!();
     print!("{}", tpcc_report::final_text(&result));
     Ok(measure::finish(&m))

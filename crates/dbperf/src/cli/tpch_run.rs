@@ -271,7 +271,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     );
     let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
-    super::results::record_in_catalog(&a.results_dir, &dir);
+    super::results::record_in_catalog(&a.results_dir, &dir, super::results::RunDirState::Complete);
     print!("{}", summary_text(&report));
     println!("run directory: {}", dir.path().display());
     Ok(ExitCode::SUCCESS)

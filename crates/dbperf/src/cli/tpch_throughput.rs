@@ -104,7 +104,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     );
     let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
-    super::results::record_in_catalog(&a.results_dir, &dir);
+    super::results::record_in_catalog(&a.results_dir, &dir, super::results::RunDirState::Complete);
     println!(
         "TPC-H throughput test  SF {sf}  {streams} streams  seed {seed}  server {}",
         report.server_version

@@ -276,11 +276,12 @@ impl Catalog {
     /// and `intervals.jsonl` (skipped if missing or unreadable).
     pub fn record_run(&mut self, dir: &RunDir) -> Result<(), CatalogError> {
         let records = RunRecords::read(dir.path())?;
-        let intervals: Vec<IntervalRecord> = dir.read_intervals().unwrap_or_default();
+        let intervals: Vec<IntervalRecord> = dir.read_intervals().map(|j| j.records).unwrap_or_default();
         let telemetry: Vec<Value> = dir
             .file(TELEMETRY_FILE)
             .ok()
             .and_then(|p| super::read_jsonl(&p).ok())
+            .map(|j| j.records)
             .unwrap_or_default();
         let tpch: Option<Value> = dir.file(TPCH_FILE).ok().and_then(|_| dir.read_json(TPCH_FILE).ok());
         let path = fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());

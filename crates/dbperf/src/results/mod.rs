@@ -6,12 +6,15 @@
 //! |---|---|---|
 //! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
-//! | `intervals.hlog` | HdrHistogram interval log (not written here) | — |
+//! | `intervals.hlog` | HdrHistogram interval log (`cli/record.rs`, through an [`AppendFile`]) | — |
+//! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | — |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
-//! handed to the OS after every line, so an interrupted run keeps every finished interval.
+//! handed to the OS after every line, so an interrupted run keeps every finished interval. On a
+//! full disk the appended files stop at their first failed write and count the bytes they
+//! could not take ([`WriteLoss`]); readers skip a torn last record and name it ([`TornRecord`]).
 
 pub mod catalog;
 pub mod host;
@@ -25,7 +28,10 @@ use std::path::{Path, PathBuf};
 
 pub use host::HostInfo;
 pub use manifest::{redact_args, redact_text, LabPoint, Manifest, ServerFacts, WorkloadInfo};
-pub use rundir::{read_jsonl, IntervalWriter, RunDir, INTERVALS_FILE, TELEMETRY_FILE, TPCH_FILE};
+pub use rundir::{
+    read_jsonl, AppendFile, IntervalWriter, Jsonl, RunDir, TornRecord, WriteLoss, INTERVALS_FILE, TELEMETRY_FILE,
+    TPCH_FILE,
+};
 pub use summary::{client_usage, LatencyBlock, Summary};
 
 /// What a finished (or stopped) run left behind, read back: its manifest, and its summary

@@ -1,6 +1,10 @@
 //! The run directory on disk: choosing a unique, sortable run id, writing whole files atomically,
-//! and the append-only `intervals.jsonl` log that survives a killed run.
+//! the append-only files that survive a killed run and a full disk ([`AppendFile`] under
+//! `intervals.jsonl`, `intervals.hlog` and `telemetry.jsonl`, counting what they could not
+//! write), and reading JSON Lines back with a torn last record skipped and named
+//! ([`TornRecord`]).
 
+use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -154,28 +158,27 @@ impl RunDir {
     }
 
     /// Reads every complete record of `intervals.jsonl` (see [`read_jsonl`]).
-    pub fn read_intervals<T: DeserializeOwned>(&self) -> Result<Vec<T>, ResultsError> {
+    pub fn read_intervals<T: DeserializeOwned>(&self) -> Result<Jsonl<T>, ResultsError> {
         read_jsonl(&self.path.join(INTERVALS_FILE))
     }
 }
 
-/// Append-only JSON Lines writer for `intervals.jsonl`.
-///
-/// Each [`IntervalWriter::append`] hands one whole line to the OS in a single `write` on a file
-/// opened with `O_APPEND`, with no user-space buffer in between: if the process is killed, every
-/// line appended so far is in the file (the OS page cache survives a process crash; a power loss
-/// is not guarded against, as no `fdatasync` is done).
+/// An append-only file that keeps going when the disk does not: at its first failed write (a
+/// full disk, a quota, an I/O error) it stops writing and from then on only counts the bytes
+/// it was given, so a run goes on measuring and says at the end what its files lack
+/// ([`AppendFile::loss`]). What was written before stays as it was; the record being written
+/// when the disk filled may be cut short, and readers skip such a torn last record.
 #[derive(Debug)]
-pub struct IntervalWriter {
+pub struct AppendFile {
     file: File,
     path: PathBuf,
-    line: Vec<u8>,
-    lines: u64,
+    failure: Option<String>,
+    lost: u64,
 }
 
-impl IntervalWriter {
-    /// Opens `path` for appending, creating it if missing.
-    pub fn open(path: &Path) -> Result<IntervalWriter, ResultsError> {
+impl AppendFile {
+    /// Opens `path` for appending (`O_APPEND`), creating it if missing.
+    pub fn open(path: &Path) -> Result<AppendFile, ResultsError> {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -184,9 +187,102 @@ impl IntervalWriter {
                 path: path.to_path_buf(),
                 source,
             })?;
-        Ok(IntervalWriter {
+        Ok(AppendFile {
             file,
             path: path.to_path_buf(),
+            failure: None,
+            lost: 0,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What could not be written, once a write has failed.
+    pub fn loss(&self) -> Option<WriteLoss> {
+        self.failure.as_ref().map(|error| WriteLoss {
+            path: self.path.clone(),
+            bytes: self.lost,
+            error: error.clone(),
+        })
+    }
+
+    fn fail(&mut self, error: &io::Error, unwritten: usize) -> io::Error {
+        self.failure.get_or_insert_with(|| error.to_string());
+        self.lost += unwritten as u64;
+        io::Error::new(error.kind(), error.to_string())
+    }
+}
+
+impl Write for AppendFile {
+    /// Writes as much of `buf` as the OS takes; after a failure, refuses everything (counting it).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(first) = &self.failure {
+            let e = io::Error::other(format!("not written after an earlier failure: {first}"));
+            self.lost += buf.len() as u64;
+            return Err(e);
+        }
+        match self.file.write(buf) {
+            Ok(0) if !buf.is_empty() => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "the file takes no more bytes");
+                Err(self.fail(&e, buf.len()))
+            }
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => Err(self.fail(&e, buf.len())),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// What a run could not write to one of its files: a warning at the end of the run, and the
+/// reason its exit code says the results are incomplete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteLoss {
+    /// The file.
+    pub path: PathBuf,
+    /// Bytes that were not written to it.
+    pub bytes: u64,
+    /// The first error (`No space left on device (os error 28)`).
+    pub error: String,
+}
+
+impl fmt::Display for WriteLoss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} bytes not written ({})",
+            self.path.display(),
+            self.bytes,
+            self.error
+        )
+    }
+}
+
+/// Append-only JSON Lines writer for `intervals.jsonl`.
+///
+/// Each [`IntervalWriter::append`] hands one whole line to the OS in a single `write` on a file
+/// opened with `O_APPEND`, with no user-space buffer in between: if the process is killed, every
+/// line appended so far is in the file (the OS page cache survives a process crash; a power loss
+/// is not guarded against, as no `fdatasync` is done). On a full disk it stops at the first
+/// failed line, as [`AppendFile`] does.
+#[derive(Debug)]
+pub struct IntervalWriter {
+    file: AppendFile,
+    line: Vec<u8>,
+    lines: u64,
+}
+
+impl IntervalWriter {
+    /// Opens `path` for appending, creating it if missing.
+    pub fn open(path: &Path) -> Result<IntervalWriter, ResultsError> {
+        Ok(IntervalWriter {
+            file: AppendFile::open(path)?,
             line: Vec::with_capacity(4096),
             lines: 0,
         })
@@ -196,13 +292,13 @@ impl IntervalWriter {
     pub fn append<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<(), ResultsError> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record).map_err(|source| ResultsError::Serialize {
-            what: format!("a record for {}", self.path.display()),
+            what: format!("a record for {}", self.file.path().display()),
             source,
         })?;
         // Compact serde_json output escapes control characters, so the record has no newline.
         self.line.push(b'\n');
         self.file.write_all(&self.line).map_err(|source| ResultsError::Write {
-            path: self.path.clone(),
+            path: self.file.path().to_path_buf(),
             source,
         })?;
         self.lines += 1;
@@ -216,15 +312,70 @@ impl IntervalWriter {
 
     /// The file being written.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
+
+    /// What could not be written, once an append has failed.
+    pub fn loss(&self) -> Option<WriteLoss> {
+        self.file.loss()
+    }
+}
+
+/// A last record that a reader skipped because it was cut off mid-write (a full disk, a killed
+/// process): the line has no final newline and does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TornRecord {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line number of the torn record.
+    pub line: usize,
+    /// Its length in bytes.
+    pub bytes: usize,
+}
+
+impl TornRecord {
+    /// The torn last line of `text` (read from `path`), if its last line has no final newline.
+    pub fn at_end_of(path: &Path, text: &[u8]) -> Option<TornRecord> {
+        if text.is_empty() || text.ends_with(b"\n") {
+            return None;
+        }
+        let start = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        Some(TornRecord {
+            path: path.to_path_buf(),
+            line: text[..start].iter().filter(|b| **b == b'\n').count() + 1,
+            bytes: text.len() - start,
+        })
+    }
+}
+
+impl fmt::Display for TornRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: skipped a torn last record ({} bytes without a line end: the write was cut off, \
+             e.g. by a full disk or a killed run)",
+            self.path.display(),
+            self.line,
+            self.bytes
+        )
+    }
+}
+
+/// The records of a JSON Lines file, and the torn last record skipped, if any.
+#[derive(Debug, Clone)]
+pub struct Jsonl<T> {
+    /// Every complete record.
+    pub records: Vec<T>,
+    /// The last line, cut off mid-write, that was left out.
+    pub torn: Option<TornRecord>,
 }
 
 /// Reads a JSON Lines file into records, skipping blank lines.
 ///
-/// A last line without its final newline is a write torn by a crash: it is ignored if it does
-/// not parse. Any other bad line is an error naming the line.
-pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ResultsError> {
+/// A last line without its final newline is a write torn by a crash or a full disk: it is
+/// skipped, and named in [`Jsonl::torn`], if it does not parse. Any other bad line is an error
+/// naming the line.
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Jsonl<T>, ResultsError> {
     let text = fs::read_to_string(path).map_err(|source| ResultsError::Read {
         path: path.to_path_buf(),
         source,
@@ -232,13 +383,17 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ResultsErr
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
     let mut records = Vec::with_capacity(lines.len());
+    let mut torn = None;
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str(line) {
             Ok(record) => records.push(record),
-            Err(_) if !complete && i + 1 == lines.len() => break,
+            Err(_) if !complete && i + 1 == lines.len() => {
+                torn = TornRecord::at_end_of(path, text.as_bytes());
+                break;
+            }
             Err(source) => {
                 return Err(ResultsError::Parse {
                     path: path.to_path_buf(),
@@ -248,7 +403,7 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ResultsErr
             }
         }
     }
-    Ok(records)
+    Ok(Jsonl { records, torn })
 }
 
 fn sanitize_workload(workload: &str) -> String {
@@ -363,7 +518,7 @@ mod tests {
         std::mem::forget(writer); // a crash: no drop, no final flush
         let text = fs::read_to_string(dir.path().join(INTERVALS_FILE)).unwrap();
         assert_eq!(text.lines().count(), 3);
-        let back: Vec<Value> = dir.read_intervals().unwrap();
+        let back: Vec<Value> = dir.read_intervals().unwrap().records;
         assert_eq!(back[2], json!({"interval": 2, "tps": 10.5}));
     }
 
@@ -373,21 +528,68 @@ mod tests {
         let dir = RunDir::create(root.path(), "w").unwrap();
         dir.interval_writer().unwrap().append(&json!(1)).unwrap();
         dir.interval_writer().unwrap().append(&json!(2)).unwrap();
-        let back: Vec<u32> = dir.read_intervals().unwrap();
+        let back: Vec<u32> = dir.read_intervals().unwrap().records;
         assert_eq!(back, vec![1, 2]);
     }
 
     #[test]
-    fn reader_skips_a_torn_last_line_but_not_a_bad_middle_line() {
+    fn reader_skips_a_torn_last_line_names_it_but_not_a_bad_middle_line() {
         let root = tempfile::tempdir().unwrap();
         let path = root.path().join("x.jsonl");
         fs::write(&path, "{\"a\":1}\n{\"a\":2}\n{\"a\":").unwrap();
-        let back: Vec<Value> = read_jsonl(&path).unwrap();
-        assert_eq!(back.len(), 2);
+        let back = read_jsonl::<Value>(&path).unwrap();
+        assert_eq!(back.records.len(), 2);
+        let torn = back.torn.unwrap();
+        assert_eq!((torn.line, torn.bytes), (3, 5));
+        assert!(
+            torn.to_string()
+                .starts_with(&format!("{}:3: skipped a torn last record (5 bytes", path.display())),
+            "{torn}"
+        );
+
+        // Whole lines: nothing torn.
+        fs::write(&path, "{\"a\":1}\n{\"a\":2}\n").unwrap();
+        assert_eq!(read_jsonl::<Value>(&path).unwrap().torn, None);
 
         fs::write(&path, "{\"a\":1}\n{\"a\":\n{\"a\":3}\n").unwrap();
         let err = read_jsonl::<Value>(&path).unwrap_err();
         assert!(matches!(err, ResultsError::Parse { line: 2, .. }), "{err}");
+    }
+
+    /// /dev/full fails every write with ENOSPC, as a full results disk does.
+    #[test]
+    fn a_full_disk_stops_the_writer_and_counts_every_byte_not_written() {
+        let mut writer = IntervalWriter::open(Path::new("/dev/full")).unwrap();
+        assert_eq!(writer.loss(), None);
+        let record = json!({"interval": 1});
+        let line = serde_json::to_vec(&record).unwrap().len() as u64 + 1;
+        for _ in 0..3 {
+            let err = writer.append(&record).unwrap_err();
+            assert!(matches!(err, ResultsError::Write { .. }), "{err}");
+        }
+        assert_eq!(writer.lines_written(), 0);
+        let loss = writer.loss().unwrap();
+        assert_eq!(loss.bytes, 3 * line);
+        assert!(loss.error.contains("No space left on device"), "{loss}");
+        assert_eq!(
+            loss.to_string(),
+            format!("/dev/full: {} bytes not written ({})", 3 * line, loss.error)
+        );
+    }
+
+    #[test]
+    fn after_a_failed_write_nothing_more_is_written() {
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("x.log");
+        let mut file = AppendFile::open(&path).unwrap();
+        file.write_all(b"first\n").unwrap();
+        // A failure as the disk filling up gives: the file refuses from then on, even when the
+        // disk would take bytes again, so no record is written after a torn one.
+        let enospc = io::Error::from_raw_os_error(libc::ENOSPC);
+        let _ = file.fail(&enospc, 4);
+        assert!(file.write_all(b"second\n").is_err());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "first\n");
+        assert_eq!(file.loss().unwrap().bytes, 4 + 7);
     }
 
     #[test]

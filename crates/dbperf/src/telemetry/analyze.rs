@@ -12,6 +12,11 @@
 //! distance at which PostgreSQL requests a checkpoint rather than InnoDB's sync-flush point;
 //! timed checkpoints, backends writing buffers themselves, full-page images and temp files are
 //! named when they spike.
+//!
+//! A server that stopped answering (telemetry samples with [`NO_ANSWER_QUERY`] during a stall)
+//! is the first explanation of that stall. A sample that covers less than half the usual
+//! period (the catch-up after such a pause) keeps its levels but not its rates, which over a
+//! few milliseconds read as spikes. A torn last record of either file is skipped and named.
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +26,8 @@ use super::pressure::{
     max_of, median, median_of, min_of, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT, CLIENT_SATURATED_PCT,
     SYNC_FLUSH_PCT,
 };
-use crate::results::{read_jsonl, ResultsError, INTERVALS_FILE, TELEMETRY_FILE};
+use super::sampler::{NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
+use crate::results::{read_jsonl, ResultsError, TornRecord, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// TPS coefficient of variation (percent) below which a run is stable.
 const STABLE_CV_PCT: f64 = 5.0;
@@ -106,6 +112,9 @@ pub struct Analysis {
     pub sync_flush: Option<SyncFlushCost>,
     /// Findings about the whole run (e.g. a saturated client).
     pub notes: Vec<String>,
+    /// Last records cut off mid-write (a full disk, a killed run) that were skipped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub torn: Vec<TornRecord>,
 }
 
 /// Intervals needed below the sync flush point before their median is set against the
@@ -302,7 +311,9 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     if !path.is_file() {
         return Err(AnalyzeError::NoIntervals { path });
     }
-    let all: Vec<IntervalRow> = read_jsonl(&path)?;
+    let read = read_jsonl::<IntervalRow>(&path)?;
+    let all = read.records;
+    let mut torn: Vec<TornRecord> = read.torn.into_iter().collect();
     let measured: Vec<&IntervalRow> = all.iter().filter(|r| !r.warmup).collect();
     if measured.is_empty() {
         return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
@@ -315,11 +326,14 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
     }
     let tel_path = run_dir.join(TELEMETRY_FILE);
-    let telemetry: Option<Vec<TelemetryRow>> = if tel_path.is_file() {
-        Some(read_jsonl(&tel_path)?)
+    let mut telemetry: Option<Vec<TelemetryRow>> = if tel_path.is_file() {
+        let read = read_jsonl(&tel_path)?;
+        torn.extend(read.torn);
+        Some(read.records)
     } else {
         None
     };
+    let partial = telemetry.as_mut().and_then(|t| drop_partial_rates(t));
 
     let tps: Vec<f64> = measured.iter().map(|r| r.tps).collect();
     let p99s: Vec<f64> = measured.iter().map(|r| r.latency_ms.p99).filter(|p| *p > 0.0).collect();
@@ -394,6 +408,13 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     let ramp_up = ramp_up_span.map(|_| stalls.remove(0));
 
     let mut notes = Vec::new();
+    if let Some((n, period)) = partial {
+        notes.push(format!(
+            "{n} telemetry sample(s) covered less than half the usual {}s (a catch-up after a pause): \
+             their rates are left out, as over a few milliseconds they read as spikes",
+            fmt_s(period)
+        ));
+    }
     if !fragments.is_empty() {
         notes.push(format!(
             "{} interval(s) shorter than half the usual {}s left out (rates over a fragment mean nothing)",
@@ -445,7 +466,29 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         pressure,
         sync_flush,
         notes,
+        torn,
     })
+}
+
+/// Drops the rates of the samples that cover less than half the usual period
+/// ([`TelemetryRow::drop_rates`]); returns how many there were and the usual period.
+fn drop_partial_rates(rows: &mut [TelemetryRow]) -> Option<(usize, f64)> {
+    let periods: Vec<f64> = rows.iter().filter_map(|r| r.interval_s).filter(|d| *d > 0.0).collect();
+    let period = median(&periods)?;
+    let mut n = 0;
+    for r in rows.iter_mut() {
+        let short = |d: Option<f64>| d.is_some_and(|d| d < period / 2.0);
+        if short(r.interval_s) || (r.server.is_some() && short(r.server_interval_s())) {
+            r.drop_rates();
+            n += 1;
+        }
+    }
+    (n > 0).then_some((n, period))
+}
+
+/// Whether a sample's server figures are missing because the server did not answer in time.
+fn unanswered(row: &TelemetryRow) -> bool {
+    row.server.is_none() && matches!(row.server_error.as_deref(), Some(NO_ANSWER_QUERY | NO_ANSWER_CONNECT))
 }
 
 /// Index ranges `(first, last)` of stalled intervals; two stalls separated by a single normal
@@ -620,6 +663,30 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
     }
     let mut causes = Vec::new();
     let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
+
+    // A server that does not answer its telemetry queries is not running transactions either
+    // (stopped, frozen, swapping): that is the stall, whatever else the samples show.
+    let silent: Vec<&TelemetryRow> = during.iter().copied().filter(|r| unanswered(r)).collect();
+    if let (Some(first), Some(last)) = (silent.first(), silent.last()) {
+        let from = first.t_s - first.interval_s.unwrap_or(0.0);
+        causes.push(format!(
+            "the server stopped answering: {} telemetry sample(s) from {from:.1} to {:.1} s got no answer within \
+             the period",
+            silent.len(),
+            last.t_s
+        ));
+    }
+    // Another failure (a refused or dropped connection) explains a stall only when the server
+    // was sampled outside it, not when telemetry never reached it.
+    let sampled_elsewhere = baseline.iter().any(|r| r.server.is_some());
+    if let Some(e) = during
+        .iter()
+        .filter(|r| r.server.is_none() && !unanswered(r))
+        .find_map(|r| r.server_error.as_deref())
+        .filter(|_| sampled_elsewhere)
+    {
+        causes.push(format!("the server could not be sampled: {e}"));
+    }
 
     if is_postgres(during) {
         causes.extend(pg_checkpoint_causes(during, baseline, lead));
@@ -849,6 +916,9 @@ impl Analysis {
         }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
+        }
+        for torn in &self.torn {
+            out.push_str(&format!("note: {torn}\n"));
         }
         out
     }
@@ -1155,6 +1225,119 @@ mod tests {
             text.contains("; top wait: wait/synch/mutex/innodb/log_sys_mutex\n"),
             "{text}"
         );
+    }
+
+    /// A sample as the sampler writes it: `idle`% idle CPUs, `pages` pages written per second
+    /// over `server_s` seconds (`None`: no server figures, with `error`).
+    fn sigstop_sample(
+        t: f64,
+        interval: f64,
+        idle: f64,
+        server: Option<(f64, f64)>,
+        error: Option<&str>,
+    ) -> serde_json::Value {
+        json!({"t_s": t, "interval_s": interval,
+               "os": {"cpus": [{"cpu": "all", "user": 100.0 - idle, "idle": idle, "iowait": 0.0}]},
+               "client": {"cpu_pct": 30.0, "rss_bytes": 1000},
+               "server": server.map(|(pages, server_s)| json!({"interval_s": server_s, "checkpoint_pct": 30.0,
+                                                               "pages_written_s": pages, "lru_flushes_s": pages / 10.0})),
+               "server_error": error})
+    }
+
+    /// The telemetry of a run whose server got SIGSTOP at 12 s and SIGCONT at 15.5 s (period
+    /// 1 s): the query at 12 s got no answer, the reconnect at 13 s none in 2 s, the reconnect
+    /// at 15 s an answer at 15.5 s, and the samples after it covered 20 ms and 460 ms, with
+    /// the pages the server flushed on waking counted over them.
+    fn sigstop_samples() -> Vec<serde_json::Value> {
+        let mut v: Vec<_> = (1..=12)
+            .map(|t| sigstop_sample(t as f64, 1.0, 60.0, Some((500.0, 1.0)), None))
+            .collect();
+        v.push(sigstop_sample(13.0, 1.0, 95.0, None, Some(NO_ANSWER_QUERY)));
+        v.push(sigstop_sample(15.0, 2.0, 95.0, None, Some(NO_ANSWER_CONNECT)));
+        v.push(sigstop_sample(15.52, 0.52, 90.0, None, None));
+        v.push(sigstop_sample(15.54, 0.02, 0.0, Some((3722.0, 0.03)), None));
+        v.push(sigstop_sample(16.0, 0.46, 2.0, Some((2000.0, 0.46)), None));
+        v.extend((17..=32).map(|t| sigstop_sample(t as f64, 1.0, 60.0, Some((500.0, 1.0)), None)));
+        v
+    }
+
+    #[test]
+    fn a_server_that_stopped_answering_is_the_first_cause_and_catch_up_rates_are_no_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        // No transaction from 12 to 16 s.
+        let tps: Vec<f64> = (0..30)
+            .map(|i| if (10..14).contains(&i) { 0.0 } else { 1000.0 })
+            .collect();
+        let p99: Vec<f64> = tps.iter().map(|t| if *t == 0.0 { 0.0 } else { 5.0 }).collect();
+        write_run(dir.path(), &tps, &p99);
+        write_telemetry(dir.path(), &sigstop_samples());
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stalls.len(), 1, "{a:?}");
+        let s = &a.stalls[0];
+        assert_eq!((s.start_s, s.end_s), (12.0, 16.0));
+        assert_eq!(
+            s.causes[0],
+            "the server stopped answering: 2 telemetry sample(s) from 12.0 to 15.0 s got no answer within the period"
+        );
+        // 3722 pages/s over 20 ms and 0% idle over 20 ms are noise, not causes.
+        assert_eq!(s.causes.len(), 1, "{:?}", s.causes);
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("2 telemetry sample(s) covered less than half the usual 1s")),
+            "{:?}",
+            a.notes
+        );
+        let text = a.render_text();
+        assert!(
+            text.contains("while the server stopped answering: 2 telemetry sample(s)"),
+            "{text}"
+        );
+        assert!(!text.contains("pages written") && !text.contains("saturated"), "{text}");
+    }
+
+    #[test]
+    fn a_sample_over_a_fraction_of_the_period_keeps_its_levels_but_not_its_rates() {
+        let mut rows: Vec<TelemetryRow> = sigstop_samples()
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        assert_eq!(drop_partial_rates(&mut rows), Some((2, 1.0)));
+        let catch_up = rows.iter().find(|r| r.t_s == 15.54).unwrap();
+        assert_eq!(catch_up.server("pages_written_s"), None);
+        assert_eq!(catch_up.server("lru_flushes_s"), None);
+        assert_eq!(catch_up.idle(), None);
+        assert_eq!(catch_up.client_cpu(), None);
+        assert_eq!(catch_up.checkpoint_pct(), Some(30.0));
+        // A whole-period sample keeps its rates.
+        let whole = rows.iter().find(|r| r.t_s == 17.0).unwrap();
+        assert_eq!(whole.server("pages_written_s"), Some(500.0));
+        assert_eq!(whole.idle(), Some(60.0));
+    }
+
+    #[test]
+    fn torn_last_records_are_skipped_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tps, p99) = stalled_tps();
+        write_run(dir.path(), &tps, &p99);
+        write_telemetry(dir.path(), &sigstop_samples());
+        for file in [INTERVALS_FILE, TELEMETRY_FILE] {
+            let mut f = fs::OpenOptions::new().append(true).open(dir.path().join(file)).unwrap();
+            std::io::Write::write_all(&mut f, b"{\"t_s\": 33.0, \"interv").unwrap();
+        }
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.intervals, 30);
+        assert_eq!(a.telemetry_samples, Some(33));
+        assert_eq!(a.torn.len(), 2, "{:?}", a.torn);
+        let text = a.render_text();
+        for file in [INTERVALS_FILE, TELEMETRY_FILE] {
+            let line = format!("note: {}:", dir.path().join(file).display());
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with(&line) && l.contains("skipped a torn last record")),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! appends one line to `telemetry.jsonl` and keeps the newest sample for the live lines.
 //!
 //! It never holds up the run: a server that does not answer within the period gives a sample
-//! with `server: null` and a reconnect next time; stopping takes at most 50 ms, even while a
-//! query or connect to a hung server is outstanding.
+//! with `server: null` and [`NO_ANSWER_QUERY`] (then a reconnect); stopping takes at most
+//! 50 ms, even while a query or connect to a hung server is outstanding. Every sample covers
+//! at least half a period, so none holds rates over the few milliseconds of a catch-up after
+//! a pause. A full disk stops the writing, not the sampling: [`Telemetry::stop`] says what
+//! `telemetry.jsonl` lacks.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -21,6 +24,13 @@ use super::pg::PgSampler;
 use super::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
 use crate::driver::target::Scheme;
 use crate::driver::{DbError, Target};
+use crate::results::{AppendFile, ResultsError, WriteLoss};
+
+/// `server_error` of a sample whose server queries got no answer within the period (a hung or
+/// stopped server).
+pub const NO_ANSWER_QUERY: &str = "the server did not answer the telemetry queries within the period";
+/// `server_error` of a sample whose reconnect got no answer in time.
+pub const NO_ANSWER_CONNECT: &str = "the server did not answer the telemetry connection in time";
 
 /// The server sampler for the target's protocol: `mysql://` → [`ServerSampler`] (MariaDB,
 /// MySQL), `postgres://` → [`PgSampler`].
@@ -87,19 +97,23 @@ pub struct TelemetryConfig {
 pub struct Telemetry {
     stop: Arc<AtomicBool>,
     latest: Arc<Mutex<Option<Sample>>>,
-    handle: Option<JoinHandle<()>>,
+    handle: Option<JoinHandle<AppendFile>>,
 }
 
 impl Telemetry {
     /// Starts sampling into `path` every `cfg.period` after `t0_ns` (on [`now_ns`]'s clock).
-    pub fn start(cfg: TelemetryConfig, path: &Path, t0_ns: u64) -> std::io::Result<Telemetry> {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    pub fn start(cfg: TelemetryConfig, path: &Path, t0_ns: u64) -> Result<Telemetry, ResultsError> {
+        let file = AppendFile::open(path)?;
         let stop = Arc::new(AtomicBool::new(false));
         let latest = Arc::new(Mutex::new(None));
         let (stop2, latest2) = (stop.clone(), latest.clone());
         let handle = std::thread::Builder::new()
             .name("dbperf-telemetry".into())
-            .spawn(move || sample_loop(cfg, file, t0_ns, &stop2, &latest2))?;
+            .spawn(move || sample_loop(cfg, file, t0_ns, &stop2, &latest2))
+            .map_err(|source| ResultsError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(Telemetry {
             stop,
             latest,
@@ -112,12 +126,11 @@ impl Telemetry {
         self.latest.lock().ok().and_then(|l| l.clone())
     }
 
-    /// Stops the thread (waits for the sample in progress, at most about one period).
-    pub fn stop(mut self) {
+    /// Stops the thread (waits for the sample in progress, at most about one period) and says
+    /// what `telemetry.jsonl` could not take, if a write failed.
+    pub fn stop(mut self) -> Option<WriteLoss> {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.handle.take()?.join().ok()?.loss()
     }
 }
 
@@ -143,18 +156,26 @@ fn rss_bytes() -> u64 {
     pages * u64::try_from(page).unwrap_or(4096)
 }
 
+/// When the sample after one that ended at `t_before` is due: the next tick of the period
+/// (tick `k`, counted from `t0`), but no sooner than half a period after `t_before`, so a
+/// sample never covers a fraction of a period (after a slow sample, or a reconnect that
+/// waited for a stopped server).
+fn next_due(t0_ns: u64, k: u64, period_ns: u64, t_before: u64) -> u64 {
+    (t0_ns + k * period_ns).max(t_before + period_ns / 2)
+}
+
 fn sample_loop(
     cfg: TelemetryConfig,
-    mut file: std::fs::File,
+    mut file: AppendFile,
     t0_ns: u64,
     stop: &AtomicBool,
     latest: &Mutex<Option<Sample>>,
-) {
+) -> AppendFile {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("warning: telemetry is off: cannot start its runtime: {e}");
-            return;
+            return file;
         }
     };
     let period_ns = cfg.period.as_nanos().max(1) as u64;
@@ -176,7 +197,7 @@ fn sample_loop(
                     *error = None;
                 }
                 Waited::Done(Err(e)) => *error = Some(format!("cannot connect for telemetry: {e}")),
-                Waited::TimedOut => *error = Some("the server did not answer the telemetry connection in time".into()),
+                Waited::TimedOut => *error = Some(NO_ANSWER_CONNECT.into()),
                 Waited::Stopped => {}
             }
         }
@@ -186,7 +207,7 @@ fn sample_loop(
     let mut t_before = now_ns();
     let mut k = now_ns().saturating_sub(t0_ns) / period_ns + 1;
     while !stop.load(Ordering::SeqCst) {
-        let due = t0_ns + k * period_ns;
+        let due = next_due(t0_ns, k, period_ns, t_before);
         let now = now_ns();
         if now < due {
             // Sleep in slices so a stop is seen within 50 ms.
@@ -204,7 +225,7 @@ fn sample_loop(
                     None
                 }
                 Waited::TimedOut => {
-                    server_error = Some("the server did not answer the telemetry queries within the period".into());
+                    server_error = Some(NO_ANSWER_QUERY.into());
                     server = None;
                     None
                 }
@@ -241,13 +262,16 @@ fn sample_loop(
             server: server_sample,
             client,
         };
-        if let Ok(line) = serde_json::to_string(&sample) {
-            let _ = writeln!(file, "{line}");
+        if let Ok(mut line) = serde_json::to_string(&sample) {
+            // One write per line; after a failed one the file counts what it could not take.
+            line.push('\n');
+            let _ = file.write_all(line.as_bytes());
         }
         if let Ok(mut l) = latest.lock() {
             *l = Some(sample);
         }
     }
+    file
 }
 
 /// How a wait on the server ended.
@@ -314,4 +338,25 @@ pub fn live_suffix(s: &Sample) -> String {
     }
     parts.push(format!("client cpu {:.0}%", s.client.cpu_pct));
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_sample_is_due_on_the_period_tick() {
+        // The previous sample ended at 3.1 s: the next is at tick 4.
+        assert_eq!(next_due(0, 4, S, 3 * S + S / 10), 4 * S);
+    }
+
+    #[test]
+    fn after_a_slow_sample_or_reconnect_the_next_covers_at_least_half_a_period() {
+        // A reconnect to a server stopped by SIGSTOP ended at 15.98 s, just before tick 16:
+        // sampling at 16 s would give rates over 20 ms. The sample waits until 16.48 s.
+        let ended = 15 * S + 980 * S / 1000;
+        assert_eq!(next_due(0, 16, S, ended), ended + S / 2);
+    }
 }

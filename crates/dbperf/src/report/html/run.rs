@@ -14,7 +14,7 @@ use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
 use crate::results::interval::IntervalRecord;
 use crate::results::summary::{LatencyBlock, Summary};
-use crate::results::{read_jsonl, RunRecords, TELEMETRY_FILE};
+use crate::results::{read_jsonl, RunRecords, TornRecord, TELEMETRY_FILE};
 use crate::telemetry::analyze::{analyze, Analysis, AnalyzeOptions};
 use crate::telemetry::pressure::ASYNC_FLUSH_PCT;
 /// Waits shown in the top-waits panel.
@@ -32,27 +32,38 @@ pub struct RunData {
     pub analysis: Option<Analysis>,
     /// Percentile spectrum of the measured intervals' response times.
     pub spectrum: Option<Spectrum>,
+    /// Last records cut off mid-write (a full disk, a killed run) that were skipped.
+    pub torn: Vec<TornRecord>,
 }
 
 impl RunData {
     /// Reads the run directory `dir`.
     pub fn read(dir: &Path) -> Result<RunData, ReportError> {
         let records = RunRecords::read(dir)?;
-        let intervals: Vec<IntervalRecord> = records.dir.read_intervals()?;
+        let intervals = records.dir.read_intervals::<IntervalRecord>()?;
         let tel = dir.join(TELEMETRY_FILE);
-        let telemetry = if tel.is_file() { read_jsonl(&tel)? } else { Vec::new() };
+        let telemetry = if tel.is_file() { Some(read_jsonl(&tel)?) } else { None };
         let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
-        let measured_from = intervals.iter().find(|r| !r.warmup).map(|r| r.start_s);
-        let spectrum = match measured_from {
+        let measured_from = intervals.records.iter().find(|r| !r.warmup).map(|r| r.start_s);
+        let hlog = match measured_from {
             Some(from) => latency_spectrum(&dir.join("intervals.hlog"), from)?,
-            None => None,
+            None => Default::default(),
         };
+        let torn = [
+            intervals.torn,
+            telemetry.as_ref().and_then(|t| t.torn.clone()),
+            hlog.torn,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         Ok(RunData {
             records,
-            intervals,
-            telemetry,
+            intervals: intervals.records,
+            telemetry: telemetry.map(|t| t.records).unwrap_or_default(),
             analysis,
-            spectrum,
+            spectrum: hlog.spectrum,
+            torn,
         })
     }
 
@@ -122,6 +133,9 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
         page.chart(&spectrum_chart(&[(run_id.clone(), spectrum)]))?;
     }
     analysis_section(&mut page, data);
+    for torn in &data.torn {
+        page.paragraph(&torn.to_string(), Some("note"));
+    }
     manifest_section(&mut page, &data.records);
     Ok(page.finish())
 }

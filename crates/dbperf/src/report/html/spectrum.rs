@@ -1,6 +1,7 @@
 //! The latency spectrum of a run (response time at each percentile, out to the nines) from
 //! its `intervals.hlog`: the measured intervals' response-time histograms of every
-//! transaction type, merged.
+//! transaction type, merged. A last line cut off mid-write (a full disk, a killed run) is
+//! skipped and named.
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::ReportError;
+use crate::results::TornRecord;
 
 /// Percentiles drawn, where the run has enough values to resolve them.
 const QUANTILES: [f64; 14] = [
@@ -27,12 +29,26 @@ pub struct Spectrum {
     pub max_ms: f64,
 }
 
+/// What [`latency_spectrum`] read from a log.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HlogSpectrum {
+    /// The spectrum; `None` when the file is absent or holds no response histogram.
+    pub spectrum: Option<Spectrum>,
+    /// The last line, cut off mid-write, that was skipped.
+    pub torn: Option<TornRecord>,
+}
+
 /// Merges the `response:*` histograms of `hlog` whose interval starts at or after
-/// `measured_from_s`; `None` when the file is absent or holds none.
-pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<Option<Spectrum>, ReportError> {
-    let Ok(bytes) = std::fs::read(hlog) else {
-        return Ok(None);
+/// `measured_from_s`. Every line of the log ends with a newline, so a last line without one was
+/// cut off mid-write: it is skipped and named in [`HlogSpectrum::torn`].
+pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<HlogSpectrum, ReportError> {
+    let Ok(mut bytes) = std::fs::read(hlog) else {
+        return Ok(HlogSpectrum::default());
     };
+    let torn = TornRecord::at_end_of(hlog, &bytes);
+    if let Some(t) = &torn {
+        bytes.truncate(bytes.len() - t.bytes);
+    }
     let bad = |what: String| ReportError::Hlog {
         path: hlog.to_path_buf(),
         what,
@@ -66,7 +82,10 @@ pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<Option<Spec
             }
         }
     }
-    Ok(merged.filter(|m| !m.is_empty()).map(|m| spectrum_of(&m)))
+    Ok(HlogSpectrum {
+        spectrum: merged.filter(|m| !m.is_empty()).map(|m| spectrum_of(&m)),
+        torn,
+    })
 }
 
 /// The spectrum of a histogram of microseconds.
@@ -115,9 +134,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("intervals.hlog");
         std::fs::write(&path, &bytes).unwrap();
-        let s = latency_spectrum(&path, 0.0).unwrap().unwrap();
+        let read = latency_spectrum(&path, 0.0).unwrap();
+        assert_eq!(read.torn, None);
+        let s = read.spectrum.unwrap();
         assert_eq!(s.count, 2);
         assert!((s.max_ms - 4000.0).abs() < 4.0, "{}", s.max_ms);
+
+        // The disk filled while the second interval was written: the first is kept and the
+        // torn one named.
+        let cut = bytes.len() - 30;
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let read = latency_spectrum(&path, 0.0).unwrap();
+        assert_eq!(read.spectrum.unwrap().count, 1);
+        let torn = read.torn.unwrap();
+        let lines = bytes[..cut].iter().filter(|b| **b == b'\n').count();
+        assert_eq!(torn.line, lines + 1);
+        assert!(torn.to_string().contains("skipped a torn last record"), "{torn}");
     }
 
     #[test]
@@ -139,7 +171,7 @@ mod tests {
     fn a_missing_log_is_no_spectrum() {
         assert_eq!(
             latency_spectrum(Path::new("/nonexistent/intervals.hlog"), 0.0).unwrap(),
-            None
+            HlogSpectrum::default()
         );
     }
 }
