@@ -6,7 +6,8 @@
 //! `UnifInt` and `pick_str` (a cumulative-weight scan over `dists.dss`) from its stream,
 //! so the order queries are generated in does not change them. The 2.14 bugs are not
 //! reproduced: Q4's month is `UnifInt(0, 57)` (2.14: 1..58) and Q22's country codes are
-//! `10 + a permutation of 0..24` (2.14 added 10 twice).
+//! `10 + a permutation of 0..24` (2.14 added 10 twice); the unit test holds every parameter
+//! against qgen 2.17.3's own output for three seeds and three scale factors.
 
 use super::dists::Dist;
 
@@ -419,40 +420,48 @@ mod tests {
         assert!(check_seed(2_147_483_647).is_err() && check_seed(5).is_ok());
     }
 
-    /// The TPC-H kit's reference parameters `ref_data/1/subparam_1` (`qgen -s 1 -r
-    /// 101000000 -l`). The copy of that file in circulation was made by qgen 2.14, so its Q4
-    /// is one month later (2.14 draws 1..58) and its Q22 codes are 10 higher (2.14 adds 10
-    /// twice); everything else must match exactly.
+    /// qgen 2.17.3's own parameter log for three seeds at SF 1, 0.01 and 10
+    /// (`tests/data/tpch/qgen/qgen-2.17.3-params.txt`, which says how it was made): every
+    /// query's parameters must match it exactly, Q4's month and Q22's country codes included.
     #[test]
-    fn matches_the_reference_subparam_file() {
-        let expected = [
-            "96",
-            "28 STEEL MIDDLE EAST",
-            "BUILDING 1995-03-31",
-            "1997-09-01", // 2.14: 1997-10-01
-            "MIDDLE EAST 1994-01-01",
-            "1994-01-01 0.05 25",
-            "IRAN UNITED STATES",
-            "UNITED STATES AMERICA MEDIUM BRUSHED STEEL",
-            "lime",
-            "1994-09-01",
-            "KENYA 0.0001000000",
-            "SHIP AIR 1993-01-01",
-            "special packages",
-            "1993-09-01",
-            "1995-07-01",
-            "Brand#45 ECONOMY BURNISHED 50 22 48 47 49 3 30 5",
-            "Brand#54 WRAP DRUM",
-            "314",
-            "Brand#53 Brand#55 Brand#55 6 20 22",
-            "ivory 1997-01-01 UNITED KINGDOM",
-            "UNITED KINGDOM",
-            "33 34 10 24 11 18 16", // 2.14: 43 44 20 34 21 28 26
-        ];
-        let mut g = Qgen::new(101_000_000, 1.0);
-        for (q, want) in (1..=22).zip(expected) {
-            assert_eq!(g.params(q).values.join(" "), want, "Q{q}");
+    fn matches_qgen_2_17_3() {
+        let fixture = include_str!("../../../tests/data/tpch/qgen/qgen-2.17.3-params.txt");
+        let mut sections = 0;
+        let mut current: Option<(Qgen, Vec<bool>)> = None;
+        let mut finish = |section: Option<(Qgen, Vec<bool>)>| {
+            if let Some((_, seen)) = section {
+                assert!(seen.iter().all(|s| *s), "a section lacks some of the 22 queries");
+                sections += 1;
+            }
+        };
+        for line in fixture.lines().filter(|l| !l.is_empty() && !l.starts_with("# ")) {
+            if let Some(header) = line.strip_prefix("## ") {
+                finish(current.take());
+                let field = |name: &str| {
+                    header
+                        .split_whitespace()
+                        .find_map(|kv| kv.strip_prefix(name))
+                        .unwrap_or_else(|| panic!("{name} in {header:?}"))
+                        .to_owned()
+                };
+                let seed: i64 = field("seed=").parse().unwrap();
+                let sf: f64 = field("sf=").parse().unwrap();
+                current = Some((Qgen::new(seed, sf), vec![false; 22]));
+                continue;
+            }
+            let (q, want) = line.split_once('\t').expect("query number, tab, parameters");
+            let q: usize = q.parse().unwrap();
+            let (g, seen) = current.as_mut().expect("a section header first");
+            if seen[q - 1] {
+                // qgen logs Q1 twice; a query's parameters are drawn once.
+                continue;
+            }
+            let got = g.params(q as u8).values.join("\t");
+            assert_eq!(got, want, "Q{q} in the section before line {line:?}");
+            seen[q - 1] = true;
         }
+        finish(current.take());
+        assert_eq!(sections, 9);
     }
 
     #[test]
