@@ -74,7 +74,6 @@ fn calls(pg: &TempPg, parts: &[&str]) -> f64 {
 #[test]
 fn load_is_consistent_and_requests_follow_the_mix() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed (dbperf server install postgres-15)");
         return;
     }
     let pg = TempPg::start(&[]);

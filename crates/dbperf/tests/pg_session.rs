@@ -11,6 +11,7 @@ use dbperf::driver::pgwire::PgWireSession;
 use dbperf::driver::{Param, Rows, Session, Target};
 use dbperf_engine::ErrorClass;
 
+mod common;
 #[path = "support/pg.rs"]
 mod pg;
 use pg::TempPg;
@@ -29,7 +30,6 @@ async fn connect<S: Session>(url: &str, ignore: IgnoreErrors) -> S {
 #[test]
 fn faults_are_classified_and_connection_loss_recovers() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed");
         return;
     }
     let pg = TempPg::start(&["deadlock_timeout=100ms"]);
@@ -120,7 +120,6 @@ fn faults<S: Session>(pg: &TempPg) {
 #[test]
 fn parameters_bind_by_column_type_and_rows_decode() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed");
         return;
     }
     let pg = TempPg::start(&[]);

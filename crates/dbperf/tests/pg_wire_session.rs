@@ -17,6 +17,7 @@ use dbperf::driver::pgwire::PgWireSession;
 use dbperf::driver::{Cell, Param, Rows, Session, Target};
 use dbperf_engine::ErrorClass;
 
+mod common;
 #[path = "support/pg.rs"]
 mod pg;
 use pg::TempPg;
@@ -99,7 +100,6 @@ async fn observe<S: Session>(url: &str) -> (Vec<Vec<Value>>, Vec<Vec<Option<Stri
 #[test]
 fn wire_session_matches_tokio_postgres() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed");
         return;
     }
     let pg = TempPg::start(&[]);
@@ -131,7 +131,6 @@ fn wire_session_matches_tokio_postgres() {
 #[test]
 fn scram_login_copy_abandon_and_cancel() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed");
         return;
     }
     let pg = TempPg::start(&[]);
@@ -261,7 +260,6 @@ fn scram_login_copy_abandon_and_cancel() {
 #[test]
 fn md5_and_cleartext_logins() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed");
         return;
     }
     let pg = TempPg::start(&[]);

@@ -82,6 +82,23 @@ fn unknown_keys_are_refused_before_start(id: &str, key: &str, hint: &str) {
 
 const MIB: u64 = 1024 * 1024;
 
+/// The rule every test that needs a server or a program goes by (`common::available`,
+/// `pg::available`, `common::program_available`): missing is a failure under CI, naming what
+/// is missing and how to install it, and a skip elsewhere.
+#[test]
+fn a_missing_server_or_program_fails_under_ci_and_is_skipped_elsewhere() {
+    assert!(common::skip_unless(true, "nothing missing", true));
+    assert!(!common::skip_unless(false, "postgres-15 is not installed", false));
+    let under_ci = std::panic::catch_unwind(|| common::skip_unless(false, "postgres-15 is not installed", true));
+    let message = under_ci.expect_err("under CI a missing server fails the test");
+    let message = message.downcast_ref::<String>().expect("a formatted message");
+    assert!(message.contains("postgres-15 is not installed"), "{message}");
+    assert!(common::program_runs("true"));
+    assert!(!common::program_runs("/nonexistent/sysbench"));
+    // Starts, but fails: as Debian's pgbench wrapper does without PostgreSQL's programs.
+    assert!(!common::program_runs("false"));
+}
+
 #[test]
 fn debian_mariadb_10_11() {
     if !available("mariadb-10.11") {

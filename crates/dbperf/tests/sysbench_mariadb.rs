@@ -378,7 +378,11 @@ fn interrupt_and_kill_keep_what_was_measured() {
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
         let stopped = sent.elapsed();
-        assert!(stopped < Duration::from_millis(1500), "stopped in {stopped:?}");
+        // The README's promise: Ctrl-C stops within a second, summary written.
+        assert!(
+            stopped < Duration::from_secs(1),
+            "signal {signal}: stopped in {stopped:?}"
+        );
         assert_eq!(only_run_dir(tmp.path()), dir);
         let lines = std::fs::read_to_string(dir.join("intervals.jsonl")).unwrap();
         assert!(lines.lines().count() >= stored, "signal {signal}: {lines}");
@@ -593,8 +597,7 @@ fn run_fail(cmd: &mut Command) -> String {
 
 #[test]
 fn sysbench_and_dbperf_run_on_each_others_tables() {
-    if Command::new("sysbench").arg("--version").output().is_err() {
-        eprintln!("skipped: sysbench is not installed (apt-get install -y sysbench)");
+    if !common::program_available("sysbench", "sysbench") {
         return;
     }
     let sb = sandbox();

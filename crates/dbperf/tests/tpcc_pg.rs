@@ -18,7 +18,6 @@ fn check_passes(out: &str) {
 #[test]
 fn prepare_run_and_check_on_postgres() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed (dbperf server install postgres-15)");
         return;
     }
     let db = pg::TempPg::start(&[]);

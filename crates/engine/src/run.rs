@@ -10,7 +10,8 @@
 //!    ticker that swaps the thread's [`Stats`] out at every interval boundary;
 //! 4. stops starting transactions at the deadline, on `--events`, on an interrupt or on
 //!    a fatal error, gives in-flight transactions a bounded grace period, and sends
-//!    its final, partial interval.
+//!    its final interval (after a deadline, it runs to the last completion in the grace
+//!    period: what is counted is timed).
 //!
 //! With [`RunConfig::blocking_io`] every connection gets its own thread, on which drivers
 //! may block in the kernel for replies ([`blocking_io`]); the worker then yields to the
@@ -345,6 +346,9 @@ struct Local {
     interval: Cell<u32>,
     /// When the ticker next swaps the statistics out (ns since the epoch of `now_ns`).
     next_boundary: Cell<u64>,
+    /// When the last attempt recorded in `stats` ended: a run cut by its deadline is measured
+    /// up to here, so the completions of the grace period have their time counted too.
+    last_recorded: Cell<u64>,
 }
 
 /// Runs `workload` as `cfg` says, reporting intervals to `observer`, until the
@@ -505,10 +509,10 @@ pub fn run<W: Workload>(
             let last = all_done && pending.is_empty();
             let start = bounds.start(next);
             let nominal_end = bounds.end(next);
+            // The last interval runs to the end of the run, which is past its nominal end when
+            // the grace period completed transactions after the deadline.
             let end = if last {
-                end_ns
-                    .saturating_sub(t0.load(Ordering::SeqCst))
-                    .clamp(start, nominal_end)
+                end_ns.saturating_sub(t0.load(Ordering::SeqCst)).max(start)
             } else {
                 nominal_end
             };
@@ -621,6 +625,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         unstarted: Cell::new(0),
         interval: Cell::new(0),
         next_boundary: Cell::new(t0 + bounds.end(0)),
+        last_recorded: Cell::new(0),
     });
 
     // 3. Workers and the interval ticker.
@@ -698,7 +703,9 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         _ = after_stop => {}
     }
     ticker.abort();
-    let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d));
+    // Past the deadline, the measured time runs to the last completion counted in the grace
+    // period (never to the grace's end): a transaction counted is a transaction timed.
+    let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d.max(local.last_recorded.get())));
     let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns)) + local.unstarted.get();
     let spare = Box::new(Stats::new(&ctx.ops));
     let full = local.stats.replace(spare);
@@ -788,6 +795,7 @@ async fn worker_loop<W: Workload>(
             log.clear();
             let result = worker.execute(&mut log).await;
             let end = now_ns();
+            local.last_recorded.set(end);
             let error = {
                 let mut stats = local.stats.borrow_mut();
                 stats.record_statements(&log);

@@ -341,15 +341,10 @@ async fn loaded_warehouses(plan: &Plan) -> Result<u32> {
         return Ok(w);
     }
     let mut s = measure::admin_session(&plan.target).await?;
-    let rows = s
-        .query_rows("SELECT COUNT(*) FROM warehouse")
+    let n = check::count(&mut s, "SELECT COUNT(*) FROM warehouse", "counting warehouses")
         .await
-        .context("counting warehouses (is this a TPC-C database? run `dbperf tpcc prepare` first)")?;
-    Ok(rows
-        .first()
-        .and_then(|r| r.first().cloned().flatten())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0))
+        .context("is this a TPC-C database? run `dbperf tpcc prepare` first")?;
+    u32::try_from(n).context("counting warehouses")
 }
 
 async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
@@ -380,15 +375,12 @@ async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
     let w = plan.warehouses.expect("validated");
     let mut s = measure::admin_session(&plan.target).await?;
     let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-    let loaded = match s.query_rows("SELECT COUNT(*) FROM warehouse").await {
-        Ok(rows) => rows
-            .first()
-            .and_then(|r| r.first().cloned().flatten())
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0),
-        Err(_) => 0,
+    let loaded = match check::count(&mut s, "SELECT COUNT(*) FROM warehouse", "counting warehouses").await {
+        Ok(n) => n,
+        Err(check::CheckError::Db(_)) => 0,
+        Err(e) => return Err(e.into()),
     };
-    if loaded < w {
+    if loaded < u64::from(w) {
         bail!(
             "{} holds {loaded} warehouse(s), fewer than --warehouses {w}: run `dbperf tpcc prepare --warehouses {w}` (same --target{}) first",
             plan.target.database,
@@ -500,8 +492,8 @@ fn run_benchmark<S: Session + 'static>(
     };
     let mut m = measure::measure(spec, workload, argv)?;
     measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
-    let tpmc_valid = plan.mode == Mode::Spec && a.wait_scale == 1.0;
-    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, tpmc_valid);
+    let spec_waits = plan.mode == Mode::Spec && a.wait_scale == 1.0;
+    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, spec_waits);
     m.write_json("tpcc.json", &result);
     println!();
     print!("{}", tpcc_report::final_text(&result));

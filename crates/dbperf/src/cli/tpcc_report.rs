@@ -119,8 +119,11 @@ pub struct TpccResult {
     pub measured_s: f64,
     /// New-Order transactions per minute (rolled-back ones included, as the spec counts them).
     pub notpm: f64,
-    /// tpmC: NOTPM of a spec-mode run with the spec's keying and think times, else null.
+    /// tpmC: NOTPM of a spec-mode run with the spec's keying and think times whose mix holds
+    /// and whose p90s are within their limits; else null, and `why_no_tpmc` says why.
     pub tpmc: Option<f64>,
+    /// What keeps the NOTPM from being a tpmC (empty when `tpmc` is set).
+    pub why_no_tpmc: Vec<&'static str>,
     /// All transactions per minute.
     pub tpm_total: f64,
     /// Per type, by name.
@@ -141,7 +144,10 @@ pub struct TpccResult {
 
 impl TpccResult {
     /// The run's totals in TPC-C's terms.
-    pub fn from_outcome(out: &RunOutcome, warehouses: u32, terminals: usize, tpmc_valid: bool) -> TpccResult {
+    ///
+    /// `spec_waits`: the run had spec mode's keying and think times at full scale; without
+    /// them, or with the mix or a p90 out of bounds, its NOTPM is not a tpmC.
+    pub fn from_outcome(out: &RunOutcome, warehouses: u32, terminals: usize, spec_waits: bool) -> TpccResult {
         let t = &out.total;
         let minutes = (out.measured_s / 60.0).max(1e-9);
         let total = t.transactions.max(1) as f64;
@@ -168,14 +174,26 @@ impl TpccResult {
         }
         let no = t.per_txn.first().map_or(0, |s| s.response.len());
         let notpm = no as f64 / minutes;
+        let mix = judge_mix(&types, terminals);
+        let response_times_ok = types.values().all(|r| r.within_limit);
+        let why_no_tpmc: Vec<&'static str> = [
+            (!spec_waits, "no keying/think times at the spec's values"),
+            (mix == Mix::Below, "the mix is below a minimum share"),
+            (mix == Mix::TooShort, "too few transactions to judge the mix"),
+            (!response_times_ok, "a p90 exceeds its limit"),
+        ]
+        .into_iter()
+        .filter_map(|(applies, why)| applies.then_some(why))
+        .collect();
         TpccResult {
             warehouses,
             measured_s: out.measured_s,
             notpm,
-            tpmc: tpmc_valid.then_some(notpm),
+            tpmc: why_no_tpmc.is_empty().then_some(notpm),
+            why_no_tpmc,
             tpm_total: t.transactions as f64 / minutes,
-            mix: judge_mix(&types, terminals),
-            response_times_ok: types.values().all(|r| r.within_limit),
+            mix,
+            response_times_ok,
             types,
             rollbacks: t.expected_rollbacks,
             retries: t.retries,
@@ -211,11 +229,7 @@ pub fn final_text(r: &TpccResult) -> String {
             );
         }
         None => {
-            let _ = writeln!(
-                s,
-                "  NOTPM: {:.1}  (not a tpmC: no keying/think times at the spec's values)",
-                r.notpm
-            );
+            let _ = writeln!(s, "  NOTPM: {:.1}  (not a tpmC: {})", r.notpm, r.why_no_tpmc.join("; "));
         }
     }
     let _ = writeln!(s, "  TPM (all types): {:.1}", r.tpm_total);
@@ -310,6 +324,7 @@ mod tests {
             measured_s,
             notpm: 12.0,
             tpmc: Some(12.0),
+            why_no_tpmc: Vec::new(),
             tpm_total: 26.7,
             types: types([450, 430, 40, 40, 40]),
             rollbacks: 4,
@@ -323,6 +338,78 @@ mod tests {
         assert!(short.contains("tpmC:  12.0  (93.3% of the 12.86"), "{short}");
         assert!(short.contains("less than the 2 hours"), "{short}");
         assert!(!final_text(&result(7200.0)).contains("2 hours"));
+    }
+
+    /// A spec-mode outcome of one terminal: `counts` per type, each answered in `p90_s[type]`.
+    fn outcome(counts: [u64; 5], p90_s: [f64; 5]) -> RunOutcome {
+        let ops = dbperf_engine::OpTable {
+            transactions: txn_types().map(|(_, name)| name.to_string()).collect(),
+            statements: Vec::new(),
+        };
+        let mut total = dbperf_engine::Stats::new(&ops);
+        for (kind, (n, secs)) in counts.into_iter().zip(p90_s).enumerate() {
+            for _ in 0..n {
+                let ns = (secs * 1e9) as u64;
+                total.record_txn(kind as u16, ns, ns, false);
+            }
+        }
+        RunOutcome {
+            total,
+            measured_s: 3600.0,
+            warmup_s: 0.0,
+            intervals: 360,
+            reason: dbperf_engine::StopReason::Completed,
+            fatal: None,
+            backlog_at_end: 0,
+            abandoned: 0,
+        }
+    }
+
+    #[test]
+    fn a_tpmc_needs_the_spec_waits_the_mix_and_every_p90_within_its_limit() {
+        let deck = [450, 430, 40, 40, 40];
+        let fast = [0.5; 5];
+        let ok = TpccResult::from_outcome(&outcome(deck, fast), 1, 1, true);
+        assert_eq!(ok.tpmc, Some(7.5), "{:?}", ok.why_no_tpmc);
+        assert!(final_text(&ok).contains("tpmC:  7.5"), "{}", final_text(&ok));
+
+        let cases: [(&str, RunOutcome, bool, &str); 4] = [
+            ("max mode", outcome(deck, fast), false, "no keying/think times"),
+            // Stock-Level's limit is 20 s.
+            (
+                "slow",
+                outcome(deck, [0.5, 0.5, 0.5, 0.5, 25.0]),
+                true,
+                "a p90 exceeds its limit",
+            ),
+            (
+                "no Stock-Level",
+                outcome([450, 430, 40, 40, 0], fast),
+                true,
+                "below a minimum",
+            ),
+            (
+                "under a deck",
+                outcome([40, 38, 4, 4, 4], fast),
+                true,
+                "too few transactions",
+            ),
+        ];
+        for (case, out, spec_waits, why) in cases {
+            let r = TpccResult::from_outcome(&out, 1, 1, spec_waits);
+            assert_eq!(r.tpmc, None, "{case}");
+            let text = final_text(&r);
+            assert!(!text.contains("  tpmC: "), "{case}: {text}");
+            assert!(
+                text.contains(&format!("NOTPM: {:.1}", r.notpm)) && text.contains(why),
+                "{case}: {text}"
+            );
+            let json = serde_json::to_value(&r).unwrap();
+            assert!(
+                json["tpmc"].is_null() && json["why_no_tpmc"].to_string().contains(why),
+                "{case}: {json}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: running the `dbperf` binary, reading what it
-//! wrote, sandboxes, and skipping (or, under CI, failing) when a catalog server is missing.
+//! wrote, sandboxes, and skipping (or, under CI, failing) when a catalog server or a
+//! program (sysbench, pgbench) is missing.
 
 // Each test binary uses its own subset.
 #![allow(dead_code)]
@@ -63,14 +64,47 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 /// False (after a notice) if catalog server `id` is not installed; panics under CI instead.
 pub fn available(id: &str) -> bool {
-    if installed(id) {
+    present_or_skip(
+        installed(id),
+        &format!("{id} is not installed; run `make deps-servers` (or `dbperf server install {id}`)"),
+    )
+}
+
+/// False (after a notice) if `program` does not run; panics under CI instead. `package` is
+/// what installs it.
+pub fn program_available(program: &str, package: &str) -> bool {
+    present_or_skip(
+        program_runs(program),
+        &format!("{program} is not installed (apt-get install -y {package})"),
+    )
+}
+
+/// Whether `program --version` runs and succeeds. Debian's wrappers (`pgbench` from
+/// postgresql-client-common) start even without the program behind them, so starting is not
+/// enough.
+pub fn program_runs(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The one rule for what a test needs from the machine: true if `present`; otherwise a
+/// failure under CI (`CI` set), where a missing server or tool must not pass unseen, and a
+/// skip with `missing` on stderr elsewhere.
+pub fn present_or_skip(present: bool, missing: &str) -> bool {
+    skip_unless(present, missing, std::env::var_os("CI").is_some())
+}
+
+/// [`present_or_skip`] with the CI setting given.
+pub fn skip_unless(present: bool, missing: &str, ci: bool) -> bool {
+    if present {
         return true;
     }
-    let msg = format!("{id} is not installed; run `make deps-servers` (or `dbperf server install {id}`)");
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
+    if ci {
+        panic!("{missing} (CI is set: a missing prerequisite fails the test)");
     }
-    eprintln!("SKIPPED: {msg}");
+    eprintln!("SKIPPED: {missing}");
     false
 }
 

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dbperf::server::testing::{self, TempSandbox};
+use dbperf::server::testing::TempSandbox;
 
 /// Where Debian's PostgreSQL 15 client programs are.
 pub const BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -18,10 +18,11 @@ pub struct TempPg {
     sandbox: TempSandbox,
 }
 
-/// True when PostgreSQL 15 is installed (`dbperf server install postgres-15`); tests skip
-/// otherwise.
+/// True when PostgreSQL 15 is installed (`dbperf server install postgres-15`); otherwise a
+/// skip with a notice, or under CI a failure ([`super::common::available`]: every test crate
+/// that includes this file also has `mod common`).
 pub fn available() -> bool {
-    testing::installed("postgres-15")
+    super::common::available("postgres-15")
 }
 
 impl TempPg {

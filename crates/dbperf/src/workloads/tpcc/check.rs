@@ -1,6 +1,12 @@
 //! The consistency conditions of clause 3.3.2.1 to 3.3.2.12, each named by its clause,
 //! evaluated per warehouse over a pool of connections. Each query counts the rows (or
-//! warehouses, districts, customers) that violate the condition: zero is a pass.
+//! warehouses, districts, customers) that violate the condition: zero is a pass, and a count
+//! the server answers with anything but a number is an error, never a pass.
+//!
+//! Before any condition, the database must hold the warehouses to check whole: an empty
+//! one, a load that has not finished, or tables short of the rows the load puts and no
+//! transaction removes (ITEM, WAREHOUSE, DISTRICT, CUSTOMER, STOCK, and the initial ORDERs)
+//! is refused, since conditions over missing rows compare with nothing and pass.
 //!
 //! 3.3.2.11 (orders minus new orders = 2,100 per district) holds only for the initial
 //! population: it is judged when dbperf's bookkeeping says no `tpcc run` touched the data,
@@ -10,9 +16,51 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::load::{CUSTOMERS, DISTRICTS, ITEMS};
 use super::prepare::{connect, meta, PrepareError};
-use super::schema::Schema;
-use crate::driver::{doing, Session, Target};
+use super::schema::{Schema, LOADED_TABLE};
+use crate::driver::{doing, Failed, Session, Target};
+
+/// Why the conditions were not evaluated.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The database does not hold the warehouses to check, whole.
+    #[error("{0}")]
+    NotLoaded(String),
+    /// The server answered a count with something that is not a count.
+    #[error("{what}: the server answered {got:?}, not a count")]
+    Unreadable {
+        /// Which count.
+        what: String,
+        /// The cell, `None` for no row or NULL.
+        got: Option<String>,
+    },
+    /// The server refused a statement.
+    #[error(transparent)]
+    Db(#[from] Failed),
+}
+
+impl From<PrepareError> for CheckError {
+    fn from(e: PrepareError) -> CheckError {
+        match e {
+            PrepareError::Conflict(m) => CheckError::NotLoaded(m),
+            PrepareError::Db(f) => CheckError::Db(f),
+        }
+    }
+}
+
+/// The one number `sql` answers; an error, naming `what`, when it is not a count.
+pub async fn count<S: Session>(s: &mut S, sql: &str, what: &str) -> Result<u64, CheckError> {
+    let rows = s.query_rows(sql).await.map_err(doing(what))?;
+    let cell = rows.into_iter().next().and_then(|r| r.into_iter().next()).flatten();
+    match cell.as_deref().map(str::parse::<u64>) {
+        Some(Ok(n)) => Ok(n),
+        _ => Err(CheckError::Unreadable {
+            what: what.to_string(),
+            got: cell,
+        }),
+    }
+}
 
 /// One condition: clause, what it says, and its per-warehouse query (`{w}` the warehouse,
 /// `{no}` the NEW-ORDER table).
@@ -29,12 +77,12 @@ pub const CONDITIONS: [Condition; 12] = [
     Condition {
         clause: "3.3.2.1",
         text: "W_YTD = sum(D_YTD)",
-        sql: "SELECT COUNT(*) FROM warehouse WHERE w_id = {w} AND w_ytd <> (SELECT SUM(d_ytd) FROM district WHERE d_w_id = {w})",
+        sql: "SELECT COUNT(*) FROM warehouse WHERE w_id = {w} AND w_ytd <> (SELECT COALESCE(SUM(d_ytd), 0) FROM district WHERE d_w_id = {w})",
     },
     Condition {
         clause: "3.3.2.2",
         text: "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
-        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND (d_next_o_id - 1 <> (SELECT MAX(o_id) FROM orders WHERE o_w_id = {w} AND o_d_id = d.d_id) OR d_next_o_id - 1 <> (SELECT MAX(no_o_id) FROM {no} WHERE no_w_id = {w} AND no_d_id = d.d_id))",
+        sql: "SELECT COUNT(*) FROM district d WHERE d_w_id = {w} AND (d_next_o_id - 1 <> (SELECT COALESCE(MAX(o_id), 0) FROM orders WHERE o_w_id = {w} AND o_d_id = d.d_id) OR d_next_o_id - 1 <> (SELECT MAX(no_o_id) FROM {no} WHERE no_w_id = {w} AND no_d_id = d.d_id))",
     },
     Condition {
         clause: "3.3.2.3",
@@ -122,14 +170,15 @@ enum History {
 }
 
 /// Evaluates every condition for warehouses `1..=warehouses` over up to `connections`
-/// connections.
+/// connections, once [`require_population`] finds them loaded.
 pub async fn check(
     target: &Target,
     schema: &Schema,
     warehouses: u32,
     connections: u32,
-) -> Result<Vec<CheckResult>, PrepareError> {
+) -> Result<Vec<CheckResult>, CheckError> {
     let mut admin = connect(target).await?;
+    require_population(&mut admin, &target.database, warehouses).await?;
     // Only dbperf's load records its seed; `tpcc run` counts itself in `runs`.
     let history = match meta(&mut admin, "seed").await {
         None => History::Unknown,
@@ -152,20 +201,12 @@ pub async fn check(
             while let Some(&(i, w)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let c = &CONDITIONS[i];
                 let sql = c.sql.replace("{w}", &w.to_string()).replace("{no}", no);
-                let rows = s
-                    .query_rows(&sql)
-                    .await
-                    .map_err(doing(format!("checking {}", c.clause)))?;
-                let bad: u64 = rows
-                    .first()
-                    .and_then(|r| r.first().cloned().flatten())
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
+                let bad = count(&mut s, &sql, &format!("checking {} on warehouse {w}", c.clause)).await?;
                 if bad > 0 {
                     found.lock().expect("not poisoned").push((i, w, bad));
                 }
             }
-            Ok::<(), PrepareError>(())
+            Ok::<(), CheckError>(())
         });
     }
     while let Some(r) = tasks.join_next().await {
@@ -198,6 +239,90 @@ pub async fn check(
             }
         })
         .collect())
+}
+
+/// Refuses to check warehouses `1..=warehouses` of `database` unless they are all there:
+/// at least one, a dbperf load (if dbperf loaded it) that finished, and every table the
+/// transactions never shrink holding at least the rows the load puts in it (exactly, for
+/// those they never grow).
+pub async fn require_population<S: Session>(s: &mut S, database: &str, warehouses: u32) -> Result<(), CheckError> {
+    let load = "load it with `dbperf tpcc prepare --warehouses N` (same --target and --schema)";
+    if warehouses == 0 {
+        return Err(CheckError::NotLoaded(format!(
+            "{database} holds no warehouse: there is nothing to check; {load}"
+        )));
+    }
+    if meta(s, "seed").await.is_some() && meta(s, "ready").await != Some(1) {
+        let done = count(
+            s,
+            &format!("SELECT COUNT(*) FROM {LOADED_TABLE}"),
+            "reading load progress",
+        )
+        .await?;
+        let planned = meta(s, "warehouses").await.unwrap_or(0);
+        return Err(CheckError::NotLoaded(format!(
+            "the load of {database} has not finished ({done} of {} unit(s) in, indexes last): run the same \
+             `dbperf tpcc prepare --warehouses {planned}` again to finish it, then check",
+            planned + 1
+        )));
+    }
+    let w = i64::from(warehouses);
+    let in_range = |col: &str| format!("{col} BETWEEN 1 AND {w}");
+    // (table, rows counted, rows the load puts, exact: no transaction adds any)
+    let tables = [
+        ("item", "SELECT COUNT(*) FROM item".to_string(), ITEMS, true),
+        (
+            "warehouse",
+            format!("SELECT COUNT(*) FROM warehouse WHERE {}", in_range("w_id")),
+            w,
+            true,
+        ),
+        (
+            "district",
+            format!("SELECT COUNT(*) FROM district WHERE {}", in_range("d_w_id")),
+            w * DISTRICTS,
+            true,
+        ),
+        (
+            "customer",
+            format!("SELECT COUNT(*) FROM customer WHERE {}", in_range("c_w_id")),
+            w * DISTRICTS * CUSTOMERS,
+            true,
+        ),
+        (
+            "stock",
+            format!("SELECT COUNT(*) FROM stock WHERE {}", in_range("s_w_id")),
+            w * ITEMS,
+            true,
+        ),
+        (
+            "orders",
+            format!("SELECT COUNT(*) FROM orders WHERE {}", in_range("o_w_id")),
+            w * DISTRICTS * CUSTOMERS,
+            false,
+        ),
+    ];
+    for (table, sql, loaded, exact) in tables {
+        let n = count(s, &sql, &format!("counting the rows of {table}")).await? as i64;
+        if n < loaded || (exact && n > loaded) {
+            let which = if table == "item" {
+                String::new()
+            } else {
+                format!(" for warehouses 1 to {w}")
+            };
+            let want = if exact { "" } else { "at least " };
+            return Err(CheckError::NotLoaded(if table == "warehouse" {
+                format!("{database} holds {n} of warehouses 1 to {w}: check fewer with --warehouses, or {load}")
+            } else {
+                format!(
+                    "{table} in {database} holds {n} rows{which}, where the load puts {want}{loaded}: the data is \
+                     partial, so the conditions would compare with missing rows; finish the load (the same \
+                     `dbperf tpcc prepare`) or redo it (`dbperf tpcc cleanup`, then `prepare`)"
+                )
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// The report: one line per condition.
