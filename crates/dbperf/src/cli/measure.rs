@@ -189,9 +189,29 @@ pub fn finish(m: &Measured) -> ExitCode {
             m.outcome.abandoned
         );
     }
+    if let Some(line) = unreachable_line(&m.outcome) {
+        println!("{line}");
+    }
     println!("Run directory: {}", m.dir.path().display());
     match m.outcome.reason {
+        StopReason::Completed if m.outcome.unreachable_at_end => {
+            eprintln!(
+                "error: results incomplete: the server was still unreachable when the run ended \
+                 (is it running? `dbperf server list` shows the sandboxes)"
+            );
+            ExitCode::from(6)
+        }
         StopReason::Completed => ExitCode::SUCCESS,
+        StopReason::Crashed => {
+            let what = m.outcome.crash.as_deref().unwrap_or("a panic");
+            eprintln!(
+                "error: the run stopped because dbperf crashed: {what}\n\
+                 This is a bug in dbperf; please report it with the command line. The summary \
+                 covers the {:.1} s measured before it.",
+                m.outcome.measured_s
+            );
+            ExitCode::from(5)
+        }
         StopReason::Interrupted => {
             eprintln!(
                 "Interrupted: the summary covers the {:.1} s measured before the stop.",
@@ -208,6 +228,23 @@ pub fn finish(m: &Measured) -> ExitCode {
             ExitCode::from(3)
         }
     }
+}
+
+/// The final report's line on how long the server was unreachable, if it was.
+fn unreachable_line(out: &RunOutcome) -> Option<String> {
+    (out.unreachable_s > 0.0).then(|| {
+        format!(
+            "Server unreachable: {:.1} s of the {:.1} s measured (intervals with no completed \
+             transaction while connections were reconnecting){}.",
+            out.unreachable_s,
+            out.measured_s,
+            if out.unreachable_at_end {
+                "; it had not come back when the run ended"
+            } else {
+                ""
+            }
+        )
+    })
 }
 
 /// Server version and all global variables (PostgreSQL: `pg_settings`), for the manifest.

@@ -8,6 +8,8 @@
 //! | 2 | bad arguments |
 //! | 3 | a run stopped on a fatal server error (summary written) |
 //! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
+//! | 5 | a run stopped because part of dbperf crashed (a panic: a bug to report; summary written with the intervals finished before it) |
+//! | 6 | results incomplete: the server was unreachable when the run ended (summary written; `server_unreachable_s` says for how long) |
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod analyze;

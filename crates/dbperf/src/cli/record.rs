@@ -174,6 +174,7 @@ pub fn interval_record(r: &IntervalReport<'_>) -> IntervalRecord {
         service_time_ms: Percentiles::from_histogram(&s.service),
         late_starts: s.late_starts,
         backlog: r.backlog,
+        server_unreachable: s.server_unreachable(),
     }
 }
 
@@ -263,5 +264,7 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
         },
         interrupted: out.reason != StopReason::Completed,
         intervals: out.intervals,
+        server_unreachable_s: out.unreachable_s,
+        server_unreachable_at_end: out.unreachable_at_end,
     }
 }
