@@ -198,10 +198,18 @@ pub(crate) fn cannot_connect_to(scheme: target::Scheme, socket: bool, e: &std::i
         class: ErrorClass::ConnectionLost,
         code,
         sqlstate,
-        message: format!(
-            "{}; is the server running? `dbperf server list` shows the sandboxes and where they listen",
-            os_reason(e)
-        ),
+        message: if e.kind() == std::io::ErrorKind::WouldBlock {
+            format!(
+                "{}: the server's listen queue stayed full; raise its back_log (and max_connections) \
+                 or open fewer connections at once",
+                os_reason(e)
+            )
+        } else {
+            format!(
+                "{}; is the server running? `dbperf server list` shows the sandboxes and where they listen",
+                os_reason(e)
+            )
+        },
     }
 }
 
@@ -317,6 +325,8 @@ mod tests {
         assert_eq!((e.code, e.sqlstate.as_deref()), (None, Some("08001")));
         assert!(e.to_string().starts_with("Connection refused; is the server running?"));
         assert_eq!(os_reason(&std::io::Error::other("plain")), "plain");
+        let busy = cannot_connect(&socket, &std::io::Error::from_raw_os_error(libc::EAGAIN));
+        assert!(busy.message.contains("raise its back_log"), "{busy}");
         // With what dbperf was doing, printed as `main` prints errors: the reason once.
         let shown = format!("{:#}", anyhow::Error::from(doing("connecting")(e)));
         assert_eq!(shown.matches("Connection refused").count(), 1, "{shown}");
