@@ -59,6 +59,10 @@ fn a_server_killed_mid_run_and_never_restarted_makes_the_results_incomplete() {
         "{all}"
     );
     assert!(all.contains("Server unreachable: "), "{all}");
+    assert!(
+        all.contains("| server unreachable, reconnecting"),
+        "the live line says so: {all}"
+    );
 
     let dir = only_run_dir(tmp.path());
     let s = read_json(&dir.join("summary.json"));

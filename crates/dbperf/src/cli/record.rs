@@ -100,6 +100,9 @@ impl Observer for Recorder<'_, '_> {
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),
             };
+            if rec.server_unreachable {
+                line.push_str(" | server unreachable, reconnecting");
+            }
             if let Some(sample) = &sample {
                 line.push_str(" | ");
                 line.push_str(&live_suffix(sample));
