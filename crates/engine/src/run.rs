@@ -441,7 +441,7 @@ pub fn run<W: Workload>(
     }
     let too_long = || {
         RunError::Config(format!(
-            "--warmup-time {} s plus --time {} s is longer than dbperf can time (about 580 years)",
+            "--warmup-time {} s plus --time {} s is longer than dbperf can time (about 290 years)",
             cfg.warmup.as_secs(),
             cfg.duration.unwrap_or_default().as_secs()
         ))

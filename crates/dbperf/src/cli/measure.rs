@@ -143,7 +143,9 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         p.finish_and_clear();
     }
     if let Some(t) = recorder.telemetry.take() {
-        t.stop();
+        if let Err(e) = t.stop() {
+            recorder.error.get_or_insert(e);
+        }
     }
     let outcome = outcome?;
     let cx = SummaryContext {

@@ -112,11 +112,24 @@ impl Telemetry {
         self.latest.lock().ok().and_then(|l| l.clone())
     }
 
-    /// Stops the thread (waits for the sample in progress, at most about one period).
-    pub fn stop(mut self) {
+    /// Stops the thread (waits for the sample in progress, at most about one period). Says so
+    /// if the thread had panicked: `telemetry.jsonl` then ends early, the run's own figures
+    /// are whole.
+    pub fn stop(mut self) -> Result<(), String> {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
+        match self.handle.take().map(|h| h.join()) {
+            Some(Err(p)) => {
+                let message = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(format!(
+                    "the telemetry thread crashed ({message}): a bug in dbperf; {TELEMETRY} ends at its last sample",
+                    TELEMETRY = crate::results::TELEMETRY_FILE
+                ))
+            }
+            _ => Ok(()),
         }
     }
 }
