@@ -77,7 +77,7 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
         std::thread::sleep(Duration::from_millis(100));
     }
     let live = telemetry.latest().map(|s| live_suffix(&s));
-    telemetry.stop();
+    telemetry.stop().unwrap();
 
     let samples: Vec<Sample> = std::fs::read_to_string(&path)
         .unwrap()

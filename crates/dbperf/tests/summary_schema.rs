@@ -102,6 +102,8 @@ fn open_loop_summary() -> Summary {
         },
         interrupted: false,
         intervals: 60,
+        server_unreachable_s: 0.0,
+        server_unreachable_at_end: false,
     }
 }
 

@@ -13,6 +13,12 @@
 //!    its final interval (after a deadline, it runs to the last completion in the grace
 //!    period: what is counted is timed).
 //!
+//! A panic in a worker, a client thread or the [`Observer`] is a bug, never a success: it
+//! stops the run with [`StopReason::Crashed`] and its message in [`RunOutcome::crash`], and
+//! every interval finished before it is still reported. Time that connections spend
+//! reconnecting is counted ([`Stats::down_ns`]); an interval in which nothing completed while
+//! they did is one where the server was unreachable ([`Stats::server_unreachable`]).
+//!
 //! With [`RunConfig::blocking_io`] every connection gets its own thread, on which drivers
 //! may block in the kernel for replies ([`blocking_io`]); the worker then yields to the
 //! runtime at interval boundaries and whenever a read times out (see [`BLOCKING_SLICE`]).
@@ -119,6 +125,8 @@ pub enum StopReason {
     Interrupted = 2,
     /// A worker hit an error of class [`ErrorClass::Fatal`].
     Fatal = 3,
+    /// A worker, a client thread or the observer panicked (a bug): see [`RunOutcome::crash`].
+    Crashed = 4,
 }
 
 /// A stop request shared by the signal handler, the workers and the collector.
@@ -156,6 +164,7 @@ impl StopSignal {
             1 => Some(StopReason::Completed),
             2 => Some(StopReason::Interrupted),
             3 => Some(StopReason::Fatal),
+            4 => Some(StopReason::Crashed),
             _ => None,
         }
     }
@@ -228,6 +237,14 @@ pub struct RunOutcome {
     pub backlog_at_end: u64,
     /// Transactions still in flight when the grace period ran out.
     pub abandoned: u64,
+    /// What panicked, for [`StopReason::Crashed`]: where and the panic's message.
+    pub crash: Option<String>,
+    /// Measured seconds in intervals where the server was unreachable
+    /// ([`Stats::server_unreachable`]).
+    pub unreachable_s: f64,
+    /// The last measured interval was one of them: the server had not come back when the run
+    /// ended.
+    pub unreachable_at_end: bool,
 }
 
 /// Why a run could not start.
@@ -244,7 +261,11 @@ pub enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunError::Connect(e) => write!(f, "cannot connect: {e}"),
+            // The workload's message names the server and what to check.
+            RunError::Connect(e) => match e.code {
+                Some(code) => write!(f, "opening the run's connections: {} (error code {code})", e.message),
+                None => write!(f, "opening the run's connections: {}", e.message),
+            },
             RunError::Io(e) => write!(f, "cannot start client threads: {e}"),
             RunError::Config(m) => f.write_str(m),
         }
@@ -264,6 +285,11 @@ enum Msg {
         stats: Box<Stats>,
         backlog: u64,
         last: Option<LastInfo>,
+    },
+    /// The thread panicked after the start; it sends nothing more.
+    Crashed {
+        thread: usize,
+        message: String,
     },
 }
 
@@ -327,6 +353,7 @@ struct ThreadCtx<W: Workload> {
     ops: OpTable,
     stop: Arc<StopSignal>,
     fatal: Arc<Mutex<Option<TxnError>>>,
+    crash: Arc<Mutex<Option<String>>>,
     tx: mpsc::Sender<Msg>,
     recycle: mpsc::Receiver<Box<Stats>>,
     barrier: Arc<Barrier>,
@@ -349,6 +376,50 @@ struct Local {
     /// When the last attempt recorded in `stats` ended: a run cut by its deadline is measured
     /// up to here, so the completions of the grace period have their time counted too.
     last_recorded: Cell<u64>,
+    /// Workers reconnecting after a lost connection, and when their time down was last
+    /// added to `stats` ([`Local::account_down`]).
+    down: Cell<u64>,
+    down_since: Cell<u64>,
+}
+
+impl Local {
+    /// Adds the connection-time spent down since the last call to the current interval.
+    fn account_down(&self, now: u64) {
+        let since = self.down_since.get();
+        if now <= since {
+            return;
+        }
+        self.down_since.set(now);
+        let down = self.down.get();
+        if down > 0 {
+            self.stats.borrow_mut().down_ns += down * (now - since);
+        }
+    }
+
+    /// A worker starts (`+1`) or stops (`-1`) reconnecting.
+    fn set_down(&self, delta: i64) {
+        self.account_down(now_ns());
+        self.down.set(self.down.get().saturating_add_signed(delta));
+    }
+}
+
+/// The message of a panic's payload (`panic!` with a literal or with formatting).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Records the first crash and stops the run.
+fn record_crash(crash: &Mutex<Option<String>>, stop: &StopSignal, message: String) {
+    if let Ok(mut c) = crash.lock() {
+        c.get_or_insert(message);
+    }
+    stop.stop(StopReason::Crashed);
 }
 
 /// Runs `workload` as `cfg` says, reporting intervals to `observer`, until the
@@ -372,6 +443,20 @@ pub fn run<W: Workload>(
             )));
         }
     }
+    let too_long = || {
+        RunError::Config(format!(
+            "--warmup-time {} s plus --time {} s is longer than dbperf can time (about 290 years)",
+            cfg.warmup.as_secs(),
+            cfg.duration.unwrap_or_default().as_secs()
+        ))
+    };
+    let planned = cfg
+        .warmup
+        .checked_add(cfg.duration.unwrap_or_default())
+        .ok_or_else(too_long)?;
+    if planned.as_nanos() >= u128::from(u64::MAX / 2) {
+        return Err(too_long());
+    }
     if cfg.blocking_io && cfg.arrival.rate().is_some() {
         return Err(RunError::Config(
             "blocking client I/O needs the closed loop: with --rate, arrivals queue per client \
@@ -389,6 +474,7 @@ pub fn run<W: Workload>(
     let barrier = Arc::new(Barrier::new(threads + 1));
     let t0 = Arc::new(AtomicU64::new(0));
     let fatal = Arc::new(Mutex::new(None));
+    let crash: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let mut recyclers = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
 
@@ -409,6 +495,7 @@ pub fn run<W: Workload>(
             ops: ops.clone(),
             stop: stop.clone(),
             fatal: fatal.clone(),
+            crash: crash.clone(),
             tx: tx.clone(),
             recycle: rrx,
             barrier: barrier.clone(),
@@ -432,7 +519,7 @@ pub fn run<W: Workload>(
                     connect_error = error;
                 }
             }
-            Ok(Msg::Interval { .. }) => unreachable!("intervals only follow the start"),
+            Ok(Msg::Interval { .. } | Msg::Crashed { .. }) => unreachable!("only follow the start"),
             Err(_) => break,
         }
     }
@@ -448,7 +535,20 @@ pub fn run<W: Workload>(
         }
         return Err(RunError::Connect(e));
     }
-    observer.on_start(cfg.connections, t0.load(Ordering::SeqCst));
+    // A panicking observer is a crash like a panicking worker: the run stops, and the
+    // intervals it did record are kept.
+    let observe = |what: &str, f: &mut dyn FnMut()| {
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            record_crash(
+                &crash,
+                &stop,
+                format!("the collector panicked {what}: {}", panic_message(&*p)),
+            );
+        }
+    };
+    observe("when the run started", &mut || {
+        observer.on_start(cfg.connections, t0.load(Ordering::SeqCst))
+    });
 
     let bounds = Boundaries::new(cfg.interval, cfg.warmup);
     let mut total = Stats::new(&ops);
@@ -465,17 +565,33 @@ pub fn run<W: Workload>(
     let mut measured_ns = 0u64;
     let mut warmup_ns = 0u64;
     let mut backlog_at_end = 0u64;
+    let mut unreachable_ns = 0u64;
+    let mut unreachable_at_end = false;
 
     while let Ok(msg) = rx.recv() {
-        let Msg::Interval {
-            thread,
-            index,
-            stats,
-            backlog,
-            last,
-        } = msg
-        else {
-            continue;
+        let (thread, index, stats, backlog, last) = match msg {
+            Msg::Interval {
+                thread,
+                index,
+                stats,
+                backlog,
+                last,
+            } => (thread, index, stats, backlog, last),
+            Msg::Crashed { thread, message } => {
+                record_crash(&crash, &stop, message);
+                if finished[thread].is_some() {
+                    continue;
+                }
+                // Its measurements since its last interval are lost with it; the run's other
+                // intervals stop waiting for it after an empty last one.
+                let last = LastInfo {
+                    end_ns: now_ns(),
+                    abandoned: 0,
+                };
+                let index = seen[thread].map_or(0, |s| s + 1);
+                (thread, index, Box::new(Stats::new(&ops)), 0, Some(last))
+            }
+            Msg::Ready { .. } => continue,
         };
         seen[thread] = Some(index);
         if let Some(l) = last {
@@ -522,19 +638,25 @@ pub fn run<W: Workload>(
             } else {
                 total.add(&acc);
                 measured_ns += end - start;
+                unreachable_at_end = acc.server_unreachable();
+                if unreachable_at_end {
+                    unreachable_ns += end - start;
+                }
             }
             if last {
                 backlog_at_end = backlog;
             }
-            observer.on_interval(&IntervalReport {
-                index: next,
-                start_s: secs(start),
-                end_s: secs(end.max(start + 1)),
-                warmup,
-                last,
-                stats: &acc,
-                backlog,
-                connections: cfg.connections,
+            observe("while recording an interval", &mut || {
+                observer.on_interval(&IntervalReport {
+                    index: next,
+                    start_s: secs(start),
+                    end_s: secs(end.max(start + 1)),
+                    warmup,
+                    last,
+                    stats: &acc,
+                    backlog,
+                    connections: cfg.connections,
+                })
             });
             intervals += 1;
             next += 1;
@@ -553,6 +675,7 @@ pub fn run<W: Workload>(
     }
     let reason = stop.reason().unwrap_or(StopReason::Completed);
     let fatal = fatal.lock().map(|mut f| f.take()).unwrap_or(None);
+    let crash = crash.lock().map(|mut c| c.take()).unwrap_or(None);
     Ok(RunOutcome {
         total,
         measured_s: secs(measured_ns),
@@ -562,7 +685,18 @@ pub fn run<W: Workload>(
         fatal,
         backlog_at_end,
         abandoned,
+        crash,
+        unreachable_s: secs(unreachable_ns),
+        unreachable_at_end,
     })
+}
+
+/// How far a client thread got, for what a panic must still do so nobody waits for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Connecting,
+    Ready,
+    Started,
 }
 
 fn client_thread<W: Workload>(ctx: ThreadCtx<W>) {
@@ -578,11 +712,35 @@ fn client_thread<W: Workload>(ctx: ThreadCtx<W>) {
             return;
         }
     };
+    let (thread, tx, barrier, t0) = (ctx.thread, ctx.tx.clone(), ctx.barrier.clone(), ctx.t0.clone());
+    let phase = Cell::new(Phase::Connecting);
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, thread_body(ctx));
+    let body = std::panic::AssertUnwindSafe(|| local.block_on(&rt, thread_body(ctx, &phase)));
+    let Err(payload) = std::panic::catch_unwind(body) else {
+        return;
+    };
+    let message = format!("client thread {thread} panicked: {}", panic_message(&*payload));
+    // Whoever waits for this thread must not wait forever.
+    match phase.get() {
+        Phase::Connecting => {
+            let _ = tx.send(Msg::Ready {
+                error: Some(TxnError::new(ErrorClass::Fatal, None, message)),
+            });
+            barrier.wait();
+        }
+        Phase::Ready => {
+            barrier.wait();
+            if t0.load(Ordering::SeqCst) != u64::MAX {
+                let _ = tx.send(Msg::Crashed { thread, message });
+            }
+        }
+        Phase::Started => {
+            let _ = tx.send(Msg::Crashed { thread, message });
+        }
+    }
 }
 
-async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
+async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
     let ctx = Rc::new(ctx);
     // 1. Connect this thread's share, concurrently.
     let mut connecting = Vec::new();
@@ -605,12 +763,20 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         match h.await {
             Ok(Ok(w)) => workers.push(w),
             Ok(Err(e)) => error = error.or(Some(e)),
-            Err(e) => error = error.or(Some(TxnError::new(ErrorClass::Fatal, None, e.to_string()))),
+            Err(e) => {
+                let message = match e.try_into_panic() {
+                    Ok(p) => format!("opening a connection panicked: {}", panic_message(&*p)),
+                    Err(e) => e.to_string(),
+                };
+                error = error.or(Some(TxnError::new(ErrorClass::Fatal, None, message)))
+            }
         }
     }
     let _ = ctx.tx.send(Msg::Ready { error });
+    phase.set(Phase::Ready);
     // 2. Wait for the common start.
     ctx.barrier.wait();
+    phase.set(Phase::Started);
     let t0 = ctx.t0.load(Ordering::SeqCst);
     if t0 == u64::MAX {
         return;
@@ -626,19 +792,16 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         interval: Cell::new(0),
         next_boundary: Cell::new(t0 + bounds.end(0)),
         last_recorded: Cell::new(0),
+        down: Cell::new(0),
+        down_since: Cell::new(t0),
     });
 
     // 3. Workers and the interval ticker.
-    let mut tasks = Vec::with_capacity(workers.len());
+    let mut tasks = tokio::task::JoinSet::new();
     for w in workers {
-        tasks.push(tokio::task::spawn_local(worker_loop(
-            ctx.clone(),
-            local.clone(),
-            w,
-            deadline,
-        )));
+        tasks.spawn_local(worker_loop(ctx.clone(), local.clone(), w, deadline));
     }
-    let ticker = {
+    let mut ticker = {
         let (ctx, local) = (ctx.clone(), local.clone());
         tokio::task::spawn_local(async move {
             loop {
@@ -660,6 +823,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
                     .recycle
                     .try_recv()
                     .unwrap_or_else(|_| Box::new(Stats::new(&ctx.ops)));
+                local.account_down(boundary);
                 let full = local.stats.replace(spare);
                 let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(now_ns()));
                 local.interval.set(i + 1);
@@ -674,10 +838,23 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         })
     };
 
-    // 4. Wait for the workers, but never past the grace periods.
+    // 4. Wait for the workers, but never past the grace periods. A worker that panics stops
+    // the run as a crash.
+    let crashed = |e: tokio::task::JoinError, what: &str| {
+        if let Ok(p) = e.try_into_panic() {
+            let message = format!(
+                "{what} on client thread {} panicked: {}",
+                ctx.thread,
+                panic_message(&*p)
+            );
+            record_crash(&ctx.crash, &ctx.stop, message);
+        }
+    };
     let all_done = async {
-        for t in tasks {
-            let _ = t.await;
+        while let Some(r) = tasks.join_next().await {
+            if let Err(e) = r {
+                crashed(e, "a worker");
+            }
         }
     };
     let after_deadline = async {
@@ -701,11 +878,13 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>) {
         _ = all_done => {}
         _ = after_deadline => {}
         _ = after_stop => {}
+        Err(e) = &mut ticker => crashed(e, "the interval ticker"),
     }
     ticker.abort();
     // Past the deadline, the measured time runs to the last completion counted in the grace
     // period (never to the grace's end): a transaction counted is a transaction timed.
     let end_ns = deadline.map_or(now_ns(), |d| now_ns().min(d.max(local.last_recorded.get())));
+    local.account_down(end_ns);
     let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns)) + local.unstarted.get();
     let spare = Box::new(Stats::new(&ctx.ops));
     let full = local.stats.replace(spare);
@@ -822,7 +1001,10 @@ async fn worker_loop<W: Workload>(
                         local.stats.borrow_mut().retries += 1;
                     }
                     Action::Reconnect => {
-                        if !reconnect(&ctx, &local, &mut worker).await {
+                        local.set_down(1);
+                        let back = reconnect(&ctx, &local, &mut worker, deadline).await;
+                        local.set_down(-1);
+                        if !back {
                             local.in_flight.set(local.in_flight.get() - 1);
                             return;
                         }
@@ -845,11 +1027,16 @@ async fn worker_loop<W: Workload>(
     }
 }
 
-/// Reconnects with exponential backoff until it works or the run stops.
-async fn reconnect<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mut W::Worker) -> bool {
+/// Reconnects with exponential backoff until it works, the run stops or its time is up.
+async fn reconnect<W: Workload>(
+    ctx: &ThreadCtx<W>,
+    local: &Local,
+    worker: &mut W::Worker,
+    deadline: Option<u64>,
+) -> bool {
     let mut backoff = Duration::from_millis(10);
     loop {
-        if ctx.stop.is_stopped() {
+        if ctx.stop.is_stopped() || deadline.is_some_and(|d| now_ns() >= d) {
             return false;
         }
         match worker.reconnect().await {
@@ -858,8 +1045,9 @@ async fn reconnect<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mut 
                 return true;
             }
             Err(e) if e.class == ErrorClass::ConnectionLost => {
+                let until_deadline = deadline.map_or(backoff, |d| Duration::from_nanos(d.saturating_sub(now_ns())));
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(backoff.min(until_deadline)) => {}
                     _ = ctx.stop.wait() => return false,
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(1));

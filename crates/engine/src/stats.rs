@@ -78,6 +78,9 @@ pub struct Stats {
     pub reconnects: u64,
     /// Open-loop transactions that started later than the late threshold.
     pub late_starts: u64,
+    /// Connection-nanoseconds spent reconnecting after a lost connection (a connection down
+    /// for the whole of a 1 s interval adds 1e9): how long the server was unreachable.
+    pub down_ns: u64,
 }
 
 impl Stats {
@@ -102,6 +105,7 @@ impl Stats {
             retries: 0,
             reconnects: 0,
             late_starts: 0,
+            down_ns: 0,
         }
     }
 
@@ -162,6 +166,7 @@ impl Stats {
         self.retries += other.retries;
         self.reconnects += other.reconnects;
         self.late_starts += other.late_starts;
+        self.down_ns += other.down_ns;
     }
 
     /// Empties every histogram and counter, keeping the allocations (an empty histogram is
@@ -183,6 +188,13 @@ impl Stats {
         self.retries = 0;
         self.reconnects = 0;
         self.late_starts = 0;
+        self.down_ns = 0;
+    }
+
+    /// Nothing completed while connections were down: the server was unreachable for this
+    /// interval (or run), as opposed to idle, frozen or merely slow.
+    pub fn server_unreachable(&self) -> bool {
+        self.transactions == 0 && self.down_ns > 0
     }
 }
 
@@ -291,7 +303,11 @@ mod tests {
         assert_eq!(a.per_stmt[1].len(), 1);
         assert_eq!(a.queries, [1, 0, 1]);
         assert_eq!(a.total_errors(), 2);
+        b.down_ns = 5;
+        a.add(&b);
+        assert_eq!(a.down_ns, 5);
         a.reset();
+        assert_eq!(a.down_ns, 0);
         assert_eq!(a.transactions, 0);
         assert_eq!(a.response.len(), 0);
     }

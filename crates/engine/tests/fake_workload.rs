@@ -1,7 +1,8 @@
 //! The engine's arithmetic checked against a fake workload with scripted latencies:
 //! counts, limits, warmup exclusion, open-loop response vs service time through a
 //! freeze, retries, fatal errors and bounded shutdown, in both client I/O models (a blocking
-//! fake sleeps its thread the way a blocking socket read does).
+//! fake sleeps its thread the way a blocking socket read does); panics in a worker or the
+//! observer, and a server that becomes unreachable.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +29,11 @@ struct Script {
     hang: bool,
     /// Waits by blocking the thread (as a blocking socket does) instead of in the runtime.
     blocking: bool,
+    /// A transaction starting this long after the first one panics.
+    panic_after: Option<Duration>,
+    /// The server is unreachable between these offsets from the first transaction (ns):
+    /// transactions fail with a lost connection and reconnects fail.
+    down: Option<(u64, u64)>,
 }
 
 impl Default for Script {
@@ -39,6 +45,8 @@ impl Default for Script {
             freeze: None,
             hang: false,
             blocking: false,
+            panic_after: None,
+            down: None,
         }
     }
 }
@@ -55,6 +63,17 @@ struct FakeWorker {
     script: Script,
     attempts: Arc<AtomicU64>,
     origin: u64,
+}
+
+impl FakeWorker {
+    fn server_down(&self) -> bool {
+        let rel = now_ns() - self.origin;
+        self.script.down.is_some_and(|(from, to)| (from..to).contains(&rel))
+    }
+}
+
+fn lost() -> TxnError {
+    TxnError::new(ErrorClass::ConnectionLost, Some(2003), "scripted: server unreachable")
 }
 
 impl Workload for Fake {
@@ -82,6 +101,16 @@ impl Worker for FakeWorker {
     async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
         let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         let sent = now_ns();
+        if self
+            .script
+            .panic_after
+            .is_some_and(|p| sent - self.origin >= p.as_nanos() as u64)
+        {
+            panic!("scripted panic in transaction {n}");
+        }
+        if self.server_down() {
+            return Err(lost());
+        }
         if self.script.hang && self.script.blocking {
             // A blocking read that times out every slice and yields, as the driver's does.
             loop {
@@ -111,13 +140,20 @@ impl Worker for FakeWorker {
         Ok(TxnDone::committed(0))
     }
     async fn reconnect(&mut self) -> Result<(), TxnError> {
+        if self.server_down() {
+            return Err(lost());
+        }
         Ok(())
     }
 }
 
+/// An interval as collected: index, start, end, warmup, last, transactions, backlog, server
+/// unreachable.
+type Seen = (u32, f64, f64, bool, bool, u64, u64, bool);
+
 #[derive(Default)]
 struct Collect {
-    intervals: Vec<(u32, f64, f64, bool, bool, u64, u64)>,
+    intervals: Vec<Seen>,
 }
 
 impl Observer for Collect {
@@ -130,6 +166,7 @@ impl Observer for Collect {
             r.last,
             r.stats.transactions,
             r.backlog,
+            r.stats.server_unreachable(),
         ));
     }
 }
@@ -500,4 +537,144 @@ fn an_interrupt_stops_within_the_interrupt_grace_and_keeps_intervals() {
     assert!(obs.intervals.len() >= 4, "{:?}", obs.intervals);
     assert!(out.total.transactions > 100);
     assert!((out.measured_s - 0.45).abs() < 0.1, "{}", out.measured_s);
+}
+
+#[test]
+fn a_panicking_worker_ends_the_run_as_a_crash_and_keeps_the_intervals_before_it() {
+    for blocking in [false, true] {
+        let script = Script {
+            panic_after: Some(Duration::from_millis(350)),
+            blocking,
+            ..Script::default()
+        };
+        let mut cfg = RunConfig::new(3, Some(Duration::from_secs(30)));
+        cfg.interval = Duration::from_millis(100);
+        cfg.client_threads = 2;
+        cfg.blocking_io = blocking;
+        let started = Instant::now();
+        let mut obs = Collect::default();
+        let out = run(&cfg, fake(script), StopSignal::new(), &mut obs).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "blocking {blocking}: the run stops"
+        );
+        assert_eq!(out.reason, StopReason::Crashed, "blocking {blocking}");
+        let crash = out.crash.unwrap();
+        assert!(
+            crash.contains("worker") && crash.contains("scripted panic in transaction"),
+            "{crash}"
+        );
+        assert!(obs.intervals.len() >= 3, "{:?}", obs.intervals);
+        assert!(obs.intervals[..3].iter().all(|i| i.5 > 0), "{:?}", obs.intervals);
+        assert!(obs.intervals.last().unwrap().4, "the last interval is flagged");
+        let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
+        assert_eq!(sum, out.total.transactions);
+    }
+}
+
+#[test]
+fn a_panicking_observer_ends_the_run_as_a_crash() {
+    struct Panicky(Collect);
+    impl Observer for Panicky {
+        fn on_interval(&mut self, r: &IntervalReport<'_>) {
+            if r.index == 2 {
+                panic!("observer bug");
+            }
+            self.0.on_interval(r);
+        }
+    }
+    let mut cfg = RunConfig::new(2, Some(Duration::from_secs(30)));
+    cfg.interval = Duration::from_millis(100);
+    let mut obs = Panicky(Collect::default());
+    let started = Instant::now();
+    let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(out.reason, StopReason::Crashed);
+    assert!(out.crash.unwrap().contains("observer bug"));
+    assert_eq!(obs.0.intervals[..2].iter().map(|i| i.0).collect::<Vec<_>>(), [0, 1]);
+}
+
+#[test]
+fn a_panicking_connect_is_an_error_naming_the_panic() {
+    struct Broken;
+    impl Workload for Broken {
+        type Worker = FakeWorker;
+        fn ops(&self) -> OpTable {
+            OpTable::default()
+        }
+        async fn connect(&self, _worker: usize) -> Result<FakeWorker, TxnError> {
+            panic!("connect bug")
+        }
+    }
+    for blocking in [false, true] {
+        let mut cfg = RunConfig::new(2, Some(Duration::from_secs(1)));
+        cfg.blocking_io = blocking;
+        let e = run(&cfg, Arc::new(Broken), StopSignal::new(), &mut Collect::default()).unwrap_err();
+        assert!(e.to_string().contains("connect bug"), "{e}");
+    }
+}
+
+#[test]
+fn a_warmup_too_long_to_time_is_a_config_error_not_a_panic() {
+    let mut cfg = RunConfig::new(1, Some(Duration::from_secs(1)));
+    cfg.warmup = Duration::from_secs(u64::MAX);
+    let e = run(
+        &cfg,
+        fake(Script::default()),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--warmup-time"), "{e}");
+}
+
+#[test]
+fn intervals_without_work_while_the_server_is_unreachable_are_marked() {
+    let ms = 1_000_000u64;
+    for blocking in [false, true] {
+        // Down from 0.25 s to the end of a 1 s run.
+        let script = Script {
+            down: Some((250 * ms, u64::MAX)),
+            blocking,
+            ..Script::default()
+        };
+        let mut cfg = RunConfig::new(2, Some(Duration::from_millis(1000)));
+        cfg.interval = Duration::from_millis(100);
+        cfg.blocking_io = blocking;
+        let started = Instant::now();
+        let mut obs = Collect::default();
+        let out = run(&cfg, fake(script), StopSignal::new(), &mut obs).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "reconnecting stops at the deadline"
+        );
+        assert_eq!(out.abandoned, 0);
+        let marks: Vec<bool> = obs.intervals.iter().map(|i| i.7).collect();
+        assert_eq!(
+            marks,
+            [false, false, false, true, true, true, true, true, true, true],
+            "blocking {blocking}: {:?}",
+            obs.intervals
+        );
+        assert!((out.unreachable_s - 0.7).abs() < 1e-6, "{}", out.unreachable_s);
+        assert!(out.unreachable_at_end);
+        assert_eq!(out.reason, StopReason::Completed);
+
+        // Down from 0.25 s to 0.55 s: marked, but back before the end.
+        let script = Script {
+            down: Some((250 * ms, 550 * ms)),
+            blocking,
+            ..Script::default()
+        };
+        let mut obs = Collect::default();
+        let out = run(&cfg, fake(script), StopSignal::new(), &mut obs).unwrap();
+        let marked: Vec<u32> = obs.intervals.iter().filter(|i| i.7).map(|i| i.0).collect();
+        assert!(
+            marked.starts_with(&[3, 4]) && marked.iter().all(|i| (3..=5).contains(i)),
+            "{:?}",
+            obs.intervals
+        );
+        assert!(!out.unreachable_at_end);
+        assert!(out.total.reconnects >= 2, "{}", out.total.reconnects);
+    }
 }

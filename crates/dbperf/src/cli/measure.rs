@@ -196,7 +196,10 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     if let Some(p) = recorder.progress.take() {
         p.finish_and_clear();
     }
-    let telemetry_loss = recorder.telemetry.take().and_then(Telemetry::stop);
+    let (telemetry_loss, telemetry_crash) = recorder.telemetry.take().map(Telemetry::stop).unwrap_or_default();
+    if let Some(e) = telemetry_crash {
+        recorder.error.get_or_insert(e);
+    }
     let outcome = outcome?;
     let cx = SummaryContext {
         workload: spec.name,
@@ -252,6 +255,9 @@ pub fn finish(m: &Measured) -> ExitCode {
             m.outcome.abandoned
         );
     }
+    if let Some(line) = unreachable_line(&m.outcome) {
+        println!("{line}");
+    }
     println!("Run directory: {}", m.dir.path().display());
     let incomplete = !m.losses.is_empty();
     if incomplete {
@@ -272,7 +278,24 @@ pub fn finish(m: &Measured) -> ExitCode {
         })
     };
     match m.outcome.reason {
+        StopReason::Completed if m.outcome.unreachable_at_end => {
+            eprintln!(
+                "error: results incomplete: the server was still unreachable when the run ended \
+                 (is it running? `dbperf server list` shows the sandboxes)"
+            );
+            ExitCode::from(super::EXIT_RESULTS_INCOMPLETE)
+        }
         StopReason::Completed => incomplete_or(0),
+        StopReason::Crashed => {
+            let what = m.outcome.crash.as_deref().unwrap_or("a panic");
+            eprintln!(
+                "error: the run stopped because dbperf crashed: {what}\n\
+                 This is a bug in dbperf; please report it with the command line. The summary \
+                 covers the {:.1} s measured before it.",
+                m.outcome.measured_s
+            );
+            ExitCode::from(super::EXIT_CRASHED)
+        }
         StopReason::Interrupted => {
             eprintln!(
                 "Interrupted: the summary covers the {:.1} s measured before the stop.",
@@ -289,6 +312,23 @@ pub fn finish(m: &Measured) -> ExitCode {
             ExitCode::from(3)
         }
     }
+}
+
+/// The final report's line on how long the server was unreachable, if it was.
+fn unreachable_line(out: &RunOutcome) -> Option<String> {
+    (out.unreachable_s > 0.0).then(|| {
+        format!(
+            "Server unreachable: {:.1} s of the {:.1} s measured (intervals with no completed \
+             transaction while connections were reconnecting){}.",
+            out.unreachable_s,
+            out.measured_s,
+            if out.unreachable_at_end {
+                "; it had not come back when the run ended"
+            } else {
+                ""
+            }
+        )
+    })
 }
 
 /// Server version and all global variables (PostgreSQL: `pg_settings`), for the manifest.

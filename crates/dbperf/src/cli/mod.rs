@@ -8,7 +8,8 @@
 //! | 2 | bad arguments |
 //! | 3 | a run stopped on a fatal server error (summary written) |
 //! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
-//! | 5 | a run's results are incomplete: some could not be written (a full disk); the report was printed and the warnings name each file and the bytes lost ([`EXIT_RESULTS_INCOMPLETE`]) |
+//! | 5 | a run's results are incomplete: some could not be written (a full disk: the warnings name each file and the bytes lost), or the server was still unreachable when the run ended (`server_unreachable_s` says for how long); the report was printed and the summary written where the disk allowed ([`EXIT_RESULTS_INCOMPLETE`]) |
+//! | 6 | a run stopped because part of dbperf crashed (a panic: a bug to report; summary written with the intervals finished before it) ([`EXIT_CRASHED`]) |
 //! | 130 | a run was interrupted (summary written) |
 
 pub mod analyze;
@@ -38,6 +39,8 @@ use clap::Parser;
 /// Exit code of a run that measured, printed its report, and could not write all of its
 /// results (a full disk): before "interrupted" (130), after "fatal server error" (3).
 pub const EXIT_RESULTS_INCOMPLETE: u8 = 5;
+/// Exit code of a run that stopped because part of dbperf crashed (a panic).
+pub const EXIT_CRASHED: u8 = 6;
 
 use args::{normalize, Cli, Command};
 

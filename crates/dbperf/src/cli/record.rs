@@ -102,6 +102,9 @@ impl Observer for Recorder<'_, '_> {
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),
             };
+            if rec.server_unreachable {
+                line.push_str(" | server unreachable, reconnecting");
+            }
             if let Some(sample) = &sample {
                 line.push_str(" | ");
                 line.push_str(&live_suffix(sample));
@@ -179,6 +182,7 @@ pub fn interval_record(r: &IntervalReport<'_>) -> IntervalRecord {
         service_time_ms: Percentiles::from_histogram(&s.service),
         late_starts: s.late_starts,
         backlog: r.backlog,
+        server_unreachable: s.server_unreachable(),
     }
 }
 
@@ -268,5 +272,7 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
         },
         interrupted: out.reason != StopReason::Completed,
         intervals: out.intervals,
+        server_unreachable_s: out.unreachable_s,
+        server_unreachable_at_end: out.unreachable_at_end,
     }
 }

@@ -163,15 +163,64 @@ pub struct DbError {
 
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The message first: it is what a person reads after `error: ` and a context.
         match (self.code, &self.sqlstate) {
-            (Some(c), Some(s)) => write!(f, "error {c} ({s}): {}", self.message),
-            (Some(c), None) => write!(f, "error {c}: {}", self.message),
+            (Some(c), Some(s)) => write!(f, "{} (MySQL error {c}, SQLSTATE {s})", self.message),
+            (Some(c), None) => write!(f, "{} (MySQL error {c})", self.message),
             _ => f.write_str(&self.message),
         }
     }
 }
 
 impl std::error::Error for DbError {}
+
+/// libmysqlclient's code for a Unix socket nothing accepts on (CR_CONNECTION_ERROR).
+pub(crate) const CR_CONNECTION_ERROR: u32 = 2002;
+/// libmysqlclient's code for a TCP address nothing accepts on (CR_CONN_HOST_ERROR).
+pub(crate) const CR_CONN_HOST_ERROR: u32 = 2003;
+
+/// The socket to `target` could not be opened (refused, no socket file, unreachable): a
+/// connection never made, unlike a lost one, though the engine treats both alike (it keeps
+/// reconnecting while a run lasts). MySQL targets get libmysqlclient's 2002 (socket) or 2003
+/// (TCP), PostgreSQL ones SQLSTATE 08001; the message says what to check.
+pub(crate) fn cannot_connect(target: &Target, e: &std::io::Error) -> DbError {
+    cannot_connect_to(target.scheme, target.socket.is_some(), e)
+}
+
+/// [`cannot_connect`] for a session that kept the scheme and transport, not the target.
+pub(crate) fn cannot_connect_to(scheme: target::Scheme, socket: bool, e: &std::io::Error) -> DbError {
+    let (code, sqlstate) = match (scheme, socket) {
+        (target::Scheme::Postgres, _) => (None, Some("08001".to_string())),
+        (target::Scheme::Mysql, true) => (Some(CR_CONNECTION_ERROR), None),
+        (target::Scheme::Mysql, false) => (Some(CR_CONN_HOST_ERROR), None),
+    };
+    DbError {
+        class: ErrorClass::ConnectionLost,
+        code,
+        sqlstate,
+        message: if e.kind() == std::io::ErrorKind::WouldBlock {
+            format!(
+                "{}: the server's listen queue stayed full; raise its back_log (and max_connections) \
+                 or open fewer connections at once",
+                os_reason(e)
+            )
+        } else {
+            format!(
+                "{}; is the server running? `dbperf server list` shows the sandboxes and where they listen",
+                os_reason(e)
+            )
+        },
+    }
+}
+
+/// An I/O error's text without Rust's ` (os error N)` suffix: `Connection refused`.
+pub(crate) fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(at)) => text[..at].to_string(),
+        _ => text,
+    }
+}
 
 impl From<DbError> for TxnError {
     fn from(e: DbError) -> TxnError {
@@ -184,21 +233,24 @@ impl From<DbError> for TxnError {
 }
 
 /// A server error with what dbperf was doing when it came, e.g. `creating table sbtest1:
-/// error 1050 (42S01): Table 'sbtest1' already exists`.
+/// Table 'sbtest1' already exists (MySQL error 1050, SQLSTATE 42S01)`.
+///
+/// The server's error is part of the message, not a `source`: a chain printed with `{:#}`
+/// would say it twice.
 #[derive(Debug, thiserror::Error)]
-#[error("{what}: {source}")]
+#[error("{what}: {error}")]
 pub struct Failed {
     /// What dbperf was doing.
     pub what: String,
     /// The server's error.
-    pub source: DbError,
+    pub error: DbError,
 }
 
 /// For `map_err(doing("creating tables"))?`: wraps a [`DbError`] with what dbperf was doing;
 /// `?` then turns the [`Failed`] into the caller's error type.
 pub fn doing(what: impl Into<String>) -> impl FnOnce(DbError) -> Failed {
     let what = what.into();
-    move |source| Failed { what, source }
+    move |error| Failed { what, error }
 }
 
 /// Ends a transaction one of whose statements failed with `e`: rolls it back, so the next
@@ -254,6 +306,32 @@ pub trait Session: Sized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_never_made_is_2003_or_2002_with_a_hint_and_no_os_error_noise() {
+        let refused = std::io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        let tcp = Target::parse("mysql://sb:sb@127.0.0.1:1/sbtest").unwrap();
+        let e = cannot_connect(&tcp, &refused);
+        assert_eq!((e.class, e.code), (ErrorClass::ConnectionLost, Some(2003)));
+        assert_eq!(
+            e.to_string(),
+            "Connection refused; is the server running? `dbperf server list` shows the sandboxes and \
+             where they listen (MySQL error 2003)"
+        );
+        let socket = Target::parse("mysql://sb:sb@localhost/sbtest?socket=/nowhere/mysqld.sock").unwrap();
+        assert_eq!(cannot_connect(&socket, &refused).code, Some(2002));
+        let pg = Target::parse("postgres://sb:sb@127.0.0.1:1/sbtest").unwrap();
+        let e = cannot_connect(&pg, &refused);
+        assert_eq!((e.code, e.sqlstate.as_deref()), (None, Some("08001")));
+        assert!(e.to_string().starts_with("Connection refused; is the server running?"));
+        assert_eq!(os_reason(&std::io::Error::other("plain")), "plain");
+        let busy = cannot_connect(&socket, &std::io::Error::from_raw_os_error(libc::EAGAIN));
+        assert!(busy.message.contains("raise its back_log"), "{busy}");
+        // With what dbperf was doing, printed as `main` prints errors: the reason once.
+        let shown = format!("{:#}", anyhow::Error::from(doing("connecting")(e)));
+        assert_eq!(shown.matches("Connection refused").count(), 1, "{shown}");
+        assert!(shown.starts_with("connecting: Connection refused;"), "{shown}");
+    }
 
     #[test]
     fn text_statements_count_and_fill_placeholders() {

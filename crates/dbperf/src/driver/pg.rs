@@ -169,7 +169,15 @@ impl PgSession {
     }
 
     async fn open(&mut self) -> Result<(), DbError> {
-        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| self.err(e))?;
+        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+            // tokio-postgres names the failed connect in the error and the reason in its source.
+            match e.source().and_then(|s| s.downcast_ref::<std::io::Error>()) {
+                Some(io) if e.as_db_error().is_none() => {
+                    super::cannot_connect_to(super::target::Scheme::Postgres, false, io)
+                }
+                _ => self.err(e),
+            }
+        })?;
         tokio::spawn(async move {
             // Errors surface on the client's next request as a closed connection.
             let _ = connection.await;

@@ -9,9 +9,16 @@
 //! Reads and writes time out every [`dbperf_engine::BLOCKING_SLICE`]; the future then yields
 //! once, so timers, the interval ticker and the bounded shutdown still run while a server
 //! hangs, and dropping the future abandons the wait.
+//!
+//! Opening a socket retries while the server's listen queue is full (`EAGAIN`: a Unix socket
+//! whose `back_log` hundreds of connections opened at once have filled), with short, jittered
+//! pauses for up to [`BUSY_RETRY_FOR`], so any number of connections that the server accepts
+//! can be opened at once. A refused connection is not retried: nothing listens there.
 
+use std::future::Future;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -75,12 +82,33 @@ async fn blocking<T>(mut op: impl FnMut() -> io::Result<Option<T>>) -> io::Resul
     }
 }
 
+/// How long opening a socket keeps retrying a full listen queue (`EAGAIN`).
+pub(crate) const BUSY_RETRY_FOR: Duration = Duration::from_secs(20);
+
+/// Runs `connect` until it does not fail with `EAGAIN` or [`BUSY_RETRY_FOR`] has passed,
+/// pausing 1 ms, then twice as long up to 100 ms, each pause jittered so that the many
+/// connections that met a full queue together do not all come back together.
+async fn retry_busy<T, F: Future<Output = io::Result<T>>>(mut connect: impl FnMut() -> F) -> io::Result<T> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match connect().await {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && started.elapsed() < BUSY_RETRY_FOR => {
+                let jitter = dbperf_engine::clock::now_ns() % pause.as_nanos() as u64;
+                tokio::time::sleep(pause / 2 + Duration::from_nanos(jitter)).await;
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
 impl Stream {
     /// Connects to `host:port` with TCP_NODELAY (a request is one write; nothing to batch).
     /// (A blocking socket on a blocking-I/O engine thread; the connect itself is async, so
     /// the connect timeout applies as always.)
     pub(crate) async fn tcp(host: &str, port: u16) -> io::Result<Stream> {
-        let s = TcpStream::connect((host, port)).await?;
+        let s = retry_busy(|| TcpStream::connect((host, port))).await?;
         s.set_nodelay(true)?;
         if dbperf_engine::blocking_io() {
             let s = s.into_std()?;
@@ -94,7 +122,7 @@ impl Stream {
 
     /// Connects to the Unix socket at `path` (blocking on a blocking-I/O engine thread).
     pub(crate) async fn unix(path: &str) -> io::Result<Stream> {
-        let s = UnixStream::connect(path).await?;
+        let s = retry_busy(|| UnixStream::connect(path)).await?;
         if dbperf_engine::blocking_io() {
             let s = s.into_std()?;
             s.set_nonblocking(false)?;
@@ -181,5 +209,54 @@ impl Stream {
 
     pub(crate) fn is_unix(&self) -> bool {
         matches!(self, Stream::Unix(_) | Stream::Blocking(Blocking::Unix(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_full_listen_queue_is_retried_until_it_drains() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        // A backlog of 1 that nobody accepts from fills after a connection or two.
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        // SAFETY: listening again on a socket this test owns only shortens its queue.
+        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 1) }, 0);
+        let path = path.to_str().unwrap().to_string();
+        let mut held = Vec::new();
+        let full = loop {
+            match UnixStream::connect(&path).await {
+                Ok(s) => held.push(s),
+                Err(e) => break e,
+            }
+            assert!(held.len() < 100, "the backlog never filled");
+        };
+        assert_eq!(full.kind(), io::ErrorKind::WouldBlock, "{full}");
+        // Accepting later drains the queue: the connect waits for it instead of failing.
+        let acceptor = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let mut accepted = Vec::new();
+            for _ in 0..held.len() + 1 {
+                accepted.push(listener.accept().unwrap());
+            }
+            accepted.len()
+        });
+        let started = Instant::now();
+        let s = Stream::unix(&path).await.unwrap();
+        assert!(s.is_unix());
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        assert!(acceptor.join().unwrap() >= 1);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_not_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none");
+        let started = Instant::now();
+        let e = Stream::unix(path.to_str().unwrap()).await.err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(started.elapsed() < Duration::from_millis(100));
     }
 }

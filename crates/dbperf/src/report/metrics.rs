@@ -322,6 +322,7 @@ mod tests {
             service_time_ms: Percentiles::default(),
             late_starts: 0,
             backlog: 0,
+            server_unreachable: false,
         }
     }
 

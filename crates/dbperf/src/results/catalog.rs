@@ -696,6 +696,7 @@ mod tests {
                 service_time_ms: Percentiles::default(),
                 late_starts: 0,
                 backlog: 0,
+                server_unreachable: false,
             })
             .unwrap();
         }

@@ -40,6 +40,10 @@ pub struct IntervalRecord {
     pub late_starts: u64,
     /// Open-loop arrivals due but not started at the interval's end.
     pub backlog: u64,
+    /// Nothing completed while connections were reconnecting: the server was unreachable
+    /// (absent, so false, in runs recorded before dbperf wrote it).
+    #[serde(default)]
+    pub server_unreachable: bool,
 }
 
 /// The percentiles shown per interval, in milliseconds (0 when nothing completed).

@@ -67,6 +67,13 @@ pub struct Summary {
     pub interrupted: bool,
     /// Finished intervals in `intervals.jsonl` for the measured phase.
     pub intervals: u32,
+    /// Measured seconds in intervals where the server was unreachable (nothing completed while
+    /// connections were reconnecting). Absent, so 0, in summaries written before it existed.
+    #[serde(default)]
+    pub server_unreachable_s: f64,
+    /// The server was still unreachable when the run ended: the results are incomplete.
+    #[serde(default)]
+    pub server_unreachable_at_end: bool,
 }
 
 /// Open-loop arrival process.
@@ -301,6 +308,8 @@ pub(crate) fn sample(run_id: &str, workload: &str, threads: u32, tps: f64, p95_m
         },
         interrupted: false,
         intervals: 10,
+        server_unreachable_s: 0.0,
+        server_unreachable_at_end: false,
     }
 }
 

@@ -4,7 +4,9 @@
 //! measured intervals whose TPS fell by `--drop` below the run's sustained TPS, or whose p99
 //! rose above `--p99-factor` times the median p99) and explains each with the telemetry samples taken
 //! during it: checkpoint age, dirty pages, page writes, LRU flushes, top wait, iowait, disk
-//! utilisation, client CPU. Also judges the run's stability (coefficient of variation of TPS).
+//! utilisation, client CPU. Also judges the run's stability (coefficient of variation of TPS),
+//! and lists the spans where the server was unreachable (intervals marked
+//! `server_unreachable`), which explain a stall before any telemetry does.
 //!
 //! PostgreSQL runs (samples with `checkpoint_trigger_pct`, from `pg.rs`) are explained in
 //! PostgreSQL's terms: a checkpoint *requested* (by WAL volume) during a stall, or in the
@@ -115,6 +117,9 @@ pub struct Analysis {
     /// Last records cut off mid-write (a full disk, a killed run) that were skipped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub torn: Vec<TornRecord>,
+    /// Spans of measured intervals in which the server was unreachable, in time order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Outage>,
 }
 
 /// Intervals needed below the sync flush point before their median is set against the
@@ -285,6 +290,8 @@ struct IntervalRow {
     tps: f64,
     #[serde(default)]
     latency_ms: P99,
+    #[serde(default)]
+    server_unreachable: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -318,6 +325,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     if measured.is_empty() {
         return Err(AnalyzeError::NothingMeasured { path, count: all.len() });
     }
+    let unreachable = outages(&measured);
     // A fragment (e.g. the last few microseconds before the stop) has meaningless rates.
     let step = typical_step(&measured);
     let (measured, fragments): (Vec<&IntervalRow>, Vec<&IntervalRow>) =
@@ -406,6 +414,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         stalls.push(stall);
     }
     let ramp_up = ramp_up_span.map(|_| stalls.remove(0));
+    explain_by_outages(&mut stalls, &unreachable);
 
     let mut notes = Vec::new();
     if let Some((n, period)) = partial {
@@ -467,6 +476,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         sync_flush,
         notes,
         torn,
+        unreachable,
     })
 }
 
@@ -489,6 +499,72 @@ fn drop_partial_rates(rows: &mut [TelemetryRow]) -> Option<(usize, f64)> {
 /// Whether a sample's server figures are missing because the server did not answer in time.
 fn unanswered(row: &TelemetryRow) -> bool {
     row.server.is_none() && matches!(row.server_error.as_deref(), Some(NO_ANSWER_QUERY | NO_ANSWER_CONNECT))
+}
+
+/// A span of consecutive measured intervals in which the server was unreachable: nothing
+/// completed while the connections were reconnecting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outage {
+    /// Start of its first interval, seconds since the run started.
+    pub start_s: f64,
+    /// End of its last interval.
+    pub end_s: f64,
+    /// The run ended inside it: the server had not come back.
+    pub at_end: bool,
+}
+
+impl Outage {
+    /// One line: `3-8 s (5 s): server unreachable; it had not come back when the run ended`.
+    pub fn render(&self) -> String {
+        format!(
+            "{}-{} s ({} s): server unreachable, no transaction completed while connections were reconnecting{}",
+            fmt_s(self.start_s),
+            fmt_s(self.end_s),
+            fmt_s(self.end_s - self.start_s),
+            if self.at_end {
+                "; it had not come back when the run ended"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// The spans of `measured` intervals marked `server_unreachable`.
+fn outages(measured: &[&IntervalRow]) -> Vec<Outage> {
+    let mut spans: Vec<Outage> = Vec::new();
+    let mut previous = false;
+    for (i, r) in measured.iter().enumerate() {
+        if r.server_unreachable {
+            let at_end = i + 1 == measured.len();
+            match spans.last_mut() {
+                Some(o) if previous => {
+                    o.end_s = r.end_s;
+                    o.at_end = at_end;
+                }
+                _ => spans.push(Outage {
+                    start_s: r.start_s,
+                    end_s: r.end_s,
+                    at_end,
+                }),
+            }
+        }
+        previous = r.server_unreachable;
+    }
+    spans
+}
+
+/// A stall that overlaps an outage is explained by it first: telemetry cannot explain a
+/// server that was not there.
+fn explain_by_outages(stalls: &mut [Stall], outages: &[Outage]) {
+    for stall in stalls {
+        if outages
+            .iter()
+            .any(|o| o.start_s < stall.end_s && o.end_s > stall.start_s)
+        {
+            stall.causes.insert(0, "the server was unreachable".to_owned());
+        }
+    }
 }
 
 /// Index ranges `(first, last)` of stalled intervals; two stalls separated by a single normal
@@ -913,6 +989,15 @@ impl Analysis {
         if let Some(line) = self.ramp_up_line() {
             out.push_str(&line);
             out.push('\n');
+        }
+        if !self.unreachable.is_empty() {
+            let total: f64 = self.unreachable.iter().map(|o| o.end_s - o.start_s).sum();
+            out.push_str(&format!("server unreachable: {} s in total\n", fmt_s(total)));
+            for o in &self.unreachable {
+                out.push_str("  ");
+                out.push_str(&o.render());
+                out.push('\n');
+            }
         }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
@@ -1498,5 +1583,45 @@ mod tests {
             stall_spans(&[false, true, false, true, false, false, true]),
             [(1, 3), (6, 6)]
         );
+    }
+
+    #[test]
+    fn intervals_with_the_server_unreachable_are_listed_and_explain_the_stall() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..10 {
+            let down = i >= 6;
+            let rec = json!({"index": i, "start_s": i as f64, "end_s": i as f64 + 1.0, "warmup": false,
+                             "threads": 4, "tps": if down { 0.0 } else { 1000.0 }, "qps": 0.0,
+                             "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0, "max": 4.0},
+                             "server_unreachable": down});
+            text.push_str(&format!("{rec}\n"));
+        }
+        fs::write(dir.path().join(INTERVALS_FILE), text).unwrap();
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(
+            a.unreachable,
+            [Outage {
+                start_s: 6.0,
+                end_s: 10.0,
+                at_end: true
+            }]
+        );
+        assert_eq!(a.stalls.len(), 1);
+        assert_eq!(a.stalls[0].causes[0], "the server was unreachable");
+        let text = a.render_text();
+        assert!(
+            text.contains(
+                "server unreachable: 4 s in total\n  6-10 s (4 s): server unreachable, no transaction completed \
+                 while connections were reconnecting; it had not come back when the run ended"
+            ),
+            "{text}"
+        );
+        // Lines written before the key existed read as reachable.
+        write_run(dir.path(), &[100.0; 5], &[3.0; 5]);
+        assert!(analyze(dir.path(), &AnalyzeOptions::default())
+            .unwrap()
+            .unreachable
+            .is_empty());
     }
 }

@@ -126,11 +126,27 @@ impl Telemetry {
         self.latest.lock().ok().and_then(|l| l.clone())
     }
 
-    /// Stops the thread (waits for the sample in progress, at most about one period) and says
-    /// what `telemetry.jsonl` could not take, if a write failed.
-    pub fn stop(mut self) -> Option<WriteLoss> {
+    /// Stops the thread (waits for the sample in progress, at most about one period). Returns
+    /// what `telemetry.jsonl` could not take, if a write failed, and says so if the thread had
+    /// panicked: `telemetry.jsonl` then ends early, the run's own figures are whole.
+    pub fn stop(mut self) -> (Option<WriteLoss>, Option<String>) {
         self.stop.store(true, Ordering::SeqCst);
-        self.handle.take()?.join().ok()?.loss()
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(writer)) => (writer.loss(), None),
+            Some(Err(p)) => {
+                let message = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                let crash = format!(
+                    "the telemetry thread crashed ({message}): a bug in dbperf; {TELEMETRY} ends at its last sample",
+                    TELEMETRY = crate::results::TELEMETRY_FILE
+                );
+                (None, Some(crash))
+            }
+            None => (None, None),
+        }
     }
 }
 

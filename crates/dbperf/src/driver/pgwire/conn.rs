@@ -30,7 +30,7 @@ async fn open(target: &Target) -> Result<Stream, DbError> {
         }
         None => Stream::tcp(&target.host, target.port).await,
     }
-    .map_err(lost)
+    .map_err(|e| crate::driver::cannot_connect(target, &e))
 }
 
 /// A connection: the stream and its buffers. Requests are appended to [`Conn::out`] and

@@ -42,7 +42,7 @@ pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(P
         Some(path) => Stream::unix(path).await,
         None => Stream::tcp(&target.host, target.port).await,
     }
-    .map_err(super::lost)?;
+    .map_err(|e| crate::driver::cannot_connect(target, &e))?;
     let mut conn = PacketConn::new(stream);
     conn.recv().await?;
     if conn.payload().first() == Some(&0xFF) {
