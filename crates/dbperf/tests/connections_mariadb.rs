@@ -1,5 +1,5 @@
 //! Connections against a real sandboxed MariaDB, run as a user runs them: a server killed
-//! mid-run and never restarted (the run says for how long it was unreachable and exits 6), an
+//! mid-run and never restarted (the run says for how long it was unreachable and exits 5, results incomplete), an
 //! address where nothing listens (MySQL error 2003/2002 or PostgreSQL 08001, with a hint), and a
 //! thousand connections opened at once over the socket and over TCP.
 

@@ -77,7 +77,8 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
         std::thread::sleep(Duration::from_millis(100));
     }
     let live = telemetry.latest().map(|s| live_suffix(&s));
-    telemetry.stop().unwrap();
+    let (loss, crash) = telemetry.stop();
+    assert!(loss.is_none() && crash.is_none(), "{loss:?} {crash:?}");
 
     let samples: Vec<Sample> = std::fs::read_to_string(&path)
         .unwrap()

@@ -362,6 +362,9 @@ mod tests {
             fatal: None,
             backlog_at_end: 0,
             abandoned: 0,
+            crash: None,
+            unreachable_s: 0.0,
+            unreachable_at_end: false,
         }
     }
 
