@@ -162,19 +162,22 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         .iter()
         .map(|&(t, _, parts)| t.approx_rows(cfg.sf) / parts as u64)
         .sum();
-    eprintln!(
-        "Loading TPC-H SF {} (about {total} rows, {} parts) over {} connection(s)",
-        cfg.sf,
-        units.len(),
-        cfg.connections
-    );
-    let bar = crate::workloads::load_progress(cfg.progress, total, true);
+    if !units.is_empty() {
+        eprintln!(
+            "Loading TPC-H SF {} (about {total} rows, {} parts) over {} connection(s)",
+            cfg.sf,
+            units.len(),
+            cfg.connections
+        );
+    }
+    let bar = crate::workloads::load_progress(cfg.progress && !units.is_empty(), total, true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let rows = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..cfg.connections.clamp(1, units.len() as u32) {
+    // None when every part is in already.
+    for _ in 0..cfg.connections.max(1).min(units.len() as u32) {
         let (units, next, bar, cfg) = (units.clone(), next.clone(), bar.clone(), cfg.clone());
         let (bytes, rows) = (bytes.clone(), rows.clone());
         tasks.spawn(async move {
