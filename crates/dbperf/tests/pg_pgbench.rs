@@ -192,7 +192,7 @@ fn tables_dbperf_did_not_create_are_left_alone_on_postgres() {
         .args(extra);
         c
     };
-    let mut pgbench = |command: &str| {
+    let pgbench = |command: &str| {
         let mut c = dbperf();
         c.args(["pgbench", command, "--target", &url]);
         c

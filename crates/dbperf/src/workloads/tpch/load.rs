@@ -199,28 +199,29 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     let load = started.elapsed();
     let t0 = Instant::now();
     let dialect = cfg.dialect;
-    // Only the indexes (and PostgreSQL primary keys) that are missing.
-    let mut missing = Vec::new();
-    for t in Table::ALL {
-        let pk = dialect == Dialect::Postgres && !ddl::exists(&mut admin, scheme, t.name(), Object::PrimaryKey).await?;
-        let mut idx = Vec::new();
-        for &(n, _) in secondary_indexes(t) {
-            if !ddl::exists(&mut admin, scheme, t.name(), Object::Index(n)).await? {
-                idx.push(n);
-            }
-        }
-        missing.push((t, dialect.create_indexes(t, pk, &idx)));
-    }
     drop(admin);
-    for_each_table(cfg, "Indexing", move |t| {
-        missing
-            .iter()
-            .find(|(m, _)| *m == t)
-            .and_then(|(_, sql)| sql.clone())
-            .into_iter()
-            .collect()
-    })
-    .await?;
+    // Only the indexes (and PostgreSQL primary keys) that are missing. A statement of a killed
+    // prepare that the server finished meanwhile makes ours fail on a duplicate name: then
+    // look again, and build what is still missing.
+    let mut attempt = 0;
+    loop {
+        let missing = missing_indexes(cfg).await?;
+        let todo = missing.iter().filter(|(_, sql)| sql.is_some()).count();
+        let r = for_each_table(cfg, "Indexing", move |t| {
+            missing
+                .iter()
+                .find(|(m, _)| *m == t)
+                .and_then(|(_, sql)| sql.clone())
+                .into_iter()
+                .collect()
+        })
+        .await;
+        attempt += 1;
+        match r {
+            Err(e) if attempt == 1 && todo > 0 => eprintln!("Indexing failed ({e}); looking again at what is missing"),
+            r => break r?,
+        }
+    }
     let index = t0.elapsed();
     let t0 = Instant::now();
     for_each_table(cfg, "Analyzing", move |t| vec![dialect.analyze(t)]).await?;
@@ -231,6 +232,24 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         index,
         analyze: t0.elapsed(),
     })
+}
+
+/// Per table, the statement building its missing indexes (and PostgreSQL primary key).
+async fn missing_indexes(cfg: &LoadConfig) -> Result<Vec<(Table, Option<String>)>, TpchError> {
+    let mut s = connect(&cfg.target).await?;
+    let scheme = cfg.target.scheme;
+    let mut missing = Vec::new();
+    for t in Table::ALL {
+        let pk = cfg.dialect == Dialect::Postgres && !ddl::exists(&mut s, scheme, t.name(), Object::PrimaryKey).await?;
+        let mut idx = Vec::new();
+        for &(n, _) in secondary_indexes(t) {
+            if !ddl::exists(&mut s, scheme, t.name(), Object::Index(n)).await? {
+                idx.push(n);
+            }
+        }
+        missing.push((t, cfg.dialect.create_indexes(t, pk, &idx)));
+    }
+    Ok(missing)
 }
 
 /// Streams part `part` of `parts` of `t` into the server as it is generated (on a
