@@ -426,26 +426,52 @@ fn seeded_loads_and_requests_are_deterministic() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--loaders 1"));
 }
 
-#[test]
-fn interrupted_load_stops_after_its_chunks_and_keeps_them_whole() {
+/// Starts a load of a graph far too big to finish, with SIGINT ignored on entry (as for a
+/// background job of a script: the load must still stop on it, since it installs its own
+/// handler).
+fn big_load(sb: &TempSandbox) -> std::process::Child {
     use std::os::unix::process::CommandExt;
-    use std::time::{Duration, Instant};
-    let _serial = serial();
-    let sb = sandbox();
-    // SIGINT ignored on entry, as for a background job of a script: the load must still
-    // stop on it, since it installs its own handler.
-    let mut cmd = linkbench(&sb, &["load", "--maxid1", "20000001", "--loaders", "2"]);
+    let mut cmd = linkbench(sb, &["load", "--maxid1", "20000001", "--loaders", "2"]);
     unsafe {
         cmd.pre_exec(|| {
             libc::signal(libc::SIGINT, libc::SIG_IGN);
             Ok(())
         });
     }
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
+    cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Sends SIGINT to `child` and waits: it exits with 130 within a second, saying the load was
+/// interrupted.
+fn interrupt_promptly(child: std::process::Child) {
+    use std::time::{Duration, Instant};
+    let sent = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("LOAD PHASE INTERRUPTED"), "{stdout}");
+    assert!(took < Duration::from_secs(1), "stopped in {took:?}");
+}
+
+/// Ctrl-C stops a load within a second with exit status 130, both early (0.7 s in, while the
+/// tables are created) and while rows flow; every id sent has its links and counts; the load
+/// stays marked incomplete, so `request` refuses it, naming the way out, unless
+/// `--allow-incomplete-load`.
+#[test]
+fn interrupted_load_stops_within_a_second_and_request_refuses_it() {
+    use std::time::{Duration, Instant};
+    let _serial = serial();
+    let sb = sandbox();
+    let child = big_load(&sb);
+    std::thread::sleep(Duration::from_millis(700));
+    interrupt_promptly(child);
+
+    let child = big_load(&sb);
     let started = Instant::now();
     while sql(
         &sb,
@@ -456,25 +482,40 @@ fn interrupted_load_stops_after_its_chunks_and_keeps_them_whole() {
         assert!(started.elapsed() < Duration::from_secs(60), "no rows after a minute");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let sent = Instant::now();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(30),
-        "stopped in {:?}",
-        sent.elapsed()
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(130), "{stdout}");
-    assert!(stdout.contains("LOAD PHASE INTERRUPTED"), "{stdout}");
-    // Every chunk begun was finished: links and counts agree, and far fewer than all ids.
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt_promptly(child);
     assert_counts_match_links(&sb);
     let nodes: i64 = sql(&sb, "SELECT COUNT(*) FROM nodetable").parse().unwrap();
     assert!(nodes > 0 && nodes < 20_000_000, "{nodes}");
-    assert_eq!(nodes % load_chunk(), 0, "nodes come in whole chunks: {nodes}");
-}
+    assert_eq!(
+        sql(&sb, "SELECT COUNT(*) FROM dbperf_linkbench WHERE name = 'complete'"),
+        "0"
+    );
 
-/// Ids per unit of the load.
-fn load_chunk() -> i64 {
-    dbperf::workloads::linkbench::load::CHUNK
+    let results = tempfile::tempdir().unwrap();
+    let request = |extra: &[&str]| {
+        let mut c = linkbench(&sb, &["request", "--requesters", "1", "--time", "1"]);
+        c.arg("--results-dir").arg(results.path()).args(extra);
+        c.output().unwrap()
+    };
+    let out = request(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "request ran on an incomplete load");
+    assert!(
+        err.contains("did not finish") && err.contains("--allow-incomplete-load") && err.contains("--maxid1 20000001"),
+        "{err}"
+    );
+    let out = request(&["--allow-incomplete-load"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("incomplete graph"), "{err}");
+
+    // A finished load is marked complete, and cleanup drops what load created.
+    run_ok(&mut linkbench(&sb, &["load", "--maxid1", "2001", "--loaders", "2"]));
+    assert_eq!(
+        sql(&sb, "SELECT value FROM dbperf_linkbench WHERE name = 'complete'"),
+        "1"
+    );
+    run_ok(&mut linkbench(&sb, &["cleanup"]));
+    assert_eq!(sql(&sb, "SHOW TABLES"), "");
 }

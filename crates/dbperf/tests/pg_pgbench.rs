@@ -149,3 +149,81 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
         "0"
     );
 }
+
+/// On PostgreSQL too, tables of the user's with pgbench and sysbench names are left alone:
+/// `init` and `prepare` refuse them without advising `cleanup`, `cleanup` drops none of them
+/// and says `--force` would, and `cleanup --force` drops them.
+#[test]
+fn tables_dbperf_did_not_create_are_left_alone_on_postgres() {
+    if !pg::available() {
+        eprintln!("skipped: PostgreSQL 15 is not installed (apt-get install -y postgresql-15)");
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let url = pg.url();
+    let mine = ["pgbench_accounts", "sbtest1"];
+    for t in mine {
+        pg.psql_as(
+            "sb",
+            "sbtest",
+            &format!("CREATE TABLE {t} (id int PRIMARY KEY, note text)"),
+        );
+        pg.psql_as("sb", "sbtest", &format!("INSERT INTO {t} VALUES (1, 'mine')"));
+    }
+    let all_there = || {
+        for t in mine {
+            assert_eq!(pg.psql(&format!("SELECT note FROM {t}")), "mine", "{t}");
+        }
+    };
+    let sysbench = |command: &str, extra: &[&str]| {
+        let mut c = dbperf();
+        c.args([
+            "sysbench",
+            "oltp_read_write",
+            command,
+            "--db-driver",
+            "pgsql",
+            "--tables",
+            "1",
+        ])
+        .args(["--table-size", "100", "--target", &url])
+        .args(extra);
+        c
+    };
+    let pgbench = |command: &str| {
+        let mut c = dbperf();
+        c.args(["pgbench", command, "--target", &url]);
+        c
+    };
+    for mut refused in [pgbench("init"), sysbench("prepare", &[])] {
+        let out = refused.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{refused:?} succeeded");
+        assert!(err.contains("dbperf did not create"), "{err}");
+        assert!(!err.contains("cleanup"), "a refusal advises cleanup: {err}");
+        all_there();
+    }
+    for mut cleanup in [pgbench("cleanup"), sysbench("cleanup", &[])] {
+        let out = cleanup.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cleanup:?} succeeded");
+        assert!(
+            err.contains("not created by dbperf") && err.contains("--force"),
+            "{err}"
+        );
+        all_there();
+    }
+    run_ok(pgbench("cleanup").arg("--force"));
+    run_ok(&mut sysbench("cleanup", &["--force"]));
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"),
+        "0"
+    );
+    // What dbperf creates, it drops: init, then cleanup without --force.
+    run_ok(&mut pgbench("init"));
+    run_ok(&mut pgbench("cleanup"));
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"),
+        "0"
+    );
+}

@@ -1,8 +1,9 @@
 //! TPC-C against a real sandboxed MariaDB, as a user runs it: prepare, check (passing, failing
 //! on corrupted data, refusing missing data), runs in both modes, the statement mix in the
 //! general log, the ratios and skew in the data written, a server killed mid-run, an
-//! interrupted prepare that resumes, and a database in tpcc-mysql's schema that dbperf did
-//! not load.
+//! interrupted prepare that resumes (also after SIGKILL at random moments and mid-index-build),
+//! a database in tpcc-mysql's schema that dbperf did not load, and tables of the user's that
+//! prepare and cleanup leave alone.
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use dbperf::server::testing::TempSandbox;
 mod common;
 #[path = "support/tpcc_checks.rs"]
 mod tpcc_checks;
-use common::{dbperf, only_run_dir, read_json, run_ok};
+use common::{dbperf, kill_after, kill_moments, only_run_dir, read_json, run_ok};
 
 /// The tests take turns: each loads a few hundred thousand rows, and on a 2-core box three
 /// servers loading at once would only make each slower and timing-sensitive.
@@ -700,6 +701,121 @@ fn an_interrupted_prepare_resumes() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--warehouses 2"));
     run_ok(&mut tpcc(&sb, &["cleanup"]));
+    assert_eq!(root_sql(&sb, "SHOW TABLES"), "");
+}
+
+/// A prepare killed with SIGKILL at ten moments (drawn from a fixed seed, over the first 60% of
+/// the time a whole prepare takes), each rerun resuming the one before, finishes to data that passes `tpcc
+/// check`. And one killed between its two index builds (the state is made by hand: the
+/// second index dropped, the prepare marked unindexed) builds the missing index instead of
+/// failing on the existing one ("error 1061 Duplicate key name 'customer_name'" before).
+#[test]
+fn a_prepare_killed_anywhere_resumes() {
+    let _turn = serial();
+    let sb = tpcc_sandbox();
+    let prepare = || {
+        let mut c = tpcc(&sb, &["prepare", "--warehouses", "1", "--threads", "2", "--seed", "7"]);
+        c.args(["--fk"]);
+        c
+    };
+    let t0 = Instant::now();
+    run_ok(&mut prepare());
+    let span = t0.elapsed();
+
+    // As if killed after customer_name was built and before orders_customer was, and with
+    // some of the foreign keys in (orders_customer serves fkey_orders_1: that goes first).
+    root_sql(
+        &sb,
+        "DELETE FROM dbperf_tpcc_meta WHERE name IN ('indexes', 'foreign_keys', 'ready')",
+    );
+    root_sql(&sb, "ALTER TABLE orders DROP FOREIGN KEY fkey_orders_1");
+    root_sql(&sb, "ALTER TABLE orders DROP INDEX orders_customer");
+    root_sql(&sb, "ALTER TABLE stock DROP FOREIGN KEY fkey_stock_2");
+    let out = prepare().output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let indexes = "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics \
+                   WHERE table_schema = 'sbtest' AND index_name IN ('customer_name', 'orders_customer')";
+    assert_eq!(num(&sb, indexes), 2.0);
+    let fks = "SELECT COUNT(*) FROM information_schema.table_constraints \
+               WHERE table_schema = 'sbtest' AND constraint_type = 'FOREIGN KEY'";
+    assert_eq!(num(&sb, fks), 10.0);
+    assert_check_passes(&sb, "1");
+
+    run_ok(&mut tpcc(&sb, &["cleanup"]));
+    // In ascending order, so that the early kills land while the warehouse loads (each
+    // rerun starts its transaction over) and a later one after it, among the indexes and
+    // foreign keys.
+    let mut moments = kill_moments(7, 10, span.mul_f64(0.6));
+    moments.sort();
+    let killed = moments.iter().filter(|&&m| kill_after(&mut prepare(), m)).count();
+    assert!(
+        killed >= 5,
+        "only {killed} of the kills at {moments:?} landed before the prepare finished"
+    );
+    let out = prepare().output().unwrap();
+    assert!(
+        out.status.success(),
+        "after kills at {moments:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(num(&sb, "SELECT COUNT(*) FROM stock"), 100_000.0);
+    assert_eq!(num(&sb, indexes), 2.0);
+    assert_eq!(num(&sb, fks), 10.0);
+    assert_check_passes(&sb, "1");
+}
+
+/// Tables of the user's with TPC-C and sysbench names: `cleanup` drops none of them (and says
+/// `--force` would), `prepare` refuses them without advising `cleanup`, and `cleanup --force`
+/// drops them.
+#[test]
+fn tables_dbperf_did_not_create_are_left_alone() {
+    let _turn = serial();
+    let sb = tpcc_sandbox();
+    let mine = ["sbtest1", "warehouse", "orders", "item", "history"];
+    for t in mine {
+        root_sql(&sb, &format!("CREATE TABLE {t} (id INT PRIMARY KEY, note VARCHAR(20))"));
+        root_sql(&sb, &format!("INSERT INTO {t} VALUES (1, 'mine')"));
+    }
+    let all_there = || {
+        for t in mine {
+            assert_eq!(root_sql(&sb, &format!("SELECT note FROM {t}")), "mine", "{t}");
+        }
+    };
+    let sysbench = |command: &str, extra: &[&str]| {
+        let mut c = dbperf();
+        c.args([
+            "sysbench",
+            "oltp_read_write",
+            command,
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+        ])
+        .args(["--target", &sb.url()])
+        .args(extra);
+        c
+    };
+    for mut cleanup in [tpcc(&sb, &["cleanup"]), sysbench("cleanup", &[])] {
+        let out = cleanup.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cleanup:?} succeeded");
+        assert!(
+            err.contains("not created by dbperf") && err.contains("--force"),
+            "{err}"
+        );
+        all_there();
+    }
+    for mut prepare in [tpcc(&sb, &["prepare", "--warehouses", "1"]), sysbench("prepare", &[])] {
+        let out = prepare.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{prepare:?} succeeded");
+        assert!(err.contains("dbperf did not create"), "{err}");
+        assert!(!err.contains("cleanup"), "a prepare refusal advises cleanup: {err}");
+        all_there();
+    }
+    run_ok(&mut tpcc(&sb, &["cleanup", "--force"]));
+    run_ok(&mut sysbench("cleanup", &["--force"]));
     assert_eq!(root_sql(&sb, "SHOW TABLES"), "");
 }
 

@@ -145,6 +145,11 @@ pub struct SysbenchArgs {
     #[arg(long, default_value = "auto", help_heading = "Connection")]
     pub db_ps_mode: String,
 
+    /// cleanup: also drop sbtestN tables that dbperf did not create (by default cleanup
+    /// drops only the tables dbperf's prepare created).
+    #[arg(long, help_heading = "Connection")]
+    pub force: bool,
+
     /// Connections (sysbench's threads). prepare defaults to the number of CPUs.
     #[arg(long, help_heading = "Load")]
     pub threads: Option<u32>,

@@ -1,4 +1,4 @@
-//! `dbperf linkbench load|request`: the arguments (first stage), their validation into a
+//! `dbperf linkbench load|request|cleanup`: the arguments (first stage), their validation into a
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
 //! pipeline ([`super::measure`]) and adds LinkBench's bucket report and `-csvstats` file.
 //! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
@@ -33,7 +33,8 @@ use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Mod
 /// `dbperf linkbench COMMAND [OPTIONS]`.
 #[derive(Debug, Args)]
 pub struct LinkbenchArgs {
-    /// load (create the tables and load the graph) or request (run the operation mix).
+    /// load (create the tables and load the graph), request (run the operation mix) or
+    /// cleanup (drop the tables load created).
     pub command: String,
     /// The server.
     #[command(flatten)]
@@ -82,6 +83,13 @@ pub struct LinkbenchArgs {
     /// thread): with one loader, or one requester, the rows and statements equal the reference's.
     #[arg(long)]
     pub java_compatible_rng: bool,
+    /// request: run even on a load that did not finish (interrupted, or from a dbperf that
+    /// did not record completion); the graph then lacks nodes and links.
+    #[arg(long)]
+    pub allow_incomplete_load: bool,
+    /// cleanup: also drop LinkBench tables dbperf did not create.
+    #[arg(long)]
+    pub force: bool,
     /// request: also write LinkBench's -csvstats file here (it is always in the run directory).
     #[arg(long)]
     pub csvstats: Option<PathBuf>,
@@ -108,6 +116,7 @@ pub struct LinkbenchArgs {
 enum Command {
     Load,
     Request,
+    Cleanup,
 }
 
 /// A validated invocation.
@@ -133,7 +142,8 @@ impl Plan {
         let command = match a.command.as_str() {
             "load" => Command::Load,
             "request" => Command::Request,
-            other => bail!("unknown linkbench command {other:?}: use load or request"),
+            "cleanup" => Command::Cleanup,
+            other => bail!("unknown linkbench command {other:?}: use load, request or cleanup"),
         };
         let target = a.server.resolve()?;
         let dialect = match target.scheme {
@@ -188,7 +198,7 @@ impl Plan {
         };
         let seed = match (command, a.seed) {
             (_, Some(s)) => s,
-            (Command::Load, None) => 1,
+            (Command::Load | Command::Cleanup, None) => 1,
             (Command::Request, None) => SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as i64)
@@ -219,6 +229,14 @@ pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
     let plan = Plan::from_args(args)?;
     match plan.command {
         Command::Load => run_load(&plan),
+        Command::Cleanup => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            match plan.dialect {
+                Dialect::Mysql => rt.block_on(load::cleanup::<WireSession>(&plan.target, plan.args.force))?,
+                Dialect::Postgres => rt.block_on(load::cleanup::<PgWireSession>(&plan.target, plan.args.force))?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Request => match plan.client {
             Client::MysqlWire => run_request::<WireSession>(&plan, argv),
             Client::MysqlAsync => run_request::<MysqlSession>(&plan, argv),
@@ -250,7 +268,7 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     };
     let stop = Arc::clone(&cfg.stop);
     measure::on_interrupt(
-        "Stopping: each loader sends the rows of its chunk in progress",
+        "Stopping: each loader quits after the id in progress, and the load stays marked incomplete",
         "exiting now",
         move || stop.store(true, Ordering::Relaxed),
     );
@@ -338,6 +356,21 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         if s.query_rows("SELECT 1 FROM linktable LIMIT 1").await.is_err() {
             bail!(
                 "{} has no linktable: run `dbperf linkbench load --maxid1 N` (same --target) first",
+                plan.target.database
+            );
+        }
+        if load::meta(&mut s, "complete").await != Some(1) {
+            let again = recorded.1.map_or(String::new(), |m| format!(" --maxid1 {m}"));
+            if !a.allow_incomplete_load {
+                bail!(
+                    "the LinkBench load in {} did not finish (it was interrupted, or is still running, or an older \
+                     dbperf loaded it without recording completion), so the graph lacks nodes and links: run \
+                     `dbperf linkbench load{again}` (same --target) again, or pass --allow-incomplete-load to measure on it as it is",
+                    plan.target.database
+                );
+            }
+            eprintln!(
+                "warning: the LinkBench load in {} did not finish; measuring on an incomplete graph (--allow-incomplete-load)",
                 plan.target.database
             );
         }

@@ -74,6 +74,9 @@ pub struct PgbenchArgs {
     /// Seconds to wait for in-flight transactions at the end.
     #[arg(long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
+    /// cleanup: also drop pgbench tables dbperf did not create.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub out: measure::RunOutputArgs,
 }
@@ -113,7 +116,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         "cleanup" => {
-            rt.block_on(init::cleanup(&target))?;
+            rt.block_on(init::cleanup(&target, a.force))?;
             Ok(ExitCode::SUCCESS)
         }
         other => {

@@ -197,6 +197,7 @@ impl Plan {
             connections: self.connections,
             k_sampler: self.dist.sampler(1, self.opts.table_size.max(1))?,
             seed: self.seed,
+            seed_given: self.args.rand_seed != 0,
             progress: true,
         })
     }
@@ -239,7 +240,7 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Cleanup => {
-            rt.block_on(prepare::cleanup(&plan.target, plan.opts.tables))?;
+            rt.block_on(prepare::cleanup(&plan.target, plan.opts.tables, plan.args.force))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Run => {

@@ -103,6 +103,10 @@ pub struct TpccArgs {
     /// prepare: add foreign keys after the data.
     #[arg(long)]
     pub fk: bool,
+    /// cleanup: also drop TPC-C tables dbperf did not create (by default cleanup drops only
+    /// the tables dbperf's prepare created).
+    #[arg(long)]
+    pub force: bool,
     /// prepare: storage engine.
     #[arg(long, default_value = "InnoDB")]
     pub engine: String,
@@ -311,7 +315,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Cleanup => {
-            rt.block_on(prepare::cleanup(&plan.target, &plan.schema))?;
+            rt.block_on(prepare::cleanup(&plan.target, &plan.schema, plan.args.force))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Check => {

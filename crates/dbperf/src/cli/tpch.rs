@@ -32,8 +32,8 @@ pub struct TpchArgs {
 pub enum TpchCommand {
     /// Create the 8 tables and stream generated data into them in parallel, then index and ANALYZE.
     Prepare(PrepareArgs),
-    /// Drop the 8 tables.
-    Cleanup(ConnArgs),
+    /// Drop the 8 tables (those dbperf created, unless --force).
+    Cleanup(CleanupArgs),
     /// Print the 22 queries of a stream with qgen 2.17.3's parameters (or the validation ones).
     Qgen(QgenArgs),
     /// Run the 22 queries with the validation parameters and compare every answer (PASS/FAIL).
@@ -56,6 +56,18 @@ pub struct ConnArgs {
     /// postgres for postgres://].
     #[arg(long, value_enum, help_heading = "Connection")]
     pub dialect: Option<DialectArg>,
+}
+
+/// `dbperf tpch cleanup`.
+#[derive(Debug, Clone, Args)]
+pub struct CleanupArgs {
+    /// Where.
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Also drop TPC-H tables dbperf did not create (by default cleanup drops only the tables
+    /// dbperf's prepare created).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `--dialect`.
@@ -173,8 +185,9 @@ pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
     match args.command {
         TpchCommand::Prepare(a) => prepare(a),
         TpchCommand::Cleanup(c) => {
-            let target = c.target()?;
-            runtime()?.block_on(load::cleanup(&target, c.dialect()?))?;
+            let target = c.conn.target()?;
+            c.conn.dialect()?;
+            runtime()?.block_on(load::cleanup(&target, c.force))?;
             Ok(ExitCode::SUCCESS)
         }
         TpchCommand::Qgen(a) => qgen(a),

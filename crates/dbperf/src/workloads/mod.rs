@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 
+pub mod ddl;
 pub mod linkbench;
 pub mod pgbench;
 pub mod sysbench;

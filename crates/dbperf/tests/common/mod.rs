@@ -131,3 +131,37 @@ pub fn wait_for_intervals(results: &Path, n: usize) -> (PathBuf, usize) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Moments to kill a command at: `n` of them in `[0, span)`, drawn from `seed` (a small LCG,
+/// so a failure names moments that reproduce).
+pub fn kill_moments(seed: u64, n: usize, span: std::time::Duration) -> Vec<std::time::Duration> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            span.mul_f64((x >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// Starts `cmd`, kills it with SIGKILL after `after` (if it is still running) and reaps it.
+/// True when it was killed, false when it had finished on its own.
+pub fn kill_after(cmd: &mut Command, after: std::time::Duration) -> bool {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dbperf starts");
+    let deadline = std::time::Instant::now() + after;
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().expect("waiting for dbperf").is_some() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let killed = child.try_wait().expect("waiting for dbperf").is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    killed
+}

@@ -5,6 +5,13 @@
 //! ANALYZE). Memory stays bounded whatever `maxid1` is: one batch per table per loader,
 //! and the queue of units is computed from a unit's index, not stored.
 //!
+//! A load always starts over: it drops the tables an earlier load created (recorded in
+//! [`crate::workloads::ddl`]; tables dbperf did not create are refused) and creates them
+//! afresh, so a load killed at any point is finished by running it again. Only a load that
+//! sent every row writes `complete` into [`META_TABLE`]; on [`LoadConfig::stop`] (Ctrl-C)
+//! every loader sends the rows of the ids it generated (each id with its links and counts)
+//! and quits, and the load stays incomplete, which `linkbench request` refuses.
+//!
 //! Work comes in chunks of 2,048 ids, link chunks in reverse order as the reference queues
 //! them. With [`Seeding::PerStream`] every chunk draws from its own stream, so the rows do
 //! not depend on the number of loaders. With [`Seeding::JavaCompatible`] one link loader
@@ -25,6 +32,7 @@ use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{doing, DbError, Failed, Param, Session, StmtId, Target};
+use crate::workloads::ddl::{self, DdlError};
 
 /// A loader's session: a [`Session`] that can also take a COPY, where the dialect loads by
 /// COPY ([`Dialect::copy_into`]).
@@ -91,8 +99,8 @@ pub struct LoadConfig {
     pub batch: usize,
     /// Print progress lines on stderr every this often (None: quiet).
     pub progress: Option<Duration>,
-    /// Set (by a signal handler) to stop: each loader finishes its unit in progress, sends
-    /// its pending rows and quits; the rows sent stay.
+    /// Set (by a signal handler) to stop: each loader sends the rows of the ids it generated
+    /// and quits (within a batch's INSERT); the load stays marked incomplete.
     pub stop: Arc<AtomicBool>,
 }
 
@@ -113,8 +121,8 @@ pub struct LoadReport {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// LinkBench tables exist that dbperf did not create.
-    #[error("{0}")]
-    Conflict(String),
+    #[error(transparent)]
+    Conflict(#[from] DdlError),
     /// The server refused a statement.
     #[error(transparent)]
     Db(#[from] Failed),
@@ -166,11 +174,6 @@ impl Units {
         }
     }
 
-    /// Ids over all units.
-    fn ids(&self) -> u64 {
-        (self.max - self.start).max(0) as u64
-    }
-
     fn span(&self, chunk: i64) -> (i64, i64) {
         let start = self.start + chunk * CHUNK;
         (start, (start + CHUNK).min(self.max))
@@ -206,6 +209,8 @@ struct Progress {
     nodes: AtomicU64,
     counts: AtomicU64,
     failed: AtomicBool,
+    /// A loader stopped (on [`LoadConfig::stop`]) with work left.
+    incomplete: AtomicBool,
 }
 
 /// Rows of one table waiting for their INSERT: integer columns and payload bytes.
@@ -405,10 +410,15 @@ async fn load_links<S: LoadSession>(
     start: i64,
     end: i64,
     progress: &Progress,
-) -> Result<(), LoadError> {
+    stop: &AtomicBool,
+) -> Result<bool, LoadError> {
     let now = now_ms();
     let mut links = 0;
     for id1 in start..end {
+        if stop.load(Ordering::Relaxed) {
+            progress.links.fetch_add(links, Ordering::Relaxed);
+            return Ok(false);
+        }
         for t in 0..model.mix.link_types {
             let n = model.links.of_type(id1, t);
             let link_type = LINK_TYPE_BASE + t;
@@ -438,7 +448,7 @@ async fn load_links<S: LoadSession>(
     }
     progress.links.fetch_add(links, Ordering::Relaxed);
     progress.id1s.fetch_add((end - start) as u64, Ordering::Relaxed);
-    Ok(())
+    Ok(true)
 }
 
 async fn load_nodes<S: LoadSession>(
@@ -448,9 +458,13 @@ async fn load_nodes<S: LoadSession>(
     start: i64,
     end: i64,
     progress: &Progress,
-) -> Result<(), LoadError> {
+    stop: &AtomicBool,
+) -> Result<bool, LoadError> {
     let now_s = now_ms() / 1000;
     for id in start..end {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
         let size = model.node_size.choose(&mut s.rng) as usize;
         let from = l.nodes.data.len();
         l.nodes.data.resize(from + size, 0);
@@ -462,7 +476,7 @@ async fn load_nodes<S: LoadSession>(
             progress.nodes.fetch_add(l.batch as u64, Ordering::Relaxed);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 async fn connect<S: LoadSession>(cfg: &LoadConfig) -> Result<Loader<S>, LoadError> {
@@ -497,12 +511,15 @@ async fn run_loader<S: LoadSession>(
         if progress.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        if cfg.stop.load(Ordering::Relaxed) {
-            break;
-        }
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(w) = units.get(order, i) else { break };
-        match w {
+        // Stopped with work left: the rows pending in batches (whole ids) still go, so
+        // that every id sent has its links and counts.
+        if cfg.stop.load(Ordering::Relaxed) {
+            progress.incomplete.store(true, Ordering::Relaxed);
+            break;
+        }
+        let finished = match w {
             Work::Links { chunk, start, end } => {
                 let mut own;
                 let s = match shared.as_mut() {
@@ -512,7 +529,7 @@ async fn run_loader<S: LoadSession>(
                         &mut own
                     }
                 };
-                load_links(&mut l, model, s, start, end, progress).await?;
+                load_links(&mut l, model, s, start, end, progress, &cfg.stop).await?
             }
             Work::Nodes { chunk, start, end } => {
                 let mut own;
@@ -526,8 +543,12 @@ async fn run_loader<S: LoadSession>(
                         &mut own
                     }
                 };
-                load_nodes(&mut l, model, s, start, end, progress).await?;
+                load_nodes(&mut l, model, s, start, end, progress, &cfg.stop).await?
             }
+        };
+        if !finished {
+            progress.incomplete.store(true, Ordering::Relaxed);
+            break;
         }
     }
     let pending = l.nodes.rows() as u64;
@@ -538,35 +559,41 @@ async fn run_loader<S: LoadSession>(
     Ok(())
 }
 
-/// Drops and creates the tables, records the load parameters.
+/// The tables a load creates, in drop order.
+const TABLES: [&str; 4] = ["linktable", "counttable", "nodetable", META_TABLE];
+
+/// Drops the tables an earlier load created and creates them afresh (a load always starts
+/// over: after an interruption, running it again loads the whole graph), then records the
+/// load parameters. Tables dbperf did not create are refused. The load is marked complete
+/// only at its end ([`mark_complete`]).
 pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
     let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    let tables: Vec<String> = admin
-        .query_rows(cfg.dialect.list_tables())
-        .await
-        .map_err(doing("listing tables"))?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect();
-    let has = |t: &str| tables.iter().any(|e| e.eq_ignore_ascii_case(t));
-    if !has(META_TABLE) {
-        if let Some(t) = ["linktable", "counttable", "nodetable"].into_iter().find(|t| has(t)) {
-            return Err(LoadError::Conflict(format!(
-                "table {t} already exists in {} and was not created by `dbperf linkbench load`; \
-                 drop linktable, counttable and nodetable yourself (or load into another database) and run the load again",
-                cfg.target.database
-            )));
-        }
+    let scheme = cfg.target.scheme;
+    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let foreign = inv.foreign(TABLES);
+    if !foreign.is_empty() {
+        return Err(ddl::refuse_foreign("dbperf linkbench load", &foreign, &cfg.target.database).into());
     }
-    for sql in cfg
-        .dialect
-        .drop_tables()
-        .into_iter()
-        .chain(cfg.dialect.create_tables(cfg.partitions))
-    {
-        admin.query(&sql).await.map_err(doing(sql.clone()))?;
+    for t in TABLES.into_iter().filter(|t| inv.exists(t)) {
+        let sql = format!("DROP TABLE IF EXISTS {t}");
+        admin.query(&sql).await.map_err(doing(sql))?;
+    }
+    let fresh = ddl::Inventory {
+        existing: Vec::new(),
+        created: inv.created.clone(),
+    };
+    for sql in cfg.dialect.create_tables(cfg.partitions) {
+        match sql
+            .strip_prefix("CREATE TABLE ")
+            .and_then(|r| r.split([' ', '(']).next())
+        {
+            Some(t) => ddl::create_table(&mut admin, scheme, &fresh, "linkbench", "", t, &sql).await?,
+            None => {
+                admin.query(&sql).await.map_err(doing(sql.clone()))?;
+            }
+        }
     }
     let m = &cfg.model;
     for (k, v) in [
@@ -580,6 +607,37 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
             .await
             .map_err(doing(format!("writing {META_TABLE}")))?;
     }
+    Ok(())
+}
+
+/// Records in [`META_TABLE`] that every id was loaded (`complete` = 1), which `request` checks.
+async fn mark_complete<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
+    let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(doing("connecting"))?;
+    admin
+        .query(&format!(
+            "INSERT INTO {META_TABLE} (name, value) VALUES ('complete', 1)"
+        ))
+        .await
+        .map_err(doing(format!("writing {META_TABLE}")))?;
+    Ok(())
+}
+
+/// Drops the LinkBench tables dbperf created (all of them with `force`).
+pub async fn cleanup<S: Session>(target: &Target, force: bool) -> Result<(), LoadError> {
+    let mut s = S::connect(target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(doing("connecting"))?;
+    ddl::drop_created(
+        &mut s,
+        target.scheme,
+        &target.database,
+        "dbperf linkbench cleanup",
+        &TABLES,
+        force,
+    )
+    .await?;
     Ok(())
 }
 
@@ -615,6 +673,12 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         .map_err(|e| LoadError::Internal(format!("starting a runtime: {e}")))?;
     rt.block_on(create_tables::<S>(cfg))?;
     let m = &cfg.model;
+    if cfg.stop.load(Ordering::Relaxed) {
+        return Ok(LoadReport {
+            interrupted: true,
+            ..LoadReport::default()
+        });
+    }
     let units = Units::new(m.startid1, m.maxid1);
     let progress = Progress::default();
     let started = Instant::now();
@@ -646,13 +710,17 @@ pub fn load<S: LoadSession>(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         }
     });
     result?;
-    rt.block_on(after_load::<S>(cfg))?;
+    let interrupted = progress.incomplete.load(Ordering::Relaxed);
+    if !interrupted {
+        rt.block_on(after_load::<S>(cfg))?;
+        rt.block_on(mark_complete::<S>(cfg))?;
+    }
     Ok(LoadReport {
         nodes: progress.nodes.load(Ordering::Relaxed),
         links: progress.links.load(Ordering::Relaxed),
         counts: progress.counts.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
-        interrupted: cfg.stop.load(Ordering::Relaxed) && progress.id1s.load(Ordering::Relaxed) < units.ids(),
+        interrupted,
     })
 }
 

@@ -9,7 +9,8 @@
 //! value says (inserted, unchanged, visibility flipped), and its read-write transactions
 //! start with an explicit `BEGIN` (PostgreSQL has no autocommit switch).
 
-/// Table of load parameters, so `request` knows the id range the load used.
+/// Table of load parameters, so `request` knows the id range the load used, and whether
+/// the load finished (`complete`).
 pub const META_TABLE: &str = "dbperf_linkbench";
 
 /// A server family's spelling of the LinkBench statements.
@@ -158,14 +159,6 @@ impl Dialect {
         }
     }
 
-    /// Lists the tables of the current database (one name per row).
-    pub fn list_tables(self) -> &'static str {
-        match self {
-            Dialect::Mysql => "SHOW TABLES",
-            Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
-        }
-    }
-
     /// Run once after the data load: PostgreSQL's node id sequence moves past the loaded
     /// ids (MySQL's AUTO_INCREMENT does so by itself), and the planner gets statistics.
     pub fn after_load(self) -> Vec<String> {
@@ -190,14 +183,6 @@ impl Dialect {
     /// link was there unchanged) instead of reporting that as affected rows.
     pub fn link_insert_returns_rows(self) -> bool {
         self == Dialect::Postgres
-    }
-
-    /// DROP TABLE statements for a fresh load.
-    pub fn drop_tables(self) -> Vec<String> {
-        ["linktable", "counttable", "nodetable", META_TABLE]
-            .iter()
-            .map(|t| format!("DROP TABLE IF EXISTS {t}"))
-            .collect()
     }
 
     /// Run once on every session: payloads are latin-1 bytes, sent and read unconverted.

@@ -1,7 +1,8 @@
 //! `pgbench -i` (default steps `dtgvp`): drop, create the four tables with pgbench's
 //! columns and fillfactor, generate the rows client-side with `COPY ... FROM STDIN` in one
 //! transaction (with `FREEZE`, as pgbench 14+ does), `VACUUM ANALYZE`, then add the
-//! primary keys. Cleanup drops the tables.
+//! primary keys. Unlike pgbench, init drops and cleanup drops only tables dbperf created
+//! ([`crate::workloads::ddl`]; cleanup `--force` drops them anyway).
 
 use std::time::{Duration, Instant};
 
@@ -9,12 +10,27 @@ use super::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TELLERS_PER_SCALE};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::{doing, Failed, Session, Target};
+use crate::workloads::ddl::{self, DdlError};
 
 /// From this scale on pgbench declares `aid` as `bigint` (`SCALE_32BIT_THRESHOLD`).
 const SCALE_32BIT_THRESHOLD: u32 = 20_000;
 
 /// The tables in pgbench's drop and truncate order.
 pub const TABLES: &str = "pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers";
+/// The same, one by one.
+const NAMES: [&str; 4] = [
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_history",
+    "pgbench_tellers",
+];
+/// The tables in [`create_tables`]'s order.
+const NAMES_IN_CREATE_ORDER: [&str; 4] = [
+    "pgbench_history",
+    "pgbench_tellers",
+    "pgbench_accounts",
+    "pgbench_branches",
+];
 
 /// What to initialize.
 #[derive(Clone, Debug)]
@@ -49,6 +65,9 @@ pub enum InitError {
     /// Bad settings.
     #[error("{0}")]
     Invalid(String),
+    /// Tables in the way that dbperf did not create.
+    #[error(transparent)]
+    Ddl(#[from] DdlError),
 }
 
 /// `CREATE TABLE` statements exactly as pgbench 15 writes them.
@@ -125,14 +144,30 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     let mut s = PgWireSession::connect(&cfg.target, IgnoreErrors::Sqlstates(Default::default()))
         .await
         .map_err(doing("connecting"))?;
+    // pgbench drops whatever tables have its names; dbperf only those it created, so an
+    // init killed at any point is finished by running it again, and the user's are refused.
+    let scheme = cfg.target.scheme;
+    let inv = ddl::inventory(&mut s, scheme).await?;
+    let foreign = inv.foreign(NAMES);
+    if !foreign.is_empty() {
+        return Err(ddl::refuse_foreign("dbperf pgbench init", &foreign, &cfg.target.database).into());
+    }
     eprintln!("dropping old tables...");
-    // Quiet "table does not exist" notices are the server's; the statement succeeds.
-    s.query(&format!("drop table if exists {TABLES}"))
-        .await
-        .map_err(doing("dropping old tables"))?;
+    for t in NAMES.into_iter().filter(|t| inv.exists(t)) {
+        s.query(&format!("drop table if exists {t}"))
+            .await
+            .map_err(doing(format!("dropping {t}")))?;
+    }
     eprintln!("creating tables...");
-    for sql in create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged) {
-        s.query(&sql).await.map_err(doing(sql.clone()))?;
+    let fresh = ddl::Inventory {
+        existing: Vec::new(),
+        created: inv.created.clone(),
+    };
+    for (name, sql) in NAMES_IN_CREATE_ORDER
+        .into_iter()
+        .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
+    {
+        ddl::create_table(&mut s, scheme, &fresh, "pgbench", "", name, &sql).await?;
     }
     let scale = cfg.scale as i64;
     let (branches, tellers, accounts) = (
@@ -225,14 +260,20 @@ pub async fn scale_of(s: &mut PgWireSession) -> Result<i64, InitError> {
     Ok(n)
 }
 
-/// Drops the four pgbench tables.
-pub async fn cleanup(target: &Target) -> Result<(), InitError> {
+/// Drops the four pgbench tables, those dbperf created (all four with `force`).
+pub async fn cleanup(target: &Target, force: bool) -> Result<(), InitError> {
     let mut s = PgWireSession::connect(target, IgnoreErrors::Sqlstates(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    s.query(&format!("drop table if exists {TABLES}"))
-        .await
-        .map_err(doing("dropping the pgbench tables"))?;
+    ddl::drop_created(
+        &mut s,
+        target.scheme,
+        &target.database,
+        "dbperf pgbench cleanup",
+        &NAMES,
+        force,
+    )
+    .await?;
     Ok(())
 }
 

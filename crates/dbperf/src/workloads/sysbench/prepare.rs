@@ -9,6 +9,12 @@
 //! on PostgreSQL as `COPY ... FROM STDIN` (text format), after which the `SERIAL` sequence
 //! is moved past the ids. The secondary index on `k` is built after
 //! the load, as sysbench does.
+//!
+//! A prepare killed at any point resumes: dbperf records each table before creating it
+//! ([`crate::workloads::ddl`], with the options, which a rerun must repeat), every range of
+//! ids goes in as one transaction, so a rerun counts each range's rows and loads the ranges
+//! that are not complete, and indexes that exist are not built again. `cleanup` drops only
+//! tables dbperf created, unless `--force`.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,10 +29,12 @@ use super::options::{OltpOptions, Test};
 use super::rand::KeySampler;
 use super::schema::{self, Dialect};
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
+use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{doing, DbError, ExecInfo, Failed, Param, Session, StmtId, Target};
+use crate::workloads::ddl::{self, DdlError};
 
 /// Rows generated from one seed: row `id` of a table comes from the stream seeded by
 /// (seed, table, (id - 1) / SEED_BLOCK_ROWS), so the data is the same however the table
@@ -60,6 +68,8 @@ pub struct PrepareConfig {
     pub k_sampler: KeySampler,
     /// Seed of the generated data.
     pub seed: u64,
+    /// The seed was given (`--rand-seed`); else a resumed prepare takes the earlier one's.
+    pub seed_given: bool,
     /// Show a progress bar on stderr.
     pub progress: bool,
 }
@@ -81,11 +91,12 @@ pub struct PrepareReport {
 /// A prepare, prewarm or cleanup that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
-    /// A table to create is already there.
-    #[error(
-        "table {0} already exists; run `cleanup` with the same --tables first, or point --target at another database"
-    )]
-    Exists(String),
+    /// Tables in the way that dbperf did not create, or a cleanup refused.
+    #[error(transparent)]
+    Ddl(#[from] DdlError),
+    /// An earlier prepare of these tables used other options.
+    #[error("{0}")]
+    Resume(String),
     /// The server refused a statement.
     #[error(transparent)]
     Db(#[from] Failed),
@@ -98,24 +109,10 @@ enum Conn {
 }
 
 impl Conn {
-    fn dialect(&self) -> Dialect {
-        match self {
-            Conn::Wire(_) => Dialect::Mysql,
-            Conn::Pg(_) => Dialect::Postgres,
-        }
-    }
-
     async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
         match self {
             Conn::Wire(s) => s.query(sql).await,
             Conn::Pg(s) => s.query(sql).await,
-        }
-    }
-
-    async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
-        match self {
-            Conn::Wire(s) => s.query_rows(sql).await,
-            Conn::Pg(s) => s.query_rows(sql).await,
         }
     }
 }
@@ -129,31 +126,88 @@ async fn connect(target: &Target) -> Result<Conn, PrepareError> {
     .map_err(|e| doing("connecting")(e).into())
 }
 
-/// Creates and fills the tables, then builds the secondary indexes.
-pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError> {
+/// What `prepare` records with each table it creates: a resumed prepare must have the same.
+fn params(cfg: &PrepareConfig) -> String {
     let o = &cfg.opts;
+    format!(
+        "seed={} table_size={} auto_inc={} secondary={} create_secondary={} empty={} engine={} k={:?}",
+        cfg.seed,
+        o.table_size,
+        o.auto_inc,
+        o.secondary,
+        o.create_secondary,
+        cfg.test == Test::Insert && !o.auto_inc,
+        o.mysql_storage_engine,
+        cfg.k_sampler
+    )
+}
+
+/// Creates and fills the tables, then builds the secondary indexes. Resumable: tables this
+/// prepare's options created earlier are kept, ranges of ids found complete are skipped (each
+/// range goes in as one transaction), and indexes that exist are not built again.
+pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError> {
     let started = Instant::now();
-    let mut admin = connect(&cfg.target).await?;
-    let dialect = admin.dialect();
-    let existing = admin
-        .query_rows(dialect.list_tables())
+    let mut admin = AnySession::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
-        .map_err(doing("listing tables"))?;
-    for t in 1..=o.tables {
-        let name = format!("sbtest{t}");
-        if existing
-            .iter()
-            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(name.as_str()))
-        {
-            return Err(PrepareError::Exists(name));
+        .map_err(doing("connecting"))?;
+    let dialect = Dialect::of(cfg.target.scheme);
+    let scheme = cfg.target.scheme;
+    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let names: Vec<String> = (1..=cfg.opts.tables).map(|t| format!("sbtest{t}")).collect();
+    let foreign = inv.foreign(names.iter().map(String::as_str));
+    if !foreign.is_empty() {
+        return Err(ddl::refuse_foreign("dbperf sysbench prepare", &foreign, &cfg.target.database).into());
+    }
+    // Without --rand-seed the seed is the clock's: a resumed prepare keeps the first one's.
+    let earlier_seed = names.iter().filter(|n| inv.exists(n)).find_map(|n| {
+        inv.params(n)?
+            .strip_prefix("seed=")?
+            .split(' ')
+            .next()?
+            .parse::<u64>()
+            .ok()
+    });
+    let cfg = &PrepareConfig {
+        seed: match earlier_seed {
+            Some(s) if !cfg.seed_given => s,
+            _ => cfg.seed,
+        },
+        ..cfg.clone()
+    };
+    let o = &cfg.opts;
+    let params = params(cfg);
+    for name in &names {
+        if let Some(p) = inv.params(name).filter(|p| *p != params) {
+            if inv.exists(name) {
+                return Err(PrepareError::Resume(format!(
+                    "{name} in {} comes from an earlier prepare with other options ({p}; now {params}); \
+                     repeat those options to resume it, or run `cleanup` with the same --tables first",
+                    cfg.target.database
+                )));
+            }
         }
     }
-    drop(admin);
+    let resumed: Vec<u32> = (1..=o.tables).filter(|t| inv.exists(&names[*t as usize - 1])).collect();
+    if !resumed.is_empty() {
+        eprintln!(
+            "Resuming: {} of {} table(s) exist from an earlier prepare with these options",
+            resumed.len(),
+            o.tables
+        );
+    }
+    for name in &names {
+        ddl::record(&mut admin, scheme, "sysbench", name, &params).await?;
+    }
     // In parallel, as sysbench's threads do: each CREATE TABLE waits for its file to be made
     // and synced, about 5% of a 4 x 250k prepare when done one after another.
     let table_opts = o.clone();
+    let existed = resumed.clone();
     for_each_table(cfg, "Creating table", move |t| {
-        vec![schema::create_table(t, &table_opts, dialect)]
+        if existed.contains(&t) {
+            Vec::new()
+        } else {
+            vec![schema::create_table(t, &table_opts, dialect)]
+        }
     })
     .await?;
     // oltp_insert with client-side ids starts from empty tables, as in sysbench.
@@ -171,10 +225,15 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     for c in 0..chunks_per_table {
         for t in 1..=o.tables {
             let first = c * chunk + 1;
-            units.push((t, first, (first + chunk - 1).min(rows_per_table)));
+            let unit = (t, first, (first + chunk - 1).min(rows_per_table));
+            if !resumed.contains(&t) || !range_loaded(&mut admin, unit).await? {
+                units.push(unit);
+            }
         }
     }
-    let total_rows = rows_per_table as u64 * o.tables as u64;
+    drop(admin);
+    let loaded_rows: u64 = units.iter().map(|&(_, f, l)| (l - f + 1) as u64).sum();
+    let total_rows = loaded_rows;
     if total_rows > 0 {
         eprintln!(
             "Inserting {rows_per_table} records into each of {} table(s) over {} connection(s)",
@@ -187,8 +246,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     // Chunks still to load per table; whoever loads a table's last chunk builds its index,
     // so index builds overlap with the loading of other tables (as in sysbench).
     let remaining: Arc<Vec<AtomicUsize>> = Arc::new(
-        (0..o.tables)
-            .map(|_| AtomicUsize::new(chunks_per_table as usize))
+        (1..=o.tables)
+            .map(|t| AtomicUsize::new(units.iter().filter(|u| u.0 == t).count()))
             .collect(),
     );
     let build_index = o.create_secondary && !o.secondary;
@@ -219,8 +278,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
                 }
                 if build_index && last_chunk {
                     let t0 = Instant::now();
-                    let sql = schema::create_secondary_index(table);
-                    s.query(&sql).await.map_err(doing(sql))?;
+                    ensure_index(&mut s, &cfg.target, table).await?;
                     if let Ok(mut total) = index_time.lock() {
                         *total += t0.elapsed();
                     }
@@ -232,12 +290,19 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         r.expect("loader task panicked")?;
     }
     bar.finish_and_clear();
-    // Tables without rows had no last chunk to trigger their index.
-    if build_index && chunks_per_table == 0 {
-        for_each_table(cfg, "Creating a secondary index on", |t| {
-            vec![schema::create_secondary_index(t)]
-        })
-        .await?;
+    // Tables without rows to load had no last chunk to trigger their index (and their
+    // sequence); both steps skip what is done.
+    let mut admin = connect(&cfg.target).await?;
+    for t in 1..=o.tables {
+        if !units.iter().any(|u| u.0 == t) {
+            if sync_sequence && chunks_per_table > 0 {
+                let sql = schema::sync_sequence(t);
+                admin.query(&sql).await.map_err(doing(sql))?;
+            }
+            if build_index {
+                ensure_index(&mut admin, &cfg.target, t).await?;
+            }
+        }
     }
     let index = index_time.lock().map(|d| *d).unwrap_or_default();
     Ok(PrepareReport {
@@ -246,6 +311,38 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         elapsed: started.elapsed(),
         index,
     })
+}
+
+/// True when ids `first..=last` of `sbtest{t}` are all in. A range that is partly there (an
+/// earlier prepare split the table differently and was interrupted) is emptied, to be loaded
+/// again with the same rows.
+async fn range_loaded(s: &mut AnySession, (t, first, last): (u32, u32, u32)) -> Result<bool, PrepareError> {
+    let sql = format!("SELECT COUNT(*) FROM sbtest{t} WHERE id BETWEEN {first} AND {last}");
+    let rows = s.query_rows(&sql).await.map_err(doing(sql))?;
+    let n: u64 = rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if n == (last - first + 1) as u64 {
+        return Ok(true);
+    }
+    if n > 0 {
+        let sql = format!("DELETE FROM sbtest{t} WHERE id BETWEEN {first} AND {last}");
+        s.query(&sql).await.map_err(doing(sql))?;
+    }
+    Ok(false)
+}
+
+/// Builds the secondary index `k_{t}` unless it exists.
+async fn ensure_index(s: &mut Conn, target: &Target, t: u32) -> Result<(), PrepareError> {
+    let (table, index) = (format!("sbtest{t}"), format!("k_{t}"));
+    let sql = schema::create_secondary_index(t);
+    match s {
+        Conn::Wire(w) => ddl::ensure(w, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
+        Conn::Pg(p) => ddl::ensure(p, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
+    };
+    Ok(())
 }
 
 /// Rows per multi-row INSERT. 1,000 rows bind 4,000 parameters (the protocol allows
@@ -439,8 +536,11 @@ async fn for_each_table(
                 if t > tables {
                     return Ok::<(), PrepareError>(());
                 }
-                eprintln!("{verb} 'sbtest{t}'...");
-                for sql in statements(t) {
+                let sqls = statements(t);
+                if !sqls.is_empty() {
+                    eprintln!("{verb} 'sbtest{t}'...");
+                }
+                for sql in sqls {
                     s.query(&sql).await.map_err(doing(sql.clone()))?;
                 }
             }
@@ -476,15 +576,22 @@ pub async fn prewarm(cfg: &PrepareConfig) -> Result<(), PrepareError> {
     .await
 }
 
-/// Drops `sbtest1` .. `sbtestN`.
-pub async fn cleanup(target: &Target, tables: u32) -> Result<(), PrepareError> {
-    let mut s = connect(target).await?;
-    for t in 1..=tables {
-        eprintln!("Dropping table 'sbtest{t}'...");
-        s.query(&schema::drop_table(t))
-            .await
-            .map_err(doing(format!("dropping sbtest{t}")))?;
-    }
+/// Drops those of `sbtest1` .. `sbtestN` that dbperf created (all of them with `force`).
+pub async fn cleanup(target: &Target, tables: u32, force: bool) -> Result<(), PrepareError> {
+    let mut s = AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(doing("connecting"))?;
+    let names: Vec<String> = (1..=tables).map(|t| format!("sbtest{t}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    ddl::drop_created(
+        &mut s,
+        target.scheme,
+        &target.database,
+        "dbperf sysbench cleanup",
+        &names,
+        force,
+    )
+    .await?;
     Ok(())
 }
 

@@ -66,11 +66,6 @@ pub fn create_secondary_index(n: u32) -> String {
     format!("CREATE INDEX k_{n} ON sbtest{n}(k)")
 }
 
-/// Drops one table.
-pub fn drop_table(n: u32) -> String {
-    format!("DROP TABLE IF EXISTS sbtest{n}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,10 @@
 //! tab-separated rows generated in memory (no file); with `--load-method insert` or when
 //! the server has `local_infile` off, as prepared 1,000-row INSERTs. PostgreSQL takes
 //! COPY. Secondary indexes, then foreign keys (`--fk`), are built once every unit is
-//! in.
+//! in, each looked up first so that a prepare killed while building them resumes too. Tables
+//! are recorded as dbperf's before they are created ([`crate::workloads::ddl`]): `prepare`
+//! refuses TPC-C tables dbperf did not create, and `cleanup` leaves them alone unless
+//! `--force`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,6 +30,7 @@ use super::schema::{Schema, LOADED_TABLE, META_TABLE};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{doing, Failed, Session, StmtId, Target};
+use crate::workloads::ddl::{self, DdlError};
 use crate::workloads::LoadMethod;
 
 /// Rows per INSERT (17,000 parameters for STOCK, under the protocol's 65,535).
@@ -88,6 +92,9 @@ pub enum PrepareError {
     /// The server refused a statement.
     #[error(transparent)]
     Db(#[from] Failed),
+    /// A cleanup refused to drop tables dbperf did not create.
+    #[error(transparent)]
+    Ddl(#[from] DdlError),
 }
 
 /// Connects a loading or administrative session.
@@ -119,19 +126,31 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let mut admin = connect(&cfg.target).await?;
     // Before anything is created: an impossible method changes nothing.
     let (method, infile_off) = choose_method(&mut admin, cfg).await?;
-    let existing: Vec<String> = admin
-        .query_rows(cfg.schema.list_tables())
-        .await
-        .map_err(doing("listing tables"))?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect();
-    let has = |t: &str| existing.iter().any(|e| e.eq_ignore_ascii_case(t));
+    let scheme = cfg.target.scheme;
+    let inv = ddl::inventory(&mut admin, scheme).await?;
     let tables = cfg.schema.tables();
-    let resuming = has(META_TABLE);
-    if resuming {
-        let (w, seed) = (meta(&mut admin, "warehouses").await, meta(&mut admin, "seed").await);
-        if w != Some(cfg.warehouses as i64) || seed != Some(cfg.seed as i64) {
+    let foreign = inv.foreign(tables.iter().copied().chain([META_TABLE, LOADED_TABLE]));
+    if !foreign.is_empty() {
+        let mut e = ddl::refuse_foreign("dbperf tpcc prepare", &foreign, &cfg.target.database).to_string();
+        e.push_str("; if tpcc-mysql loaded them, `dbperf tpcc run --schema tpcc-mysql` runs on them as they are");
+        return Err(PrepareError::Conflict(e));
+    }
+    // Every step below can be interrupted and run again: bookkeeping and tables are
+    // recorded before they are created, the load parameters are checked once written.
+    for (t, sql) in cfg.schema.create_bookkeeping() {
+        ddl::create_table(&mut admin, scheme, &inv, "tpcc", "", t, &sql).await?;
+    }
+    let (w, seed) = (meta(&mut admin, "warehouses").await, meta(&mut admin, "seed").await);
+    match (w, seed) {
+        (Some(w), Some(seed)) if w == cfg.warehouses as i64 && seed == cfg.seed as i64 => {}
+        (None, _) => {
+            let load = NuConstants::for_load(cfg.seed);
+            set_meta(&mut admin, &cfg.schema, "seed", cfg.seed as i64).await?;
+            set_meta(&mut admin, &cfg.schema, "c_last_load", load.c_last).await?;
+            // Written last: its presence says the other two are there.
+            set_meta(&mut admin, &cfg.schema, "warehouses", cfg.warehouses as i64).await?;
+        }
+        (w, seed) => {
             return Err(PrepareError::Conflict(format!(
                 "an earlier prepare in {} used --warehouses {} --seed {}; repeat those to resume it, or run `dbperf tpcc cleanup` first",
                 cfg.target.database,
@@ -139,34 +158,21 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
                 seed.map_or("?".into(), |v| v.to_string()),
             )));
         }
-        if meta(&mut admin, "ready").await == Some(1) {
-            eprintln!("All {} warehouses are already loaded and indexed.", cfg.warehouses);
-            return Ok(PrepareReport {
-                units_loaded: 0,
-                resumed_from: Some(cfg.warehouses + 1),
-                rows: 0,
-                load: Duration::ZERO,
-                index: Duration::ZERO,
-                method: "nothing to load",
-            });
-        }
-    } else {
-        if let Some(t) = tables.iter().find(|t| has(t)) {
-            return Err(PrepareError::Conflict(format!(
-                "table {t} already exists in {} and was not loaded by `dbperf tpcc prepare`; run against it with `--schema tpcc-mysql` if tpcc-mysql loaded it, or drop it with `dbperf tpcc cleanup`",
-                cfg.target.database
-            )));
-        }
-        for sql in cfg.schema.create_bookkeeping() {
-            admin.query(&sql).await.map_err(doing("creating bookkeeping tables"))?;
-        }
-        for sql in cfg.schema.create_tables(&cfg.engine) {
-            admin.query(&sql).await.map_err(doing(sql.clone()))?;
-        }
-        let load = NuConstants::for_load(cfg.seed);
-        set_meta(&mut admin, &cfg.schema, "warehouses", cfg.warehouses as i64).await?;
-        set_meta(&mut admin, &cfg.schema, "seed", cfg.seed as i64).await?;
-        set_meta(&mut admin, &cfg.schema, "c_last_load", load.c_last).await?;
+    }
+    if meta(&mut admin, "ready").await == Some(1) {
+        eprintln!("All {} warehouses are already loaded and indexed.", cfg.warehouses);
+        return Ok(PrepareReport {
+            units_loaded: 0,
+            resumed_from: Some(cfg.warehouses + 1),
+            rows: 0,
+            load: Duration::ZERO,
+            index: Duration::ZERO,
+            method: "nothing to load",
+        });
+    }
+    let ddl_sql = cfg.schema.create_tables(&cfg.engine);
+    for (t, sql) in tables.iter().zip(&ddl_sql) {
+        ddl::create_table(&mut admin, scheme, &inv, "tpcc", "", t, sql).await?;
     }
     let c_last = meta(&mut admin, "c_last_load").await.ok_or_else(|| {
         PrepareError::Conflict(format!(
@@ -237,6 +243,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     bar.finish_and_clear();
     let load = started.elapsed();
     let t0 = Instant::now();
+    // Each index and key is looked up before it is built: an interrupted build resumes
+    // with the ones that are missing.
     if meta(&mut admin, "indexes").await != Some(1) {
         eprintln!("Building secondary indexes...");
         run_parallel(&cfg.target, cfg.schema.create_indexes(), cfg.connections).await?;
@@ -244,8 +252,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     }
     if cfg.foreign_keys && meta(&mut admin, "foreign_keys").await != Some(1) {
         eprintln!("Adding foreign keys...");
-        for sql in cfg.schema.create_foreign_keys() {
-            admin.query(&sql).await.map_err(doing(sql.clone()))?;
+        for (t, name, sql) in cfg.schema.create_foreign_keys() {
+            ddl::ensure(&mut admin, scheme, t, ddl::Object::Constraint(name), &sql).await?;
         }
         set_meta(&mut admin, &cfg.schema, "foreign_keys", 1).await?;
     }
@@ -436,8 +444,13 @@ impl Loader {
     }
 }
 
-/// Runs independent DDL statements over up to `connections` connections.
-async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32) -> Result<(), PrepareError> {
+/// Builds independent indexes, (table, index, statement), over up to `connections`
+/// connections, skipping those that exist.
+async fn run_parallel(
+    target: &Target,
+    statements: Vec<(&'static str, &'static str, String)>,
+    connections: u32,
+) -> Result<(), PrepareError> {
     let statements = Arc::new(statements);
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = tokio::task::JoinSet::new();
@@ -445,8 +458,8 @@ async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32
         let (statements, next, target) = (statements.clone(), next.clone(), target.clone());
         tasks.spawn(async move {
             let mut s = connect(&target).await?;
-            while let Some(sql) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
-                s.query(sql).await.map_err(doing(sql.clone()))?;
+            while let Some((t, name, sql)) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
+                ddl::ensure(&mut s, target.scheme, t, ddl::Object::Index(name), sql).await?;
             }
             Ok::<(), PrepareError>(())
         });
@@ -457,20 +470,19 @@ async fn run_parallel(target: &Target, statements: Vec<String>, connections: u32
     Ok(())
 }
 
-/// Drops the TPC-C tables of `schema` and dbperf's bookkeeping tables (only these names).
-pub async fn cleanup(target: &Target, schema: &Schema) -> Result<(), PrepareError> {
+/// Drops the TPC-C tables of `schema` and dbperf's bookkeeping tables that dbperf created
+/// (all of these names with `force`).
+pub async fn cleanup(target: &Target, schema: &Schema, force: bool) -> Result<(), PrepareError> {
     let mut s = connect(target).await?;
-    if !schema.postgres() {
-        s.query("SET foreign_key_checks = 0")
-            .await
-            .map_err(doing("SET foreign_key_checks"))?;
-    }
-    let cascade = if schema.postgres() { " CASCADE" } else { "" };
-    for t in schema.tables().iter().chain(&[LOADED_TABLE, META_TABLE]) {
-        eprintln!("Dropping table '{t}'...");
-        s.query(&format!("DROP TABLE IF EXISTS {t}{cascade}"))
-            .await
-            .map_err(doing(format!("dropping {t}")))?;
-    }
+    let names: Vec<&str> = schema.tables().into_iter().chain([LOADED_TABLE, META_TABLE]).collect();
+    ddl::drop_created(
+        &mut s,
+        target.scheme,
+        &target.database,
+        "dbperf tpcc cleanup",
+        &names,
+        force,
+    )
+    .await?;
     Ok(())
 }

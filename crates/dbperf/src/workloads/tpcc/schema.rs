@@ -145,58 +145,96 @@ impl Schema {
         ]
     }
 
-    /// Secondary indexes, built after the data: the two the transactions need (customer by
-    /// last name, a customer's last order), and with tpcc-mysql's spelling its other ones.
-    pub fn create_indexes(&self) -> Vec<String> {
-        if self.postgres() {
-            return vec![
-                "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)".into(),
-                "CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)".into(),
-            ];
-        }
-        match self.kind {
-            SchemaKind::Dbperf => vec![
-                "ALTER TABLE customer ADD INDEX customer_name (c_w_id, c_d_id, c_last, c_first)".into(),
-                "ALTER TABLE orders ADD INDEX orders_customer (o_w_id, o_d_id, o_c_id, o_id)".into(),
+    /// Secondary indexes, built after the data, as (table, index, statement): the two the
+    /// transactions need (customer by last name, a customer's last order), and with
+    /// tpcc-mysql's spelling its other ones.
+    pub fn create_indexes(&self) -> Vec<(&'static str, &'static str, String)> {
+        let indexes: &[(&str, &str, &str)] = match self.kind {
+            _ if self.postgres() => &[
+                ("customer", "customer_name", "c_w_id, c_d_id, c_last, c_first"),
+                ("orders", "orders_customer", "o_w_id, o_d_id, o_c_id, o_id"),
             ],
-            SchemaKind::TpccMysql => vec![
-                "ALTER TABLE customer ADD INDEX idx_customer (c_w_id, c_d_id, c_last, c_first)".into(),
-                "ALTER TABLE orders ADD INDEX idx_orders (o_w_id, o_d_id, o_c_id, o_id)".into(),
-                "ALTER TABLE stock ADD INDEX fkey_stock_2 (s_i_id)".into(),
-                "ALTER TABLE order_line ADD INDEX fkey_order_line_2 (ol_supply_w_id, ol_i_id)".into(),
-                "ALTER TABLE history ADD INDEX fkey_history_1 (h_c_w_id, h_c_d_id, h_c_id)".into(),
-                "ALTER TABLE history ADD INDEX fkey_history_2 (h_w_id, h_d_id)".into(),
+            SchemaKind::Dbperf => &[
+                ("customer", "customer_name", "c_w_id, c_d_id, c_last, c_first"),
+                ("orders", "orders_customer", "o_w_id, o_d_id, o_c_id, o_id"),
             ],
-        }
+            SchemaKind::TpccMysql => &[
+                ("customer", "idx_customer", "c_w_id, c_d_id, c_last, c_first"),
+                ("orders", "idx_orders", "o_w_id, o_d_id, o_c_id, o_id"),
+                ("stock", "fkey_stock_2", "s_i_id"),
+                ("order_line", "fkey_order_line_2", "ol_supply_w_id, ol_i_id"),
+                ("history", "fkey_history_1", "h_c_w_id, h_c_d_id, h_c_id"),
+                ("history", "fkey_history_2", "h_w_id, h_d_id"),
+            ],
+        };
+        indexes
+            .iter()
+            .map(|&(t, name, cols)| {
+                let sql = if self.postgres() {
+                    format!("CREATE INDEX {name} ON {t} ({cols})")
+                } else {
+                    format!("ALTER TABLE {t} ADD INDEX {name} ({cols})")
+                };
+                (t, name, sql)
+            })
+            .collect()
     }
 
-    /// Foreign keys (`--fk`), added after the data and indexes.
-    pub fn create_foreign_keys(&self) -> Vec<String> {
+    /// Foreign keys (`--fk`), added after the data and indexes, as (table, constraint,
+    /// statement).
+    pub fn create_foreign_keys(&self) -> Vec<(&'static str, &'static str, String)> {
         let no = self.new_order();
         [
-            "district ADD CONSTRAINT fkey_district_1 FOREIGN KEY (d_w_id) REFERENCES warehouse (w_id)".to_string(),
-            "customer ADD CONSTRAINT fkey_customer_1 FOREIGN KEY (c_w_id, c_d_id) REFERENCES district (d_w_id, d_id)".into(),
-            "history ADD CONSTRAINT fkey_history_1 FOREIGN KEY (h_c_w_id, h_c_d_id, h_c_id) REFERENCES customer (c_w_id, c_d_id, c_id)".into(),
-            "history ADD CONSTRAINT fkey_history_2 FOREIGN KEY (h_w_id, h_d_id) REFERENCES district (d_w_id, d_id)".into(),
-            format!("{no} ADD CONSTRAINT fkey_new_orders_1 FOREIGN KEY (no_w_id, no_d_id, no_o_id) REFERENCES orders (o_w_id, o_d_id, o_id)"),
-            "orders ADD CONSTRAINT fkey_orders_1 FOREIGN KEY (o_w_id, o_d_id, o_c_id) REFERENCES customer (c_w_id, c_d_id, c_id)".into(),
-            "order_line ADD CONSTRAINT fkey_order_line_1 FOREIGN KEY (ol_w_id, ol_d_id, ol_o_id) REFERENCES orders (o_w_id, o_d_id, o_id)".into(),
-            "order_line ADD CONSTRAINT fkey_order_line_2 FOREIGN KEY (ol_supply_w_id, ol_i_id) REFERENCES stock (s_w_id, s_i_id)".into(),
-            "stock ADD CONSTRAINT fkey_stock_1 FOREIGN KEY (s_w_id) REFERENCES warehouse (w_id)".into(),
-            "stock ADD CONSTRAINT fkey_stock_2 FOREIGN KEY (s_i_id) REFERENCES item (i_id)".into(),
+            ("district", "fkey_district_1", "d_w_id", "warehouse (w_id)"),
+            (
+                "customer",
+                "fkey_customer_1",
+                "c_w_id, c_d_id",
+                "district (d_w_id, d_id)",
+            ),
+            (
+                "history",
+                "fkey_history_1",
+                "h_c_w_id, h_c_d_id, h_c_id",
+                "customer (c_w_id, c_d_id, c_id)",
+            ),
+            ("history", "fkey_history_2", "h_w_id, h_d_id", "district (d_w_id, d_id)"),
+            (
+                no,
+                "fkey_new_orders_1",
+                "no_w_id, no_d_id, no_o_id",
+                "orders (o_w_id, o_d_id, o_id)",
+            ),
+            (
+                "orders",
+                "fkey_orders_1",
+                "o_w_id, o_d_id, o_c_id",
+                "customer (c_w_id, c_d_id, c_id)",
+            ),
+            (
+                "order_line",
+                "fkey_order_line_1",
+                "ol_w_id, ol_d_id, ol_o_id",
+                "orders (o_w_id, o_d_id, o_id)",
+            ),
+            (
+                "order_line",
+                "fkey_order_line_2",
+                "ol_supply_w_id, ol_i_id",
+                "stock (s_w_id, s_i_id)",
+            ),
+            ("stock", "fkey_stock_1", "s_w_id", "warehouse (w_id)"),
+            ("stock", "fkey_stock_2", "s_i_id", "item (i_id)"),
         ]
         .into_iter()
-        .map(|s| format!("ALTER TABLE {s}"))
+        .map(|(t, name, cols, refs)| {
+            (
+                t,
+                name,
+                format!("ALTER TABLE {t} ADD CONSTRAINT {name} FOREIGN KEY ({cols}) REFERENCES {refs}"),
+            )
+        })
         .collect()
-    }
-
-    /// Lists the tables of the database (names in the first column).
-    pub fn list_tables(&self) -> &'static str {
-        if self.postgres() {
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-        } else {
-            "SHOW TABLES"
-        }
     }
 
     /// Sets `name` to `value` in the bookkeeping table.
@@ -211,12 +249,12 @@ impl Schema {
         }
     }
 
-    /// The bookkeeping tables.
-    pub fn create_bookkeeping(&self) -> [String; 2] {
+    /// The bookkeeping tables, as (table, statement).
+    pub fn create_bookkeeping(&self) -> [(&'static str, String); 2] {
         let datetime = if self.postgres() { "TIMESTAMP" } else { "DATETIME" };
         [
-            format!("CREATE TABLE IF NOT EXISTS {LOADED_TABLE} (w_id INT NOT NULL PRIMARY KEY, loaded_at {datetime} NOT NULL)"),
-            format!("CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR(32) NOT NULL PRIMARY KEY, value BIGINT NOT NULL)"),
+            (META_TABLE, format!("CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR(32) NOT NULL PRIMARY KEY, value BIGINT NOT NULL)")),
+            (LOADED_TABLE, format!("CREATE TABLE IF NOT EXISTS {LOADED_TABLE} (w_id INT NOT NULL PRIMARY KEY, loaded_at {datetime} NOT NULL)")),
         ]
     }
 }

@@ -4,6 +4,11 @@
 //! a pool of connections; then the secondary indexes and ANALYZE. Also `--write-tbl` and
 //! `cleanup`.
 //!
+//! Resumable: each part goes in as one transaction with its row in [`LOADED_TABLE`], tables
+//! are recorded as dbperf's before they are created ([`crate::workloads::ddl`]) and indexes
+//! that exist are not built again, so a prepare killed anywhere finishes when run again with
+//! the same `--sf`. `cleanup` drops only tables dbperf created, unless `--force`.
+//!
 //! Why LOAD DATA and not the prepared 1,000-row INSERTs of the sysbench loader: TPC-H rows
 //! come out of the generator as `|`-separated text, which LOAD DATA takes as is, while
 //! binding them as parameters means splitting every row into fields on the client (and
@@ -22,14 +27,18 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use indicatif::ProgressBar;
 
-use super::schema::Dialect;
+use super::schema::{secondary_indexes, Dialect};
 use super::table::{RowEnd, Table};
 use super::TpchError;
 use crate::driver::any::AnySession;
 use crate::driver::doing;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{Session, Target};
+use crate::workloads::ddl::{self, Object};
 pub use crate::workloads::LoadMethod;
+
+/// Bookkeeping: one row per part loaded, written in the part's transaction.
+pub const LOADED_TABLE: &str = "dbperf_tpch_loaded";
 
 /// What to load.
 #[derive(Clone, Debug)]
@@ -82,49 +91,93 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         ));
     }
     let mut admin = connect(&cfg.target).await?;
-    let existing = admin
-        .query_rows(cfg.dialect.list_tables())
-        .await
-        .map_err(doing("listing tables"))?;
-    for t in Table::ALL {
-        if existing
-            .iter()
-            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(t.name()))
-        {
-            return Err(TpchError::Invalid(format!(
-                "table {} already exists in database {}: run `dbperf tpch cleanup` with the same --target first, or point --target at another database",
-                t.name(),
-                cfg.target.database
-            )));
-        }
+    let scheme = cfg.target.scheme;
+    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).chain([LOADED_TABLE]).collect();
+    let foreign = inv.foreign(names.iter().copied());
+    if !foreign.is_empty() {
+        return Err(ddl::refuse_foreign("dbperf tpch prepare", &foreign, &cfg.target.database).into());
+    }
+    let params = format!("sf={}", cfg.sf);
+    if let Some(p) = names
+        .iter()
+        .filter(|n| inv.exists(n))
+        .find_map(|n| inv.params(n).filter(|p| *p != params))
+    {
+        return Err(TpchError::Invalid(format!(
+            "the TPC-H tables in {} come from an earlier prepare with {p}; repeat that --sf to resume it, \
+             or run `dbperf tpch cleanup` first",
+            cfg.target.database
+        )));
     }
     let started = Instant::now();
+    // Tables are recorded before they are created, and each part goes in as one transaction
+    // with its row in LOADED_TABLE: a prepare interrupted anywhere resumes where it stopped.
+    ddl::create_table(
+        &mut admin,
+        scheme,
+        &inv,
+        "tpch",
+        &params,
+        LOADED_TABLE,
+        &format!("CREATE TABLE {LOADED_TABLE} (tbl VARCHAR(16) NOT NULL, part INT NOT NULL, PRIMARY KEY (tbl, part))"),
+    )
+    .await?;
     for t in Table::ALL {
-        admin
-            .query(&cfg.dialect.create_table(t))
-            .await
-            .map_err(doing(format!("creating table {}", t.name())))?;
+        ddl::create_table(
+            &mut admin,
+            scheme,
+            &inv,
+            "tpch",
+            &params,
+            t.name(),
+            &cfg.dialect.create_table(t),
+        )
+        .await?;
+    }
+    let done: Vec<(String, u32)> = admin
+        .query_rows(&format!("SELECT tbl, part FROM {LOADED_TABLE}"))
+        .await
+        .map_err(doing(format!("reading {LOADED_TABLE}")))?
+        .into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            Some((r.next().flatten()?, r.next().flatten()?.parse().ok()?))
+        })
+        .collect();
+    if !done.is_empty() {
+        eprintln!("Resuming: {} part(s) were loaded by an earlier prepare", done.len());
     }
     // Biggest tables first, so the last units to finish are small ones.
     let mut units = Vec::new();
     for t in Table::ALL.into_iter().rev() {
         let parts = t.parts(cfg.sf);
-        units.extend((1..=parts).map(|p| (t, p, parts)));
+        units.extend(
+            (1..=parts)
+                .filter(|&p| !done.iter().any(|(n, d)| n == t.name() && *d == p))
+                .map(|p| (t, p, parts)),
+        );
     }
-    let total: u64 = Table::ALL.iter().map(|t| t.approx_rows(cfg.sf)).sum();
-    eprintln!(
-        "Loading TPC-H SF {} (about {total} rows, {} parts) over {} connection(s)",
-        cfg.sf,
-        units.len(),
-        cfg.connections
-    );
-    let bar = crate::workloads::load_progress(cfg.progress, total, true);
+    let total: u64 = units
+        .iter()
+        .map(|&(t, _, parts)| t.approx_rows(cfg.sf) / parts as u64)
+        .sum();
+    if !units.is_empty() {
+        eprintln!(
+            "Loading TPC-H SF {} (about {total} rows, {} parts) over {} connection(s)",
+            cfg.sf,
+            units.len(),
+            cfg.connections
+        );
+    }
+    let bar = crate::workloads::load_progress(cfg.progress && !units.is_empty(), total, true);
     let units = Arc::new(units);
     let next = Arc::new(AtomicUsize::new(0));
     let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let rows = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..cfg.connections.clamp(1, units.len() as u32) {
+    // None when every part is in already.
+    for _ in 0..cfg.connections.max(1).min(units.len() as u32) {
         let (units, next, bar, cfg) = (units.clone(), next.clone(), bar.clone(), cfg.clone());
         let (bytes, rows) = (bytes.clone(), rows.clone());
         tasks.spawn(async move {
@@ -146,10 +199,29 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     let load = started.elapsed();
     let t0 = Instant::now();
     let dialect = cfg.dialect;
-    for_each_table(cfg, "Indexing", move |t| {
-        dialect.create_indexes(t).into_iter().collect()
-    })
-    .await?;
+    drop(admin);
+    // Only the indexes (and PostgreSQL primary keys) that are missing. A statement of a killed
+    // prepare that the server finished meanwhile makes ours fail on a duplicate name: then
+    // look again, and build what is still missing.
+    let mut attempt = 0;
+    loop {
+        let missing = missing_indexes(cfg).await?;
+        let todo = missing.iter().filter(|(_, sql)| sql.is_some()).count();
+        let r = for_each_table(cfg, "Indexing", move |t| {
+            missing
+                .iter()
+                .find(|(m, _)| *m == t)
+                .and_then(|(_, sql)| sql.clone())
+                .into_iter()
+                .collect()
+        })
+        .await;
+        attempt += 1;
+        match r {
+            Err(e) if attempt == 1 && todo > 0 => eprintln!("Indexing failed ({e}); looking again at what is missing"),
+            r => break r?,
+        }
+    }
     let index = t0.elapsed();
     let t0 = Instant::now();
     for_each_table(cfg, "Analyzing", move |t| vec![dialect.analyze(t)]).await?;
@@ -160,6 +232,24 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         index,
         analyze: t0.elapsed(),
     })
+}
+
+/// Per table, the statement building its missing indexes (and PostgreSQL primary key).
+async fn missing_indexes(cfg: &LoadConfig) -> Result<Vec<(Table, Option<String>)>, TpchError> {
+    let mut s = connect(&cfg.target).await?;
+    let scheme = cfg.target.scheme;
+    let mut missing = Vec::new();
+    for t in Table::ALL {
+        let pk = cfg.dialect == Dialect::Postgres && !ddl::exists(&mut s, scheme, t.name(), Object::PrimaryKey).await?;
+        let mut idx = Vec::new();
+        for &(n, _) in secondary_indexes(t) {
+            if !ddl::exists(&mut s, scheme, t.name(), Object::Index(n)).await? {
+                idx.push(n);
+            }
+        }
+        missing.push((t, cfg.dialect.create_indexes(t, pk, &idx)));
+    }
+    Ok(missing)
 }
 
 /// Streams part `part` of `parts` of `t` into the server as it is generated (on a
@@ -180,6 +270,7 @@ async fn load_part(
         })
     });
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    s.query("BEGIN").await.map_err(doing("BEGIN"))?;
     let r = match cfg.method {
         LoadMethod::LoadData => {
             let (bar2, sent2) = (bar.clone(), sent.clone());
@@ -208,6 +299,15 @@ async fn load_part(
         };
         doing(format!("loading part {part}/{parts} of {}{hint}", t.name()))(e)
     })?;
+    s.query(&format!(
+        "INSERT INTO {LOADED_TABLE} (tbl, part) VALUES ('{}', {part})",
+        t.name()
+    ))
+    .await
+    .map_err(doing(format!("writing {LOADED_TABLE}")))?;
+    s.query("COMMIT")
+        .await
+        .map_err(doing(format!("committing part {part}/{parts} of {}", t.name())))?;
     Ok((sent.load(Ordering::Relaxed), rows))
 }
 
@@ -287,14 +387,24 @@ fn write_one(dir: &Path, t: Table, sf: f64) -> Result<PathBuf, TpchError> {
     Ok(path)
 }
 
-/// Drops the eight tables (those that exist).
-pub async fn cleanup(target: &Target, dialect: Dialect) -> Result<(), TpchError> {
+/// Drops the eight tables and the load's bookkeeping, those dbperf created (all of them
+/// with `force`).
+pub async fn cleanup(target: &Target, force: bool) -> Result<(), TpchError> {
     let mut s = connect(target).await?;
-    for t in Table::ALL.into_iter().rev() {
-        eprintln!("Dropping table '{}'...", t.name());
-        s.query(&dialect.drop_table(t))
-            .await
-            .map_err(doing(format!("dropping {}", t.name())))?;
-    }
+    let names: Vec<&str> = Table::ALL
+        .iter()
+        .rev()
+        .map(|t| t.name())
+        .chain([LOADED_TABLE])
+        .collect();
+    ddl::drop_created(
+        &mut s,
+        target.scheme,
+        &target.database,
+        "dbperf tpch cleanup",
+        &names,
+        force,
+    )
+    .await?;
     Ok(())
 }

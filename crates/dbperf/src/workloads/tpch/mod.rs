@@ -46,6 +46,9 @@ pub enum TpchError {
     /// A bad option value, naming the flag and the fix.
     #[error("{0}")]
     Invalid(String),
+    /// Tables in the way that dbperf did not create, or a refused cleanup.
+    #[error(transparent)]
+    Ddl(#[from] crate::workloads::ddl::DdlError),
     /// The server refused a statement.
     #[error(transparent)]
     Db(#[from] Failed),

@@ -164,16 +164,20 @@ impl Dialect {
         }
     }
 
-    /// One statement building all indexes of `t` not built with the table: the secondary
-    /// ones, and on PostgreSQL the primary key too (`None` when there are none).
-    pub fn create_indexes(self, t: Table) -> Option<String> {
-        let idx = secondary_indexes(t);
+    /// One statement building the indexes of `t` not built with the table: the secondary
+    /// ones named in `only`, and on PostgreSQL with `pk` the primary key (`None` when that
+    /// leaves nothing to build).
+    pub fn create_indexes(self, t: Table, pk: bool, only: &[&str]) -> Option<String> {
+        let idx: Vec<_> = secondary_indexes(t).iter().filter(|(n, _)| only.contains(n)).collect();
         if self == Dialect::Postgres {
-            let mut sql = format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name(), primary_key(t));
-            for (n, c) in idx {
-                sql.push_str(&format!(";\nCREATE INDEX {n} ON {} ({c})", t.name()));
+            let mut sql: Vec<String> = Vec::new();
+            if pk {
+                sql.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name(), primary_key(t)));
             }
-            return Some(sql);
+            for (n, c) in idx {
+                sql.push(format!("CREATE INDEX {n} ON {} ({c})", t.name()));
+            }
+            return (!sql.is_empty()).then(|| sql.join(";\n"));
         }
         if idx.is_empty() {
             return None;
@@ -211,25 +215,12 @@ impl Dialect {
         }
     }
 
-    /// Lists the tables of the current database (names in the first column).
-    pub fn list_tables(self) -> &'static str {
-        match self {
-            Dialect::Mysql => "SHOW TABLES",
-            Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
-        }
-    }
-
     /// Server variables as (name, value) rows.
     pub fn show_variables(self) -> &'static str {
         match self {
             Dialect::Mysql => "SHOW GLOBAL VARIABLES",
             Dialect::Postgres => "SHOW ALL",
         }
-    }
-
-    /// Drops `t` if it exists.
-    pub fn drop_table(self, t: Table) -> String {
-        format!("DROP TABLE IF EXISTS {}", t.name())
     }
 }
 
@@ -242,22 +233,33 @@ mod tests {
         let sql = Dialect::Mysql.create_table(Table::LineItem);
         assert!(sql.contains("l_comment VARCHAR(44) NOT NULL"));
         assert!(sql.contains("PRIMARY KEY (l_orderkey, l_linenumber)"));
-        assert_eq!(Dialect::Mysql.create_indexes(Table::Region), None);
+        let all = |t: Table| secondary_indexes(t).iter().map(|(n, _)| *n).collect::<Vec<_>>();
+        assert_eq!(Dialect::Mysql.create_indexes(Table::Region, false, &[]), None);
         assert_eq!(
-            Dialect::Mysql.create_indexes(Table::Orders).unwrap(),
+            Dialect::Mysql
+                .create_indexes(Table::Orders, false, &all(Table::Orders))
+                .unwrap(),
             "ALTER TABLE orders ADD INDEX i_o_orderdate (o_orderdate), ADD INDEX i_o_custkey (o_custkey)"
         );
+        // A resumed prepare builds only what is missing.
+        assert_eq!(
+            Dialect::Mysql
+                .create_indexes(Table::Orders, false, &["i_o_custkey"])
+                .unwrap(),
+            "ALTER TABLE orders ADD INDEX i_o_custkey (o_custkey)"
+        );
+        assert_eq!(Dialect::Postgres.create_indexes(Table::PartSupp, false, &[]), None);
         let pg = Dialect::Postgres.create_table(Table::Orders);
         assert!(
             pg.contains("o_totalprice DECIMAL(15,2) NOT NULL") && !pg.contains("PRIMARY KEY"),
             "{pg}"
         );
         assert_eq!(
-            Dialect::Postgres.create_indexes(Table::Region).unwrap(),
+            Dialect::Postgres.create_indexes(Table::Region, true, &[]).unwrap(),
             "ALTER TABLE region ADD PRIMARY KEY (r_regionkey)"
         );
         assert_eq!(
-            Dialect::Postgres.create_indexes(Table::PartSupp).unwrap(),
+            Dialect::Postgres.create_indexes(Table::PartSupp, true, &all(Table::PartSupp)).unwrap(),
             "ALTER TABLE partsupp ADD PRIMARY KEY (ps_partkey, ps_suppkey);\nCREATE INDEX i_ps_suppkey ON partsupp (ps_suppkey)"
         );
     }
