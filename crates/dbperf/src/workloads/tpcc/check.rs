@@ -44,7 +44,8 @@ impl From<PrepareError> for CheckError {
     fn from(e: PrepareError) -> CheckError {
         match e {
             PrepareError::Conflict(m) => CheckError::NotLoaded(m),
-            PrepareError::Db(f) => CheckError::Db(f),
+            PrepareError::Db(f) | PrepareError::Ddl(crate::workloads::ddl::DdlError::Db(f)) => CheckError::Db(f),
+            PrepareError::Ddl(crate::workloads::ddl::DdlError::Refused(m)) => CheckError::NotLoaded(m),
         }
     }
 }
