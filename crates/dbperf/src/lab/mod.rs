@@ -6,10 +6,14 @@
 //! | `experiment.rs` | the TOML experiment file: parsing, checks, `file:line:column` errors |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
+//! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
 pub mod experiment;
 pub mod plan;
 pub mod run;
+
+#[cfg(test)]
+mod mutations;
 
 pub use experiment::{Experiment, ExperimentError, Order};
 pub use plan::Plan;
