@@ -7,6 +7,7 @@
 //! | bound | value |
 //! |---|---|
 //! | any duration | 0 to [`MAX_SECS`] (10 years) |
+//! | an interval between live lines or samples | 0 (none) or [`MIN_INTERVAL_SECS`] and up |
 //! | connections (`--threads`, `users`, ...) | 1 to [`MAX_CONNECTIONS`] |
 //! | experiment repetitions | 1 to [`MAX_REPETITIONS`] |
 //! | experiment variants, runs | at most [`MAX_VARIANTS`], [`MAX_POINTS`] |
@@ -77,10 +78,26 @@ pub fn whole_secs_flag(s: &str) -> Result<u64, String> {
     Ok(d.as_secs())
 }
 
-/// clap parser of a flag in seconds that may have a fraction (`--report-interval`,
-/// `--shutdown-grace`): `0.5`, `10`, `2m`, at most [`MAX_SECS`].
+/// clap parser of a flag in seconds that may have a fraction (`--shutdown-grace`): `0.5`,
+/// `10`, `2m`, at most [`MAX_SECS`].
 pub fn secs_flag(s: &str) -> Result<f64, String> {
     parse_duration(s).map(|d| d.as_secs_f64())
+}
+
+/// The shortest interval between live lines or telemetry samples: shorter ones would spend
+/// the run printing and sampling.
+pub const MIN_INTERVAL_SECS: f64 = 0.1;
+
+/// clap parser of an interval flag (`--report-interval`, `-P`, `--telemetry-interval`):
+/// 0 (none, where the flag allows it) or [`MIN_INTERVAL_SECS`] to [`MAX_SECS`].
+pub fn interval_flag(s: &str) -> Result<f64, String> {
+    let secs = secs_flag(s)?;
+    if secs != 0.0 && secs < MIN_INTERVAL_SECS {
+        return Err(format!(
+            "an interval must be 0 or {MIN_INTERVAL_SECS} to {MAX_SECS} seconds, got {s:?}"
+        ));
+    }
+    Ok(secs)
 }
 
 #[cfg(test)]
@@ -128,5 +145,8 @@ mod tests {
         assert!(whole_secs_flag("18446744073").unwrap_err().contains("10 years"));
         assert_eq!(secs_flag("0.5"), Ok(0.5));
         assert!(secs_flag("18446744073709551615").unwrap_err().contains("10 years"));
+        assert_eq!(interval_flag("0"), Ok(0.0));
+        assert_eq!(interval_flag("0.1"), Ok(0.1));
+        assert!(interval_flag("0.000000001").unwrap_err().contains("0.1 to 315360000"));
     }
 }

@@ -270,7 +270,7 @@ pub struct SysbenchArgs {
     pub forced_shutdown: Option<String>,
 
     /// Seconds between live interval lines (0 = none; intervals are stored each second).
-    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 0.0, help_heading = "Reporting")]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 0.0, help_heading = "Reporting")]
     pub report_interval: f64,
     /// Extra percentile shown in the final report (p50/p90/p95/p99/p99.9 always are).
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
@@ -446,6 +446,8 @@ mod tests {
             let e = parse_err(&["sysbench", "oltp_read_only", "run", &format!("{flag}={value}")]);
             assert!(e.contains(flag) && e.contains("10 years"), "{flag}: {e}");
         }
+        let e = parse_err(&["sysbench", "oltp_read_only", "run", "--report-interval=0.000001"]);
+        assert!(e.contains("--report-interval") && e.contains("0 or 0.1 to"), "{e}");
         let e = parse_err(&["sysbench", "oltp_read_only", "run", "--threads=100000000"]);
         assert!(e.contains("--threads") && e.contains("1..=100000"), "{e}");
         let e = parse_err(&["tpcc", "run", "--time", "18446744073"]);

@@ -86,7 +86,7 @@ pub struct LinkbenchArgs {
     #[arg(long)]
     pub csvstats: Option<PathBuf>,
     /// request: seconds between live lines (intervals are stored at this length too).
-    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 10.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
     pub report_interval: f64,
     /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
     #[arg(long, default_value = "1213,1205")]

@@ -57,7 +57,7 @@ pub struct PgbenchArgs {
     #[arg(short = 'R', long, default_value_t = 0.0)]
     pub rate: f64,
     /// Seconds between live lines (pgbench's -P); 0 = none.
-    #[arg(value_parser = crate::bounds::secs_flag, short = 'P', long, default_value_t = 0.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, short = 'P', long, default_value_t = 0.0)]
     pub progress: f64,
     /// Seconds to run before measuring.
     #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]

@@ -93,7 +93,7 @@ pub struct TpccArgs {
     #[arg(long, default_value = "poisson")]
     pub arrival: String,
     /// Seconds between interval lines (intervals are stored at this length too).
-    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 10.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
     pub report_interval: f64,
     /// Table spelling: dbperf, or tpcc-mysql to use a database tpcc-mysql loaded.
     #[arg(long, default_value = "dbperf")]
