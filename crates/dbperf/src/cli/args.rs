@@ -57,13 +57,15 @@ pub struct TargetUrl {
 }
 
 impl TargetUrl {
-    /// The URL (or `sandbox:NAME`) given, if any: `--target`/`DBPERF_TARGET`, or the first line
-    /// of `--target-file` that is neither empty nor a `#` comment.
+    /// The URL (or `sandbox:NAME`) given, if any: `--target`, else the first line of
+    /// `--target-file` that is neither empty nor a `#` comment, else `DBPERF_TARGET`.
     pub fn url(&self) -> anyhow::Result<Option<String>> {
         match (&self.target, &self.target_file) {
-            (Some(_), Some(_)) => anyhow::bail!(
-                "give --target (or DBPERF_TARGET) or --target-file, not both (is DBPERF_TARGET set in the environment?)"
-            ),
+            // A flag beats the environment.
+            (Some(t), Some(file)) if std::env::var("DBPERF_TARGET").is_ok_and(|env| env == *t) => {
+                read_target_file(file).map(Some)
+            }
+            (Some(_), Some(_)) => anyhow::bail!("give --target or --target-file, not both"),
             (Some(t), None) => Ok(Some(t.clone())),
             (None, Some(file)) => read_target_file(file).map(Some),
             (None, None) => Ok(None),
