@@ -29,6 +29,7 @@ const NUMBERS: &[&str] = &[
 
 const STRINGS: &[&str] = &[
     "",
+    "1e30",
     " ",
     "lots",
     "6000000000000000h",
@@ -100,7 +101,15 @@ fn tokens(text: &str) -> (Vec<Span>, Vec<Span>) {
 fn mutate(text: &str, rng: &mut SmallRng) -> String {
     let (numbers, strings) = tokens(text);
     let replace = |(a, b): Span, with: &str| format!("{}{with}{}", &text[..a], &text[b..]);
-    match rng.random_range(0..10) {
+    match rng.random_range(0..12) {
+        // A string, quotes and all, becomes a number (`duration = "60s"` → `duration = 1e30`).
+        10 | 11 if !strings.is_empty() => {
+            let (a, b) = strings[rng.random_range(0..strings.len())];
+            replace(
+                (a - 1, (b + 1).min(text.len())),
+                NUMBERS[rng.random_range(0..NUMBERS.len())],
+            )
+        }
         0..=3 if !numbers.is_empty() => replace(
             numbers[rng.random_range(0..numbers.len())],
             NUMBERS[rng.random_range(0..NUMBERS.len())],
