@@ -255,6 +255,7 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
     "tables",
     "table_size",
     "target",
+    "target_file",
     "results_dir",
     "summary_json",
     "mysql_host",
@@ -983,6 +984,8 @@ users = [1, 4]
             err.starts_with("exp.toml:9:26:") && err.contains("\"rnage_size\" is not a sysbench option"),
             "{err}"
         );
+        let err = error(&with("target-file = \"/elsewhere\""));
+        assert!(err.contains("set by the lab itself"), "{err}");
         let err = error(&with("range_size = \"wide\""));
         assert!(
             err.starts_with("exp.toml:9:26:") && err.contains("range_size") && err.contains("wide"),
