@@ -4,6 +4,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`bounds`] | the allowed range of every duration and count (flags, experiment files), the duration parser |
 //! | [`cli`] | argument structs (sysbench-compatible spellings) and their validation into plans |
 //! | [`cpus`] | CPU lists (`0-3,6`) and pinning processes to them |
 //! | [`driver`] | connections, prepared statements, server error → [`dbperf_engine::ErrorClass`] |
@@ -14,6 +15,7 @@
 //! | [`report`] | what a person reads: live interval lines and the final summary |
 //! | [`telemetry`] | OS and server counters per interval; stall detection and attribution (`dbperf analyze`) |
 
+pub mod bounds;
 pub mod cli;
 pub mod cpus;
 pub mod driver;

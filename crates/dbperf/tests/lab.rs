@@ -225,3 +225,92 @@ fn versions_example_runs_short_on_three_servers_and_reports_them() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("WARNING"), "{text}");
 }
+
+/// The `dbperf` children of process `parent` running now: (argv, environment), from `/proc`.
+fn dbperf_children(parent: u32) -> Vec<(Vec<String>, Vec<String>)> {
+    let split = |bytes: Vec<u8>| -> Vec<String> {
+        bytes
+            .split(|b| *b == 0)
+            .filter(|s| !s.is_empty())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect()
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let dir = entry.path();
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+        let ppid = stat[stat.rfind(')').unwrap_or(0) + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        let (Ok(cmdline), Ok(environ)) = (std::fs::read(dir.join("cmdline")), std::fs::read(dir.join("environ")))
+        else {
+            continue;
+        };
+        let argv = split(cmdline);
+        if argv.get(1).map(String::as_str) == Some("sysbench") {
+            out.push((argv, split(environ)));
+        }
+    }
+    out
+}
+
+#[test]
+fn lab_children_get_their_target_from_the_environment_not_argv() {
+    if !available("mariadb-10.11") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tmp.path().join("argv.toml");
+    std::fs::write(
+        &file,
+        "duration = 2\nreport_interval = 1\n[[server]]\nid = \"mariadb-10.11\"\n\
+         [[workload]]\ntest = \"oltp_point_select\"\ntables = 1\ntable_size = 1000\nusers = [2]\n",
+    )
+    .unwrap();
+    let mut lab = dbperf(&home)
+        .args(["lab", "run"])
+        .arg(&file)
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let started = Instant::now();
+    let status = loop {
+        for child in dbperf_children(lab.id()) {
+            if !seen.iter().any(|(argv, _)| *argv == child.0) {
+                seen.push(child);
+            }
+        }
+        if let Some(status) = lab.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(240), "the lab run does not end");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "lab run failed: {status}");
+    let commands: Vec<&str> = seen.iter().map(|(argv, _)| argv[3].as_str()).collect();
+    assert!(commands.contains(&"run"), "no run child seen: {commands:?}");
+    for (argv, env) in &seen {
+        // Neither the URL nor any part of it: a password would show in everybody's `ps`.
+        assert!(
+            argv.iter()
+                .all(|a| !a.starts_with("--target") && !a.contains("://") && !a.contains("password")),
+            "{argv:?}"
+        );
+        assert!(
+            env.iter().any(|v| v.starts_with("DBPERF_TARGET=mysql://")),
+            "{argv:?} got no DBPERF_TARGET"
+        );
+    }
+}

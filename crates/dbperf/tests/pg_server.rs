@@ -225,12 +225,12 @@ fn lab_checks_postgres_servers_and_variants() {
         plan.datasets[0].rows,
         ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32
     );
-    dbperf::lab::run::check_servers(&plan, &home, false).unwrap();
+    dbperf::lab::run::check_servers(&plan.experiment, &home, false).unwrap();
 
     let plan = dbperf::lab::Plan::new(experiment("max_wal_sizes = [\"64MB\"]"));
     let err = format!(
         "{:#}",
-        dbperf::lab::run::check_servers(&plan, &home, false).unwrap_err()
+        dbperf::lab::run::check_servers(&plan.experiment, &home, false).unwrap_err()
     );
     assert!(err.contains("max_wal_sizes is not a setting of postgres-15"), "{err}");
     assert!(err.contains("max_wal_size"), "{err}");

@@ -298,6 +298,11 @@ struct LastInfo {
     abandoned: u64,
 }
 
+/// `d` in nanoseconds, `u64::MAX` for the durations beyond (584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// Interval boundaries, relative to t0, with the warmup as its own interval(s).
 #[derive(Clone, Copy, Debug)]
 struct Boundaries {
@@ -308,9 +313,10 @@ struct Boundaries {
 
 impl Boundaries {
     fn new(interval: Duration, warmup: Duration) -> Boundaries {
-        let interval_ns = interval.as_nanos().max(1) as u64;
-        let warmup_ns = warmup.as_nanos() as u64;
-        let warmup_intervals = warmup_ns.div_ceil(interval_ns) as u32;
+        // Saturating: a warmup of centuries stays a (very long) warmup, never a wrapped one.
+        let interval_ns = nanos(interval).max(1);
+        let warmup_ns = nanos(warmup);
+        let warmup_intervals = u32::try_from(warmup_ns.div_ceil(interval_ns)).unwrap_or(u32::MAX);
         Boundaries {
             interval_ns,
             warmup_ns,
@@ -321,12 +327,13 @@ impl Boundaries {
     /// End of interval `i`, nanoseconds after t0.
     fn end(&self, i: u32) -> u64 {
         let w = self.warmup_intervals;
-        if i + 1 < w {
-            (i as u64 + 1) * self.interval_ns
-        } else if i + 1 == w {
-            self.warmup_ns
-        } else {
-            self.warmup_ns + (i + 1 - w) as u64 * self.interval_ns
+        let n = u64::from(i) + 1;
+        match n.cmp(&u64::from(w)) {
+            std::cmp::Ordering::Less => n.saturating_mul(self.interval_ns),
+            std::cmp::Ordering::Equal => self.warmup_ns,
+            std::cmp::Ordering::Greater => self
+                .warmup_ns
+                .saturating_add((n - u64::from(w)).saturating_mul(self.interval_ns)),
         }
     }
 
@@ -782,7 +789,10 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
         return;
     }
     let bounds = Boundaries::new(ctx.cfg.interval, ctx.cfg.warmup);
-    let deadline = ctx.cfg.duration.map(|d| t0 + (ctx.cfg.warmup + d).as_nanos() as u64);
+    let deadline = ctx
+        .cfg
+        .duration
+        .map(|d| t0.saturating_add(nanos(ctx.cfg.warmup.saturating_add(d))));
     let local = Rc::new(Local {
         stats: RefCell::new(Box::new(Stats::new(&ctx.ops))),
         schedule: ThreadSchedule::new(ctx.cfg.arrival, ctx.thread, ctx.threads, t0, ctx.cfg.seed).map(RefCell::new),
@@ -790,7 +800,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
         in_flight: Cell::new(0),
         unstarted: Cell::new(0),
         interval: Cell::new(0),
-        next_boundary: Cell::new(t0 + bounds.end(0)),
+        next_boundary: Cell::new(t0.saturating_add(bounds.end(0))),
         last_recorded: Cell::new(0),
         down: Cell::new(0),
         down_since: Cell::new(t0),
@@ -806,7 +816,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
         tokio::task::spawn_local(async move {
             loop {
                 let i = local.interval.get();
-                let boundary = t0 + bounds.end(i);
+                let boundary = t0.saturating_add(bounds.end(i));
                 local.next_boundary.set(boundary);
                 if deadline.is_some_and(|d| boundary >= d) {
                     // The interval that reaches the deadline is the last: it is sent at the
@@ -860,7 +870,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
     let after_deadline = async {
         match deadline {
             Some(d) => {
-                let limit = d + ctx.cfg.shutdown_grace.as_nanos() as u64;
+                let limit = d.saturating_add(nanos(ctx.cfg.shutdown_grace));
                 tokio::time::sleep(Duration::from_nanos(limit.saturating_sub(now_ns()))).await
             }
             None => std::future::pending().await,

@@ -367,6 +367,25 @@ fn events_limit_runs_exactly_that_many() {
 }
 
 #[test]
+fn endless_time_and_warmup_neither_overflow_nor_end_the_run_early() {
+    // Durations no flag accepts (flags stop at 10 years), as a library caller may set them.
+    let mut cfg = RunConfig::new(2, Some(Duration::MAX));
+    cfg.warmup = Duration::from_secs(u64::MAX);
+    cfg.events = Some(50);
+    cfg.client_threads = 2;
+    let out = run(
+        &cfg,
+        fake(Script::default()),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    // The run ends on --events, inside the endless warmup, so nothing is measured.
+    assert_eq!(out.total.transactions, 0);
+    assert!(out.warmup_s > 0.0);
+}
+
+#[test]
 fn warmup_intervals_are_reported_but_not_counted() {
     let mut cfg = RunConfig::new(2, Some(Duration::from_millis(600)));
     cfg.warmup = Duration::from_millis(400);

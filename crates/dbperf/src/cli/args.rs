@@ -42,13 +42,88 @@ pub enum Command {
     Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
 }
 
-/// Where to connect: `--target` (a URL or `sandbox:NAME`) and sysbench's `--mysql-*` spellings
-/// of its parts, shared by every command that talks to a server.
+/// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment
+/// variable, or `--target-file` (a file only its owner may read). Every command that talks to
+/// a server takes these three; the lab hands its runs their target through `DBPERF_TARGET`,
+/// so no password shows in the process list.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetUrl {
+    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir], or sandbox:NAME. A password on the command line is visible to other local users (ps, /proc/PID/cmdline): put the URL in DBPERF_TARGET or in --target-file instead.
+    #[arg(long, env = "DBPERF_TARGET", hide_env_values = true, help_heading = "Connection")]
+    pub target: Option<String>,
+    /// A file holding the --target URL (e.g. ~/.dbperf/target), readable by its owner only (chmod 600).
+    #[arg(long, value_name = "FILE", help_heading = "Connection")]
+    pub target_file: Option<std::path::PathBuf>,
+}
+
+impl TargetUrl {
+    /// The URL (or `sandbox:NAME`) given, if any: `--target`, else the first line of
+    /// `--target-file` that is neither empty nor a `#` comment, else `DBPERF_TARGET`.
+    pub fn url(&self) -> anyhow::Result<Option<String>> {
+        match (&self.target, &self.target_file) {
+            // A flag beats the environment.
+            (Some(t), Some(file)) if std::env::var("DBPERF_TARGET").is_ok_and(|env| env == *t) => {
+                read_target_file(file).map(Some)
+            }
+            (Some(_), Some(_)) => anyhow::bail!("give --target or --target-file, not both"),
+            (Some(t), None) => Ok(Some(t.clone())),
+            (None, Some(file)) => read_target_file(file).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The sandbox name when the target is `sandbox:NAME`.
+    pub fn sandbox(&self) -> Option<String> {
+        self.url().ok().flatten()?.strip_prefix("sandbox:").map(str::to_owned)
+    }
+
+    /// The target, `sandbox:NAME` looked up; `None` when none was given.
+    pub fn resolve(&self) -> anyhow::Result<Option<crate::driver::Target>> {
+        use crate::driver::Target;
+        Ok(match self.url()? {
+            Some(t) if t.starts_with("sandbox:") => {
+                let url = crate::server::resolve_sandbox_target(&t["sandbox:".len()..])?;
+                Some(Target::parse(&url)?)
+            }
+            Some(t) => Some(Target::parse(&t)?),
+            None => None,
+        })
+    }
+}
+
+/// Reads `--target-file`, refusing a file that others than its owner may read.
+fn read_target_file(file: &std::path::Path) -> anyhow::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(file).map_err(|e| anyhow::anyhow!("--target-file {}: {e}", file.display()))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "--target-file {}: the file may hold a password and is readable by others (mode {mode:04o}): chmod 600 {}",
+            file.display(),
+            file.display()
+        );
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("--target-file {}: {e}", file.display()))?;
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--target-file {}: no URL in it; write one line such as mysql://USER:PASS@HOST:PORT/DB",
+                file.display()
+            )
+        })
+}
+
+/// Where to connect: `--target` (a URL or `sandbox:NAME`, also `DBPERF_TARGET` and
+/// `--target-file`) and sysbench's `--mysql-*` spellings of its parts, shared by every command
+/// that talks to a server.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TargetArgs {
-    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir], or sandbox:NAME.
-    #[arg(long, env = "DBPERF_TARGET", help_heading = "Connection")]
-    pub target: Option<String>,
+    /// The URL or sandbox.
+    #[command(flatten)]
+    pub url: TargetUrl,
     /// MySQL server host (an alias of --target's parts; connects over TCP).
     #[arg(long, help_heading = "Connection")]
     pub mysql_host: Option<String>,
@@ -58,7 +133,7 @@ pub struct TargetArgs {
     /// MySQL user.
     #[arg(long, help_heading = "Connection")]
     pub mysql_user: Option<String>,
-    /// MySQL password.
+    /// MySQL password. Visible to other local users in the process list: prefer DBPERF_TARGET or --target-file.
     #[arg(long, help_heading = "Connection")]
     pub mysql_password: Option<String>,
     /// MySQL database.
@@ -73,15 +148,7 @@ impl TargetArgs {
     /// The target: `sandbox:NAME` looked up, a URL parsed, then any `--mysql-*` part applied.
     pub fn resolve(&self) -> anyhow::Result<crate::driver::Target> {
         use crate::driver::target::MysqlOptions;
-        use crate::driver::Target;
-        let base = match self.target.as_deref() {
-            Some(t) if t.starts_with("sandbox:") => {
-                let url = crate::server::resolve_sandbox_target(&t["sandbox:".len()..])?;
-                Some(Target::parse(&url)?)
-            }
-            Some(t) => Some(Target::parse(t)?),
-            None => None,
-        };
+        let base = self.url.resolve()?;
         let mysql = MysqlOptions {
             host: self.mysql_host.clone(),
             port: self.mysql_port,
@@ -100,8 +167,32 @@ impl TargetArgs {
     }
 
     /// The sandbox name when the target is `sandbox:NAME`.
-    pub fn sandbox(&self) -> Option<&str> {
-        self.target.as_deref().and_then(|t| t.strip_prefix("sandbox:"))
+    pub fn sandbox(&self) -> Option<String> {
+        self.url.sandbox()
+    }
+}
+
+/// Checks that `dbperf sysbench TEST run --KEY=VALUE` would accept the option (an experiment's
+/// workload `options`); the error names the option and what is wrong with it.
+pub fn check_sysbench_option(test: &str, key: &str, value: &str) -> Result<(), String> {
+    let argv = normalize(
+        ["dbperf", "sysbench", test, "run", &format!("--{key}={value}")]
+            .into_iter()
+            .map(String::from),
+    );
+    match Cli::try_parse_from(argv) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => Err(format!(
+            "{key:?} is not a sysbench option dbperf knows: `dbperf sysbench {test} run --help` lists them"
+        )),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            Err(format!(
+                "option {key} = {value:?}: {}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            ))
+        }
     }
 }
 
@@ -151,10 +242,10 @@ pub struct SysbenchArgs {
     pub force: bool,
 
     /// Connections (sysbench's threads). prepare defaults to the number of CPUs.
-    #[arg(long, help_heading = "Load")]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long, help_heading = "Load")]
     pub threads: Option<u32>,
     /// Measured run time in seconds (0 = no limit; then --events is needed).
-    #[arg(long, default_value_t = 10, help_heading = "Load")]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 10, help_heading = "Load")]
     pub time: u64,
     /// Total transactions to start (0 = no limit).
     #[arg(long, default_value_t = 0, help_heading = "Load")]
@@ -166,7 +257,7 @@ pub struct SysbenchArgs {
     #[arg(long, default_value = "poisson", help_heading = "Load")]
     pub arrival: String,
     /// Seconds to run before measuring; its samples are not counted.
-    #[arg(long, default_value_t = 0, help_heading = "Load")]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0, help_heading = "Load")]
     pub warmup_time: u64,
     /// OS threads driving the connections with --client-io async (default: one per CPU, at
     /// most one per connection).
@@ -179,14 +270,14 @@ pub struct SysbenchArgs {
     #[arg(long, default_value = "auto", help_heading = "Load")]
     pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
-    #[arg(long, default_value_t = 2.0, help_heading = "Load")]
+    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
     pub shutdown_grace: f64,
     /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
     #[arg(long, help_heading = "Load", hide = true)]
     pub forced_shutdown: Option<String>,
 
     /// Seconds between live interval lines (0 = none; intervals are stored each second).
-    #[arg(long, default_value_t = 0.0, help_heading = "Reporting")]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 0.0, help_heading = "Reporting")]
     pub report_interval: f64,
     /// Extra percentile shown in the final report (p50/p90/p95/p99/p99.9 always are).
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
@@ -344,6 +435,101 @@ mod tests {
         let argv = normalize(["dbperf", "sysbench", "oltp_read_only", "run", "--skip_trx=maybe"].map(String::from));
         let e = Cli::try_parse_from(argv).unwrap_err().to_string();
         assert!(e.contains("--skip-trx") && e.contains("on/off"), "{e}");
+    }
+
+    fn parse_err(args: &[&str]) -> String {
+        let argv = normalize(std::iter::once("dbperf").chain(args.iter().copied()).map(String::from));
+        Cli::try_parse_from(argv).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn huge_durations_and_counts_name_the_flag_and_the_range() {
+        for (flag, value) in [
+            ("--report-interval", "18446744073709551615"),
+            ("--time", "18446744073"),
+            ("--warmup-time", "18446744073709551615"),
+            ("--shutdown-grace", "1e30"),
+        ] {
+            let e = parse_err(&["sysbench", "oltp_read_only", "run", &format!("{flag}={value}")]);
+            assert!(e.contains(flag) && e.contains("10 years"), "{flag}: {e}");
+        }
+        let e = parse_err(&["sysbench", "oltp_read_only", "run", "--report-interval=0.000001"]);
+        assert!(e.contains("--report-interval") && e.contains("0 or 0.1 to"), "{e}");
+        let e = parse_err(&["sysbench", "oltp_read_only", "run", "--threads=100000000"]);
+        assert!(e.contains("--threads") && e.contains("1..=100000"), "{e}");
+        let e = parse_err(&["tpcc", "run", "--time", "18446744073"]);
+        assert!(e.contains("--time") && e.contains("10 years"), "{e}");
+        let e = parse_err(&["pgbench", "select-only", "-P", "1e300"]);
+        assert!(e.contains("--progress") && e.contains("10 years"), "{e}");
+        let a = parse(&[
+            "sysbench",
+            "oltp_read_only",
+            "run",
+            "--time=5m",
+            "--report-interval=0.5",
+        ]);
+        assert_eq!((a.time, a.report_interval), (300, 0.5));
+    }
+
+    #[test]
+    fn target_file_must_be_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("target");
+        std::fs::write(&file, "# the bench box\n\nmysql://sb:S3cret@127.0.0.1:3306/sbtest\n").unwrap();
+        let url = |mode: u32| {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            TargetUrl {
+                target: None,
+                target_file: Some(file.clone()),
+            }
+            .url()
+        };
+        let e = url(0o644).unwrap_err().to_string();
+        assert!(
+            e.contains("--target-file") && e.contains("chmod 600") && e.contains("0644"),
+            "{e}"
+        );
+        assert!(!e.contains("S3cret"), "{e}");
+        assert!(url(0o640).is_err());
+        assert_eq!(
+            url(0o600).unwrap().as_deref(),
+            Some("mysql://sb:S3cret@127.0.0.1:3306/sbtest")
+        );
+        let both = TargetUrl {
+            target: Some("mysql://a@b/c".into()),
+            target_file: Some(file.clone()),
+        };
+        assert!(both.url().unwrap_err().to_string().contains("not both"));
+    }
+
+    #[test]
+    fn every_target_takes_the_environment_and_a_file_and_hides_the_value() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut commands = 0;
+        let mut stack: Vec<&clap::Command> = vec![&cli];
+        while let Some(c) = stack.pop() {
+            stack.extend(c.get_subcommands());
+            let Some(target) = c.get_arguments().find(|a| a.get_id() == "target") else {
+                continue;
+            };
+            if target.get_long() != Some("target") {
+                continue;
+            }
+            commands += 1;
+            let name = c.get_name();
+            assert_eq!(target.get_env(), Some(std::ffi::OsStr::new("DBPERF_TARGET")), "{name}");
+            // clap would print the variable's value (the password) in --help.
+            assert!(target.is_hide_env_values_set(), "{name}");
+            assert!(
+                c.get_arguments().any(|a| a.get_long() == Some("target-file")),
+                "{name} has --target but no --target-file"
+            );
+            let help = target.get_long_help().or(target.get_help()).unwrap().to_string();
+            assert!(help.contains("visible to other local users"), "{name}: {help}");
+        }
+        assert!(commands >= 8, "only {commands} commands take --target");
     }
 
     #[test]

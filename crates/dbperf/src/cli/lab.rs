@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
+use crate::lab::plan::Totals;
 use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
 use crate::lab::{Experiment, Order, Plan};
 use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
@@ -137,7 +138,13 @@ pub struct Shape {
     only: Vec<String>,
 }
 
-fn load(file: &std::path::Path, shape: &Shape) -> Result<Plan> {
+/// Plans of more runs, or more server starts, than these are summed up by `lab plan` without
+/// being expanded (unless `--points` or `--only` asks for them).
+const LIST_RUNS: u64 = 10_000;
+const LIST_STARTS: u64 = 500;
+
+/// The experiment of `file`, shaped by the flags.
+fn experiment(file: &std::path::Path, shape: &Shape) -> Result<Experiment> {
     let mut e = Experiment::load(file)?;
     if let Some(o) = shape.order {
         e.order = o;
@@ -145,6 +152,11 @@ fn load(file: &std::path::Path, shape: &Shape) -> Result<Plan> {
     if shape.quick {
         e = e.quick();
     }
+    Ok(e)
+}
+
+/// The plan of `e` (read from `file`), with only the points `--only` keeps.
+fn plan(e: Experiment, file: &std::path::Path, shape: &Shape) -> Result<Plan> {
     let mut plan = Plan::new(e);
     plan.retain_points(&shape.only);
     if plan.points() == 0 {
@@ -162,9 +174,23 @@ fn load(file: &std::path::Path, shape: &Shape) -> Result<Plan> {
 pub fn run(args: LabArgs) -> Result<ExitCode> {
     match args.command {
         LabCommand::Plan { file, shape, points } => {
-            let plan = load(&file, &shape)?;
+            let e = experiment(&file, &shape)?;
             let home = crate::server::SandboxHome::from_env()?;
-            let notes = crate::lab::run::check_servers(&plan, &home, false)?;
+            let notes = crate::lab::run::check_servers(&e, &home, false)?;
+            let totals = Totals::of(&e);
+            if (totals.runs > LIST_RUNS || totals.starts > LIST_STARTS) && !points && shape.only.is_empty() {
+                // Totals only: listing the server starts one by one would bury them.
+                print!("{}", totals.render(&e));
+                println!(
+                    "\n  ({} runs in {} server starts are too many to list: --only TEXT narrows the plan, --points lists every run)",
+                    totals.runs, totals.starts
+                );
+                for n in notes {
+                    println!("note: {n}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let plan = plan(e, &file, &shape)?;
             print!("{}", plan.render());
             for n in notes {
                 println!("note: {n}");
@@ -185,7 +211,7 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
             restart,
             reprepare,
         } => {
-            let plan = load(&file, &shape)?;
+            let plan = plan(experiment(&file, &shape)?, &file, &shape)?;
             let opts = LabOptions {
                 results_dir,
                 restart,

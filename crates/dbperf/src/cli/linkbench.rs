@@ -58,17 +58,17 @@ pub struct LinkbenchArgs {
     #[arg(long)]
     pub partitions: Option<u32>,
     /// request: requester threads (each has a read-write and a read-only connection).
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 10)]
     pub requesters: u32,
     /// request: measured seconds (the reference's maxtime).
-    #[arg(long, default_value_t = 60)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 60)]
     pub time: u64,
     /// request: stop after this many requests per requester (the reference's requests;
     /// 0 = only --time). The total is exact; with several requesters the split between them is not.
     #[arg(long, default_value_t = 0)]
     pub requests_per_requester: u64,
     /// request: seconds run before measuring.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
     pub warmup_time: u64,
     /// request: ops/s per requester with exponential gaps (the reference's requestrate; 0 = as fast as possible).
     #[arg(long, default_value_t = 0.0)]
@@ -94,7 +94,7 @@ pub struct LinkbenchArgs {
     #[arg(long)]
     pub csvstats: Option<PathBuf>,
     /// request: seconds between live lines (intervals are stored at this length too).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
     pub report_interval: f64,
     /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
     #[arg(long, default_value = "1213,1205")]

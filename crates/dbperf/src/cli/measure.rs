@@ -398,7 +398,7 @@ pub struct RunOutputArgs {
     #[arg(long, help_heading = "Telemetry")]
     pub no_telemetry: bool,
     /// Seconds between telemetry samples (on the run's clock).
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
     pub telemetry_interval: f64,
     /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run
     /// (`buffer_flush_sync_total_pages`, which tells sync flushing, is enabled regardless).

@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 
-use super::args::TargetArgs;
+use super::args::TargetUrl;
 use super::client_impl::Client;
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
@@ -29,9 +29,9 @@ use crate::workloads::pgbench::{PgbenchWorkload, Script};
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only, or cleanup.
     pub command: String,
-    /// Where to connect: postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
-    #[arg(long, env = "DBPERF_TARGET")]
-    pub target: Option<String>,
+    /// Where to connect (--target, DBPERF_TARGET or --target-file): postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
+    #[command(flatten)]
+    pub target: TargetUrl,
     /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit).
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
@@ -42,13 +42,13 @@ pub struct PgbenchArgs {
     #[arg(long)]
     pub unlogged_tables: bool,
     /// Connections (pgbench's clients).
-    #[arg(short = 'c', long, default_value_t = 1)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), short = 'c', long, default_value_t = 1)]
     pub clients: u32,
     /// Client threads (pgbench's jobs); default: the CPUs.
     #[arg(short = 'j', long)]
     pub jobs: Option<usize>,
     /// Measured run time in seconds (0 = no limit; then --transactions is needed).
-    #[arg(short = 'T', long, default_value_t = 10)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, short = 'T', long, default_value_t = 10)]
     pub time: u64,
     /// Transactions per client (pgbench's -t); 0 = no limit.
     #[arg(short = 't', long, default_value_t = 0)]
@@ -57,10 +57,10 @@ pub struct PgbenchArgs {
     #[arg(short = 'R', long, default_value_t = 0.0)]
     pub rate: f64,
     /// Seconds between live lines (pgbench's -P); 0 = none.
-    #[arg(short = 'P', long, default_value_t = 0.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, short = 'P', long, default_value_t = 0.0)]
     pub progress: f64,
     /// Seconds to run before measuring.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
     pub warmup_time: u64,
     /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
     #[arg(long)]
@@ -72,7 +72,7 @@ pub struct PgbenchArgs {
     #[arg(long, default_value = "40P01,40001,23505")]
     pub pgsql_ignore_errors: String,
     /// Seconds to wait for in-flight transactions at the end.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
     /// cleanup: also drop pgbench tables dbperf did not create.
     #[arg(long)]
@@ -83,11 +83,9 @@ pub struct PgbenchArgs {
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
 pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
-    let target = TargetArgs {
-        target: a.target.clone(),
-        ..TargetArgs::default()
-    }
-    .resolve()?;
+    let Some(target) = a.target.resolve()? else {
+        bail!("no server given: use --target postgres://USER:PASS@HOST:PORT/DB (or sandbox:NAME), DBPERF_TARGET or --target-file");
+    };
     if target.scheme != Scheme::Postgres {
         bail!(
             "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",

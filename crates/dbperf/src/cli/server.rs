@@ -85,7 +85,7 @@ pub struct LaunchArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<Setting>,
     /// Seconds to wait for the server to accept connections.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
     /// Run the server with Debian's libjemalloc2 preloaded (LD_PRELOAD).
     #[arg(long)]
@@ -101,7 +101,7 @@ pub struct StopArgs {
     /// Sandbox name.
     pub name: String,
     /// Seconds to wait for a clean shutdown before SIGKILL.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
 }
 

@@ -11,6 +11,7 @@ use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 use indicatif::HumanCount;
 
+use super::args::TargetUrl;
 use super::client_impl::{self, Client};
 use super::measure::{self, MeasureSpec};
 use super::record::LiveLine;
@@ -64,20 +65,20 @@ pub const EXIT_CHECK_FAILED: u8 = 4;
 pub struct TpccArgs {
     /// prepare, run, check or cleanup.
     pub command: String,
-    /// Where to connect: mysql://USER:PASS@HOST:PORT/DB, mysql://USER:PASS@localhost/DB?socket=PATH, or sandbox:NAME.
-    #[arg(long, env = "DBPERF_TARGET")]
-    pub target: Option<String>,
+    /// Where to connect (--target, DBPERF_TARGET or --target-file).
+    #[command(flatten)]
+    pub target: TargetUrl,
     /// Warehouses (the scale). prepare and run need it; check defaults to what prepare loaded.
     #[arg(long)]
     pub warehouses: Option<u32>,
     /// Connections: loaders for prepare/check (default: CPUs), terminals for `run --mode max` (default 1 per warehouse).
-    #[arg(long)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long)]
     pub threads: Option<u32>,
     /// Measured run time in seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 60)]
     pub time: u64,
     /// Seconds run before measuring.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
     pub warmup_time: u64,
     /// max: no waits, --threads connections with a home warehouse each; spec: 10 terminals per warehouse with keying and think times.
     #[arg(long, default_value = "max")]
@@ -92,7 +93,7 @@ pub struct TpccArgs {
     #[arg(long, default_value = "poisson")]
     pub arrival: String,
     /// Seconds between interval lines (intervals are stored at this length too).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
     pub report_interval: f64,
     /// Table spelling: dbperf, or tpcc-mysql to use a database tpcc-mysql loaded.
     #[arg(long, default_value = "dbperf")]
@@ -136,7 +137,7 @@ pub struct TpccArgs {
     #[arg(long, default_value = "auto")]
     pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
     #[command(flatten)]
     pub out: measure::RunOutputArgs,
@@ -178,12 +179,8 @@ impl Plan {
             "cleanup" => Command::Cleanup,
             other => bail!("unknown tpcc command {other:?}: use prepare, run, check or cleanup"),
         };
-        let target = match a.target.as_deref() {
-            Some(t) if t.starts_with("sandbox:") => {
-                Target::parse(&crate::server::resolve_sandbox_target(&t["sandbox:".len()..])?)?
-            }
-            Some(t) => Target::parse(t)?,
-            None => bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`)"),
+        let Some(target) = a.target.resolve()? else {
+            bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), DBPERF_TARGET or --target-file")
         };
         let kind: SchemaKind = a.schema.parse().map_err(|e: String| anyhow!(e))?;
         if kind == SchemaKind::TpccMysql && target.scheme == Scheme::Postgres {

@@ -95,7 +95,7 @@ impl ConnArgs {
     }
 
     /// The sandbox name when the target is `sandbox:NAME`.
-    pub fn sandbox(&self) -> Option<&str> {
+    pub fn sandbox(&self) -> Option<String> {
         self.server.sandbox()
     }
 
@@ -119,7 +119,7 @@ pub struct PrepareArgs {
     #[arg(long, visible_alias = "sf")]
     pub scale_factor: f64,
     /// Loader connections (default: one per CPU, at least 2).
-    #[arg(long)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long)]
     pub threads: Option<u32>,
     /// Also write dbgen's .tbl files (rows ending in `|`) into DIR.
     #[arg(long, value_name = "DIR")]

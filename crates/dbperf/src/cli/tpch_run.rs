@@ -218,7 +218,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     }
     let cold_start = match (a.cold, a.conn.sandbox()) {
         (None, _) => None,
-        (Some(_), Some(name)) => Some(super::tpch_cold::cold_start(name)?),
+        (Some(_), Some(name)) => Some(super::tpch_cold::cold_start(&name)?),
         (Some(_), None) => bail!(
             "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME"
         ),

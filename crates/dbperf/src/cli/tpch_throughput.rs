@@ -19,7 +19,7 @@ use crate::workloads::tpch::throughput::{self, ThroughputConfig};
 #[derive(Debug, Args)]
 pub struct ThroughputArgs {
     /// Query streams (default: the spec's minimum for the scale factor, 2 at SF 1).
-    #[arg(long)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long)]
     pub streams: Option<u32>,
     /// Scale factor of the loaded data (default: read from the supplier table).
     #[arg(long, visible_alias = "sf")]

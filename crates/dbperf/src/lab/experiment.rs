@@ -44,6 +44,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
+pub use super::settings::parse_size;
+use super::settings::{check_max_connections, setting, setting_value};
+use crate::bounds;
 pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
 
@@ -78,9 +81,10 @@ pub enum Order {
     Shuffled,
 }
 
-/// A duration written as seconds (`60`) or with a unit (`"90s"`, `"5m"`, `"1h"`, `"500ms"`).
+/// A duration written as seconds (`60`) or with a unit (`"90s"`, `"5m"`, `"1h"`, `"500ms"`),
+/// within [`bounds::MAX_SECS`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Secs(f64);
+struct Secs(Duration);
 
 impl<'de> Deserialize<'de> for Secs {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -92,34 +96,12 @@ impl<'de> Deserialize<'de> for Secs {
             Text(String),
         }
         let secs = match Raw::deserialize(d)? {
-            Raw::Int(n) => n as f64,
-            Raw::Float(f) => f,
-            Raw::Text(s) => parse_duration(&s).map_err(serde::de::Error::custom)?,
+            Raw::Int(n) => bounds::secs(n as f64),
+            Raw::Float(f) => bounds::secs(f),
+            Raw::Text(s) => bounds::parse_duration(&s),
         };
-        if !(secs.is_finite() && secs >= 0.0) {
-            return Err(serde::de::Error::custom("expected a duration of 0 or more seconds"));
-        }
-        Ok(Secs(secs))
+        secs.map(Secs).map_err(serde::de::Error::custom)
     }
-}
-
-/// Parses `90`, `90s`, `1.5m`, `2h`, `250ms`.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a duration like \"60s\", \"5m\" or 90, got {s:?}"))?;
-    let scale = match unit.trim() {
-        "" | "s" | "sec" => 1.0,
-        "ms" => 0.001,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        u => return Err(format!("unknown duration unit {u:?} in {s:?} (use ms, s, m or h)")),
-    };
-    Ok(n * scale)
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,9 +110,9 @@ struct RawFile {
     name: Option<Spanned<String>>,
     description: Option<String>,
     repetitions: Option<Spanned<u32>>,
-    duration: Option<Secs>,
-    warmup: Option<Secs>,
-    report_interval: Option<Secs>,
+    duration: Option<Spanned<Secs>>,
+    warmup: Option<Spanned<Secs>>,
+    report_interval: Option<Spanned<Secs>>,
     order: Option<Order>,
     seed: Option<u64>,
     prewarm: Option<bool>,
@@ -176,12 +158,12 @@ struct RawPinning {
 #[serde(deny_unknown_fields)]
 struct RawWorkload {
     test: Spanned<String>,
-    tables: Option<u32>,
-    table_size: Option<u32>,
+    tables: Option<Spanned<u32>>,
+    table_size: Option<Spanned<u32>>,
     data_vs_buffer_pool: Option<Spanned<f64>>,
     users: Spanned<Vec<u32>>,
-    duration: Option<Secs>,
-    warmup: Option<Secs>,
+    duration: Option<Spanned<Secs>>,
+    warmup: Option<Spanned<Secs>>,
     #[serde(default)]
     options: BTreeMap<String, Spanned<Value>>,
 }
@@ -260,6 +242,9 @@ pub struct Experiment {
 /// 240 MB on disk); used only to turn `data_vs_buffer_pool` into rows.
 pub const BYTES_PER_ROW: f64 = 240.0;
 
+/// The largest `data_vs_buffer_pool`: data a thousand times the buffer pool.
+const MAX_DATA_VS_BUFFER_POOL: f64 = 1000.0;
+
 /// Sysbench options the lab sets itself, so a workload may not.
 const LAB_OWNED_OPTIONS: &[&str] = &[
     "threads",
@@ -269,6 +254,7 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
     "tables",
     "table_size",
     "target",
+    "target_file",
     "results_dir",
     "summary_json",
     "mysql_host",
@@ -332,13 +318,35 @@ impl Experiment {
             }
         };
         let repetitions = match &raw.repetitions {
-            Some(r) if *r.get_ref() == 0 => return Err(at(r.span(), "repetitions must be at least 1".into())),
+            Some(r) if !(1..=bounds::MAX_REPETITIONS).contains(r.get_ref()) => {
+                return Err(at(
+                    r.span(),
+                    format!(
+                        "repetitions must be 1 to {}, got {}",
+                        bounds::MAX_REPETITIONS,
+                        r.get_ref()
+                    ),
+                ))
+            }
             Some(r) => *r.get_ref(),
             None => 1,
         };
-        let duration = raw.duration.map_or(60.0, |s| s.0);
-        let warmup = raw.warmup.map_or(0.0, |s| s.0);
-        let report_interval = raw.report_interval.map_or(10.0, |s| s.0);
+        let duration = whole_secs(&raw.duration, "duration", 1, &at)?.unwrap_or(Duration::from_secs(60));
+        let warmup = whole_secs(&raw.warmup, "warmup", 0, &at)?.unwrap_or(Duration::ZERO);
+        let report_interval = match &raw.report_interval {
+            Some(r) if r.get_ref().0 < Duration::from_secs(1) => {
+                return Err(at(
+                    r.span(),
+                    format!(
+                        "report_interval must be 1 s to {} s (the length of each stored interval), got {:?}",
+                        bounds::MAX_SECS,
+                        r.get_ref().0
+                    ),
+                ))
+            }
+            Some(r) => r.get_ref().0,
+            None => Duration::from_secs(10),
+        };
 
         if raw.servers.is_empty() {
             return Err(whole(
@@ -368,17 +376,37 @@ impl Experiment {
 
         let mut variants = Vec::new();
         if let Some(axes) = &raw.variants {
+            // Counted before any combination is made, so a file cannot ask for billions.
+            let combinations = axes
+                .get_ref()
+                .values()
+                .fold(1u64, |n, v| n.saturating_mul(v.get_ref().len() as u64));
+            if combinations.saturating_add(raw.variant_list.len() as u64) > bounds::MAX_VARIANTS {
+                let sizes: Vec<String> = axes.get_ref().values().map(|v| v.get_ref().len().to_string()).collect();
+                return Err(at(
+                    axes.span(),
+                    format!(
+                        "[variants] makes {combinations} combinations ({} values); an experiment may have at most {} variants: use fewer values, or split the experiment",
+                        sizes.join(" x "),
+                        bounds::MAX_VARIANTS
+                    ),
+                ));
+            }
             let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
             for (key, values) in axes.get_ref() {
                 if values.get_ref().is_empty() {
                     return Err(at(values.span(), format!("[variants] {key} has no values")));
                 }
+                let axis: Vec<String> = values
+                    .get_ref()
+                    .iter()
+                    .map(|v| setting(key, v).map_err(|m| at(values.span(), format!("[variants] {m}"))))
+                    .collect::<Result<_, _>>()?;
                 let mut next = Vec::new();
                 for combo in &combos {
-                    for v in values.get_ref() {
-                        let v = setting_value(v).map_err(|m| at(values.span(), format!("[variants] {key}: {m}")))?;
+                    for v in &axis {
                         let mut c = combo.clone();
-                        c.push((key.clone(), v));
+                        c.push((key.clone(), v.clone()));
                         next.push(c);
                     }
                 }
@@ -448,28 +476,64 @@ impl Experiment {
             ));
         }
         let mut workloads = Vec::new();
+        // Per workload: the span of its `users`, for the max_connections check below.
+        let mut users_spans = Vec::new();
         for w in &raw.workloads {
             let r = w.get_ref();
             let test: Test = r.test.get_ref().parse().map_err(|e: String| at(r.test.span(), e))?;
-            let size = match (r.table_size, &r.data_vs_buffer_pool) {
+            let tables = match &r.tables {
+                Some(t) if !(1..=bounds::MAX_TABLES).contains(t.get_ref()) => {
+                    return Err(at(
+                        t.span(),
+                        format!("tables must be 1 to {}, got {}", bounds::MAX_TABLES, t.get_ref()),
+                    ))
+                }
+                Some(t) => *t.get_ref(),
+                None => 1,
+            };
+            let size = match (&r.table_size, &r.data_vs_buffer_pool) {
                 (Some(_), Some(d)) => {
                     return Err(at(
                         d.span(),
                         "give either table_size or data_vs_buffer_pool, not both".into(),
                     ))
                 }
-                (Some(n), None) => DataSize::Rows(n),
-                (None, Some(d)) if !(*d.get_ref() > 0.0 && d.get_ref().is_finite()) => {
-                    return Err(at(d.span(), "data_vs_buffer_pool must be a positive number".into()))
+                (Some(n), None) if *n.get_ref() == 0 => {
+                    return Err(at(n.span(), format!("table_size must be 1 to {} rows, got 0", u32::MAX)))
+                }
+                (Some(n), None) => DataSize::Rows(*n.get_ref()),
+                (None, Some(d)) if !(*d.get_ref() > 0.0 && *d.get_ref() <= MAX_DATA_VS_BUFFER_POOL) => {
+                    return Err(at(
+                        d.span(),
+                        format!(
+                            "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {}",
+                            d.get_ref()
+                        ),
+                    ))
                 }
                 (None, Some(d)) => DataSize::VsBufferPool(*d.get_ref()),
                 (None, None) => DataSize::Rows(10_000),
             };
             let users = r.users.get_ref().clone();
-            if users.is_empty() || users.contains(&0) {
+            if let Some(bad) = users.iter().find(|u| !(1..=bounds::MAX_CONNECTIONS).contains(*u)) {
                 return Err(at(
                     r.users.span(),
-                    "users must list one or more counts above 0, e.g. [1, 8, 64]".into(),
+                    format!(
+                        "users must list connection counts from 1 to {}, e.g. [1, 8, 64]; got {bad}",
+                        bounds::MAX_CONNECTIONS
+                    ),
+                ));
+            }
+            if users.is_empty() {
+                return Err(at(
+                    r.users.span(),
+                    "users must list one or more connection counts, e.g. [1, 8, 64]".into(),
+                ));
+            }
+            if let Some(twice) = users.iter().enumerate().find(|(i, u)| users[..*i].contains(u)) {
+                return Err(at(
+                    r.users.span(),
+                    format!("users lists {} twice: each count makes one run per repetition", twice.1),
                 ));
             }
             let mut options = Vec::new();
@@ -481,25 +545,29 @@ impl Experiment {
                         format!("option {k:?} is set by the lab itself; use the workload's or the file's own keys (tables, table_size, users, duration, warmup)"),
                     ));
                 }
-                options.push((key, setting_value(v.get_ref()).map_err(|m| at(v.span(), m))?));
+                let value = setting_value(v.get_ref()).map_err(|m| at(v.span(), format!("option {k}: {m}")))?;
+                crate::cli::args::check_sysbench_option(test.name(), &key, &value).map_err(|m| at(v.span(), m))?;
+                options.push((key, value));
             }
+            users_spans.push(r.users.span());
             workloads.push(WorkloadSpec {
                 test,
-                tables: r.tables.unwrap_or(1).max(1),
+                tables,
                 size,
                 users,
-                duration: Duration::from_secs_f64(r.duration.map_or(duration, |s| s.0)),
-                warmup: Duration::from_secs_f64(r.warmup.map_or(warmup, |s| s.0)),
+                duration: whole_secs(&r.duration, "duration", 1, &at)?.unwrap_or(duration),
+                warmup: whole_secs(&r.warmup, "warmup", 0, &at)?.unwrap_or(warmup),
                 options,
             });
         }
+        check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
 
-        Ok(Experiment {
+        let experiment = Experiment {
             name,
             description: raw.description,
             path: path.to_owned(),
             repetitions,
-            report_interval: Duration::from_secs_f64(report_interval.max(1.0)),
+            report_interval,
             order: raw.order.unwrap_or(Order::Stable),
             seed: raw.seed.unwrap_or(1),
             prewarm: raw.prewarm.unwrap_or(true),
@@ -507,11 +575,43 @@ impl Experiment {
             variants,
             pinnings,
             workloads,
-        })
+        };
+        let runs = experiment.runs();
+        if runs > bounds::MAX_POINTS {
+            let e = &experiment;
+            let message = format!(
+                "the experiment makes {runs} runs ({} server(s) x {} variant(s) x {} pinning(s) x {} user count(s) x {} repetition(s)); at most {} fit in one experiment: use fewer values, or split it into several files",
+                e.servers.len(),
+                e.variants.len(),
+                e.pinnings.len(),
+                e.workloads.iter().map(|w| w.users.len()).sum::<usize>(),
+                e.repetitions,
+                bounds::MAX_POINTS
+            );
+            return Err(match &raw.repetitions {
+                Some(r) => at(r.span(), message),
+                None => whole(&message),
+            });
+        }
+        Ok(experiment)
     }
 }
 
 impl Experiment {
+    /// How many runs the plan of this experiment has (at most [`bounds::MAX_POINTS`]).
+    pub fn runs(&self) -> u64 {
+        let user_counts: u64 = self.workloads.iter().map(|w| w.users.len() as u64).sum();
+        [
+            self.servers.len() as u64,
+            self.variants.len() as u64,
+            self.pinnings.len() as u64,
+            user_counts,
+            u64::from(self.repetitions),
+        ]
+        .iter()
+        .fold(1, |n, m| n.saturating_mul(*m))
+    }
+
     /// The same experiment cut down to a smoke test: one repetition, 2 s runs without warmup,
     /// the first two user counts, at most 2,000 rows per table. Its name gets `-quick` so its
     /// runs and state stay apart from the real experiment's.
@@ -550,32 +650,34 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A TOML setting value as the server's option syntax: booleans become ON/OFF.
-fn setting_value(v: &Value) -> Result<String, String> {
-    match v {
-        Value::String(s) if s.trim().is_empty() => Err("the value is empty".into()),
-        Value::String(s) => Ok(s.trim().to_owned()),
-        Value::Integer(i) => Ok(i.to_string()),
-        Value::Float(f) => Ok(f.to_string()),
-        Value::Boolean(b) => Ok(if *b { "ON" } else { "OFF" }.into()),
-        other => Err(format!(
-            "expected a string, number or boolean, got a {}",
-            other.type_str()
-        )),
-    }
-}
-
 fn settings(
     raw: &BTreeMap<String, Spanned<Value>>,
     at: &impl Fn(Range<usize>, String) -> ExperimentError,
 ) -> Result<Vec<(String, String)>, ExperimentError> {
     raw.iter()
-        .map(|(k, v)| {
-            let value = setting_value(v.get_ref()).map_err(|m| at(v.span(), format!("setting {k}: {m}")))?;
-            crate::server::Setting::parse(&format!("{k}={value}")).map_err(|e| at(v.span(), e.to_string()))?;
-            Ok((k.clone(), value))
-        })
+        .map(|(k, v)| Ok((k.clone(), setting(k, v.get_ref()).map_err(|m| at(v.span(), m))?)))
         .collect()
+}
+
+/// A duration the lab passes as `--time` or `--warmup-time`: whole seconds, `min` or more.
+fn whole_secs(
+    value: &Option<Spanned<Secs>>,
+    key: &str,
+    min: u64,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Option<Duration>, ExperimentError> {
+    let Some(v) = value else { return Ok(None) };
+    let d = v.get_ref().0;
+    if d.subsec_nanos() != 0 || d.as_secs() < min {
+        return Err(at(
+            v.span(),
+            format!(
+                "{key} must be whole seconds, {min} to {} (e.g. 90, \"90s\" or \"5m\"), got {d:?}",
+                bounds::MAX_SECS
+            ),
+        ));
+    }
+    Ok(Some(d))
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.
@@ -584,24 +686,6 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-/// Parses a size such as `512M`, `2G`, `1073741824` (the server's option syntax) into bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let t = s.trim();
-    // PostgreSQL spells units with a B (`512MB`, `1GB`, `64kB`).
-    let t = match t.strip_suffix('B') {
-        Some(rest) if rest.ends_with(|c: char| "kKMGT".contains(c)) => rest,
-        _ => t,
-    };
-    let (num, mult) = match t.chars().last()?.to_ascii_uppercase() {
-        'K' => (&t[..t.len() - 1], 1u64 << 10),
-        'M' => (&t[..t.len() - 1], 1 << 20),
-        'G' => (&t[..t.len() - 1], 1 << 30),
-        'T' => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
 }
 
 #[cfg(test)]
@@ -693,25 +777,184 @@ users = [1, 4]
         assert!(err.starts_with("exp.toml:4:") && err.contains("datadir"), "{err}");
     }
 
+    /// The error of `text`, which must fail.
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn huge_durations_are_refused_with_the_range() {
+        for line in [
+            "duration = 1e30",
+            "warmup = \"6000000000000000h\"",
+            "report_interval = 1e30",
+            "duration = -5",
+        ] {
+            let err = error(&format!("{line}\n{MINIMAL}"));
+            let column = line.find('=').unwrap() + 3;
+            assert!(err.starts_with(&format!("exp.toml:1:{column}:")), "{line}: {err}");
+            assert!(err.contains("0 to 315360000 seconds (10 years)"), "{line}: {err}");
+        }
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [1, 4]\nwarmup = \"99999999999h\""));
+        assert!(err.starts_with("exp.toml:10:10:") && err.contains("10 years"), "{err}");
+    }
+
+    #[test]
+    fn durations_the_lab_cannot_pass_on_are_refused() {
+        let err = error(&format!("duration = \"90.5s\"\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:12:") && err.contains("whole seconds"),
+            "{err}"
+        );
+        let err = error(&format!("duration = 0\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:12:") && err.contains("1 to 315360000"),
+            "{err}"
+        );
+        let err = error(&format!("report_interval = 0\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:19:") && err.contains("report_interval must be 1 s"),
+            "{err}"
+        );
+        let e = parse(&format!("report_interval = \"2.5s\"\nwarmup = \"1m\"\n{MINIMAL}")).unwrap();
+        assert_eq!(e.report_interval, Duration::from_millis(2500));
+        assert_eq!(e.workloads[0].warmup, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn counts_are_range_checked_where_written() {
+        let err = error(&MINIMAL.replace("tables = 2", "tables = 0"));
+        assert!(
+            err.starts_with("exp.toml:7:10:") && err.contains("tables must be 1 to"),
+            "{err}"
+        );
+        let err = error(&MINIMAL.replace("table_size = 1000", "table_size = 0"));
+        assert!(err.starts_with("exp.toml:8:14:") && err.contains("table_size"), "{err}");
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [1, 100000000]"));
+        assert!(err.starts_with("exp.toml:9:9:") && err.contains("1 to 100000"), "{err}");
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [4, 1, 4]"));
+        assert!(err.starts_with("exp.toml:9:9:") && err.contains("4 twice"), "{err}");
+        let err = error(&format!("repetitions = 1000000000\n{MINIMAL}"));
+        assert!(err.starts_with("exp.toml:1:15:") && err.contains("1 to 1000"), "{err}");
+        let err = error(&MINIMAL.replace("table_size = 1000", "data_vs_buffer_pool = 1e300"));
+        assert!(
+            err.starts_with("exp.toml:8:23:") && err.contains("at most 1000"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn plans_too_large_are_refused_before_they_are_made() {
+        // 1,000 repetitions x 200 user counts = 200,000 runs.
+        let users: Vec<String> = (1..=200).map(|u| u.to_string()).collect();
+        let text = format!(
+            "repetitions = 1000\n{}",
+            MINIMAL.replace("users = [1, 4]", &format!("users = [{}]", users.join(", ")))
+        );
+        let err = error(&text);
+        assert!(
+            err.starts_with("exp.toml:1:15:") && err.contains("200000 runs") && err.contains("at most 100000"),
+            "{err}"
+        );
+        // Six axes of ten values would be a million variants: refused before any is made.
+        let mut axes = String::from("\n[variants]\n");
+        for k in ["a_1", "a_2", "a_3", "a_4", "a_5", "a_6"] {
+            axes.push_str(&format!("innodb_{k} = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"));
+        }
+        let started = std::time::Instant::now();
+        let err = error(&format!("{MINIMAL}{axes}"));
+        assert!(
+            err.contains("1000000 combinations") && err.contains("at most 10000 variants"),
+            "{err}"
+        );
+        assert!(err.starts_with("exp.toml:11:"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn workload_options_must_be_sysbench_options() {
+        let with = |opts: &str| {
+            MINIMAL.replace(
+                "table_size = 1000",
+                &format!("table_size = 1000\noptions = {{ {opts} }}"),
+            )
+        };
+        let err = error(&with("rnage_size = 100"));
+        assert!(
+            err.starts_with("exp.toml:9:26:") && err.contains("\"rnage_size\" is not a sysbench option"),
+            "{err}"
+        );
+        let err = error(&with("target-file = \"/elsewhere\""));
+        assert!(err.contains("set by the lab itself"), "{err}");
+        let err = error(&with("range_size = \"wide\""));
+        assert!(
+            err.starts_with("exp.toml:9:26:") && err.contains("range_size") && err.contains("wide"),
+            "{err}"
+        );
+        let e = parse(&with("range-size = 5, skip_trx = true")).unwrap();
+        assert_eq!(
+            e.workloads[0].options,
+            vec![
+                ("range_size".to_string(), "5".to_string()),
+                ("skip_trx".to_string(), "ON".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn size_settings_must_be_sizes() {
+        let text = MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { innodb_buffer_pool_size = \"lots\" }",
+        );
+        let err = error(&text);
+        assert!(
+            err.starts_with("exp.toml:4:40:") && err.contains("\"lots\" is not a size"),
+            "{err}"
+        );
+        let err = error(&format!(
+            "{MINIMAL}\n[variants]\ninnodb_log_file_size = [\"64M\", \"big\"]\n"
+        ));
+        assert!(
+            err.starts_with("exp.toml:12:24:") && err.contains("\"big\" is not a size"),
+            "{err}"
+        );
+        let ok = MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { innodb_buffer_pool_size = \"2G\", innodb_log_file_size = 67108864 }",
+        );
+        assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn users_beyond_max_connections_are_refused() {
+        let text = MINIMAL
+            .replace(
+                "id = \"mariadb-10.11\"",
+                "id = \"mariadb-10.11\"\nsettings = { max_connections = 100 }",
+            )
+            .replace("users = [1, 4]", "users = [1, 99]");
+        let err = error(&text);
+        assert!(err.starts_with("exp.toml:10:9:"), "{err}");
+        assert!(
+            err.contains("max_connections = 100") && err.contains("at least 101"),
+            "{err}"
+        );
+        // A variant's max_connections wins over the server's.
+        let text = format!("{text}\n[[variant]]\nname = \"many\"\nsettings = {{ max_connections = 1000 }}\n");
+        assert!(parse(&text).is_ok());
+        let err = error(&MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { max_connections = \"lots\" }",
+        ));
+        assert!(err.contains("not a number of connections"), "{err}");
+    }
+
     #[test]
     fn missing_sections_say_what_to_add() {
         let err = parse("repetitions = 2").unwrap_err().to_string();
         assert!(err.contains("[[server]]"), "{err}");
         let err = parse("[[server]]\nid = \"mariadb-10.11\"\n").unwrap_err().to_string();
         assert!(err.contains("[[workload]]"), "{err}");
-    }
-
-    #[test]
-    fn durations_and_sizes() {
-        assert_eq!(parse_duration("90").unwrap(), 90.0);
-        assert_eq!(parse_duration("1.5m").unwrap(), 90.0);
-        assert_eq!(parse_duration("250ms").unwrap(), 0.25);
-        assert!(parse_duration("5 fortnights").is_err());
-        assert_eq!(parse_size("512M"), Some(512 << 20));
-        assert_eq!(parse_size("2g"), Some(2 << 30));
-        assert_eq!(parse_size("1000"), Some(1000));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_size("1GB"), Some(1 << 30));
-        assert_eq!(parse_size("64kB"), Some(64 << 10));
     }
 }

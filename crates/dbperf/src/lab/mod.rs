@@ -4,12 +4,18 @@
 //! | file | owns |
 //! |---|---|
 //! | `experiment.rs` | the TOML experiment file: parsing, checks, `file:line:column` errors |
+//! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
+//! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
 pub mod experiment;
 pub mod plan;
 pub mod run;
+pub mod settings;
+
+#[cfg(test)]
+mod mutations;
 
 pub use experiment::{Experiment, ExperimentError, Order};
 pub use plan::Plan;

@@ -72,6 +72,144 @@ const COPY_BYTES_PER_S: f64 = 300e6;
 /// A freshly initialized datadir (system tables, undo, redo) before any benchmark data.
 const EMPTY_DATADIR_BYTES: f64 = 200e6;
 
+/// The data sets of server `si`, each with the workloads that use it, in file order.
+fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
+    let bp = e.servers[si]
+        .settings
+        .iter()
+        .rev()
+        .find(|(k, _)| {
+            let k = k.replace('-', "_");
+            // The buffer pool as each flavor names it (PostgreSQL: shared_buffers).
+            k.eq_ignore_ascii_case("innodb_buffer_pool_size") || k.eq_ignore_ascii_case("shared_buffers")
+        })
+        .and_then(|(_, v)| parse_size(v))
+        .unwrap_or(DEFAULT_BUFFER_POOL);
+    let mut sets: Vec<(DataSet, Vec<usize>)> = Vec::new();
+    for (wi, w) in e.workloads.iter().enumerate() {
+        let rows = match w.size {
+            DataSize::Rows(r) => r,
+            DataSize::VsBufferPool(x) => ((bp as f64 * x) / (BYTES_PER_ROW * w.tables as f64)).round().max(1.0) as u32,
+        };
+        let ds = DataSet {
+            server: si,
+            tables: w.tables,
+            rows,
+        };
+        match sets.iter_mut().find(|(d, _)| *d == ds) {
+            Some((_, ws)) => ws.push(wi),
+            None => sets.push((ds, vec![wi])),
+        }
+    }
+    sets
+}
+
+/// What a plan adds up to: counts and estimated seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Totals {
+    pub runs: u64,
+    /// Server starts (groups).
+    pub starts: u64,
+    pub datasets: u64,
+    pub runs_s: f64,
+    pub prepares_s: f64,
+    /// Starts, restores and stops.
+    pub restarts_s: f64,
+}
+
+impl Totals {
+    /// The totals of the whole plan of `e`, computed without expanding it (so a plan too large
+    /// to list still gets its totals at once).
+    pub fn of(e: &Experiment) -> Totals {
+        let per_server = (e.variants.len() * e.pinnings.len()) as u64;
+        let reps = u64::from(e.repetitions);
+        let mut t = Totals {
+            runs: e.runs(),
+            starts: 0,
+            datasets: 0,
+            runs_s: 0.0,
+            prepares_s: 0.0,
+            restarts_s: 0.0,
+        };
+        for si in 0..e.servers.len() {
+            for (ds, ws) in data_sets(e, si) {
+                t.datasets += 1;
+                t.starts += per_server;
+                t.prepares_s += prepare_secs(&ds);
+                t.restarts_s += per_server as f64 * group_overhead_secs(&ds);
+                for wi in ws {
+                    let w = &e.workloads[wi];
+                    t.runs_s += (per_server * reps * w.users.len() as u64) as f64 * point_secs(e, wi);
+                }
+            }
+        }
+        t
+    }
+
+    /// Estimated seconds in all.
+    pub fn total_s(&self) -> f64 {
+        self.runs_s + self.prepares_s + self.restarts_s
+    }
+
+    /// The lines `dbperf lab plan` opens with.
+    pub fn render(&self, e: &Experiment) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "Experiment {} ({})", e.name, e.path.display());
+        if let Some(d) = &e.description {
+            let _ = writeln!(out, "  {}", d.trim());
+        }
+        let users: usize = e.workloads.iter().map(|w| w.users.len()).sum();
+        let _ = writeln!(
+            out,
+            "  {} server(s) x {} variant(s) x {} pinning(s), {} workload(s) with {} user count(s) in all, {} repetition(s) = {} runs",
+            e.servers.len(),
+            e.variants.len(),
+            e.pinnings.len(),
+            e.workloads.len(),
+            users,
+            e.repetitions,
+            self.runs
+        );
+        let _ = writeln!(
+            out,
+            "  order: {}; {} server start(s); {} data set(s) prepared once each and copied in",
+            match e.order {
+                Order::Stable => "stable".to_string(),
+                Order::Shuffled => format!("shuffled (seed {})", e.seed),
+            },
+            self.starts,
+            self.datasets
+        );
+        let _ = writeln!(
+            out,
+            "  estimated time: {} (runs {}, prepares {}, restarts {})",
+            hms(self.total_s()),
+            hms(self.runs_s),
+            hms(self.prepares_s),
+            hms(self.restarts_s)
+        );
+        out
+    }
+}
+
+fn point_secs(e: &Experiment, workload: usize) -> f64 {
+    let w = &e.workloads[workload];
+    w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S
+}
+
+fn prepare_secs(d: &DataSet) -> f64 {
+    let rows = d.rows as f64 * d.tables as f64;
+    START_S + 4.0 + rows / PREPARE_ROWS_PER_S + STOP_S + copy_secs(d)
+}
+
+fn group_overhead_secs(d: &DataSet) -> f64 {
+    START_S + STOP_S + copy_secs(d)
+}
+
+fn copy_secs(d: &DataSet) -> f64 {
+    (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW) / COPY_BYTES_PER_S
+}
+
 impl Plan {
     /// Expands `experiment` in its order.
     pub fn new(experiment: Experiment) -> Plan {
@@ -79,36 +217,7 @@ impl Plan {
         let labels: Vec<String> = workload_labels(e);
         let mut groups = Vec::new();
         for (si, server) in e.servers.iter().enumerate() {
-            let bp = server
-                .settings
-                .iter()
-                .rev()
-                .find(|(k, _)| {
-                    let k = k.replace('-', "_");
-                    // The buffer pool as each flavor names it (PostgreSQL: shared_buffers).
-                    k.eq_ignore_ascii_case("innodb_buffer_pool_size") || k.eq_ignore_ascii_case("shared_buffers")
-                })
-                .and_then(|(_, v)| parse_size(v))
-                .unwrap_or(DEFAULT_BUFFER_POOL);
-            // Workloads by data set, in file order.
-            let mut sets: Vec<(DataSet, Vec<usize>)> = Vec::new();
-            for (wi, w) in e.workloads.iter().enumerate() {
-                let rows = match w.size {
-                    DataSize::Rows(r) => r,
-                    DataSize::VsBufferPool(x) => {
-                        ((bp as f64 * x) / (BYTES_PER_ROW * w.tables as f64)).round().max(1.0) as u32
-                    }
-                };
-                let ds = DataSet {
-                    server: si,
-                    tables: w.tables,
-                    rows,
-                };
-                match sets.iter_mut().find(|(d, _)| *d == ds) {
-                    Some((_, ws)) => ws.push(wi),
-                    None => sets.push((ds, vec![wi])),
-                }
-            }
+            let sets = data_sets(e, si);
             for (ds, ws) in &sets {
                 for (vi, variant) in e.variants.iter().enumerate() {
                     for (pi, pinning) in e.pinnings.iter().enumerate() {
@@ -198,81 +307,45 @@ impl Plan {
 
     /// Estimated seconds for one point.
     pub fn point_estimate(&self, p: &Point) -> f64 {
-        let w = &self.experiment.workloads[p.workload];
-        w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S
+        point_secs(&self.experiment, p.workload)
     }
 
     /// Estimated seconds to prepare a data set (init, start, load, stop, copy).
     pub fn prepare_estimate(&self, d: &DataSet) -> f64 {
-        let rows = d.rows as f64 * d.tables as f64;
-        START_S + 4.0 + rows / PREPARE_ROWS_PER_S + STOP_S + self.copy_estimate(d)
+        prepare_secs(d)
     }
 
     /// Estimated seconds for a group's start, restore and stop, without its points.
     pub fn group_overhead_estimate(&self, g: &Group) -> f64 {
-        START_S + STOP_S + self.copy_estimate(&g.data)
+        group_overhead_secs(&g.data)
     }
 
-    fn copy_estimate(&self, d: &DataSet) -> f64 {
-        (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW) / COPY_BYTES_PER_S
+    /// The totals of the plan as it stands (after [`Plan::retain_points`]).
+    pub fn totals(&self) -> Totals {
+        Totals {
+            runs: self.points() as u64,
+            starts: self.groups.len() as u64,
+            datasets: self.datasets.len() as u64,
+            runs_s: self
+                .groups
+                .iter()
+                .flat_map(|g| &g.points)
+                .map(|p| self.point_estimate(p))
+                .sum(),
+            prepares_s: self.datasets.iter().map(|d| self.prepare_estimate(d)).sum(),
+            restarts_s: self.groups.iter().map(|g| self.group_overhead_estimate(g)).sum(),
+        }
     }
 
     /// Estimated total seconds.
     pub fn estimate(&self) -> f64 {
-        let prepares: f64 = self.datasets.iter().map(|d| self.prepare_estimate(d)).sum();
-        let groups: f64 = self
-            .groups
-            .iter()
-            .map(|g| self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(p)).sum::<f64>())
-            .sum();
-        prepares + groups
+        self.totals().total_s()
     }
 
     /// The text `dbperf lab plan` prints.
     pub fn render(&self) -> String {
         let e = &self.experiment;
-        let mut out = String::new();
-        let _ = writeln!(out, "Experiment {} ({})", e.name, e.path.display());
-        if let Some(d) = &e.description {
-            let _ = writeln!(out, "  {}", d.trim());
-        }
-        let users: usize = e.workloads.iter().map(|w| w.users.len()).sum();
-        let _ = writeln!(
-            out,
-            "  {} server(s) x {} variant(s) x {} pinning(s), {} workload(s) with {} user count(s) in all, {} repetition(s) = {} runs",
-            e.servers.len(),
-            e.variants.len(),
-            e.pinnings.len(),
-            e.workloads.len(),
-            users,
-            e.repetitions,
-            self.points()
-        );
-        let _ = writeln!(
-            out,
-            "  order: {}; {} server start(s); {} data set(s) prepared once each and copied in",
-            match e.order {
-                Order::Stable => "stable".to_string(),
-                Order::Shuffled => format!("shuffled (seed {})", e.seed),
-            },
-            self.groups.len(),
-            self.datasets.len()
-        );
-        let prepares: f64 = self.datasets.iter().map(|d| self.prepare_estimate(d)).sum();
-        let runs: f64 = self
-            .groups
-            .iter()
-            .flat_map(|g| &g.points)
-            .map(|p| self.point_estimate(p))
-            .sum();
-        let _ = writeln!(
-            out,
-            "  estimated time: {} (runs {}, prepares {}, restarts {})",
-            hms(self.estimate()),
-            hms(runs),
-            hms(prepares),
-            hms(self.estimate() - runs - prepares)
-        );
+        let mut out = self.totals().render(e);
         let _ = writeln!(out);
         let labels = workload_labels(e);
         let mut table = vec![vec![
@@ -498,6 +571,44 @@ users = [16]
         let text = p.render();
         assert!(text.contains("= 24 runs"), "{text}");
         assert!(text.contains("doublewrite=OFF"), "{text}");
+    }
+
+    #[test]
+    fn totals_without_expanding_match_the_expanded_plan() {
+        for text in [TWO_SERVERS.to_string(), format!("order = \"shuffled\"\n{TWO_SERVERS}")] {
+            let p = plan(&text);
+            let (of, expanded) = (Totals::of(&p.experiment), p.totals());
+            assert_eq!(
+                (of.runs, of.starts, of.datasets),
+                (expanded.runs, expanded.starts, expanded.datasets)
+            );
+            for (a, b) in [
+                (of.runs_s, expanded.runs_s),
+                (of.prepares_s, expanded.prepares_s),
+                (of.restarts_s, expanded.restarts_s),
+            ] {
+                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+            }
+            assert_eq!(of.render(&p.experiment), expanded.render(&p.experiment));
+        }
+    }
+
+    #[test]
+    fn a_ten_thousand_run_plan_is_quick() {
+        // 10 repetitions x 10 variants x 100 user counts.
+        let users: Vec<String> = (1..=100).map(|u| u.to_string()).collect();
+        let text = format!(
+            "repetitions = 10\n[[server]]\nid = \"mariadb-10.11\"\n[variants]\ninnodb_io_capacity = [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]\n[[workload]]\ntest = \"oltp_read_only\"\nusers = [{}]\n",
+            users.join(", ")
+        );
+        let started = std::time::Instant::now();
+        let e = Experiment::parse(&text, Path::new("x.toml")).unwrap();
+        assert_eq!(Totals::of(&e).runs, 10_000);
+        let p = Plan::new(e);
+        assert_eq!(p.points(), 10_000);
+        assert!(p.render().contains("= 10000 runs"));
+        // Unoptimized test build: the release binary is several times faster.
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
-//! [`crate::results::LabPoint`]), which the child stores in its manifest.
+//! [`crate::results::LabPoint`]), which the child stores in its manifest, and where to connect
+//! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
 //! last `lab run`), `state.json` (points done, with their run ids), `logs/` (each child's
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::experiment::CpuSet;
+use super::experiment::{CpuSet, Experiment};
 use super::plan::{eta, DataSet, Group, Plan, Point};
 use crate::results::LabPoint;
 use crate::server::{SandboxHome, Setting, StartRequest};
@@ -137,7 +138,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     save_state(&dir, &state)?;
 
     let home = SandboxHome::from_env()?;
-    check_servers(plan, &home, true)?;
+    check_servers(e, &home, true)?;
     let exe = std::env::current_exe().context("finding the dbperf binary")?;
     let interrupt = install_interrupt();
     let total = plan.points();
@@ -377,8 +378,7 @@ fn parse_settings(settings: &[(String, String)]) -> Result<Vec<Setting>> {
 /// Installs every server the plan needs that is missing, then checks every server's and
 /// variant's settings against that server's own option list, so a typo fails now and not
 /// an hour into the experiment.
-pub fn check_servers(plan: &Plan, home: &SandboxHome, install: bool) -> Result<Vec<String>> {
-    let e = &plan.experiment;
+pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     for s in &e.servers {
         if home.installed(s.spec).is_none() {
@@ -394,9 +394,20 @@ pub fn check_servers(plan: &Plan, home: &SandboxHome, install: bool) -> Result<V
         }
         home.check_settings(s.spec, &parse_settings(&s.settings)?)
             .with_context(|| format!("settings of server {:?}", s.label))?;
-        for v in &e.variants {
-            home.check_settings(s.spec, &parse_settings(&v.settings)?)
-                .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;
+        // Only names are checked, so one setting per name of every variant, all at once: a
+        // [variants] table makes thousands of variants out of a few names. The variant is
+        // looked for only when a name is refused.
+        let mut names: Vec<(String, String)> = Vec::new();
+        for (k, v) in e.variants.iter().flat_map(|v| &v.settings) {
+            if !names.iter().any(|(n, _)| n == k) {
+                names.push((k.clone(), v.clone()));
+            }
+        }
+        if home.check_settings(s.spec, &parse_settings(&names)?).is_err() {
+            for v in &e.variants {
+                home.check_settings(s.spec, &parse_settings(&v.settings)?)
+                    .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;
+            }
         }
     }
     Ok(notes)
@@ -433,9 +444,8 @@ fn prepare_data_set(
         .join("logs")
         .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2;
-    let mut cmd = Command::new(exe);
+    let mut cmd = child(exe, &url);
     cmd.args(["sysbench", w.test.name(), "prepare"])
-        .arg(format!("--target={url}"))
         .arg(format!("--tables={}", data.tables))
         .arg(format!("--table-size={}", data.rows))
         .arg(format!("--threads={threads}"));
@@ -478,9 +488,8 @@ fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) ->
     let log = lab_dir
         .join("logs")
         .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));
-    let mut cmd = Command::new(exe);
+    let mut cmd = child(exe, url);
     cmd.args(["sysbench", w.test.name(), "prewarm"])
-        .arg(format!("--target={url}"))
         .arg(format!("--tables={}", group.data.tables))
         .arg(format!("--table-size={}", group.data.rows))
         .arg(format!("--threads={}", group.data.tables.min(4)));
@@ -566,21 +575,25 @@ enum PointOutcome {
     Failed(anyhow::Error),
 }
 
-fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
+/// A child `dbperf` that connects to `url`, which it gets through `DBPERF_TARGET`: the
+/// environment is readable by the same user only, where arguments show in everybody's `ps`.
+fn child(exe: &Path, url: &str) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.env("DBPERF_TARGET", url);
+    cmd
+}
+
+/// The `dbperf sysbench ... run` of one point, writing its summary to `summary_path`.
+fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
     let e = &r.plan.experiment;
     let w = &e.workloads[r.point.workload];
-    let stem = safe(&r.point.id.replace('/', "~"));
-    let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
-    let summary_path = r.lab_dir.join("logs").join(format!("{stem}.summary.json"));
-    let _ = std::fs::remove_file(&summary_path);
-    let mut cmd = Command::new(r.exe);
+    let mut cmd = child(r.exe, r.url);
     cmd.args(["sysbench", w.test.name(), "run"])
-        .arg(format!("--target={}", r.url))
         .arg(format!("--tables={}", r.group.data.tables))
         .arg(format!("--table-size={}", r.group.data.rows))
         .arg(format!("--threads={}", r.point.users))
-        .arg(format!("--time={}", w.duration.as_secs_f64()))
-        .arg(format!("--warmup-time={}", w.warmup.as_secs_f64()))
+        .arg(format!("--time={}", w.duration.as_secs()))
+        .arg(format!("--warmup-time={}", w.warmup.as_secs()))
         .arg(format!("--report-interval={}", e.report_interval.as_secs_f64()))
         .arg(format!("--results-dir={}", r.results_dir.display()))
         .arg(format!("--summary-json={}", summary_path.display()))
@@ -588,6 +601,15 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
     for (k, v) in &w.options {
         cmd.arg(format!("--{k}={v}"));
     }
+    Ok(cmd)
+}
+
+fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
+    let stem = safe(&r.point.id.replace('/', "~"));
+    let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
+    let summary_path = r.lab_dir.join("logs").join(format!("{stem}.summary.json"));
+    let _ = std::fs::remove_file(&summary_path);
+    let mut cmd = point_command(r, &summary_path)?;
     if let Some(cpus) = r.client_cpus {
         let cpus = cpus.cpus.clone();
         // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
@@ -639,6 +661,43 @@ mod tests {
         let n = sandbox_name("a very/long experiment name that goes on", 0);
         assert_eq!(n, "lab-a-very-long-experiment-n-1");
         assert!(n.len() <= 64);
+    }
+
+    #[test]
+    fn children_get_the_target_through_the_environment_not_argv() {
+        let text = "duration = 30\n[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\ntest = \"oltp_read_only\"\nusers = [4]\noptions = { range_size = 5 }\n";
+        let plan = Plan::new(crate::lab::Experiment::parse(text, Path::new("x.toml")).unwrap());
+        let (group, point) = (&plan.groups[0], &plan.groups[0].points[0]);
+        let url = "mysql://sb:S3cret-pw@127.0.0.1:3306/sbtest";
+        let r = RunPoint {
+            exe: Path::new("/usr/bin/dbperf"),
+            url,
+            plan: &plan,
+            group,
+            point,
+            lab: &LabPoint::default(),
+            client_cpus: None,
+            results_dir: Path::new("/r"),
+            lab_dir: Path::new("/l"),
+        };
+        let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert!(args.iter().all(|a| !a.contains("S3cret")), "password in argv: {args:?}");
+        assert!(args.iter().all(|a| !a.starts_with("--target")), "{args:?}");
+        for want in ["--threads=4", "--time=30", "--warmup-time=0", "--range_size=5"] {
+            assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
+        }
+        let env = |cmd: &Command, key: &str| {
+            cmd.get_envs()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v)
+                .map(|v| v.to_string_lossy().into_owned())
+        };
+        assert_eq!(env(&cmd, "DBPERF_TARGET").as_deref(), Some(url));
+        // Prepare and prewarm children are made by the same function.
+        let prep = child(Path::new("/usr/bin/dbperf"), url);
+        assert_eq!(prep.get_args().count(), 0);
+        assert_eq!(env(&prep, "DBPERF_TARGET").as_deref(), Some(url));
     }
 
     #[test]
