@@ -2,8 +2,10 @@
 //! consistency (counts equal visible links, dense node ids, the reference's out-degrees and
 //! payload sizes), a request run whose per-op counts must fit the configured mix (per-op
 //! binomial bounds and a chi-square test) and whose statements in the general log have the
-//! reference's shapes and transactions, and java-compatible determinism: equal seeds give
-//! equal table fingerprints and statement streams, different seeds differ.
+//! reference's shapes and transactions, java-compatible determinism (equal seeds give
+//! equal table fingerprints and statement streams, different seeds differ), and a
+//! java-compatible load whose tables equal the Java reference's (md5 fingerprints taken
+//! from the reference, `support/linkbench_checks.rs`).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -414,6 +416,15 @@ fn seeded_loads_and_requests_are_deterministic() {
     assert_eq!(s1, s2);
     let s3 = java_request_stream(&sb, "12345", "778", &results);
     assert_ne!(s1, s3);
+
+    // Not only reproducible: the tables equal the Java reference's, keys, counts and
+    // payloads (fingerprints taken from the reference's own load on MariaDB).
+    run_ok(&mut linkbench(&sb, &checks::JAVA_REFERENCE_LOAD));
+    let run = |q: &str| sql(&sb, q);
+    checks::assert_java_reference_load(&checks::Db {
+        sql: &run,
+        hex: |c| format!("HEX({c})"),
+    });
 
     // Bad input is named.
     let out = linkbench(

@@ -4,10 +4,10 @@
 //! the configured mix (per-op binomial bounds and a chi-square test), whose statements (from
 //! `pg_stat_statements`) are the PostgreSQL dialect's, and after which counttable still
 //! equals the visible links and new nodes got ids past the loaded ones; finally a
-//! java-compatible load whose tables equal the Java reference's (md5 fingerprints).
+//! java-compatible load whose tables equal the Java reference's (md5 fingerprints,
+//! `support/linkbench_checks.rs`).
 
 use dbperf::workloads::linkbench::config::Op;
-use md5::{Digest, Md5};
 
 #[path = "support/linkbench_checks.rs"]
 mod checks;
@@ -211,26 +211,11 @@ fn load_is_consistent_and_requests_follow_the_mix() {
     );
 
     // A java-compatible load (one loader, the reference's seeding) reloads the tables
-    // byte for byte as the Java reference loads them on MySQL: the md5s of
-    // `mariadb -N -B | md5sum` there (research notes, C3) equal these over psql's output.
-    run_ok(&mut linkbench(
-        &pg,
-        &["load", "--maxid1", "100001", "--java-compatible-rng", "--seed", "12345"],
-    ));
-    let fingerprint = |q: &str| format!("{:x}", Md5::digest(format!("{}\n", pg.psql(q)).as_bytes()));
-    assert_eq!(
-        fingerprint(
-            "SELECT id1, link_type, id2, visibility, upper(encode(data, 'hex')), version FROM linktable \
-             ORDER BY link_type, id1, id2"
-        ),
-        "a1e8e78059f6a3b54d11b5ffa507a0be"
-    );
-    assert_eq!(
-        fingerprint("SELECT id, link_type, count, version FROM counttable ORDER BY id, link_type"),
-        "c20160900882902b8d354b8d51fd7cfd"
-    );
-    assert_eq!(
-        fingerprint("SELECT id, type, version, upper(encode(data, 'hex')) FROM nodetable ORDER BY id"),
-        "57be691e5522394ef2cafb0eacfd329c"
-    );
+    // byte for byte as the Java reference loads them on MySQL.
+    run_ok(&mut linkbench(&pg, &checks::JAVA_REFERENCE_LOAD));
+    let run = |q: &str| pg.psql(q);
+    checks::assert_java_reference_load(&checks::Db {
+        sql: &run,
+        hex: |c| format!("encode({c}, 'hex')"),
+    });
 }

@@ -1,11 +1,15 @@
 //! TPC-H against a real sandboxed MariaDB: load SF 0.01 with `dbperf tpch prepare`, check
 //! the row counts, the 22 validation answers against the golden answers in
 //! `tests/data/tpch/sf0.01` (made by the pipeline validated against the official SF 1
-//! answers), a power test, and a timeout that cancels the query on the server.
+//! answers) and against answers SQLite computes on the same data (an independent engine:
+//! `support/tpch_sqlite.rs`), a power test, and a timeout that cancels the query on the
+//! server.
 
 mod common;
 #[path = "support/tpch_checks.rs"]
 mod tpch_checks;
+#[path = "support/tpch_sqlite.rs"]
+mod tpch_sqlite;
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +17,7 @@ use common::{dbperf, kill_after, kill_moments, only_run_dir, read_json, run_ok, 
 use dbperf::driver::mysql::IgnoreErrors;
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Session, Target};
+use dbperf::workloads::tpch::power::stream_params;
 use dbperf::workloads::tpch::queries::Rendered;
 use dbperf::workloads::tpch::runner::{QueryRunner, Status};
 use dbperf::workloads::tpch::Dialect;
@@ -113,6 +118,9 @@ fn load_validate_power_and_timeouts() {
 
     // All 22 validation answers match the golden ones.
     tpch_checks::validate_golden(&url);
+
+    // ... and those SQLite computes on the same data with the same parameters.
+    tpch_sqlite::validate_against_sqlite(&url);
 
     // A power test: RF1, 22 queries, RF2, Power@Size, plans stored, the summary says seed,
     // SF and server version.
@@ -330,4 +338,23 @@ fn load_validate_power_and_timeouts() {
         ),
         0
     );
+}
+
+/// The reference is independent and the comparison can fail: SQLite's answers on the
+/// generated SF 0.01 data equal the golden answers (dbperf's, from MariaDB) under the
+/// spec's rules, and one value altered in any query's SQLite answer is a mismatch.
+#[test]
+fn sqlite_answers_match_the_golden_ones_and_one_altered_value_fails() {
+    let params = stream_params(0.01, 0, 0, true);
+    let sqlite = tpch_sqlite::answers(&tpch_sqlite::load(0.01), &params);
+    let golden = tpch_checks::golden();
+    assert_eq!(tpch_sqlite::mismatches(&sqlite, &golden), Vec::<String>::new());
+    for q in 1..=22u8 {
+        let mut wrong = sqlite.clone();
+        let i = usize::from(q) - 1;
+        wrong[i] = tpch_sqlite::altered(q, &sqlite[i]);
+        let found = tpch_sqlite::mismatches(&wrong, &golden);
+        assert_eq!(found.len(), 1, "Q{q} altered: {found:?}");
+        assert!(found[0].starts_with(&format!("Q{q}: ")), "{found:?}");
+    }
 }

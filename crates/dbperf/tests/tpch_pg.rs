@@ -1,6 +1,7 @@
 //! TPC-H against a real PostgreSQL 15: `dbperf tpch prepare` loads SF 0.01 with COPY and
 //! builds the keys and indexes after it, the 22 validation answers match the golden ones
-//! (made on MariaDB by the pipeline validated against the official SF 1 answers), a power
+//! (made on MariaDB by the pipeline validated against the official SF 1 answers) and those
+//! SQLite computes on the same data (`support/tpch_sqlite.rs`), a power
 //! test with its refresh pair leaves the data as it was, and a tiny timeout cancels every
 //! query on the server (`pg_cancel_backend`) while the next one still runs.
 
@@ -9,6 +10,8 @@ mod common;
 mod pg;
 #[path = "support/tpch_checks.rs"]
 mod tpch_checks;
+#[path = "support/tpch_sqlite.rs"]
+mod tpch_sqlite;
 
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
@@ -45,6 +48,7 @@ fn load_validate_power_and_timeouts_on_postgres() {
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("--dialect"));
 
     tpch_checks::validate_golden(&url);
+    tpch_sqlite::validate_against_sqlite(&url);
 
     let results = tempfile::tempdir().unwrap();
     let out = run_ok(

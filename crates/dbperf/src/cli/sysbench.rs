@@ -88,6 +88,11 @@ impl Plan {
             Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
         }
         .map_err(|e| anyhow!(e))?;
+        if let Some(v) = &a.pgsql_variant {
+            eprintln!(
+                "note: --pgsql-variant={v} changes nothing, as in sysbench 1.0.20 (its oltp_common.lua never reads the option)"
+            );
+        }
         let opts = OltpOptions {
             tables: a.tables,
             table_size: a.table_size,

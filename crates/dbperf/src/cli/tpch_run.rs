@@ -1,7 +1,7 @@
 //! `dbperf tpch validate`, `power` and `compare`: running queries against loaded data,
 //! checking answers, writing the power test's run directory, and the comparison table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -134,6 +134,16 @@ pub(crate) async fn data_scale_factor(target: &Target, given: Option<f64>) -> Re
 
 /// Runs `dbperf tpch validate`.
 pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
+    if let (Some(read), Some(write)) = (&a.answers, &a.write_answers) {
+        if let Some(shared) = same_answer_file(read, write) {
+            bail!(
+                "--answers {} and --write-answers {} are the same answer files ({}): the answers would be compared with themselves and always PASS. Write into another directory (e.g. --write-answers /tmp/tpch-answers-new) and compare that with --answers",
+                read.display(),
+                write.display(),
+                shared.display()
+            );
+        }
+    }
     let target = a.conn.target()?;
     let dialect = a.conn.dialect()?;
     let limit = timeout(a.timeout)?;
@@ -203,6 +213,30 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
         println!("all 22 queries match (SF {sf})");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `--answers READ` and `--write-answers WRITE` reach the same files: the same
+/// directory (also through symbolic links or another mount of it), or any `q<N>.out` of
+/// one that is a link to the other's. `None` when every file written is a separate file.
+fn same_answer_file(read: &Path, write: &Path) -> Option<PathBuf> {
+    let same = |a: &Path, b: &Path| -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) if x == y => return true,
+            _ => {}
+        }
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    };
+    if same(read, write) {
+        return std::fs::canonicalize(write).ok();
+    }
+    (1..=22)
+        .map(|q| (read.join(format!("q{q}.out")), write.join(format!("q{q}.out"))))
+        .find(|(r, w)| same(r, w))
+        .map(|(_, w)| w)
 }
 
 /// DBT-3's default seed: the time as MMDDhhmmss.
@@ -341,4 +375,57 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode> {
         .collect();
     print!("{}", table(&columns, a.threshold));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_never_compared_with_themselves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let golden = tmp.path().join("golden");
+        std::fs::create_dir(&golden).unwrap();
+        std::fs::write(golden.join("q1.out"), "cnt\n1\n").unwrap();
+        // The same directory, spelled differently or through a link.
+        assert!(same_answer_file(&golden, &golden).is_some());
+        assert!(same_answer_file(&golden, &tmp.path().join("golden/../golden/.")).is_some());
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&golden, &link).unwrap();
+        assert!(same_answer_file(&golden, &link).is_some());
+        // Another directory whose q1.out is the golden one, by symbolic or hard link.
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(same_answer_file(&golden, &other), None);
+        std::os::unix::fs::symlink(golden.join("q1.out"), other.join("q1.out")).unwrap();
+        assert_eq!(same_answer_file(&golden, &other), Some(other.join("q1.out")));
+        let hard = tmp.path().join("hard");
+        std::fs::create_dir(&hard).unwrap();
+        std::fs::hard_link(golden.join("q1.out"), hard.join("q1.out")).unwrap();
+        assert_eq!(same_answer_file(&golden, &hard), Some(hard.join("q1.out")));
+        // A directory yet to be written is never the same.
+        assert_eq!(same_answer_file(&golden, &tmp.path().join("new")), None);
+
+        // The command refuses before it connects anywhere.
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            v: ValidateArgs,
+        }
+        let argv: Vec<std::ffi::OsString> = vec![
+            "validate".into(),
+            "--answers".into(),
+            golden.clone().into(),
+            "--write-answers".into(),
+            link.into(),
+            "--target".into(),
+            "mysql://sb:sb@127.0.0.1:1/none".into(),
+        ];
+        let args = <Cli as clap::Parser>::try_parse_from(argv).unwrap().v;
+        let err = validate(args).unwrap_err().to_string();
+        assert!(
+            err.contains("--answers") && err.contains("--write-answers") && err.contains("compared with themselves"),
+            "{err}"
+        );
+    }
 }

@@ -1,7 +1,9 @@
 //! The LinkBench graph checks both server families share: a loaded graph has the reference's
 //! shape (dense node ids, the distribution's out-degrees split per type with the reference's
 //! leftover bug, id2 = id1 + j, payload sizes and byte ranges) and counttable equals the
-//! visible links. Each test file passes its own SQL runner and hex spelling.
+//! visible links; and a java-compatible load equals the Java reference's tables (md5
+//! fingerprints taken from the reference itself, research notes C3). Each test file passes
+//! its own SQL runner and hex spelling.
 
 #![allow(dead_code)]
 
@@ -9,6 +11,7 @@ use std::path::Path;
 
 use dbperf::workloads::linkbench::config::{mix_props, Op, Workload};
 use dbperf::workloads::linkbench::Model;
+use md5::{Digest, Md5};
 
 use super::common::read_json;
 
@@ -143,4 +146,50 @@ pub fn assert_counts_match_links(db: &Db<'_>) {
          LEFT JOIN counttable c ON l.id1 = c.id AND l.link_type = c.link_type WHERE c.id IS NULL",
     );
     assert_eq!(missing, 0, "visible links without a counttable row");
+}
+
+/// The load the Java reference's fingerprints were taken after (`LinkBenchDriver -l` with
+/// `maxid1=100001 loaders=1 load_random_seed=12345`).
+pub const JAVA_REFERENCE_LOAD: [&str; 6] = ["load", "--maxid1", "100001", "--java-compatible-rng", "--seed", "12345"];
+
+/// The tables equal the Java reference's after [`JAVA_REFERENCE_LOAD`]: the md5s of
+/// `mariadb -N -B -e QUERY | md5sum` against the reference's tables (research notes, C3)
+/// equal the md5s of the same queries' output here. Link keys and counts depend only on
+/// the distribution file and the shufflers; payloads and node data also on the seed.
+pub fn assert_java_reference_load(db: &Db<'_>) {
+    let fingerprint = |q: &str| format!("{:x}", Md5::digest(format!("{}\n", (db.sql)(q)).as_bytes()));
+    let hex = |c: &str| format!("UPPER({})", (db.hex)(c));
+    let checks = [
+        (
+            "link keys",
+            // Ordered by id1 first, as the notes' fingerprint was taken.
+            "SELECT id1, link_type, id2 FROM linktable ORDER BY id1, link_type, id2".to_string(),
+            "adf9e991d27371e28e1a835a9cc00220",
+        ),
+        (
+            "counttable",
+            "SELECT id, link_type, count, version FROM counttable ORDER BY id, link_type".to_string(),
+            "c20160900882902b8d354b8d51fd7cfd",
+        ),
+        (
+            "links",
+            format!(
+                "SELECT id1, link_type, id2, visibility, {}, version FROM linktable ORDER BY link_type, id1, id2",
+                hex("data")
+            ),
+            "a1e8e78059f6a3b54d11b5ffa507a0be",
+        ),
+        (
+            "nodetable",
+            format!("SELECT id, type, version, {} FROM nodetable ORDER BY id", hex("data")),
+            "57be691e5522394ef2cafb0eacfd329c",
+        ),
+    ];
+    for (what, q, reference) in checks {
+        assert_eq!(
+            fingerprint(&q),
+            reference,
+            "{what} differ from the Java reference's: {q}"
+        );
+    }
 }
