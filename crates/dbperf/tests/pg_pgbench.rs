@@ -195,24 +195,11 @@ fn tables_dbperf_did_not_create_are_left_alone_on_postgres() {
         c.args(["pgbench", command, "--target", &url]);
         c
     };
-    for mut refused in [pgbench("init"), sysbench("prepare", &[])] {
-        let out = refused.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{refused:?} succeeded");
-        assert!(err.contains("dbperf did not create"), "{err}");
-        assert!(!err.contains("cleanup"), "a refusal advises cleanup: {err}");
-        all_there();
-    }
-    for mut cleanup in [pgbench("cleanup"), sysbench("cleanup", &[])] {
-        let out = cleanup.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{cleanup:?} succeeded");
-        assert!(
-            err.contains("not created by dbperf") && err.contains("--force"),
-            "{err}"
-        );
-        all_there();
-    }
+    common::assert_refuses_foreign_tables(
+        vec![pgbench("init"), sysbench("prepare", &[])],
+        vec![pgbench("cleanup"), sysbench("cleanup", &[])],
+        all_there,
+    );
     run_ok(pgbench("cleanup").arg("--force"));
     run_ok(&mut sysbench("cleanup", &["--force"]));
     assert_eq!(

@@ -796,24 +796,11 @@ fn tables_dbperf_did_not_create_are_left_alone() {
         .args(extra);
         c
     };
-    for mut cleanup in [tpcc(&sb, &["cleanup"]), sysbench("cleanup", &[])] {
-        let out = cleanup.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{cleanup:?} succeeded");
-        assert!(
-            err.contains("not created by dbperf") && err.contains("--force"),
-            "{err}"
-        );
-        all_there();
-    }
-    for mut prepare in [tpcc(&sb, &["prepare", "--warehouses", "1"]), sysbench("prepare", &[])] {
-        let out = prepare.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{prepare:?} succeeded");
-        assert!(err.contains("dbperf did not create"), "{err}");
-        assert!(!err.contains("cleanup"), "a prepare refusal advises cleanup: {err}");
-        all_there();
-    }
+    common::assert_refuses_foreign_tables(
+        vec![tpcc(&sb, &["prepare", "--warehouses", "1"]), sysbench("prepare", &[])],
+        vec![tpcc(&sb, &["cleanup"]), sysbench("cleanup", &[])],
+        all_there,
+    );
     run_ok(&mut tpcc(&sb, &["cleanup", "--force"]));
     run_ok(&mut sysbench("cleanup", &["--force"]));
     assert_eq!(root_sql(&sb, "SHOW TABLES"), "");

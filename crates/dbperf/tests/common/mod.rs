@@ -165,3 +165,27 @@ pub fn kill_after(cmd: &mut Command, after: std::time::Duration) -> bool {
     let _ = child.wait();
     killed
 }
+
+/// Runs each command and asserts that it fails refusing tables dbperf did not create:
+/// prepares say so without advising `cleanup` (which would drop the user's tables); cleanups
+/// name `--force`. `untouched` checks afterwards that the user's tables are still there.
+pub fn assert_refuses_foreign_tables(prepares: Vec<Command>, cleanups: Vec<Command>, untouched: impl Fn()) {
+    for mut prepare in prepares {
+        let out = prepare.output().expect("dbperf runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{prepare:?} succeeded");
+        assert!(err.contains("dbperf did not create"), "{err}");
+        assert!(!err.contains("cleanup"), "a prepare refusal advises cleanup: {err}");
+        untouched();
+    }
+    for mut cleanup in cleanups {
+        let out = cleanup.output().expect("dbperf runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cleanup:?} succeeded");
+        assert!(
+            err.contains("not created by dbperf") && err.contains("--force"),
+            "{err}"
+        );
+        untouched();
+    }
+}
