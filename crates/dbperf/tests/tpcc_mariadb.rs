@@ -302,7 +302,8 @@ fn prepare_check_runs_mix_and_ratios() {
     assert!(tpcc_checks::condition_line(&text, 11).contains("PASS"), "{text}");
 
     // Max mode, with the statements of every transaction in the general log.
-    let log = tmp.path().join("general.log");
+    // Where the server (not root when dbperf is) may write.
+    let log = sb.dir().join("general.log");
     root_sql(
         &sb,
         &format!(
@@ -517,6 +518,75 @@ fn consistent_after_the_server_is_killed_mid_run() {
     let summary = read_json(&only_run_dir(tmp.path()).join("summary.json"));
     assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
     assert_check_passes(&sb, "1");
+}
+
+/// One connection on two warehouses: with the default fixed home it orders in warehouse 1
+/// only; with `--warehouse-choice per-transaction` (the peers' way) in both, and the data
+/// stays consistent. Spec mode refuses the per-transaction choice.
+#[test]
+fn warehouse_choice_per_transaction_spreads_one_connection() {
+    let _turn = serial();
+    let sb = tpcc_sandbox();
+    run_ok(&mut tpcc(&sb, &["prepare", "--warehouses", "2", "--threads", "2"]));
+    let next = |w: u32| {
+        num(
+            &sb,
+            &format!("SELECT SUM(d_next_o_id) FROM district WHERE d_w_id = {w}"),
+        )
+    };
+    let run = |choice: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = run_ok(
+            tpcc(
+                &sb,
+                &[
+                    "run",
+                    "--warehouses",
+                    "2",
+                    "--threads",
+                    "1",
+                    "--time",
+                    "2",
+                    "--no-telemetry",
+                ],
+            )
+            .args(["--warehouse-choice", choice])
+            .arg("--results-dir")
+            .arg(tmp.path()),
+        );
+        let manifest = read_json(&only_run_dir(tmp.path()).join("manifest.json"));
+        assert_eq!(
+            manifest["workload"]["options"]["warehouse_choice"],
+            choice,
+            "{}",
+            stdout(&out)
+        );
+    };
+    let before = (next(1), next(2));
+    run("fixed");
+    let fixed = (next(1), next(2));
+    assert!(fixed.0 > before.0, "no New-Order in the home warehouse");
+    assert_eq!(fixed.1, before.1, "a fixed-home connection ordered in warehouse 2");
+    run("per-transaction");
+    let spread = (next(1), next(2));
+    assert!(spread.0 > fixed.0 && spread.1 > fixed.1, "{fixed:?} -> {spread:?}");
+    assert_check_passes(&sb, "2");
+    let out = tpcc(
+        &sb,
+        &[
+            "run",
+            "--warehouses",
+            "2",
+            "--mode",
+            "spec",
+            "--warehouse-choice",
+            "per-transaction",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mode max"));
 }
 
 /// A database in tpcc-mysql's schema that dbperf did not load (its bookkeeping tables

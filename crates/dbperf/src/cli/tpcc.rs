@@ -27,7 +27,7 @@ use crate::workloads::tpcc::check;
 use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
 use crate::workloads::tpcc::schema::{Schema, SchemaKind, META_TABLE};
-use crate::workloads::tpcc::{Mode, TpccWorkload};
+use crate::workloads::tpcc::{Mode, TpccWorkload, WarehouseChoice};
 use crate::workloads::LoadMethod;
 
 /// `tpcc prepare --load-method`.
@@ -83,6 +83,11 @@ pub struct TpccArgs {
     /// max: no waits, --threads connections with a home warehouse each; spec: 10 terminals per warehouse with keying and think times.
     #[arg(long, default_value = "max")]
     pub mode: String,
+    /// max mode: fixed (each connection keeps a home warehouse and district) or
+    /// per-transaction (a uniform warehouse and district for every transaction, as
+    /// tpcc-mysql and sysbench-tpcc draw them).
+    #[arg(long, default_value = "fixed")]
+    pub warehouse_choice: String,
     /// Multiplies keying and think times in spec mode (1 = the spec's; tpmC is reported only at 1).
     #[arg(long, default_value_t = 1.0)]
     pub wait_scale: f64,
@@ -160,6 +165,7 @@ struct Plan {
     warehouses: Option<u32>,
     connections: u32,
     mode: Mode,
+    warehouse_choice: WarehouseChoice,
     seed: u64,
     ignore: IgnoreErrors,
     run: RunConfig,
@@ -192,6 +198,13 @@ impl Plan {
             scheme: target.scheme,
         };
         let mode: Mode = a.mode.parse().map_err(|e: String| anyhow!(e))?;
+        let warehouse_choice: WarehouseChoice = a.warehouse_choice.parse().map_err(|e: String| anyhow!(e))?;
+        if warehouse_choice == WarehouseChoice::PerTransaction && mode == Mode::Spec {
+            bail!(
+                "--warehouse-choice per-transaction is for --mode max; spec mode's terminals each keep \
+                 their warehouse and district (clause 2.4.1.1)"
+            );
+        }
         if matches!(command, Command::Prepare | Command::Run) && a.warehouses.is_none() {
             bail!("--warehouses is needed for {}: e.g. --warehouses 10", a.command);
         }
@@ -262,6 +275,7 @@ impl Plan {
             warehouses: a.warehouses,
             connections,
             mode,
+            warehouse_choice,
             seed,
             ignore,
             run,
@@ -430,6 +444,7 @@ fn run_benchmark<S: Session + 'static>(
         schema: plan.schema,
         warehouses: w,
         mode: plan.mode,
+        warehouse_choice: plan.warehouse_choice,
         wait_scale: plan.args.wait_scale,
         constants,
         seed: plan.seed,
@@ -439,6 +454,7 @@ fn run_benchmark<S: Session + 'static>(
     let mut options = serde_json::Map::new();
     options.insert("warehouses".into(), w.into());
     options.insert("mode".into(), serde_json::to_value(plan.mode)?);
+    options.insert("warehouse_choice".into(), serde_json::to_value(plan.warehouse_choice)?);
     options.insert("schema".into(), plan.schema.kind.to_string().into());
     options.insert("connections".into(), plan.connections.into());
     options.insert("client_threads".into(), plan.run.client_threads.into());

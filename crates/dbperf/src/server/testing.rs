@@ -136,6 +136,12 @@ impl TempSandbox {
         self.home.admin_defaults_file(NAME)
     }
 
+    /// The sandbox directory (`servers/test` in its home), which the server's own account
+    /// owns: the place for files the server writes, such as a `general_log_file`.
+    pub fn dir(&self) -> PathBuf {
+        self.home.root().join("servers").join(NAME)
+    }
+
     pub fn pid(&self) -> i32 {
         self.pid
     }

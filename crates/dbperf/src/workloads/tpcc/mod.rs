@@ -54,6 +54,30 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// How a terminal picks the warehouse (and district) of its transactions in `max` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarehouseChoice {
+    /// Each connection keeps one home warehouse and district (round-robin; clause 2.4.1.1).
+    Fixed,
+    /// A uniformly drawn warehouse and district for every transaction, as tpcc-mysql and
+    /// sysbench-tpcc draw them: connections then contend for the same warehouses' hot rows.
+    PerTransaction,
+}
+
+impl std::str::FromStr for WarehouseChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<WarehouseChoice, String> {
+        match s {
+            "fixed" => Ok(WarehouseChoice::Fixed),
+            "per-transaction" => Ok(WarehouseChoice::PerTransaction),
+            other => Err(format!(
+                "--warehouse-choice must be fixed or per-transaction, got {other:?}"
+            )),
+        }
+    }
+}
+
 /// A TPC-C run's shared definition, on sessions of type `S`.
 pub struct TpccWorkload<S> {
     /// Where.
@@ -66,6 +90,8 @@ pub struct TpccWorkload<S> {
     pub warehouses: u32,
     /// Terminal behaviour.
     pub mode: Mode,
+    /// Home warehouse per connection or per transaction (`max` mode only).
+    pub warehouse_choice: WarehouseChoice,
     /// Multiplies keying and think times (1 = the spec's).
     pub wait_scale: f64,
     /// NURand constants of the run.
@@ -119,7 +145,8 @@ impl<S: Session + 'static> Workload for TpccWorkload<S> {
             self.wait_scale,
             rng,
         )
-        .await?;
+        .await?
+        .with_warehouse_choice(self.warehouse_choice);
         Ok(w)
     }
 }

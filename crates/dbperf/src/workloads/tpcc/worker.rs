@@ -229,6 +229,7 @@ pub struct TpccWorker<S> {
     deck: Deck,
     next: Option<TxnType>,
     last: Option<TxnType>,
+    warehouse_choice: super::WarehouseChoice,
 }
 
 impl<S: Session> TpccWorker<S> {
@@ -260,7 +261,14 @@ impl<S: Session> TpccWorker<S> {
             deck: Deck::default(),
             next: None,
             last: None,
+            warehouse_choice: super::WarehouseChoice::Fixed,
         })
+    }
+
+    /// Draws the warehouse and district per transaction instead of keeping the home ones.
+    pub fn with_warehouse_choice(mut self, choice: super::WarehouseChoice) -> TpccWorker<S> {
+        self.warehouse_choice = choice;
+        self
     }
 
     async fn run(&mut self, t: TxnType, log: &mut StatementLog) -> Result<bool, DbError> {
@@ -298,6 +306,11 @@ impl<S: Session> Worker for TpccWorker<S> {
             None => {
                 let t = self.deck.deal(&mut self.rng);
                 self.next = Some(t);
+                if self.warehouse_choice == super::WarehouseChoice::PerTransaction {
+                    // A retried transaction keeps its warehouse; a new one draws again.
+                    self.t.w = uniform(&mut self.rng, 1, self.t.warehouses);
+                    self.t.d = uniform(&mut self.rng, 1, 10);
+                }
                 t
             }
         };
