@@ -297,3 +297,29 @@ fn managed_options_are_refused_in_every_spelling() {
         assert!(err.contains("managed by dbperf"), "{item}: {err}");
     }
 }
+
+/// The sandbox directory belongs to the server's account: a symbolic link it plants where
+/// dbperf writes (`my.cnf`, rewritten by every start; the error log the server's output is
+/// appended to) is not followed, so the server cannot steer a write of dbperf's onto another
+/// file.
+#[test]
+fn planted_symlinks_are_not_followed() {
+    let db = TempSandbox::start().expect("a sandboxed MariaDB starts");
+    let dir = db.into_stopped_dir().unwrap();
+    let sandbox = dir.join("servers/test");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "untouched\n").unwrap();
+    let home = SandboxHome::at(&dir).with_dist_root(SandboxHome::from_env().unwrap().dist_root());
+    let req = StartRequest::new(lookup("mariadb-10.11").unwrap(), "test");
+    for planted in ["my.cnf", "error.log"] {
+        let link = sandbox.join(planted);
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = home.start(&req).unwrap_err();
+        assert!(err.to_string().contains(planted), "{planted}: {err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n", "{planted}");
+        std::fs::remove_file(&link).unwrap();
+        std::fs::write(&link, "").unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

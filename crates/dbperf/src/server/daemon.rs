@@ -65,7 +65,8 @@ impl Binaries {
 /// `tmpdir` must be private: a bootstrapping server deletes every `#sql*` file in its tmpdir,
 /// so parallel installs sharing /tmp break each other ("Unknown table 'mysql.tmp_user_sys'").
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, log: &Path) -> Result<(), ServerError> {
-    let log_file = std::fs::File::create(log).map_err(|e| ServerError::io("cannot create install log", log, e))?;
+    let log_file = process::open_nofollow(log, process::Write::Truncate)
+        .map_err(|e| ServerError::io("cannot create install log", log, e))?;
     let log_err = log_file
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;

@@ -519,10 +519,7 @@ impl SandboxHome {
             );
         }
         for log in [&p.error_log, &p.install_log] {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(log)
+            process::open_nofollow(log, process::Write::Append)
                 .map_err(|e| ServerError::io("cannot create", log, e))?;
         }
         for path in [&p.dir, &p.tmp, &p.files, &p.error_log, &p.install_log] {
@@ -622,8 +619,12 @@ fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, Ser
     Ok(port)
 }
 
+/// Writes a file of dbperf's in the sandbox directory, never through a symbolic link there.
 fn write(path: &Path, contents: &str) -> Result<(), ServerError> {
-    std::fs::write(path, contents).map_err(|e| ServerError::io("cannot write", path, e))
+    use std::io::Write as _;
+    process::open_nofollow(path, process::Write::Truncate)
+        .and_then(|mut f| f.write_all(contents.as_bytes()))
+        .map_err(|e| ServerError::io("cannot write", path, e))
 }
 
 fn remove_if_exists(path: &Path) -> Result<(), ServerError> {

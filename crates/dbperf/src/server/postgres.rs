@@ -85,7 +85,8 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, log: &Path) -> Re
         .install_db
         .as_ref()
         .expect("PostgreSQL binaries always name initdb");
-    let log_file = std::fs::File::create(log).map_err(|e| ServerError::io("cannot create install log", log, e))?;
+    let log_file = process::open_nofollow(log, process::Write::Truncate)
+        .map_err(|e| ServerError::io("cannot create install log", log, e))?;
     let log_err = log_file
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen install log", log, e))?;

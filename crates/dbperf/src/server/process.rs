@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,6 +16,31 @@ use super::ServerError;
 
 const POLL: Duration = Duration::from_millis(50);
 
+/// How [`open_nofollow`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// Appends, keeping what is there.
+    Append,
+    /// Starts the file over.
+    Truncate,
+    /// Neither (a lock file).
+    Keep,
+}
+
+/// Opens (creating) a file in a sandbox directory for writing without following a symbolic
+/// link in its place: the directory belongs to the server's account, which must not be able
+/// to steer a write of dbperf's (as root) onto another file.
+pub(crate) fn open_nofollow(path: &Path, how: Write) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).custom_flags(libc::O_NOFOLLOW);
+    match how {
+        Write::Append => options.append(true),
+        Write::Truncate => options.write(true).truncate(true),
+        Write::Keep => options.write(true).truncate(false),
+    };
+    options.open(path)
+}
+
 /// Spawns a server `cmd` in a session of its own (so dbperf's Ctrl-C does not reach it),
 /// stdin closed, stdout and stderr appended to `log`, with `launch`'s preload library and
 /// CPU set applied before it runs so every server thread inherits them. `on_spawn` turns a
@@ -25,11 +51,7 @@ pub(crate) fn spawn_detached(
     launch: &Launch,
     on_spawn: impl FnOnce(std::io::Error) -> ServerError,
 ) -> Result<Child, ServerError> {
-    let out = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| ServerError::io("cannot open error log", log, e))?;
+    let out = open_nofollow(log, Write::Append).map_err(|e| ServerError::io("cannot open error log", log, e))?;
     let err = out
         .try_clone()
         .map_err(|e| ServerError::io("cannot reopen error log", log, e))?;
@@ -164,12 +186,7 @@ pub(crate) struct SandboxLock {
 
 impl SandboxLock {
     pub(crate) fn acquire(name: &str, path: PathBuf) -> Result<SandboxLock, ServerError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| ServerError::io("cannot open lock file", &path, e))?;
+        let file = open_nofollow(&path, Write::Keep).map_err(|e| ServerError::io("cannot open lock file", &path, e))?;
         // SAFETY: flock on a file descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
