@@ -20,7 +20,8 @@ cleanup() { [ "${DEMO_KEEP:-0}" = 1 ] || $DBPERF server stop "$NAME" >/dev/null;
 trap cleanup EXIT
 T=sandbox:$NAME
 
-$DBPERF sysbench oltp_read_write cleanup --tables=8 --target $T >/dev/null
+# The demo sandbox is the demo's own: --force also clears tables an older dbperf made there.
+$DBPERF sysbench oltp_read_write cleanup --tables=8 --force --target $T >/dev/null
 $DBPERF sysbench oltp_read_write prepare --tables=8 --table-size="$SIZE" --target $T
 $DBPERF sysbench oltp_read_write prewarm --tables=8 --table-size="$SIZE" --target $T >/dev/null
 
