@@ -11,6 +11,7 @@
 //! | [`workloads`] | benchmark definitions: schema, loaders, transaction mixes |
 //! | [`lab`] | experiments: many servers x variants x workloads x users, planned and run |
 //! | [`server`] | sandboxed database servers under `$DBPERF_HOME` |
+//! | [`run`] | the run layer under every workload: shared run flags → engine config, run directory + manifest + catalog row, Ctrl-C, exit codes |
 //! | [`results`] | the run directory: manifest, interval logs, `summary.json` |
 //! | [`report`] | what a person reads: live interval lines and the final summary |
 //! | [`telemetry`] | OS and server counters per interval; stall detection and attribution (`dbperf analyze`) |
@@ -22,6 +23,7 @@ pub mod driver;
 pub mod lab;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod server;
 pub mod telemetry;
 pub mod workloads;

@@ -4,7 +4,30 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::run::{RunArgs, RunFlags};
 use crate::workloads::sysbench::rand::RAND_TYPE_HELP;
+
+/// `dbperf sysbench`'s spellings of the shared run flags.
+#[derive(Debug, Clone)]
+pub struct SysbenchFlags;
+
+impl RunFlags for SysbenchFlags {
+    const HEADING: Option<&'static str> = Some("Load");
+    const REPORT_HEADING: Option<&'static str> = Some("Reporting");
+    const TIME_DEFAULT: &'static str = "10";
+    const TIME_HELP: &'static str = "Measured run time in seconds (0 = no limit; then --events is needed)";
+    const WARMUP_HELP: &'static str = "Seconds to run before measuring; its samples are not counted";
+    const RATE_HELP: &'static str = "Open loop: total transactions per second (0 = closed loop)";
+    const INTERVAL_DEFAULT: &'static str = "0";
+    const INTERVAL_HELP: &'static str =
+        "Seconds between live interval lines (0 = none; intervals are stored each second)";
+    const THREADS_HELP: &'static str =
+        "OS threads driving the connections with --client-io async (default: one per CPU, at most one per connection)";
+    const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per connection sleeping in the \
+        kernel until its reply arrives, as sysbench does: the least CPU per query), async (--client-threads event loops \
+        sharing the connections: needed by --rate, lighter for very many connections), or auto (blocking in closed loop \
+        up to 128 connections)";
+}
 
 /// dbperf: sysbench-compatible OLTP with honest latency, sandboxed servers, run records.
 #[derive(Debug, Parser)]
@@ -244,31 +267,15 @@ pub struct SysbenchArgs {
     /// Connections (sysbench's threads). prepare defaults to the number of CPUs.
     #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long, help_heading = "Load")]
     pub threads: Option<u32>,
-    /// Measured run time in seconds (0 = no limit; then --events is needed).
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 10, help_heading = "Load")]
-    pub time: u64,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<SysbenchFlags>,
     /// Total transactions to start (0 = no limit).
     #[arg(long, default_value_t = 0, help_heading = "Load")]
     pub events: u64,
-    /// Open loop: total transactions per second (0 = closed loop).
-    #[arg(long, default_value_t = 0.0, help_heading = "Load")]
-    pub rate: f64,
     /// Open-loop arrivals: poisson (sysbench's) or fixed.
     #[arg(long, default_value = "poisson", help_heading = "Load")]
     pub arrival: String,
-    /// Seconds to run before measuring; its samples are not counted.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0, help_heading = "Load")]
-    pub warmup_time: u64,
-    /// OS threads driving the connections with --client-io async (default: one per CPU, at
-    /// most one per connection).
-    #[arg(long, help_heading = "Load")]
-    pub client_threads: Option<usize>,
-    /// How the client waits for replies: blocking (a thread per connection sleeping in the
-    /// kernel until its reply arrives, as sysbench does: the least CPU per query), async
-    /// (--client-threads event loops sharing the connections: needed by --rate, lighter for
-    /// very many connections), or auto (blocking in closed loop up to 128 connections).
-    #[arg(long, default_value = "auto", help_heading = "Load")]
-    pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
     #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
     pub shutdown_grace: f64,
@@ -276,18 +283,12 @@ pub struct SysbenchArgs {
     #[arg(long, help_heading = "Load", hide = true)]
     pub forced_shutdown: Option<String>,
 
-    /// Seconds between live interval lines (0 = none; intervals are stored each second).
-    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 0.0, help_heading = "Reporting")]
-    pub report_interval: f64,
     /// Extra percentile shown in the final report (p50/p90/p95/p99/p99.9 always are).
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
     pub percentile: f64,
     /// Print the latency histogram in the final report.
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
     pub histogram: bool,
-    /// Run directory, summary, live metrics and telemetry.
-    #[command(flatten)]
-    pub out: super::measure::RunOutputArgs,
     /// sysbench's verbosity (accepted for compatibility).
     #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
     pub verbosity: u32,
@@ -475,7 +476,7 @@ mod tests {
             "--time=5m",
             "--report-interval=0.5",
         ]);
-        assert_eq!((a.time, a.report_interval), (300, 0.5));
+        assert_eq!((a.run.time, a.run.report_interval), (300, 0.5));
     }
 
     #[test]
@@ -537,6 +538,66 @@ mod tests {
             assert!(help.contains("visible to other local users"), "{name}: {help}");
         }
         assert!(commands >= 8, "only {commands} commands take --target");
+    }
+
+    #[test]
+    fn linkbench_and_pgbench_get_the_blocking_io_default_and_keep_their_spellings() {
+        use crate::run::RunShape;
+        let shape = |connections, arrival| RunShape {
+            connections,
+            events: None,
+            arrival,
+            rate_per_connection: false,
+            shutdown_grace: None,
+            seed: 1,
+        };
+        let cli = |args: &[&str]| {
+            let argv = normalize(std::iter::once("dbperf").chain(args.iter().copied()).map(String::from));
+            Cli::try_parse_from(argv).unwrap().command
+        };
+        let Command::Linkbench(lb) = cli(&["linkbench", "request"]) else {
+            panic!()
+        };
+        let run = lb.run.config(&shape(lb.requesters as usize, "poisson")).unwrap();
+        assert!(
+            run.blocking_io,
+            "linkbench request runs closed loop: a blocking thread per requester"
+        );
+        assert_eq!(run.client_threads, 10);
+        let Command::Linkbench(lb) = cli(&["linkbench", "request", "--rate", "5", "--requesters", "4"]) else {
+            panic!()
+        };
+        let per_requester = crate::run::RunShape {
+            rate_per_connection: true,
+            ..shape(4, "poisson")
+        };
+        let run = lb.run.config(&per_requester).unwrap();
+        assert!(!run.blocking_io);
+        assert_eq!(run.arrival.rate(), Some(20.0));
+
+        let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "-c", "8", "-T", "30", "-P", "2"]) else {
+            panic!()
+        };
+        let run = pg.run.config(&shape(pg.clients as usize, "poisson")).unwrap();
+        assert!(run.blocking_io, "pgbench closed loop: a blocking thread per client");
+        assert_eq!(
+            (run.client_threads, run.duration, run.interval.as_secs()),
+            (8, Some(std::time::Duration::from_secs(30)), 2)
+        );
+        let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "-c", "8", "-j", "2"]) else {
+            panic!()
+        };
+        let run = pg.run.config(&shape(8, "poisson")).unwrap();
+        assert_eq!(
+            (run.blocking_io, run.client_threads),
+            (false, 2),
+            "-j asks for event loops"
+        );
+        let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "--client-io", "blocking", "-j", "2"]) else {
+            panic!()
+        };
+        let e = pg.run.config(&shape(1, "poisson")).unwrap_err().to_string();
+        assert!(e.contains("--jobs"), "{e}");
     }
 
     #[test]

@@ -13,24 +13,46 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::{Arrival, IntervalReport, RunConfig};
+use dbperf_engine::IntervalReport;
 
 use super::args::TargetArgs;
 use super::client_impl::Client;
-use super::measure::{self, MeasureSpec};
-use super::record::LiveLine;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
+use crate::run::args::record_run_options;
+use crate::run::record::LiveLine;
+use crate::run::session::{self as measure, MeasureSpec};
+use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::linkbench::config::{self, Op, OP_NAMES};
 use crate::workloads::linkbench::load::{self, LoadConfig};
 use crate::workloads::linkbench::schema::Dialect;
 use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
 
 /// `dbperf linkbench COMMAND [OPTIONS]`.
+/// `dbperf linkbench`'s spellings of the shared run flags (`--rate` counts per requester).
+#[derive(Debug, Clone)]
+pub struct LinkbenchFlags;
+
+impl RunFlags for LinkbenchFlags {
+    const TIME_DEFAULT: &'static str = "60";
+    const TIME_HELP: &'static str = "request: measured seconds (the reference's maxtime)";
+    const WARMUP_HELP: &'static str = "request: seconds run before measuring";
+    const RATE_HELP: &'static str = "request: ops/s per requester with exponential gaps (the reference's requestrate; \
+        0 = as fast as possible)";
+    const INTERVAL_DEFAULT: &'static str = "10";
+    const INTERVAL_HELP: &'static str = "request: seconds between live lines (intervals are stored at this length too)";
+    const THREADS_HELP: &'static str =
+        "OS threads driving the requesters with --client-io async (default: one per CPU)";
+    const IO_HELP: &'static str = "request: how the client waits for replies: blocking (a thread per requester \
+        sleeping in the kernel until its reply arrives: the least CPU per request), async (--client-threads event \
+        loops sharing the requesters: needed by --rate), or auto (blocking in closed loop up to 128 requesters, \
+        unless --client-threads is given)";
+}
+
 #[derive(Debug, Args)]
 pub struct LinkbenchArgs {
     /// load (create the tables and load the graph), request (run the operation mix) or
@@ -60,19 +82,13 @@ pub struct LinkbenchArgs {
     /// request: requester threads (each has a read-write and a read-only connection).
     #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 10)]
     pub requesters: u32,
-    /// request: measured seconds (the reference's maxtime).
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 60)]
-    pub time: u64,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<LinkbenchFlags>,
     /// request: stop after this many requests per requester (the reference's requests;
     /// 0 = only --time). The total is exact; with several requesters the split between them is not.
     #[arg(long, default_value_t = 0)]
     pub requests_per_requester: u64,
-    /// request: seconds run before measuring.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
-    pub warmup_time: u64,
-    /// request: ops/s per requester with exponential gaps (the reference's requestrate; 0 = as fast as possible).
-    #[arg(long, default_value_t = 0.0)]
-    pub rate: f64,
     /// The workload: fb2011 (FBWorkload.properties), fb2017, or a properties file whose keys override fb2011's.
     #[arg(long, default_value = "fb2011")]
     pub mix: String,
@@ -93,9 +109,6 @@ pub struct LinkbenchArgs {
     /// request: also write LinkBench's -csvstats file here (it is always in the run directory).
     #[arg(long)]
     pub csvstats: Option<PathBuf>,
-    /// request: seconds between live lines (intervals are stored at this length too).
-    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
-    pub report_interval: f64,
     /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
     #[arg(long, default_value = "1213,1205")]
     pub mysql_ignore_errors: String,
@@ -105,11 +118,6 @@ pub struct LinkbenchArgs {
     /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
-    /// OS threads driving the requesters (default: one per CPU).
-    #[arg(long)]
-    pub client_threads: Option<usize>,
-    #[command(flatten)]
-    pub out: measure::RunOutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,13 +183,13 @@ impl Plan {
         if a.requesters == 0 {
             bail!("--requesters must be at least 1");
         }
-        if command == Command::Request && a.time == 0 && a.requests_per_requester == 0 {
+        if command == Command::Request && a.run.time == 0 && a.requests_per_requester == 0 {
             bail!("the request phase needs a limit: --time SECONDS and/or --requests-per-requester N");
         }
-        if !(a.rate.is_finite() && a.rate >= 0.0) {
+        if !(a.run.rate.is_finite() && a.run.rate >= 0.0) {
             bail!("--rate must be 0 (as fast as possible) or a positive number of ops/s per requester");
         }
-        if a.report_interval <= 0.0 || !a.report_interval.is_finite() {
+        if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
         let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
@@ -408,31 +416,26 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
         session: std::marker::PhantomData,
     });
-    let duration = (a.time > 0).then(|| Duration::from_secs(a.time));
-    let mut run = RunConfig::new(requesters, duration);
-    if a.requests_per_requester > 0 {
-        run.events = Some(a.requests_per_requester * requesters as u64);
-    }
-    if a.rate > 0.0 {
-        run.arrival = Arrival::Poisson {
-            rate: a.rate * requesters as f64,
-        };
-    }
-    run.warmup = Duration::from_secs(a.warmup_time);
-    run.interval = Duration::from_secs_f64(a.report_interval);
-    run.client_threads = a.client_threads.unwrap_or(cpus()).max(1);
-    run.seed = plan.seed as u64;
+    let run = a.run.config(&RunShape {
+        connections: requesters,
+        events: (a.requests_per_requester > 0).then(|| a.requests_per_requester * requesters as u64),
+        arrival: "poisson",
+        rate_per_connection: true,
+        shutdown_grace: None,
+        seed: plan.seed as u64,
+    })?;
     let mut options = serde_json::Map::new();
     options.insert("mix".into(), a.mix.clone().into());
     options.insert("startid1".into(), startid1.into());
     options.insert("maxid1".into(), maxid1.into());
     options.insert("requesters".into(), requesters.into());
     options.insert("requests_per_requester".into(), a.requests_per_requester.into());
-    options.insert("time_s".into(), a.time.into());
-    options.insert("warmup_s".into(), a.warmup_time.into());
-    options.insert("rate_per_requester".into(), a.rate.into());
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("rate_per_requester".into(), a.run.rate.into());
+    record_run_options(&run, &mut options);
     options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.out.record_options(&mut options);
+    a.run.out.record_options(&mut options);
     options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
     let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
     let version = facts.version.clone();
@@ -446,7 +449,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.out.results_dir,
+        results_dir: &a.run.out.results_dir,
         name: "linkbench",
         options,
         seeds,
@@ -454,15 +457,15 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         facts,
         run: &run,
         print_every: 1,
-        telemetry: a.out.telemetry(&plan.target),
+        telemetry: a.run.out.telemetry(&plan.target),
         rand_type: "linkbench",
         threads: requesters as u32,
         banner: &banner,
         live: LiveLine::Custom(Box::new(interval_line)),
-        metrics_addr: a.out.metrics_addr.as_deref(),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
     let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
+    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
     let ops = dbperf_engine::OpTable {
         transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
         statements: Vec::new(),

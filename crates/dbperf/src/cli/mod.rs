@@ -18,9 +18,7 @@ pub mod client_impl;
 pub mod compare;
 pub mod lab;
 pub mod linkbench;
-pub mod measure;
 pub mod pgbench;
-pub mod record;
 pub mod report;
 pub mod results;
 pub mod server;
@@ -36,11 +34,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Exit code of a run that measured, printed its report, and could not write all of its
-/// results (a full disk): before "interrupted" (130), after "fatal server error" (3).
-pub const EXIT_RESULTS_INCOMPLETE: u8 = 5;
-/// Exit code of a run that stopped because part of dbperf crashed (a panic).
-pub const EXIT_CRASHED: u8 = 6;
+pub use crate::run::{EXIT_CRASHED, EXIT_RESULTS_INCOMPLETE};
 
 use args::{normalize, Cli, Command};
 

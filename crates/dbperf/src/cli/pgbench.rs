@@ -5,26 +5,55 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::{Arrival, RunConfig};
+use dbperf_engine::Arrival;
 
 use super::args::TargetUrl;
 use super::client_impl::Client;
-use super::measure::{self, MeasureSpec};
-use super::record::LiveLine;
 use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::ServerFacts;
+use crate::run::args::record_run_options;
+use crate::run::record::LiveLine;
+use crate::run::session::{self as measure, MeasureSpec};
+use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::pgbench::init::{self, InitConfig};
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
 
 /// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
+/// pgbench's spellings of the shared run flags: `-T`, `-R`, `-P`/`--progress`, `-j`/`--jobs`.
+#[derive(Debug, Clone)]
+pub struct PgbenchFlags;
+
+impl RunFlags for PgbenchFlags {
+    const TIME_SHORT: Option<char> = Some('T');
+    const TIME_DEFAULT: &'static str = "10";
+    const TIME_HELP: &'static str = "Measured run time in seconds (0 = no limit; then --transactions is needed)";
+    const WARMUP_HELP: &'static str = "Seconds to run before measuring";
+    const RATE_SHORT: Option<char> = Some('R');
+    const RATE_HELP: &'static str =
+        "Open loop: total transactions per second, Poisson arrivals as pgbench's -R (0 = closed loop)";
+    const INTERVAL_LONG: &'static str = "progress";
+    const INTERVAL_VALUE: &'static str = "PROGRESS";
+    const INTERVAL_SHORT: Option<char> = Some('P');
+    const INTERVAL_DEFAULT: &'static str = "0";
+    const INTERVAL_HELP: &'static str = "Seconds between live lines (pgbench's -P); 0 = none";
+    const THREADS_LONG: &'static str = "jobs";
+    const THREADS_VALUE: &'static str = "JOBS";
+    const THREADS_SHORT: Option<char> = Some('j');
+    const THREADS_HELP: &'static str =
+        "Client threads (pgbench's jobs) sharing the clients with --client-io async; default: the CPUs";
+    const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per client sleeping in the \
+        kernel until its reply arrives: the least CPU per transaction), async (--jobs event loops sharing the \
+        clients: needed by --rate), or auto (blocking in closed loop up to 128 clients, unless --jobs is given)";
+}
+
 #[derive(Debug, Args)]
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only, or cleanup.
@@ -44,24 +73,12 @@ pub struct PgbenchArgs {
     /// Connections (pgbench's clients).
     #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), short = 'c', long, default_value_t = 1)]
     pub clients: u32,
-    /// Client threads (pgbench's jobs); default: the CPUs.
-    #[arg(short = 'j', long)]
-    pub jobs: Option<usize>,
-    /// Measured run time in seconds (0 = no limit; then --transactions is needed).
-    #[arg(value_parser = crate::bounds::whole_secs_flag, short = 'T', long, default_value_t = 10)]
-    pub time: u64,
+    /// Time (-T), rate (-R), warmup, jobs (-j), client I/O, progress (-P), results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<PgbenchFlags>,
     /// Transactions per client (pgbench's -t); 0 = no limit.
     #[arg(short = 't', long, default_value_t = 0)]
     pub transactions: u64,
-    /// Open loop: total transactions per second, Poisson arrivals as pgbench's -R (0 = closed loop).
-    #[arg(short = 'R', long, default_value_t = 0.0)]
-    pub rate: f64,
-    /// Seconds between live lines (pgbench's -P); 0 = none.
-    #[arg(value_parser = crate::bounds::interval_flag, short = 'P', long, default_value_t = 0.0)]
-    pub progress: f64,
-    /// Seconds to run before measuring.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
-    pub warmup_time: u64,
     /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
     #[arg(long)]
     pub random_seed: Option<u64>,
@@ -77,8 +94,6 @@ pub struct PgbenchArgs {
     /// cleanup: also drop pgbench tables dbperf did not create.
     #[arg(long)]
     pub force: bool,
-    #[command(flatten)]
-    pub out: measure::RunOutputArgs,
 }
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
@@ -149,14 +164,8 @@ fn run_script<S: Session + 'static>(
     if a.clients == 0 {
         bail!("--clients must be at least 1");
     }
-    if a.time == 0 && a.transactions == 0 {
+    if a.run.time == 0 && a.transactions == 0 {
         bail!("the run has no end: give --time (seconds) or --transactions (per client)");
-    }
-    if a.rate < 0.0 || !a.rate.is_finite() {
-        bail!("--rate must be 0 (closed loop) or a positive rate, got {}", a.rate);
-    }
-    if a.progress < 0.0 || !a.progress.is_finite() {
-        bail!("--progress must be 0 (no live lines) or a positive number of seconds");
     }
     let seed = a.random_seed.unwrap_or_else(|| {
         SystemTime::now()
@@ -164,33 +173,28 @@ fn run_script<S: Session + 'static>(
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1)
     });
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut run = RunConfig::new(a.clients as usize, (a.time > 0).then(|| Duration::from_secs(a.time)));
-    run.arrival = if a.rate > 0.0 {
-        Arrival::Poisson { rate: a.rate }
-    } else {
-        Arrival::Closed
-    };
-    run.events = (a.transactions > 0).then_some(a.transactions * a.clients as u64);
-    run.warmup = Duration::from_secs(a.warmup_time);
-    run.interval = Duration::from_secs_f64(if a.progress > 0.0 { a.progress } else { 1.0 });
-    run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-    run.client_threads = a.jobs.unwrap_or(cpus).max(1);
-    run.seed = seed;
+    let run = a.run.config(&RunShape {
+        connections: a.clients as usize,
+        events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
+        arrival: "poisson",
+        rate_per_connection: false,
+        shutdown_grace: Some(a.shutdown_grace),
+        seed,
+    })?;
     let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
     let mut options = serde_json::Map::new();
     options.insert("script".into(), script.name().into());
     options.insert("scale".into(), scale.into());
     options.insert("clients".into(), a.clients.into());
     options.insert("jobs".into(), run.client_threads.into());
-    options.insert("rate".into(), run.arrival.rate().into());
-    options.insert("time_s".into(), a.time.into());
+    record_run_options(&run, &mut options);
+    options.insert("time_s".into(), a.run.time.into());
     options.insert("transactions_per_client".into(), a.transactions.into());
-    options.insert("warmup_s".into(), a.warmup_time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
     options.insert("interval_s".into(), run.interval.as_secs_f64().into());
     options.insert("protocol".into(), "prepared".into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.out.record_options(&mut options);
+    a.run.out.record_options(&mut options);
     let name = format!("pgbench_{}", script.name().replace('-', "_"));
     let version = facts.version.clone();
     let banner = |dir: &std::path::Path| {
@@ -208,23 +212,23 @@ fn run_script<S: Session + 'static>(
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.out.results_dir,
+        results_dir: &a.run.out.results_dir,
         name: &name,
         options,
         seeds: serde_json::json!({ "random_seed": seed }),
         target: &target,
         facts,
         run: &run,
-        print_every: if a.progress > 0.0 { 1 } else { 0 },
-        telemetry: a.out.telemetry(&target),
+        print_every: a.run.print_every(),
+        telemetry: a.run.out.telemetry(&target),
         rand_type: "uniform",
         threads: a.clients,
         banner: &banner,
         live: LiveLine::Standard,
-        metrics_addr: a.out.metrics_addr.as_deref(),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
     let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
+    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
     println!();
     print!("{}", report::final_text(&m.summary, None));
     if let Some(line) = report::client_bound_warning(&m.summary, run.client_threads) {

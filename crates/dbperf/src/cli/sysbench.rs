@@ -3,15 +3,13 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::SysbenchArgs;
-use super::client_impl::{self, Client};
-use super::measure::{self, MeasureSpec};
-use super::record::LiveLine;
+use super::client_impl::Client;
 use crate::driver::any::AnySession;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
@@ -20,6 +18,10 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::report;
 use crate::results::ServerFacts;
+use crate::run::args::record_run_options;
+use crate::run::record::LiveLine;
+use crate::run::session::{self as measure, MeasureSpec};
+use crate::run::RunShape;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
 use crate::workloads::sysbench::schema::Dialect;
@@ -142,17 +144,7 @@ impl Plan {
             (Command::Prepare | Command::Prewarm, None) => cpus as u32,
             (_, None) => 1,
         };
-        let arrival = match (a.rate, a.arrival.as_str()) {
-            (r, _) if r < 0.0 || !r.is_finite() => bail!("--rate must be 0 (closed loop) or a positive rate, got {r}"),
-            (0.0, _) => Arrival::Closed,
-            (rate, "poisson") => Arrival::Poisson { rate },
-            (rate, "fixed") => Arrival::Fixed { rate },
-            (_, other) => bail!("--arrival must be poisson or fixed, got {other:?}"),
-        };
-        if a.report_interval < 0.0 || !a.report_interval.is_finite() {
-            bail!("--report-interval must be 0 (no live lines) or a positive number of seconds");
-        }
-        if a.time == 0 && a.events == 0 && matches!(command, Command::Run) {
+        if a.run.time == 0 && a.events == 0 && matches!(command, Command::Run) {
             bail!("the run has no end: give --time (seconds) or --events (count)");
         }
         if !(a.percentile > 0.0 && a.percentile < 100.0) {
@@ -161,21 +153,14 @@ impl Plan {
                 a.percentile
             );
         }
-        let interval = if a.report_interval > 0.0 {
-            a.report_interval
-        } else {
-            1.0
-        };
-        let mut run = RunConfig::new(connections as usize, (a.time > 0).then(|| Duration::from_secs(a.time)));
-        run.arrival = arrival;
-        run.events = (a.events > 0).then_some(a.events);
-        run.warmup = Duration::from_secs(a.warmup_time);
-        run.interval = Duration::from_secs_f64(interval);
-        run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        (run.blocking_io, run.client_threads) =
-            client_impl::client_io(&a.client_io, connections as usize, a.rate > 0.0, a.client_threads, cpus)
-                .map_err(|e| anyhow!(e))?;
-        run.seed = seed;
+        let run = a.run.config(&RunShape {
+            connections: connections as usize,
+            events: (a.events > 0).then_some(a.events),
+            arrival: &a.arrival,
+            rate_per_connection: false,
+            shutdown_grace: Some(a.shutdown_grace),
+            seed,
+        })?;
         Ok(Plan {
             test,
             command,
@@ -188,7 +173,7 @@ impl Plan {
             seed,
             connections,
             run,
-            report_every: if a.report_interval > 0.0 { 1 } else { 0 },
+            report_every: a.run.print_every(),
             percentile: a.percentile,
             args: a,
         })
@@ -304,17 +289,13 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         .unwrap_or_default();
     options.insert("rand_type".into(), plan.rand_type.name().into());
     options.insert("connections".into(), plan.connections.into());
-    options.insert("client_threads".into(), plan.run.client_threads.into());
-    let io = if plan.run.blocking_io { "blocking" } else { "async" };
-    options.insert("client_io".into(), io.into());
-    options.insert("arrival".into(), plan.run.arrival.name().into());
+    record_run_options(&plan.run, &mut options);
     options.insert("client_impl".into(), plan.args.client_impl.clone().into());
-    options.insert("rate".into(), plan.run.arrival.rate().into());
-    options.insert("time_s".into(), plan.args.time.into());
-    options.insert("warmup_s".into(), plan.args.warmup_time.into());
+    options.insert("time_s".into(), plan.args.run.time.into());
+    options.insert("warmup_s".into(), plan.args.run.warmup_time.into());
     options.insert("events".into(), plan.args.events.into());
     options.insert("interval_s".into(), plan.run.interval.as_secs_f64().into());
-    plan.args.out.record_options(&mut options);
+    plan.args.run.out.record_options(&mut options);
     let server_version = facts.version.clone();
     let banner = |dir: &std::path::Path| {
         format!(
@@ -334,7 +315,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     };
     let a = &plan.args;
     let spec = MeasureSpec {
-        results_dir: &a.out.results_dir,
+        results_dir: &a.run.out.results_dir,
         name: plan.test.name(),
         options,
         seeds: serde_json::json!({ "rand_seed": plan.seed }),
@@ -342,15 +323,15 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         facts,
         run: &plan.run,
         print_every: plan.report_every,
-        telemetry: a.out.telemetry(&plan.target),
+        telemetry: a.run.out.telemetry(&plan.target),
         rand_type: plan.rand_type.name(),
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Standard,
-        metrics_addr: a.out.metrics_addr.as_deref(),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
     let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
+    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
     let extra = {
         let p = plan.percentile;
         let standard = [50.0, 90.0, 95.0, 99.0, 99.9];

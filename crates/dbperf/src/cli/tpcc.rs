@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -12,9 +12,7 @@ use dbperf_engine::{Arrival, RunConfig};
 use indicatif::HumanCount;
 
 use super::args::TargetUrl;
-use super::client_impl::{self, Client};
-use super::measure::{self, MeasureSpec};
-use super::record::LiveLine;
+use super::client_impl::Client;
 use super::tpcc_report;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
@@ -23,6 +21,10 @@ use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
+use crate::run::args::{cpus, record_run_options};
+use crate::run::record::LiveLine;
+use crate::run::session::{self as measure, MeasureSpec};
+use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::tpcc::check;
 use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
@@ -60,6 +62,26 @@ impl TpccLoadMethodArg {
 /// Exit code of `check` (and `run --check`) when a consistency condition fails.
 pub const EXIT_CHECK_FAILED: u8 = 4;
 
+/// `dbperf tpcc`'s spellings of the shared run flags.
+#[derive(Debug, Clone)]
+pub struct TpccFlags;
+
+impl RunFlags for TpccFlags {
+    const TIME_DEFAULT: &'static str = "60";
+    const TIME_HELP: &'static str = "Measured run time in seconds";
+    const WARMUP_HELP: &'static str = "Seconds run before measuring";
+    const RATE_HELP: &'static str = "Open loop (max mode): total transactions per second (0 = closed loop)";
+    const INTERVAL_DEFAULT: &'static str = "10";
+    const INTERVAL_HELP: &'static str = "Seconds between interval lines (intervals are stored at this length too)";
+    const THREADS_HELP: &'static str =
+        "OS threads driving the connections with --client-io async (default: one per CPU)";
+    const IO_HELP: &'static str =
+        "How the client waits for replies: blocking (a thread per connection sleeping in the \
+        kernel until its reply arrives: the least CPU per transaction), async (--client-threads event loops sharing \
+        the connections: needed by --rate, lighter for very many connections), or auto (blocking in closed loop up to \
+        128 connections)";
+}
+
 /// `dbperf tpcc COMMAND [OPTIONS]`.
 #[derive(Debug, Args)]
 pub struct TpccArgs {
@@ -74,12 +96,9 @@ pub struct TpccArgs {
     /// Connections: loaders for prepare/check (default: CPUs), terminals for `run --mode max` (default 1 per warehouse).
     #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long)]
     pub threads: Option<u32>,
-    /// Measured run time in seconds.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 60)]
-    pub time: u64,
-    /// Seconds run before measuring.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, default_value_t = 0)]
-    pub warmup_time: u64,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<TpccFlags>,
     /// max: no waits, --threads connections with a home warehouse each; spec: 10 terminals per warehouse with keying and think times.
     #[arg(long, default_value = "max")]
     pub mode: String,
@@ -91,15 +110,9 @@ pub struct TpccArgs {
     /// Multiplies keying and think times in spec mode (1 = the spec's; tpmC is reported only at 1).
     #[arg(long, default_value_t = 1.0)]
     pub wait_scale: f64,
-    /// Open loop (max mode): total transactions per second (0 = closed loop).
-    #[arg(long, default_value_t = 0.0)]
-    pub rate: f64,
     /// Open-loop arrivals: poisson or fixed.
     #[arg(long, default_value = "poisson")]
     pub arrival: String,
-    /// Seconds between interval lines (intervals are stored at this length too).
-    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 10.0)]
-    pub report_interval: f64,
     /// Table spelling: dbperf, or tpcc-mysql to use a database tpcc-mysql loaded.
     #[arg(long, default_value = "dbperf")]
     pub schema: String,
@@ -132,20 +145,9 @@ pub struct TpccArgs {
     /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
     #[arg(long, default_value = "wire")]
     pub client_impl: String,
-    /// OS threads driving the connections with --client-io async (default: one per CPU).
-    #[arg(long)]
-    pub client_threads: Option<usize>,
-    /// How the client waits for replies: blocking (a thread per connection sleeping in the
-    /// kernel until its reply arrives: the least CPU per transaction), async
-    /// (--client-threads event loops sharing the connections: needed by --rate, lighter for
-    /// very many connections), or auto (blocking in closed loop up to 128 connections).
-    #[arg(long, default_value = "auto")]
-    pub client_io: String,
     /// Seconds in-flight transactions may take to finish after --time.
     #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 5.0)]
     pub shutdown_grace: f64,
-    #[command(flatten)]
-    pub out: measure::RunOutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,10 +172,6 @@ struct Plan {
     ignore: IgnoreErrors,
     run: RunConfig,
     args: TpccArgs,
-}
-
-fn cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 impl Plan {
@@ -217,10 +215,10 @@ impl Plan {
         if !(a.wait_scale.is_finite() && a.wait_scale >= 0.0) {
             bail!("--wait-scale must be a number >= 0 (1 = the spec's keying and think times)");
         }
-        if a.report_interval <= 0.0 || !a.report_interval.is_finite() {
+        if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
-        if command == Command::Run && a.time == 0 {
+        if command == Command::Run && a.run.time == 0 {
             bail!("--time must be at least 1 second");
         }
         let w = a.warehouses.unwrap_or(1);
@@ -233,16 +231,9 @@ impl Plan {
             (Command::Run, Mode::Max, t) => t.unwrap_or(w),
             (_, _, t) => t.unwrap_or(cpus() as u32),
         };
-        let arrival = match (a.rate, a.arrival.as_str()) {
-            (r, _) if r < 0.0 || !r.is_finite() => bail!("--rate must be 0 (closed loop) or a positive rate, got {r}"),
-            (0.0, _) => Arrival::Closed,
-            (_, _) if mode == Mode::Spec => {
-                bail!("--rate is for --mode max; spec mode paces each terminal with keying and think times")
-            }
-            (rate, "poisson") => Arrival::Poisson { rate },
-            (rate, "fixed") => Arrival::Fixed { rate },
-            (_, other) => bail!("--arrival must be poisson or fixed, got {other:?}"),
-        };
+        if a.run.rate > 0.0 && mode == Mode::Spec {
+            bail!("--rate is for --mode max; spec mode paces each terminal with keying and think times")
+        }
         let seed = match (command, a.seed) {
             (_, Some(s)) if s != 0 => s,
             (Command::Prepare, _) => 1,
@@ -253,20 +244,14 @@ impl Plan {
         };
         let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
         let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
-        let mut run = RunConfig::new(connections as usize, Some(Duration::from_secs(a.time)));
-        run.arrival = arrival;
-        run.warmup = Duration::from_secs(a.warmup_time);
-        run.interval = Duration::from_secs_f64(a.report_interval);
-        run.shutdown_grace = Duration::from_secs_f64(a.shutdown_grace.clamp(0.0, 3600.0));
-        (run.blocking_io, run.client_threads) = client_impl::client_io(
-            &a.client_io,
-            connections as usize,
-            a.rate > 0.0,
-            a.client_threads,
-            cpus(),
-        )
-        .map_err(|e| anyhow!(e))?;
-        run.seed = seed;
+        let run = a.run.config(&RunShape {
+            connections: connections as usize,
+            events: None,
+            arrival: &a.arrival,
+            rate_per_connection: false,
+            shutdown_grace: Some(a.shutdown_grace),
+            seed,
+        })?;
         Ok(Plan {
             command,
             target,
@@ -457,17 +442,13 @@ fn run_benchmark<S: Session + 'static>(
     options.insert("warehouse_choice".into(), serde_json::to_value(plan.warehouse_choice)?);
     options.insert("schema".into(), plan.schema.kind.to_string().into());
     options.insert("connections".into(), plan.connections.into());
-    options.insert("client_threads".into(), plan.run.client_threads.into());
-    let io = if plan.run.blocking_io { "blocking" } else { "async" };
-    options.insert("client_io".into(), io.into());
+    record_run_options(&plan.run, &mut options);
     options.insert("wait_scale".into(), a.wait_scale.into());
-    options.insert("arrival".into(), plan.run.arrival.name().into());
-    options.insert("rate".into(), plan.run.arrival.rate().into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.out.record_options(&mut options);
-    options.insert("time_s".into(), a.time.into());
-    options.insert("warmup_s".into(), a.warmup_time.into());
-    options.insert("interval_s".into(), a.report_interval.into());
+    a.run.out.record_options(&mut options);
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("interval_s".into(), a.run.report_interval.into());
     options.insert("delivery".into(), "inline".into());
     let seeds = serde_json::json!({
         "rand_seed": plan.seed,
@@ -492,7 +473,7 @@ fn run_benchmark<S: Session + 'static>(
         )
     };
     let spec = MeasureSpec {
-        results_dir: &a.out.results_dir,
+        results_dir: &a.run.out.results_dir,
         name: "tpcc",
         options,
         seeds,
@@ -500,15 +481,15 @@ fn run_benchmark<S: Session + 'static>(
         facts,
         run: &plan.run,
         print_every: 1,
-        telemetry: a.out.telemetry(&plan.target),
+        telemetry: a.run.out.telemetry(&plan.target),
         rand_type: "nurand",
         threads: plan.connections,
         banner: &banner,
         live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
-        metrics_addr: a.out.metrics_addr.as_deref(),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
     let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.out.summary_json.as_ref(), &mut m);
+    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
     let spec_waits = plan.mode == Mode::Spec && a.wait_scale == 1.0;
     let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, spec_waits);
     m.write_json("tpcc.json", &result);

@@ -10,8 +10,9 @@ use clap::{Args, ValueEnum};
 
 use super::tpch::{runtime, ConnArgs};
 use crate::driver::{Session, Target};
-use crate::results::manifest::{Manifest, ServerFacts, WorkloadInfo};
+use crate::results::manifest::ServerFacts;
 use crate::results::RunDir;
+use crate::run::{RunSession, SessionSpec};
 use crate::workloads::tpch::answers::{self, compare as compare_answers, kinds};
 use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::power::{self, stream_params, Cold, PowerConfig, PowerReport, TPCH_FILE};
@@ -279,7 +280,6 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         cold_start,
     };
     let facts = rt.block_on(server_facts(&target))?;
-    let dir = RunDir::create(&a.results_dir, "tpch-power")?;
     let mut options = serde_json::Map::new();
     options.insert("scale_factor".into(), sf.into());
     options.insert("validation".into(), a.validation.into());
@@ -287,17 +287,16 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     options.insert("repeat".into(), a.repeat.into());
     options.insert("cold".into(), format!("{:?}", cfg.cold).to_lowercase().into());
     options.insert("refresh".into(), cfg.refresh.into());
-    let mut manifest = Manifest::new(
+    let session = RunSession::create(SessionSpec {
+        results_dir: &a.results_dir,
+        name: "tpch-power",
         argv,
-        WorkloadInfo {
-            name: "tpch-power".into(),
-            options,
-        },
-        &target.redacted(),
-    );
-    manifest.seeds = serde_json::json!({ "qgen": seed });
-    manifest.server = Some(facts);
-    dir.write_json("manifest.json", &manifest)?;
+        options,
+        seeds: serde_json::json!({ "qgen": seed }),
+        target: &target,
+        facts,
+    })?;
+    let dir = session.dir();
     eprintln!(
         "TPC-H power test: SF {sf}, seed {seed}{}, run directory {}",
         if a.validation { " (validation parameters)" } else { "" },
@@ -305,7 +304,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     );
     let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
-    super::results::record_in_catalog(&a.results_dir, &dir, super::results::RunDirState::Complete);
+    let dir = session.end(&[]);
     print!("{}", summary_text(&report));
     println!("run directory: {}", dir.path().display());
     Ok(ExitCode::SUCCESS)
@@ -347,7 +346,7 @@ fn summary_text(r: &PowerReport) -> String {
 
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
     let mut s = load::connect(target).await?;
-    super::measure::server_facts(&mut s, target.scheme).await
+    crate::run::session::server_facts(&mut s, target.scheme).await
 }
 
 /// Runs `dbperf tpch compare`.

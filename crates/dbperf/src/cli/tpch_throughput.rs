@@ -9,8 +9,8 @@ use clap::Args;
 
 use super::tpch::{runtime, ConnArgs};
 use super::tpch_run::{data_scale_factor, server_facts, time_seed, timeout};
-use crate::results::manifest::{Manifest, WorkloadInfo};
 use crate::results::RunDir;
+use crate::run::{RunSession, SessionSpec};
 use crate::workloads::tpch::metrics::{min_streams, qphh};
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 use crate::workloads::tpch::throughput::{self, ThroughputConfig};
@@ -80,31 +80,29 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         timeout: timeout(a.timeout)?,
         refresh: !a.no_refresh,
     };
-    let dir = RunDir::create(&a.results_dir, "tpch-throughput")?;
     let mut options = serde_json::Map::new();
     options.insert("scale_factor".into(), sf.into());
     options.insert("streams".into(), streams.into());
     options.insert("validation".into(), a.validation.into());
     options.insert("timeout_seconds".into(), a.timeout.into());
     options.insert("refresh".into(), cfg.refresh.into());
-    let mut manifest = Manifest::new(
+    let session = RunSession::create(SessionSpec {
+        results_dir: &a.results_dir,
+        name: "tpch-throughput",
         argv,
-        WorkloadInfo {
-            name: "tpch-throughput".into(),
-            options,
-        },
-        &target.redacted(),
-    );
-    manifest.seeds = serde_json::json!({ "qgen": seed });
-    manifest.server = Some(rt.block_on(server_facts(&target))?);
-    dir.write_json("manifest.json", &manifest)?;
+        options,
+        seeds: serde_json::json!({ "qgen": seed }),
+        target: &target,
+        facts: rt.block_on(server_facts(&target))?,
+    })?;
+    let dir = session.dir();
     eprintln!(
         "TPC-H throughput test: SF {sf}, {streams} streams, seed {seed}, run directory {}",
         dir.path().display()
     );
     let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
-    super::results::record_in_catalog(&a.results_dir, &dir, super::results::RunDirState::Complete);
+    let dir = session.end(&[]);
     println!(
         "TPC-H throughput test  SF {sf}  {streams} streams  seed {seed}  server {}",
         report.server_version

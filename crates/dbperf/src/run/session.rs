@@ -1,8 +1,10 @@
-//! The measured run every workload shares: run directory and manifest, the catalog row
-//! written before and after, Ctrl-C, `intervals.hlog`/`intervals.jsonl` and live lines
-//! through the [`Recorder`], telemetry, the engine's run, `summary.json`, and the exit code.
-//! A workload's command (`sysbench.rs`, `tpcc.rs`) validates its arguments, builds its
-//! [`Workload`], calls [`measure`], prints its own final report and ends with [`finish`].
+//! One run of any workload: [`RunSession`] creates the run directory, writes the manifest
+//! (with the lab point, when `dbperf lab run` started the run) and records the catalog row
+//! when the run starts and again when it ends; TPC-H's power and throughput tests use it as
+//! it is. An engine-driven workload (sysbench, TPC-C, LinkBench, pgbench) calls [`measure`]:
+//! Ctrl-C, `intervals.hlog`/`intervals.jsonl` and live lines through the [`Recorder`],
+//! telemetry, the engine's run and `summary.json`; it then prints its workload's report and
+//! ends with [`finish`], the exit code of every measured run.
 //!
 //! Once the run has started, a file that cannot be written (a full results disk) does not end
 //! it: what was measured is still summarised and printed, each file's loss is kept in
@@ -12,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{anyhow, Context, Result};
 use dbperf_engine::{RunConfig, RunOutcome, StopReason, StopSignal, Workload};
@@ -22,7 +24,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::record::{self, LiveLine, Recorder, SummaryContext};
-use super::results::RunDirState;
+use crate::cli::results::{record_in_catalog, RunDirState};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
@@ -32,6 +34,86 @@ use crate::results::{
     client_usage, AppendFile, Manifest, ResultsError, RunDir, ServerFacts, Summary, WorkloadInfo, WriteLoss,
 };
 use crate::telemetry::sampler::{Telemetry, TelemetryConfig};
+
+/// What every run records before it starts: the manifest's contents.
+pub struct SessionSpec<'a> {
+    /// Results root (`--results-dir`).
+    pub results_dir: &'a Path,
+    /// Workload name: run directory prefix, manifest `workload.name`.
+    pub name: &'a str,
+    /// The whole command line, for the manifest.
+    pub argv: &'a [String],
+    /// The workload's options, for the manifest.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// Seeds, for the manifest.
+    pub seeds: serde_json::Value,
+    /// The server (its URL is recorded without the password).
+    pub target: &'a Target,
+    /// Its version and variables.
+    pub facts: ServerFacts,
+}
+
+/// A run directory with its manifest written and its catalog row recorded as started.
+pub struct RunSession {
+    dir: RunDir,
+    results_dir: PathBuf,
+    server_version: String,
+}
+
+impl RunSession {
+    /// Creates the run directory under `spec.results_dir`, writes `manifest.json` (with the
+    /// lab point from `DBPERF_LAB_POINT`, when a lab started the run) and records the run in
+    /// the catalog as started, so a run that is killed still shows up.
+    pub fn create(spec: SessionSpec<'_>) -> Result<RunSession> {
+        let dir = RunDir::create(spec.results_dir, spec.name)?;
+        let mut manifest = Manifest::new(
+            spec.argv,
+            WorkloadInfo {
+                name: spec.name.into(),
+                options: spec.options,
+            },
+            &spec.target.redacted(),
+        );
+        manifest.seeds = spec.seeds;
+        if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
+            manifest.lab = Some(
+                serde_json::from_str(&point)
+                    .context("DBPERF_LAB_POINT is not a lab point (set only by `dbperf lab run`)")?,
+            );
+        }
+        let server_version = spec.facts.version.clone();
+        manifest.server = Some(spec.facts);
+        dir.write_json("manifest.json", &manifest)?;
+        record_in_catalog(spec.results_dir, &dir, RunDirState::Started);
+        Ok(RunSession {
+            dir,
+            results_dir: spec.results_dir.to_path_buf(),
+            server_version,
+        })
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &RunDir {
+        &self.dir
+    }
+
+    /// The server's version, as the manifest records it.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// Records the finished run in the catalog again (complete unless something was lost)
+    /// and hands back its directory.
+    pub fn end(self, losses: &[WriteLoss]) -> RunDir {
+        let state = if losses.is_empty() {
+            RunDirState::Complete
+        } else {
+            RunDirState::Incomplete
+        };
+        record_in_catalog(&self.results_dir, &self.dir, state);
+        self.dir
+    }
+}
 
 /// What a measured run needs besides the workload.
 pub struct MeasureSpec<'a> {
@@ -127,27 +209,17 @@ fn write_json_or_loss<T: serde::Serialize + ?Sized>(dir: &RunDir, name: &str, va
 /// Runs `workload` as `spec` says, writing the run directory as it goes.
 pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[String]) -> Result<Measured> {
     let ops = workload.ops();
-    let dir = RunDir::create(spec.results_dir, spec.name)?;
-    let mut manifest = Manifest::new(
+    let session = RunSession::create(SessionSpec {
+        results_dir: spec.results_dir,
+        name: spec.name,
         argv,
-        WorkloadInfo {
-            name: spec.name.into(),
-            options: spec.options,
-        },
-        &spec.target.redacted(),
-    );
-    manifest.seeds = spec.seeds;
-    if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
-        manifest.lab = Some(
-            serde_json::from_str(&point)
-                .context("DBPERF_LAB_POINT is not a lab point (set only by `dbperf lab run`)")?,
-        );
-    }
-    let server_version = spec.facts.version.clone();
-    manifest.server = Some(spec.facts);
-    dir.write_json("manifest.json", &manifest)?;
-    // Recorded now as incomplete, so a run that is killed still shows up; again at the end.
-    super::results::record_in_catalog(spec.results_dir, &dir, RunDirState::Started);
+        options: spec.options,
+        seeds: spec.seeds,
+        target: spec.target,
+        facts: spec.facts,
+    })?;
+    let server_version = session.server_version().to_string();
+    let dir = session.dir();
     println!("{}", (spec.banner)(dir.path()));
 
     let stop = StopSignal::new();
@@ -215,13 +287,8 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     let recorder_error = recorder.error.take();
     drop(recorder);
     losses.extend(hlog_file.loss());
-    losses.extend(write_json_or_loss(&dir, "summary.json", &summary));
-    let state = if losses.is_empty() {
-        RunDirState::Complete
-    } else {
-        RunDirState::Incomplete
-    };
-    super::results::record_in_catalog(spec.results_dir, &dir, state);
+    losses.extend(write_json_or_loss(dir, "summary.json", &summary));
+    let dir = session.end(&losses);
     Ok(Measured {
         outcome,
         summary,
@@ -372,88 +439,6 @@ pub fn copy_summary(path: Option<&PathBuf>, m: &mut Measured) {
             }),
         }
     }
-}
-
-/// A telemetry configuration from the common flags.
-/// Where a measured run's results go and what it samples: the options every run command
-/// (tpcc, pgbench, linkbench) shares, flattened into each one's arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunOutputArgs {
-    /// Directory for run directories.
-    #[arg(
-        long,
-        env = "DBPERF_RESULTS",
-        default_value = "dbperf-results",
-        help_heading = "Reporting"
-    )]
-    pub results_dir: PathBuf,
-    /// Also write summary.json here.
-    #[arg(long, help_heading = "Reporting")]
-    pub summary_json: Option<PathBuf>,
-    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run (throughput,
-    /// latency quantiles, errors, telemetry), e.g. 127.0.0.1:9187.
-    #[arg(long, value_name = "ADDR", help_heading = "Reporting")]
-    pub metrics_addr: Option<String>,
-    /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
-    #[arg(long, help_heading = "Telemetry")]
-    pub no_telemetry: bool,
-    /// Seconds between telemetry samples (on the run's clock).
-    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
-    pub telemetry_interval: f64,
-    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run
-    /// (`buffer_flush_sync_total_pages`, which tells sync flushing, is enabled regardless).
-    #[arg(long, help_heading = "Telemetry")]
-    pub innodb_metrics: bool,
-    /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
-    /// (when performance_schema is ON), so the top waits include them.
-    #[arg(long, help_heading = "Telemetry")]
-    pub pfs_instruments: bool,
-    /// Wait events kept per telemetry sample (by time waited).
-    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
-    pub top_waits: usize,
-}
-
-impl RunOutputArgs {
-    /// The telemetry of a run against `target` (`None` with `--no-telemetry`).
-    pub fn telemetry(&self, target: &Target) -> Option<TelemetryConfig> {
-        telemetry_config(
-            self.no_telemetry,
-            self.telemetry_interval,
-            target,
-            crate::telemetry::server::ServerTelemetryOptions {
-                innodb_metrics: self.innodb_metrics,
-                pfs_instruments: self.pfs_instruments,
-                top_waits: self.top_waits,
-            },
-        )
-    }
-
-    /// Records the telemetry settings among the manifest's workload options.
-    pub fn record_options(&self, options: &mut serde_json::Map<String, serde_json::Value>) {
-        options.insert(
-            "telemetry_interval_s".into(),
-            if self.no_telemetry {
-                serde_json::Value::Null
-            } else {
-                self.telemetry_interval.into()
-            },
-        );
-        options.insert("innodb_metrics".into(), self.innodb_metrics.into());
-        options.insert("pfs_instruments".into(), self.pfs_instruments.into());
-    }
-}
-
-pub fn telemetry_config(
-    off: bool,
-    interval_s: f64,
-    target: &Target,
-    server: crate::telemetry::server::ServerTelemetryOptions,
-) -> Option<TelemetryConfig> {
-    (!off).then(|| TelemetryConfig {
-        period: Duration::from_secs_f64(interval_s.max(0.1)),
-        target: Some(target.clone()),
-        server,
-    })
 }
 
 fn install_signal_handler(stop: Arc<StopSignal>) {

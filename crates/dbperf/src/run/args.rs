@@ -1,0 +1,475 @@
+//! The flags every measuring command shares, and the one place they become the engine's
+//! [`RunConfig`].
+//!
+//! [`RunArgs`] is flattened into `sysbench run`, `tpcc run`, `linkbench request` and
+//! `pgbench`: run time, warmup, rate, report interval, client threads and client I/O, and
+//! [`RunOutputArgs`] (results directory, summary copy, live metrics, telemetry). Each command
+//! keeps the spellings, defaults and help its users know (pgbench's `-T`, `-R`, `-P`, `-j`;
+//! sysbench's headings) through a [`RunFlags`] type; the values mean the same everywhere.
+//! [`RunArgs::config`] (through [`run_config`]) is the only code that builds a [`RunConfig`]
+//! from flags: every workload gets the same arrival rules and the same `--client-io auto`
+//! (a blocking thread per connection in closed loop up to
+//! [`crate::cli::client_impl::AUTO_BLOCKING_MAX`] connections).
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use dbperf_engine::{Arrival, RunConfig};
+
+use crate::cli::client_impl;
+use crate::driver::Target;
+use crate::telemetry::sampler::TelemetryConfig;
+
+/// A command's spellings, defaults and help texts of the shared run flags.
+pub trait RunFlags: Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// Help heading of the load flags (`None`: the command's options).
+    const HEADING: Option<&'static str> = None;
+    /// Help heading of the report interval.
+    const REPORT_HEADING: Option<&'static str> = None;
+    /// `-T` and the like.
+    const TIME_SHORT: Option<char> = None;
+    /// `--time`'s default (seconds).
+    const TIME_DEFAULT: &'static str;
+    /// `--time`'s help.
+    const TIME_HELP: &'static str;
+    /// `--warmup-time`'s help.
+    const WARMUP_HELP: &'static str;
+    /// `--rate`'s short flag.
+    const RATE_SHORT: Option<char> = None;
+    /// `--rate`'s help.
+    const RATE_HELP: &'static str;
+    /// The report interval's long flag (`report-interval`, pgbench's `progress`).
+    const INTERVAL_LONG: &'static str = "report-interval";
+    /// Its value name in the help.
+    const INTERVAL_VALUE: &'static str = "REPORT_INTERVAL";
+    /// Its short flag.
+    const INTERVAL_SHORT: Option<char> = None;
+    /// Its default (seconds; 0 = no live lines, one-second intervals stored).
+    const INTERVAL_DEFAULT: &'static str;
+    /// Its help.
+    const INTERVAL_HELP: &'static str;
+    /// The client threads' long flag (`client-threads`, pgbench's `jobs`).
+    const THREADS_LONG: &'static str = "client-threads";
+    /// Its value name in the help.
+    const THREADS_VALUE: &'static str = "CLIENT_THREADS";
+    /// Its short flag.
+    const THREADS_SHORT: Option<char> = None;
+    /// Its help.
+    const THREADS_HELP: &'static str;
+    /// `--client-io`'s help.
+    const IO_HELP: &'static str;
+}
+
+/// The shared run flags, spelled as `F` says.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs<F: RunFlags> {
+    // Measured run time in seconds.
+    #[arg(
+        value_parser = crate::bounds::whole_secs_flag,
+        long,
+        short = F::TIME_SHORT,
+        default_value = F::TIME_DEFAULT,
+        help = F::TIME_HELP,
+        help_heading = F::HEADING
+    )]
+    pub time: u64,
+    // Open loop: total transactions per second (0 = closed loop).
+    #[arg(long, short = F::RATE_SHORT, default_value = "0", help = F::RATE_HELP, help_heading = F::HEADING)]
+    pub rate: f64,
+    // Seconds to run before measuring.
+    #[arg(
+        value_parser = crate::bounds::whole_secs_flag,
+        long,
+        default_value = "0",
+        help = F::WARMUP_HELP,
+        help_heading = F::HEADING
+    )]
+    pub warmup_time: u64,
+    // Client threads of the event loops (`--client-io async`).
+    #[arg(
+        long = F::THREADS_LONG,
+        short = F::THREADS_SHORT,
+        value_name = F::THREADS_VALUE,
+        help = F::THREADS_HELP,
+        help_heading = F::HEADING
+    )]
+    pub client_threads: Option<usize>,
+    // How the client waits for replies: auto, blocking or async.
+    #[arg(long, default_value = "auto", help = F::IO_HELP, help_heading = F::HEADING)]
+    pub client_io: String,
+    // Seconds between live lines and stored intervals.
+    #[arg(
+        value_parser = crate::bounds::interval_flag,
+        long = F::INTERVAL_LONG,
+        short = F::INTERVAL_SHORT,
+        value_name = F::INTERVAL_VALUE,
+        default_value = F::INTERVAL_DEFAULT,
+        help = F::INTERVAL_HELP,
+        help_heading = F::REPORT_HEADING
+    )]
+    pub report_interval: f64,
+    /// Run directory, summary, live metrics and telemetry.
+    #[command(flatten)]
+    pub out: RunOutputArgs,
+    #[arg(skip)]
+    #[doc(hidden)]
+    pub flags: PhantomData<F>,
+}
+
+/// What a workload adds to the shared flags to make its engine run.
+#[derive(Debug, Clone)]
+pub struct RunShape<'a> {
+    /// Connections (workers) the engine opens.
+    pub connections: usize,
+    /// Total transactions to start (`None`: until the time is up).
+    pub events: Option<u64>,
+    /// Open-loop arrivals: `poisson` or `fixed` (`--arrival`; commands without it: poisson).
+    pub arrival: &'a str,
+    /// `--rate` counts per connection (LinkBench's requestrate): the total is this many times it.
+    pub rate_per_connection: bool,
+    /// Seconds in-flight transactions may take after `--time` (`None`: the engine's default).
+    pub shutdown_grace: Option<f64>,
+    /// Seed of the open-loop schedules.
+    pub seed: u64,
+}
+
+impl<F: RunFlags> RunArgs<F> {
+    /// The engine's configuration for a run shaped as `shape` (see [`run_config`]).
+    pub fn config(&self, shape: &RunShape<'_>) -> anyhow::Result<RunConfig> {
+        run_config(
+            &RunValues {
+                time: self.time,
+                rate: self.rate,
+                warmup_time: self.warmup_time,
+                client_threads: self.client_threads,
+                client_io: &self.client_io,
+                report_interval: self.report_interval,
+                interval_flag: F::INTERVAL_LONG,
+                threads_flag: F::THREADS_LONG,
+            },
+            shape,
+            cpus(),
+        )
+        .map_err(anyhow::Error::msg)
+    }
+
+    /// Live lines printed every this many intervals: 1 with a report interval, else never.
+    pub fn print_every(&self) -> u32 {
+        u32::from(self.report_interval > 0.0)
+    }
+}
+
+/// The flag values [`run_config`] reads.
+#[derive(Debug, Clone)]
+pub struct RunValues<'a> {
+    /// `--time` (0 = no limit).
+    pub time: u64,
+    /// `--rate` (0 = closed loop).
+    pub rate: f64,
+    /// `--warmup-time`.
+    pub warmup_time: u64,
+    /// `--client-threads` (pgbench's `--jobs`).
+    pub client_threads: Option<usize>,
+    /// `--client-io`.
+    pub client_io: &'a str,
+    /// The report interval (0 = no live lines; one-second intervals are stored).
+    pub report_interval: f64,
+    /// The report interval's flag name, for errors.
+    pub interval_flag: &'a str,
+    /// The client threads' flag name, for errors.
+    pub threads_flag: &'a str,
+}
+
+/// The CPUs the client may use.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// The engine's configuration from the shared flags: the one place a [`RunConfig`] is built
+/// from what a user gave. An error names the flag and what to give instead.
+pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Result<RunConfig, String> {
+    if !(v.rate.is_finite() && v.rate >= 0.0) {
+        return Err(format!(
+            "--rate must be 0 (closed loop) or a positive rate, got {}",
+            v.rate
+        ));
+    }
+    if !(v.report_interval.is_finite() && v.report_interval >= 0.0) {
+        return Err(format!(
+            "--{} must be 0 (no live lines) or a positive number of seconds",
+            v.interval_flag
+        ));
+    }
+    if v.client_threads == Some(0) {
+        return Err(format!("--{} must be at least 1", v.threads_flag));
+    }
+    let total_rate = if shape.rate_per_connection {
+        v.rate * shape.connections as f64
+    } else {
+        v.rate
+    };
+    let arrival = match (v.rate, shape.arrival) {
+        (r, _) if r == 0.0 => Arrival::Closed,
+        (_, "poisson") => Arrival::Poisson { rate: total_rate },
+        (_, "fixed") => Arrival::Fixed { rate: total_rate },
+        (_, other) => return Err(format!("--arrival must be poisson or fixed, got {other:?}")),
+    };
+    let mut run = RunConfig::new(shape.connections, (v.time > 0).then(|| Duration::from_secs(v.time)));
+    run.arrival = arrival;
+    run.events = shape.events;
+    run.warmup = Duration::from_secs(v.warmup_time);
+    run.interval = Duration::from_secs_f64(if v.report_interval > 0.0 {
+        v.report_interval
+    } else {
+        1.0
+    });
+    if let Some(grace) = shape.shutdown_grace {
+        run.shutdown_grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
+    }
+    let io = client_impl::client_io(v.client_io, shape.connections, v.rate > 0.0, v.client_threads, cpus);
+    (run.blocking_io, run.client_threads) =
+        io.map_err(|e| e.replace("--client-threads", &format!("--{}", v.threads_flag)))?;
+    run.seed = shape.seed;
+    Ok(run)
+}
+
+/// The manifest's record of the client: connections' threads, I/O model, arrivals.
+pub fn record_run_options(run: &RunConfig, options: &mut serde_json::Map<String, serde_json::Value>) {
+    options.insert("client_threads".into(), run.client_threads.into());
+    let io = if run.blocking_io { "blocking" } else { "async" };
+    options.insert("client_io".into(), io.into());
+    options.insert("arrival".into(), run.arrival.name().into());
+    options.insert("rate".into(), run.arrival.rate().into());
+}
+
+/// Where a measured run's results go and what it samples: the options every run command
+/// (tpcc, pgbench, linkbench) shares, flattened into each one's arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunOutputArgs {
+    /// Directory for run directories.
+    #[arg(
+        long,
+        env = "DBPERF_RESULTS",
+        default_value = "dbperf-results",
+        help_heading = "Reporting"
+    )]
+    pub results_dir: PathBuf,
+    /// Also write summary.json here.
+    #[arg(long, help_heading = "Reporting")]
+    pub summary_json: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics during the run (throughput,
+    /// latency quantiles, errors, telemetry), e.g. 127.0.0.1:9187.
+    #[arg(long, value_name = "ADDR", help_heading = "Reporting")]
+    pub metrics_addr: Option<String>,
+    /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
+    #[arg(long, help_heading = "Telemetry")]
+    pub no_telemetry: bool,
+    /// Seconds between telemetry samples (on the run's clock).
+    #[arg(value_parser = crate::bounds::interval_flag, long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
+    pub telemetry_interval: f64,
+    /// Enable the InnoDB metrics that are off by default (`log%`, `buffer_flush%`) for the run
+    /// (`buffer_flush_sync_total_pages`, which tells sync flushing, is enabled regardless).
+    #[arg(long, help_heading = "Telemetry")]
+    pub innodb_metrics: bool,
+    /// Enable the InnoDB mutex and rw-lock instruments of the Performance Schema at run start
+    /// (when performance_schema is ON), so the top waits include them.
+    #[arg(long, help_heading = "Telemetry")]
+    pub pfs_instruments: bool,
+    /// Wait events kept per telemetry sample (by time waited).
+    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
+    pub top_waits: usize,
+}
+
+impl RunOutputArgs {
+    /// The telemetry of a run against `target` (`None` with `--no-telemetry`).
+    pub fn telemetry(&self, target: &Target) -> Option<TelemetryConfig> {
+        telemetry_config(
+            self.no_telemetry,
+            self.telemetry_interval,
+            target,
+            crate::telemetry::server::ServerTelemetryOptions {
+                innodb_metrics: self.innodb_metrics,
+                pfs_instruments: self.pfs_instruments,
+                top_waits: self.top_waits,
+            },
+        )
+    }
+
+    /// Records the telemetry settings among the manifest's workload options.
+    pub fn record_options(&self, options: &mut serde_json::Map<String, serde_json::Value>) {
+        options.insert(
+            "telemetry_interval_s".into(),
+            if self.no_telemetry {
+                serde_json::Value::Null
+            } else {
+                self.telemetry_interval.into()
+            },
+        );
+        options.insert("innodb_metrics".into(), self.innodb_metrics.into());
+        options.insert("pfs_instruments".into(), self.pfs_instruments.into());
+    }
+}
+
+/// A telemetry configuration from the common flags (`None` when `off`).
+pub fn telemetry_config(
+    off: bool,
+    interval_s: f64,
+    target: &Target,
+    server: crate::telemetry::server::ServerTelemetryOptions,
+) -> Option<TelemetryConfig> {
+    (!off).then(|| TelemetryConfig {
+        period: Duration::from_secs_f64(interval_s.max(0.1)),
+        target: Some(target.clone()),
+        server,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(client_io: &str) -> RunValues<'_> {
+        RunValues {
+            time: 10,
+            rate: 0.0,
+            warmup_time: 0,
+            client_threads: None,
+            client_io,
+            report_interval: 0.0,
+            interval_flag: "report-interval",
+            threads_flag: "client-threads",
+        }
+    }
+
+    fn shape(connections: usize) -> RunShape<'static> {
+        RunShape {
+            connections,
+            events: None,
+            arrival: "poisson",
+            rate_per_connection: false,
+            shutdown_grace: None,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn closed_loop_runs_get_a_blocking_thread_per_connection_by_default() {
+        let run = run_config(&values("auto"), &shape(10), 2).unwrap();
+        assert!(run.blocking_io);
+        assert_eq!(run.client_threads, 10);
+        assert_eq!(run.interval, Duration::from_secs(1));
+        // Open loop, explicit event loops, or very many connections: event loops.
+        let open = RunValues {
+            rate: 100.0,
+            ..values("auto")
+        };
+        let run = run_config(&open, &shape(10), 2).unwrap();
+        assert!(!run.blocking_io);
+        assert_eq!((run.client_threads, run.arrival.rate()), (2, Some(100.0)));
+        let jobs = RunValues {
+            client_threads: Some(3),
+            threads_flag: "jobs",
+            ..values("auto")
+        };
+        assert_eq!(run_config(&jobs, &shape(10), 2).unwrap().client_threads, 3);
+        assert!(!run_config(&values("auto"), &shape(129), 2).unwrap().blocking_io);
+        let e = run_config(
+            &RunValues {
+                rate: 5.0,
+                ..values("blocking")
+            },
+            &shape(4),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.contains("--client-io async"), "{e}");
+        let e = run_config(
+            &RunValues {
+                client_threads: Some(2),
+                ..jobs
+            },
+            &shape(4),
+            2,
+        );
+        assert!(e.is_ok());
+        let e = run_config(
+            &RunValues {
+                client_threads: Some(2),
+                threads_flag: "jobs",
+                ..values("blocking")
+            },
+            &shape(4),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.contains("--jobs") && !e.contains("--client-threads"), "{e}");
+    }
+
+    #[test]
+    fn a_rate_per_connection_is_multiplied_and_bad_values_are_named() {
+        let per = RunShape {
+            rate_per_connection: true,
+            ..shape(4)
+        };
+        let run = run_config(
+            &RunValues {
+                rate: 2.5,
+                ..values("auto")
+            },
+            &per,
+            2,
+        )
+        .unwrap();
+        assert_eq!(run.arrival.rate(), Some(10.0));
+        let fixed = RunShape {
+            arrival: "fixed",
+            ..shape(4)
+        };
+        let run = run_config(
+            &RunValues {
+                rate: 7.0,
+                ..values("auto")
+            },
+            &fixed,
+            2,
+        )
+        .unwrap();
+        assert_eq!(run.arrival.name(), "fixed");
+        let e = run_config(
+            &RunValues {
+                rate: -1.0,
+                ..values("auto")
+            },
+            &shape(1),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.contains("--rate"), "{e}");
+        let odd = RunShape {
+            arrival: "burst",
+            ..shape(1)
+        };
+        let e = run_config(
+            &RunValues {
+                rate: 1.0,
+                ..values("auto")
+            },
+            &odd,
+            2,
+        )
+        .unwrap_err();
+        assert!(e.contains("--arrival"), "{e}");
+        let e = run_config(
+            &RunValues {
+                report_interval: f64::NAN,
+                interval_flag: "progress",
+                ..values("auto")
+            },
+            &shape(1),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.contains("--progress"), "{e}");
+    }
+}
