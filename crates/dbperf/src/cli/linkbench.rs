@@ -1,6 +1,7 @@
 //! `dbperf linkbench load|request|cleanup`: the arguments (first stage), their validation into a
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
-//! pipeline ([`super::measure`]) and adds LinkBench's bucket report and `-csvstats` file.
+//! pipeline ([`crate::run`]); LinkBench's bucket report and `-csvstats` file come from
+//! [`crate::workloads::linkbench::report`].
 //! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
 //! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
 
@@ -27,7 +28,7 @@ use crate::run::args::record_run_options;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
-use crate::workloads::linkbench::config::{self, Op, OP_NAMES};
+use crate::workloads::linkbench::config::{self, OP_NAMES};
 use crate::workloads::linkbench::load::{self, LoadConfig};
 use crate::workloads::linkbench::schema::Dialect;
 use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
@@ -464,31 +465,9 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         live: LiveLine::Custom(Box::new(interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
-    let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
-    let ops = dbperf_engine::OpTable {
-        transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
-        statements: Vec::new(),
+    let m = measure::measure(spec, workload, argv)?;
+    let report = report::LinkbenchReport {
+        csvstats: a.csvstats.clone(),
     };
-    let per_op: Vec<_> = Op::ALL
-        .iter()
-        .map(|&o| &m.outcome.total.per_txn[o as usize].response)
-        .collect();
-    let stats = report::all_stats(&ops, &per_op);
-    let csv = report::csv(&stats);
-    let in_dir = m.dir.path().join("linkbench-csvstats.csv");
-    m.write_file(&in_dir, csv.as_bytes());
-    if let Some(path) = &a.csvstats {
-        m.write_file(path, csv.as_bytes());
-    }
-    m.write_json("linkbench.json", &stats);
-    println!();
-    print!("{}", report::text(&stats));
-    let total = m.outcome.total.transactions;
-    println!(
-        "REQUEST PHASE COMPLETED. {total} requests done in {:.0} seconds. Requests/second = {:.0}",
-        m.outcome.measured_s,
-        total as f64 / m.outcome.measured_s.max(1e-9)
-    );
-    Ok(measure::finish(&m))
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }

@@ -24,9 +24,7 @@ pub mod results;
 pub mod server;
 pub mod sysbench;
 pub mod tpcc;
-pub mod tpcc_report;
 pub mod tpch;
-pub mod tpch_cold;
 pub mod tpch_run;
 pub mod tpch_throughput;
 

@@ -1,6 +1,6 @@
 //! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup`: pgbench's built-in
 //! workloads on PostgreSQL, validated into a plan and run through the shared measured run
-//! ([`super::measure`]); also the PostgreSQL server facts for the manifest, shared with
+//! ([`crate::run`], its report from [`crate::workloads::pgbench::report`]); also the PostgreSQL server facts for the manifest, shared with
 //! `dbperf sysbench` on a postgres:// target.
 
 use std::process::ExitCode;
@@ -17,13 +17,13 @@ use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
-use crate::report;
 use crate::results::ServerFacts;
 use crate::run::args::record_run_options;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::pgbench::init::{self, InitConfig};
+use crate::workloads::pgbench::report::PgbenchReport;
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
 
 /// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
@@ -227,12 +227,9 @@ fn run_script<S: Session + 'static>(
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
-    let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
-    println!();
-    print!("{}", report::final_text(&m.summary, None));
-    if let Some(line) = report::client_bound_warning(&m.summary, run.client_threads) {
-        println!("{line}");
-    }
-    Ok(measure::finish(&m))
+    let m = measure::measure(spec, workload, argv)?;
+    let report = PgbenchReport {
+        client_threads: run.client_threads,
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }

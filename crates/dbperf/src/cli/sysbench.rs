@@ -16,7 +16,6 @@ use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
-use crate::report;
 use crate::results::ServerFacts;
 use crate::run::args::record_run_options;
 use crate::run::record::LiveLine;
@@ -24,6 +23,7 @@ use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::RunShape;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
 use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
+use crate::workloads::sysbench::report::SysbenchReport;
 use crate::workloads::sysbench::schema::Dialect;
 use crate::workloads::sysbench::{OltpOptions, OltpWorkload, Test};
 
@@ -330,42 +330,11 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
-    let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
-    let extra = {
-        let p = plan.percentile;
-        let standard = [50.0, 90.0, 95.0, 99.0, 99.9];
-        (!standard.contains(&p)).then(|| (p, m.outcome.total.response.value_at_quantile(p / 100.0) as f64 / 1000.0))
+    let m = measure::measure(spec, workload, argv)?;
+    let report = SysbenchReport {
+        percentile: plan.percentile,
+        client_threads: plan.run.client_threads,
+        histogram: plan.args.histogram,
     };
-    println!();
-    print!("{}", report::final_text(&m.summary, extra));
-    if let Some(line) = report::client_bound_warning(&m.summary, plan.run.client_threads) {
-        println!("{line}");
-    }
-    if plan.args.histogram {
-        print!("{}", histogram_text(&m.outcome.total.response));
-    }
-    Ok(measure::finish(&m))
-}
-
-fn histogram_text(h: &hdrhistogram::Histogram<u64>) -> String {
-    use std::fmt::Write;
-    let mut s = String::from(
-        "\nLatency histogram (values in milliseconds)\n       value  ------------- distribution ------------- count\n",
-    );
-    let max = h
-        .iter_log(1, 2.0)
-        .map(|v| v.count_since_last_iteration())
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    for v in h.iter_log(1, 2.0) {
-        let n = v.count_since_last_iteration();
-        if n == 0 {
-            continue;
-        }
-        let bar = "*".repeat(((n * 40) / max) as usize);
-        let _ = writeln!(s, "{:>12.3} |{:<40} {}", v.value_iterated_to() as f64 / 1000.0, bar, n);
-    }
-    s
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }

@@ -1,6 +1,6 @@
 //! `dbperf tpcc prepare|run|check|cleanup`: the arguments (first stage), their validation
 //! into a plan (second stage), and the commands. `run` goes through the shared measured-run
-//! pipeline ([`super::measure`]); its TPC-C lines and report are in [`super::tpcc_report`].
+//! layer ([`crate::run`]); its TPC-C lines and report are in [`crate::workloads::tpcc::report`].
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,7 +13,6 @@ use indicatif::HumanCount;
 
 use super::args::TargetUrl;
 use super::client_impl::Client;
-use super::tpcc_report;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
@@ -28,6 +27,7 @@ use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::tpcc::check;
 use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
+use crate::workloads::tpcc::report::{self, TpccReport};
 use crate::workloads::tpcc::schema::{Schema, SchemaKind, META_TABLE};
 use crate::workloads::tpcc::{Mode, TpccWorkload, WarehouseChoice};
 use crate::workloads::LoadMethod;
@@ -485,15 +485,14 @@ fn run_benchmark<S: Session + 'static>(
         rand_type: "nurand",
         threads: plan.connections,
         banner: &banner,
-        live: LiveLine::Custom(Box::new(tpcc_report::interval_line)),
+        live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
-    let mut m = measure::measure(spec, workload, argv)?;
-    measure::copy_summary(a.run.out.summary_json.as_ref(), &mut m);
-    let spec_waits = plan.mode == Mode::Spec && a.wait_scale == 1.0;
-    let result = tpcc_report::TpccResult::from_outcome(&m.outcome, w, plan.connections as usize, spec_waits);
-    m.write_json("tpcc.json", &result);
-    println!();
-    print!("{}", tpcc_report::final_text(&result));
-    Ok(measure::finish(&m))
+    let m = measure::measure(spec, workload, argv)?;
+    let report = TpccReport {
+        warehouses: w,
+        terminals: plan.connections as usize,
+        spec_waits: plan.mode == Mode::Spec && a.wait_scale == 1.0,
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }

@@ -1,7 +1,8 @@
-//! `dbperf tpch validate`, `power` and `compare`: running queries against loaded data,
-//! checking answers, writing the power test's run directory, and the comparison table.
+//! `dbperf tpch validate`, `power` and `compare`: their arguments and plans. The answer
+//! checks are in [`crate::workloads::tpch::validate`], the run directory comes from
+//! [`crate::run::RunSession`], cold restarts from [`crate::server::cold`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,13 +14,10 @@ use crate::driver::{Session, Target};
 use crate::results::manifest::ServerFacts;
 use crate::results::RunDir;
 use crate::run::{RunSession, SessionSpec};
-use crate::workloads::tpch::answers::{self, compare as compare_answers, kinds};
 use crate::workloads::tpch::compare::{table, Column};
-use crate::workloads::tpch::power::{self, stream_params, Cold, PowerConfig, PowerReport, TPCH_FILE};
+use crate::workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
 use crate::workloads::tpch::qgen::check_seed;
-use crate::workloads::tpch::queries::render;
-use crate::workloads::tpch::refresh::next_set;
-use crate::workloads::tpch::runner::{QueryRunner, Status};
+use crate::workloads::tpch::validate as tpch_validate;
 use crate::workloads::tpch::{check_scale_factor, load};
 
 /// `dbperf tpch validate`.
@@ -136,14 +134,7 @@ pub(crate) async fn data_scale_factor(target: &Target, given: Option<f64>) -> Re
 /// Runs `dbperf tpch validate`.
 pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     if let (Some(read), Some(write)) = (&a.answers, &a.write_answers) {
-        if let Some(shared) = same_answer_file(read, write) {
-            bail!(
-                "--answers {} and --write-answers {} are the same answer files ({}): the answers would be compared with themselves and always PASS. Write into another directory (e.g. --write-answers /tmp/tpch-answers-new) and compare that with --answers",
-                read.display(),
-                write.display(),
-                shared.display()
-            );
-        }
+        tpch_validate::refuse_self_compare(read, write)?;
     }
     let target = a.conn.target()?;
     let dialect = a.conn.dialect()?;
@@ -156,88 +147,23 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     if let Some(dir) = &a.write_answers {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let params = stream_params(sf, 0, 0, true);
-    let mut failed = 0;
-    rt.block_on(async {
-        let mut runner = QueryRunner::connect(&target, dialect).await?;
-        let refreshed = next_set(runner.session(), sf).await? - 1;
-        if refreshed > 0 {
-            eprintln!(
-                "warning: {refreshed} RF1/RF2 pair(s) have run on this data since it was loaded; answers that show order keys (Q3, Q18) can differ. Validate freshly loaded data (`dbperf tpch cleanup` then `prepare`)"
-            );
-        }
-        for p in &params {
-            let q = p.query;
-            let e = runner.run(&render(dialect, p, 0), limit).await?;
-            if let Some(dir) = &a.write_answers {
-                let header: Vec<String> = kinds(q).iter().map(|k| format!("{k:?}").to_lowercase()).collect();
-                let path = dir.join(format!("q{q}.out"));
-                std::fs::write(&path, answers::format(&header, &e.rows))
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            let verdict = match e.status {
-                Status::Timeout => Err(format!("timed out after {:.1} s", e.seconds)),
-                Status::Error => Err(e.error.clone().unwrap_or_default()),
-                Status::Ok => {
-                    let expected = match (&a.answers, &a.write_answers) {
-                        (Some(dir), _) => Some(answers::read_dir(dir, q)?),
-                        (None, _) if sf == 1.0 => Some(answers::official_sf1(q)),
-                        (None, _) => None,
-                    };
-                    match expected {
-                        Some(exp) => compare_answers(q, &exp, &e.rows).map_err(|m| m.to_string()),
-                        None => Ok(()),
-                    }
-                }
-            };
-            let checked = a.answers.is_some() || sf == 1.0;
-            match verdict {
-                Ok(()) if !checked => println!(
-                    "Q{q:<2} DONE  {:>6} rows  {:8.2} s  (no answers to compare with)",
-                    e.rows.len(),
-                    e.seconds
-                ),
-                Ok(()) => println!("Q{q:<2} PASS  {:>6} rows  {:8.2} s", e.rows.len(), e.seconds),
-                Err(why) => {
-                    failed += 1;
-                    println!("Q{q:<2} FAIL  {:>6} rows  {:8.2} s  {why}", e.rows.len(), e.seconds);
-                }
-            }
-        }
-        anyhow::Ok(())
-    })?;
+    let cfg = tpch_validate::ValidateConfig {
+        target,
+        dialect,
+        sf,
+        timeout: limit,
+        answers: a.answers,
+        write_answers: a.write_answers,
+    };
+    let failed = rt.block_on(tpch_validate::validate(&cfg, |line| println!("{line}")))?;
     if failed > 0 {
         eprintln!("{failed} of 22 queries did not match the answers");
         return Ok(ExitCode::FAILURE);
     }
-    if a.answers.is_some() || sf == 1.0 {
+    if cfg.answers.is_some() || sf == 1.0 {
         println!("all 22 queries match (SF {sf})");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Where `--answers READ` and `--write-answers WRITE` reach the same files: the same
-/// directory (also through symbolic links or another mount of it), or any `q<N>.out` of
-/// one that is a link to the other's. `None` when every file written is a separate file.
-fn same_answer_file(read: &Path, write: &Path) -> Option<PathBuf> {
-    let same = |a: &Path, b: &Path| -> bool {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-            (Ok(x), Ok(y)) if x == y => return true,
-            _ => {}
-        }
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-            _ => false,
-        }
-    };
-    if same(read, write) {
-        return std::fs::canonicalize(write).ok();
-    }
-    (1..=22)
-        .map(|q| (read.join(format!("q{q}.out")), write.join(format!("q{q}.out"))))
-        .find(|(r, w)| same(r, w))
-        .map(|(_, w)| w)
 }
 
 /// DBT-3's default seed: the time as MMDDhhmmss.
@@ -253,7 +179,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     }
     let cold_start = match (a.cold, a.conn.sandbox()) {
         (None, _) => None,
-        (Some(_), Some(name)) => Some(super::tpch_cold::cold_start(&name)?),
+        (Some(_), Some(name)) => Some(Box::new(crate::server::cold::cold_restart(&name)?) as ColdStart),
         (Some(_), None) => bail!(
             "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME"
         ),
@@ -386,25 +312,8 @@ mod tests {
         let golden = tmp.path().join("golden");
         std::fs::create_dir(&golden).unwrap();
         std::fs::write(golden.join("q1.out"), "cnt\n1\n").unwrap();
-        // The same directory, spelled differently or through a link.
-        assert!(same_answer_file(&golden, &golden).is_some());
-        assert!(same_answer_file(&golden, &tmp.path().join("golden/../golden/.")).is_some());
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&golden, &link).unwrap();
-        assert!(same_answer_file(&golden, &link).is_some());
-        // Another directory whose q1.out is the golden one, by symbolic or hard link.
-        let other = tmp.path().join("other");
-        std::fs::create_dir(&other).unwrap();
-        assert_eq!(same_answer_file(&golden, &other), None);
-        std::os::unix::fs::symlink(golden.join("q1.out"), other.join("q1.out")).unwrap();
-        assert_eq!(same_answer_file(&golden, &other), Some(other.join("q1.out")));
-        let hard = tmp.path().join("hard");
-        std::fs::create_dir(&hard).unwrap();
-        std::fs::hard_link(golden.join("q1.out"), hard.join("q1.out")).unwrap();
-        assert_eq!(same_answer_file(&golden, &hard), Some(hard.join("q1.out")));
-        // A directory yet to be written is never the same.
-        assert_eq!(same_answer_file(&golden, &tmp.path().join("new")), None);
-
         // The command refuses before it connects anywhere.
         #[derive(clap::Parser)]
         struct Cli {

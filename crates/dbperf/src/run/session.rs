@@ -34,6 +34,7 @@ use crate::results::{
     client_usage, AppendFile, Manifest, ResultsError, RunDir, ServerFacts, Summary, WorkloadInfo, WriteLoss,
 };
 use crate::telemetry::sampler::{Telemetry, TelemetryConfig};
+use crate::workloads::{FinalReport, ReportPath};
 
 /// What every run records before it starts: the manifest's contents.
 pub struct SessionSpec<'a> {
@@ -296,6 +297,34 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         recorder_error,
         losses,
     })
+}
+
+/// The end of a measured run: the summary copied to `summary_json` (if given), the
+/// workload's result files written and its final report printed, then [`finish`]'s lines and
+/// exit code. What could not be written is reported, never fatal.
+pub fn conclude(mut m: Measured, summary_json: Option<&PathBuf>, report: &dyn FinalReport) -> ExitCode {
+    copy_summary(summary_json, &mut m);
+    let (text, files) = report.final_report(&m.outcome, &m.summary);
+    for file in files {
+        match file.path {
+            ReportPath::RunDir(name) => {
+                if let Err(e) = m.dir.write_atomic(name, &file.bytes) {
+                    m.losses.push(WriteLoss {
+                        path: m.dir.path().join(name),
+                        bytes: file.bytes.len() as u64,
+                        error: match e {
+                            ResultsError::Write { source, .. } => source.to_string(),
+                            e => e.to_string(),
+                        },
+                    });
+                }
+            }
+            ReportPath::Elsewhere(path) => m.write_file(&path, &file.bytes),
+        }
+    }
+    println!();
+    print!("{text}");
+    finish(&m)
 }
 
 /// A bar of the run's planned seconds (warmup included) with the ETA, drawn on stderr when it

@@ -21,6 +21,7 @@
 //! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
 //! | `process.rs` | pid files, liveness, signals, the per-sandbox lock |
 //! | `account.rs` | the OS account servers run as when dbperf is root, ACL search grants |
+//! | `cold.rs` | cold caches: a sandbox restarted with the OS page cache dropped ([`cold::cold_restart`]) |
 //! | `testing.rs` | [`testing::TempSandbox`], a throwaway server for integration tests |
 //!
 //! A server never runs as OS root: it runs as the invoking user, or, when that user is root,
@@ -32,6 +33,7 @@
 
 mod account;
 mod catalog;
+pub mod cold;
 mod config;
 mod daemon;
 mod dist;

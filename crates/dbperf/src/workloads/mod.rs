@@ -1,5 +1,7 @@
 //! Benchmark definitions, one folder per benchmark: schema per dialect, data
-//! generation and loading, transaction mixes and checks; and the loaders' shared progress bar.
+//! generation and loading, transaction mixes and checks, and each benchmark's own end of a
+//! measured run ([`FinalReport`], in `<name>/report.rs`: its result files and final text);
+//! and the loaders' shared progress bar.
 
 use std::time::Duration;
 
@@ -11,6 +13,48 @@ pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;
+
+/// A file a workload adds to its run at the end.
+pub struct ReportFile {
+    /// A name in the run directory (written atomically), or a path elsewhere
+    /// (`linkbench --csvstats`).
+    pub path: ReportPath,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+}
+
+/// Where a [`ReportFile`] goes.
+pub enum ReportPath {
+    /// In the run directory.
+    RunDir(&'static str),
+    /// Where the user asked.
+    Elsewhere(std::path::PathBuf),
+}
+
+impl ReportFile {
+    /// `value` as pretty JSON (and a newline) named `name` in the run directory.
+    pub fn json<T: serde::Serialize + ?Sized>(name: &'static str, value: &T) -> ReportFile {
+        let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+        bytes.push(b'\n');
+        ReportFile {
+            path: ReportPath::RunDir(name),
+            bytes,
+        }
+    }
+}
+
+/// A workload's end of a measured run, which the run layer
+/// ([`crate::run::session::conclude`]) writes and prints: the one place each workload's
+/// final report text comes from.
+pub trait FinalReport {
+    /// The workload's result files (`tpcc.json`, `linkbench.json`, ...) and the text printed
+    /// after the run, from what the engine measured and `summary.json`.
+    fn final_report(
+        &self,
+        outcome: &dbperf_engine::RunOutcome,
+        summary: &crate::results::Summary,
+    ) -> (String, Vec<ReportFile>);
+}
 
 /// How a loader sends rows to a MySQL-protocol server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! LinkBench's own report from the run's histograms: per op, the count, the p25/p50/p75/
 //! p95/p99 latency *buckets* (the reference keeps 128 buckets: 0.1 ms wide below 1 ms,
 //! then 1 ms to 100 ms, 100 ms to 1 s, 1 s to 10 s, and one above), max and mean, as its
-//! final log lines and as its `-csvstats` file.
+//! final log lines and as its `-csvstats` file; [`LinkbenchReport`] is the end of a
+//! `linkbench request` run (`linkbench.json`, `linkbench-csvstats.csv`, the report text).
 
 use dbperf_engine::stats::OpTable;
 use hdrhistogram::Histogram;
@@ -201,5 +202,52 @@ mod tests {
         assert_eq!(fmt_decimals(100.0, 2), "100");
         assert_eq!(fmt_decimals(20.0349, 3), "20.035");
         assert_eq!(fmt_decimals(0.0, 2), "0");
+    }
+}
+
+/// The end of a `linkbench request` run: `linkbench.json`, the `-csvstats` file in the run
+/// directory (and at `--csvstats`), the per-op report and the reference's closing line.
+pub struct LinkbenchReport {
+    /// `--csvstats`: another copy of the csvstats file.
+    pub csvstats: Option<std::path::PathBuf>,
+}
+
+impl crate::workloads::FinalReport for LinkbenchReport {
+    fn final_report(
+        &self,
+        outcome: &dbperf_engine::RunOutcome,
+        _: &crate::results::Summary,
+    ) -> (String, Vec<crate::workloads::ReportFile>) {
+        use super::config::{Op, OP_NAMES};
+        use crate::workloads::{ReportFile, ReportPath};
+        let ops = OpTable {
+            transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
+            statements: Vec::new(),
+        };
+        let per_op: Vec<_> = Op::ALL
+            .iter()
+            .map(|&o| &outcome.total.per_txn[o as usize].response)
+            .collect();
+        let stats = all_stats(&ops, &per_op);
+        let csv = csv(&stats);
+        let mut files = vec![ReportFile {
+            path: ReportPath::RunDir("linkbench-csvstats.csv"),
+            bytes: csv.clone().into_bytes(),
+        }];
+        if let Some(path) = &self.csvstats {
+            files.push(ReportFile {
+                path: ReportPath::Elsewhere(path.clone()),
+                bytes: csv.into_bytes(),
+            });
+        }
+        files.push(ReportFile::json("linkbench.json", &stats));
+        let mut out = text(&stats);
+        let total = outcome.total.transactions;
+        out.push_str(&format!(
+            "REQUEST PHASE COMPLETED. {total} requests done in {:.0} seconds. Requests/second = {:.0}\n",
+            outcome.measured_s,
+            total as f64 / outcome.measured_s.max(1e-9)
+        ));
+        (out, files)
     }
 }

@@ -15,6 +15,7 @@ pub mod event;
 pub mod options;
 pub mod prepare;
 pub mod rand;
+pub mod report;
 pub mod schema;
 pub mod strings;
 

@@ -5,7 +5,8 @@
 //! Files: `schema` (tables, indexes, foreign keys), `rand` (NURand, last names, deck, think
 //! times), `load` (row generation), `prepare` (loading, resume, cleanup), `worker` (a
 //! terminal and its statements), `new_order`, `payment`, `order_status`, `delivery`,
-//! `stock_level`, `check`.
+//! `stock_level`, `check`, `report` (the live line, the mix judgement, `tpcc.json` and the
+//! final report).
 
 pub mod check;
 pub mod delivery;
@@ -15,6 +16,7 @@ pub mod order_status;
 pub mod payment;
 pub mod prepare;
 pub mod rand;
+pub mod report;
 pub mod schema;
 pub mod stock_level;
 pub mod worker;

@@ -18,6 +18,7 @@
 //! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
 //! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream |
 //! | [`compare`] | the per-query comparison table across runs |
+//! | [`validate`] | `tpch validate`: the 22 answers checked (or written), the self-compare refusal |
 
 pub mod answers;
 pub mod compare;
@@ -34,6 +35,7 @@ pub mod schema;
 pub mod table;
 pub mod throughput;
 pub mod updates;
+pub mod validate;
 
 pub use schema::Dialect;
 pub use table::Table;

@@ -1,19 +1,18 @@
-//! `dbperf tpch power --cold`: stops the sandbox, drops the OS page cache and starts the
-//! sandbox again with the same server, port and settings. Says so when the cache could
-//! not be dropped (it needs root: `/proc/sys/vm/drop_caches`).
+//! Cold caches (`dbperf tpch power --cold`, and any run that must start cold): stops the
+//! sandbox, drops the OS page cache and starts the sandbox again with the same server, port
+//! and settings. Says so when the cache could not be dropped (it needs root:
+//! `/proc/sys/vm/drop_caches`).
 
 use crate::server::{lookup, SandboxHome, Setting, StartRequest};
-use crate::workloads::tpch::power::ColdStart;
 
-/// The restart for sandbox `name` under `$DBPERF_HOME`.
-pub fn cold_start(name: &str) -> anyhow::Result<ColdStart> {
+/// The cold restart of sandbox `name` under `$DBPERF_HOME`: each call restarts it with the
+/// OS page cache dropped, and says what it could not do (the cache needs root), or why the
+/// restart failed. Checks now, not in the middle of a run, that the sandbox exists.
+pub fn cold_restart(name: &str) -> anyhow::Result<impl Fn() -> Result<String, String> + Send + Sync> {
     let home = SandboxHome::from_env()?;
-    // Fail now, not in the middle of a run, if the sandbox is unknown.
     home.status(name)?;
     let name = name.to_string();
-    Ok(Box::new(move || {
-        restart(&home, &name).map_err(|e| format!("cold restart of sandbox {name}: {e:#}"))
-    }))
+    Ok(move || restart(&home, &name).map_err(|e| format!("cold restart of sandbox {name}: {e:#}")))
 }
 
 fn restart(home: &SandboxHome, name: &str) -> anyhow::Result<String> {

@@ -1,6 +1,7 @@
 //! TPC-C's own numbers: the live interval line (NOTPM, TPM, p90 per type, rollbacks,
-//! retries, errors), and at the end `tpcc.json` and the final text with the mix against
-//! the spec's minimum shares and each type's 90th percentile against its limit in seconds.
+//! retries, errors), and at the end ([`TpccReport`]) `tpcc.json` ([`TpccResult`]) and the
+//! final text with the mix judged against the spec's minimum shares and each type's 90th
+//! percentile against its limit in seconds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -289,6 +290,30 @@ pub fn final_text(r: &TpccResult) -> String {
         r.rollbacks, r.retries
     );
     s
+}
+
+/// The end of a `tpcc run`: `tpcc.json` and [`final_text`].
+pub struct TpccReport {
+    /// Warehouses run on.
+    pub warehouses: u32,
+    /// Terminals (connections).
+    pub terminals: usize,
+    /// Spec mode at the spec's keying and think times (a tpmC may be reported).
+    pub spec_waits: bool,
+}
+
+impl crate::workloads::FinalReport for TpccReport {
+    fn final_report(
+        &self,
+        outcome: &RunOutcome,
+        _: &crate::results::Summary,
+    ) -> (String, Vec<crate::workloads::ReportFile>) {
+        let result = TpccResult::from_outcome(outcome, self.warehouses, self.terminals, self.spec_waits);
+        (
+            final_text(&result),
+            vec![crate::workloads::ReportFile::json("tpcc.json", &result)],
+        )
+    }
 }
 
 #[cfg(test)]
