@@ -5,7 +5,6 @@
 //! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
 //! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +13,6 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::IntervalReport;
 
 use super::args::TargetArgs;
 use super::client_impl::Client;
@@ -28,7 +26,7 @@ use crate::run::args::record_run_options;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
-use crate::workloads::linkbench::config::{self, OP_NAMES};
+use crate::workloads::linkbench::config;
 use crate::workloads::linkbench::load::{self, LoadConfig};
 use crate::workloads::linkbench::schema::Dialect;
 use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
@@ -329,29 +327,6 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ops per second of each op in an interval, then p95 of all.
-fn interval_line(r: &IntervalReport<'_>) -> String {
-    let s = r.stats;
-    let d = r.len_s();
-    let mut line = format!("[ {:.0}s ] ops/s {:.1} |", r.end_s, s.transactions as f64 / d);
-    for (t, name) in s.per_txn.iter().zip(OP_NAMES) {
-        if !t.response.is_empty() {
-            let _ = write!(line, " {name} {:.1}", t.response.len() as f64 / d);
-        }
-    }
-    let _ = write!(
-        line,
-        " | p95 {:.2} ms | retry {} err {}",
-        s.response.value_at_quantile(0.95) as f64 / 1000.0,
-        s.retries,
-        s.total_errors()
-    );
-    if r.warmup {
-        line.push_str(" (warmup)");
-    }
-    line
-}
-
 fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<ExitCode> {
     let a = &plan.args;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -462,7 +437,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         rand_type: "linkbench",
         threads: requesters as u32,
         banner: &banner,
-        live: LiveLine::Custom(Box::new(interval_line)),
+        live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
     };
     let m = measure::measure(spec, workload, argv)?;

@@ -231,43 +231,9 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
-    print!("{}", summary_text(&report));
+    print!("{}", crate::workloads::tpch::report::power_text(&report));
     println!("run directory: {}", dir.path().display());
     Ok(ExitCode::SUCCESS)
-}
-
-fn summary_text(r: &PowerReport) -> String {
-    let mut out = format!(
-        "TPC-H power test  SF {}  seed {}{}  server {}  runs {}{}\n",
-        r.scale_factor,
-        r.seed,
-        if r.validation { " (validation parameters)" } else { "" },
-        r.server_version,
-        r.runs.len(),
-        match r.cold {
-            Cold::Off => String::new(),
-            c => format!("  cold per {c:?}").to_lowercase(),
-        }
-    );
-    out.push_str(&table(
-        &[Column {
-            label: "median".into(),
-            report: r,
-        }],
-        0.05,
-    ));
-    for run in &r.runs {
-        if let (Some(a), Some(b)) = (run.rf1_seconds, run.rf2_seconds) {
-            out.push_str(&format!("run {}: RF1 {a:.2} s, RF2 {b:.2} s\n", run.rep));
-        }
-        for n in &run.cold_notes {
-            out.push_str(&format!("run {}: {n}\n", run.rep));
-        }
-    }
-    if r.power_at_size.is_none() {
-        out.push_str("Power@Size not computed (a query timed out or failed, or refreshes were skipped)\n");
-    }
-    out
 }
 
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {

@@ -11,8 +11,9 @@ use super::tpch::{runtime, ConnArgs};
 use super::tpch_run::{data_scale_factor, server_facts, time_seed, timeout};
 use crate::results::RunDir;
 use crate::run::{RunSession, SessionSpec};
-use crate::workloads::tpch::metrics::{min_streams, qphh};
+use crate::workloads::tpch::metrics::min_streams;
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::workloads::tpch::report;
 use crate::workloads::tpch::throughput::{self, ThroughputConfig};
 
 /// `dbperf tpch throughput`.
@@ -103,43 +104,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
-    println!(
-        "TPC-H throughput test  SF {sf}  {streams} streams  seed {seed}  server {}",
-        report.server_version
-    );
-    for s in &report.streams {
-        let timeouts = s
-            .queries
-            .iter()
-            .filter(|q| q.status != crate::workloads::tpch::runner::Status::Ok)
-            .count();
-        println!(
-            "stream {}: {:.2} s{}",
-            s.stream,
-            s.seconds,
-            if timeouts > 0 {
-                format!(", {timeouts} queries timed out or failed")
-            } else {
-                String::new()
-            }
-        );
-    }
-    for p in &report.refresh {
-        println!(
-            "refresh set {}: RF1 {:.2} s, RF2 {:.2} s",
-            p.set, p.rf1_seconds, p.rf2_seconds
-        );
-    }
-    println!("Ts {:.2} s", report.ts_seconds);
-    match report.throughput_at_size {
-        Some(t) => {
-            println!("Throughput@Size {t:.1}");
-            if let Some(p) = power.as_ref().and_then(|p| p.power_at_size) {
-                println!("QphH@Size {:.1} (with Power@Size {p:.1} from --power)", qphh(p, t));
-            }
-        }
-        None => println!("Throughput@Size not computed (a query timed out or failed)"),
-    }
+    print!("{}", report::throughput_text(&report, power.as_ref()));
     println!("run directory: {}", dir.path().display());
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
-//! | `intervals.hlog` | HdrHistogram interval log (`cli/record.rs`, through an [`AppendFile`]) | — |
+//! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | — |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | — |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |

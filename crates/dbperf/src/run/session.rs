@@ -494,3 +494,52 @@ pub fn on_interrupt(stopping: &'static str, second: &'static str, mut stop: impl
         stop();
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::catalog::Catalog;
+
+    #[test]
+    fn a_session_writes_the_manifest_and_records_the_run_at_start_and_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = Target::parse("mysql://sb:S3cret@127.0.0.1:3306/sbtest").unwrap();
+        let argv = vec!["dbperf".to_string(), "tpch".into(), "power".into()];
+        let mut options = serde_json::Map::new();
+        options.insert("scale_factor".into(), 0.01.into());
+        let session = RunSession::create(SessionSpec {
+            results_dir: tmp.path(),
+            name: "tpch-power",
+            argv: &argv,
+            options,
+            seeds: serde_json::json!({ "qgen": 1 }),
+            target: &target,
+            facts: ServerFacts {
+                version: "11.4.5-MariaDB".into(),
+                variables: Default::default(),
+            },
+        })
+        .unwrap();
+        let manifest = std::fs::read_to_string(session.dir().path().join("manifest.json")).unwrap();
+        assert!(
+            manifest.contains("tpch-power") && manifest.contains("11.4.5-MariaDB"),
+            "{manifest}"
+        );
+        assert!(!manifest.contains("S3cret"), "{manifest}");
+        let run_id = session.dir().run_id().to_string();
+        let recorded = |catalog: &Catalog| {
+            let (_, rows) = catalog
+                .query(&format!("SELECT workload FROM runs WHERE run_id = '{run_id}'"))
+                .unwrap();
+            rows
+        };
+        // Recorded as soon as it starts, so a run killed midway still shows up.
+        assert_eq!(
+            recorded(&Catalog::open(tmp.path()).unwrap()),
+            vec![vec!["tpch-power".to_string()]]
+        );
+        let dir = session.end(&[]);
+        assert_eq!(dir.run_id(), run_id);
+        assert_eq!(recorded(&Catalog::open(tmp.path()).unwrap()).len(), 1);
+    }
+}

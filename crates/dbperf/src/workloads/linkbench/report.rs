@@ -2,7 +2,10 @@
 //! p95/p99 latency *buckets* (the reference keeps 128 buckets: 0.1 ms wide below 1 ms,
 //! then 1 ms to 100 ms, 100 ms to 1 s, 1 s to 10 s, and one above), max and mean, as its
 //! final log lines and as its `-csvstats` file; [`LinkbenchReport`] is the end of a
-//! `linkbench request` run (`linkbench.json`, `linkbench-csvstats.csv`, the report text).
+//! `linkbench request` run (`linkbench.json`, `linkbench-csvstats.csv`, the report text), and
+//! [`interval_line`] its live line.
+
+use std::fmt::Write as _;
 
 use dbperf_engine::stats::OpTable;
 use hdrhistogram::Histogram;
@@ -203,6 +206,29 @@ mod tests {
         assert_eq!(fmt_decimals(20.0349, 3), "20.035");
         assert_eq!(fmt_decimals(0.0, 2), "0");
     }
+}
+
+/// The live line of an interval: ops per second of each op, then p95 of all.
+pub fn interval_line(r: &dbperf_engine::IntervalReport<'_>) -> String {
+    let s = r.stats;
+    let d = r.len_s();
+    let mut line = format!("[ {:.0}s ] ops/s {:.1} |", r.end_s, s.transactions as f64 / d);
+    for (t, name) in s.per_txn.iter().zip(super::config::OP_NAMES) {
+        if !t.response.is_empty() {
+            let _ = write!(line, " {name} {:.1}", t.response.len() as f64 / d);
+        }
+    }
+    let _ = write!(
+        line,
+        " | p95 {:.2} ms | retry {} err {}",
+        s.response.value_at_quantile(0.95) as f64 / 1000.0,
+        s.retries,
+        s.total_errors()
+    );
+    if r.warmup {
+        line.push_str(" (warmup)");
+    }
+    line
 }
 
 /// The end of a `linkbench request` run: `linkbench.json`, the `-csvstats` file in the run

@@ -18,6 +18,7 @@
 //! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
 //! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream |
 //! | [`compare`] | the per-query comparison table across runs |
+//! | [`report`] | the power and throughput tests' final report text |
 //! | [`validate`] | `tpch validate`: the 22 answers checked (or written), the self-compare refusal |
 
 pub mod answers;
@@ -30,6 +31,7 @@ pub mod power;
 pub mod qgen;
 pub mod queries;
 pub mod refresh;
+pub mod report;
 pub mod runner;
 pub mod schema;
 pub mod table;
