@@ -251,22 +251,7 @@ async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
     let dialect = Dialect::of(plan.target.scheme);
     let mut s = AnySession::connect(&plan.target, plan.ignore.clone()).await?;
     let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-    let existing = s.query_rows(dialect.list_tables()).await?;
-    let tables = if plan.test.single_table() { 1 } else { plan.opts.tables };
-    for t in 1..=tables {
-        let name = format!("sbtest{t}");
-        if !existing
-            .iter()
-            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(name.as_str()))
-        {
-            bail!(
-                "table {name} does not exist in {}: run `dbperf sysbench {} prepare --tables={}` (same --target) first",
-                plan.target.database,
-                plan.test,
-                plan.opts.tables
-            );
-        }
-    }
+    prepare::check_tables(&mut s, plan.test, plan.opts.tables, dialect, &plan.target.database).await?;
     Ok(facts)
 }
 

@@ -28,7 +28,7 @@ use crate::workloads::tpcc::check;
 use crate::workloads::tpcc::prepare::{self, PrepareConfig};
 use crate::workloads::tpcc::rand::NuConstants;
 use crate::workloads::tpcc::report::{self, TpccReport};
-use crate::workloads::tpcc::schema::{Schema, SchemaKind, META_TABLE};
+use crate::workloads::tpcc::schema::{Schema, SchemaKind};
 use crate::workloads::tpcc::{Mode, TpccWorkload, WarehouseChoice};
 use crate::workloads::LoadMethod;
 
@@ -375,40 +375,8 @@ async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
     let w = plan.warehouses.expect("validated");
     let mut s = measure::admin_session(&plan.target).await?;
     let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-    let loaded = match check::count(&mut s, "SELECT COUNT(*) FROM warehouse", "counting warehouses").await {
-        Ok(n) => n,
-        Err(check::CheckError::Db(_)) => 0,
-        Err(e) => return Err(e.into()),
-    };
-    if loaded < u64::from(w) {
-        bail!(
-            "{} holds {loaded} warehouse(s), fewer than --warehouses {w}: run `dbperf tpcc prepare --warehouses {w}` (same --target{}) first",
-            plan.target.database,
-            if plan.schema.kind == SchemaKind::TpccMysql { ", --schema tpcc-mysql" } else { "" }
-        );
-    }
-    if s.query_rows(&format!("SELECT COUNT(*) FROM {}", plan.schema.new_order()))
-        .await
-        .is_err()
-    {
-        bail!(
-            "table {} is missing: the database looks like the other --schema spelling (dbperf or tpcc-mysql)",
-            plan.schema.new_order()
-        );
-    }
-    let c_last_load = prepare::meta(&mut s, "c_last_load").await;
-    if c_last_load.is_some() {
-        let bump = if plan.schema.postgres() {
-            format!("INSERT INTO {META_TABLE} AS m (name, value) VALUES ('runs', 1) ON CONFLICT (name) DO UPDATE SET value = m.value + 1")
-        } else {
-            format!(
-                "INSERT INTO {META_TABLE} (name, value) VALUES ('runs', 1) ON DUPLICATE KEY UPDATE value = value + 1"
-            )
-        };
-        s.query(&bump)
-            .await
-            .context("recording the run in the bookkeeping table")?;
-    } else {
+    let c_last_load = prepare::ready_for_run(&mut s, &plan.schema, w, &plan.target.database).await?;
+    if c_last_load.is_none() {
         eprintln!("note: no dbperf bookkeeping in {}: C_LAST of the load is unknown, so the C-Run/C-Load delta rule (clause 2.1.6.1) is applied against a guess", plan.target.database);
     }
     Ok((facts, c_last_load))

@@ -210,7 +210,7 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
         v.rate
     };
     let arrival = match (v.rate, shape.arrival) {
-        (r, _) if r == 0.0 => Arrival::Closed,
+        (0.0, _) => Arrival::Closed,
         (_, "poisson") => Arrival::Poisson { rate: total_rate },
         (_, "fixed") => Arrival::Fixed { rate: total_rate },
         (_, other) => return Err(format!("--arrival must be poisson or fixed, got {other:?}")),

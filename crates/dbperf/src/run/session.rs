@@ -184,24 +184,27 @@ impl Measured {
 
 /// Writes `value` as pretty JSON to `name` in `dir` atomically; what could not be written.
 fn write_json_or_loss<T: serde::Serialize + ?Sized>(dir: &RunDir, name: &str, value: &T) -> Option<WriteLoss> {
-    let path = dir.path().join(name);
-    let mut bytes = match serde_json::to_vec_pretty(value) {
-        Ok(b) => b,
-        Err(e) => {
-            return Some(WriteLoss {
-                path,
-                bytes: 0,
-                error: e.to_string(),
-            })
+    match serde_json::to_vec_pretty(value) {
+        Ok(mut bytes) => {
+            bytes.push(b'\n');
+            write_or_loss(dir, name, &bytes)
         }
-    };
-    bytes.push(b'\n');
-    let error = match dir.write_atomic(name, &bytes).err()? {
+        Err(e) => Some(WriteLoss {
+            path: dir.path().join(name),
+            bytes: 0,
+            error: e.to_string(),
+        }),
+    }
+}
+
+/// Writes `bytes` to `name` in `dir` atomically; what could not be written.
+fn write_or_loss(dir: &RunDir, name: &str, bytes: &[u8]) -> Option<WriteLoss> {
+    let error = match dir.write_atomic(name, bytes).err()? {
         ResultsError::Write { source, .. } => source.to_string(),
         e => e.to_string(),
     };
     Some(WriteLoss {
-        path,
+        path: dir.path().join(name),
         bytes: bytes.len() as u64,
         error,
     })
@@ -308,16 +311,8 @@ pub fn conclude(mut m: Measured, summary_json: Option<&PathBuf>, report: &dyn Fi
     for file in files {
         match file.path {
             ReportPath::RunDir(name) => {
-                if let Err(e) = m.dir.write_atomic(name, &file.bytes) {
-                    m.losses.push(WriteLoss {
-                        path: m.dir.path().join(name),
-                        bytes: file.bytes.len() as u64,
-                        error: match e {
-                            ResultsError::Write { source, .. } => source.to_string(),
-                            e => e.to_string(),
-                        },
-                    });
-                }
+                let loss = write_or_loss(&m.dir, name, &file.bytes);
+                m.losses.extend(loss);
             }
             ReportPath::Elsewhere(path) => m.write_file(&path, &file.bytes),
         }

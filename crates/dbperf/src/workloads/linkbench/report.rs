@@ -167,47 +167,6 @@ pub fn csv(stats: &[OpStats]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buckets_follow_the_reference() {
-        assert_eq!(BUCKETS, 128);
-        assert_eq!(bucket_of(0), 0);
-        assert_eq!(bucket_of(99), 0);
-        assert_eq!(bucket_of(950), 9);
-        assert_eq!(bucket_of(1000), 10);
-        assert_eq!(bucket_of(99_999), 108);
-        assert_eq!(bucket_of(100_000), 109);
-        assert_eq!(bucket_of(9_999_999), 126);
-        assert_eq!(bucket_of(60_000_000), 127);
-        for us in [0, 150, 999, 1000, 5500, 99_000, 150_000, 2_500_000] {
-            let (lo, hi) = bucket_bounds(bucket_of(us));
-            assert!(lo <= us && us < hi, "{us}: [{lo},{hi})");
-        }
-    }
-
-    #[test]
-    fn percentiles_are_bucket_bounds() {
-        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
-        for us in [150u64, 250, 250, 350, 5_500, 120_000, 150, 150] {
-            h.record(us).unwrap();
-        }
-        let s = op_stats("GET_NODE", &h);
-        assert_eq!(s.count, 8);
-        // rank(p50) = 4: 150,150,150 in bucket 1, the 4th (250) in bucket 2.
-        assert_eq!(s.percentiles[1], (50, 0.2, 0.3));
-        assert_eq!(s.percentiles[4], (99, 5.0, 6.0));
-        let c = csv(&[s]);
-        assert!(c.starts_with("op,count,p25_low,p25_high,p50_low"), "{c}");
-        assert!(c.contains("\nGET_NODE,8,0.1,0.2,0.2,0.3,"), "{c}");
-        assert_eq!(fmt_decimals(100.0, 2), "100");
-        assert_eq!(fmt_decimals(20.0349, 3), "20.035");
-        assert_eq!(fmt_decimals(0.0, 2), "0");
-    }
-}
-
 /// The live line of an interval: ops per second of each op, then p95 of all.
 pub fn interval_line(r: &dbperf_engine::IntervalReport<'_>) -> String {
     let s = r.stats;
@@ -275,5 +234,46 @@ impl crate::workloads::FinalReport for LinkbenchReport {
             total as f64 / outcome.measured_s.max(1e-9)
         ));
         (out, files)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_follow_the_reference() {
+        assert_eq!(BUCKETS, 128);
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(99), 0);
+        assert_eq!(bucket_of(950), 9);
+        assert_eq!(bucket_of(1000), 10);
+        assert_eq!(bucket_of(99_999), 108);
+        assert_eq!(bucket_of(100_000), 109);
+        assert_eq!(bucket_of(9_999_999), 126);
+        assert_eq!(bucket_of(60_000_000), 127);
+        for us in [0, 150, 999, 1000, 5500, 99_000, 150_000, 2_500_000] {
+            let (lo, hi) = bucket_bounds(bucket_of(us));
+            assert!(lo <= us && us < hi, "{us}: [{lo},{hi})");
+        }
+    }
+
+    #[test]
+    fn percentiles_are_bucket_bounds() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for us in [150u64, 250, 250, 350, 5_500, 120_000, 150, 150] {
+            h.record(us).unwrap();
+        }
+        let s = op_stats("GET_NODE", &h);
+        assert_eq!(s.count, 8);
+        // rank(p50) = 4: 150,150,150 in bucket 1, the 4th (250) in bucket 2.
+        assert_eq!(s.percentiles[1], (50, 0.2, 0.3));
+        assert_eq!(s.percentiles[4], (99, 5.0, 6.0));
+        let c = csv(&[s]);
+        assert!(c.starts_with("op,count,p25_low,p25_high,p50_low"), "{c}");
+        assert!(c.contains("\nGET_NODE,8,0.1,0.2,0.2,0.3,"), "{c}");
+        assert_eq!(fmt_decimals(100.0, 2), "100");
+        assert_eq!(fmt_decimals(20.0349, 3), "20.035");
+        assert_eq!(fmt_decimals(0.0, 2), "0");
     }
 }

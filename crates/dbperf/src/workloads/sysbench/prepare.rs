@@ -100,6 +100,37 @@ pub enum PrepareError {
     /// The server refused a statement.
     #[error(transparent)]
     Db(#[from] Failed),
+    /// A run found a table missing: prepare first.
+    #[error("{0}")]
+    NotPrepared(String),
+}
+
+/// Before a run: checks that the tables `test` uses (`sbtest1`..`sbtest<tables>`, or only
+/// `sbtest1` for the single-table tests) exist in `database`.
+pub async fn check_tables<S: Session>(
+    s: &mut S,
+    test: Test,
+    tables: u32,
+    dialect: Dialect,
+    database: &str,
+) -> Result<(), PrepareError> {
+    let existing = s
+        .query_rows(dialect.list_tables())
+        .await
+        .map_err(doing("listing the tables"))?;
+    let wanted = if test.single_table() { 1 } else { tables };
+    for t in 1..=wanted {
+        let name = format!("sbtest{t}");
+        if !existing
+            .iter()
+            .any(|r| r.first().and_then(|c| c.as_deref()) == Some(name.as_str()))
+        {
+            return Err(PrepareError::NotPrepared(format!(
+                "table {name} does not exist in {database}: run `dbperf sysbench {test} prepare --tables={tables}` (same --target) first"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A loader's connection: the lean MySQL session or a PostgreSQL one.

@@ -104,6 +104,52 @@ pub async fn connect(target: &Target) -> Result<AnySession, PrepareError> {
         .map_err(|e| doing("connecting")(e).into())
 }
 
+/// Before a run: checks that `database` holds `warehouses` warehouses in `schema`'s spelling,
+/// and counts the run in the bookkeeping (so `check` knows 3.3.2.11 no longer applies).
+/// C_LAST of the load, `None` when the database has no dbperf bookkeeping.
+pub async fn ready_for_run<S: Session>(
+    s: &mut S,
+    schema: &Schema,
+    warehouses: u32,
+    database: &str,
+) -> Result<Option<i64>, PrepareError> {
+    let w = warehouses;
+    let loaded = match super::check::count(s, "SELECT COUNT(*) FROM warehouse", "counting warehouses").await {
+        Ok(n) => n,
+        Err(super::check::CheckError::Db(_)) => 0,
+        Err(e) => return Err(PrepareError::Conflict(e.to_string())),
+    };
+    if loaded < u64::from(w) {
+        return Err(PrepareError::Conflict(format!(
+            "{database} holds {loaded} warehouse(s), fewer than --warehouses {w}: run `dbperf tpcc prepare --warehouses {w}` (same --target{}) first",
+            if schema.kind == super::schema::SchemaKind::TpccMysql { ", --schema tpcc-mysql" } else { "" }
+        )));
+    }
+    if s.query_rows(&format!("SELECT COUNT(*) FROM {}", schema.new_order()))
+        .await
+        .is_err()
+    {
+        return Err(PrepareError::Conflict(format!(
+            "table {} is missing: the database looks like the other --schema spelling (dbperf or tpcc-mysql)",
+            schema.new_order()
+        )));
+    }
+    let c_last_load = meta(s, "c_last_load").await;
+    if c_last_load.is_some() {
+        let bump = if schema.postgres() {
+            format!("INSERT INTO {META_TABLE} AS m (name, value) VALUES ('runs', 1) ON CONFLICT (name) DO UPDATE SET value = m.value + 1")
+        } else {
+            format!(
+                "INSERT INTO {META_TABLE} (name, value) VALUES ('runs', 1) ON DUPLICATE KEY UPDATE value = value + 1"
+            )
+        };
+        s.query(&bump)
+            .await
+            .map_err(doing("recording the run in the bookkeeping table"))?;
+    }
+    Ok(c_last_load)
+}
+
 /// Reads `name` from the bookkeeping table, `None` when the table or row is missing.
 pub async fn meta<S: Session>(s: &mut S, name: &str) -> Option<i64> {
     let rows = s
