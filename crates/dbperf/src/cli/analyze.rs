@@ -1,5 +1,5 @@
 //! `dbperf analyze RUN`: finds the run directory (a path, or a run id under --results-dir),
-//! runs [`crate::telemetry::analyze`] on it and prints the stalls and the stability verdict.
+//! runs [`crate::report::analysis::analyze`] on it and prints the stalls and the stability verdict.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
+use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
 
 /// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use crate::lab::run::load_state;
+use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
 use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
 use crate::report::final_text;
 use crate::report::html::experiment::experiment_page;
@@ -17,7 +18,6 @@ use crate::report::html::run::{run_page, RunData};
 use crate::report::html::tpch::{tpch_page, DRAW_THRESHOLD as TPCH_DRAW};
 use crate::results::interval::IntervalRecord;
 use crate::results::{RunDir, RunRecords};
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
 use crate::workloads::tpch::compare::{table as tpch_table, Column as TpchColumn};
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 

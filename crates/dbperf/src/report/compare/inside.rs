@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
-use crate::telemetry::pressure::{median, Pressure};
+use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
+use crate::report::analysis::pressure::{median, Pressure};
 
 /// What `dbperf analyze` (default thresholds) found in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +51,7 @@ pub struct InsideColumn {
     /// Highest checkpoint age in any run, percent of its maximum.
     pub checkpoint_max_pct: Option<f64>,
     /// Share of all its samples taken in sync flush (checkpoint age at or above
-    /// [`crate::telemetry::pressure::SYNC_FLUSH_PCT`] of its maximum), percent.
+    /// [`crate::report::analysis::pressure::SYNC_FLUSH_PCT`] of its maximum), percent.
     pub sync_flush_pct: Option<f64>,
     /// Requested checkpoints over all its runs (PostgreSQL).
     pub checkpoints_requested: Option<f64>,

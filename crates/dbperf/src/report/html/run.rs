@@ -12,11 +12,11 @@ use super::chart::{Band, Chart, Limit, Scale, Series, PALETTE, STALL, WARMUP};
 use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
+use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::report::analysis::pressure::ASYNC_FLUSH_PCT;
 use crate::results::interval::IntervalRecord;
 use crate::results::summary::{LatencyBlock, Summary};
 use crate::results::{read_jsonl, RunRecords, TornRecord, TELEMETRY_FILE};
-use crate::telemetry::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::telemetry::pressure::ASYNC_FLUSH_PCT;
 /// Waits shown in the top-waits panel.
 const WAITS_SHOWN: usize = 5;
 
@@ -452,7 +452,7 @@ fn top_waits(telemetry: &[Value], n: usize) -> Vec<String> {
     for s in telemetry {
         for w in s["server"]["waits"].as_array().into_iter().flatten() {
             if let (Some(e), Some(ms)) = (w["event"].as_str(), w["time_ms"].as_f64()) {
-                if crate::telemetry::server::is_contention_point(e) {
+                if crate::results::telemetry::is_contention_point(e) {
                     *time.entry(e.to_string()).or_default() += ms;
                 }
             }
