@@ -8,4 +8,5 @@
 //! | `explain.rs` | each run's study explanation: last-N-minutes average and CV, checkpoint age against the redo, dirty pages against the limit, top waits, single-page flushes, page reads and frees |
 
 pub mod analyze;
+pub mod explain;
 pub mod pressure;
