@@ -646,8 +646,11 @@ fn is_postgres(rows: &[&TelemetryRow]) -> bool {
     rows.iter().any(|r| r.is_postgres())
 }
 
+/// Picks one figure of the PostgreSQL detail.
+type PgFigure = fn(&PgDetail) -> Option<f64>;
+
 /// A figure of the PostgreSQL detail (`server.pg`).
-fn pg(f: fn(&PgDetail) -> Option<f64>) -> impl Fn(&TelemetryRow) -> Option<f64> {
+fn pg(f: PgFigure) -> impl Fn(&TelemetryRow) -> Option<f64> {
     move |r: &TelemetryRow| r.server.as_ref()?.pg.as_ref().and_then(f)
 }
 
@@ -679,7 +682,7 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
     if timed > 0.0 {
         causes.push(format!("{timed:.0} timed checkpoint(s) ran (checkpoint_timeout)"));
     }
-    let figures: [(fn(&PgDetail) -> Option<f64>, &str); 2] = [
+    let figures: [(PgFigure, &str); 2] = [
         (|p| p.buffers_backend_s, "buffers written by backends themselves"),
         (|p| p.wal_fpi_s, "WAL full-page images"),
     ];
@@ -693,7 +696,7 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
             });
         }
     }
-    let temp: fn(&PgDetail) -> Option<f64> = |p| p.temp_files.map(|n| n as f64);
+    let temp: PgFigure = |p| p.temp_files.map(|n| n as f64);
     let temp_files = total(during, pg(temp));
     if temp_files > 0.0 && spiked(max_of(during, pg(temp)), median_of(baseline, pg(temp))) {
         causes.push(format!("{temp_files:.0} temporary file(s) were written"));
