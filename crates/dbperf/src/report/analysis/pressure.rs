@@ -32,6 +32,9 @@ pub struct Pressure {
     pub samples: usize,
     /// Highest checkpoint age, percent of its maximum (`None`: not reported by the server).
     pub checkpoint_max_pct: Option<f64>,
+    /// Highest checkpoint age, bytes (`None`: not reported by the server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_max_bytes: Option<u64>,
     /// Samples with a checkpoint age (MySQL/MariaDB only: PostgreSQL has no sync flush
     /// point, its checkpoint distance goes past 100% as WAL outgrows `max_wal_size`).
     pub checkpoint_samples: usize,
@@ -70,6 +73,10 @@ impl Pressure {
         Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
+            checkpoint_max_bytes: rows
+                .iter()
+                .filter_map(|r| r.server.as_ref()?.checkpoint_age_bytes)
+                .max(),
             checkpoint_samples: age.len(),
             sync_flush_samples: rows.iter().filter(|r| r.in_sync_flush() == Some(true)).count(),
             sync_flush_counted: rows.iter().any(|r| r.sync_flush_pages().is_some()),
