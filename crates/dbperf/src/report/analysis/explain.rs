@@ -432,20 +432,17 @@ fn named<'a>(map: &'a BTreeMap<String, f64>, names: &[&str]) -> Option<&'a f64> 
         .map(|(_, v)| v)
 }
 
-/// Single-page flushes: a thread that found no free page flushed one itself (InnoDB before
-/// MariaDB 10.5 and MySQL 8.0.?; INNODB_METRICS `buffer_LRU_single_flush_*`).
+/// INNODB_METRICS counter of single-page flushes (one per user thread that found no free page
+/// and flushed a page itself).
+pub const SINGLE_FLUSH_METRIC: &str = "buffer_LRU_single_flush_num_scan";
+
+/// Single-page flushes: a thread that found no free page flushed one itself (InnoDB of MySQL
+/// 5.6-8.0 and MariaDB before 10.5; INNODB_METRICS [`SINGLE_FLUSH_METRIC`], enabled with
+/// `--innodb-metrics`).
 pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<f64> {
     let values: Vec<f64> = rows
         .iter()
-        .filter_map(|r| {
-            let m = &r.server.as_ref()?.innodb_metrics;
-            let sum: Vec<f64> = m
-                .iter()
-                .filter(|(k, _)| k.starts_with("buffer_LRU_single_flush") && !k.contains("scanned"))
-                .map(|(_, v)| *v)
-                .collect();
-            (!sum.is_empty()).then(|| sum.iter().sum())
-        })
+        .filter_map(|r| r.server.as_ref()?.innodb_metrics.get(SINGLE_FLUSH_METRIC).copied())
         .collect();
     if let Some(v) = rate(values) {
         return Figure::Value(v);
@@ -506,10 +503,15 @@ pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<f64> {
     let sampled = rows.iter().filter(|r| r.server.is_some()).count();
     match rate(values.clone()) {
         Some(_) => Figure::Value(values.iter().sum::<f64>() / sampled.max(values.len()) as f64),
-        None if sampled > 0 && rows.iter().any(|r| r.server.as_ref().is_some_and(|s| !s.status_rates.is_empty())) => {
+        None if sampled > 0
+            && rows
+                .iter()
+                .any(|r| r.server.as_ref().is_some_and(|s| !s.status_rates.is_empty())) =>
+        {
             Figure::NotAvailable(
-                "this server has no LRU-freed counter (MySQL: run with --innodb-metrics for buffer_LRU_batch_evict_total_pages), \
-                 or it freed none"
+                "no LRU-freed counter moved in the window: MySQL needs --innodb-metrics for \
+                 buffer_LRU_batch_evict_total_pages, older MariaDB has no Innodb_buffer_pool_pages_LRU_freed; \
+                 where the server has one, nothing was evicted"
                     .into(),
             )
         }
