@@ -106,6 +106,7 @@ fn a_tpcc_run_is_explained_with_notpm_checkpoint_age_and_the_dirty_limit() {
 
     let out = run_ok(dbperf().arg("report").arg(&dir));
     let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
     assert!(
         text.contains("Explanation")
             && text.contains("notpm")

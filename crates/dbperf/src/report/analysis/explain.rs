@@ -168,6 +168,12 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
         .unwrap_or_default();
     let intervals: Vec<IntervalRecord> = read_jsonl::<IntervalRecord>(&path)?.records;
     let measured: Vec<&IntervalRecord> = intervals.iter().filter(|r| !r.warmup).collect();
+    // A fragment (the last moments before the stop) has a meaningless rate, as in the analysis.
+    let step = median(&measured.iter().map(|r| r.end_s - r.start_s).collect::<Vec<_>>()).unwrap_or(0.0);
+    let measured: Vec<&IntervalRecord> = measured
+        .into_iter()
+        .filter(|r| r.end_s - r.start_s >= step / 2.0)
+        .collect();
     if measured.is_empty() {
         return Err(AnalyzeError::NothingMeasured {
             path,
@@ -186,10 +192,12 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
     };
     let throughput = match series {
         Ok(series) => {
+            // An interval is in the window when its middle is.
             let values: Vec<f64> = series
                 .iter()
-                .filter(|(start, _)| *start + 1e-6 >= window_from)
-                .map(|(_, v)| *v)
+                .zip(&measured)
+                .filter(|(_, r)| (r.start_s + r.end_s) / 2.0 >= window_from)
+                .map(|((_, v), _)| *v)
                 .collect();
             match mean_cv(&values) {
                 Some((average, cv_pct)) => Figure::Value(Throughput {
@@ -459,13 +467,24 @@ pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, 
     let also = wait_free.map_or(String::new(), |w| {
         format!("; threads waited for a free page {w:.1}/s (Innodb_buffer_pool_wait_free)")
     });
-    Figure::NotAvailable(if version.contains("MariaDB") {
+    Figure::NotAvailable(if mariadb_at_least(version, (10, 5)) {
         format!("MariaDB 10.5 and later have no single-page flush: the page cleaner frees pages{also}")
     } else {
         format!(
             "no buffer_LRU_single_flush_* counter was sampled (run with --innodb-metrics; MySQL 8.0 has none){also}"
         )
     })
+}
+
+/// Whether `version` (`10.11.6-MariaDB-0+deb12u1`) is MariaDB at `min` (major, minor) or later.
+fn mariadb_at_least(version: &str, min: (u32, u32)) -> bool {
+    let mut parts = version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => version.contains("MariaDB") && (major, minor) >= min,
+        _ => false,
+    }
 }
 
 /// Pages read per second over the window.
@@ -519,8 +538,15 @@ pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<f64> {
     }
 }
 
+/// Bytes in MiB, with a decimal below 100 MiB (a 5.9 MiB age and its 7.4 MiB redo must not
+/// both read as whole numbers that hide the +25%).
 fn mib(bytes: u64) -> String {
-    format!("{:.0} MiB", bytes as f64 / (1024.0 * 1024.0))
+    let m = bytes as f64 / (1024.0 * 1024.0);
+    if m < 100.0 {
+        format!("{m:.1} MiB")
+    } else {
+        format!("{m:.0} MiB")
+    }
 }
 
 impl Explanation {
@@ -780,6 +806,11 @@ mod tests {
             panic!()
         };
         assert!(why.contains("MariaDB 10.5") && why.contains("2.0/s"), "{why}");
+        // MariaDB 10.4 has the counter: there it was not sampled.
+        let Figure::NotAvailable(why) = single_page_flushes(&refs, &vars(&[("version", "10.4.34-MariaDB")])) else {
+            panic!()
+        };
+        assert!(why.contains("--innodb-metrics"), "{why}");
     }
 
     #[test]
