@@ -813,6 +813,75 @@ mod tests {
         assert!(why.contains("--innodb-metrics"), "{why}");
     }
 
+    fn interval(i: u32, start: f64, end: f64) -> IntervalRecord {
+        IntervalRecord {
+            index: i,
+            start_s: start,
+            end_s: end,
+            warmup: false,
+            threads: 1,
+            transactions: 0,
+            tps: 0.0,
+            qps: 0.0,
+            rwo_per_sec: [0.0; 3],
+            errors: BTreeMap::new(),
+            errors_per_sec: 0.0,
+            reconnects_per_sec: 0.0,
+            latency_ms: Default::default(),
+            service_time_ms: Default::default(),
+            late_starts: 0,
+            backlog: 0,
+            server_unreachable: false,
+        }
+    }
+
+    #[test]
+    fn notpm_per_interval_counts_the_new_order_histogram_of_each_interval() {
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        use std::time::{Duration, SystemTime};
+        let hist = |n: u64| {
+            let mut h = dbperf_engine::stats::new_histogram();
+            for _ in 0..n {
+                h.record(1500).unwrap();
+            }
+            h
+        };
+        let mut bytes = Vec::new();
+        let mut serializer = V2DeflateSerializer::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .with_base_time(SystemTime::UNIX_EPOCH)
+                .begin_log_with(&mut bytes, &mut serializer)
+                .unwrap();
+            let (no, pay) = (
+                Tag::new("response:new_order").unwrap(),
+                Tag::new("response:payment").unwrap(),
+            );
+            // 10 s intervals: 50 New-Order, then a payment only (no New-Order completed), then 20.
+            w.write_histogram(&hist(50), Duration::ZERO, Duration::from_secs(10), Some(no))
+                .unwrap();
+            w.write_histogram(&hist(70), Duration::ZERO, Duration::from_secs(10), Some(pay))
+                .unwrap();
+            w.write_histogram(&hist(9), Duration::from_secs(10), Duration::from_secs(10), Some(pay))
+                .unwrap();
+            w.write_histogram(&hist(20), Duration::from_secs(20), Duration::from_secs(10), Some(no))
+                .unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("intervals.hlog");
+        std::fs::write(&path, &bytes).unwrap();
+        let rows = [interval(0, 0.0, 10.0), interval(1, 10.0, 20.0), interval(2, 20.0, 30.0)];
+        let refs: Vec<&IntervalRecord> = rows.iter().collect();
+        assert_eq!(
+            new_orders_per_minute(&path, &refs).unwrap(),
+            [(0.0, 300.0), (10.0, 0.0), (20.0, 120.0)]
+        );
+        assert!(new_orders_per_minute(&dir.path().join("none"), &refs)
+            .unwrap_err()
+            .contains("cannot be read"));
+    }
+
     #[test]
     fn the_last_n_seconds_are_averaged() {
         let dir = tempfile::tempdir().unwrap();
