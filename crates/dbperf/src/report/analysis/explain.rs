@@ -69,7 +69,8 @@ pub struct ExplainOptions {
 /// The interval figure over the window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
-    /// `tps`, or `notpm` for TPC-C (New-Order per minute, from `intervals.hlog`).
+    /// `tps`; `notpm` for TPC-C (New-Order per minute, from `intervals.hlog`); `rps` for
+    /// LinkBench (requests per second).
     pub figure: String,
     /// The window: the last this many seconds of the measured phase.
     pub window_s: f64,
@@ -201,7 +202,13 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
                 .collect();
             match mean_cv(&values) {
                 Some((average, cv_pct)) => Figure::Value(Throughput {
-                    figure: if tpcc { "notpm" } else { "tps" }.into(),
+                    figure: match workload.as_str() {
+                        "tpcc" => "notpm",
+                        // A LinkBench request is one transaction: its figure is requests/s.
+                        "linkbench" => "rps",
+                        _ => "tps",
+                    }
+                    .into(),
                     window_s,
                     intervals: values.len(),
                     average,
