@@ -63,15 +63,26 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         p99_factor: args.p99_factor,
     };
     let analysis = analyze(&dir, &opts).with_context(|| format!("analysing {}", dir.display()))?;
-    let explanation =
-        explain(&dir, &explain_options(args.last)?).with_context(|| format!("explaining {}", dir.display()))?;
+    // The analysis stands on its own: a run the explanation cannot read still gets it.
+    let explanation = match explain(&dir, &explain_options(args.last)?) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            eprintln!("warning: no explanation of {}: {e}", dir.display());
+            None
+        }
+    };
     match args.format {
-        AnalyzeFormat::Text => print!("{}\n{}", analysis.render_text(), explanation.render_text()),
+        AnalyzeFormat::Text => {
+            print!("{}", analysis.render_text());
+            if let Some(e) = &explanation {
+                print!("\n{}", e.render_text());
+            }
+        }
         AnalyzeFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&AnalysisJson {
                 analysis: &analysis,
-                explanation: &explanation
+                explanation: explanation.as_ref(),
             })?
         ),
     }
@@ -91,5 +102,5 @@ pub fn explain_options(last: Option<f64>) -> anyhow::Result<ExplainOptions> {
 struct AnalysisJson<'a> {
     #[serde(flatten)]
     analysis: &'a Analysis,
-    explanation: &'a Explanation,
+    explanation: Option<&'a Explanation>,
 }
