@@ -2,7 +2,7 @@
 //! log and a low `innodb_max_dirty_pages_pct`, explained by `dbperf analyze` (JSON) and
 //! `dbperf report` (text): NOTPM per interval from `intervals.hlog` agreeing with `tpcc.json`,
 //! a checkpoint age above 0 against the 8 MiB redo with the redo needed +25%, and the
-//! dirty-pages limit equal to the server's variable.
+//! dirty-pages limit equal to the server's variable; the same on the run's HTML page.
 
 use std::path::Path;
 
@@ -104,14 +104,20 @@ fn a_tpcc_run_is_explained_with_notpm_checkpoint_age_and_the_dirty_limit() {
     // Figures the server does not provide are named, not 0.
     assert!(e["single_page_flushes_s"]["not_available"].is_string(), "{e}");
 
-    let out = run_ok(dbperf().arg("report").arg(&dir));
+    let html = results.path().join("run.html");
+    let out = run_ok(dbperf().arg("report").arg(&dir).arg("--html").arg(&html));
     let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}");
     assert!(
         text.contains("Explanation")
             && text.contains("notpm")
             && text.contains("against innodb_max_dirty_pages_pct 30")
             && text.contains("would have held it"),
         "{text}"
+    );
+    // The run's HTML page has it too.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Explanation (second half of the measured phase)") && page.contains("would have held it"),
+        "the HTML run page shows the explanation"
     );
 }

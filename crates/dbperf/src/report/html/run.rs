@@ -11,6 +11,7 @@ use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
 use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::report::analysis::explain::{explain, ExplainOptions};
 use crate::report::analysis::pressure::ASYNC_FLUSH_PCT;
 use crate::results::interval::IntervalRecord;
 use crate::results::summary::{LatencyBlock, Summary};
@@ -132,6 +133,7 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
         page.chart(&spectrum_chart(&[(run_id.clone(), spectrum)]))?;
     }
     analysis_section(&mut page, data);
+    explanation_section(&mut page, data);
     for torn in &data.torn {
         page.paragraph(&torn.to_string(), Some("note"));
     }
@@ -508,6 +510,17 @@ fn analysis_section(page: &mut Page, data: &RunData) {
     }
     for note in &a.notes {
         page.paragraph(note, Some("note"));
+    }
+}
+
+/// The run's explanation (the figures the studies read), one line per figure.
+fn explanation_section(page: &mut Page, data: &RunData) {
+    let Ok(e) = explain(data.records.dir.path(), &ExplainOptions::default()) else {
+        return;
+    };
+    page.heading("Explanation (second half of the measured phase)");
+    for line in e.render_text().lines().skip(1) {
+        page.paragraph(line.trim(), None);
     }
 }
 
