@@ -1,7 +1,9 @@
 //! `dbperf report` on real runs: the HTML report of a telemetry run (its charts' data read back
 //! from the page and checked against `summary.json` and `intervals.jsonl`), the text, JSON and
-//! CSV exports, the report of a lab experiment, a clear error for an unknown target, and the
-//! Prometheus endpoint scraped during a run.
+//! CSV exports, the report of a lab experiment, a clear error for an unknown target, the
+//! Prometheus endpoint scraped during a run, and each study's charts: NOTPM panels with dirty
+//! pages and checkpoint age for a TPC-C run set, relative per-query bars with whiskers and the
+//! draw band for a TPC-H power set.
 
 use std::path::Path;
 
@@ -350,4 +352,140 @@ fn the_metrics_endpoint_is_scraped_during_a_run() {
     assert!(scrape.contains("dbperf_run_info{run_id=\""));
     for _ in lines.by_ref() {}
     assert!(child.wait().unwrap().success());
+}
+
+/// Runs SQL as root on the sandbox.
+fn root_sql(sb: &TempSandbox, sql: &str) {
+    let out = std::process::Command::new("mariadb")
+        .arg(format!("--defaults-file={}", sb.admin_cnf().display()))
+        .args(["-e", sql])
+        .output()
+        .expect("mariadb client");
+    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_tpcc_run_set_has_notpm_panels_with_dirty_pages_and_checkpoint_age_and_the_explanations() {
+    let sb = TempSandbox::start_with(&["innodb_log_file_size=8M", "innodb_buffer_pool_size=64M"])
+        .expect("a sandboxed MariaDB starts");
+    let url = sb.url();
+    run_ok(dbperf().args([
+        "tpcc",
+        "prepare",
+        "--warehouses",
+        "1",
+        "--threads",
+        "2",
+        "--target",
+        &url,
+    ]));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    // Two columns: the same server with innodb_max_dirty_pages_pct at 30, then at 60.
+    for (i, pct) in ["30", "60"].iter().enumerate() {
+        root_sql(&sb, &format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"));
+        let results = tmp.path().join(format!("r{i}"));
+        run_ok(
+            dbperf()
+                .args(["tpcc", "run", "--warehouses", "1", "--threads", "2", "--time", "6"])
+                .args(["--report-interval", "1", "--target", &url, "--results-dir"])
+                .arg(&results),
+        );
+        dirs.push(only_run_dir(&results));
+    }
+    let html_path = tmp.path().join("tpcc.html");
+    run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let charts = charts(&html);
+    let panels: Vec<&Value> = charts
+        .iter()
+        .filter(|c| {
+            c["title"]
+                .as_str()
+                .unwrap()
+                .starts_with("tpcc: NOTPM per interval with dirty pages and checkpoint age")
+        })
+        .collect();
+    assert_eq!(panels.len(), 2, "one panel per column");
+    for (panel, (dir, pct)) in panels.iter().zip(dirs.iter().zip([30.0, 60.0])) {
+        // NOTPM per interval: New-Order count per interval from intervals.hlog, which over the
+        // run adds up to tpcc.json's NOTPM.
+        let notpm = series(panel, "NOTPM");
+        assert!(notpm.len() >= 5, "{notpm:?}");
+        let mean = notpm.iter().map(|p| p.1).sum::<f64>() / notpm.len() as f64;
+        let whole = read_json(&dir.join("tpcc.json"))["notpm"].as_f64().unwrap();
+        assert!((mean - whole).abs() <= 0.15 * whole, "{mean} vs {whole}");
+        let dirty = series(panel, "dirty pages %");
+        let ckpt = series(panel, "checkpoint age %");
+        assert!(!dirty.is_empty() && ckpt.iter().any(|p| p.1 > 0.0), "{panel}");
+        let limits = panel["limits"].as_array().unwrap();
+        assert_eq!(limits[0]["y"].as_f64(), Some(pct), "the column's own limit: {panel}");
+        assert_eq!(limits[0]["secondary"], true);
+    }
+    let by_users = chart(&charts, "tpcc: throughput per interval");
+    assert_eq!(by_users["series"].as_array().unwrap().len(), 2);
+    assert!(
+        html.contains("Each run&#39;s explanation") || html.contains("Each run's explanation"),
+        "the explanations table"
+    );
+    assert!(html.contains("redo needed (+25%)") && html.contains("limit 30%") && html.contains("limit 60%"));
+}
+
+#[test]
+fn a_tpch_power_set_has_relative_bars_with_whiskers_and_the_draw_band() {
+    let sb = TempSandbox::start().expect("a sandboxed MariaDB starts");
+    let url = sb.url();
+    run_ok(dbperf().args(["tpch", "prepare", "--sf", "0.01", "--threads", "2", "--target", &url]));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let results = tmp.path().join(format!("r{i}"));
+        run_ok(
+            dbperf()
+                .args([
+                    "tpch",
+                    "power",
+                    "--seed",
+                    "101000000",
+                    "--target",
+                    &url,
+                    "--results-dir",
+                ])
+                .arg(&results),
+        );
+        dirs.push(only_run_dir(&results));
+    }
+    // The experiment page chooses the TPC-H chart by the runs' kind (the lab's report calls it).
+    let html = dbperf::report::html::experiment::experiment_page("power", &dirs).unwrap();
+    let bars = charts(&html)
+        .into_iter()
+        .find(|c| {
+            c["title"]
+                .as_str()
+                .unwrap()
+                .starts_with("TPC-H power test: query time relative to")
+        })
+        .expect("the relative per-query bars");
+    assert_eq!(bars["band"], serde_json::json!([0.95, 1.05]), "the ±5% draw band");
+    assert_eq!(bars["categories"].as_array().unwrap().len(), 22);
+    let series = bars["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    // The baseline is 1 for every query it finished; the other run's whiskers hold its median.
+    for b in series[0]["bars"].as_array().unwrap().iter().filter(|b| !b.is_null()) {
+        assert!((b["value"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{b}");
+    }
+    for b in series[1]["bars"].as_array().unwrap().iter().filter(|b| !b.is_null()) {
+        let (v, lo, hi) = (
+            b["value"].as_f64().unwrap(),
+            b["low"].as_f64().unwrap(),
+            b["high"].as_f64().unwrap(),
+        );
+        assert!(lo <= v && v <= hi && v > 0.0, "{b}");
+    }
+    // `dbperf report` on the same runs draws the same chart.
+    let html_path = tmp.path().join("tpch.html");
+    run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
+    assert!(std::fs::read_to_string(&html_path)
+        .unwrap()
+        .contains("TPC-H power test: query time relative to"));
 }

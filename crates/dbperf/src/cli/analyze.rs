@@ -1,5 +1,6 @@
 //! `dbperf analyze RUN`: finds the run directory (a path, or a run id under --results-dir),
-//! runs [`crate::telemetry::analyze`] on it and prints the stalls and the stability verdict.
+//! runs [`crate::report::analysis::analyze`] on it and prints the stalls and the stability verdict,
+//! then the run's explanation ([`crate::report::analysis::explain`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
+use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::report::analysis::explain::{explain, ExplainOptions, Explanation};
 
 /// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.
 #[derive(Debug, Args)]
@@ -24,6 +26,10 @@ pub struct AnalyzeArgs {
     /// ... or when its p99 is above this multiple of the median p99.
     #[arg(long, value_name = "FACTOR", default_value_t = AnalyzeOptions::default().p99_factor)]
     pub p99_factor: f64,
+    /// The window of the explanation's average and CV: the last this long of the measured
+    /// phase (`900`, `15m`); default: its second half.
+    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::secs_flag)]
+    pub last: Option<f64>,
     /// Directory holding the run directories (for a run id).
     #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
     pub results_dir: PathBuf,
@@ -57,9 +63,44 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         p99_factor: args.p99_factor,
     };
     let analysis = analyze(&dir, &opts).with_context(|| format!("analysing {}", dir.display()))?;
+    // The analysis stands on its own: a run the explanation cannot read still gets it.
+    let explanation = match explain(&dir, &explain_options(args.last)?) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            eprintln!("warning: no explanation of {}: {e}", dir.display());
+            None
+        }
+    };
     match args.format {
-        AnalyzeFormat::Text => print!("{}", analysis.render_text()),
-        AnalyzeFormat::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+        AnalyzeFormat::Text => {
+            print!("{}", analysis.render_text());
+            if let Some(e) = &explanation {
+                print!("\n{}", e.render_text());
+            }
+        }
+        AnalyzeFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&AnalysisJson {
+                analysis: &analysis,
+                explanation: explanation.as_ref(),
+            })?
+        ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--last` as explain options (0 is refused: the window would hold nothing).
+pub fn explain_options(last: Option<f64>) -> anyhow::Result<ExplainOptions> {
+    if last == Some(0.0) {
+        anyhow::bail!("--last 0 leaves no interval to average: give a window such as 15m, or leave it out for the second half of the run");
+    }
+    Ok(ExplainOptions { last_s: last })
+}
+
+/// `dbperf analyze --format json`: the analysis's fields, and the explanation beside them.
+#[derive(serde::Serialize)]
+struct AnalysisJson<'a> {
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+    explanation: Option<&'a Explanation>,
 }

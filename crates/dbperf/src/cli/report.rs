@@ -10,6 +10,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use crate::lab::run::load_state;
+use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
+use crate::report::analysis::explain::explain;
 use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
 use crate::report::final_text;
 use crate::report::html::experiment::experiment_page;
@@ -17,7 +19,6 @@ use crate::report::html::run::{run_page, RunData};
 use crate::report::html::tpch::{tpch_page, DRAW_THRESHOLD as TPCH_DRAW};
 use crate::results::interval::IntervalRecord;
 use crate::results::{RunDir, RunRecords};
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
 use crate::workloads::tpch::compare::{table as tpch_table, Column as TpchColumn};
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 
@@ -35,6 +36,10 @@ pub struct ReportArgs {
     /// For one run, `csv` prints its intervals and `json` its summary with the analysis.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormat,
+    /// The window of a run's explanation (average and CV of the interval figure): the last
+    /// this long of the measured phase (`900`, `15m`); default: its second half.
+    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::secs_flag)]
+    pub last: Option<f64>,
     /// Directory holding the run directories and `lab/`.
     #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
     pub results_dir: PathBuf,
@@ -209,6 +214,7 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
     }
     let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
     let analysis = analyze(dir, &AnalyzeOptions::default()).ok();
+    let explanation = explain(dir, &super::analyze::explain_options(args.last)?).ok();
     match args.format {
         ReportFormat::Text | ReportFormat::Markdown => {
             let md = args.format == ReportFormat::Markdown;
@@ -223,6 +229,10 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
                 println!();
                 print!("{}", a.render_text());
             }
+            if let Some(e) = &explanation {
+                println!();
+                print!("{}", e.render_text());
+            }
             if md {
                 println!("```");
             }
@@ -232,6 +242,7 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
                 "run_dir": dir,
                 "summary": records.summary,
                 "analysis": analysis,
+                "explanation": explanation,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         }

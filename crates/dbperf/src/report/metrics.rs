@@ -18,6 +18,7 @@ use prometheus_client::registry::Registry;
 use serde_json::Value;
 
 use crate::results::interval::IntervalRecord;
+use crate::results::telemetry::TelemetryRow;
 
 type Labels = Vec<(String, String)>;
 type GaugeF = Gauge<f64, AtomicU64>;
@@ -158,8 +159,12 @@ impl LiveMetrics {
         }
     }
 
-    /// Takes a telemetry sample (a `telemetry.jsonl` line).
-    pub fn telemetry(&self, sample: &Value) {
+    /// Takes a telemetry sample (a `telemetry.jsonl` row). Every numeric figure of it is
+    /// exported under its field name, so it is walked as JSON.
+    pub fn telemetry(&self, row: &TelemetryRow) {
+        let Ok(sample) = serde_json::to_value(row) else {
+            return;
+        };
         if let Some(server) = sample["server"].as_object() {
             for (k, v) in server {
                 if let Some(x) = v.as_f64() {
@@ -326,18 +331,22 @@ mod tests {
         }
     }
 
+    fn row(v: Value) -> TelemetryRow {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
     fn intervals_and_samples_become_openmetrics() {
         let m = LiveMetrics::new("RUN", "oltp_read_write", "10.11.6-MariaDB");
         m.interval(&interval(1000.0));
         m.interval(&interval(500.0));
-        m.telemetry(&serde_json::json!({
+        m.telemetry(&row(serde_json::json!({
             "t_s": 1.0,
             "os": {"cpus": [{"cpu": "all", "user": 40.0, "idle": 60.0}], "disks": [{"name": "vda", "w_s": 12.0}]},
             "server": {"interval_s": 0.5, "checkpoint_pct": 97.5, "status_rates": {"Com_select": 3.0},
                        "waits": [{"event": "wait/synch/mutex/innodb/log_sys_mutex", "count": 4, "time_ms": 250.0}]},
             "client": {"cpu_pct": 35.0, "rss_bytes": 1000}
-        }));
+        })));
         let text = m.encode();
         for line in [
             "dbperf_run_info{run_id=\"RUN\",workload=\"oltp_read_write\",server_version=\"10.11.6-MariaDB\"} 1.0",
@@ -356,7 +365,7 @@ mod tests {
         }
         assert!(text.trim_end().ends_with("# EOF"));
         // A wait that left the top list is gone from the next scrape.
-        m.telemetry(&serde_json::json!({"server": {"waits": []}}));
+        m.telemetry(&row(serde_json::json!({"t_s": 2.0, "server": {"waits": []}})));
         assert!(!m.encode().contains("log_sys_mutex"));
     }
 

@@ -2,6 +2,7 @@
 //! the records in [`crate::results`] (never from the engine directly); and side-by-side
 //! comparisons of runs ([`compare`]).
 
+pub mod analysis;
 pub mod compare;
 pub mod html;
 pub mod metrics;

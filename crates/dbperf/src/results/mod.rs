@@ -7,7 +7,7 @@
 //! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
 //! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | — |
-//! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | — |
+//! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | [`telemetry`] |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
@@ -22,6 +22,7 @@ pub mod interval;
 pub mod manifest;
 pub mod rundir;
 pub mod summary;
+pub mod telemetry;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -90,8 +90,8 @@ impl Observer for Recorder<'_, '_> {
         let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
         if let Some(m) = &self.metrics {
             m.interval(&rec);
-            if let Some(v) = sample.as_ref().and_then(|s| serde_json::to_value(s).ok()) {
-                m.telemetry(&v);
+            if let Some(s) = &sample {
+                m.telemetry(s);
             }
         }
         if let Some(p) = &self.progress {

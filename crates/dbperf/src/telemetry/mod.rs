@@ -1,5 +1,7 @@
-//! Telemetry: what the OS, the server and dbperf itself did during each second of a run, on
-//! the run's own clock, and the analysis that explains stalls with it.
+//! Telemetry: the samplers of what the OS, the server and dbperf itself did during each second
+//! of a run, on the run's own clock. The rows they write are types of
+//! [`crate::results::telemetry`]; what is read into them (stalls, pressure, each run's
+//! explanation) is in [`crate::report::analysis`].
 //!
 //! | file | owns |
 //! |---|---|
@@ -7,12 +9,8 @@
 //! | `server.rs` | MariaDB/MySQL, version-aware: checkpoint age, dirty pages, flushing, counters, top waits; the [`server::ServerSample`] row every flavor fills |
 //! | `pg.rs` | PostgreSQL 14–18, version-aware: checkpoints (requested/timed), checkpoint distance, WAL, pg_stat_io, temp files, vacuum, sampled wait events |
 //! | `sampler.rs` | the run's telemetry thread: `telemetry.jsonl` and the live-line figures |
-//! | `pressure.rs` | `telemetry.jsonl` read back; run-wide pressure (checkpoint, dirty pages, top wait, client) |
-//! | `analyze.rs` | `dbperf analyze`: stalls, their causes, stability |
 
-pub mod analyze;
 pub mod os;
 pub mod pg;
-pub mod pressure;
 pub mod sampler;
 pub mod server;

@@ -30,8 +30,9 @@ use dbperf_engine::ErrorClass;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-use super::server::{ServerSample, Wait};
 use crate::driver::{DbError, Target};
+pub use crate::results::telemetry::PgDetail;
+use crate::results::telemetry::{ServerSample, Wait};
 
 /// What the sampler learned once, at connect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,39 +48,6 @@ pub struct PgFacts {
     /// `100 / (1 + checkpoint_completion_target)`.
     pub checkpoint_trigger_pct: f64,
     pub shared_buffers_bytes: u64,
-}
-
-/// What only PostgreSQL reports, per interval (rates per second, counts in the interval) or
-/// at the sample (gauges). Absent for the MySQL family.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PgDetail {
-    /// Checkpoint write and sync time spent in the interval, ms.
-    pub checkpoint_write_ms: Option<f64>,
-    pub checkpoint_sync_ms: Option<f64>,
-    /// Buffers written by the checkpointer, the background writer and client backends, per second.
-    pub buffers_checkpoint_s: Option<f64>,
-    pub buffers_clean_s: Option<f64>,
-    pub buffers_backend_s: Option<f64>,
-    pub buffers_alloc_s: Option<f64>,
-    pub wal_records_s: Option<f64>,
-    /// Full-page images written to WAL per second (high right after a checkpoint).
-    pub wal_fpi_s: Option<f64>,
-    /// Times WAL buffers were full and a backend had to write WAL itself.
-    pub wal_buffers_full_s: Option<f64>,
-    /// Temporary files created in the interval and bytes written to them per second.
-    pub temp_files: Option<u64>,
-    pub temp_bytes_s: Option<f64>,
-    /// Dead tuples in the sampled database's tables (`pg_stat_all_tables.n_dead_tup`), gauge.
-    pub dead_tuples: Option<u64>,
-    /// Autovacuum workers running at the sample.
-    pub autovacuum_workers: Option<u64>,
-    /// Autovacuum and autoanalyze runs finished in the interval (sampled database).
-    pub autovacuum_runs: Option<u64>,
-    /// Active client backends not waiting (on CPU) at the sample.
-    pub on_cpu: Option<u64>,
-    /// `pg_stat_io` rates (16+) summed per backend type: `BACKEND_TYPE.reads|writes|extends|fsyncs|evictions`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub io: BTreeMap<String, f64>,
 }
 
 /// Cumulative counters and gauges at one instant.

@@ -17,20 +17,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use dbperf_engine::clock::now_ns;
-use serde::{Deserialize, Serialize};
 
-use super::os::{OsSample, OsSampler};
+use super::os::OsSampler;
 use super::pg::PgSampler;
 use super::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
 use crate::driver::target::Scheme;
 use crate::driver::{DbError, Target};
+pub use crate::results::telemetry::{ClientSample, TelemetryRow as Sample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use crate::results::{AppendFile, ResultsError, WriteLoss};
-
-/// `server_error` of a sample whose server queries got no answer within the period (a hung or
-/// stopped server).
-pub const NO_ANSWER_QUERY: &str = "the server did not answer the telemetry queries within the period";
-/// `server_error` of a sample whose reconnect got no answer in time.
-pub const NO_ANSWER_CONNECT: &str = "the server did not answer the telemetry connection in time";
 
 /// The server sampler for the target's protocol: `mysql://` → [`ServerSampler`] (MariaDB,
 /// MySQL), `postgres://` → [`PgSampler`].
@@ -57,30 +51,6 @@ impl AnyServerSampler {
             AnyServerSampler::Postgres(s) => s.sample().await,
         }
     }
-}
-
-/// What dbperf itself used in the period.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientSample {
-    /// CPU time of the dbperf process over the period, percent of one core.
-    pub cpu_pct: f64,
-    /// Resident memory at the sample, bytes.
-    pub rss_bytes: u64,
-}
-
-/// One line of `telemetry.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// End of the period, seconds since the run's time zero (the intervals' clock).
-    pub t_s: f64,
-    /// Length of the period, seconds.
-    pub interval_s: f64,
-    pub os: Option<OsSample>,
-    pub server: Option<ServerSample>,
-    pub client: ClientSample,
-    /// Why `server` is missing, when it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_error: Option<String>,
 }
 
 /// What to sample.
@@ -268,7 +238,7 @@ fn sample_loop(
         (cpu_before, t_before) = (cpu_now, t_now);
         let sample = Sample {
             t_s: t_now.saturating_sub(t0_ns) as f64 / 1e9,
-            interval_s: elapsed,
+            interval_s: Some(elapsed),
             os: Some(os_sample),
             server_error: if server_sample.is_none() {
                 server_error.clone()
@@ -276,7 +246,7 @@ fn sample_loop(
                 None
             },
             server: server_sample,
-            client,
+            client: Some(client),
         };
         if let Ok(mut line) = serde_json::to_string(&sample) {
             // One write per line; after a failed one the file counts what it could not take.
@@ -352,7 +322,9 @@ pub fn live_suffix(s: &Sample) -> String {
     } else if s.server_error.is_some() {
         parts.push("server telemetry: none".into());
     }
-    parts.push(format!("client cpu {:.0}%", s.client.cpu_pct));
+    if let Some(client) = &s.client {
+        parts.push(format!("client cpu {:.0}%", client.cpu_pct));
+    }
     parts.join(" ")
 }
 

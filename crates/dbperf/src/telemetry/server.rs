@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Session, Target};
+pub use crate::results::telemetry::{is_contention_point, ServerSample, Wait, NOT_A_CONTENTION_POINT};
 
 /// The share of MySQL's redo capacity that checkpoint age may reach before InnoDB flushes
 /// synchronously, when the `log_max_modified_age_sync` metric cannot be read (measured: 0.83 of
@@ -143,73 +144,6 @@ pub struct ServerFacts {
     pub enabled_metrics: Vec<String>,
     /// Problems at connect that leave some fields empty (e.g. a missing privilege).
     pub warnings: Vec<String>,
-}
-
-/// One wait event's share of an interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Wait {
-    /// Performance Schema event name, e.g. `wait/synch/sxlock/innodb/index_tree_rw_lock`.
-    pub event: String,
-    /// Waits in the interval.
-    pub count: u64,
-    /// Time waited in the interval, summed over threads, in milliseconds.
-    pub time_ms: f64,
-}
-
-/// One sample. Rates (`*_s`, the maps, `waits`) are per second over the interval since the
-/// previous sample and are absent in the first (priming) sample, where `interval_s` is `None`.
-/// A field the server version does not offer stays `None`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerSample {
-    /// Seconds since the previous sample (monotonic); `None` for the first sample.
-    pub interval_s: Option<f64>,
-    /// Wall time this sample's queries took, in milliseconds.
-    pub query_ms: f64,
-    pub checkpoint_age_bytes: Option<u64>,
-    pub checkpoint_max_bytes: Option<u64>,
-    /// `checkpoint_age_bytes / checkpoint_max_bytes × 100`.
-    pub checkpoint_pct: Option<f64>,
-    pub redo_written_bytes_s: Option<f64>,
-    pub dirty_pages_pct: Option<f64>,
-    pub max_dirty_pages_pct: Option<f64>,
-    pub free_pages: Option<u64>,
-    pub pages_read_s: Option<f64>,
-    pub pages_created_s: Option<f64>,
-    pub pages_written_s: Option<f64>,
-    pub lru_flushes_s: Option<f64>,
-    /// Pages written by InnoDB's sync flush batches (INNODB_METRICS
-    /// `buffer_flush_sync_total_pages`, which the sampler enables): above 0, writers waited
-    /// for flushing in the interval. `None` where the counter could not be enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_flush_pages_s: Option<f64>,
-    pub doublewrite_pages_s: Option<f64>,
-    pub history_list_length: Option<u64>,
-    pub rows_read_s: Option<f64>,
-    pub rows_inserted_s: Option<f64>,
-    pub rows_updated_s: Option<f64>,
-    pub rows_deleted_s: Option<f64>,
-    pub threads_running: Option<u64>,
-    /// Rate of every numeric `SHOW GLOBAL STATUS` counter that changed (gauges left out).
-    pub status_rates: BTreeMap<String, f64>,
-    /// Rate of every enabled INNODB_METRICS counter that changed (`TYPE='value'` gauges left out).
-    pub innodb_metrics: BTreeMap<String, f64>,
-    /// Top wait events by time in the interval; empty when performance_schema is OFF.
-    /// (PostgreSQL: sampled from `pg_stat_activity`, see `pg.rs`.)
-    pub waits: Vec<Wait>,
-    /// PostgreSQL: checkpoints requested in the interval (by WAL volume — the distance passed
-    /// [`ServerSample::checkpoint_trigger_pct`] — or by a `CHECKPOINT` command).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoints_requested: Option<u64>,
-    /// PostgreSQL: checkpoints started by `checkpoint_timeout` in the interval.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoints_timed: Option<u64>,
-    /// PostgreSQL: the `checkpoint_pct` at which a checkpoint is requested
-    /// (`100 / (1 + checkpoint_completion_target)`); what sync flush is to InnoDB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint_trigger_pct: Option<f64>,
-    /// PostgreSQL only: checkpointer, WAL, I/O, temp files, vacuum (`pg.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pg: Option<super::pg::PgDetail>,
 }
 
 /// How this server version exposes checkpoint age.
@@ -529,17 +463,6 @@ fn rates(
         .filter(|(name, value)| before.get(*name).is_some_and(|b| *value > b) && keep(name))
         .filter_map(|(name, value)| Some((name.clone(), rate(before[name], *value, seconds)?)))
         .collect()
-}
-
-/// Wait classes left out of the top waits: `wait/io/table/` and `wait/lock/table/` time every
-/// row access of every statement (the handler call itself, with any mutex, lock or file wait
-/// inside it nested under it), so they would head the list in any busy interval and hide the
-/// contended mutex, rw-lock or file below them.
-pub const NOT_A_CONTENTION_POINT: [&str; 2] = ["wait/io/table/", "wait/lock/table/"];
-
-/// Whether `event` can head the top waits (see [`NOT_A_CONTENTION_POINT`]).
-pub fn is_contention_point(event: &str) -> bool {
-    !NOT_A_CONTENTION_POINT.iter().any(|p| event.starts_with(p))
 }
 
 /// The `n` events with the most wait time in the interval (then by count), as deltas.

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::telemetry::analyze::{analyze, AnalyzeOptions};
-use crate::telemetry::pressure::{median, Pressure};
+use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
+use crate::report::analysis::explain::redo_needed;
+use crate::report::analysis::pressure::{median, Pressure};
 
 /// What `dbperf analyze` (default thresholds) found in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,12 +52,19 @@ pub struct InsideColumn {
     /// Highest checkpoint age in any run, percent of its maximum.
     pub checkpoint_max_pct: Option<f64>,
     /// Share of all its samples taken in sync flush (checkpoint age at or above
-    /// [`crate::telemetry::pressure::SYNC_FLUSH_PCT`] of its maximum), percent.
+    /// [`crate::report::analysis::pressure::SYNC_FLUSH_PCT`] of its maximum), percent.
     pub sync_flush_pct: Option<f64>,
     /// Requested checkpoints over all its runs (PostgreSQL).
     pub checkpoints_requested: Option<f64>,
     /// Highest dirty pages in any run, percent of the buffer pool.
     pub dirty_max_pct: Option<f64>,
+    /// `innodb_max_dirty_pages_pct` of its runs (the lowest, if they differ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_limit_pct: Option<f64>,
+    /// The redo that would have held the highest checkpoint age of any run: that age + 25%
+    /// (study 001's reading), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redo_needed_bytes: Option<u64>,
     /// The top wait named by most runs (ties: the first run's).
     pub top_wait: Option<String>,
     /// Highest client CPU in any run, percent of one core.
@@ -87,6 +95,12 @@ impl InsideColumn {
                 .filter_map(|p| p.checkpoints_requested)
                 .reduce(|a, b| a + b),
             dirty_max_pct: max(|p| p.dirty_max_pct),
+            dirty_limit_pct: pressures.iter().filter_map(|p| p.max_dirty_pages_pct).reduce(f64::min),
+            redo_needed_bytes: pressures
+                .iter()
+                .filter_map(|p| p.checkpoint_max_bytes)
+                .max()
+                .map(redo_needed),
             top_wait: most_named(pressures.iter().filter_map(|p| p.top_wait.as_deref())),
             client_cpu_max_pct: max(|p| p.client_cpu_max_pct),
             client_bound_runs: pressures.iter().filter(|p| p.client_bound()).count(),
@@ -116,7 +130,13 @@ impl InsideColumn {
                 self.checkpoints_requested
                     .map_or("-".to_string(), |n| format!("{n:.0}")),
             ),
-            ("dirty pages max", pct(self.dirty_max_pct)),
+            (
+                "dirty pages max",
+                match (self.dirty_max_pct, self.dirty_limit_pct) {
+                    (Some(d), Some(l)) => format!("{d:.0}% (limit {l:.0}%)"),
+                    (d, _) => pct(d),
+                },
+            ),
             (
                 "top wait",
                 self.top_wait
@@ -132,6 +152,12 @@ impl InsideColumn {
                     Some(v) => format!("{v:.0}%"),
                     None => "-".to_string(),
                 },
+            ),
+            (
+                "redo needed (+25%)",
+                self.redo_needed_bytes.map_or("-".to_string(), |b| {
+                    format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+                }),
             ),
         ]
     }
@@ -157,6 +183,7 @@ mod tests {
         Pressure {
             samples: ckpt.0,
             checkpoint_max_pct: Some(if ckpt.1 > 0 { 100.0 } else { 40.0 }),
+            checkpoint_max_bytes: Some(if ckpt.1 > 0 { 8 << 20 } else { 4 << 20 }),
             checkpoint_samples: ckpt.0,
             sync_flush_samples: ckpt.1,
             sync_flush_counted: false,
@@ -207,6 +234,9 @@ mod tests {
             lines[7],
             ("client CPU max", "95% (client-bound in 1 run(s))".to_string())
         );
+        // Dirty pages against their limit; the redo that holds the largest age + 25%.
+        assert_eq!(lines[5], ("dirty pages max", "12% (limit 90%)".to_string()));
+        assert_eq!(lines[8], ("redo needed (+25%)", "10 MiB".to_string()));
     }
 
     #[test]

@@ -400,6 +400,8 @@ mod tests {
             sync_flush_pct: (!pg).then_some(0.0),
             checkpoints_requested: pg.then_some(3.0),
             dirty_max_pct: (!pg).then_some(5.0),
+            dirty_limit_pct: None,
+            redo_needed_bytes: None,
             top_wait: Some(if pg { "IO/WALSync" } else { "mutex/innodb/log_sys_mutex" }.into()),
             client_cpu_max_pct: Some(50.0),
             client_bound_runs: 0,

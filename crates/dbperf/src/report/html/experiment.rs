@@ -1,22 +1,40 @@
 //! The HTML report of an experiment (the finished runs of a `dbperf lab` experiment, or any set
-//! of runs): per workload, the users x column tables of TPS and p99 with their verdicts and
-//! what the server did, TPS against users, p99 against users on log-log axes, throughput over
-//! time and the latency spectrum of each column at the highest user count, the server
-//! variables that differ, and the list of runs.
+//! of runs), with each study's charts chosen by the runs' workload (the manifest's):
+//!
+//! - every workload: the users x column tables of TPS and p99 with their verdicts and what the
+//!   server did ("inside the server"), TPS and p99 against users on log-log axes (one line per
+//!   column: server or variant), throughput over time and the latency spectrum of each column
+//!   at the highest user count, each run's explanation ([`crate::report::analysis::explain`]),
+//!   the server variables that differ, and the list of runs;
+//! - one panel per column of the interval figure (NOTPM for TPC-C, read from
+//!   `intervals.hlog`; TPS otherwise) with dirty pages % and checkpoint age % beside it, as
+//!   the TPC-C checkpoint-stability study draws them;
+//! - TPC-H power runs (a `tpch.json`): each query's median relative to the first run with
+//!   min/max whiskers and the ±5% draw band ([`super::tpch::query_bars`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::chart::{Chart, Scale, Series, PALETTE};
+use super::chart::{Chart, Limit, Scale, Series, PALETTE, STALL};
 use super::page::{table_html, Page};
 use super::run::{spectrum_chart, RunData};
+use super::tpch::query_bars;
 use super::ReportError;
+use crate::report::analysis::explain::{explain, new_orders_per_minute, ExplainOptions, Explanation, Figure};
 use crate::report::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::results::RunDir;
+use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 
 /// The whole page for the runs in `run_dirs`, titled `name`.
 pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, ReportError> {
     let mut by_workload: BTreeMap<String, Vec<(RunInfo, RunData)>> = BTreeMap::new();
+    let mut tpch: Vec<(String, PowerReport)> = Vec::new();
     for dir in run_dirs {
+        if dir.join(TPCH_FILE).is_file() {
+            let d = RunDir::open(dir)?;
+            tpch.push((d.run_id().to_string(), d.read_json(TPCH_FILE)?));
+            continue;
+        }
         let data = RunData::read(dir)?;
         let info = RunInfo::from_records(&data.records)?;
         by_workload.entry(info.workload.clone()).or_default().push((info, data));
@@ -27,10 +45,14 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
             "{} finished run(s), {} workload(s). A cell is the median over repetitions with its range; \
              a difference is called only when it is beyond the noise, else it is a draw (~).",
             run_dirs.len(),
-            by_workload.len()
+            by_workload.len() + usize::from(!tpch.is_empty())
         ),
         Some("note"),
     );
+    if !tpch.is_empty() {
+        page.heading("tpch (power test)");
+        page.bar_chart(&query_bars(&tpch))?;
+    }
     for (workload, runs) in &by_workload {
         workload_section(&mut page, workload, runs)?;
     }
@@ -95,13 +117,15 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
     let spread = threads.last().copied().unwrap_or(1) as f64 / threads.first().copied().unwrap_or(1).max(1) as f64;
     if threads.len() > 1 {
         let mut t = Chart::new(
-            format!("{workload}: throughput by users"),
+            format!("{workload}: throughput by users (log-log)"),
             "users (connections)",
             "transactions/s",
         );
+        // Log-log, as the published users sweeps draw it: equal ratios look equal.
         if spread >= 4.0 {
             t.x_scale = Scale::Log2;
         }
+        t.y_scale = Scale::Log;
         for (i, (label, points)) in per_column(&tps).into_iter().enumerate() {
             t.series
                 .push(Series::new(label, PALETTE[i % PALETTE.len()], points).with_markers());
@@ -157,6 +181,9 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         }
     }
 
+    stability_panels(page, workload, &tps, runs, threads.last().copied())?;
+    explanations_table(page, runs);
+
     if !tps.variables.differing.is_empty() {
         let rows: Vec<Vec<String>> = tps
             .variables
@@ -197,4 +224,187 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         ),
     );
     Ok(())
+}
+
+/// The interval figure of a run over time: NOTPM for TPC-C (`intervals.hlog`), else TPS.
+fn interval_figure(workload: &str, dir: &std::path::Path, data: &RunData) -> (&'static str, Vec<(f64, f64)>) {
+    let mid = |start: f64| {
+        data.intervals
+            .iter()
+            .find(|r| r.start_s == start)
+            .map_or(start, |r| (r.start_s + r.end_s) / 2.0)
+    };
+    if workload == "tpcc" {
+        let all: Vec<_> = data.intervals.iter().collect();
+        if let Ok(points) = new_orders_per_minute(&dir.join("intervals.hlog"), &all) {
+            return ("NOTPM", points.into_iter().map(|(s, v)| (mid(s), v)).collect());
+        }
+    }
+    (
+        "TPS",
+        data.intervals
+            .iter()
+            .map(|r| ((r.start_s + r.end_s) / 2.0, r.tps))
+            .collect(),
+    )
+}
+
+/// One panel per column (its first run at `top` users): the interval figure with dirty pages
+/// and checkpoint age (percent of its maximum) on the right axis, and the dirty-pages limit.
+fn stability_panels(
+    page: &mut Page,
+    workload: &str,
+    tps: &Comparison,
+    runs: &[(RunInfo, RunData)],
+    top: Option<u32>,
+) -> Result<(), ReportError> {
+    let Some(top) = top else { return Ok(()) };
+    for (i, col) in tps.columns.iter().enumerate() {
+        let Some((_, data)) = runs
+            .iter()
+            .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
+        else {
+            continue;
+        };
+        let dir = data.records.dir.path();
+        let (figure, points) = interval_figure(workload, dir, data);
+        let mut c = Chart::new(
+            format!(
+                "{workload}: {figure} per interval with dirty pages and checkpoint age, {} at {top} users",
+                col.label
+            ),
+            "time since start (s)",
+            if figure == "NOTPM" {
+                "New-Order per minute"
+            } else {
+                "transactions/s"
+            },
+        );
+        c.series.push(Series::new(figure, PALETTE[i % PALETTE.len()], points));
+        if !data.telemetry.is_empty() {
+            c.y2_label = Some("percent (dirty: of the buffer pool; checkpoint age: of its maximum)".into());
+            c.series.push(
+                Series::new(
+                    "dirty pages %",
+                    PALETTE[(i + 1) % PALETTE.len()],
+                    data.series(|s| s.server.as_ref()?.dirty_pages_pct),
+                )
+                .on_right(),
+            );
+            c.series.push(
+                Series::new(
+                    "checkpoint age %",
+                    PALETTE[(i + 2) % PALETTE.len()],
+                    data.series(|s| {
+                        let s = s.server.as_ref()?;
+                        s.checkpoint_pct.or_else(|| {
+                            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
+                            (max > 0).then(|| age as f64 * 100.0 / max as f64)
+                        })
+                    }),
+                )
+                .on_right(),
+            );
+            let limit = data
+                .records
+                .manifest
+                .server
+                .as_ref()
+                .and_then(|s| s.variables.get("innodb_max_dirty_pages_pct"))
+                .and_then(|v| v.parse::<f64>().ok());
+            if let Some(l) = limit {
+                c.limits.push(Limit {
+                    y: l,
+                    label: format!("innodb_max_dirty_pages_pct {l:.0}"),
+                    color: STALL,
+                    secondary: true,
+                });
+            }
+        }
+        page.chart(&c)?;
+    }
+    Ok(())
+}
+
+/// Each run's explanation in one table: the figures the studies read.
+fn explanations_table(page: &mut Page, runs: &[(RunInfo, RunData)]) {
+    let explained: Vec<(&RunInfo, Explanation)> = runs
+        .iter()
+        .filter_map(|(info, data)| Some((info, explain(data.records.dir.path(), &ExplainOptions::default()).ok()?)))
+        .collect();
+    if explained.is_empty() {
+        return;
+    }
+    let na = |why: &str| format!("n/a: {why}");
+    let text = |f: &Figure<f64>| match f {
+        Figure::Value(v) => format!("{v:.1}"),
+        Figure::NotAvailable(why) => na(why),
+    };
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
+    let rows: Vec<Vec<String>> = explained
+        .iter()
+        .map(|(info, e)| {
+            vec![
+                info.lab.as_ref().map_or(info.run_id.clone(), |l| l.point.clone()),
+                match &e.throughput {
+                    Figure::Value(t) => format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct),
+                    Figure::NotAvailable(why) => na(why),
+                },
+                match &e.checkpoint {
+                    Figure::Value(c) => format!(
+                        "{}{} → redo {}",
+                        mib(c.max_age_bytes),
+                        c.max_age_pct_of_capacity
+                            .map_or(String::new(), |p| format!(" ({p:.0}% of redo)")),
+                        mib(c.redo_needed_bytes)
+                    ),
+                    Figure::NotAvailable(why) => na(why),
+                },
+                match &e.dirty_pages {
+                    Figure::Value(d) => format!(
+                        "{:.0}% avg, {:.0}% max / limit {}",
+                        d.average_pct,
+                        d.max_pct,
+                        d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
+                    ),
+                    Figure::NotAvailable(why) => na(why),
+                },
+                match &e.top_waits {
+                    Figure::Value(w) => w
+                        .iter()
+                        .take(2)
+                        .map(|w| format!("{} {:.0}%", w.event.trim_start_matches("wait/synch/"), w.share_pct))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    Figure::NotAvailable(why) => na(why),
+                },
+                text(&e.single_page_flushes_s),
+                text(&e.pages_read_s),
+                text(&e.pages_freed_s),
+                match &e.stalls {
+                    Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds),
+                    Figure::NotAvailable(why) => na(why),
+                },
+            ]
+        })
+        .collect();
+    page.paragraph(
+        "Each run's explanation (second half of the measured phase; dbperf analyze RUN --last ... for another window):",
+        None,
+    );
+    page.table(
+        &[
+            "run",
+            "interval figure",
+            "max checkpoint age → redo needed (+25%)",
+            "dirty pages / limit",
+            "top waits",
+            "single-page flushes/s",
+            "pages read/s",
+            "pages freed/s",
+            "stalls",
+        ]
+        .map(String::from),
+        &rows,
+    );
 }

@@ -6,17 +6,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::chart::{Band, Chart, Limit, Scale, Series, PALETTE, STALL, WARMUP};
 use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
+use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::report::analysis::explain::{explain, ExplainOptions};
+use crate::report::analysis::pressure::ASYNC_FLUSH_PCT;
 use crate::results::interval::IntervalRecord;
 use crate::results::summary::{LatencyBlock, Summary};
+use crate::results::telemetry::{CpuUsage, DiskIo, TelemetryRow};
 use crate::results::{read_jsonl, RunRecords, TornRecord, TELEMETRY_FILE};
-use crate::telemetry::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::telemetry::pressure::ASYNC_FLUSH_PCT;
 /// Waits shown in the top-waits panel.
 const WAITS_SHOWN: usize = 5;
 
@@ -27,7 +27,7 @@ pub struct RunData {
     /// `intervals.jsonl`.
     pub intervals: Vec<IntervalRecord>,
     /// `telemetry.jsonl` lines (empty without telemetry).
-    pub telemetry: Vec<Value>,
+    pub telemetry: Vec<TelemetryRow>,
     /// `dbperf analyze` with default thresholds (`None` when nothing was measured).
     pub analysis: Option<Analysis>,
     /// Percentile spectrum of the measured intervals' response times.
@@ -101,10 +101,10 @@ impl RunData {
 
     /// Points `(time, value)` of a telemetry figure picked by `f`, each at the middle of the
     /// time its sample covers (as `dbperf analyze` aligns samples with intervals).
-    fn series(&self, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
+    pub fn series(&self, f: impl Fn(&TelemetryRow) -> Option<f64>) -> Vec<(f64, f64)> {
         self.telemetry
             .iter()
-            .filter_map(|s| Some((sample_mid(s)?, f(s)?)))
+            .filter_map(|s| Some((sample_mid(s), f(s)?)))
             .collect()
     }
 }
@@ -133,6 +133,7 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
         page.chart(&spectrum_chart(&[(run_id.clone(), spectrum)]))?;
     }
     analysis_section(&mut page, data);
+    explanation_section(&mut page, data);
     for torn in &data.torn {
         page.paragraph(&torn.to_string(), Some("note"));
     }
@@ -304,20 +305,20 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
     ckpt.series.push(Series::new(
         "checkpoint age",
         PALETTE[0],
-        data.series(|s| s["server"]["checkpoint_age_bytes"].as_f64().map(mib)),
+        data.series(|s| s.server.as_ref()?.checkpoint_age_bytes.map(|b| mib(b as f64))),
     ));
     ckpt.series.push(
         Series::new(
             "dirty pages %",
             PALETTE[1],
-            data.series(|s| s["server"]["dirty_pages_pct"].as_f64()),
+            data.series(|s| s.server.as_ref()?.dirty_pages_pct),
         )
         .on_right(),
     );
     let max = data
         .telemetry
         .iter()
-        .filter_map(|s| s["server"]["checkpoint_max_bytes"].as_f64())
+        .filter_map(|s| s.server.as_ref()?.checkpoint_max_bytes.map(|b| b as f64))
         .fold(0.0, f64::max);
     if max > 0.0 {
         for (pct, label, color) in [
@@ -349,32 +350,32 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         "operations/s",
     );
     if let Some(d) = &disk {
-        let field = |name: &'static str| {
+        let field = |name: fn(&DiskIo) -> f64| {
             let d = d.clone();
-            move |s: &Value| s["os"]["disks"].as_array()?.iter().find(|x| x["name"] == d.as_str())?[name].as_f64()
+            move |s: &TelemetryRow| s.os.as_ref()?.disks.iter().find(|x| x.name == d).map(name)
         };
         io.series
-            .push(Series::new("disk w/s", PALETTE[0], data.series(field("w_s"))));
+            .push(Series::new("disk w/s", PALETTE[0], data.series(field(|x| x.w_s))));
         io.series
-            .push(Series::new("disk r/s", PALETTE[5], data.series(field("r_s"))));
+            .push(Series::new("disk r/s", PALETTE[5], data.series(field(|x| x.r_s))));
         io.series
-            .push(Series::new("disk wrqm/s", PALETTE[6], data.series(field("wrqm_s"))));
+            .push(Series::new("disk wrqm/s", PALETTE[6], data.series(field(|x| x.wrqm_s))));
         io.series
-            .push(Series::new("disk util %", PALETTE[3], data.series(field("util_pct"))).on_right());
+            .push(Series::new("disk util %", PALETTE[3], data.series(field(|x| x.util_pct))).on_right());
         io.y2_label = Some("utilisation (%)".into());
     }
     io.series.push(Series::new(
         "InnoDB pages written/s",
         PALETTE[1],
-        data.series(|s| s["server"]["pages_written_s"].as_f64()),
+        data.series(|s| s.server.as_ref()?.pages_written_s),
     ));
     io.series.push(Series::new(
         "doublewrite pages/s",
         PALETTE[2],
-        data.series(|s| s["server"]["doublewrite_pages_s"].as_f64()),
+        data.series(|s| s.server.as_ref()?.doublewrite_pages_s),
     ));
     // Pages flushed while writers waited: where this line rises, the checkpoint caught up.
-    let sync_pages = data.series(|s| s["server"]["sync_flush_pages_s"].as_f64());
+    let sync_pages = data.series(|s| s.server.as_ref()?.sync_flush_pages_s);
     if sync_pages.iter().any(|(_, v)| *v > 0.0) {
         io.series
             .push(Series::new("InnoDB sync flush pages/s", STALL, sync_pages));
@@ -383,19 +384,19 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
     charts.push(io);
 
     let mut cpu = Chart::new("CPU: host (all cores) and the dbperf client", time, "percent");
-    let all = |field: &'static str| {
-        move |s: &Value| s["os"]["cpus"].as_array()?.iter().find(|c| c["cpu"] == "all")?[field].as_f64()
+    let all = |field: fn(&CpuUsage) -> f64| {
+        move |s: &TelemetryRow| s.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all").map(field)
     };
     cpu.series
-        .push(Series::new("host user %", PALETTE[0], data.series(all("user"))));
+        .push(Series::new("host user %", PALETTE[0], data.series(all(|c| c.user))));
     cpu.series
-        .push(Series::new("host sys %", PALETTE[1], data.series(all("sys"))));
+        .push(Series::new("host sys %", PALETTE[1], data.series(all(|c| c.sys))));
     cpu.series
-        .push(Series::new("host iowait %", PALETTE[2], data.series(all("iowait"))));
+        .push(Series::new("host iowait %", PALETTE[2], data.series(all(|c| c.iowait))));
     cpu.series.push(Series::new(
         "client % of a core",
         PALETTE[3],
-        data.series(|s| s["client"]["cpu_pct"].as_f64()),
+        data.series(|s| Some(s.client.as_ref()?.cpu_pct)),
     ));
     cpu.bands = bands.clone();
     charts.push(cpu);
@@ -407,14 +408,14 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
             .telemetry
             .iter()
             .filter_map(|s| {
-                let t = sample_mid(s)?;
-                let len = s["server"]["interval_s"].as_f64().unwrap_or(1.0).max(1e-3);
-                let ms = s["server"]["waits"]
-                    .as_array()
-                    .and_then(|ws| ws.iter().find(|x| x["event"] == event.as_str()))
-                    .and_then(|x| x["time_ms"].as_f64())
-                    .unwrap_or(0.0);
-                Some((t, ms / len))
+                let server = s.server.as_ref()?;
+                let len = server.interval_s.unwrap_or(1.0).max(1e-3);
+                let ms = server
+                    .waits
+                    .iter()
+                    .find(|x| &x.event == event)
+                    .map_or(0.0, |x| x.time_ms);
+                Some((sample_mid(s), ms / len))
             })
             .collect();
         w.series.push(Series::new(
@@ -429,33 +430,29 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
 }
 
 /// The middle of the time a telemetry sample covers.
-fn sample_mid(s: &Value) -> Option<f64> {
-    Some(s["t_s"].as_f64()? - s["interval_s"].as_f64().unwrap_or(1.0) / 2.0)
+fn sample_mid(s: &TelemetryRow) -> f64 {
+    s.t_s - s.interval_s.unwrap_or(1.0) / 2.0
 }
 
 /// The disk with the most writes over the run.
-fn busiest_disk(telemetry: &[Value]) -> Option<String> {
+fn busiest_disk(telemetry: &[TelemetryRow]) -> Option<String> {
     let mut writes: BTreeMap<String, f64> = BTreeMap::new();
-    for s in telemetry {
-        for d in s["os"]["disks"].as_array().into_iter().flatten() {
-            if let (Some(n), Some(w)) = (d["name"].as_str(), d["w_s"].as_f64()) {
-                *writes.entry(n.to_string()).or_default() += w;
-            }
-        }
+    for d in telemetry.iter().filter_map(|s| s.os.as_ref()).flat_map(|os| &os.disks) {
+        *writes.entry(d.name.clone()).or_default() += d.w_s;
     }
     writes.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| n)
 }
 
 /// The `n` wait events with the most time over all samples.
-fn top_waits(telemetry: &[Value], n: usize) -> Vec<String> {
+fn top_waits(telemetry: &[TelemetryRow], n: usize) -> Vec<String> {
     let mut time: BTreeMap<String, f64> = BTreeMap::new();
-    for s in telemetry {
-        for w in s["server"]["waits"].as_array().into_iter().flatten() {
-            if let (Some(e), Some(ms)) = (w["event"].as_str(), w["time_ms"].as_f64()) {
-                if crate::telemetry::server::is_contention_point(e) {
-                    *time.entry(e.to_string()).or_default() += ms;
-                }
-            }
+    for w in telemetry
+        .iter()
+        .filter_map(|s| s.server.as_ref())
+        .flat_map(|s| &s.waits)
+    {
+        if crate::results::telemetry::is_contention_point(&w.event) {
+            *time.entry(w.event.clone()).or_default() += w.time_ms;
         }
     }
     let mut v: Vec<(String, f64)> = time.into_iter().filter(|(_, t)| *t > 0.0).collect();
@@ -513,6 +510,17 @@ fn analysis_section(page: &mut Page, data: &RunData) {
     }
     for note in &a.notes {
         page.paragraph(note, Some("note"));
+    }
+}
+
+/// The run's explanation (the figures the studies read), one line per figure.
+fn explanation_section(page: &mut Page, data: &RunData) {
+    let Ok(e) = explain(data.records.dir.path(), &ExplainOptions::default()) else {
+        return;
+    };
+    page.heading("Explanation (second half of the measured phase)");
+    for line in e.render_text().lines().skip(1) {
+        page.paragraph(line.trim(), None);
     }
 }
 

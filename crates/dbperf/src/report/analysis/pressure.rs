@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::os::OsSample;
-use super::server::is_contention_point;
+use crate::results::telemetry::is_contention_point;
+use crate::results::telemetry::ServerSample;
+pub(crate) use crate::results::telemetry::TelemetryRow;
 
 /// Client CPU (percent of one core) from which results are called client-bound.
 pub const CLIENT_SATURATED_PCT: f64 = 90.0;
@@ -31,6 +32,9 @@ pub struct Pressure {
     pub samples: usize,
     /// Highest checkpoint age, percent of its maximum (`None`: not reported by the server).
     pub checkpoint_max_pct: Option<f64>,
+    /// Highest checkpoint age, bytes (`None`: not reported by the server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_max_bytes: Option<u64>,
     /// Samples with a checkpoint age (MySQL/MariaDB only: PostgreSQL has no sync flush
     /// point, its checkpoint distance goes past 100% as WAL outgrows `max_wal_size`).
     pub checkpoint_samples: usize,
@@ -60,18 +64,25 @@ impl Pressure {
     pub(crate) fn of(rows: &[&TelemetryRow]) -> Pressure {
         let ckpt: Vec<f64> = rows.iter().filter_map(|s| s.checkpoint_pct()).collect();
         let cpus: Vec<f64> = rows.iter().filter_map(|s| s.client_cpu()).collect();
-        let requested: Vec<f64> = rows.iter().filter_map(|s| s.server("checkpoints_requested")).collect();
-        let postgres = rows.iter().any(|r| r.server("checkpoint_trigger_pct").is_some());
+        let requested: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| srv_n(|s| s.checkpoints_requested)(r))
+            .collect();
+        let postgres = rows.iter().any(|r| r.is_postgres());
         let age = if postgres { &[][..] } else { &ckpt[..] };
         Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
+            checkpoint_max_bytes: rows
+                .iter()
+                .filter_map(|r| r.server.as_ref()?.checkpoint_age_bytes)
+                .max(),
             checkpoint_samples: age.len(),
             sync_flush_samples: rows.iter().filter(|r| r.in_sync_flush() == Some(true)).count(),
             sync_flush_counted: rows.iter().any(|r| r.sync_flush_pages().is_some()),
             checkpoints_requested: (!requested.is_empty()).then(|| requested.iter().sum()),
-            dirty_max_pct: max_of(rows, |r| r.server("dirty_pages_pct")),
-            max_dirty_pages_pct: rows.iter().find_map(|s| s.server("max_dirty_pages_pct")),
+            dirty_max_pct: max_of(rows, srv(|s| s.dirty_pages_pct)),
+            max_dirty_pages_pct: rows.iter().find_map(|r| srv(|s| s.max_dirty_pages_pct)(r)),
             top_wait: top_wait(rows),
             client_cpu_max_pct: cpus.iter().copied().reduce(f64::max),
             client_samples: cpus.len(),
@@ -124,44 +135,24 @@ impl Pressure {
     }
 }
 
-/// One line of `telemetry.jsonl`.
-#[derive(Debug, Deserialize)]
-pub(crate) struct TelemetryRow {
-    pub(crate) t_s: f64,
-    #[serde(default)]
-    pub(crate) interval_s: Option<f64>,
-    #[serde(default)]
-    pub(crate) os: Option<OsSample>,
-    #[serde(default)]
-    pub(crate) server: Option<serde_json::Value>,
-    #[serde(default)]
-    client: Option<ClientRow>,
-    /// Why `server` is missing, when it is (`sampler::NO_ANSWER_QUERY`, ...).
-    #[serde(default)]
-    pub(crate) server_error: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ClientRow {
-    #[serde(default)]
-    cpu_pct: Option<f64>,
-}
-
+// The figures the analysis reads off a typed `telemetry.jsonl` row (the row type is
+// `results::telemetry::TelemetryRow`; these methods are the analysis's view of it).
 impl TelemetryRow {
-    pub(crate) fn server(&self, key: &str) -> Option<f64> {
-        self.server.as_ref()?.get(key)?.as_f64()
-    }
-
     /// Pages written by sync flush batches per second (`None`: the counter was not sampled).
     pub(crate) fn sync_flush_pages(&self) -> Option<f64> {
-        self.server("sync_flush_pages_s")
+        self.server.as_ref()?.sync_flush_pages_s
+    }
+
+    /// Whether the row comes from PostgreSQL (`pg.rs` writes `checkpoint_trigger_pct`).
+    pub(crate) fn is_postgres(&self) -> bool {
+        self.server.as_ref().is_some_and(|s| s.checkpoint_trigger_pct.is_some())
     }
 
     /// Whether InnoDB was in sync flush (writers waiting for page flushing) during this
     /// sample: sync flush batches counted when the counter was sampled, else a checkpoint age
     /// at or above [`SYNC_FLUSH_PCT`]. `None` without either (and on PostgreSQL).
     pub(crate) fn in_sync_flush(&self) -> Option<bool> {
-        if self.server("checkpoint_trigger_pct").is_some() {
+        if self.is_postgres() {
             return None;
         }
         match self.sync_flush_pages() {
@@ -170,13 +161,13 @@ impl TelemetryRow {
         }
     }
 
+    /// Checkpoint age, percent of its maximum (PostgreSQL: checkpoint distance, percent of
+    /// `max_wal_size`).
     pub(crate) fn checkpoint_pct(&self) -> Option<f64> {
-        self.server("checkpoint_pct").or_else(|| {
-            let (age, max) = (
-                self.server("checkpoint_age_bytes")?,
-                self.server("checkpoint_max_bytes")?,
-            );
-            (max > 0.0).then(|| age * 100.0 / max)
+        let s = self.server.as_ref()?;
+        s.checkpoint_pct.or_else(|| {
+            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
+            (max > 0).then(|| age as f64 * 100.0 / max as f64)
         })
     }
 
@@ -189,7 +180,7 @@ impl TelemetryRow {
     }
 
     pub(crate) fn client_cpu(&self) -> Option<f64> {
-        self.client.as_ref()?.cpu_pct
+        Some(self.client.as_ref()?.cpu_pct)
     }
 
     /// Forgets the figures that are rates over the sample's period (OS CPU states, disks and
@@ -200,13 +191,38 @@ impl TelemetryRow {
     pub(crate) fn drop_rates(&mut self) {
         self.os = None;
         self.client = None;
-        let is_rate = |key: &str| {
-            (key.ends_with("_s") && key != "interval_s") || matches!(key, "status_rates" | "innodb_metrics" | "waits")
-        };
-        if let Some(serde_json::Value::Object(server)) = &mut self.server {
-            server.retain(|k, _| !is_rate(k));
-            if let Some(serde_json::Value::Object(pg)) = server.get_mut("pg") {
-                pg.retain(|k, _| !is_rate(k));
+        if let Some(s) = &mut self.server {
+            for rate in [
+                &mut s.redo_written_bytes_s,
+                &mut s.pages_read_s,
+                &mut s.pages_created_s,
+                &mut s.pages_written_s,
+                &mut s.lru_flushes_s,
+                &mut s.sync_flush_pages_s,
+                &mut s.doublewrite_pages_s,
+                &mut s.rows_read_s,
+                &mut s.rows_inserted_s,
+                &mut s.rows_updated_s,
+                &mut s.rows_deleted_s,
+            ] {
+                *rate = None;
+            }
+            s.status_rates.clear();
+            s.innodb_metrics.clear();
+            s.waits.clear();
+            if let Some(pg) = &mut s.pg {
+                for rate in [
+                    &mut pg.buffers_checkpoint_s,
+                    &mut pg.buffers_clean_s,
+                    &mut pg.buffers_backend_s,
+                    &mut pg.buffers_alloc_s,
+                    &mut pg.wal_records_s,
+                    &mut pg.wal_fpi_s,
+                    &mut pg.wal_buffers_full_s,
+                    &mut pg.temp_bytes_s,
+                ] {
+                    *rate = None;
+                }
             }
         }
     }
@@ -214,13 +230,23 @@ impl TelemetryRow {
     /// The time the server's figures cover: its own `interval_s` (since the server sampler's
     /// previous sample, which after a reconnect is moments ago), else the sample's.
     pub(crate) fn server_interval_s(&self) -> Option<f64> {
-        self.server("interval_s").or(self.interval_s)
+        self.server.as_ref().and_then(|s| s.interval_s).or(self.interval_s)
     }
 
     /// Middle of the time the sample covers.
     pub(crate) fn mid_s(&self, default_interval: f64) -> f64 {
         self.t_s - self.interval_s.unwrap_or(default_interval) / 2.0
     }
+}
+
+/// A server figure of a row, for [`max_of`] and friends: `srv(|s| s.dirty_pages_pct)`.
+pub(crate) fn srv(f: impl Fn(&ServerSample) -> Option<f64>) -> impl Fn(&TelemetryRow) -> Option<f64> {
+    move |r: &TelemetryRow| r.server.as_ref().and_then(&f)
+}
+
+/// A server count or gauge of a row, as a float: `srv_n(|s| s.free_pages)`.
+pub(crate) fn srv_n(f: impl Fn(&ServerSample) -> Option<u64>) -> impl Fn(&TelemetryRow) -> Option<f64> {
+    move |r: &TelemetryRow| r.server.as_ref().and_then(&f).map(|v| v as f64)
 }
 
 pub(crate) fn max_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> Option<f64> {
@@ -238,25 +264,14 @@ pub(crate) fn median_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Opt
 /// The wait event with the most time over the samples.
 pub(crate) fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
     let mut time: BTreeMap<&str, f64> = BTreeMap::new();
-    for r in rows {
-        let Some(waits) = r
-            .server
-            .as_ref()
-            .and_then(|s| s.get("waits"))
-            .and_then(|w| w.as_array())
-        else {
-            continue;
-        };
-        for w in waits {
-            if let (Some(event), Some(ms)) = (
-                w.get("event").and_then(|e| e.as_str()),
-                w.get("time_ms").and_then(|t| t.as_f64()),
-            ) {
-                // Runs recorded before the per-row table waits were left out still have them.
-                if is_contention_point(event) {
-                    *time.entry(event).or_default() += ms;
-                }
-            }
+    for w in rows
+        .iter()
+        .filter_map(|r| r.server.as_ref())
+        .flat_map(|s| s.waits.iter())
+    {
+        // Runs recorded before the per-row table waits were left out still have them.
+        if is_contention_point(&w.event) {
+            *time.entry(w.event.as_str()).or_default() += w.time_ms;
         }
     }
     time.into_iter()

@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::pressure::{
-    max_of, median, median_of, min_of, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT, CLIENT_SATURATED_PCT,
-    SYNC_FLUSH_PCT,
+    max_of, median, median_of, min_of, srv, srv_n, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT,
+    CLIENT_SATURATED_PCT, SYNC_FLUSH_PCT,
 };
-use super::sampler::{NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
+use crate::results::telemetry::{PgDetail, ServerSample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use crate::results::{read_jsonl, ResultsError, TornRecord, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// TPS coefficient of variation (percent) below which a run is stable.
@@ -643,12 +643,15 @@ fn spiked(during: Option<f64>, usual: Option<f64>) -> bool {
 
 /// Whether the samples come from PostgreSQL (`pg.rs` writes `checkpoint_trigger_pct`).
 fn is_postgres(rows: &[&TelemetryRow]) -> bool {
-    rows.iter().any(|r| r.server("checkpoint_trigger_pct").is_some())
+    rows.iter().any(|r| r.is_postgres())
 }
 
-/// A figure of the PostgreSQL detail (`server.pg.KEY`).
-fn pg(key: &'static str) -> impl Fn(&TelemetryRow) -> Option<f64> {
-    move |r: &TelemetryRow| r.server.as_ref()?.get("pg")?.get(key)?.as_f64()
+/// Picks one figure of the PostgreSQL detail.
+type PgFigure = fn(&PgDetail) -> Option<f64>;
+
+/// A figure of the PostgreSQL detail (`server.pg`).
+fn pg(f: PgFigure) -> impl Fn(&TelemetryRow) -> Option<f64> {
+    move |r: &TelemetryRow| r.server.as_ref()?.pg.as_ref().and_then(f)
 }
 
 /// Sum of a per-interval count over the samples.
@@ -660,10 +663,9 @@ fn total(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Option<f64>) -> f6
 /// requested checkpoints, which hurt from their start (full-page images, backend writes).
 fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&TelemetryRow]) -> Vec<String> {
     let mut causes = Vec::new();
-    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
-    let trigger = max_of(during, server("checkpoint_trigger_pct")).unwrap_or(100.0 / 1.9);
+    let trigger = max_of(during, srv(|s| s.checkpoint_trigger_pct)).unwrap_or(100.0 / 1.9);
     let distance = max_of(during, TelemetryRow::checkpoint_pct);
-    let requested = total(during, server("checkpoints_requested")) + total(lead, server("checkpoints_requested"));
+    let requested = total(during, srv_n(|s| s.checkpoints_requested)) + total(lead, srv_n(|s| s.checkpoints_requested));
     if requested > 0.0 {
         let reached = distance.map_or_else(String::new, |d| {
             format!(", checkpoint distance {d:.0}% of max_wal_size (requested at {trigger:.0}%)")
@@ -676,14 +678,15 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
             "checkpoint distance reached {d:.0}% of max_wal_size (a checkpoint is requested at {trigger:.0}%)"
         ));
     }
-    let timed = total(during, server("checkpoints_timed"));
+    let timed = total(during, srv_n(|s| s.checkpoints_timed));
     if timed > 0.0 {
         causes.push(format!("{timed:.0} timed checkpoint(s) ran (checkpoint_timeout)"));
     }
-    for (key, what) in [
-        ("buffers_backend_s", "buffers written by backends themselves"),
-        ("wal_fpi_s", "WAL full-page images"),
-    ] {
+    let figures: [(PgFigure, &str); 2] = [
+        (|p| p.buffers_backend_s, "buffers written by backends themselves"),
+        (|p| p.wal_fpi_s, "WAL full-page images"),
+    ];
+    for (key, what) in figures {
         let (d, u) = (max_of(during, pg(key)), median_of(baseline, pg(key)));
         if spiked(d, u) {
             let d = d.unwrap_or(0.0);
@@ -693,8 +696,9 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
             });
         }
     }
-    let temp_files = total(during, pg("temp_files"));
-    if temp_files > 0.0 && spiked(max_of(during, pg("temp_files")), median_of(baseline, pg("temp_files"))) {
+    let temp: PgFigure = |p| p.temp_files.map(|n| n as f64);
+    let temp_files = total(during, pg(temp));
+    if temp_files > 0.0 && spiked(max_of(during, pg(temp)), median_of(baseline, pg(temp))) {
         causes.push(format!("{temp_files:.0} temporary file(s) were written"));
     }
     causes
@@ -704,12 +708,11 @@ fn pg_checkpoint_causes(during: &[&TelemetryRow], baseline: &[&TelemetryRow], le
 /// ones, at least two and at least one a minute, is a checkpoint storm: WAL outgrows `max_wal_size` and
 /// every checkpoint is forced early, with its full-page-image burst after it.
 fn pg_checkpoint_note(rows: &[&TelemetryRow]) -> Option<String> {
-    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
     let distance = max_of(rows, TelemetryRow::checkpoint_pct)?;
-    let trigger = max_of(rows, server("checkpoint_trigger_pct")).unwrap_or(100.0 / 1.9);
+    let trigger = max_of(rows, srv(|s| s.checkpoint_trigger_pct)).unwrap_or(100.0 / 1.9);
     let (requested, timed) = (
-        total(rows, server("checkpoints_requested")),
-        total(rows, server("checkpoints_timed")),
+        total(rows, srv_n(|s| s.checkpoints_requested)),
+        total(rows, srv_n(|s| s.checkpoints_timed)),
     );
     let span = match (rows.first(), rows.last()) {
         (Some(a), Some(b)) => b.t_s - a.t_s + b.interval_s.unwrap_or(1.0),
@@ -738,7 +741,6 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
         return Vec::new();
     }
     let mut causes = Vec::new();
-    let server = |key: &'static str| move |r: &TelemetryRow| r.server(key);
 
     // A server that does not answer its telemetry queries is not running transactions either
     // (stopped, frozen, swapping): that is the stall, whatever else the samples show.
@@ -778,8 +780,8 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
             causes.push(format!("checkpoint age reached {pct:.0}% of max (async flush)"));
         }
     }
-    if let Some(dirty) = max_of(during, server("dirty_pages_pct")) {
-        let limit = max_of(during, server("max_dirty_pages_pct"));
+    if let Some(dirty) = max_of(during, srv(|s| s.dirty_pages_pct)) {
+        let limit = max_of(during, srv(|s| s.max_dirty_pages_pct));
         let high = match limit {
             Some(l) if l > 0.0 => dirty >= 0.9 * l,
             _ => dirty >= 70.0,
@@ -791,11 +793,11 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
             }
         }
     }
-    if min_of(during, server("free_pages")) == Some(0.0) {
+    if min_of(during, srv_n(|s| s.free_pages)) == Some(0.0) {
         causes.push("the buffer pool ran out of free pages".to_string());
     }
-    let rate_spike = |key: &'static str, what: &str, causes: &mut Vec<String>| {
-        let (d, u) = (max_of(during, server(key)), median_of(baseline, server(key)));
+    let rate_spike = |key: fn(&ServerSample) -> Option<f64>, what: &str, causes: &mut Vec<String>| {
+        let (d, u) = (max_of(during, srv(key)), median_of(baseline, srv(key)));
         if spiked(d, u) {
             let d = d.unwrap_or(0.0);
             match u {
@@ -804,12 +806,12 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
             }
         }
     };
-    rate_spike("pages_written_s", "pages written", &mut causes);
-    rate_spike("lru_flushes_s", "LRU flushes", &mut causes);
-    rate_spike("doublewrite_pages_s", "doublewrite pages", &mut causes);
+    rate_spike(|s| s.pages_written_s, "pages written", &mut causes);
+    rate_spike(|s| s.lru_flushes_s, "LRU flushes", &mut causes);
+    rate_spike(|s| s.doublewrite_pages_s, "doublewrite pages", &mut causes);
     if let (Some(h), Some(u)) = (
-        max_of(during, server("history_list_length")),
-        median_of(baseline, server("history_list_length")),
+        max_of(during, srv_n(|s| s.history_list_length)),
+        median_of(baseline, srv_n(|s| s.history_list_length)),
     ) {
         if h >= 100_000.0 && h >= 2.0 * u {
             causes.push(format!("history list length grew to {h:.0} (usually {u:.0})"));
@@ -1389,14 +1391,14 @@ mod tests {
             .collect();
         assert_eq!(drop_partial_rates(&mut rows), Some((2, 1.0)));
         let catch_up = rows.iter().find(|r| r.t_s == 15.54).unwrap();
-        assert_eq!(catch_up.server("pages_written_s"), None);
-        assert_eq!(catch_up.server("lru_flushes_s"), None);
+        assert_eq!(srv(|s| s.pages_written_s)(catch_up), None);
+        assert_eq!(srv(|s| s.lru_flushes_s)(catch_up), None);
         assert_eq!(catch_up.idle(), None);
         assert_eq!(catch_up.client_cpu(), None);
         assert_eq!(catch_up.checkpoint_pct(), Some(30.0));
         // A whole-period sample keeps its rates.
         let whole = rows.iter().find(|r| r.t_s == 17.0).unwrap();
-        assert_eq!(whole.server("pages_written_s"), Some(500.0));
+        assert_eq!(srv(|s| s.pages_written_s)(whole), Some(500.0));
         assert_eq!(whole.idle(), Some(60.0));
     }
 
