@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::stats;
+pub use super::stats::{Verdict, DEFAULT_THRESHOLD_PCT, DRAW_RULE};
 use crate::results::{LabPoint, RunRecords};
 
 pub use inside::{InsideColumn, RunInside};
@@ -23,15 +25,6 @@ pub use variables::{VariableDiff, VariableValues};
 
 /// Value of the `schema` key of `--format json` output.
 pub const COMPARE_SCHEMA: &str = "dbperf.compare/1";
-
-/// Threshold used without repetitions when none is given, percent.
-pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
-
-/// The draw rule, as printed under every comparison and in `dbperf compare --help`.
-pub const DRAW_RULE: &str = "A cell is the median over the runs that share it (n runs, range min..max). \
-A difference to the baseline column is called only when it is beyond the noise: when both cells have \
-2 or more repetitions, only if their min..max ranges do not overlap; otherwise only if it is larger \
-than the threshold (--threshold, percent). Anything else is a draw (~).";
 
 /// Why runs cannot be compared. Each message says what to change.
 #[derive(Debug, thiserror::Error)]
@@ -203,22 +196,6 @@ impl Default for CompareOptions {
     }
 }
 
-/// A difference's meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The baseline cell itself.
-    Baseline,
-    /// Within the noise.
-    Draw,
-    /// Beyond the noise, in the good direction (more throughput, less latency).
-    Better,
-    /// Beyond the noise, in the bad direction.
-    Worse,
-    /// No baseline value at these threads (or it is 0): nothing to compare with.
-    NoBaseline,
-}
-
 /// One column of the table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Column {
@@ -256,6 +233,17 @@ pub struct Cell {
     pub verdict: Verdict,
 }
 
+impl Cell {
+    fn spread(&self) -> stats::Spread {
+        stats::Spread {
+            median: self.median,
+            min: self.min,
+            max: self.max,
+            n: self.n,
+        }
+    }
+}
+
 /// A finished comparison, ready to render.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -288,41 +276,9 @@ pub struct Comparison {
     pub rule: &'static str,
 }
 
-/// Median, smallest and largest of `values` (not empty).
-pub fn median_min_max(values: &[f64]) -> (f64, f64, f64) {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (median, v[0], v[n - 1])
-}
-
-/// `(value - base) / base` in percent; `None` when `base` is 0.
-pub fn relative_diff_pct(value: f64, base: f64) -> Option<f64> {
-    (base != 0.0).then(|| (value - base) / base * 100.0)
-}
-
-/// Applies [`DRAW_RULE`] to `cell` against `base`, with `threshold_pct` for cells without
-/// repetitions. Returns the difference in percent and the verdict.
-pub fn judge(cell: &Cell, base: &Cell, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
-    let Some(diff) = relative_diff_pct(cell.median, base.median) else {
-        return (None, Verdict::NoBaseline);
-    };
-    let beyond_noise = if cell.n >= 2 && base.n >= 2 {
-        cell.min > base.max || cell.max < base.min
-    } else {
-        diff.abs() > threshold_pct
-    };
-    let verdict = match (beyond_noise, (diff > 0.0) == higher_is_better) {
-        (false, _) => Verdict::Draw,
-        (true, true) => Verdict::Better,
-        (true, false) => Verdict::Worse,
-    };
-    (Some(diff), verdict)
+/// Applies the draw rule ([`stats::judge`]) to `cell` against `base`.
+fn judge(cell: &Cell, base: &Cell, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
+    stats::judge(&cell.spread(), &base.spread(), threshold_pct, higher_is_better)
 }
 
 fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> usize {
@@ -457,12 +413,12 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                         return None;
                     }
                     let values: Vec<f64> = members.iter().map(|r| opts.metric.of(r)).collect();
-                    let (median, min, max) = median_min_max(&values);
+                    let s = stats::Spread::of(&values)?;
                     Some(Cell {
-                        median,
-                        min,
-                        max,
-                        n: values.len(),
+                        median: s.median,
+                        min: s.min,
+                        max: s.max,
+                        n: s.n,
                         runs: members.iter().map(|r| r.run_id.clone()).collect(),
                         diff_pct: None,
                         verdict: Verdict::NoBaseline,
@@ -576,12 +532,12 @@ pub(crate) mod tests {
     }
 
     fn cell(values: &[f64]) -> Cell {
-        let (median, min, max) = median_min_max(values);
+        let s = stats::Spread::of(values).unwrap();
         Cell {
-            median,
-            min,
-            max,
-            n: values.len(),
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            n: s.n,
             runs: vec![],
             diff_pct: None,
             verdict: Verdict::NoBaseline,
@@ -589,44 +545,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median_min_max(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
-        assert_eq!(median_min_max(&[4.0, 1.0, 2.0, 10.0]), (3.0, 1.0, 10.0));
-        assert_eq!(median_min_max(&[7.0]), (7.0, 7.0, 7.0));
-    }
-
-    #[test]
-    fn relative_difference_in_percent() {
-        assert!((relative_diff_pct(110.0, 100.0).unwrap() - 10.0).abs() < 1e-9);
-        assert_eq!(relative_diff_pct(50.0, 100.0), Some(-50.0));
-        assert_eq!(relative_diff_pct(1.0, 0.0), None);
-    }
-
-    #[test]
-    fn without_repetitions_the_threshold_decides() {
+    fn cells_are_judged_by_the_one_draw_rule() {
         let base = cell(&[100.0]);
-        assert_eq!(judge(&cell(&[104.0]), &base, 5.0, true).1, Verdict::Draw);
+        assert_eq!(judge(&cell(&[105.0]), &base, 5.0, true).1, Verdict::Draw);
         assert_eq!(judge(&cell(&[106.0]), &base, 5.0, true).1, Verdict::Better);
-        assert_eq!(judge(&cell(&[90.0]), &base, 5.0, true).1, Verdict::Worse);
-        // Latency: lower is better.
         assert_eq!(judge(&cell(&[90.0]), &base, 5.0, false).1, Verdict::Better);
-        // One side with repetitions, the other without: still the threshold.
-        assert_eq!(judge(&cell(&[104.0, 200.0, 104.0]), &base, 5.0, true).1, Verdict::Draw);
-    }
-
-    #[test]
-    fn with_repetitions_overlapping_ranges_are_a_draw() {
-        let base = cell(&[100.0, 90.0, 110.0]);
-        // Median 20% higher, but the ranges overlap at 108..110: a draw despite the threshold.
-        let (diff, v) = judge(&cell(&[120.0, 108.0, 130.0]), &base, 5.0, true);
+        // Repetitions on both sides whose ranges overlap: a draw despite 20%.
+        let (diff, v) = judge(&cell(&[120.0, 108.0, 130.0]), &cell(&[100.0, 90.0, 110.0]), 5.0, true);
         assert_eq!((diff.map(|d| d.round()), v), (Some(20.0), Verdict::Draw));
-        // 2% higher but every run above every baseline run: called.
-        let tight = cell(&[100.0, 100.5, 99.5]);
-        assert_eq!(
-            judge(&cell(&[102.0, 101.0, 103.0]), &tight, 5.0, true).1,
-            Verdict::Better
-        );
-        assert_eq!(judge(&cell(&[97.0, 98.0, 96.0]), &tight, 5.0, true).1, Verdict::Worse);
     }
 
     #[test]

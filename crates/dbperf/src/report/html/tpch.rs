@@ -142,7 +142,7 @@ pub fn tpch_page(runs: &[(String, PowerReport)]) -> Result<String, ReportError> 
             "Seconds on the baseline, the others relative to it (draw under {:.0}%)",
             DRAW_THRESHOLD * 100.0
         ),
-        &format!("<pre>{}</pre>", escape(&table(&columns, DRAW_THRESHOLD))),
+        &format!("<pre>{}</pre>", escape(&table(&columns, DRAW_THRESHOLD * 100.0))),
     );
     page.heading("Plans");
     for (id, r) in runs {

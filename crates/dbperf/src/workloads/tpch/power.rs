@@ -14,6 +14,7 @@ use super::runner::{QueryRunner, Status};
 use super::schema::Dialect;
 use super::TpchError;
 use crate::driver::Target;
+use crate::report::stats::Spread;
 
 /// When to make the caches cold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,9 +263,9 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
                 }
             }
         }
-        (s.median, s.min, s.max) = spread(&mut times);
+        (s.median, s.min, s.max) = spread(&times);
     }
-    let mut powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
+    let powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
     Ok(PowerReport {
         schema: TPCH_SCHEMA.into(),
         test: "power".into(),
@@ -277,7 +278,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         stream_order: order.to_vec(),
         runs,
         queries: summaries,
-        power_at_size: spread(&mut powers).0,
+        power_at_size: spread(&powers).0,
     })
 }
 
@@ -292,19 +293,12 @@ fn run_power(sf: f64, run: &PowerRun) -> Option<f64> {
     power_at_size(sf, &times, &[run.rf1_seconds?, run.rf2_seconds?])
 }
 
-/// (median, min, max); sorts `v`.
-pub fn spread(v: &mut [f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
-    if v.is_empty() {
-        return (None, None, None);
+/// (median, min, max) of `v` ([`crate::report::stats::Spread`]).
+pub fn spread(v: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    match Spread::of(v) {
+        Some(s) => (Some(s.median), Some(s.min), Some(s.max)),
+        None => (None, None, None),
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (Some(median), Some(v[0]), Some(v[n - 1]))
 }
 
 async fn cold(cfg: &PowerConfig, runner: &mut QueryRunner, notes: &mut Vec<String>) -> Result<(), TpchError> {
@@ -323,9 +317,9 @@ mod tests {
 
     #[test]
     fn spread_gives_median_min_max() {
-        assert_eq!(spread(&mut [3.0, 1.0, 2.0]), (Some(2.0), Some(1.0), Some(3.0)));
-        assert_eq!(spread(&mut [4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
-        assert_eq!(spread(&mut []), (None, None, None));
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (Some(2.0), Some(1.0), Some(3.0)));
+        assert_eq!(spread(&[4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
+        assert_eq!(spread(&[]), (None, None, None));
         let p = stream_params(1.0, 0, 0, true);
         assert_eq!(p[13].values, vec!["1995-09-01".to_string()]);
     }
