@@ -9,6 +9,9 @@
 //! | `intervals.hlog` | HdrHistogram interval log (`cli/record.rs`, through an [`AppendFile`]) | — |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | — |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
+//! | `tpcc.json` | at the end of `dbperf tpcc run` | [`tpcc`] |
+//! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
+//! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
@@ -17,11 +20,14 @@
 //! could not take ([`WriteLoss`]); readers skip a torn last record and name it ([`TornRecord`]).
 
 pub mod catalog;
+pub mod figures;
 pub mod host;
 pub mod interval;
 pub mod manifest;
 pub mod rundir;
 pub mod summary;
+pub mod tpcc;
+pub mod tpch;
 
 use std::io;
 use std::path::{Path, PathBuf};

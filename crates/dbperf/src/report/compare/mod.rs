@@ -17,7 +17,9 @@ use serde::Serialize;
 
 use super::stats;
 pub use super::stats::{Verdict, DEFAULT_THRESHOLD_PCT, DRAW_RULE};
-use crate::results::{LabPoint, RunRecords};
+use crate::results::figures::{self, Figures};
+use crate::results::tpch::TpchReport;
+use crate::results::{LabPoint, ResultsError, RunRecords};
 
 pub use inside::{InsideColumn, RunInside};
 pub use render::Format;
@@ -41,6 +43,22 @@ pub enum CompareError {
         /// The run.
         run_id: String,
     },
+    /// A run lacks the metric asked for.
+    #[error(
+        "--metric {metric}: run(s) {runs} do not have it; the selected runs all have: {available} \
+         (choose one of those, or leave those runs out)"
+    )]
+    MissingMetric {
+        /// The metric.
+        metric: String,
+        /// The runs without it.
+        runs: String,
+        /// Metrics every selected run has.
+        available: String,
+    },
+    /// A run's result files could not be read.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
     /// Runs of different workloads in one table.
     #[error("the runs mix workloads ({0}): compare one workload at a time")]
     MixedWorkloads(String),
@@ -81,36 +99,62 @@ pub struct RunInfo {
     pub interrupted: bool,
     /// What `dbperf analyze` found in it (`None`: it could not be analysed).
     pub inside: Option<RunInside>,
+    /// The run's own figures by name ([`crate::results::figures`]), what `--metric` picks.
+    pub figures: Figures,
 }
 
 impl RunInfo {
-    /// From a run's manifest and summary (a run without summary is an error), and the analysis
-    /// of its intervals and telemetry.
+    /// From a run's manifest and summary (a TPC-H run: its `tpch.json`; a run with neither is
+    /// an error), its own figures, and the analysis of its intervals and telemetry.
     pub fn from_records(r: &RunRecords) -> Result<RunInfo, CompareError> {
-        let s = r.summary.as_ref().ok_or_else(|| CompareError::NoSummary {
-            run_id: r.dir.run_id().to_string(),
-        })?;
+        let run_id = r.dir.run_id().to_string();
         let facts = r.manifest.server.as_ref();
-        Ok(RunInfo {
-            run_id: r.dir.run_id().to_string(),
-            workload: s.workload.clone(),
-            threads: s.threads,
-            server_version: s.server.version.clone().or_else(|| facts.map(|f| f.version.clone())),
-            lab: r.manifest.lab.clone(),
-            variables: facts.map(|f| f.variables.clone()),
-            tps: s.transactions.per_sec,
-            qps: s.queries.per_sec,
-            p95_ms: s.latency_ms.p95,
-            p99_ms: s.latency_ms.p99,
-            interrupted: s.interrupted,
-            inside: RunInside::read(r.dir.path()),
-        })
+        let mut figures = figures::read(&r.dir, r.summary.as_ref())?;
+        let info = match &r.summary {
+            Some(s) => RunInfo {
+                run_id,
+                workload: s.workload.clone(),
+                threads: s.threads,
+                server_version: s.server.version.clone().or_else(|| facts.map(|f| f.version.clone())),
+                lab: r.manifest.lab.clone(),
+                variables: facts.map(|f| f.variables.clone()),
+                tps: s.transactions.per_sec,
+                qps: s.queries.per_sec,
+                p95_ms: s.latency_ms.p95,
+                p99_ms: s.latency_ms.p99,
+                interrupted: s.interrupted,
+                inside: RunInside::read(r.dir.path()),
+                figures,
+            },
+            None => {
+                // A TPC-H test writes tpch.json, not summary.json.
+                let Some(tpch) = TpchReport::read(&r.dir)? else {
+                    return Err(CompareError::NoSummary { run_id });
+                };
+                figures.retain(|_, v| !v.is_empty());
+                RunInfo {
+                    run_id,
+                    workload: r.manifest.workload.name.clone(),
+                    threads: tpch.streams(),
+                    server_version: Some(tpch.server_version().to_string()).filter(|v| !v.is_empty()),
+                    lab: r.manifest.lab.clone(),
+                    variables: facts.map(|f| f.variables.clone()),
+                    tps: 0.0,
+                    qps: 0.0,
+                    p95_ms: 0.0,
+                    p99_ms: 0.0,
+                    interrupted: false,
+                    inside: RunInside::read(r.dir.path()),
+                    figures,
+                }
+            }
+        };
+        Ok(info)
     }
 }
 
-/// The number compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+/// The number compared: the run's own figures ([`crate::results::figures`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Metric {
     /// Transactions per second (higher is better).
     Tps,
@@ -120,41 +164,127 @@ pub enum Metric {
     P95,
     /// 99th percentile response time, ms (lower is better).
     P99,
+    /// LinkBench requests per second.
+    Rps,
+    /// TPC-C New-Order transactions per minute.
+    Notpm,
+    /// TPC-C tpmC (a spec-mode run that qualifies).
+    Tpmc,
+    /// One transaction type's (LinkBench operation's) percentile, ms: `p99:ADD_LINK`.
+    TypeLatency {
+        /// 95 or 99.
+        pct: u8,
+        /// The type as `summary.json` names it.
+        name: String,
+    },
+    /// TPC-H query seconds, 1..=22.
+    Query(u8),
+    /// TPC-H power: geometric mean of the query seconds of a repetition.
+    Geomean,
+    /// TPC-H Power@Size.
+    Power,
+    /// TPC-H Throughput@Size.
+    Throughput,
+}
+
+/// The forms `--metric` accepts, for messages and `--help`.
+pub const METRIC_FORMS: &str = "tps, qps, p95, p99 (every workload but TPC-H); p95:TYPE, p99:TYPE (a transaction \
+type or LinkBench operation, e.g. p99:ADD_LINK); rps (LinkBench); notpm, tpmc (TPC-C); q1..q22, geomean, power \
+(TPC-H power), q1..q22, throughput (TPC-H throughput)";
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+
+    fn from_str(given: &str) -> Result<Metric, String> {
+        let lower = given.to_ascii_lowercase();
+        let m = match lower.as_str() {
+            "tps" => Metric::Tps,
+            "qps" => Metric::Qps,
+            "p95" => Metric::P95,
+            "p99" => Metric::P99,
+            "rps" => Metric::Rps,
+            "notpm" => Metric::Notpm,
+            "tpmc" => Metric::Tpmc,
+            "geomean" => Metric::Geomean,
+            "power" => Metric::Power,
+            "throughput" => Metric::Throughput,
+            _ => {
+                if let Some(n) = lower.strip_prefix('q').and_then(|n| n.parse::<u8>().ok()) {
+                    if (1..=22).contains(&n) {
+                        return Ok(Metric::Query(n));
+                    }
+                }
+                let typed = ["p95:", "p99:"].iter().find(|p| lower.starts_with(*p));
+                match typed {
+                    Some(p) if given.len() > p.len() => Metric::TypeLatency {
+                        pct: if *p == "p95:" { 95 } else { 99 },
+                        name: given[p.len()..].to_string(),
+                    },
+                    _ => return Err(format!("unknown metric {given:?}: give one of {METRIC_FORMS}")),
+                }
+            }
+        };
+        Ok(m)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Metric::TypeLatency { pct, name } => write!(f, "p{pct}:{name}"),
+            Metric::Query(n) => write!(f, "q{n}"),
+            other => f.write_str(match other {
+                Metric::Tps => "tps",
+                Metric::Qps => "qps",
+                Metric::P95 => "p95",
+                Metric::P99 => "p99",
+                Metric::Rps => "rps",
+                Metric::Notpm => "notpm",
+                Metric::Tpmc => "tpmc",
+                Metric::Geomean => "geomean",
+                Metric::Power => "power",
+                _ => "throughput",
+            }),
+        }
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl Metric {
-    /// `tps`, `qps`, `p95`, `p99`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Tps => "tps",
-            Metric::Qps => "qps",
-            Metric::P95 => "p95",
-            Metric::P99 => "p99",
-        }
+    /// The name, as `--metric` takes it and the catalog's `metrics` table stores it.
+    pub fn name(&self) -> String {
+        self.to_string()
     }
 
-    /// Unit of the cells: `trx/s`, `statements/s` or `ms`.
-    pub fn unit(self) -> &'static str {
+    /// Unit of the cells.
+    pub fn unit(&self) -> &'static str {
         match self {
             Metric::Tps => "trx/s",
             Metric::Qps => "statements/s",
-            Metric::P95 | Metric::P99 => "ms",
+            Metric::P95 | Metric::P99 | Metric::TypeLatency { .. } => "ms",
+            Metric::Rps => "requests/s",
+            Metric::Notpm | Metric::Tpmc => "New-Orders/min",
+            Metric::Query(_) | Metric::Geomean => "s",
+            Metric::Power | Metric::Throughput => "queries/h x SF",
         }
     }
 
-    /// Throughput: higher is better; latency: lower is better.
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Tps | Metric::Qps)
+    /// Throughput: higher is better; latency and seconds: lower is better.
+    pub fn higher_is_better(&self) -> bool {
+        matches!(
+            self,
+            Metric::Tps | Metric::Qps | Metric::Rps | Metric::Notpm | Metric::Tpmc | Metric::Power | Metric::Throughput
+        )
     }
 
-    /// The metric's value in one run.
-    pub fn of(self, r: &RunInfo) -> f64 {
-        match self {
-            Metric::Tps => r.tps,
-            Metric::Qps => r.qps,
-            Metric::P95 => r.p95_ms,
-            Metric::P99 => r.p99_ms,
-        }
+    /// The metric's samples in one run; `None` when the run does not have it.
+    pub fn of<'a>(&self, r: &'a RunInfo) -> Option<&'a [f64]> {
+        r.figures.get(&self.name()).map(Vec::as_slice)
     }
 }
 
@@ -349,6 +479,28 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
         let list: Vec<String> = workloads.iter().map(|(w, n)| format!("{w}: {n} run(s)")).collect();
         return Err(CompareError::MixedWorkloads(list.join(", ")));
     }
+    let missing: Vec<&str> = runs
+        .iter()
+        .filter(|r| opts.metric.of(r).is_none())
+        .map(|r| r.run_id.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let common: Vec<&str> = first
+            .figures
+            .keys()
+            .filter(|k| runs.iter().all(|r| r.figures.contains_key(*k)))
+            .map(String::as_str)
+            .collect();
+        return Err(CompareError::MissingMetric {
+            metric: opts.metric.name(),
+            runs: missing.join(", "),
+            available: if common.is_empty() {
+                "none in common".to_string()
+            } else {
+                common.join(", ")
+            },
+        });
+    }
     let by = opts.by.unwrap_or_else(|| choose_by(runs));
     let servers_differ = distinct(runs.iter().map(server_of)) > 1;
     let variants_differ = distinct(runs.iter().map(variant_of)) > 1;
@@ -412,7 +564,11 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                     if members.is_empty() {
                         return None;
                     }
-                    let values: Vec<f64> = members.iter().map(|r| opts.metric.of(r)).collect();
+                    let values: Vec<f64> = members
+                        .iter()
+                        .flat_map(|r| opts.metric.of(r).unwrap_or_default())
+                        .copied()
+                        .collect();
                     let s = stats::Spread::of(&values)?;
                     Some(Cell {
                         median: s.median,
@@ -479,7 +635,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
     Ok(Comparison {
         schema: COMPARE_SCHEMA,
         workload: first.workload.clone(),
-        metric: opts.metric,
+        metric: opts.metric.clone(),
         unit: opts.metric.unit(),
         higher_is_better: higher,
         by,
@@ -512,6 +668,15 @@ pub(crate) mod tests {
             p99_ms: 2000.0 / tps,
             interrupted: false,
             inside: None,
+            figures: [
+                ("tps", tps),
+                ("qps", tps * 10.0),
+                ("p95", 1000.0 / tps),
+                ("p99", 2000.0 / tps),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), vec![v]))
+            .collect(),
         }
     }
 
@@ -553,6 +718,67 @@ pub(crate) mod tests {
         // Repetitions on both sides whose ranges overlap: a draw despite 20%.
         let (diff, v) = judge(&cell(&[120.0, 108.0, 130.0]), &cell(&[100.0, 90.0, 110.0]), 5.0, true);
         assert_eq!((diff.map(|d| d.round()), v), (Some(20.0), Verdict::Draw));
+    }
+
+    #[test]
+    fn metrics_parse_by_name_and_say_what_they_accept() {
+        for (given, m) in [
+            ("tps", Metric::Tps),
+            ("NOTPM", Metric::Notpm),
+            ("tpmc", Metric::Tpmc),
+            ("rps", Metric::Rps),
+            ("q5", Metric::Query(5)),
+            ("Q22", Metric::Query(22)),
+            ("geomean", Metric::Geomean),
+            (
+                "p99:ADD_LINK",
+                Metric::TypeLatency {
+                    pct: 99,
+                    name: "ADD_LINK".into(),
+                },
+            ),
+        ] {
+            let parsed: Metric = given.parse().unwrap();
+            assert_eq!(parsed, m, "{given}");
+            // The name round-trips (the catalog's metrics table uses it).
+            assert_eq!(parsed.name().parse::<Metric>().unwrap(), m);
+        }
+        for bad in ["q23", "q0", "p99:", "nopm"] {
+            let e = bad.parse::<Metric>().unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")) && e.contains("notpm, tpmc"), "{e}");
+        }
+        assert!(!Metric::Query(1).higher_is_better() && Metric::Notpm.higher_is_better());
+    }
+
+    #[test]
+    fn a_metric_a_run_lacks_is_an_error_naming_what_the_runs_have() {
+        let mut tpcc = run("t1", 1, 100.0);
+        tpcc.figures.insert("notpm".into(), vec![600.0]);
+        let plain = run("t2", 1, 90.0);
+        let opts = CompareOptions {
+            metric: Metric::Notpm,
+            ..CompareOptions::default()
+        };
+        let e = compare_runs(&[tpcc.clone(), plain], &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("--metric notpm") && e.contains("t2") && !e.contains("t1,"),
+            "{e}"
+        );
+        assert!(e.contains("p95, p99, qps, tps"), "{e}");
+        // Samples inside a run (TPC-H repetitions) make the cell's median and range.
+        let mut a = run("a", 1, 1.0);
+        a.figures.insert("q5".into(), vec![2.0, 1.0, 3.0]);
+        let mut b = run("b", 1, 1.0);
+        b.figures.insert("q5".into(), vec![1.0, 1.1, 1.2]);
+        let q5 = CompareOptions {
+            metric: Metric::Query(5),
+            ..CompareOptions::default()
+        };
+        let c = compare_runs(&[a, b], &q5).unwrap();
+        let base = c.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!((base.median, base.min, base.max, base.n), (2.0, 1.0, 3.0, 3));
+        // Overlapping ranges: a draw although 45% faster.
+        assert_eq!(c.rows[0].cells[1].as_ref().unwrap().verdict, Verdict::Draw);
     }
 
     #[test]

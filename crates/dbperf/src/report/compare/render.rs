@@ -122,8 +122,9 @@ impl Comparison {
 
     fn value(&self, v: f64) -> String {
         match self.metric {
-            Metric::Tps | Metric::Qps => format!("{v:.1}"),
-            Metric::P95 | Metric::P99 => format!("{v:.2}"),
+            Metric::Query(_) | Metric::Geomean => format!("{v:.3}"),
+            Metric::P95 | Metric::P99 | Metric::TypeLatency { .. } => format!("{v:.2}"),
+            _ => format!("{v:.1}"),
         }
     }
 
