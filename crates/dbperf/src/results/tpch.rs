@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::{ResultsError, RunDir, TPCH_FILE};
-pub use crate::workloads::tpch::power::{PowerReport, PowerRun, QuerySummary, QueryTiming};
+pub use crate::workloads::tpch::power::{Cold, PowerReport, PowerRun, QuerySummary, QueryTiming};
 pub use crate::workloads::tpch::runner::Status;
 pub use crate::workloads::tpch::throughput::{RefreshPair, StreamRun, ThroughputReport};
 
