@@ -118,7 +118,8 @@ impl TpccResult {
             (!response_times_ok, "a p90 exceeds its limit"),
         ]
         .into_iter()
-        .filter_map(|(applies, why)| applies.then(|| why.to_string()))
+        .filter(|(applies, _)| *applies)
+        .map(|(_, why)| why.to_string())
         .collect();
         TpccResult {
             warehouses,
