@@ -11,6 +11,7 @@
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `tpcc.json` | at the end of `dbperf tpcc run` | [`tpcc`] |
 //! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
+//! | `linkbench.json` | at the end of `dbperf linkbench request` | [`linkbench`] |
 //! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
@@ -23,6 +24,7 @@ pub mod catalog;
 pub mod figures;
 pub mod host;
 pub mod interval;
+pub mod linkbench;
 pub mod manifest;
 pub mod rundir;
 pub mod summary;

@@ -4,29 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::metrics::power_at_size;
 use super::qgen::{stream_order, validation_params, Qgen, QueryParams};
 use super::queries::render;
 use super::refresh::{next_set, RefreshSet};
-use super::runner::{QueryRunner, Status};
+use super::runner::QueryRunner;
 use super::schema::Dialect;
 use super::TpchError;
 use crate::driver::Target;
 use crate::report::stats::Spread;
-
-/// When to make the caches cold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cold {
-    /// Never: warm runs.
-    Off,
-    /// Before each query.
-    Query,
-    /// Before each run (repetition).
-    Run,
-}
+pub use crate::results::tpch::{Cold, PowerReport, PowerRun, QuerySummary, QueryTiming, Status};
 
 /// Restarts the server and drops the OS page cache; returns what it could do (e.g. "page
 /// cache not dropped: permission denied"), or an error message.
@@ -56,92 +43,6 @@ pub struct PowerConfig {
     pub cold: Cold,
     /// How to make the caches cold (required unless `cold` is `Off`).
     pub cold_start: Option<ColdStart>,
-}
-
-/// One query in one run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct QueryTiming {
-    /// Query number.
-    pub query: u8,
-    /// Position in the stream, from 1.
-    pub position: usize,
-    /// Seconds to the last row (the timeout, when it timed out).
-    pub seconds: f64,
-    /// How it ended.
-    pub status: Status,
-    /// The server's error, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Rows returned.
-    pub rows: usize,
-}
-
-/// One run of the power test.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PowerRun {
-    /// Repetition, from 1.
-    pub rep: u32,
-    /// Refresh set used, when refreshes ran.
-    pub refresh_set: Option<u64>,
-    /// RF1's and RF2's seconds, when they ran.
-    pub rf1_seconds: Option<f64>,
-    pub rf2_seconds: Option<f64>,
-    /// The 22 queries in the order they ran.
-    pub queries: Vec<QueryTiming>,
-    /// Power@Size of this run; `None` when a query timed out or failed, or refreshes did not run.
-    pub power_at_size: Option<f64>,
-    /// Notes from making the caches cold.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cold_notes: Vec<String>,
-}
-
-/// Per query over all runs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct QuerySummary {
-    /// Query number.
-    pub query: u8,
-    /// Its substitution parameters.
-    pub params: Vec<String>,
-    /// Median, min and max of the runs that finished; `None` if none did.
-    pub median: Option<f64>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    /// Runs that timed out.
-    pub timeouts: u32,
-    /// Runs that failed.
-    pub errors: u32,
-    /// `EXPLAIN FORMAT=JSON`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
-}
-
-/// `tpch.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PowerReport {
-    /// Always [`TPCH_SCHEMA`].
-    pub schema: String,
-    /// `power`.
-    pub test: String,
-    /// Scale factor.
-    pub scale_factor: f64,
-    /// qgen seed.
-    pub seed: i64,
-    /// True when the validation parameters were used.
-    pub validation: bool,
-    /// The server's version string.
-    pub server_version: String,
-    /// `--timeout`, if given.
-    pub timeout_seconds: Option<f64>,
-    /// When caches were made cold.
-    pub cold: Cold,
-    /// The query order (stream 0).
-    pub stream_order: Vec<u8>,
-    /// Every run.
-    pub runs: Vec<PowerRun>,
-    /// Per query over the runs, in query order.
-    pub queries: Vec<QuerySummary>,
-    /// Median Power@Size over the runs that have one.
-    pub power_at_size: Option<f64>,
 }
 
 /// Value of `tpch.json`'s `schema` key.
