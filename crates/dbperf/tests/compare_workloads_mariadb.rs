@@ -142,6 +142,17 @@ fn tpcc_and_tpch_runs_compare_and_are_catalogued_by_their_own_figures() {
     assert_eq!((&base["min"], &base["max"]), (&q1["min"], &q1["max"]), "{v}");
     let v = compare_json(&h1, &h2, "geomean");
     assert!(v["rows"][0]["cells"][1]["median"].as_f64().unwrap() > 0.0, "{v}");
+    // The DBT-3 table: one row per query and the geometric mean, the first run the baseline.
+    let v = compare_json(&h1, &h2, "queries");
+    let labels: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 23, "{labels:?}");
+    assert_eq!((labels[0], labels[21], labels[22]), ("Q1", "Q22", "geomean"));
+    assert_eq!(v["rows"][0]["cells"][0], *base, "{v}");
     // TPC-C and TPC-H in one table: refused.
     let out = dbperf().arg("compare").arg(&c1).arg(&h1).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("mix workloads"));

@@ -30,7 +30,8 @@ pub struct CompareArgs {
     pub by: Option<GroupBy>,
     /// Number in the cells, one of the runs' own figures: tps, qps, p95, p99; p95:TYPE or
     /// p99:TYPE (e.g. p99:ADD_LINK); rps (LinkBench); notpm, tpmc (TPC-C); q1..q22, geomean,
-    /// power (TPC-H power); throughput (TPC-H throughput).
+    /// power (TPC-H power); throughput (TPC-H throughput); queries (TPC-H: one row per query
+    /// and the geomean).
     #[arg(long, value_name = "METRIC", default_value = "tps")]
     pub metric: Metric,
     /// Without repetitions, differences up to this many percent are draws.

@@ -63,7 +63,7 @@ pub struct ReportArgs {
     #[arg(long, value_enum)]
     pub by: Option<GroupBy>,
     /// Number in the cells: tps, qps, p95, p99, p99:TYPE, rps, notpm, tpmc, q1..q22, geomean,
-    /// power, throughput (see `dbperf compare --help`).
+    /// power, throughput, queries (see `dbperf compare --help`).
     #[arg(long, value_name = "METRIC", default_value = "tps")]
     pub metric: Metric,
     /// Baseline column [default: the first].

@@ -179,6 +179,8 @@ pub enum Metric {
     },
     /// TPC-H query seconds, 1..=22.
     Query(u8),
+    /// Every TPC-H query's seconds, one row per query, and the geometric mean: the DBT-3 table.
+    Queries,
     /// TPC-H power: geometric mean of the query seconds of a repetition.
     Geomean,
     /// TPC-H Power@Size.
@@ -190,7 +192,7 @@ pub enum Metric {
 /// The forms `--metric` accepts, for messages and `--help`.
 pub const METRIC_FORMS: &str = "tps, qps, p95, p99 (every workload but TPC-H); p95:TYPE, p99:TYPE (a transaction \
 type or LinkBench operation, e.g. p99:ADD_LINK); rps (LinkBench); notpm, tpmc (TPC-C); q1..q22, geomean, power \
-(TPC-H power), q1..q22, throughput (TPC-H throughput)";
+(TPC-H power), q1..q22, throughput (TPC-H throughput); queries (TPC-H: one row per query and the geomean)";
 
 impl std::str::FromStr for Metric {
     type Err = String;
@@ -208,6 +210,7 @@ impl std::str::FromStr for Metric {
             "geomean" => Metric::Geomean,
             "power" => Metric::Power,
             "throughput" => Metric::Throughput,
+            "queries" => Metric::Queries,
             _ => {
                 if let Some(n) = lower.strip_prefix('q').and_then(|n| n.parse::<u8>().ok()) {
                     if (1..=22).contains(&n) {
@@ -243,6 +246,7 @@ impl std::fmt::Display for Metric {
                 Metric::Tpmc => "tpmc",
                 Metric::Geomean => "geomean",
                 Metric::Power => "power",
+                Metric::Queries => "queries",
                 _ => "throughput",
             }),
         }
@@ -269,7 +273,7 @@ impl Metric {
             Metric::P95 | Metric::P99 | Metric::TypeLatency { .. } => "ms",
             Metric::Rps => "requests/s",
             Metric::Notpm | Metric::Tpmc => "New-Orders/min",
-            Metric::Query(_) | Metric::Geomean => "s",
+            Metric::Query(_) | Metric::Geomean | Metric::Queries => "s",
             Metric::Power | Metric::Throughput => "queries/h x SF",
         }
     }
@@ -282,9 +286,26 @@ impl Metric {
         )
     }
 
-    /// The metric's samples in one run; `None` when the run does not have it.
+    /// The metric's samples in one run; `None` when the run does not have it (always for
+    /// [`Metric::Queries`], which is one row per query).
     pub fn of<'a>(&self, r: &'a RunInfo) -> Option<&'a [f64]> {
         r.figures.get(&self.name()).map(Vec::as_slice)
+    }
+
+    /// Whether the run has the metric (for [`Metric::Queries`]: any query's seconds).
+    fn in_run(&self, r: &RunInfo) -> bool {
+        match self {
+            Metric::Queries => (1..=22).any(|q| r.figures.contains_key(&format!("q{q}"))),
+            m => m.of(r).is_some(),
+        }
+    }
+
+    /// The rows' header: `query` for [`Metric::Queries`], else `threads`.
+    pub fn row_header(&self) -> &'static str {
+        match self {
+            Metric::Queries => "query",
+            _ => "threads",
+        }
     }
 }
 
@@ -338,8 +359,10 @@ pub struct Column {
 /// One row: a number of client threads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// Client threads.
+    /// Client threads (TPC-H: query streams).
     pub threads: u32,
+    /// The row's label: the threads, or with `--metric queries` the query (`Q5`, `geomean`).
+    pub label: String,
     /// One per column, `None` where the column has no run at these threads.
     pub cells: Vec<Option<Cell>>,
 }
@@ -481,7 +504,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
     }
     let missing: Vec<&str> = runs
         .iter()
-        .filter(|r| opts.metric.of(r).is_none())
+        .filter(|r| !opts.metric.in_run(r))
         .map(|r| r.run_id.as_str())
         .collect();
     if !missing.is_empty() {
@@ -550,23 +573,34 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
 
     let threads: BTreeSet<u32> = runs.iter().map(|r| r.threads).collect();
     let higher = opts.metric.higher_is_better();
-    let rows = threads
+    // One row per threads; with `--metric queries` one per query (and the geomean) per threads.
+    let mut row_keys: Vec<(u32, String, Metric)> = Vec::new();
+    for &t in &threads {
+        if opts.metric == Metric::Queries {
+            let per_query = (1..=22u8).map(|q| (format!("Q{q}"), Metric::Query(q)));
+            for (label, m) in per_query.chain([("geomean".to_string(), Metric::Geomean)]) {
+                if runs.iter().any(|r| r.threads == t && m.of(r).is_some()) {
+                    row_keys.push((t, label, m));
+                }
+            }
+        } else {
+            row_keys.push((t, t.to_string(), opts.metric.clone()));
+        }
+    }
+    let rows = row_keys
         .into_iter()
-        .map(|t| {
+        .map(|(t, label, metric)| {
             let mut cells: Vec<Option<Cell>> = (0..columns.len())
                 .map(|col| {
                     let members: Vec<&RunInfo> = runs
                         .iter()
                         .zip(&column_of_run)
-                        .filter(|(r, &c)| c == col && r.threads == t)
+                        .filter(|(r, &c)| c == col && r.threads == t && metric.of(r).is_some())
                         .map(|(r, _)| r)
                         .collect();
-                    if members.is_empty() {
-                        return None;
-                    }
                     let values: Vec<f64> = members
                         .iter()
-                        .flat_map(|r| opts.metric.of(r).unwrap_or_default())
+                        .flat_map(|r| metric.of(r).unwrap_or_default())
                         .copied()
                         .collect();
                     let s = stats::Spread::of(&values)?;
@@ -590,7 +624,11 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                     (cell.diff_pct, cell.verdict) = judge(cell, base, opts.threshold_pct, higher);
                 }
             }
-            Row { threads: t, cells }
+            Row {
+                threads: t,
+                label,
+                cells,
+            }
         })
         .collect();
 
@@ -779,6 +817,36 @@ pub(crate) mod tests {
         assert_eq!((base.median, base.min, base.max, base.n), (2.0, 1.0, 3.0, 3));
         // Overlapping ranges: a draw although 45% faster.
         assert_eq!(c.rows[0].cells[1].as_ref().unwrap().verdict, Verdict::Draw);
+    }
+
+    #[test]
+    fn the_queries_metric_makes_one_row_per_query_and_the_geomean() {
+        let tpch = |id: &str, server: &str, q2: &[f64]| {
+            let mut r = lab_run(id, server, "default", 1, 1, 1.0);
+            r.figures = [("q1", vec![1.0, 1.2]), ("q2", q2.to_vec()), ("geomean", vec![1.1])]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            r
+        };
+        let runs = [tpch("a", "mariadb", &[2.0, 2.1]), tpch("b", "mysql", &[4.0, 4.4])];
+        let opts = CompareOptions {
+            metric: "queries".parse().unwrap(),
+            ..CompareOptions::default()
+        };
+        let c = compare_runs(&runs, &opts).unwrap();
+        let labels: Vec<&str> = c.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["Q1", "Q2", "geomean"]);
+        let q2 = c.rows[1].cells[1].as_ref().unwrap();
+        assert_eq!((q2.median, q2.n, q2.verdict), (4.2, 2, Verdict::Worse));
+        assert_eq!(c.rows[0].cells[1].as_ref().unwrap().verdict, Verdict::Draw);
+        let text = c.render(Format::Text);
+        assert!(text.contains("query") && text.contains("geomean"), "{text}");
+        // Runs without query times: the error names what they have.
+        let e = compare_runs(&[run("x", 1, 1.0), run("y", 1, 2.0)], &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--metric queries") && e.contains("tps"), "{e}");
     }
 
     #[test]
