@@ -1,6 +1,8 @@
-//! Side-by-side comparison of runs, the table engineers publish: rows are client threads,
-//! columns are servers, variants or runs, cells the median of a metric over repetitions, each
-//! with its difference to the baseline column and whether that difference is beyond the noise.
+//! Side-by-side comparison of runs, the table engineers publish: rows are client threads (or,
+//! with `--metric queries`, TPC-H queries), columns are servers, variants or runs, cells the
+//! median of one of the runs' own figures ([`Metric`], read by [`crate::results::figures`]) over
+//! repetitions, each with its difference to the baseline column and whether that difference is
+//! beyond the noise (the one draw rule of [`super::stats`]).
 //!
 //! Pure logic, no I/O: callers read run directories ([`crate::results::RunRecords`]) and turn
 //! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
