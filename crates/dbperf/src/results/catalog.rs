@@ -299,7 +299,7 @@ impl Catalog {
         let intervals: Vec<IntervalRecord> = dir.read_intervals().map(|j| j.records).unwrap_or_default();
         let telemetry = read_telemetry(dir);
         let tpch = TpchReport::read(dir).ok().flatten();
-        let figures = figures::read(dir, records.summary.as_ref()).unwrap_or_default();
+        let (figures, _unreadable) = figures::read(dir, records.summary.as_ref());
         let path = fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
         let result = (|| -> rusqlite::Result<()> {
             let tx = self

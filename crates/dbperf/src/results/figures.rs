@@ -26,20 +26,30 @@ use crate::report::stats;
 pub type Figures = BTreeMap<String, Vec<f64>>;
 
 /// The figures of the run in `dir`, from its summary (if it wrote one) and its workload's own
-/// result files. A missing file gives no figures; a malformed one is an error naming it.
-pub fn read(dir: &RunDir, summary: Option<&Summary>) -> Result<Figures, ResultsError> {
+/// result files. A missing file gives no figures; one that cannot be read (malformed, or from a
+/// dbperf that wrote another format) gives none either and is returned beside them, so the
+/// run's other figures stay usable and a caller can say why a figure is missing.
+pub fn read(dir: &RunDir, summary: Option<&Summary>) -> (Figures, Vec<ResultsError>) {
     let mut f = Figures::new();
+    let mut unreadable = Vec::new();
     if let Some(s) = summary {
         from_summary(&mut f, s);
     }
-    if dir.file(TPCC_FILE)?.is_file() {
-        let t: TpccResult = dir.read_json(TPCC_FILE)?;
-        from_tpcc(&mut f, &t);
+    let tpcc = dir.file(TPCC_FILE).and_then(|p| match p.is_file() {
+        true => dir.read_json::<TpccResult>(TPCC_FILE).map(Some),
+        false => Ok(None),
+    });
+    match tpcc {
+        Ok(Some(t)) => from_tpcc(&mut f, &t),
+        Ok(None) => {}
+        Err(e) => unreadable.push(e),
     }
-    if let Some(r) = TpchReport::read(dir)? {
-        from_tpch(&mut f, &r);
+    match TpchReport::read(dir) {
+        Ok(Some(r)) => from_tpch(&mut f, &r),
+        Ok(None) => {}
+        Err(e) => unreadable.push(e),
     }
-    Ok(f)
+    (f, unreadable)
 }
 
 fn put(f: &mut Figures, name: impl Into<String>, values: Vec<f64>) {
@@ -103,5 +113,61 @@ pub fn from_tpch(f: &mut Figures, r: &TpchReport) {
         TpchReport::Throughput(t) => {
             put(f, "throughput", t.throughput_at_size.into_iter().collect());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::summary::{sample, LatencyBlock, TypeBlock, TypeKind};
+
+    #[test]
+    fn linkbench_gets_rps_and_per_operation_percentiles() {
+        let mut s = sample("r", "linkbench", 4, 500.0, 2.0);
+        let op = |count, p99| TypeBlock {
+            kind: TypeKind::Transaction,
+            count,
+            latency_ms: LatencyBlock {
+                p99,
+                ..LatencyBlock::default()
+            },
+            service_time_ms: None,
+        };
+        s.per_type.insert("ADD_LINK".into(), op(100, 7.5));
+        // An operation the mix never ran has no figure.
+        s.per_type.insert("DELETE_NODE".into(), op(0, 0.0));
+        let mut f = Figures::new();
+        from_summary(&mut f, &s);
+        assert_eq!(f["rps"], vec![500.0]);
+        assert_eq!(f["tps"], vec![500.0]);
+        assert_eq!(f["p99:ADD_LINK"], vec![7.5]);
+        assert!(!f.contains_key("p99:DELETE_NODE"));
+        // Other workloads have no `rps`.
+        let mut g = Figures::new();
+        from_summary(&mut g, &sample("r", "oltp_read_only", 4, 500.0, 2.0));
+        assert!(!g.contains_key("rps") && g.contains_key("tps"));
+    }
+
+    #[test]
+    fn tpcc_has_a_tpmc_only_when_the_run_qualifies() {
+        let json = |tpmc: &str| {
+            format!(
+                r#"{{"warehouses": 1, "measured_s": 60.0, "notpm": 12.5, "tpmc": {tpmc}, "why_no_tpmc": [],
+                    "tpm_total": 28.0, "types": {{}}, "rollbacks": 0, "retries": 0, "errors": {{}},
+                    "mix": "holds", "response_times_ok": true, "delivery": "inline"}}"#
+            )
+        };
+        let mut f = Figures::new();
+        from_tpcc(&mut f, &serde_json::from_str(&json("null")).unwrap());
+        // A malformed tpcc.json: no TPC-C figures, the summary's still there, the file named.
+        let root = tempfile::tempdir().unwrap();
+        let dir = RunDir::create(root.path(), "tpcc").unwrap();
+        std::fs::write(dir.path().join(TPCC_FILE), "{\"notpm\": 1}").unwrap();
+        let (g, unreadable) = read(&dir, Some(&sample("r", "tpcc", 1, 5.0, 1.0)));
+        assert!(g.contains_key("tps") && !g.contains_key("notpm"));
+        assert!(unreadable[0].to_string().contains(TPCC_FILE), "{}", unreadable[0]);
+        assert_eq!((f["notpm"].clone(), f.contains_key("tpmc")), (vec![12.5], false));
+        from_tpcc(&mut f, &serde_json::from_str(&json("12.5")).unwrap());
+        assert_eq!(f["tpmc"], vec![12.5]);
     }
 }

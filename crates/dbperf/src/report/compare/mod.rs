@@ -48,7 +48,7 @@ pub enum CompareError {
     /// A run lacks the metric asked for.
     #[error(
         "--metric {metric}: run(s) {runs} do not have it; the selected runs all have: {available} \
-         (choose one of those, or leave those runs out)"
+         (choose one of those, or leave those runs out){unreadable}"
     )]
     MissingMetric {
         /// The metric.
@@ -57,6 +57,8 @@ pub enum CompareError {
         runs: String,
         /// Metrics every selected run has.
         available: String,
+        /// `; unreadable: ...` when a run's result file could not be read, else empty.
+        unreadable: String,
     },
     /// A run's result files could not be read.
     #[error(transparent)]
@@ -103,6 +105,8 @@ pub struct RunInfo {
     pub inside: Option<RunInside>,
     /// The run's own figures by name ([`crate::results::figures`]), what `--metric` picks.
     pub figures: Figures,
+    /// Result files of the run that could not be read, and why (their figures are missing).
+    pub unreadable: Vec<String>,
 }
 
 impl RunInfo {
@@ -111,7 +115,8 @@ impl RunInfo {
     pub fn from_records(r: &RunRecords) -> Result<RunInfo, CompareError> {
         let run_id = r.dir.run_id().to_string();
         let facts = r.manifest.server.as_ref();
-        let mut figures = figures::read(&r.dir, r.summary.as_ref())?;
+        let (mut figures, unreadable) = figures::read(&r.dir, r.summary.as_ref());
+        let unreadable: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
         let info = match &r.summary {
             Some(s) => RunInfo {
                 run_id,
@@ -127,6 +132,7 @@ impl RunInfo {
                 interrupted: s.interrupted,
                 inside: RunInside::read(r.dir.path()),
                 figures,
+                unreadable,
             },
             None => {
                 // A TPC-H test writes tpch.json, not summary.json.
@@ -148,6 +154,7 @@ impl RunInfo {
                     interrupted: false,
                     inside: RunInside::read(r.dir.path()),
                     figures,
+                    unreadable,
                 }
             }
         };
@@ -524,6 +531,17 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
             } else {
                 common.join(", ")
             },
+            unreadable: {
+                let why: Vec<&str> = runs
+                    .iter()
+                    .filter(|r| !opts.metric.in_run(r))
+                    .flat_map(|r| r.unreadable.iter().map(String::as_str))
+                    .collect();
+                match why.is_empty() {
+                    true => String::new(),
+                    false => format!("; could not read: {}", why.join("; ")),
+                }
+            },
         });
     }
     let by = opts.by.unwrap_or_else(|| choose_by(runs));
@@ -708,6 +726,7 @@ pub(crate) mod tests {
             p99_ms: 2000.0 / tps,
             interrupted: false,
             inside: None,
+            unreadable: Vec::new(),
             figures: [
                 ("tps", tps),
                 ("qps", tps * 10.0),
