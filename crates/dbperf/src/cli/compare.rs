@@ -28,8 +28,11 @@ pub struct CompareArgs {
     /// run].
     #[arg(long, value_enum)]
     pub by: Option<GroupBy>,
-    /// Number in the cells.
-    #[arg(long, value_enum, default_value = "tps")]
+    /// Number in the cells, one of the runs' own figures: tps, qps, p95, p99; p95:TYPE or
+    /// p99:TYPE (e.g. p99:ADD_LINK); rps (LinkBench); notpm, tpmc (TPC-C); q1..q22, geomean,
+    /// power (TPC-H power); throughput (TPC-H throughput); queries (TPC-H: one row per query
+    /// and the geomean).
+    #[arg(long, value_name = "METRIC", default_value = "tps")]
     pub metric: Metric,
     /// Without repetitions, differences up to this many percent are draws.
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_THRESHOLD_PCT)]
@@ -43,10 +46,10 @@ pub struct CompareArgs {
 }
 
 /// The rule and the warning, for `--help`.
-const COMPARE_HELP: &str = "How draws are decided: a cell is the median over the runs that share it. With 2 or more \
-repetitions on both sides, a difference is called only when the min..max ranges of the two cells \
-do not overlap; otherwise only when it is larger than --threshold percent. Anything else is a \
-draw (~).\n\nThe output starts with a WARNING block when server variables known to distort \
+const COMPARE_HELP: &str = "How draws are decided: a cell is the median over the samples of the runs that share it \
+(one per run, or one per repetition inside a TPC-H run). A difference is called only when it is larger \
+than --threshold percent of the baseline and, when both cells have 2 or more samples, their min..max \
+ranges do not overlap. Anything else is a draw (~).\n\nThe output starts with a WARNING block when server variables known to distort \
 results (performance_schema, sort_buffer_size, innodb_flush_log_at_trx_commit, sync_binlog, ...) \
 differ between the runs, except those the experiment varies on purpose.";
 

@@ -62,8 +62,9 @@ pub struct ReportArgs {
     /// Columns: server, variant, pinning or run [default: whichever differs].
     #[arg(long, value_enum)]
     pub by: Option<GroupBy>,
-    /// Number in the cells.
-    #[arg(long, value_enum, default_value = "tps")]
+    /// Number in the cells: tps, qps, p95, p99, p99:TYPE, rps, notpm, tpmc, q1..q22, geomean,
+    /// power, throughput, queries (see `dbperf compare --help`).
+    #[arg(long, value_name = "METRIC", default_value = "tps")]
     pub metric: Metric,
     /// Baseline column [default: the first].
     #[arg(long, value_name = "LABEL")]

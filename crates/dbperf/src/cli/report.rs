@@ -187,7 +187,7 @@ fn report_tpch(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
             if md {
                 println!("```");
             }
-            print!("{}", tpch_table(&columns, TPCH_DRAW));
+            print!("{}", tpch_table(&columns, TPCH_DRAW * 100.0));
             if md {
                 println!("```");
             }

@@ -20,9 +20,11 @@ pub struct ResultsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
-    /// Index run directories not in the catalog yet (creates the catalog if needed).
+    /// Index run directories not in the catalog yet, or recorded before a table the catalog
+    /// gained since (creates the catalog if needed).
     Index(IndexArgs),
-    /// Run one SQL query on the catalog and print the rows (tables: runs, variables, run_options, intervals).
+    /// Run one SQL query on the catalog and print the rows (tables: runs, variables, run_options,
+    /// intervals, telemetry, tpch, tpch_queries, metrics; see docs/results.md).
     Sql(SqlArgs),
 }
 

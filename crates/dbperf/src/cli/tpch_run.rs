@@ -88,8 +88,8 @@ pub struct CompareArgs {
     /// Runs (directories, or run ids under --results-dir); the first is the baseline.
     #[arg(required = true, num_args = 1..)]
     pub runs: Vec<String>,
-    /// Relative difference under which two medians are a draw.
-    #[arg(long, default_value_t = 0.05)]
+    /// Differences up to this many percent of the baseline are draws (as in `dbperf compare`).
+    #[arg(long, value_name = "PERCENT", default_value_t = crate::report::stats::DEFAULT_THRESHOLD_PCT)]
     pub threshold: f64,
     #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
     pub results_dir: PathBuf,
@@ -243,8 +243,11 @@ pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
 
 /// Runs `dbperf tpch compare`.
 pub fn compare(a: CompareArgs) -> Result<ExitCode> {
-    if !(a.threshold >= 0.0 && a.threshold < 1.0) {
-        bail!("--threshold {}: give a fraction such as 0.05 (5%)", a.threshold);
+    if !(a.threshold >= 0.0 && a.threshold.is_finite()) {
+        bail!(
+            "--threshold {} is not a percentage: give a number >= 0, e.g. 5",
+            a.threshold
+        );
     }
     let mut reports = Vec::new();
     for run in &a.runs {

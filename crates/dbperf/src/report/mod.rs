@@ -1,11 +1,13 @@
 //! What a person reads: the live interval line and the final summary, formatted from
 //! the records in [`crate::results`] (never from the engine directly); and side-by-side
-//! comparisons of runs ([`compare`]).
+//! comparisons of runs ([`compare`]), judged by the one statistics module ([`stats`]: median,
+//! min..max, geometric mean, the draw rule).
 
 pub mod analysis;
 pub mod compare;
 pub mod html;
 pub mod metrics;
+pub mod stats;
 
 use std::fmt::Write;
 

@@ -5,8 +5,13 @@
 //!
 //! Tables (documented with example queries in `docs/results.md`): `meta` (schema version),
 //! `runs` (one row per run), `variables` (server variables from the manifest), `run_options`
-//! (workload options) and `intervals` (the lines of `intervals.jsonl`). The schema is versioned
-//! in `meta`; [`Catalog::open`] applies the migrations a catalog lacks.
+//! (workload options), `intervals` (the lines of `intervals.jsonl`), `telemetry`, `tpch` and
+//! `tpch_queries` (a TPC-H run's `tpch.json`), and `metrics` (each run's own figures by name:
+//! `tps`, `notpm`, `rps`, `q5`, `geomean`, ... from [`super::figures`]). The schema is versioned
+//! in `meta`; [`Catalog::open`] applies the migrations a catalog lacks, and
+//! [`Catalog::rescan`] fills the tables a migration added for the runs already recorded.
+//! Every result file is read typed; `telemetry.jsonl` alone is still read as JSON values, in
+//! [`read_telemetry`], until its rows have a type.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,8 +20,11 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
+use super::figures::{self, Figures};
 use super::interval::IntervalRecord;
-use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE, TPCH_FILE};
+use super::tpch::{Cold, QueryTiming, Status, TpchReport};
+use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE};
+use crate::report::stats::Spread;
 
 /// File name of the catalog inside a results root.
 pub const CATALOG_FILE: &str = "catalog.sqlite";
@@ -137,6 +145,17 @@ CREATE TABLE tpch_queries (
 "#,
     r#"
 ALTER TABLE telemetry ADD COLUMN sync_flush_pages_s REAL;
+"#,
+    r#"
+CREATE TABLE metrics (
+    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    name    TEXT NOT NULL,
+    value   REAL NOT NULL,
+    min     REAL NOT NULL,
+    max     REAL NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
 "#,
 ];
 
@@ -272,18 +291,15 @@ impl Catalog {
     }
 
     /// Records one run (insert or replace: recording the same run twice gives the same rows).
-    /// Reads `manifest.json`, `summary.json` (a run without it is recorded with `complete = 0`)
-    /// and `intervals.jsonl` (skipped if missing or unreadable).
+    /// Reads `manifest.json`, `summary.json` (a run without it is recorded with `complete = 0`),
+    /// `intervals.jsonl`, `telemetry.jsonl`, `tpch.json` and the figures of [`super::figures`]
+    /// (each skipped if missing or unreadable).
     pub fn record_run(&mut self, dir: &RunDir) -> Result<(), CatalogError> {
         let records = RunRecords::read(dir.path())?;
         let intervals: Vec<IntervalRecord> = dir.read_intervals().map(|j| j.records).unwrap_or_default();
-        let telemetry: Vec<Value> = dir
-            .file(TELEMETRY_FILE)
-            .ok()
-            .and_then(|p| super::read_jsonl(&p).ok())
-            .map(|j| j.records)
-            .unwrap_or_default();
-        let tpch: Option<Value> = dir.file(TPCH_FILE).ok().and_then(|_| dir.read_json(TPCH_FILE).ok());
+        let telemetry = read_telemetry(dir);
+        let tpch = TpchReport::read(dir).ok().flatten();
+        let (figures, _unreadable) = figures::read(dir, records.summary.as_ref());
         let path = fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
         let result = (|| -> rusqlite::Result<()> {
             let tx = self
@@ -292,13 +308,15 @@ impl Catalog {
             write_run(&tx, dir.run_id(), &path, &records, &intervals, tpch.is_some())?;
             write_telemetry(&tx, dir.run_id(), &telemetry)?;
             write_tpch(&tx, dir.run_id(), tpch.as_ref())?;
+            write_metrics(&tx, dir.run_id(), &figures)?;
             tx.commit()
         })();
         result.map_err(|e| self.err(e))
     }
 
     /// Records every run directory directly under the results root that is not in the catalog
-    /// yet, or was recorded incomplete and may have finished since. A directory without
+    /// yet, was recorded incomplete and may have finished since, or has no `metrics` rows (it
+    /// was recorded before the catalog had that table). A directory without
     /// `manifest.json` is not a run and is skipped silently; one that cannot be read is listed
     /// in [`RescanReport::failed`] and the scan goes on.
     pub fn rescan(&mut self) -> Result<RescanReport, CatalogError> {
@@ -320,7 +338,12 @@ impl Catalog {
                 .unwrap_or_default();
             let complete: Option<bool> = self
                 .conn
-                .query_row("SELECT complete FROM runs WHERE run_id = ?1", params![id], |r| r.get(0))
+                .query_row(
+                    "SELECT complete AND EXISTS (SELECT 1 FROM metrics m WHERE m.run_id = runs.run_id)
+                     FROM runs WHERE run_id = ?1",
+                    params![id],
+                    |r| r.get(0),
+                )
                 .optional()
                 .map_err(|e| self.err(e))?;
             if complete == Some(true) {
@@ -511,48 +534,74 @@ fn write_run(
 /// One `telemetry` row per line of `telemetry.jsonl`: the headline figures (the whole-machine
 /// CPU, the busiest disk, the top wait); the file keeps everything else.
 /// The `tpch` row and the `tpch_queries` rows of a TPC-H run's `tpch.json` (power or
-/// throughput test), read as plain JSON so the catalog does not depend on the workload's types.
-fn write_tpch(tx: &Transaction<'_>, run_id: &str, report: Option<&Value>) -> rusqlite::Result<()> {
+/// throughput test).
+fn write_tpch(tx: &Transaction<'_>, run_id: &str, report: Option<&TpchReport>) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM tpch_queries WHERE run_id = ?1", params![run_id])?;
     tx.execute("DELETE FROM tpch WHERE run_id = ?1", params![run_id])?;
-    let Some(r) = report else { return Ok(()) };
-    let streams = r["streams"].as_array();
-    tx.execute(
-        "INSERT INTO tpch (run_id, test, scale_factor, seed, validation, cold, timeout_s, streams,
+    let Some(report) = report else { return Ok(()) };
+    let insert_row = "INSERT INTO tpch (run_id, test, scale_factor, seed, validation, cold, timeout_s, streams,
              power_at_size, throughput_at_size)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
-            run_id,
-            r["test"].as_str().unwrap_or("power"),
-            r["scale_factor"].as_f64().unwrap_or(0.0),
-            r["seed"].as_i64(),
-            r["validation"].as_bool(),
-            r["cold"].as_str(),
-            r["timeout_seconds"].as_f64(),
-            streams.map(|s| s.len() as i64),
-            r["power_at_size"].as_f64(),
-            r["throughput_at_size"].as_f64(),
-        ],
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
     let mut stmt = tx.prepare(
         "INSERT OR REPLACE INTO tpch_queries (run_id, rep, stream, query, position, seconds, status)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    // Power test: its repetitions on stream 0, with RF1 and RF2 around them.
     let mut refreshes: Vec<(i64, &'static str, Option<f64>)> = Vec::new();
-    for run in r["runs"].as_array().into_iter().flatten() {
-        let rep = run["rep"].as_i64().unwrap_or(1);
-        insert_queries(&mut stmt, run_id, rep, 0, &run["queries"])?;
-        refreshes.push((rep, "RF1", run["rf1_seconds"].as_f64()));
-        refreshes.push((rep, "RF2", run["rf2_seconds"].as_f64()));
-    }
-    // Throughput test: S streams once; the refresh stream's pairs on stream 0, rep = pair.
-    for s in streams.into_iter().flatten() {
-        insert_queries(&mut stmt, run_id, 1, s["stream"].as_i64().unwrap_or(0), &s["queries"])?;
-    }
-    for (i, pair) in r["refresh"].as_array().into_iter().flatten().enumerate() {
-        refreshes.push((i as i64 + 1, "RF1", pair["rf1_seconds"].as_f64()));
-        refreshes.push((i as i64 + 1, "RF2", pair["rf2_seconds"].as_f64()));
+    match report {
+        TpchReport::Power(p) => {
+            let cold = match p.cold {
+                Cold::Off => "off",
+                Cold::Query => "query",
+                Cold::Run => "run",
+            };
+            tx.execute(
+                insert_row,
+                params![
+                    run_id,
+                    "power",
+                    p.scale_factor,
+                    p.seed,
+                    p.validation,
+                    cold,
+                    p.timeout_seconds,
+                    None::<i64>,
+                    p.power_at_size,
+                    None::<f64>,
+                ],
+            )?;
+            // Its repetitions on stream 0, with RF1 and RF2 around them.
+            for run in &p.runs {
+                let rep = i64::from(run.rep);
+                insert_queries(&mut stmt, run_id, rep, 0, &run.queries)?;
+                refreshes.push((rep, "RF1", run.rf1_seconds));
+                refreshes.push((rep, "RF2", run.rf2_seconds));
+            }
+        }
+        TpchReport::Throughput(t) => {
+            tx.execute(
+                insert_row,
+                params![
+                    run_id,
+                    "throughput",
+                    t.scale_factor,
+                    t.seed,
+                    t.validation,
+                    None::<String>,
+                    t.timeout_seconds,
+                    t.streams.len() as i64,
+                    None::<f64>,
+                    t.throughput_at_size,
+                ],
+            )?;
+            // S streams once; the refresh stream's pairs on stream 0, rep = pair.
+            for s in &t.streams {
+                insert_queries(&mut stmt, run_id, 1, i64::from(s.stream), &s.queries)?;
+            }
+            for (i, pair) in t.refresh.iter().enumerate() {
+                refreshes.push((i as i64 + 1, "RF1", Some(pair.rf1_seconds)));
+                refreshes.push((i as i64 + 1, "RF2", Some(pair.rf2_seconds)));
+            }
+        }
     }
     for (rep, name, seconds) in refreshes {
         if let Some(seconds) = seconds {
@@ -562,27 +611,54 @@ fn write_tpch(tx: &Transaction<'_>, run_id: &str, report: Option<&Value>) -> rus
     Ok(())
 }
 
-/// One `tpch_queries` row per query timing of `queries` (a `tpch.json` array).
+/// One `tpch_queries` row per query timing.
 fn insert_queries(
     stmt: &mut rusqlite::Statement<'_>,
     run_id: &str,
     rep: i64,
     stream: i64,
-    queries: &Value,
+    queries: &[QueryTiming],
 ) -> rusqlite::Result<()> {
-    for q in queries.as_array().into_iter().flatten() {
-        let Some(n) = q["query"].as_u64() else { continue };
+    for q in queries {
+        let status = match q.status {
+            Status::Ok => "ok",
+            Status::Timeout => "timeout",
+            Status::Error => "error",
+        };
         stmt.execute(params![
             run_id,
             rep,
             stream,
-            format!("Q{n}"),
-            q["position"].as_i64(),
-            q["seconds"].as_f64(),
-            q["status"].as_str().unwrap_or("ok"),
+            format!("Q{}", q.query),
+            q.position as i64,
+            q.seconds,
+            status,
         ])?;
     }
     Ok(())
+}
+
+/// One `metrics` row per figure: the median of its samples, min, max and how many.
+fn write_metrics(tx: &Transaction<'_>, run_id: &str, figures: &Figures) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM metrics WHERE run_id = ?1", params![run_id])?;
+    let mut stmt =
+        tx.prepare("INSERT INTO metrics (run_id, name, value, min, max, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+    for (name, samples) in figures {
+        if let Some(s) = Spread::of(samples) {
+            stmt.execute(params![run_id, name, s.median, s.min, s.max, s.n as i64])?;
+        }
+    }
+    Ok(())
+}
+
+/// The lines of `telemetry.jsonl` (none if missing or unreadable). The one place the catalog
+/// reads a result file as untyped JSON, until the telemetry rows have a type.
+fn read_telemetry(dir: &RunDir) -> Vec<Value> {
+    dir.file(TELEMETRY_FILE)
+        .ok()
+        .and_then(|p| super::read_jsonl(&p).ok())
+        .map(|j| j.records)
+        .unwrap_or_default()
 }
 
 fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusqlite::Result<()> {
@@ -647,7 +723,7 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusql
 mod tests {
     use super::*;
     use crate::results::interval::Percentiles;
-    use crate::results::{summary, LabPoint, Manifest, ServerFacts, WorkloadInfo};
+    use crate::results::{summary, LabPoint, Manifest, ServerFacts, WorkloadInfo, TPCH_FILE};
 
     fn make_run(root: &Path, threads: u32, tps: Option<f64>, lab: Option<LabPoint>) -> RunDir {
         let dir = RunDir::create(root, "oltp_point_select").unwrap();
@@ -722,6 +798,50 @@ mod tests {
     }
 
     #[test]
+    fn a_catalog_of_the_previous_version_gains_metrics_and_index_fills_them() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = make_run(root.path(), 4, Some(250.0), None);
+        let previous = MIGRATIONS.len() - 1;
+        {
+            // The catalog as the previous dbperf left it, the run recorded complete.
+            let conn = Connection::open(root.path().join(CATALOG_FILE)).unwrap();
+            for sql in &MIGRATIONS[..previous] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                params![previous.to_string()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO runs (run_id, path, workload, tps, complete, dbperf_version, indexed_at)
+                 VALUES (?1, ?2, 'oltp_point_select', 250, 1, '0.1.0', '2026-01-01T00:00:00Z')",
+                params![dir.run_id(), dir.path().to_string_lossy()],
+            )
+            .unwrap();
+        }
+        let mut c = Catalog::open(root.path()).unwrap();
+        assert_eq!(c.schema_version().unwrap(), CATALOG_SCHEMA_VERSION);
+        assert_eq!(
+            count(&c, "SELECT COUNT(*) FROM runs"),
+            1,
+            "the migration keeps the runs"
+        );
+        assert_eq!(count(&c, "SELECT COUNT(*) FROM metrics"), 0);
+        // `dbperf results index`: the complete run is read again because it has no metrics yet.
+        let report = c.rescan().unwrap();
+        assert_eq!((report.recorded.len(), report.unchanged), (1, 0), "{report:?}");
+        let tps: f64 = c
+            .conn
+            .query_row("SELECT value FROM metrics WHERE name = 'tps'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tps, 250.0);
+        // Now complete with its metrics: left alone.
+        let report = c.rescan().unwrap();
+        assert_eq!((report.recorded.len(), report.unchanged), (0, 1));
+    }
+
+    #[test]
     fn a_newer_catalog_is_refused_with_advice() {
         let root = tempfile::tempdir().unwrap();
         let c = Catalog::open(root.path()).unwrap();
@@ -789,6 +909,22 @@ mod tests {
             ("power".to_string(), 0.01, "query".to_string(), 50.0)
         );
         assert_eq!(count(&c, "SELECT COUNT(*) FROM tpch_queries"), 2 * 24);
+        // Figures by name: Q9 finished once (3 s), the others twice; one repetition had every
+        // query finish, so one geometric mean and one Power@Size.
+        let metric = |name: &str| -> (f64, f64, f64, i64) {
+            c.conn
+                .query_row(
+                    "SELECT value, min, max, n FROM metrics WHERE name = ?1",
+                    params![name],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .unwrap()
+        };
+        assert_eq!(metric("q9"), (3.0, 3.0, 3.0, 1));
+        assert_eq!(metric("q1"), (0.5, 0.5, 0.5, 2));
+        assert_eq!(metric("power"), (50.0, 50.0, 50.0, 1));
+        let geomean = metric("geomean").0;
+        assert!((geomean - (3f64.ln() / 22.0 + 21.0 * 0.5f64.ln() / 22.0).exp()).abs() < 1e-9);
         assert_eq!(
             count(
                 &c,

@@ -9,6 +9,10 @@
 //! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | — |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | [`telemetry`] |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
+//! | `tpcc.json` | at the end of `dbperf tpcc run` | [`tpcc`] |
+//! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
+//! | `linkbench.json` | at the end of `dbperf linkbench request` | [`linkbench`] |
+//! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
 //! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
@@ -17,12 +21,16 @@
 //! could not take ([`WriteLoss`]); readers skip a torn last record and name it ([`TornRecord`]).
 
 pub mod catalog;
+pub mod figures;
 pub mod host;
 pub mod interval;
+pub mod linkbench;
 pub mod manifest;
 pub mod rundir;
 pub mod summary;
 pub mod telemetry;
+pub mod tpcc;
+pub mod tpch;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
-//! Side-by-side comparison of runs, the table engineers publish: rows are client threads,
-//! columns are servers, variants or runs, cells the median of a metric over repetitions, each
-//! with its difference to the baseline column and whether that difference is beyond the noise.
+//! Side-by-side comparison of runs, the table engineers publish: rows are client threads (or,
+//! with `--metric queries`, TPC-H queries), columns are servers, variants or runs, cells the
+//! median of one of the runs' own figures ([`Metric`], read by [`crate::results::figures`]) over
+//! repetitions, each with its difference to the baseline column and whether that difference is
+//! beyond the noise (the one draw rule of [`super::stats`]).
 //!
 //! Pure logic, no I/O: callers read run directories ([`crate::results::RunRecords`]) and turn
 //! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
@@ -8,6 +10,7 @@
 //! The apples-to-apples check of server variables is in [`variables`].
 
 pub mod inside;
+pub mod metric;
 pub mod render;
 pub mod variables;
 
@@ -15,23 +18,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::results::{LabPoint, RunRecords};
+use super::stats;
+pub use super::stats::{Verdict, DEFAULT_THRESHOLD_PCT, DRAW_RULE};
+use crate::results::figures::{self, Figures};
+use crate::results::tpch::TpchReport;
+use crate::results::{LabPoint, ResultsError, RunRecords};
 
 pub use inside::{InsideColumn, RunInside};
+pub use metric::{Metric, METRIC_FORMS};
 pub use render::Format;
 pub use variables::{VariableDiff, VariableValues};
 
 /// Value of the `schema` key of `--format json` output.
 pub const COMPARE_SCHEMA: &str = "dbperf.compare/1";
-
-/// Threshold used without repetitions when none is given, percent.
-pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
-
-/// The draw rule, as printed under every comparison and in `dbperf compare --help`.
-pub const DRAW_RULE: &str = "A cell is the median over the runs that share it (n runs, range min..max). \
-A difference to the baseline column is called only when it is beyond the noise: when both cells have \
-2 or more repetitions, only if their min..max ranges do not overlap; otherwise only if it is larger \
-than the threshold (--threshold, percent). Anything else is a draw (~).";
 
 /// Why runs cannot be compared. Each message says what to change.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +47,24 @@ pub enum CompareError {
         /// The run.
         run_id: String,
     },
+    /// A run lacks the metric asked for.
+    #[error(
+        "--metric {metric}: run(s) {runs} do not have it; the selected runs all have: {available} \
+         (choose one of those, or leave those runs out){unreadable}"
+    )]
+    MissingMetric {
+        /// The metric.
+        metric: String,
+        /// The runs without it.
+        runs: String,
+        /// Metrics every selected run has.
+        available: String,
+        /// `; unreadable: ...` when a run's result file could not be read, else empty.
+        unreadable: String,
+    },
+    /// A run's result files could not be read.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
     /// Runs of different workloads in one table.
     #[error("the runs mix workloads ({0}): compare one workload at a time")]
     MixedWorkloads(String),
@@ -88,80 +105,62 @@ pub struct RunInfo {
     pub interrupted: bool,
     /// What `dbperf analyze` found in it (`None`: it could not be analysed).
     pub inside: Option<RunInside>,
+    /// The run's own figures by name ([`crate::results::figures`]), what `--metric` picks.
+    pub figures: Figures,
+    /// Result files of the run that could not be read, and why (their figures are missing).
+    pub unreadable: Vec<String>,
 }
 
 impl RunInfo {
-    /// From a run's manifest and summary (a run without summary is an error), and the analysis
-    /// of its intervals and telemetry.
+    /// From a run's manifest and summary (a TPC-H run: its `tpch.json`; a run with neither is
+    /// an error), its own figures, and the analysis of its intervals and telemetry.
     pub fn from_records(r: &RunRecords) -> Result<RunInfo, CompareError> {
-        let s = r.summary.as_ref().ok_or_else(|| CompareError::NoSummary {
-            run_id: r.dir.run_id().to_string(),
-        })?;
+        let run_id = r.dir.run_id().to_string();
         let facts = r.manifest.server.as_ref();
-        Ok(RunInfo {
-            run_id: r.dir.run_id().to_string(),
-            workload: s.workload.clone(),
-            threads: s.threads,
-            server_version: s.server.version.clone().or_else(|| facts.map(|f| f.version.clone())),
-            lab: r.manifest.lab.clone(),
-            variables: facts.map(|f| f.variables.clone()),
-            tps: s.transactions.per_sec,
-            qps: s.queries.per_sec,
-            p95_ms: s.latency_ms.p95,
-            p99_ms: s.latency_ms.p99,
-            interrupted: s.interrupted,
-            inside: RunInside::read(r.dir.path()),
-        })
-    }
-}
-
-/// The number compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// Transactions per second (higher is better).
-    Tps,
-    /// Statements per second (higher is better).
-    Qps,
-    /// 95th percentile response time, ms (lower is better).
-    P95,
-    /// 99th percentile response time, ms (lower is better).
-    P99,
-}
-
-impl Metric {
-    /// `tps`, `qps`, `p95`, `p99`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Tps => "tps",
-            Metric::Qps => "qps",
-            Metric::P95 => "p95",
-            Metric::P99 => "p99",
-        }
-    }
-
-    /// Unit of the cells: `trx/s`, `statements/s` or `ms`.
-    pub fn unit(self) -> &'static str {
-        match self {
-            Metric::Tps => "trx/s",
-            Metric::Qps => "statements/s",
-            Metric::P95 | Metric::P99 => "ms",
-        }
-    }
-
-    /// Throughput: higher is better; latency: lower is better.
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Tps | Metric::Qps)
-    }
-
-    /// The metric's value in one run.
-    pub fn of(self, r: &RunInfo) -> f64 {
-        match self {
-            Metric::Tps => r.tps,
-            Metric::Qps => r.qps,
-            Metric::P95 => r.p95_ms,
-            Metric::P99 => r.p99_ms,
-        }
+        let (mut figures, unreadable) = figures::read(&r.dir, r.summary.as_ref());
+        let unreadable: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
+        let info = match &r.summary {
+            Some(s) => RunInfo {
+                run_id,
+                workload: s.workload.clone(),
+                threads: s.threads,
+                server_version: s.server.version.clone().or_else(|| facts.map(|f| f.version.clone())),
+                lab: r.manifest.lab.clone(),
+                variables: facts.map(|f| f.variables.clone()),
+                tps: s.transactions.per_sec,
+                qps: s.queries.per_sec,
+                p95_ms: s.latency_ms.p95,
+                p99_ms: s.latency_ms.p99,
+                interrupted: s.interrupted,
+                inside: RunInside::read(r.dir.path()),
+                figures,
+                unreadable,
+            },
+            None => {
+                // A TPC-H test writes tpch.json, not summary.json.
+                let Some(tpch) = TpchReport::read(&r.dir)? else {
+                    return Err(CompareError::NoSummary { run_id });
+                };
+                figures.retain(|_, v| !v.is_empty());
+                RunInfo {
+                    run_id,
+                    workload: r.manifest.workload.name.clone(),
+                    threads: tpch.streams(),
+                    server_version: Some(tpch.server_version().to_string()).filter(|v| !v.is_empty()),
+                    lab: r.manifest.lab.clone(),
+                    variables: facts.map(|f| f.variables.clone()),
+                    tps: 0.0,
+                    qps: 0.0,
+                    p95_ms: 0.0,
+                    p99_ms: 0.0,
+                    interrupted: false,
+                    inside: RunInside::read(r.dir.path()),
+                    figures,
+                    unreadable,
+                }
+            }
+        };
+        Ok(info)
     }
 }
 
@@ -203,22 +202,6 @@ impl Default for CompareOptions {
     }
 }
 
-/// A difference's meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The baseline cell itself.
-    Baseline,
-    /// Within the noise.
-    Draw,
-    /// Beyond the noise, in the good direction (more throughput, less latency).
-    Better,
-    /// Beyond the noise, in the bad direction.
-    Worse,
-    /// No baseline value at these threads (or it is 0): nothing to compare with.
-    NoBaseline,
-}
-
 /// One column of the table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Column {
@@ -231,8 +214,10 @@ pub struct Column {
 /// One row: a number of client threads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// Client threads.
+    /// Client threads (TPC-H: query streams).
     pub threads: u32,
+    /// The row's label: the threads, or with `--metric queries` the query (`Q5`, `geomean`).
+    pub label: String,
     /// One per column, `None` where the column has no run at these threads.
     pub cells: Vec<Option<Cell>>,
 }
@@ -254,6 +239,17 @@ pub struct Cell {
     pub diff_pct: Option<f64>,
     /// Whether the difference is beyond the noise.
     pub verdict: Verdict,
+}
+
+impl Cell {
+    fn spread(&self) -> stats::Spread {
+        stats::Spread {
+            median: self.median,
+            min: self.min,
+            max: self.max,
+            n: self.n,
+        }
+    }
 }
 
 /// A finished comparison, ready to render.
@@ -288,41 +284,9 @@ pub struct Comparison {
     pub rule: &'static str,
 }
 
-/// Median, smallest and largest of `values` (not empty).
-pub fn median_min_max(values: &[f64]) -> (f64, f64, f64) {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (median, v[0], v[n - 1])
-}
-
-/// `(value - base) / base` in percent; `None` when `base` is 0.
-pub fn relative_diff_pct(value: f64, base: f64) -> Option<f64> {
-    (base != 0.0).then(|| (value - base) / base * 100.0)
-}
-
-/// Applies [`DRAW_RULE`] to `cell` against `base`, with `threshold_pct` for cells without
-/// repetitions. Returns the difference in percent and the verdict.
-pub fn judge(cell: &Cell, base: &Cell, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
-    let Some(diff) = relative_diff_pct(cell.median, base.median) else {
-        return (None, Verdict::NoBaseline);
-    };
-    let beyond_noise = if cell.n >= 2 && base.n >= 2 {
-        cell.min > base.max || cell.max < base.min
-    } else {
-        diff.abs() > threshold_pct
-    };
-    let verdict = match (beyond_noise, (diff > 0.0) == higher_is_better) {
-        (false, _) => Verdict::Draw,
-        (true, true) => Verdict::Better,
-        (true, false) => Verdict::Worse,
-    };
-    (Some(diff), verdict)
+/// Applies the draw rule ([`stats::judge`]) to `cell` against `base`.
+fn judge(cell: &Cell, base: &Cell, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
+    stats::judge(&cell.spread(), &base.spread(), threshold_pct, higher_is_better)
 }
 
 fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> usize {
@@ -393,6 +357,39 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
         let list: Vec<String> = workloads.iter().map(|(w, n)| format!("{w}: {n} run(s)")).collect();
         return Err(CompareError::MixedWorkloads(list.join(", ")));
     }
+    let missing: Vec<&str> = runs
+        .iter()
+        .filter(|r| !opts.metric.in_run(r))
+        .map(|r| r.run_id.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let common: Vec<&str> = first
+            .figures
+            .keys()
+            .filter(|k| runs.iter().all(|r| r.figures.contains_key(*k)))
+            .map(String::as_str)
+            .collect();
+        return Err(CompareError::MissingMetric {
+            metric: opts.metric.name(),
+            runs: missing.join(", "),
+            available: if common.is_empty() {
+                "none in common".to_string()
+            } else {
+                common.join(", ")
+            },
+            unreadable: {
+                let why: Vec<&str> = runs
+                    .iter()
+                    .filter(|r| !opts.metric.in_run(r))
+                    .flat_map(|r| r.unreadable.iter().map(String::as_str))
+                    .collect();
+                match why.is_empty() {
+                    true => String::new(),
+                    false => format!("; could not read: {}", why.join("; ")),
+                }
+            },
+        });
+    }
     let by = opts.by.unwrap_or_else(|| choose_by(runs));
     let servers_differ = distinct(runs.iter().map(server_of)) > 1;
     let variants_differ = distinct(runs.iter().map(variant_of)) > 1;
@@ -442,27 +439,42 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
 
     let threads: BTreeSet<u32> = runs.iter().map(|r| r.threads).collect();
     let higher = opts.metric.higher_is_better();
-    let rows = threads
+    // One row per threads; with `--metric queries` one per query (and the geomean) per threads.
+    let mut row_keys: Vec<(u32, String, Metric)> = Vec::new();
+    for &t in &threads {
+        if opts.metric == Metric::Queries {
+            let per_query = (1..=22u8).map(|q| (format!("Q{q}"), Metric::Query(q)));
+            for (label, m) in per_query.chain([("geomean".to_string(), Metric::Geomean)]) {
+                if runs.iter().any(|r| r.threads == t && m.of(r).is_some()) {
+                    row_keys.push((t, label, m));
+                }
+            }
+        } else {
+            row_keys.push((t, t.to_string(), opts.metric.clone()));
+        }
+    }
+    let rows = row_keys
         .into_iter()
-        .map(|t| {
+        .map(|(t, label, metric)| {
             let mut cells: Vec<Option<Cell>> = (0..columns.len())
                 .map(|col| {
                     let members: Vec<&RunInfo> = runs
                         .iter()
                         .zip(&column_of_run)
-                        .filter(|(r, &c)| c == col && r.threads == t)
+                        .filter(|(r, &c)| c == col && r.threads == t && metric.of(r).is_some())
                         .map(|(r, _)| r)
                         .collect();
-                    if members.is_empty() {
-                        return None;
-                    }
-                    let values: Vec<f64> = members.iter().map(|r| opts.metric.of(r)).collect();
-                    let (median, min, max) = median_min_max(&values);
+                    let values: Vec<f64> = members
+                        .iter()
+                        .flat_map(|r| metric.of(r).unwrap_or_default())
+                        .copied()
+                        .collect();
+                    let s = stats::Spread::of(&values)?;
                     Some(Cell {
-                        median,
-                        min,
-                        max,
-                        n: values.len(),
+                        median: s.median,
+                        min: s.min,
+                        max: s.max,
+                        n: s.n,
                         runs: members.iter().map(|r| r.run_id.clone()).collect(),
                         diff_pct: None,
                         verdict: Verdict::NoBaseline,
@@ -478,7 +490,11 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                     (cell.diff_pct, cell.verdict) = judge(cell, base, opts.threshold_pct, higher);
                 }
             }
-            Row { threads: t, cells }
+            Row {
+                threads: t,
+                label,
+                cells,
+            }
         })
         .collect();
 
@@ -523,7 +539,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
     Ok(Comparison {
         schema: COMPARE_SCHEMA,
         workload: first.workload.clone(),
-        metric: opts.metric,
+        metric: opts.metric.clone(),
         unit: opts.metric.unit(),
         higher_is_better: higher,
         by,
@@ -556,6 +572,16 @@ pub(crate) mod tests {
             p99_ms: 2000.0 / tps,
             interrupted: false,
             inside: None,
+            unreadable: Vec::new(),
+            figures: [
+                ("tps", tps),
+                ("qps", tps * 10.0),
+                ("p95", 1000.0 / tps),
+                ("p99", 2000.0 / tps),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), vec![v]))
+            .collect(),
         }
     }
 
@@ -576,12 +602,12 @@ pub(crate) mod tests {
     }
 
     fn cell(values: &[f64]) -> Cell {
-        let (median, min, max) = median_min_max(values);
+        let s = stats::Spread::of(values).unwrap();
         Cell {
-            median,
-            min,
-            max,
-            n: values.len(),
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            n: s.n,
             runs: vec![],
             diff_pct: None,
             verdict: Verdict::NoBaseline,
@@ -589,44 +615,105 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median_min_max(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
-        assert_eq!(median_min_max(&[4.0, 1.0, 2.0, 10.0]), (3.0, 1.0, 10.0));
-        assert_eq!(median_min_max(&[7.0]), (7.0, 7.0, 7.0));
-    }
-
-    #[test]
-    fn relative_difference_in_percent() {
-        assert!((relative_diff_pct(110.0, 100.0).unwrap() - 10.0).abs() < 1e-9);
-        assert_eq!(relative_diff_pct(50.0, 100.0), Some(-50.0));
-        assert_eq!(relative_diff_pct(1.0, 0.0), None);
-    }
-
-    #[test]
-    fn without_repetitions_the_threshold_decides() {
+    fn cells_are_judged_by_the_one_draw_rule() {
         let base = cell(&[100.0]);
-        assert_eq!(judge(&cell(&[104.0]), &base, 5.0, true).1, Verdict::Draw);
+        assert_eq!(judge(&cell(&[105.0]), &base, 5.0, true).1, Verdict::Draw);
         assert_eq!(judge(&cell(&[106.0]), &base, 5.0, true).1, Verdict::Better);
-        assert_eq!(judge(&cell(&[90.0]), &base, 5.0, true).1, Verdict::Worse);
-        // Latency: lower is better.
         assert_eq!(judge(&cell(&[90.0]), &base, 5.0, false).1, Verdict::Better);
-        // One side with repetitions, the other without: still the threshold.
-        assert_eq!(judge(&cell(&[104.0, 200.0, 104.0]), &base, 5.0, true).1, Verdict::Draw);
+        // Repetitions on both sides whose ranges overlap: a draw despite 20%.
+        let (diff, v) = judge(&cell(&[120.0, 108.0, 130.0]), &cell(&[100.0, 90.0, 110.0]), 5.0, true);
+        assert_eq!((diff.map(|d| d.round()), v), (Some(20.0), Verdict::Draw));
     }
 
     #[test]
-    fn with_repetitions_overlapping_ranges_are_a_draw() {
-        let base = cell(&[100.0, 90.0, 110.0]);
-        // Median 20% higher, but the ranges overlap at 108..110: a draw despite the threshold.
-        let (diff, v) = judge(&cell(&[120.0, 108.0, 130.0]), &base, 5.0, true);
-        assert_eq!((diff.map(|d| d.round()), v), (Some(20.0), Verdict::Draw));
-        // 2% higher but every run above every baseline run: called.
-        let tight = cell(&[100.0, 100.5, 99.5]);
-        assert_eq!(
-            judge(&cell(&[102.0, 101.0, 103.0]), &tight, 5.0, true).1,
-            Verdict::Better
+    fn metrics_parse_by_name_and_say_what_they_accept() {
+        for (given, m) in [
+            ("tps", Metric::Tps),
+            ("NOTPM", Metric::Notpm),
+            ("tpmc", Metric::Tpmc),
+            ("rps", Metric::Rps),
+            ("q5", Metric::Query(5)),
+            ("Q22", Metric::Query(22)),
+            ("geomean", Metric::Geomean),
+            (
+                "p99:ADD_LINK",
+                Metric::TypeLatency {
+                    pct: 99,
+                    name: "ADD_LINK".into(),
+                },
+            ),
+        ] {
+            let parsed: Metric = given.parse().unwrap();
+            assert_eq!(parsed, m, "{given}");
+            // The name round-trips (the catalog's metrics table uses it).
+            assert_eq!(parsed.name().parse::<Metric>().unwrap(), m);
+        }
+        for bad in ["q23", "q0", "p99:", "nopm"] {
+            let e = bad.parse::<Metric>().unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")) && e.contains("notpm, tpmc"), "{e}");
+        }
+        assert!(!Metric::Query(1).higher_is_better() && Metric::Notpm.higher_is_better());
+    }
+
+    #[test]
+    fn a_metric_a_run_lacks_is_an_error_naming_what_the_runs_have() {
+        let mut tpcc = run("t1", 1, 100.0);
+        tpcc.figures.insert("notpm".into(), vec![600.0]);
+        let plain = run("t2", 1, 90.0);
+        let opts = CompareOptions {
+            metric: Metric::Notpm,
+            ..CompareOptions::default()
+        };
+        let e = compare_runs(&[tpcc.clone(), plain], &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("--metric notpm") && e.contains("t2") && !e.contains("t1,"),
+            "{e}"
         );
-        assert_eq!(judge(&cell(&[97.0, 98.0, 96.0]), &tight, 5.0, true).1, Verdict::Worse);
+        assert!(e.contains("p95, p99, qps, tps"), "{e}");
+        // Samples inside a run (TPC-H repetitions) make the cell's median and range.
+        let mut a = run("a", 1, 1.0);
+        a.figures.insert("q5".into(), vec![2.0, 1.0, 3.0]);
+        let mut b = run("b", 1, 1.0);
+        b.figures.insert("q5".into(), vec![1.0, 1.1, 1.2]);
+        let q5 = CompareOptions {
+            metric: Metric::Query(5),
+            ..CompareOptions::default()
+        };
+        let c = compare_runs(&[a, b], &q5).unwrap();
+        let base = c.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!((base.median, base.min, base.max, base.n), (2.0, 1.0, 3.0, 3));
+        // Overlapping ranges: a draw although 45% faster.
+        assert_eq!(c.rows[0].cells[1].as_ref().unwrap().verdict, Verdict::Draw);
+    }
+
+    #[test]
+    fn the_queries_metric_makes_one_row_per_query_and_the_geomean() {
+        let tpch = |id: &str, server: &str, q2: &[f64]| {
+            let mut r = lab_run(id, server, "default", 1, 1, 1.0);
+            r.figures = [("q1", vec![1.0, 1.2]), ("q2", q2.to_vec()), ("geomean", vec![1.1])]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            r
+        };
+        let runs = [tpch("a", "mariadb", &[2.0, 2.1]), tpch("b", "mysql", &[4.0, 4.4])];
+        let opts = CompareOptions {
+            metric: "queries".parse().unwrap(),
+            ..CompareOptions::default()
+        };
+        let c = compare_runs(&runs, &opts).unwrap();
+        let labels: Vec<&str> = c.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["Q1", "Q2", "geomean"]);
+        let q2 = c.rows[1].cells[1].as_ref().unwrap();
+        assert_eq!((q2.median, q2.n, q2.verdict), (4.2, 2, Verdict::Worse));
+        assert_eq!(c.rows[0].cells[1].as_ref().unwrap().verdict, Verdict::Draw);
+        let text = c.render(Format::Text);
+        assert!(text.contains("query") && text.contains("geomean"), "{text}");
+        // Runs without query times: the error names what they have.
+        let e = compare_runs(&[run("x", 1, 1.0), run("y", 1, 2.0)], &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--metric queries") && e.contains("tps"), "{e}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub enum Format {
     Text,
     /// The whole comparison as JSON (schema `dbperf.compare/1`).
     Json,
-    /// One line per cell: threads, column, n, median, min, max, diff_pct, verdict, runs.
+    /// One line per cell: threads (or query), column, n, median, min, max, diff_pct, verdict, runs.
     Csv,
     /// A Markdown table to paste into a report.
     Markdown,
@@ -50,14 +50,14 @@ impl Comparison {
     /// The main table as plain text cells: a header (`threads`, then the column labels) and
     /// one row per thread count, each cell `median [min..max, n=N] (+d% verdict)`.
     pub fn plain_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
-        let header = std::iter::once("threads".to_string())
+        let header = std::iter::once(self.metric.row_header().to_string())
             .chain(self.columns.iter().map(|c| c.label.clone()))
             .collect();
         let rows = self
             .rows
             .iter()
             .map(|row| {
-                std::iter::once(row.threads.to_string())
+                std::iter::once(row.label.clone())
                     .chain(
                         row.cells
                             .iter()
@@ -112,18 +112,20 @@ impl Comparison {
     pub fn title(&self) -> String {
         let better = if self.higher_is_better { "higher" } else { "lower" };
         format!(
-            "{}: {} ({}, {better} is better) by threads; baseline: {}",
+            "{}: {} ({}, {better} is better) by {}; baseline: {}",
             self.workload,
             self.metric.name(),
             self.unit,
+            self.metric.row_header(),
             self.columns[0].label
         )
     }
 
     fn value(&self, v: f64) -> String {
         match self.metric {
-            Metric::Tps | Metric::Qps => format!("{v:.1}"),
-            Metric::P95 | Metric::P99 => format!("{v:.2}"),
+            Metric::Query(_) | Metric::Geomean | Metric::Queries => format!("{v:.3}"),
+            Metric::P95 | Metric::P99 | Metric::TypeLatency { .. } => format!("{v:.2}"),
+            _ => format!("{v:.1}"),
         }
     }
 
@@ -174,11 +176,11 @@ impl Comparison {
         let _ = writeln!(out, "{}", self.title());
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
-        let mut header = vec!["threads".to_string()];
+        let mut header = vec![self.metric.row_header().to_string()];
         header.extend(self.columns.iter().map(|c| c.label.clone()));
         table.set_header(header);
         for row in &self.rows {
-            let mut line = vec![row.threads.to_string()];
+            let mut line = vec![row.label.clone()];
             line.extend(
                 row.cells
                     .iter()
@@ -291,13 +293,13 @@ impl Comparison {
             );
         }
         let _ = writeln!(out, "**{}**\n", self.title());
-        let header: Vec<String> = std::iter::once("threads".to_string())
+        let header: Vec<String> = std::iter::once(self.metric.row_header().to_string())
             .chain(self.columns.iter().map(|c| escape_md(&c.label)))
             .collect();
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", "---:|".repeat(header.len()));
         for row in &self.rows {
-            let cells: Vec<String> = std::iter::once(row.threads.to_string())
+            let cells: Vec<String> = std::iter::once(row.label.clone())
                 .chain(
                     row.cells
                         .iter()
@@ -330,7 +332,15 @@ impl Comparison {
     fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let header = [
-            "threads", "column", "n", "median", "min", "max", "diff_pct", "verdict", "runs",
+            self.metric.row_header(),
+            "column",
+            "n",
+            "median",
+            "min",
+            "max",
+            "diff_pct",
+            "verdict",
+            "runs",
         ];
         let write = |w: &mut csv::Writer<Vec<u8>>| -> csv::Result<()> {
             w.write_record(header)?;
@@ -339,7 +349,7 @@ impl Comparison {
                     let Some(c) = cell else { continue };
                     let verdict = serde_json::to_value(c.verdict).expect("a verdict serializes");
                     w.write_record([
-                        row.threads.to_string(),
+                        row.label.clone(),
                         col.label.clone(),
                         c.n.to_string(),
                         c.median.to_string(),

@@ -12,7 +12,7 @@ use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::power::{PowerReport, QuerySummary};
 
 /// Relative differences under this are draws (the published studies' 5%).
-pub const DRAW_THRESHOLD: f64 = 0.05;
+pub const DRAW_THRESHOLD: f64 = crate::report::stats::DEFAULT_THRESHOLD_PCT / 100.0;
 
 /// A label for a run: its server version and run id.
 fn label(run_id: &str, r: &PowerReport) -> String {
@@ -142,7 +142,7 @@ pub fn tpch_page(runs: &[(String, PowerReport)]) -> Result<String, ReportError> 
             "Seconds on the baseline, the others relative to it (draw under {:.0}%)",
             DRAW_THRESHOLD * 100.0
         ),
-        &format!("<pre>{}</pre>", escape(&table(&columns, DRAW_THRESHOLD))),
+        &format!("<pre>{}</pre>", escape(&table(&columns, DRAW_THRESHOLD * 100.0))),
     );
     page.heading("Plans");
     for (id, r) in runs {

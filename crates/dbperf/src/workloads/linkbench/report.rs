@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use dbperf_engine::stats::OpTable;
 use hdrhistogram::Histogram;
 
+pub use crate::results::linkbench::OpStats;
+
 const SUB_MS: usize = 10;
 const MS: usize = 99;
 const HUNDRED_MS: usize = 9;
@@ -52,21 +54,6 @@ pub fn bucket_bounds(b: usize) -> (u64, u64) {
     } else {
         ((SEC as u64 + 1) * s, 100 * s)
     }
-}
-
-/// One op's line.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct OpStats {
-    /// LinkBench's name.
-    pub op: String,
-    /// Operations.
-    pub count: u64,
-    /// (percentile, bucket low ms, bucket high ms).
-    pub percentiles: Vec<(u32, f64, f64)>,
-    /// Largest latency, ms.
-    pub max_ms: f64,
-    /// Mean latency, ms.
-    pub mean_ms: f64,
 }
 
 /// The stats of one histogram of microsecond latencies.

@@ -7,22 +7,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use dbperf_engine::{ErrorClass, IntervalReport, RunOutcome};
-use serde::Serialize;
 
+pub use crate::results::tpcc::{Mix, TpccResult, TypeResult};
 use crate::workloads::tpcc::rand::TxnType;
 use crate::workloads::tpcc::txn_types;
-
-/// How the mix compares with the spec's minimum shares (clause 5.2.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mix {
-    /// Every type at or above its minimum, or under it by no more than partial decks explain.
-    Holds,
-    /// A type further under its minimum than partial decks can explain.
-    Below,
-    /// Fewer than one deck (100 transactions) per terminal: partial decks explain any mix.
-    TooShort,
-}
 
 /// How many of a type's transactions partial decks alone can leave missing: a terminal's
 /// measured transactions are whole decks plus at most two partial ones (cut by the start and
@@ -35,7 +23,7 @@ fn partial_deck_slack(min_share: f64, terminals: usize) -> f64 {
 
 /// The mix of `count`s (per type, with its minimum share, which for every type but New-Order
 /// is also its share of the deck's cards) dealt by `terminals` decks.
-fn judge_mix(types: &BTreeMap<&'static str, TypeResult>, terminals: usize) -> Mix {
+fn judge_mix(types: &BTreeMap<String, TypeResult>, terminals: usize) -> Mix {
     let total: u64 = types.values().map(|t| t.count).sum();
     if total < 100 * terminals as u64 {
         return Mix::TooShort;
@@ -90,59 +78,6 @@ pub fn interval_line(r: &IntervalReport<'_>) -> String {
     line
 }
 
-/// One transaction type's results.
-#[derive(Debug, Serialize)]
-pub struct TypeResult {
-    /// Completed (New-Order: including the expected rollbacks).
-    pub count: u64,
-    /// Share of all completed transactions.
-    pub share: f64,
-    /// The spec's minimum share (clause 5.2.3).
-    pub min_share: f64,
-    /// Response-time percentiles, milliseconds.
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-    /// The 90th-percentile limit, seconds (clause 5.2.5.3).
-    pub limit_s: f64,
-    /// p90 within the limit.
-    pub within_limit: bool,
-}
-
-/// `tpcc.json`: the run in TPC-C's terms.
-#[derive(Debug, Serialize)]
-pub struct TpccResult {
-    /// Warehouses.
-    pub warehouses: u32,
-    /// Measured seconds.
-    pub measured_s: f64,
-    /// New-Order transactions per minute (rolled-back ones included, as the spec counts them).
-    pub notpm: f64,
-    /// tpmC: NOTPM of a spec-mode run with the spec's keying and think times whose mix holds
-    /// and whose p90s are within their limits; else null, and `why_no_tpmc` says why.
-    pub tpmc: Option<f64>,
-    /// What keeps the NOTPM from being a tpmC (empty when `tpmc` is set).
-    pub why_no_tpmc: Vec<&'static str>,
-    /// All transactions per minute.
-    pub tpm_total: f64,
-    /// Per type, by name.
-    pub types: BTreeMap<&'static str, TypeResult>,
-    /// New-Orders rolled back on the unused item (clause 2.4.2.3).
-    pub rollbacks: u64,
-    /// Attempts retried after a retryable error.
-    pub retries: u64,
-    /// Failed attempts by class.
-    pub errors: BTreeMap<&'static str, u64>,
-    /// The mix against the minimum shares.
-    pub mix: Mix,
-    /// Every type's p90 within its limit.
-    pub response_times_ok: bool,
-    /// How Delivery runs.
-    pub delivery: &'static str,
-}
-
 impl TpccResult {
     /// The run's totals in TPC-C's terms.
     ///
@@ -158,7 +93,7 @@ impl TpccResult {
             let h = &s.response;
             let p90 = ms(h, 0.9);
             types.insert(
-                name,
+                name.to_string(),
                 TypeResult {
                     count: h.len(),
                     share: h.len() as f64 / total,
@@ -177,14 +112,15 @@ impl TpccResult {
         let notpm = no as f64 / minutes;
         let mix = judge_mix(&types, terminals);
         let response_times_ok = types.values().all(|r| r.within_limit);
-        let why_no_tpmc: Vec<&'static str> = [
+        let why_no_tpmc: Vec<String> = [
             (!spec_waits, "no keying/think times at the spec's values"),
             (mix == Mix::Below, "the mix is below a minimum share"),
             (mix == Mix::TooShort, "too few transactions to judge the mix"),
             (!response_times_ok, "a p90 exceeds its limit"),
         ]
         .into_iter()
-        .filter_map(|(applies, why)| applies.then_some(why))
+        .filter(|(applies, _)| *applies)
+        .map(|(_, why)| why.to_string())
         .collect();
         TpccResult {
             warehouses,
@@ -201,9 +137,9 @@ impl TpccResult {
             errors: ErrorClass::ALL
                 .iter()
                 .filter(|c| t.errors[c.index()] > 0)
-                .map(|c| (c.name(), t.errors[c.index()]))
+                .map(|c| (c.name().to_string(), t.errors[c.index()]))
                 .collect(),
-            delivery: "inline (one transaction for the 10 districts, on the terminal's connection)",
+            delivery: "inline (one transaction for the 10 districts, on the terminal's connection)".into(),
         }
     }
 }
@@ -320,7 +256,7 @@ impl crate::workloads::FinalReport for TpccReport {
 mod tests {
     use super::*;
 
-    fn types(counts: [u64; 5]) -> BTreeMap<&'static str, TypeResult> {
+    fn types(counts: [u64; 5]) -> BTreeMap<String, TypeResult> {
         let total: u64 = counts.iter().sum();
         txn_types()
             .zip(counts)
@@ -337,7 +273,7 @@ mod tests {
                     limit_s: ty.limit_s(),
                     within_limit: true,
                 };
-                (name, t)
+                (name.to_string(), t)
             })
             .collect()
     }
@@ -357,7 +293,7 @@ mod tests {
             errors: BTreeMap::new(),
             mix: Mix::Holds,
             response_times_ok: true,
-            delivery: "inline",
+            delivery: "inline".into(),
         };
         let short = final_text(&result(600.0));
         assert!(short.contains("tpmC:  12.0  (93.3% of the 12.86"), "{short}");

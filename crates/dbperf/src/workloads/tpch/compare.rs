@@ -1,9 +1,12 @@
-//! The per-query comparison of TPC-H runs, like the published DBT-3 tables: for each query
-//! the baseline's median seconds, then each other run's median relative to it, `draw` when
-//! the difference is under the noise threshold or the repetitions' min–max ranges overlap,
-//! `>T` when it timed out, and min–max when the runs were repeated.
+//! The per-query comparison of TPC-H runs as text, like the published DBT-3 tables: for each
+//! query the baseline's median seconds, then each other run's median relative to it, `draw`
+//! by the one draw rule of [`crate::report::stats`] (within the band, in percent of the
+//! baseline, or repetitions whose min–max ranges overlap), `>T` when it timed out, and min–max
+//! when the runs were repeated. Only the rendering is here; the statistics are in `stats`.
 
 use super::power::{PowerReport, QuerySummary};
+use super::runner::Status;
+use crate::report::stats::{judge, Spread, Verdict};
 
 /// One column of the table.
 pub struct Column<'a> {
@@ -13,8 +16,8 @@ pub struct Column<'a> {
 }
 
 /// Renders the table: rows are queries (and Power@Size), columns the runs, the first the
-/// baseline. `threshold` is the relative difference under which a result is a draw (0.05).
-pub fn table(columns: &[Column<'_>], threshold: f64) -> String {
+/// baseline. `threshold_pct` is the draw band in percent of the baseline (5).
+pub fn table(columns: &[Column<'_>], threshold_pct: f64) -> String {
     let Some(base) = columns.first() else {
         return String::new();
     };
@@ -35,7 +38,11 @@ pub fn table(columns: &[Column<'_>], threshold: f64) -> String {
                 (_, None) => "-".into(),
                 (_, Some(o)) if o.median.is_none() => timeout_or_failed(o.timeouts, c.report.timeout_seconds),
                 (None, Some(o)) => cell_seconds(o.median, o.min, o.max, 0, None),
-                (Some(_), Some(o)) => relative(Spread::of(b.unwrap()), Spread::of(o), threshold),
+                (Some(_), Some(o)) => relative(
+                    spread_of(base.report, b.unwrap()),
+                    spread_of(c.report, o),
+                    threshold_pct,
+                ),
             });
         }
         rows.push(row);
@@ -68,41 +75,38 @@ fn timeout_or_failed(timeouts: u32, limit: Option<f64>) -> String {
     }
 }
 
-/// A query's median seconds and, over two or more finished runs, their range.
-#[derive(Clone, Copy, Debug)]
-struct Spread {
-    median: f64,
-    range: Option<(f64, f64)>,
-}
-
-impl Spread {
-    fn of(s: &QuerySummary) -> Spread {
-        Spread {
-            median: s.median.unwrap_or(0.0),
-            range: match (s.min, s.max) {
-                (Some(lo), Some(hi)) if hi > lo => Some((lo, hi)),
-                _ => None,
-            },
-        }
+/// A query's median seconds, min..max and how many repetitions finished.
+fn spread_of(report: &PowerReport, s: &QuerySummary) -> Spread {
+    let finished = report
+        .runs
+        .iter()
+        .flat_map(|r| &r.queries)
+        .filter(|t| t.query == s.query && t.status == Status::Ok)
+        .count();
+    let median = s.median.unwrap_or(0.0);
+    Spread {
+        median,
+        min: s.min.unwrap_or(median),
+        max: s.max.unwrap_or(median),
+        n: finished.max(1),
     }
 }
 
 /// The other run's median seconds (with its range), and `+12%` (slower), `-30%` (faster) or
-/// `draw`: a difference under `threshold`, or between runs whose min..max ranges overlap
-/// (the noise of repetitions is larger than the difference).
-fn relative(base: Spread, other: Spread, threshold: f64) -> String {
-    let d = other.median / base.median.max(1e-9) - 1.0;
-    let seconds = match other.range {
-        Some((lo, hi)) => format!("{:.2} [{lo:.2}-{hi:.2}]", other.median),
-        None => format!("{:.2}", other.median),
-    };
-    let overlap = matches!((base.range, other.range), (Some((a, b)), Some((c, e))) if a <= e && c <= b);
-    if d.abs() < threshold {
-        format!("{seconds} draw ({:+.0}%)", d * 100.0)
-    } else if overlap {
-        format!("{seconds} draw ({:+.0}%, ranges overlap)", d * 100.0)
+/// `draw` ([`judge`]; less time is better).
+fn relative(base: Spread, other: Spread, threshold_pct: f64) -> String {
+    let seconds = if other.max > other.min {
+        format!("{:.2} [{:.2}-{:.2}]", other.median, other.min, other.max)
     } else {
-        format!("{seconds} {:+.0}%", d * 100.0)
+        format!("{:.2}", other.median)
+    };
+    match judge(&other, &base, threshold_pct, false) {
+        (Some(d), Verdict::Draw) if d.abs() <= threshold_pct * (1.0 + 1e-9) => {
+            format!("{seconds} draw ({d:+.0}%)")
+        }
+        (Some(d), Verdict::Draw) => format!("{seconds} draw ({d:+.0}%, ranges overlap)"),
+        (Some(d), _) => format!("{seconds} {d:+.0}%"),
+        (None, _) => seconds,
     }
 }
 
@@ -126,21 +130,25 @@ mod tests {
 
     #[test]
     fn relative_differences_and_draws() {
-        let one = |median| Spread { median, range: None };
-        let reps = |median, lo, hi| Spread {
+        let one = |median| Spread {
             median,
-            range: Some((lo, hi)),
+            min: median,
+            max: median,
+            n: 1,
         };
-        assert_eq!(relative(one(10.0), one(10.3), 0.05), "10.30 draw (+3%)");
-        assert_eq!(relative(one(10.0), one(13.0), 0.05), "13.00 +30%");
-        assert_eq!(relative(one(10.0), one(5.0), 0.05), "5.00 -50%");
+        let reps = |median, min, max| Spread { median, min, max, n: 3 };
+        assert_eq!(relative(one(10.0), one(10.3), 5.0), "10.30 draw (+3%)");
+        // The band's edge, in percent of the baseline as everywhere: a draw.
+        assert_eq!(relative(one(10.0), one(10.5), 5.0), "10.50 draw (+5%)");
+        assert_eq!(relative(one(10.0), one(13.0), 5.0), "13.00 +30%");
+        assert_eq!(relative(one(10.0), one(5.0), 5.0), "5.00 -50%");
         // With repetitions: overlapping ranges are a draw whatever the medians say.
         assert_eq!(
-            relative(reps(2.66, 2.31, 2.95), reps(2.94, 2.80, 3.10), 0.05),
+            relative(reps(2.66, 2.31, 2.95), reps(2.94, 2.80, 3.10), 5.0),
             "2.94 [2.80-3.10] draw (+11%, ranges overlap)"
         );
         assert_eq!(
-            relative(reps(0.32, 0.25, 0.34), reps(23.14, 22.9, 23.5), 0.05),
+            relative(reps(0.32, 0.25, 0.34), reps(23.14, 22.9, 23.5), 5.0),
             "23.14 [22.90-23.50] +7131%"
         );
         assert_eq!(timeout_or_failed(1, Some(7200.0)), ">7200");

@@ -4,28 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::metrics::power_at_size;
 use super::qgen::{stream_order, validation_params, Qgen, QueryParams};
 use super::queries::render;
 use super::refresh::{next_set, RefreshSet};
-use super::runner::{QueryRunner, Status};
+use super::runner::QueryRunner;
 use super::schema::Dialect;
 use super::TpchError;
 use crate::driver::Target;
-
-/// When to make the caches cold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cold {
-    /// Never: warm runs.
-    Off,
-    /// Before each query.
-    Query,
-    /// Before each run (repetition).
-    Run,
-}
+use crate::report::stats::Spread;
+pub use crate::results::tpch::{Cold, PowerReport, PowerRun, QuerySummary, QueryTiming, Status};
 
 /// Restarts the server and drops the OS page cache; returns what it could do (e.g. "page
 /// cache not dropped: permission denied"), or an error message.
@@ -55,92 +43,6 @@ pub struct PowerConfig {
     pub cold: Cold,
     /// How to make the caches cold (required unless `cold` is `Off`).
     pub cold_start: Option<ColdStart>,
-}
-
-/// One query in one run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct QueryTiming {
-    /// Query number.
-    pub query: u8,
-    /// Position in the stream, from 1.
-    pub position: usize,
-    /// Seconds to the last row (the timeout, when it timed out).
-    pub seconds: f64,
-    /// How it ended.
-    pub status: Status,
-    /// The server's error, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Rows returned.
-    pub rows: usize,
-}
-
-/// One run of the power test.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PowerRun {
-    /// Repetition, from 1.
-    pub rep: u32,
-    /// Refresh set used, when refreshes ran.
-    pub refresh_set: Option<u64>,
-    /// RF1's and RF2's seconds, when they ran.
-    pub rf1_seconds: Option<f64>,
-    pub rf2_seconds: Option<f64>,
-    /// The 22 queries in the order they ran.
-    pub queries: Vec<QueryTiming>,
-    /// Power@Size of this run; `None` when a query timed out or failed, or refreshes did not run.
-    pub power_at_size: Option<f64>,
-    /// Notes from making the caches cold.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cold_notes: Vec<String>,
-}
-
-/// Per query over all runs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct QuerySummary {
-    /// Query number.
-    pub query: u8,
-    /// Its substitution parameters.
-    pub params: Vec<String>,
-    /// Median, min and max of the runs that finished; `None` if none did.
-    pub median: Option<f64>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    /// Runs that timed out.
-    pub timeouts: u32,
-    /// Runs that failed.
-    pub errors: u32,
-    /// `EXPLAIN FORMAT=JSON`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
-}
-
-/// `tpch.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PowerReport {
-    /// Always [`TPCH_SCHEMA`].
-    pub schema: String,
-    /// `power`.
-    pub test: String,
-    /// Scale factor.
-    pub scale_factor: f64,
-    /// qgen seed.
-    pub seed: i64,
-    /// True when the validation parameters were used.
-    pub validation: bool,
-    /// The server's version string.
-    pub server_version: String,
-    /// `--timeout`, if given.
-    pub timeout_seconds: Option<f64>,
-    /// When caches were made cold.
-    pub cold: Cold,
-    /// The query order (stream 0).
-    pub stream_order: Vec<u8>,
-    /// Every run.
-    pub runs: Vec<PowerRun>,
-    /// Per query over the runs, in query order.
-    pub queries: Vec<QuerySummary>,
-    /// Median Power@Size over the runs that have one.
-    pub power_at_size: Option<f64>,
 }
 
 /// Value of `tpch.json`'s `schema` key.
@@ -262,9 +164,9 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
                 }
             }
         }
-        (s.median, s.min, s.max) = spread(&mut times);
+        (s.median, s.min, s.max) = spread(&times);
     }
-    let mut powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
+    let powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
     Ok(PowerReport {
         schema: TPCH_SCHEMA.into(),
         test: "power".into(),
@@ -277,7 +179,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         stream_order: order.to_vec(),
         runs,
         queries: summaries,
-        power_at_size: spread(&mut powers).0,
+        power_at_size: spread(&powers).0,
     })
 }
 
@@ -292,19 +194,12 @@ fn run_power(sf: f64, run: &PowerRun) -> Option<f64> {
     power_at_size(sf, &times, &[run.rf1_seconds?, run.rf2_seconds?])
 }
 
-/// (median, min, max); sorts `v`.
-pub fn spread(v: &mut [f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
-    if v.is_empty() {
-        return (None, None, None);
+/// (median, min, max) of `v` ([`crate::report::stats::Spread`]).
+pub fn spread(v: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    match Spread::of(v) {
+        Some(s) => (Some(s.median), Some(s.min), Some(s.max)),
+        None => (None, None, None),
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (Some(median), Some(v[0]), Some(v[n - 1]))
 }
 
 async fn cold(cfg: &PowerConfig, runner: &mut QueryRunner, notes: &mut Vec<String>) -> Result<(), TpchError> {
@@ -323,9 +218,9 @@ mod tests {
 
     #[test]
     fn spread_gives_median_min_max() {
-        assert_eq!(spread(&mut [3.0, 1.0, 2.0]), (Some(2.0), Some(1.0), Some(3.0)));
-        assert_eq!(spread(&mut [4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
-        assert_eq!(spread(&mut []), (None, None, None));
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (Some(2.0), Some(1.0), Some(3.0)));
+        assert_eq!(spread(&[4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
+        assert_eq!(spread(&[]), (None, None, None));
         let p = stream_params(1.0, 0, 0, true);
         assert_eq!(p[13].values, vec!["1995-09-01".to_string()]);
     }

@@ -28,7 +28,7 @@ pub fn power_text(r: &PowerReport) -> String {
             label: "median".into(),
             report: r,
         }],
-        0.05,
+        crate::report::stats::DEFAULT_THRESHOLD_PCT,
     ));
     for run in &r.runs {
         if let (Some(a), Some(b)) = (run.rf1_seconds, run.rf2_seconds) {

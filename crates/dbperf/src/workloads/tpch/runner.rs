@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::load::connect;
 use super::queries::Rendered;
 use super::schema::Dialect;
@@ -14,18 +12,7 @@ use super::TpchError;
 use crate::driver::any::AnySession;
 use crate::driver::doing;
 use crate::driver::{Session, Target};
-
-/// How a query ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// It returned its rows.
-    Ok,
-    /// It ran past the timeout and was cancelled on the server.
-    Timeout,
-    /// The server returned an error.
-    Error,
-}
+pub use crate::results::tpch::Status;
 
 /// One execution of a query.
 #[derive(Clone, Debug)]

@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::metrics::throughput_at_size;
 use super::power::{stream_params, QueryTiming};
 use super::qgen::stream_order;
@@ -16,6 +14,7 @@ use super::runner::{QueryRunner, Status};
 use super::schema::Dialect;
 use super::TpchError;
 use crate::driver::Target;
+pub use crate::results::tpch::{RefreshPair, StreamRun, ThroughputReport};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -36,54 +35,6 @@ pub struct ThroughputConfig {
     pub timeout: Option<Duration>,
     /// Run the refresh stream.
     pub refresh: bool,
-}
-
-/// One query stream.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StreamRun {
-    /// Stream number, from 1.
-    pub stream: u32,
-    /// Seconds from the test's start to this stream's last query's end.
-    pub seconds: f64,
-    /// Its 22 queries in the order they ran.
-    pub queries: Vec<QueryTiming>,
-}
-
-/// One refresh pair.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RefreshPair {
-    /// Refresh set number.
-    pub set: u64,
-    /// RF1's and RF2's seconds.
-    pub rf1_seconds: f64,
-    pub rf2_seconds: f64,
-}
-
-/// `tpch.json` of a throughput run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ThroughputReport {
-    /// Always `dbperf.tpch/1`.
-    pub schema: String,
-    /// `throughput`.
-    pub test: String,
-    /// Scale factor.
-    pub scale_factor: f64,
-    /// qgen seed.
-    pub seed: i64,
-    /// True when the validation parameters were used.
-    pub validation: bool,
-    /// The server's version string.
-    pub server_version: String,
-    /// `--timeout`, if given.
-    pub timeout_seconds: Option<f64>,
-    /// Every query stream.
-    pub streams: Vec<StreamRun>,
-    /// The refresh stream's pairs.
-    pub refresh: Vec<RefreshPair>,
-    /// Ts: first submission to last completion.
-    pub ts_seconds: f64,
-    /// `None` when a query timed out or failed.
-    pub throughput_at_size: Option<f64>,
 }
 
 /// Runs the throughput test; `progress` gets one line per step.
