@@ -46,11 +46,11 @@ use toml::{Spanned, Value};
 
 pub use super::settings::parse_size;
 use super::settings::{check_max_connections, setting, setting_value};
+use super::workload::RawWorkload;
+pub use super::workload::{Cold, Kind, Params, Restore, Sysbench, TpchTest};
 use crate::bounds;
 pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
-pub use super::workload::{Cold, Kind, Params, Restore, Sysbench, TpchTest};
-use super::workload::RawWorkload;
 
 /// A file that could not be read or does not describe a valid experiment.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +155,6 @@ struct RawPinning {
     server_cpus: Option<Spanned<String>>,
     client_cpus: Option<Spanned<String>>,
 }
-
 
 /// One server of the experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -493,19 +492,19 @@ impl Experiment {
             };
             let kind = params.kind();
             let users = match (&r.users, kind) {
-                (Some(u), Kind::Tpch) => {
-                    return Err(at(
-                        u.span(),
-                        "a tpch workload has no `users`: the power test is one stream, the throughput test takes `streams`".into(),
-                    ))
-                }
+                (Some(u), Kind::Tpch) => return Err(at(
+                    u.span(),
+                    "a tpch workload has no `users`: the power test is one stream, the throughput test takes `streams`"
+                        .into(),
+                )),
                 (None, Kind::Tpch) => vec![1],
-                (None, _) => {
-                    return Err(at(
-                        w.span(),
-                        format!("this {} workload needs `users` (connection counts, one point each), e.g. users = [1, 8, 64]", kind.name()),
-                    ))
-                }
+                (None, _) => return Err(at(
+                    w.span(),
+                    format!(
+                        "this {} workload needs `users` (connection counts, one point each), e.g. users = [1, 8, 64]",
+                        kind.name()
+                    ),
+                )),
                 (Some(u), _) => {
                     let users = u.get_ref().clone();
                     if let Some(bad) = users.iter().find(|n| !(1..=bounds::MAX_CONNECTIONS).contains(*n)) {
@@ -533,7 +532,10 @@ impl Experiment {
                 }
             };
             if let Some(c) = r.checksum.as_ref().filter(|c| *c.get_ref()) {
-                if let Some(pg) = servers.iter().find(|s| s.spec.flavor == crate::server::ServerKind::Postgres) {
+                if let Some(pg) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor == crate::server::ServerKind::Postgres)
+                {
                     return Err(at(
                         c.span(),
                         format!("checksum uses CHECKSUM TABLE, which {} (PostgreSQL) does not have: remove it or the server", pg.label),
@@ -542,7 +544,10 @@ impl Experiment {
             }
             if let Params::Tpch(t) = &params {
                 if let Some(engine) = &t.table_engine {
-                    if let Some(pg) = servers.iter().find(|s| s.spec.flavor == crate::server::ServerKind::Postgres) {
+                    if let Some(pg) = servers
+                        .iter()
+                        .find(|s| s.spec.flavor == crate::server::ServerKind::Postgres)
+                    {
                         let span = r.table_engine.as_ref().map_or(w.span(), |e| e.span());
                         return Err(at(
                             span,
@@ -552,7 +557,10 @@ impl Experiment {
                 }
             }
             if kind == Kind::Pgbench {
-                if let Some(other) = servers.iter().find(|s| s.spec.flavor != crate::server::ServerKind::Postgres) {
+                if let Some(other) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor != crate::server::ServerKind::Postgres)
+                {
                     return Err(at(
                         r.kind.as_ref().map_or(w.span(), |k| k.span()),
                         format!("pgbench runs on PostgreSQL only, and server {:?} is not PostgreSQL: use a postgres-NN server", other.label),
@@ -822,7 +830,11 @@ users = [1, 4]
         assert_eq!(e.pinnings[0].name, "unpinned");
         let w = &e.workloads[0];
         assert_eq!(
-            (w.sysbench().unwrap().tables, w.sysbench().unwrap().size, w.users.clone()),
+            (
+                w.sysbench().unwrap().tables,
+                w.sysbench().unwrap().size,
+                w.users.clone()
+            ),
             (2, DataSize::Rows(1000), vec![1, 4])
         );
         assert_eq!(w.duration, Duration::from_secs(60));
@@ -1069,7 +1081,11 @@ users = [4, 8]
         let e = parse(TPCC).unwrap();
         let w = &e.workloads[0];
         assert_eq!(w.kind(), Kind::Tpcc);
-        assert_eq!(w.restore, Restore::Point, "tpcc writes: every point starts from the snapshot");
+        assert_eq!(
+            w.restore,
+            Restore::Point,
+            "tpcc writes: every point starts from the snapshot"
+        );
         assert_eq!(
             w.params,
             Params::Tpcc(super::super::workload::Tpcc {
@@ -1081,13 +1097,23 @@ users = [4, 8]
         );
         // sysbench stays the default kind, restored once per server start.
         let e = parse(MINIMAL).unwrap();
-        assert_eq!((e.workloads[0].kind(), e.workloads[0].restore), (Kind::Sysbench, Restore::Variant));
-        let e = parse(&TPCC.replace("warehouses = 2", "warehouses = 2\nrestore = \"variant\"\nmode = \"spec\"\nwait_scale = 0.5\nchecksum = true")).unwrap();
+        assert_eq!(
+            (e.workloads[0].kind(), e.workloads[0].restore),
+            (Kind::Sysbench, Restore::Variant)
+        );
+        let e = parse(&TPCC.replace(
+            "warehouses = 2",
+            "warehouses = 2\nrestore = \"variant\"\nmode = \"spec\"\nwait_scale = 0.5\nchecksum = true",
+        ))
+        .unwrap();
         assert_eq!(e.workloads[0].restore, Restore::Variant);
         assert!(e.workloads[0].checksum);
         let lb = "[[server]]\nid = \"mysql-8.0.31\"\n[[workload]]\nkind = \"linkbench\"\nmaxid1 = 10001\nusers = [16]\nmix = \"fb2017\"\nrequests_per_requester = 100\n";
         match &parse(lb).unwrap().workloads[0].params {
-            Params::Linkbench(l) => assert_eq!((l.maxid1, l.mix.as_str(), l.requests_per_requester), (10001, "fb2017", 100)),
+            Params::Linkbench(l) => assert_eq!(
+                (l.maxid1, l.mix.as_str(), l.requests_per_requester),
+                (10001, "fb2017", 100)
+            ),
             other => panic!("{other:?}"),
         }
         let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.1\ncold = true\ntimeout = 600\ntable_engine = \"myisam\"\nrepeat = 5\n";
@@ -1095,7 +1121,10 @@ users = [4, 8]
         assert_eq!(e.workloads[0].users, vec![1]);
         match &e.workloads[0].params {
             Params::Tpch(t) => {
-                assert_eq!((t.test, t.cold, t.timeout, t.repeat), (TpchTest::Power, Cold::Query, Some(600), 5));
+                assert_eq!(
+                    (t.test, t.cold, t.timeout, t.repeat),
+                    (TpchTest::Power, Cold::Query, Some(600), 5)
+                );
                 assert_eq!(t.table_engine.as_deref(), Some("MyISAM"));
             }
             other => panic!("{other:?}"),
@@ -1114,10 +1143,16 @@ users = [4, 8]
         );
         // The default kind is sysbench.
         let err = error(&MINIMAL.replace("tables = 2", "warehouses = 2"));
-        assert!(err.starts_with("exp.toml:7:14:") && err.contains("`warehouses` is a tpcc key"), "{err}");
+        assert!(
+            err.starts_with("exp.toml:7:14:") && err.contains("`warehouses` is a tpcc key"),
+            "{err}"
+        );
         assert!(err.contains("(the default)"), "{err}");
         let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\ntable_size = 100"));
-        assert!(err.starts_with("exp.toml:8:14:") && err.contains("`table_size` is a sysbench key"), "{err}");
+        assert!(
+            err.starts_with("exp.toml:8:14:") && err.contains("`table_size` is a sysbench key"),
+            "{err}"
+        );
         let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nscale_factor = 1"));
         assert!(err.contains("`scale_factor` is a tpch key"), "{err}");
         let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nwarehuoses = 2"));
@@ -1132,7 +1167,11 @@ users = [4, 8]
             ("warehouses = 2", "warehouses = 2\nmode = \"fast\"", "exp.toml:8:8:"),
             ("warehouses = 2", "warehouses = 2\nwait_scale = -1.0", "exp.toml:8:14:"),
             ("warehouses = 2", "warehouses = 2\nschema = \"tpcc\"", "exp.toml:8:10:"),
-            ("warehouses = 2", "warehouses = 2\nrestore = \"never\"", "exp.toml:8:11:"),
+            (
+                "warehouses = 2",
+                "warehouses = 2\nrestore = \"never\"",
+                "exp.toml:8:11:",
+            ),
             ("users = [4, 8]", "users = [0]", "exp.toml:8:9:"),
         ];
         for (from, to, at) in cases {
@@ -1150,17 +1189,36 @@ users = [4, 8]
         assert!(err.starts_with("exp.toml:6:11:") && err.contains("throughput"), "{err}");
         let err = error(&h.replace("table_engine = \"MyISAM\"", "cold = \"always\""));
         assert!(err.starts_with("exp.toml:6:8:") && err.contains("\"query\""), "{err}");
-        let err = error(&h.replace("scale_factor = 1", "scale_factor = 0").replace("table_engine = \"MyISAM\"\n", ""));
-        assert!(err.starts_with("exp.toml:5:16:") && err.contains("scale_factor"), "{err}");
+        let err = error(
+            &h.replace("scale_factor = 1", "scale_factor = 0")
+                .replace("table_engine = \"MyISAM\"\n", ""),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:16:") && err.contains("scale_factor"),
+            "{err}"
+        );
         let err = error(&h.replace("table_engine = \"MyISAM\"", "users = [2]"));
         assert!(err.starts_with("exp.toml:6:9:") && err.contains("streams"), "{err}");
-        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nchecksum = true").replace("mariadb-10.11", "postgres-17"));
+        let err = error(
+            &TPCC
+                .replace("warehouses = 2", "warehouses = 2\nchecksum = true")
+                .replace("mariadb-10.11", "postgres-17"),
+        );
         assert!(err.contains("CHECKSUM TABLE"), "{err}");
         let pg = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"pgbench\"\nusers = [1]\n";
         let err = error(pg);
-        assert!(err.starts_with("exp.toml:4:8:") && err.contains("PostgreSQL only"), "{err}");
-        let err = error(&pg.replace("mariadb-10.11", "postgres-17").replace("users", "script = \"tpcc\"\nusers"));
-        assert!(err.starts_with("exp.toml:5:10:") && err.contains("select-only"), "{err}");
+        assert!(
+            err.starts_with("exp.toml:4:8:") && err.contains("PostgreSQL only"),
+            "{err}"
+        );
+        let err = error(
+            &pg.replace("mariadb-10.11", "postgres-17")
+                .replace("users", "script = \"tpcc\"\nusers"),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:10:") && err.contains("select-only"),
+            "{err}"
+        );
     }
 
     #[test]

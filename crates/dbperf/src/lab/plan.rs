@@ -21,12 +21,25 @@ pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Data {
     /// `tables` sysbench tables of `rows` rows.
-    Sysbench { tables: u32, rows: u32 },
-    Tpcc { warehouses: u32, schema: String },
-    Linkbench { maxid1: u64 },
+    Sysbench {
+        tables: u32,
+        rows: u32,
+    },
+    Tpcc {
+        warehouses: u32,
+        schema: String,
+    },
+    Linkbench {
+        maxid1: u64,
+    },
     /// The scale factor in thousandths (so the key is exact), the engine (`None`: as loaded).
-    Tpch { milli_sf: u64, engine: Option<String> },
-    Pgbench { scale: u32 },
+    Tpch {
+        milli_sf: u64,
+        engine: Option<String>,
+    },
+    Pgbench {
+        scale: u32,
+    },
 }
 
 /// A data set on one server.
@@ -699,12 +712,17 @@ users = [16]
 
     #[test]
     fn totals_without_expanding_match_the_expanded_plan() {
-        for text in [TWO_SERVERS.to_string(), format!("order = \"shuffled\"\n{TWO_SERVERS}")] {
+        for text in [
+            TWO_SERVERS.to_string(),
+            format!("order = \"shuffled\"\n{TWO_SERVERS}"),
+            KINDS.to_string(),
+            format!("order = \"shuffled\"\n{KINDS}"),
+        ] {
             let p = plan(&text);
             let (of, expanded) = (Totals::of(&p.experiment), p.totals());
             assert_eq!(
-                (of.runs, of.starts, of.datasets),
-                (expanded.runs, expanded.starts, expanded.datasets)
+                (of.runs, of.starts, of.datasets, of.restores),
+                (expanded.runs, expanded.starts, expanded.datasets, expanded.restores)
             );
             for (a, b) in [
                 (of.runs_s, expanded.runs_s),
@@ -715,6 +733,55 @@ users = [16]
             }
             assert_eq!(of.render(&p.experiment), expanded.render(&p.experiment));
         }
+    }
+
+    const KINDS: &str = r#"
+repetitions = 2
+duration = 30
+[[server]]
+id = "mariadb-10.11"
+[[server]]
+id = "mysql-8.0.31"
+[variants]
+innodb_doublewrite = ["ON", "OFF"]
+[[workload]]
+kind = "tpcc"
+warehouses = 10
+users = [8, 16]
+[[workload]]
+kind = "tpch"
+scale_factor = 1
+cold = true
+[[workload]]
+kind = "linkbench"
+maxid1 = 100001
+users = [4]
+restore = "variant"
+"#;
+
+    #[test]
+    fn every_kind_gets_its_data_set_and_restores_are_counted() {
+        let p = plan(KINDS);
+        // 2 servers x 3 data sets x 2 variants.
+        assert_eq!(p.groups.len(), 12);
+        let keys: Vec<String> = p.datasets.iter().filter(|d| d.server == 0).map(DataSet::key).collect();
+        assert_eq!(keys, ["tpcc-w10", "tpch-sf1", "linkbench-n100001"]);
+        let tpcc = p.groups.iter().find(|g| g.data.key() == "tpcc-w10").unwrap();
+        // 2 reps x 2 user counts, each from the snapshot: 3 restores after the first.
+        assert_eq!((tpcc.points.len(), p.restores_in(tpcc)), (4, 3));
+        let tpch = p.groups.iter().find(|g| g.data.key() == "tpch-sf1").unwrap();
+        assert_eq!(tpch.points[0].id, "mariadb-10.11/doublewrite=ON/tpch-power/t1/r1");
+        assert_eq!(p.restores_in(tpch), 0, "tpch restores once per start");
+        let lb = p.groups.iter().find(|g| g.data.key() == "linkbench-n100001").unwrap();
+        assert_eq!(p.restores_in(lb), 0, "restore = \"variant\"");
+        let t = p.totals();
+        assert_eq!(t.restores, 4 * 3);
+        // Preparing 10 warehouses costs more than restoring them.
+        let tpcc_data = &tpcc.data;
+        assert!(p.prepare_estimate(tpcc_data) > 2.0 * group_overhead_secs(tpcc_data));
+        // A cold power test at SF 1 counts its 22 restarts.
+        assert!(p.point_estimate(&tpch.points[0]) > TPCH_POWER_S_PER_SF + 22.0 * (START_S + STOP_S) - 1.0);
+        assert!(p.render().contains("12 restore(s) between points"), "{}", p.render());
     }
 
     #[test]

@@ -76,7 +76,10 @@ impl DoneRun {
     /// The progress line's figure: `1234 NOTPM (45.6 tps)`, `812.3 rps, p95 4.10 ms`, ...
     pub fn figure_text(&self) -> String {
         match self.metric.as_str() {
-            "notpm" => format!("{:.0} NOTPM ({:.1} tps, p95 {:.2} ms)", self.value, self.tps, self.p95_ms),
+            "notpm" => format!(
+                "{:.0} NOTPM ({:.1} tps, p95 {:.2} ms)",
+                self.value, self.tps, self.p95_ms
+            ),
             "rps" => format!("{:.1} rps, p95 {:.2} ms", self.value, self.p95_ms),
             "geomean_s" => format!("geomean {:.3} s per query", self.value),
             "throughput_at_size" => format!("Throughput@Size {:.1}", self.value),
@@ -494,6 +497,7 @@ impl Fresh<'_> {
         }
         let mut settings: Vec<(String, String)> = self.server.settings.clone();
         settings.extend(self.variant.settings.iter().cloned());
+        settings.extend(workload_settings(self.server, &self.group.data));
         let report = start_server(
             self.home,
             self.sandbox,
@@ -506,6 +510,26 @@ impl Fresh<'_> {
             prewarm(self.exe, &url, self.group, self.plan, self.lab_dir)?;
         }
         Ok(url)
+    }
+}
+
+/// Settings a workload needs from the server beyond the experiment's: TPC-H's load and its
+/// refresh functions stream `LOAD DATA LOCAL`, which MySQL refuses by default (MariaDB takes
+/// it), so TPC-H on MySQL gets `local_infile = ON` unless the file sets it.
+fn workload_settings(server: &super::experiment::ServerSpec, data: &DataSet) -> Vec<(String, String)> {
+    let set = |key: &str| {
+        server
+            .settings
+            .iter()
+            .any(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(key))
+    };
+    if matches!(data.data, Data::Tpch { .. })
+        && server.spec.flavor == crate::server::ServerKind::Mysql
+        && !set("local_infile")
+    {
+        vec![("local_infile".into(), "ON".into())]
+    } else {
+        Vec::new()
     }
 }
 
@@ -572,7 +596,9 @@ fn prepare_data_set(
     if datadir.exists() {
         std::fs::remove_dir_all(&datadir).with_context(|| format!("removing {}", datadir.display()))?;
     }
-    let report = start_server(home, sandbox, server, &server.settings, None)?;
+    let mut settings = server.settings.clone();
+    settings.extend(workload_settings(server, data));
+    let report = start_server(home, sandbox, server, &settings, None)?;
     let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
     let log = lab_dir
         .join("logs")
@@ -640,7 +666,9 @@ fn convert_tpch_tables(url: &str, engine: &str) -> Result<()> {
         for t in TPCH_TABLES {
             s.query(&format!("ALTER TABLE {t} ENGINE={engine}"))
                 .await
-                .with_context(|| format!("ALTER TABLE {t} ENGINE={engine} (table_engine): does the server have {engine}?"))?;
+                .with_context(|| {
+                    format!("ALTER TABLE {t} ENGINE={engine} (table_engine): does the server have {engine}?")
+                })?;
         }
         Ok(())
     })
@@ -989,7 +1017,12 @@ fn read_json(path: &Path) -> Result<serde_json::Value> {
 fn geomean_of_medians(report: &serde_json::Value) -> f64 {
     let medians: Vec<f64> = report["queries"]
         .as_array()
-        .map(|qs| qs.iter().filter_map(|q| q["median"].as_f64()).filter(|m| *m > 0.0).collect())
+        .map(|qs| {
+            qs.iter()
+                .filter_map(|q| q["median"].as_f64())
+                .filter(|m| *m > 0.0)
+                .collect()
+        })
         .unwrap_or_default();
     if medians.is_empty() {
         return 0.0;
@@ -1001,8 +1034,8 @@ fn geomean_of_medians(report: &serde_json::Value) -> f64 {
 /// not read `DBPERF_LAB_POINT`).
 fn mark_lab_point(run_dir: &Path, lab: &LabPoint) -> Result<()> {
     let path = run_dir.join("manifest.json");
-    let mut manifest: crate::results::Manifest = serde_json::from_value(read_json(&path)?)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let mut manifest: crate::results::Manifest =
+        serde_json::from_value(read_json(&path)?).with_context(|| format!("reading {}", path.display()))?;
     if manifest.lab.is_none() {
         manifest.lab = Some(lab.clone());
         let tmp = run_dir.join(".manifest.json.tmp");
