@@ -498,13 +498,15 @@ impl Experiment {
                         .into(),
                 )),
                 (None, Kind::Tpch) => vec![1],
-                (None, _) => return Err(at(
-                    w.span(),
-                    format!(
+                (None, _) => {
+                    return Err(at(
+                        w.span(),
+                        format!(
                         "this {} workload needs `users` (connection counts, one point each), e.g. users = [1, 8, 64]",
                         kind.name()
                     ),
-                )),
+                    ))
+                }
                 (Some(u), _) => {
                     let users = u.get_ref().clone();
                     if let Some(bad) = users.iter().find(|n| !(1..=bounds::MAX_CONNECTIONS).contains(*n)) {

@@ -331,13 +331,15 @@ pub(super) fn params(raw: &RawWorkload, workload_span: Range<usize>) -> Result<O
                 }
             };
             let wait_scale = match &raw.wait_scale {
-                Some(w) if !(w.get_ref().is_finite() && *w.get_ref() >= 0.0 && *w.get_ref() <= 1e6) => return Err((
-                    w.span(),
-                    format!(
+                Some(w) if !(w.get_ref().is_finite() && *w.get_ref() >= 0.0 && *w.get_ref() <= 1e6) => {
+                    return Err((
+                        w.span(),
+                        format!(
                         "wait_scale must be a number from 0 to 1000000 (1 = the spec's keying and think times), got {}",
                         w.get_ref()
                     ),
-                )),
+                    ))
+                }
                 Some(w) => *w.get_ref(),
                 None => 1.0,
             };
