@@ -1,12 +1,17 @@
-//! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once and copied into
-//! place with the server stopped, a restart per group, CPU pinning, every run kept, and a
-//! state file that lets a rerun resume where an interrupted one stopped.
+//! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once per kind (`sysbench
+//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`) and copied into
+//! place with the server stopped, a restart per group and, for `restore = "point"`, before every
+//! point (the snapshot each point started from, and on request a checksum of its tables, go
+//! into its manifest), CPU pinning, every run kept, and a state file that lets a rerun resume
+//! where an interrupted one stopped.
 //!
-//! Each run is a child `dbperf sysbench ... run` (the same binary), so every run has its own
+//! Each run is a child `dbperf sysbench ... run`, `tpcc run`, `linkbench request`, `tpch
+//! power|throughput` or `pgbench SCRIPT` (the same binary), so every run has its own
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
-//! [`crate::results::LabPoint`]), which the child stores in its manifest, and where to connect
+//! [`crate::results::LabPoint`]), which the child stores in its manifest (the TPC-H commands do
+//! not read it yet: the lab writes it into their manifest afterwards), and where to connect
 //! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
