@@ -161,6 +161,22 @@ fn dbt3_example_runs_quick_cold_on_three_servers() {
         assert_eq!(manifest["lab"]["kind"], "tpch");
         assert_eq!(manifest["lab"]["workload"], "tpch-power");
     }
+    // The report: per query, each server relative to the file's first server.
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "dbt3-power-versions-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("relative to mariadb-10.11; under 5% is a draw"), "{text}");
+    let header = text.lines().find(|l| l.starts_with("query")).unwrap();
+    let (a, b, c) = (
+        header.find("mariadb-10.11 (s)").unwrap(),
+        header.find("mariadb-11.4.5").unwrap(),
+        header.find("mysql-8.0.31").unwrap(),
+    );
+    assert!(a < b && b < c, "{header}");
+    assert!(text.contains("Q22"), "{text}");
 }
 
 /// A TPC-C experiment of two variants and two user counts: four points on one data set.
