@@ -124,8 +124,9 @@ pub struct Plan {
 
 /// Rough costs used for the estimate (seconds, bytes), measured on a 2-vCPU box.
 const START_S: f64 = 6.0;
-const TPCC_BYTES_PER_WAREHOUSE: f64 = 100e6;
-const TPCC_LOAD_S_PER_WAREHOUSE: f64 = 8.0;
+/// TPC-C: `bench/lab-restore` measured 10 warehouses loaded in about 27 s into a 1.2 GB datadir.
+const TPCC_BYTES_PER_WAREHOUSE: f64 = 120e6;
+const TPCC_LOAD_S_PER_WAREHOUSE: f64 = 3.0;
 const LINKBENCH_BYTES_PER_NODE: f64 = 1_000.0;
 const LINKBENCH_LOAD_NODES_PER_S: f64 = 20_000.0;
 const TPCH_BYTES_PER_SF: f64 = 1.8e9;
