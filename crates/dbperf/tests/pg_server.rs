@@ -222,8 +222,11 @@ fn lab_checks_postgres_servers_and_variants() {
     assert_eq!(plan.groups.len(), 2 * ids.len());
     // 256MB × 0.5 over 2 tables of ~240-byte rows.
     assert_eq!(
-        plan.datasets[0].rows,
-        ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32
+        plan.datasets[0].data,
+        dbperf::lab::plan::Data::Sysbench {
+            tables: 2,
+            rows: ((256u64 << 20) as f64 * 0.5 / 240.0 / 2.0).round() as u32
+        }
     );
     dbperf::lab::run::check_servers(&plan.experiment, &home, false).unwrap();
 

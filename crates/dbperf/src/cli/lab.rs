@@ -1,10 +1,12 @@
 //! `dbperf lab plan|run FILE` and `dbperf lab report NAME`: experiments from a TOML file
-//! (see [`crate::lab`]) and their published tables (see [`crate::report::compare`]).
+//! (see [`crate::lab`]) and their published tables (see [`crate::report::compare`]; TPC-H
+//! points as per-query tables relative to the baseline server, see
+//! [`crate::workloads::tpch::compare`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use crate::lab::plan::Totals;
@@ -93,7 +95,12 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         );
     }
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
+    let mut tpch: Vec<TpchRun> = Vec::new();
     for done in state.done.values() {
+        if let Some(run) = tpch_run(&done.run_dir)? {
+            tpch.push(run);
+            continue;
+        }
         let records = RunRecords::read(&done.run_dir)?;
         let info = RunInfo::from_records(&records)?;
         by_workload.entry(info.workload.clone()).or_default().push(info);
@@ -114,6 +121,17 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             println!();
         }
     }
+    if !tpch.is_empty() {
+        let servers = crate::lab::Experiment::load(
+            &crate::lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"),
+        )
+        .map(|e| e.servers.iter().map(|s| s.label.clone()).collect::<Vec<_>>())
+        .unwrap_or_default();
+        print!(
+            "{}",
+            tpch_tables(&mut tpch, &servers, a.threshold / 100.0, a.baseline.as_deref())
+        );
+    }
     if !state.failed.is_empty() && a.format == Format::Text {
         println!(
             "{} point(s) have no finished run yet (rerun `dbperf lab run` to finish them).",
@@ -124,6 +142,120 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
 }
 
 /// Options that change which points a plan has.
+/// A finished TPC-H point of an experiment.
+struct TpchRun {
+    lab: crate::results::LabPoint,
+    report: Option<crate::workloads::tpch::power::PowerReport>,
+    /// Throughput@Size of a throughput test.
+    throughput: Option<f64>,
+}
+
+/// The TPC-H run in `dir` (`tpch.json`, no `summary.json`), `None` for other workloads.
+fn tpch_run(dir: &std::path::Path) -> Result<Option<TpchRun>> {
+    let file = dir.join(crate::results::TPCH_FILE);
+    if !file.is_file() || dir.join("summary.json").is_file() {
+        return Ok(None);
+    }
+    let read = |p: &std::path::Path| -> Result<serde_json::Value> {
+        Ok(serde_json::from_slice(
+            &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        )?)
+    };
+    let value = read(&file)?;
+    let manifest = read(&dir.join("manifest.json"))?;
+    let lab: crate::results::LabPoint = serde_json::from_value(manifest["lab"].clone()).unwrap_or_default();
+    Ok(Some(if value["test"] == "power" {
+        TpchRun {
+            lab,
+            report: Some(serde_json::from_value(value).with_context(|| format!("reading {}", file.display()))?),
+            throughput: None,
+        }
+    } else {
+        TpchRun {
+            lab,
+            report: None,
+            throughput: value["throughput_at_size"].as_f64(),
+        }
+    }))
+}
+
+/// The TPC-H points as the DBT-3 studies show them: per workload and variant, one column per
+/// server (and repetition), each query's median relative to the baseline server (the first of
+/// the file, or `baseline`), draws under `threshold` (a fraction); then throughput tests.
+fn tpch_tables(runs: &mut [TpchRun], servers: &[String], threshold: f64, baseline: Option<&str>) -> String {
+    use crate::workloads::tpch::compare::{table, Column};
+    use std::fmt::Write as _;
+    let rank = |label: &str| {
+        if baseline == Some(label) {
+            0
+        } else {
+            1 + servers.iter().position(|s| s == label).unwrap_or(servers.len())
+        }
+    };
+    runs.sort_by(|a, b| {
+        (
+            &a.lab.workload,
+            &a.lab.variant,
+            rank(&a.lab.server),
+            &a.lab.server,
+            a.lab.rep,
+        )
+            .cmp(&(
+                &b.lab.workload,
+                &b.lab.variant,
+                rank(&b.lab.server),
+                &b.lab.server,
+                b.lab.rep,
+            ))
+    });
+    let mut out = String::new();
+    let reps = runs.iter().map(|r| r.lab.rep).max().unwrap_or(1);
+    let mut i = 0;
+    while i < runs.len() {
+        let (workload, variant) = (runs[i].lab.workload.clone(), runs[i].lab.variant.clone());
+        let group: Vec<&TpchRun> = runs[i..]
+            .iter()
+            .take_while(|r| r.lab.workload == workload && r.lab.variant == variant)
+            .collect();
+        i += group.len();
+        let label = |r: &TpchRun| {
+            if reps > 1 {
+                format!("{} r{}", r.lab.server, r.lab.rep)
+            } else {
+                r.lab.server.clone()
+            }
+        };
+        let columns: Vec<Column<'_>> = group
+            .iter()
+            .filter_map(|r| {
+                r.report.as_ref().map(|report| Column {
+                    label: label(r),
+                    report,
+                })
+            })
+            .collect();
+        if !columns.is_empty() {
+            let _ = writeln!(
+                out,
+                "## {workload} · {variant}: seconds per query (median of the repetitions inside each run, min-max), relative to {}; under {:.0}% is a draw\n",
+                columns[0].label,
+                threshold * 100.0
+            );
+            out.push_str(&table(&columns, threshold));
+            out.push('\n');
+        }
+        for r in group.iter().filter(|r| r.report.is_none()) {
+            let _ = writeln!(
+                out,
+                "{workload} · {variant} · {}: Throughput@Size {}",
+                label(r),
+                r.throughput.map_or("-".into(), |t| format!("{t:.1}"))
+            );
+        }
+    }
+    out
+}
+
 #[derive(Debug, Args)]
 pub struct Shape {
     /// Override the file's `order` (`shuffled` spreads drift over the whole experiment).

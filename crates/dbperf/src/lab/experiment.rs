@@ -46,6 +46,8 @@ use toml::{Spanned, Value};
 
 pub use super::settings::parse_size;
 use super::settings::{check_max_connections, setting, setting_value};
+use super::workload::RawWorkload;
+pub use super::workload::{Cold, Kind, Params, Restore, Sysbench, TpchTest};
 use crate::bounds;
 pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
@@ -84,7 +86,7 @@ pub enum Order {
 /// A duration written as seconds (`60`) or with a unit (`"90s"`, `"5m"`, `"1h"`, `"500ms"`),
 /// within [`bounds::MAX_SECS`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Secs(Duration);
+pub(super) struct Secs(pub(super) Duration);
 
 impl<'de> Deserialize<'de> for Secs {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -154,20 +156,6 @@ struct RawPinning {
     client_cpus: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWorkload {
-    test: Spanned<String>,
-    tables: Option<Spanned<u32>>,
-    table_size: Option<Spanned<u32>>,
-    data_vs_buffer_pool: Option<Spanned<f64>>,
-    users: Spanned<Vec<u32>>,
-    duration: Option<Spanned<Secs>>,
-    warmup: Option<Spanned<Secs>>,
-    #[serde(default)]
-    options: BTreeMap<String, Spanned<Value>>,
-}
-
 /// One server of the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
@@ -210,14 +198,32 @@ pub enum DataSize {
 /// One workload of the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadSpec {
-    pub test: Test,
-    pub tables: u32,
-    pub size: DataSize,
+    /// The kind and its own keys.
+    pub params: Params,
+    /// Client connections, one point per count (sysbench threads, TPC-C terminals in max mode,
+    /// LinkBench requesters, pgbench clients; `[1]` for TPC-H, whose streams are its own key).
     pub users: Vec<u32>,
     pub duration: Duration,
     pub warmup: Duration,
-    /// Further sysbench options, passed as `--key=value`.
-    pub options: Vec<(String, String)>,
+    /// When the prepared data is copied back (default: before every point for kinds that
+    /// write, once per server start otherwise).
+    pub restore: Restore,
+    /// Record a checksum of every table before each point (`CHECKSUM TABLE`, MySQL family).
+    pub checksum: bool,
+}
+
+impl WorkloadSpec {
+    pub fn kind(&self) -> Kind {
+        self.params.kind()
+    }
+
+    /// The sysbench keys, for a sysbench workload.
+    pub fn sysbench(&self) -> Option<&Sysbench> {
+        match &self.params {
+            Params::Sysbench(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// A whole, checked experiment.
@@ -480,84 +486,101 @@ impl Experiment {
         let mut users_spans = Vec::new();
         for w in &raw.workloads {
             let r = w.get_ref();
-            let test: Test = r.test.get_ref().parse().map_err(|e: String| at(r.test.span(), e))?;
-            let tables = match &r.tables {
-                Some(t) if !(1..=bounds::MAX_TABLES).contains(t.get_ref()) => {
-                    return Err(at(
-                        t.span(),
-                        format!("tables must be 1 to {}, got {}", bounds::MAX_TABLES, t.get_ref()),
-                    ))
-                }
-                Some(t) => *t.get_ref(),
-                None => 1,
+            let params = match super::workload::params(r, w.span()).map_err(|(span, m)| at(span, m))? {
+                Some(p) => p,
+                None => Params::Sysbench(sysbench_keys(r, w.span(), &at)?),
             };
-            let size = match (&r.table_size, &r.data_vs_buffer_pool) {
-                (Some(_), Some(d)) => {
+            let kind = params.kind();
+            let users = match (&r.users, kind) {
+                (Some(u), Kind::Tpch) => return Err(at(
+                    u.span(),
+                    "a tpch workload has no `users`: the power test is one stream, the throughput test takes `streams`"
+                        .into(),
+                )),
+                (None, Kind::Tpch) => vec![1],
+                (None, _) => {
                     return Err(at(
-                        d.span(),
-                        "give either table_size or data_vs_buffer_pool, not both".into(),
-                    ))
-                }
-                (Some(n), None) if *n.get_ref() == 0 => {
-                    return Err(at(n.span(), format!("table_size must be 1 to {} rows, got 0", u32::MAX)))
-                }
-                (Some(n), None) => DataSize::Rows(*n.get_ref()),
-                (None, Some(d)) if !(*d.get_ref() > 0.0 && *d.get_ref() <= MAX_DATA_VS_BUFFER_POOL) => {
-                    return Err(at(
-                        d.span(),
+                        w.span(),
                         format!(
-                            "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {}",
-                            d.get_ref()
-                        ),
+                        "this {} workload needs `users` (connection counts, one point each), e.g. users = [1, 8, 64]",
+                        kind.name()
+                    ),
                     ))
                 }
-                (None, Some(d)) => DataSize::VsBufferPool(*d.get_ref()),
-                (None, None) => DataSize::Rows(10_000),
+                (Some(u), _) => {
+                    let users = u.get_ref().clone();
+                    if let Some(bad) = users.iter().find(|n| !(1..=bounds::MAX_CONNECTIONS).contains(*n)) {
+                        return Err(at(
+                            u.span(),
+                            format!(
+                                "users must list connection counts from 1 to {}, e.g. [1, 8, 64]; got {bad}",
+                                bounds::MAX_CONNECTIONS
+                            ),
+                        ));
+                    }
+                    if users.is_empty() {
+                        return Err(at(
+                            u.span(),
+                            "users must list one or more connection counts, e.g. [1, 8, 64]".into(),
+                        ));
+                    }
+                    if let Some(twice) = users.iter().enumerate().find(|(i, n)| users[..*i].contains(n)) {
+                        return Err(at(
+                            u.span(),
+                            format!("users lists {} twice: each count makes one run per repetition", twice.1),
+                        ));
+                    }
+                    users
+                }
             };
-            let users = r.users.get_ref().clone();
-            if let Some(bad) = users.iter().find(|u| !(1..=bounds::MAX_CONNECTIONS).contains(*u)) {
-                return Err(at(
-                    r.users.span(),
-                    format!(
-                        "users must list connection counts from 1 to {}, e.g. [1, 8, 64]; got {bad}",
-                        bounds::MAX_CONNECTIONS
-                    ),
-                ));
-            }
-            if users.is_empty() {
-                return Err(at(
-                    r.users.span(),
-                    "users must list one or more connection counts, e.g. [1, 8, 64]".into(),
-                ));
-            }
-            if let Some(twice) = users.iter().enumerate().find(|(i, u)| users[..*i].contains(u)) {
-                return Err(at(
-                    r.users.span(),
-                    format!("users lists {} twice: each count makes one run per repetition", twice.1),
-                ));
-            }
-            let mut options = Vec::new();
-            for (k, v) in &r.options {
-                let key = k.replace('-', "_");
-                if LAB_OWNED_OPTIONS.contains(&key.as_str()) {
+            if let Some(c) = r.checksum.as_ref().filter(|c| *c.get_ref()) {
+                if let Some(pg) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor == crate::server::ServerKind::Postgres)
+                {
                     return Err(at(
-                        v.span(),
-                        format!("option {k:?} is set by the lab itself; use the workload's or the file's own keys (tables, table_size, users, duration, warmup)"),
+                        c.span(),
+                        format!("checksum uses CHECKSUM TABLE, which {} (PostgreSQL) does not have: remove it or the server", pg.label),
                     ));
                 }
-                let value = setting_value(v.get_ref()).map_err(|m| at(v.span(), format!("option {k}: {m}")))?;
-                crate::cli::args::check_sysbench_option(test.name(), &key, &value).map_err(|m| at(v.span(), m))?;
-                options.push((key, value));
             }
-            users_spans.push(r.users.span());
+            if let Params::Tpch(t) = &params {
+                if let Some(engine) = &t.table_engine {
+                    if let Some(pg) = servers
+                        .iter()
+                        .find(|s| s.spec.flavor == crate::server::ServerKind::Postgres)
+                    {
+                        let span = r.table_engine.as_ref().map_or(w.span(), |e| e.span());
+                        return Err(at(
+                            span,
+                            format!("table_engine = {engine:?} is a MySQL-family table engine; {} is PostgreSQL: remove the key or the server", pg.label),
+                        ));
+                    }
+                }
+            }
+            if kind == Kind::Pgbench {
+                if let Some(other) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor != crate::server::ServerKind::Postgres)
+                {
+                    return Err(at(
+                        r.kind.as_ref().map_or(w.span(), |k| k.span()),
+                        format!("pgbench runs on PostgreSQL only, and server {:?} is not PostgreSQL: use a postgres-NN server", other.label),
+                    ));
+                }
+            }
+            users_spans.push(r.users.as_ref().map_or(w.span(), |u| u.span()));
             workloads.push(WorkloadSpec {
-                test,
-                tables,
-                size,
+                params,
                 users,
                 duration: whole_secs(&r.duration, "duration", 1, &at)?.unwrap_or(duration),
                 warmup: whole_secs(&r.warmup, "warmup", 0, &at)?.unwrap_or(warmup),
-                options,
+                restore: match &r.restore {
+                    Some(x) => *x.get_ref(),
+                    None if kind.writes() => Restore::Point,
+                    None => Restore::Variant,
+                },
+                checksum: r.checksum.as_ref().is_some_and(|c| *c.get_ref()),
             });
         }
         check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
@@ -613,7 +636,9 @@ impl Experiment {
     }
 
     /// The same experiment cut down to a smoke test: one repetition, 2 s runs without warmup,
-    /// the first two user counts, at most 2,000 rows per table. Its name gets `-quick` so its
+    /// the first two user counts, and the smallest data: at most 2,000 rows per sysbench
+    /// table, 1 TPC-C warehouse, a LinkBench graph of 2,000 nodes, TPC-H SF 0.01 once with
+    /// cold restarts per run rather than per query and a 60 s timeout, pgbench scale 1. Its name gets `-quick` so its
     /// runs and state stay apart from the real experiment's.
     pub fn quick(mut self) -> Experiment {
         self.name.push_str("-quick");
@@ -623,13 +648,102 @@ impl Experiment {
             w.duration = Duration::from_secs(2);
             w.warmup = Duration::ZERO;
             w.users.truncate(2);
-            w.size = match w.size {
-                DataSize::Rows(r) => DataSize::Rows(r.min(2000)),
-                DataSize::VsBufferPool(_) => DataSize::Rows(2000),
-            };
+            match &mut w.params {
+                Params::Sysbench(s) => {
+                    s.size = match s.size {
+                        DataSize::Rows(r) => DataSize::Rows(r.min(2000)),
+                        DataSize::VsBufferPool(_) => DataSize::Rows(2000),
+                    }
+                }
+                Params::Tpcc(t) => t.warehouses = 1,
+                Params::Linkbench(l) => {
+                    l.maxid1 = l.maxid1.min(2001);
+                    l.requests_per_requester = l.requests_per_requester.min(500);
+                }
+                Params::Tpch(t) => {
+                    t.scale_factor = t.scale_factor.min(0.01);
+                    t.repeat = 1;
+                    t.streams = t.streams.min(2);
+                    t.timeout = Some(t.timeout.unwrap_or(60).min(60));
+                    if t.cold == Cold::Query {
+                        t.cold = Cold::Run;
+                    }
+                }
+                Params::Pgbench(p) => p.scale = 1,
+            }
         }
         self
     }
+}
+
+/// A sysbench workload's own keys (`test`, `tables`, `table_size` or `data_vs_buffer_pool`,
+/// `options`).
+fn sysbench_keys(
+    r: &RawWorkload,
+    whole: Range<usize>,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Sysbench, ExperimentError> {
+    let test: Test = match &r.test {
+        Some(t) => t.get_ref().parse().map_err(|e: String| at(t.span(), e))?,
+        None => {
+            return Err(at(
+                whole,
+                "this sysbench workload needs `test`, e.g. test = \"oltp_read_only\" (or give another `kind`)".into(),
+            ))
+        }
+    };
+    let tables = match &r.tables {
+        Some(t) if !(1..=bounds::MAX_TABLES).contains(t.get_ref()) => {
+            return Err(at(
+                t.span(),
+                format!("tables must be 1 to {}, got {}", bounds::MAX_TABLES, t.get_ref()),
+            ))
+        }
+        Some(t) => *t.get_ref(),
+        None => 1,
+    };
+    let size = match (&r.table_size, &r.data_vs_buffer_pool) {
+        (Some(_), Some(d)) => {
+            return Err(at(
+                d.span(),
+                "give either table_size or data_vs_buffer_pool, not both".into(),
+            ))
+        }
+        (Some(n), None) if *n.get_ref() == 0 => {
+            return Err(at(n.span(), format!("table_size must be 1 to {} rows, got 0", u32::MAX)))
+        }
+        (Some(n), None) => DataSize::Rows(*n.get_ref()),
+        (None, Some(d)) if !(*d.get_ref() > 0.0 && *d.get_ref() <= MAX_DATA_VS_BUFFER_POOL) => {
+            return Err(at(
+                d.span(),
+                format!(
+                    "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {}",
+                    d.get_ref()
+                ),
+            ))
+        }
+        (None, Some(d)) => DataSize::VsBufferPool(*d.get_ref()),
+        (None, None) => DataSize::Rows(10_000),
+    };
+    let mut options = Vec::new();
+    for (k, v) in r.options.as_ref().map(|o| o.get_ref().iter()).into_iter().flatten() {
+        let key = k.replace('-', "_");
+        if LAB_OWNED_OPTIONS.contains(&key.as_str()) {
+            return Err(at(
+                v.span(),
+                format!("option {k:?} is set by the lab itself; use the workload's or the file's own keys (tables, table_size, users, duration, warmup)"),
+            ));
+        }
+        let value = setting_value(v.get_ref()).map_err(|m| at(v.span(), format!("option {k}: {m}")))?;
+        crate::cli::args::check_sysbench_option(test.name(), &key, &value).map_err(|m| at(v.span(), m))?;
+        options.push((key, value));
+    }
+    Ok(Sysbench {
+        test,
+        tables,
+        size,
+        options,
+    })
 }
 
 /// `innodb_max_dirty_pages_pct` → `max_dirty_pages_pct`, for short variant names.
@@ -718,7 +832,11 @@ users = [1, 4]
         assert_eq!(e.pinnings[0].name, "unpinned");
         let w = &e.workloads[0];
         assert_eq!(
-            (w.tables, w.size, w.users.clone()),
+            (
+                w.sysbench().unwrap().tables,
+                w.sysbench().unwrap().size,
+                w.users.clone()
+            ),
             (2, DataSize::Rows(1000), vec![1, 4])
         );
         assert_eq!(w.duration, Duration::from_secs(60));
@@ -893,7 +1011,7 @@ users = [1, 4]
         );
         let e = parse(&with("range-size = 5, skip_trx = true")).unwrap();
         assert_eq!(
-            e.workloads[0].options,
+            e.workloads[0].sysbench().unwrap().options,
             vec![
                 ("range_size".to_string(), "5".to_string()),
                 ("skip_trx".to_string(), "ON".to_string())
@@ -948,6 +1066,176 @@ users = [1, 4]
             "id = \"mariadb-10.11\"\nsettings = { max_connections = \"lots\" }",
         ));
         assert!(err.contains("not a number of connections"), "{err}");
+    }
+
+    const TPCC: &str = r#"
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+kind = "tpcc"
+warehouses = 2
+users = [4, 8]
+"#;
+
+    #[test]
+    fn workload_kinds_get_their_keys_and_defaults() {
+        let e = parse(TPCC).unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.kind(), Kind::Tpcc);
+        assert_eq!(
+            w.restore,
+            Restore::Point,
+            "tpcc writes: every point starts from the snapshot"
+        );
+        assert_eq!(
+            w.params,
+            Params::Tpcc(super::super::workload::Tpcc {
+                warehouses: 2,
+                mode: "max".into(),
+                wait_scale: 1.0,
+                schema: "dbperf".into()
+            })
+        );
+        // sysbench stays the default kind, restored once per server start.
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(
+            (e.workloads[0].kind(), e.workloads[0].restore),
+            (Kind::Sysbench, Restore::Variant)
+        );
+        let e = parse(&TPCC.replace(
+            "warehouses = 2",
+            "warehouses = 2\nrestore = \"variant\"\nmode = \"spec\"\nwait_scale = 0.5\nchecksum = true",
+        ))
+        .unwrap();
+        assert_eq!(e.workloads[0].restore, Restore::Variant);
+        assert!(e.workloads[0].checksum);
+        let lb = "[[server]]\nid = \"mysql-8.0.31\"\n[[workload]]\nkind = \"linkbench\"\nmaxid1 = 10001\nusers = [16]\nmix = \"fb2017\"\nrequests_per_requester = 100\n";
+        match &parse(lb).unwrap().workloads[0].params {
+            Params::Linkbench(l) => assert_eq!(
+                (l.maxid1, l.mix.as_str(), l.requests_per_requester),
+                (10001, "fb2017", 100)
+            ),
+            other => panic!("{other:?}"),
+        }
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.1\ncold = true\ntimeout = 600\ntable_engine = \"myisam\"\nrepeat = 5\n";
+        let e = parse(h).unwrap();
+        assert_eq!(e.workloads[0].users, vec![1]);
+        match &e.workloads[0].params {
+            Params::Tpch(t) => {
+                assert_eq!(
+                    (t.test, t.cold, t.timeout, t.repeat),
+                    (TpchTest::Power, Cold::Query, Some(600), 5)
+                );
+                assert_eq!(t.table_engine.as_deref(), Some("MyISAM"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let pg = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"pgbench\"\nscale = 10\nscript = \"select-only\"\nusers = [1, 8]\n";
+        assert_eq!(parse(pg).unwrap().workloads[0].restore, Restore::Point);
+    }
+
+    #[test]
+    fn keys_of_another_kind_are_refused_by_name_and_position() {
+        let err = error(&TPCC.replace("kind = \"tpcc\"", "kind = \"linkbench\"\nmaxid1 = 1001"));
+        assert!(err.starts_with("exp.toml:8:14:"), "{err}");
+        assert!(
+            err.contains("`warehouses` is a tpcc key; this workload is kind = \"linkbench\""),
+            "{err}"
+        );
+        // The default kind is sysbench.
+        let err = error(&MINIMAL.replace("tables = 2", "warehouses = 2"));
+        assert!(
+            err.starts_with("exp.toml:7:14:") && err.contains("`warehouses` is a tpcc key"),
+            "{err}"
+        );
+        assert!(err.contains("(the default)"), "{err}");
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\ntable_size = 100"));
+        assert!(
+            err.starts_with("exp.toml:8:14:") && err.contains("`table_size` is a sysbench key"),
+            "{err}"
+        );
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nscale_factor = 1"));
+        assert!(err.contains("`scale_factor` is a tpch key"), "{err}");
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nwarehuoses = 2"));
+        assert!(err.starts_with("exp.toml:8:1:") && err.contains("warehuoses"), "{err}");
+    }
+
+    #[test]
+    fn workload_values_are_checked_where_written() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("kind = \"tpcc\"", "kind = \"tpc-c\"", "exp.toml:6:8:"),
+            ("warehouses = 2", "warehouses = 0", "exp.toml:7:14:"),
+            ("warehouses = 2", "warehouses = 2\nmode = \"fast\"", "exp.toml:8:8:"),
+            ("warehouses = 2", "warehouses = 2\nwait_scale = -1.0", "exp.toml:8:14:"),
+            ("warehouses = 2", "warehouses = 2\nschema = \"tpcc\"", "exp.toml:8:10:"),
+            (
+                "warehouses = 2",
+                "warehouses = 2\nrestore = \"never\"",
+                "exp.toml:8:11:",
+            ),
+            ("users = [4, 8]", "users = [0]", "exp.toml:8:9:"),
+        ];
+        for (from, to, at) in cases {
+            let err = error(&TPCC.replace(from, to));
+            assert!(err.starts_with(at), "{to}: {err}");
+        }
+        let err = error(&TPCC.replace("warehouses = 2\n", ""));
+        assert!(err.contains("needs `warehouses`"), "{err}");
+        let err = error(&TPCC.replace("users = [4, 8]\n", ""));
+        assert!(err.contains("needs `users`"), "{err}");
+        let h = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 1\ntable_engine = \"MyISAM\"\n";
+        let err = error(h);
+        assert!(err.starts_with("exp.toml:6:16:") && err.contains("PostgreSQL"), "{err}");
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "streams = 4"));
+        assert!(err.starts_with("exp.toml:6:11:") && err.contains("throughput"), "{err}");
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "cold = \"always\""));
+        assert!(err.starts_with("exp.toml:6:8:") && err.contains("\"query\""), "{err}");
+        let err = error(
+            &h.replace("scale_factor = 1", "scale_factor = 0")
+                .replace("table_engine = \"MyISAM\"\n", ""),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:16:") && err.contains("scale_factor"),
+            "{err}"
+        );
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "users = [2]"));
+        assert!(err.starts_with("exp.toml:6:9:") && err.contains("streams"), "{err}");
+        let err = error(
+            &TPCC
+                .replace("warehouses = 2", "warehouses = 2\nchecksum = true")
+                .replace("mariadb-10.11", "postgres-17"),
+        );
+        assert!(err.contains("CHECKSUM TABLE"), "{err}");
+        let pg = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"pgbench\"\nusers = [1]\n";
+        let err = error(pg);
+        assert!(
+            err.starts_with("exp.toml:4:8:") && err.contains("PostgreSQL only"),
+            "{err}"
+        );
+        let err = error(
+            &pg.replace("mariadb-10.11", "postgres-17")
+                .replace("users", "script = \"tpcc\"\nusers"),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:10:") && err.contains("select-only"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn quick_shrinks_every_kind() {
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 10\ncold = true\nrepeat = 5\n[[workload]]\nkind = \"tpcc\"\nwarehouses = 100\nusers = [1, 2, 4]\n";
+        let e = parse(h).unwrap().quick();
+        match &e.workloads[0].params {
+            Params::Tpch(t) => assert_eq!((t.scale_factor, t.repeat, t.cold), (0.01, 1, Cold::Run)),
+            other => panic!("{other:?}"),
+        }
+        match &e.workloads[1].params {
+            Params::Tpcc(t) => assert_eq!(t.warehouses, 1),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(e.workloads[1].users, vec![1, 2]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `experiment.rs` | the TOML experiment file: parsing, checks, `file:line:column` errors |
+//! | `workload.rs` | workload kinds (sysbench, tpcc, linkbench, tpch, pgbench): their keys and checks, `restore` |
 //! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
@@ -13,6 +14,7 @@ pub mod experiment;
 pub mod plan;
 pub mod run;
 pub mod settings;
+pub mod workload;
 
 #[cfg(test)]
 mod mutations;

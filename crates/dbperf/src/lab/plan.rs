@@ -12,23 +12,82 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::experiment::{parse_size, DataSize, Experiment, Order, BYTES_PER_ROW};
+use super::experiment::{parse_size, Cold, DataSize, Experiment, Order, Params, Restore, TpchTest, BYTES_PER_ROW};
 
 /// The buffer pool a sandbox gets when the experiment does not set one (the benchmark profile).
 pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
 
-/// A data set: `tables` tables of `rows` rows on one server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What a data set holds: a workload kind's tables at its data parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Data {
+    /// `tables` sysbench tables of `rows` rows.
+    Sysbench {
+        tables: u32,
+        rows: u32,
+    },
+    Tpcc {
+        warehouses: u32,
+        schema: String,
+    },
+    Linkbench {
+        maxid1: u64,
+    },
+    /// The scale factor in thousandths (so the key is exact), the engine (`None`: as loaded).
+    Tpch {
+        milli_sf: u64,
+        engine: Option<String>,
+    },
+    Pgbench {
+        scale: u32,
+    },
+}
+
+/// A data set on one server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DataSet {
     pub server: usize,
-    pub tables: u32,
-    pub rows: u32,
+    pub data: Data,
 }
 
 impl DataSet {
-    /// `8x100000`.
+    /// `8x100000`, `tpcc-w10`, `linkbench-n100001`, `tpch-sf1-MyISAM`, `pgbench-s10`.
     pub fn key(&self) -> String {
-        format!("{}x{}", self.tables, self.rows)
+        match &self.data {
+            Data::Sysbench { tables, rows } => format!("{tables}x{rows}"),
+            Data::Tpcc { warehouses, schema } if schema == "dbperf" => format!("tpcc-w{warehouses}"),
+            Data::Tpcc { warehouses, schema } => format!("tpcc-w{warehouses}-{schema}"),
+            Data::Linkbench { maxid1 } => format!("linkbench-n{maxid1}"),
+            Data::Tpch { milli_sf, engine } => {
+                let sf = *milli_sf as f64 / 1000.0;
+                match engine {
+                    Some(e) => format!("tpch-sf{sf}-{e}"),
+                    None => format!("tpch-sf{sf}"),
+                }
+            }
+            Data::Pgbench { scale } => format!("pgbench-s{scale}"),
+        }
+    }
+
+    /// Bytes the data takes on disk, roughly (for copy and restore estimates).
+    pub fn bytes(&self) -> f64 {
+        match &self.data {
+            Data::Sysbench { tables, rows } => *rows as f64 * *tables as f64 * BYTES_PER_ROW,
+            Data::Tpcc { warehouses, .. } => *warehouses as f64 * TPCC_BYTES_PER_WAREHOUSE,
+            Data::Linkbench { maxid1 } => *maxid1 as f64 * LINKBENCH_BYTES_PER_NODE,
+            Data::Tpch { milli_sf, .. } => *milli_sf as f64 / 1000.0 * TPCH_BYTES_PER_SF,
+            Data::Pgbench { scale } => *scale as f64 * PGBENCH_BYTES_PER_SCALE,
+        }
+    }
+
+    /// Seconds the load takes, roughly (without the server start and the copy).
+    fn load_secs(&self) -> f64 {
+        match &self.data {
+            Data::Sysbench { tables, rows } => *rows as f64 * *tables as f64 / PREPARE_ROWS_PER_S,
+            Data::Tpcc { warehouses, .. } => *warehouses as f64 * TPCC_LOAD_S_PER_WAREHOUSE,
+            Data::Linkbench { maxid1 } => *maxid1 as f64 / LINKBENCH_LOAD_NODES_PER_S,
+            Data::Tpch { milli_sf, .. } => *milli_sf as f64 / 1000.0 * TPCH_LOAD_S_PER_SF,
+            Data::Pgbench { scale } => *scale as f64 * PGBENCH_LOAD_S_PER_SCALE,
+        }
     }
 }
 
@@ -63,8 +122,20 @@ pub struct Plan {
     pub datasets: Vec<DataSet>,
 }
 
-/// Rough costs used for the estimate (seconds), measured on a 2-vCPU box.
+/// Rough costs used for the estimate (seconds, bytes), measured on a 2-vCPU box.
 const START_S: f64 = 6.0;
+/// TPC-C: `bench/lab-restore` measured 10 warehouses loaded in about 27 s into a 1.2 GB datadir.
+const TPCC_BYTES_PER_WAREHOUSE: f64 = 120e6;
+const TPCC_LOAD_S_PER_WAREHOUSE: f64 = 3.0;
+const LINKBENCH_BYTES_PER_NODE: f64 = 1_000.0;
+const LINKBENCH_LOAD_NODES_PER_S: f64 = 20_000.0;
+const TPCH_BYTES_PER_SF: f64 = 1.8e9;
+const TPCH_LOAD_S_PER_SF: f64 = 400.0;
+/// One power test (22 queries and the refreshes) at SF 1.
+const TPCH_POWER_S_PER_SF: f64 = 900.0;
+const TPCH_POWER_MIN_S: f64 = 5.0;
+const PGBENCH_BYTES_PER_SCALE: f64 = 16e6;
+const PGBENCH_LOAD_S_PER_SCALE: f64 = 1.0;
 const STOP_S: f64 = 3.0;
 const RUN_OVERHEAD_S: f64 = 2.0;
 const PREPARE_ROWS_PER_S: f64 = 150_000.0;
@@ -87,15 +158,28 @@ fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
         .unwrap_or(DEFAULT_BUFFER_POOL);
     let mut sets: Vec<(DataSet, Vec<usize>)> = Vec::new();
     for (wi, w) in e.workloads.iter().enumerate() {
-        let rows = match w.size {
-            DataSize::Rows(r) => r,
-            DataSize::VsBufferPool(x) => ((bp as f64 * x) / (BYTES_PER_ROW * w.tables as f64)).round().max(1.0) as u32,
+        let data = match &w.params {
+            Params::Sysbench(sb) => Data::Sysbench {
+                tables: sb.tables,
+                rows: match sb.size {
+                    DataSize::Rows(r) => r,
+                    DataSize::VsBufferPool(x) => {
+                        ((bp as f64 * x) / (BYTES_PER_ROW * sb.tables as f64)).round().max(1.0) as u32
+                    }
+                },
+            },
+            Params::Tpcc(t) => Data::Tpcc {
+                warehouses: t.warehouses,
+                schema: t.schema.clone(),
+            },
+            Params::Linkbench(l) => Data::Linkbench { maxid1: l.maxid1 },
+            Params::Tpch(t) => Data::Tpch {
+                milli_sf: (t.scale_factor * 1000.0).round().max(1.0) as u64,
+                engine: t.table_engine.clone(),
+            },
+            Params::Pgbench(p) => Data::Pgbench { scale: p.scale },
         };
-        let ds = DataSet {
-            server: si,
-            tables: w.tables,
-            rows,
-        };
+        let ds = DataSet { server: si, data };
         match sets.iter_mut().find(|(d, _)| *d == ds) {
             Some((_, ws)) => ws.push(wi),
             None => sets.push((ds, vec![wi])),
@@ -111,6 +195,8 @@ pub struct Totals {
     /// Server starts (groups).
     pub starts: u64,
     pub datasets: u64,
+    /// Data sets copied back between the points of one server start (`restore = "point"`).
+    pub restores: u64,
     pub runs_s: f64,
     pub prepares_s: f64,
     /// Starts, restores and stops.
@@ -127,6 +213,7 @@ impl Totals {
             runs: e.runs(),
             starts: 0,
             datasets: 0,
+            restores: 0,
             runs_s: 0.0,
             prepares_s: 0.0,
             restarts_s: 0.0,
@@ -137,10 +224,18 @@ impl Totals {
                 t.starts += per_server;
                 t.prepares_s += prepare_secs(&ds);
                 t.restarts_s += per_server as f64 * group_overhead_secs(&ds);
+                let mut restoring = 0u64;
                 for wi in ws {
                     let w = &e.workloads[wi];
-                    t.runs_s += (per_server * reps * w.users.len() as u64) as f64 * point_secs(e, wi);
+                    let points = reps * w.users.len() as u64;
+                    t.runs_s += (per_server * points) as f64 * point_secs(e, wi);
+                    if w.restore == Restore::Point {
+                        restoring += points;
+                    }
                 }
+                let restores = per_server * restoring.saturating_sub(1);
+                t.restores += restores;
+                t.restarts_s += restores as f64 * group_overhead_secs(&ds);
             }
         }
         t
@@ -172,13 +267,14 @@ impl Totals {
         );
         let _ = writeln!(
             out,
-            "  order: {}; {} server start(s); {} data set(s) prepared once each and copied in",
+            "  order: {}; {} server start(s); {} data set(s) prepared once each and copied in; {} restore(s) between points",
             match e.order {
                 Order::Stable => "stable".to_string(),
                 Order::Shuffled => format!("shuffled (seed {})", e.seed),
             },
             self.starts,
-            self.datasets
+            self.datasets,
+            self.restores
         );
         let _ = writeln!(
             out,
@@ -194,12 +290,26 @@ impl Totals {
 
 fn point_secs(e: &Experiment, workload: usize) -> f64 {
     let w = &e.workloads[workload];
-    w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S
+    match &w.params {
+        Params::Tpch(t) => {
+            let power = (t.scale_factor * TPCH_POWER_S_PER_SF).max(TPCH_POWER_MIN_S);
+            let restarts = match t.cold {
+                Cold::Off => 0.0,
+                Cold::Query => 22.0,
+                Cold::Run => 1.0,
+            } * (START_S + STOP_S);
+            match t.test {
+                TpchTest::Power => f64::from(t.repeat) * (power + restarts) + RUN_OVERHEAD_S,
+                // The streams share the machine.
+                TpchTest::Throughput => f64::from(t.streams) * power + RUN_OVERHEAD_S,
+            }
+        }
+        _ => w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S,
+    }
 }
 
 fn prepare_secs(d: &DataSet) -> f64 {
-    let rows = d.rows as f64 * d.tables as f64;
-    START_S + 4.0 + rows / PREPARE_ROWS_PER_S + STOP_S + copy_secs(d)
+    START_S + 4.0 + d.load_secs() + STOP_S + copy_secs(d)
 }
 
 fn group_overhead_secs(d: &DataSet) -> f64 {
@@ -207,7 +317,7 @@ fn group_overhead_secs(d: &DataSet) -> f64 {
 }
 
 fn copy_secs(d: &DataSet) -> f64 {
-    (EMPTY_DATADIR_BYTES + d.rows as f64 * d.tables as f64 * BYTES_PER_ROW) / COPY_BYTES_PER_S
+    (EMPTY_DATADIR_BYTES + d.bytes()) / COPY_BYTES_PER_S
 }
 
 impl Plan {
@@ -243,7 +353,7 @@ impl Plan {
                             server: si,
                             variant: vi,
                             pinning: pi,
-                            data: *ds,
+                            data: ds.clone(),
                             points,
                         });
                     }
@@ -260,7 +370,7 @@ impl Plan {
         let mut datasets = Vec::new();
         for g in &groups {
             if !datasets.contains(&g.data) {
-                datasets.push(g.data);
+                datasets.push(g.data.clone());
             }
         }
         Plan {
@@ -283,7 +393,7 @@ impl Plan {
         let mut datasets = Vec::new();
         for g in &self.groups {
             if !datasets.contains(&g.data) {
-                datasets.push(g.data);
+                datasets.push(g.data.clone());
             }
         }
         self.datasets = datasets;
@@ -320,12 +430,23 @@ impl Plan {
         group_overhead_secs(&g.data)
     }
 
+    /// Whether the data is restored before `p` when it is not the first point of its group.
+    pub fn restores_before(&self, p: &Point) -> bool {
+        self.experiment.workloads[p.workload].restore == Restore::Point
+    }
+
+    /// Restores between the points of group `g` (the first point starts on a fresh copy).
+    pub fn restores_in(&self, g: &Group) -> u64 {
+        (g.points.iter().filter(|p| self.restores_before(p)).count() as u64).saturating_sub(1)
+    }
+
     /// The totals of the plan as it stands (after [`Plan::retain_points`]).
     pub fn totals(&self) -> Totals {
         Totals {
             runs: self.points() as u64,
             starts: self.groups.len() as u64,
             datasets: self.datasets.len() as u64,
+            restores: self.groups.iter().map(|g| self.restores_in(g)).sum(),
             runs_s: self
                 .groups
                 .iter()
@@ -333,7 +454,11 @@ impl Plan {
                 .map(|p| self.point_estimate(p))
                 .sum(),
             prepares_s: self.datasets.iter().map(|d| self.prepare_estimate(d)).sum(),
-            restarts_s: self.groups.iter().map(|g| self.group_overhead_estimate(g)).sum(),
+            restarts_s: self
+                .groups
+                .iter()
+                .map(|g| (1 + self.restores_in(g)) as f64 * self.group_overhead_estimate(g))
+                .sum(),
         }
     }
 
@@ -413,18 +538,27 @@ impl Plan {
     }
 }
 
-/// A label per workload: the test name, with `#N` when a test appears more than once.
+/// A label per workload: the sysbench test (`oltp_read_only`), or the kind (`tpcc`,
+/// `linkbench`, `tpch-power`, `pgbench-tpcb-like`), with `#N` when one appears more than once.
 pub fn workload_labels(e: &Experiment) -> Vec<String> {
-    e.workloads
+    let base: Vec<String> = e
+        .workloads
         .iter()
+        .map(|w| match &w.params {
+            Params::Sysbench(s) => s.test.name().to_string(),
+            Params::Tpch(t) => format!("tpch-{}", t.test.name()),
+            Params::Pgbench(p) => format!("pgbench-{}", p.script),
+            other => other.kind().name().to_string(),
+        })
+        .collect();
+    base.iter()
         .enumerate()
-        .map(|(i, w)| {
-            let same = e.workloads.iter().filter(|o| o.test == w.test).count();
-            if same > 1 {
-                let nth = e.workloads[..i].iter().filter(|o| o.test == w.test).count() + 1;
-                format!("{}#{nth}", w.test.name())
+        .map(|(i, b)| {
+            if base.iter().filter(|o| *o == b).count() > 1 {
+                let nth = base[..i].iter().filter(|o| *o == b).count() + 1;
+                format!("{b}#{nth}")
             } else {
-                w.test.name().to_string()
+                b.clone()
             }
         })
         .collect()
@@ -510,12 +644,16 @@ users = [16]
         assert_eq!(p.points(), 24);
         // One data set per server, computed from that server's buffer pool.
         assert_eq!(p.datasets.len(), 2);
+        let rows = |d: &DataSet| match d.data {
+            Data::Sysbench { rows, .. } => rows,
+            _ => panic!("{d:?}"),
+        };
         assert_eq!(
-            p.datasets[0].rows,
+            rows(&p.datasets[0]),
             ((1u64 << 30) as f64 * 0.5 / 240.0 / 4.0).round() as u32
         );
         assert_eq!(
-            p.datasets[1].rows,
+            rows(&p.datasets[1]),
             (DEFAULT_BUFFER_POOL as f64 * 0.5 / 240.0 / 4.0).round() as u32
         );
         let g = &p.groups[0];
@@ -575,12 +713,17 @@ users = [16]
 
     #[test]
     fn totals_without_expanding_match_the_expanded_plan() {
-        for text in [TWO_SERVERS.to_string(), format!("order = \"shuffled\"\n{TWO_SERVERS}")] {
+        for text in [
+            TWO_SERVERS.to_string(),
+            format!("order = \"shuffled\"\n{TWO_SERVERS}"),
+            KINDS.to_string(),
+            format!("order = \"shuffled\"\n{KINDS}"),
+        ] {
             let p = plan(&text);
             let (of, expanded) = (Totals::of(&p.experiment), p.totals());
             assert_eq!(
-                (of.runs, of.starts, of.datasets),
-                (expanded.runs, expanded.starts, expanded.datasets)
+                (of.runs, of.starts, of.datasets, of.restores),
+                (expanded.runs, expanded.starts, expanded.datasets, expanded.restores)
             );
             for (a, b) in [
                 (of.runs_s, expanded.runs_s),
@@ -591,6 +734,55 @@ users = [16]
             }
             assert_eq!(of.render(&p.experiment), expanded.render(&p.experiment));
         }
+    }
+
+    const KINDS: &str = r#"
+repetitions = 2
+duration = 30
+[[server]]
+id = "mariadb-10.11"
+[[server]]
+id = "mysql-8.0.31"
+[variants]
+innodb_doublewrite = ["ON", "OFF"]
+[[workload]]
+kind = "tpcc"
+warehouses = 10
+users = [8, 16]
+[[workload]]
+kind = "tpch"
+scale_factor = 1
+cold = true
+[[workload]]
+kind = "linkbench"
+maxid1 = 100001
+users = [4]
+restore = "variant"
+"#;
+
+    #[test]
+    fn every_kind_gets_its_data_set_and_restores_are_counted() {
+        let p = plan(KINDS);
+        // 2 servers x 3 data sets x 2 variants.
+        assert_eq!(p.groups.len(), 12);
+        let keys: Vec<String> = p.datasets.iter().filter(|d| d.server == 0).map(DataSet::key).collect();
+        assert_eq!(keys, ["tpcc-w10", "tpch-sf1", "linkbench-n100001"]);
+        let tpcc = p.groups.iter().find(|g| g.data.key() == "tpcc-w10").unwrap();
+        // 2 reps x 2 user counts, each from the snapshot: 3 restores after the first.
+        assert_eq!((tpcc.points.len(), p.restores_in(tpcc)), (4, 3));
+        let tpch = p.groups.iter().find(|g| g.data.key() == "tpch-sf1").unwrap();
+        assert_eq!(tpch.points[0].id, "mariadb-10.11/doublewrite=ON/tpch-power/t1/r1");
+        assert_eq!(p.restores_in(tpch), 0, "tpch restores once per start");
+        let lb = p.groups.iter().find(|g| g.data.key() == "linkbench-n100001").unwrap();
+        assert_eq!(p.restores_in(lb), 0, "restore = \"variant\"");
+        let t = p.totals();
+        assert_eq!(t.restores, 4 * 3);
+        // Preparing 10 warehouses costs more than restoring them.
+        let tpcc_data = &tpcc.data;
+        assert!(p.prepare_estimate(tpcc_data) > 2.0 * group_overhead_secs(tpcc_data));
+        // A cold power test at SF 1 counts its 22 restarts.
+        assert!(p.point_estimate(&tpch.points[0]) > TPCH_POWER_S_PER_SF + 22.0 * (START_S + STOP_S) - 1.0);
+        assert!(p.render().contains("12 restore(s) between points"), "{}", p.render());
     }
 
     #[test]

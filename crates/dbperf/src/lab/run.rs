@@ -1,12 +1,17 @@
-//! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once and copied into
-//! place with the server stopped, a restart per group, CPU pinning, every run kept, and a
-//! state file that lets a rerun resume where an interrupted one stopped.
+//! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once per kind (`sysbench
+//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`) and copied into
+//! place with the server stopped, a restart per group and, for `restore = "point"`, before every
+//! point (the snapshot each point started from, and on request a checksum of its tables, go
+//! into its manifest), CPU pinning, every run kept, and a state file that lets a rerun resume
+//! where an interrupted one stopped.
 //!
-//! Each run is a child `dbperf sysbench ... run` (the same binary), so every run has its own
+//! Each run is a child `dbperf sysbench ... run`, `tpcc run`, `linkbench request`, `tpch
+//! power|throughput` or `pgbench SCRIPT` (the same binary), so every run has its own
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
-//! [`crate::results::LabPoint`]), which the child stores in its manifest, and where to connect
+//! [`crate::results::LabPoint`]), which the child stores in its manifest (the TPC-H commands do
+//! not read it yet: the lab writes it into their manifest afterwards), and where to connect
 //! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
@@ -24,8 +29,11 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::experiment::{CpuSet, Experiment};
-use super::plan::{eta, DataSet, Group, Plan, Point};
+use super::experiment::{Cold, CpuSet, Experiment, Kind, Params, TpchTest};
+use super::plan::{eta, Data, DataSet, Group, Plan, Point};
+use crate::driver::any::AnySession;
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::{Session, Target};
 use crate::results::LabPoint;
 use crate::server::{SandboxHome, Setting, StartRequest};
 
@@ -56,9 +64,33 @@ pub struct LabState {
 pub struct DoneRun {
     pub run_id: String,
     pub run_dir: PathBuf,
+    /// Transactions (LinkBench: requests) per second; 0 for TPC-H.
     pub tps: f64,
     pub p95_ms: f64,
     pub finished_at: String,
+    /// The workload's own figure: `tps` (sysbench, pgbench), `notpm` (TPC-C), `rps`
+    /// (LinkBench), `geomean_s` (TPC-H power: geometric mean of the per-query medians),
+    /// `throughput_at_size` (TPC-H throughput). Empty in older state files (sysbench: tps).
+    #[serde(default)]
+    pub metric: String,
+    #[serde(default)]
+    pub value: f64,
+}
+
+impl DoneRun {
+    /// The progress line's figure: `1234 NOTPM (45.6 tps)`, `812.3 rps, p95 4.10 ms`, ...
+    pub fn figure_text(&self) -> String {
+        match self.metric.as_str() {
+            "notpm" => format!(
+                "{:.0} NOTPM ({:.1} tps, p95 {:.2} ms)",
+                self.value, self.tps, self.p95_ms
+            ),
+            "rps" => format!("{:.1} rps, p95 {:.2} ms", self.value, self.p95_ms),
+            "geomean_s" => format!("geomean {:.3} s per query", self.value),
+            "throughput_at_size" => format!("Throughput@Size {:.1}", self.value),
+            _ => format!("{:.1} tps, p95 {:.2} ms", self.tps, self.p95_ms),
+        }
+    }
 }
 
 /// How a lab run ended.
@@ -166,7 +198,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
         .iter()
         .filter(|g| g.points.iter().any(|p| !state.done.contains_key(&p.id)))
         .map(|g| {
-            plan.group_overhead_estimate(g)
+            (1 + plan.restores_in(g)) as f64 * plan.group_overhead_estimate(g)
                 + g.points
                     .iter()
                     .filter(|p| !state.done.contains_key(&p.id))
@@ -178,6 +210,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     let mut spent_estimate = 0.0;
     let (mut ran, mut failed) = (0usize, 0usize);
     let mut prepared: Vec<DataSet> = Vec::new();
+    let labels = super::plan::workload_labels(e);
 
     for group in &plan.groups {
         let todo: Vec<&Point> = group
@@ -200,7 +233,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 remaining_estimate += plan.prepare_estimate(&group.data);
                 spent_estimate += plan.prepare_estimate(&group.data);
             }
-            prepared.push(group.data);
+            prepared.push(group.data.clone());
         }
         if interrupt.stop.load(Ordering::SeqCst) {
             return Ok(LabOutcome::Interrupted { ran });
@@ -215,19 +248,27 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
             group.data.key(),
             todo.len()
         );
-        stop_quietly(&home, &sandbox);
         spent_estimate += plan.group_overhead_estimate(group);
-        restore_datadir(&golden, &home.datadir(&sandbox))?;
-        if admin_login_of(&golden).is_file() {
-            home.restore_admin_login(&sandbox, &admin_login_of(&golden))?;
-        }
-        let mut settings: Vec<(String, String)> = server.settings.clone();
-        settings.extend(variant.settings.iter().cloned());
-        let report = start_server(&home, &sandbox, server, &settings, pinning.server_cpus.as_ref())?;
-        let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
-        if e.prewarm {
-            prewarm(&exe, &url, group, plan, &dir)?;
-        }
+        let fresh = Fresh {
+            home: &home,
+            sandbox: &sandbox,
+            golden: &golden,
+            server,
+            variant,
+            pinning,
+            exe: &exe,
+            plan,
+            group,
+            lab_dir: &dir,
+        };
+        let mut url = fresh.start()?;
+        let snapshot = format!(
+            "{}/{}",
+            server.label,
+            golden.file_name().unwrap_or_default().to_string_lossy()
+        );
+        // Points run on the data since it was last copied in.
+        let mut since_restore = 0u32;
 
         for point in todo {
             if interrupt.stop.load(Ordering::SeqCst) {
@@ -236,6 +277,16 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 return Ok(LabOutcome::Interrupted { ran });
             }
             let w = &e.workloads[point.workload];
+            if since_restore > 0 && plan.restores_before(point) {
+                spent_estimate += plan.group_overhead_estimate(group);
+                url = fresh.start()?;
+                since_restore = 0;
+            }
+            let data_checksum = if w.checksum {
+                Some(checksum_tables(&url).with_context(|| format!("checksumming the tables before {}", point.id))?)
+            } else {
+                None
+            };
             let lab = LabPoint {
                 experiment: e.name.clone(),
                 point: point.id.clone(),
@@ -245,10 +296,18 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 pinning: pinning.name.clone(),
                 server_cpus: pinning.server_cpus.as_ref().map(|c| c.text.clone()),
                 client_cpus: pinning.client_cpus.as_ref().map(|c| c.text.clone()),
-                workload: w.test.name().to_string(),
+                workload: labels[point.workload].clone(),
+                kind: w.kind().name().to_string(),
                 threads: point.users,
                 rep: point.rep,
+                snapshot: Some(if since_restore == 0 {
+                    snapshot.clone()
+                } else {
+                    format!("{snapshot}+{since_restore}")
+                }),
+                data_checksum,
             };
+            since_restore += 1;
             let n = state.done.len() + 1;
             print!("[{n}/{total}] {} ... ", point.id);
             let _ = std::io::stdout().flush();
@@ -256,6 +315,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 &RunPoint {
                     exe: &exe,
                     url: &url,
+                    sandbox: &sandbox,
                     plan,
                     group,
                     point,
@@ -277,9 +337,8 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
             match outcome {
                 Ok(PointOutcome::Done(d)) => {
                     println!(
-                        "{:.1} tps, p95 {:.2} ms  (ETA {})",
-                        d.tps,
-                        d.p95_ms,
+                        "{}  (ETA {})",
+                        d.figure_text(),
                         eta(Duration::from_secs_f64(left * pace.clamp(0.5, 3.0)))
                     );
                     state.failed.remove(&point.id);
@@ -330,7 +389,11 @@ fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
     let server = &e.servers[group.server];
     let mut print = format!("{}|{:?}", server.id, server.settings);
     let w = &e.workloads[plan.prepare_workload(&group.data)];
-    print.push_str(&format!("|{}|{:?}", w.test.name(), w.options));
+    match &w.params {
+        // As before kinds existed, so sysbench data sets prepared then are still found.
+        Params::Sysbench(sb) => print.push_str(&format!("|{}|{:?}", sb.test.name(), sb.options)),
+        other => print.push_str(&format!("|{}", other.kind().name())),
+    }
     // FNV-1a: stable across builds, unlike std's hasher.
     let hash = print.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -413,6 +476,107 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
     Ok(notes)
 }
 
+/// What a (re)start of a group's server on a fresh copy of its data set needs.
+struct Fresh<'a> {
+    home: &'a SandboxHome,
+    sandbox: &'a str,
+    golden: &'a Path,
+    server: &'a super::experiment::ServerSpec,
+    variant: &'a super::experiment::Variant,
+    pinning: &'a super::experiment::Pinning,
+    exe: &'a Path,
+    plan: &'a Plan,
+    group: &'a Group,
+    lab_dir: &'a Path,
+}
+
+impl Fresh<'_> {
+    /// Stops the server, copies the data set back from its golden copy, starts the server
+    /// with the group's settings and pinning (and prewarms sysbench tables): returns the URL.
+    fn start(&self) -> Result<String> {
+        stop_quietly(self.home, self.sandbox);
+        restore_datadir(self.golden, &self.home.datadir(self.sandbox))?;
+        let login = admin_login_of(self.golden);
+        if login.is_file() {
+            self.home.restore_admin_login(self.sandbox, &login)?;
+        }
+        let mut settings: Vec<(String, String)> = self.server.settings.clone();
+        settings.extend(self.variant.settings.iter().cloned());
+        settings.extend(workload_settings(self.server, &self.group.data));
+        let report = start_server(
+            self.home,
+            self.sandbox,
+            self.server,
+            &settings,
+            self.pinning.server_cpus.as_ref(),
+        )?;
+        let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
+        if self.plan.experiment.prewarm {
+            prewarm(self.exe, &url, self.group, self.plan, self.lab_dir)?;
+        }
+        Ok(url)
+    }
+}
+
+/// Settings a workload needs from the server beyond the experiment's: TPC-H's load and its
+/// refresh functions stream `LOAD DATA LOCAL`, which MySQL refuses by default (MariaDB takes
+/// it), so TPC-H on MySQL gets `local_infile = ON` unless the file sets it.
+fn workload_settings(server: &super::experiment::ServerSpec, data: &DataSet) -> Vec<(String, String)> {
+    let set = |key: &str| {
+        server
+            .settings
+            .iter()
+            .any(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(key))
+    };
+    if matches!(data.data, Data::Tpch { .. })
+        && server.spec.flavor == crate::server::ServerKind::Mysql
+        && !set("local_infile")
+    {
+        vec![("local_infile".into(), "ON".into())]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The `dbperf ...` arguments that load data set `data` (the first workload of the file on it
+/// decides the table options).
+fn prepare_args(plan: &Plan, data: &DataSet) -> Vec<String> {
+    let e = &plan.experiment;
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2;
+    let w = &e.workloads[plan.prepare_workload(data)];
+    let mut args: Vec<String> = Vec::new();
+    match (&data.data, &w.params) {
+        (Data::Sysbench { tables, rows }, Params::Sysbench(sb)) => {
+            args.extend(["sysbench".into(), sb.test.name().into(), "prepare".into()]);
+            args.push(format!("--tables={tables}"));
+            args.push(format!("--table-size={rows}"));
+            args.push(format!("--threads={threads}"));
+            for (k, v) in &sb.options {
+                args.push(format!("--{k}={v}"));
+            }
+        }
+        (Data::Tpcc { warehouses, schema }, _) => {
+            args.extend(["tpcc".into(), "prepare".into()]);
+            args.push(format!("--warehouses={warehouses}"));
+            args.push(format!("--schema={schema}"));
+        }
+        (Data::Linkbench { maxid1 }, _) => {
+            args.extend(["linkbench".into(), "load".into()]);
+            args.push(format!("--maxid1={maxid1}"));
+        }
+        (Data::Tpch { milli_sf, .. }, _) => {
+            args.extend(["tpch".into(), "prepare".into()]);
+            args.push(format!("--scale-factor={}", *milli_sf as f64 / 1000.0));
+        }
+        (Data::Pgbench { scale }, _) => {
+            args.extend(["pgbench".into(), "init".into()]);
+            args.push(format!("--scale={scale}"));
+        }
+        (Data::Sysbench { .. }, _) => unreachable!("a sysbench data set is prepared by a sysbench workload"),
+    }
+    args
+}
+
 /// Starts the server on a fresh datadir, prepares the data set, stops it and keeps a copy of
 /// the datadir at `golden`.
 fn prepare_data_set(
@@ -426,37 +590,40 @@ fn prepare_data_set(
 ) -> Result<()> {
     let e = &plan.experiment;
     let server = &e.servers[group.server];
-    let data = group.data;
+    let data = &group.data;
     println!(
-        "== preparing {} tables x {} rows on {} (once; later starts copy it)",
-        data.tables, data.rows, server.label
+        "== preparing data set {} on {} (once; later starts copy it)",
+        data.key(),
+        server.label
     );
     stop_quietly(home, sandbox);
     let datadir = home.datadir(sandbox);
     if datadir.exists() {
         std::fs::remove_dir_all(&datadir).with_context(|| format!("removing {}", datadir.display()))?;
     }
-    let report = start_server(home, sandbox, server, &server.settings, None)?;
+    let mut settings = server.settings.clone();
+    settings.extend(workload_settings(server, data));
+    let report = start_server(home, sandbox, server, &settings, None)?;
     let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
-    // The first workload of the file on this data set decides table options (engine, ...).
-    let w = &e.workloads[plan.prepare_workload(&data)];
     let log = lab_dir
         .join("logs")
         .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2;
     let mut cmd = child(exe, &url);
-    cmd.args(["sysbench", w.test.name(), "prepare"])
-        .arg(format!("--tables={}", data.tables))
-        .arg(format!("--table-size={}", data.rows))
-        .arg(format!("--threads={threads}"));
-    for (k, v) in &w.options {
-        cmd.arg(format!("--{k}={v}"));
-    }
+    cmd.args(prepare_args(plan, data));
     let t0 = Instant::now();
     let status = run_logged(&mut cmd, &log)?;
     if !status.success() {
         stop_quietly(home, sandbox);
         bail!("preparing the data failed ({status}); see {}", log.display());
+    }
+    if let Data::Tpch {
+        engine: Some(engine), ..
+    } = &data.data
+    {
+        if let Err(err) = convert_tpch_tables(&url, engine) {
+            stop_quietly(home, sandbox);
+            return Err(err);
+        }
     }
     stop_quietly(home, sandbox);
     if golden.exists() {
@@ -480,19 +647,85 @@ fn prepare_data_set(
     Ok(())
 }
 
-/// `dbperf sysbench prewarm` after a start, so runs do not begin on a cold buffer pool.
+/// The 8 TPC-H tables.
+const TPCH_TABLES: &[&str] = &[
+    "region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
+];
+
+fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting an async runtime")?
+        .block_on(f)
+}
+
+/// `ALTER TABLE ... ENGINE=engine` for every TPC-H table (`table_engine`).
+fn convert_tpch_tables(url: &str, engine: &str) -> Result<()> {
+    println!("   converting the TPC-H tables to {engine}");
+    block_on(async {
+        let target = Target::parse(url)?;
+        let mut s = AnySession::connect(&target, IgnoreErrors::Codes(Default::default()))
+            .await
+            .context("connecting to convert the TPC-H tables")?;
+        for t in TPCH_TABLES {
+            s.query(&format!("ALTER TABLE {t} ENGINE={engine}"))
+                .await
+                .with_context(|| {
+                    format!("ALTER TABLE {t} ENGINE={engine} (table_engine): does the server have {engine}?")
+                })?;
+        }
+        Ok(())
+    })
+}
+
+/// `CHECKSUM TABLE` of every base table of the target's database, as one text:
+/// `table=checksum` joined by spaces, in table name order.
+fn checksum_tables(url: &str) -> Result<String> {
+    block_on(async {
+        let target = Target::parse(url)?;
+        let mut s = AnySession::connect(&target, IgnoreErrors::Codes(Default::default()))
+            .await
+            .context("connecting to checksum the tables")?;
+        let mut tables: Vec<String> = s
+            .query_rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'")
+            .await?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect();
+        tables.sort();
+        let mut out = Vec::new();
+        for chunk in tables.chunks(50) {
+            let list: Vec<String> = chunk.iter().map(|t| format!("`{}`", t.replace('`', "``"))).collect();
+            for row in s.query_rows(&format!("CHECKSUM TABLE {}", list.join(", "))).await? {
+                let name = row.first().cloned().flatten().unwrap_or_default();
+                let sum = row.get(1).cloned().flatten().unwrap_or_else(|| "NULL".into());
+                // `db.table` → `table`.
+                let name = name.rsplit('.').next().unwrap_or_default().to_owned();
+                out.push(format!("{name}={sum}"));
+            }
+        }
+        Ok(out.join(" "))
+    })
+}
+
+/// `dbperf sysbench prewarm` after a start, so runs do not begin on a cold buffer pool
+/// (sysbench data sets; the other kinds warm up with their own `warmup`).
 fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) -> Result<()> {
     let e = &plan.experiment;
     let server = &e.servers[group.server];
     let w = &e.workloads[plan.prepare_workload(&group.data)];
+    let (Data::Sysbench { tables, rows }, Params::Sysbench(sb)) = (&group.data.data, &w.params) else {
+        return Ok(());
+    };
     let log = lab_dir
         .join("logs")
         .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));
     let mut cmd = child(exe, url);
-    cmd.args(["sysbench", w.test.name(), "prewarm"])
-        .arg(format!("--tables={}", group.data.tables))
-        .arg(format!("--table-size={}", group.data.rows))
-        .arg(format!("--threads={}", group.data.tables.min(4)));
+    cmd.args(["sysbench", sb.test.name(), "prewarm"])
+        .arg(format!("--tables={tables}"))
+        .arg(format!("--table-size={rows}"))
+        .arg(format!("--threads={}", (*tables).min(4)));
     let status = run_logged(&mut cmd, &log)?;
     if !status.success() {
         bail!("prewarm failed ({status}); see {}", log.display());
@@ -560,6 +793,7 @@ fn safe(s: &str) -> String {
 struct RunPoint<'a> {
     exe: &'a Path,
     url: &'a str,
+    sandbox: &'a str,
     plan: &'a Plan,
     group: &'a Group,
     point: &'a Point,
@@ -583,25 +817,102 @@ fn child(exe: &Path, url: &str) -> Command {
     cmd
 }
 
-/// The `dbperf sysbench ... run` of one point, writing its summary to `summary_path`.
+/// The child command of one point: `dbperf sysbench TEST run`, `tpcc run`, `linkbench
+/// request`, `tpch power|throughput` or `pgbench SCRIPT`, writing its summary to
+/// `summary_path` (TPC-H writes `tpch.json` in its run directory instead).
 fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
     let e = &r.plan.experiment;
     let w = &e.workloads[r.point.workload];
-    let mut cmd = child(r.exe, r.url);
-    cmd.args(["sysbench", w.test.name(), "run"])
-        .arg(format!("--tables={}", r.group.data.tables))
-        .arg(format!("--table-size={}", r.group.data.rows))
-        .arg(format!("--threads={}", r.point.users))
-        .arg(format!("--time={}", w.duration.as_secs()))
-        .arg(format!("--warmup-time={}", w.warmup.as_secs()))
-        .arg(format!("--report-interval={}", e.report_interval.as_secs_f64()))
-        .arg(format!("--results-dir={}", r.results_dir.display()))
-        .arg(format!("--summary-json={}", summary_path.display()))
-        .env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
-    for (k, v) in &w.options {
-        cmd.arg(format!("--{k}={v}"));
+    let cold = matches!(&w.params, Params::Tpch(t) if t.cold != Cold::Off);
+    // A cold TPC-H run restarts the sandbox itself, so it needs the sandbox, not a URL.
+    let sandbox_url = format!("sandbox:{}", r.sandbox);
+    let mut cmd = child(r.exe, if cold { &sandbox_url } else { r.url });
+    let time = format!("--time={}", w.duration.as_secs());
+    let warmup = format!("--warmup-time={}", w.warmup.as_secs());
+    let interval = format!("--report-interval={}", e.report_interval.as_secs_f64());
+    let results = format!("--results-dir={}", r.results_dir.display());
+    let summary = format!("--summary-json={}", summary_path.display());
+    let users = r.point.users;
+    match (&w.params, &r.group.data.data) {
+        (Params::Sysbench(sb), Data::Sysbench { tables, rows }) => {
+            cmd.args(["sysbench", sb.test.name(), "run"])
+                .arg(format!("--tables={tables}"))
+                .arg(format!("--table-size={rows}"))
+                .arg(format!("--threads={users}"))
+                .args([&time, &warmup, &interval, &results, &summary]);
+            for (k, v) in &sb.options {
+                cmd.arg(format!("--{k}={v}"));
+            }
+        }
+        (Params::Tpcc(t), _) => {
+            cmd.args(["tpcc", "run"])
+                .arg(format!("--warehouses={}", t.warehouses))
+                .arg(format!("--mode={}", t.mode))
+                .arg(format!("--wait-scale={}", t.wait_scale))
+                .arg(format!("--schema={}", t.schema));
+            if t.mode == "max" {
+                cmd.arg(format!("--threads={users}"));
+            }
+            cmd.args([&time, &warmup, &interval, &results, &summary]);
+        }
+        (Params::Linkbench(l), _) => {
+            cmd.args(["linkbench", "request"])
+                .arg(format!("--maxid1={}", l.maxid1))
+                .arg(format!("--requesters={users}"))
+                .arg(format!("--mix={}", l.mix))
+                .arg(format!("--requests-per-requester={}", l.requests_per_requester))
+                .args([&time, &warmup, &interval, &results, &summary]);
+        }
+        (Params::Tpch(t), _) => {
+            cmd.args(["tpch", t.test.name()])
+                .arg(format!("--scale-factor={}", t.scale_factor))
+                .arg(&results);
+            match t.test {
+                TpchTest::Power => {
+                    cmd.arg(format!("--repeat={}", t.repeat));
+                    match t.cold {
+                        Cold::Off => {}
+                        Cold::Query => {
+                            cmd.arg("--cold=query");
+                        }
+                        Cold::Run => {
+                            cmd.arg("--cold=run");
+                        }
+                    }
+                }
+                TpchTest::Throughput => {
+                    cmd.arg(format!("--streams={}", t.streams));
+                }
+            }
+            if let Some(secs) = t.timeout {
+                cmd.arg(format!("--timeout={secs}"));
+            }
+        }
+        (Params::Pgbench(p), _) => {
+            cmd.args(["pgbench", p.script.as_str()])
+                .arg(format!("--scale={}", p.scale))
+                .arg(format!("--clients={users}"))
+                .arg(format!("--time={}", w.duration.as_secs()))
+                .arg(&warmup)
+                .arg(format!("--progress={}", e.report_interval.as_secs_f64()))
+                .args([&results, &summary]);
+        }
+        (Params::Sysbench(_), other) => bail!("a sysbench workload on data set {other:?}"),
     }
+    cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
+}
+
+/// Run directories directly under `root` (names only).
+fn run_dirs(root: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(root)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("manifest.json").is_file())
+                .map(|e| e.file_name())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
@@ -609,7 +920,9 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
     let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
     let summary_path = r.lab_dir.join("logs").join(format!("{stem}.summary.json"));
     let _ = std::fs::remove_file(&summary_path);
+    let w = &r.plan.experiment.workloads[r.point.workload];
     let mut cmd = point_command(r, &summary_path)?;
+    let before = run_dirs(r.results_dir);
     if let Some(cpus) = r.client_cpus {
         let cpus = cpus.cpus.clone();
         // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
@@ -618,6 +931,7 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
             cmd.pre_exec(move || crate::cpus::restrict(0, &cpus));
         }
     }
+    let what = format!("dbperf {}", w.kind().name());
     let file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     let err = file.try_clone()?;
     let mut child = cmd
@@ -625,31 +939,116 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
         .stdout(file)
         .stderr(err)
         .spawn()
-        .context("starting dbperf sysbench")?;
+        .with_context(|| format!("starting {what}"))?;
     interrupt.child.store(child.id() as i32, Ordering::SeqCst);
     let status = child.wait();
     interrupt.child.store(0, Ordering::SeqCst);
-    let status = status.context("waiting for dbperf sysbench")?;
+    let status = status.with_context(|| format!("waiting for {what}"))?;
     if status.code() == Some(130) || interrupt.stop.load(Ordering::SeqCst) {
         return Ok(PointOutcome::Interrupted);
     }
     if !status.success() {
         return Ok(PointOutcome::Failed(anyhow!(
-            "dbperf sysbench exited with {status}; see {}",
+            "{what} exited with {status}; see {}",
             log.display()
         )));
     }
-    let summary: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
-    )?;
+    let finished_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if let Params::Tpch(t) = &w.params {
+        // TPC-H writes no summary.json: its run is the new run directory with a tpch.json.
+        let Some(run_id) = run_dirs(r.results_dir)
+            .into_iter()
+            .filter(|d| !before.contains(d))
+            .filter(|d| r.results_dir.join(d).join(crate::results::TPCH_FILE).is_file())
+            .max()
+        else {
+            return Ok(PointOutcome::Failed(anyhow!(
+                "{what} wrote no run directory with {} under {}; see {}",
+                crate::results::TPCH_FILE,
+                r.results_dir.display(),
+                log.display()
+            )));
+        };
+        let run_dir = r.results_dir.join(&run_id);
+        mark_lab_point(&run_dir, r.lab)?;
+        let report: serde_json::Value = read_json(&run_dir.join(crate::results::TPCH_FILE))?;
+        let (metric, value) = match t.test {
+            TpchTest::Power => ("geomean_s", geomean_of_medians(&report)),
+            TpchTest::Throughput => (
+                "throughput_at_size",
+                report["throughput_at_size"].as_f64().unwrap_or(0.0),
+            ),
+        };
+        return Ok(PointOutcome::Done(DoneRun {
+            run_id: run_id.to_string_lossy().into_owned(),
+            run_dir,
+            tps: 0.0,
+            p95_ms: 0.0,
+            finished_at,
+            metric: metric.into(),
+            value,
+        }));
+    }
+    let summary = read_json(&summary_path)?;
     let run_id = summary["run_id"].as_str().unwrap_or_default().to_owned();
+    let run_dir = r.results_dir.join(&run_id);
+    let tps = summary["transactions"]["per_sec"].as_f64().unwrap_or(0.0);
+    let (metric, value) = match w.kind() {
+        Kind::Tpcc => {
+            let tpcc = read_json(&run_dir.join("tpcc.json"))?;
+            ("notpm", tpcc["notpm"].as_f64().unwrap_or(0.0))
+        }
+        Kind::Linkbench => ("rps", tps),
+        _ => ("tps", tps),
+    };
     Ok(PointOutcome::Done(DoneRun {
-        run_dir: r.results_dir.join(&run_id),
+        run_dir,
         run_id,
-        tps: summary["transactions"]["per_sec"].as_f64().unwrap_or(0.0),
+        tps,
         p95_ms: summary["latency_ms"]["p95"].as_f64().unwrap_or(0.0),
-        finished_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        finished_at,
+        metric: metric.into(),
+        value,
     }))
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
+        .with_context(|| format!("reading {}", path.display()))
+}
+
+/// The geometric mean of the per-query medians of a power test's `tpch.json` (queries that
+/// never finished are left out); 0 when none finished.
+fn geomean_of_medians(report: &serde_json::Value) -> f64 {
+    let medians: Vec<f64> = report["queries"]
+        .as_array()
+        .map(|qs| {
+            qs.iter()
+                .filter_map(|q| q["median"].as_f64())
+                .filter(|m| *m > 0.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    if medians.is_empty() {
+        return 0.0;
+    }
+    (medians.iter().map(|m| m.ln()).sum::<f64>() / medians.len() as f64).exp()
+}
+
+/// Puts the lab point into a run's manifest when the child did not (the TPC-H commands do
+/// not read `DBPERF_LAB_POINT`).
+fn mark_lab_point(run_dir: &Path, lab: &LabPoint) -> Result<()> {
+    let path = run_dir.join("manifest.json");
+    let mut manifest: crate::results::Manifest =
+        serde_json::from_value(read_json(&path)?).with_context(|| format!("reading {}", path.display()))?;
+    if manifest.lab.is_none() {
+        manifest.lab = Some(lab.clone());
+        let tmp = run_dir.join(".manifest.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&manifest)?)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -672,6 +1071,7 @@ mod tests {
         let r = RunPoint {
             exe: Path::new("/usr/bin/dbperf"),
             url,
+            sandbox: "lab-x-1",
             plan: &plan,
             group,
             point,
@@ -717,6 +1117,8 @@ mod tests {
                 tps: 1.5,
                 p95_ms: 2.0,
                 finished_at: "now".into(),
+                metric: "tps".into(),
+                value: 1.5,
             },
         );
         save_state(&lab, &s).unwrap();

@@ -67,10 +67,23 @@ pub struct LabPoint {
     pub client_cpus: Option<String>,
     /// The workload name.
     pub workload: String,
+    /// The workload kind: `sysbench`, `tpcc`, `linkbench`, `tpch` or `pgbench` (empty in
+    /// manifests written before kinds existed: those are sysbench).
+    #[serde(default)]
+    pub kind: String,
     /// Client connections.
     pub threads: u32,
     /// Repetition, from 1.
     pub rep: u32,
+    /// The prepared data set (golden copy) the point's datadir came from, as
+    /// `SERVER/DATA-FINGERPRINT`, and `+N` when N earlier points ran on it since it was
+    /// restored (`restore = "variant"`); `null` in older manifests.
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// Checksum of every table just before the point ran (`checksum = true` in the
+    /// experiment's workload): equal checksums mean equal starting data.
+    #[serde(default)]
+    pub data_checksum: Option<String>,
 }
 
 /// A workload's name and every option it ran with (defaults included), as a JSON object.

@@ -1,0 +1,341 @@
+//! The lab driving every workload kind against real sandboxed servers: the study examples
+//! (TPC-C checkpoint stability, LinkBench across servers, DBT-3 power across servers) planned
+//! and run with `--quick`, TPC-C points that all start from identical data and pass
+//! `dbperf tpcc check`, and a TPC-C lab interrupted with Ctrl-C and resumed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+use common::{available, read_json, run_ok};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// `dbperf` with a private `$DBPERF_HOME` and the installed servers of the default home.
+fn dbperf(home: &Path) -> Command {
+    let dist = dbperf::server::SandboxHome::from_env().unwrap().dist_root().to_owned();
+    let mut c = common::dbperf();
+    c.env("DBPERF_HOME", home).env("DBPERF_DIST", dist);
+    c
+}
+
+/// Manifests of every run directory under `results`.
+fn manifests(results: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(results).unwrap() {
+        let p = e.unwrap().path().join("manifest.json");
+        if p.is_file() {
+            out.push(read_json(&p));
+        }
+    }
+    out
+}
+
+/// `lab run --quick FILE [ARGS]` into `results`: its standard output.
+fn lab_quick(home: &Path, results: &Path, file: &Path, args: &[&str]) -> String {
+    let out = run_ok(
+        dbperf(home)
+            .args(["lab", "run", "--quick"])
+            .args(args)
+            .arg(file)
+            .arg("--results-dir")
+            .arg(results),
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `done` map of an experiment's state file.
+fn done(results: &Path, experiment: &str) -> serde_json::Map<String, Value> {
+    let state = read_json(&results.join("lab").join(experiment).join("state.json"));
+    state["done"].as_object().unwrap().clone()
+}
+
+#[test]
+fn the_study_examples_plan_with_prepares_and_restores() {
+    let home = tempfile::tempdir().unwrap();
+    for (name, want) in [
+        ("tpcc-checkpoint-stability", "6 restore(s) between points"),
+        ("linkbench-versions", "2 data set(s)"),
+        ("dbt3-power-versions", "3 data set(s)"),
+    ] {
+        let f = examples().join(format!("{name}.toml"));
+        let out = run_ok(dbperf(home.path()).args(["lab", "plan"]).arg(&f));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("estimated time") && text.contains("prepares"),
+            "{name}: {text}"
+        );
+        assert!(text.contains(want), "{name}: {text}");
+        let head = std::fs::read_to_string(&f).unwrap();
+        assert!(head.starts_with("# Reproduces"), "{name}: the header names the study");
+    }
+}
+
+#[test]
+fn tpcc_example_runs_quick_and_reports_notpm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let text = lab_quick(&home, &results, &examples().join("tpcc-checkpoint-stability.toml"), &[]);
+    assert!(text.contains("complete: 6 run(s)"), "{text}");
+    assert!(text.contains(" NOTPM ("), "the progress line shows NOTPM: {text}");
+    let runs = done(&results, "tpcc-checkpoint-stability-quick");
+    assert_eq!(runs.len(), 6);
+    for r in runs.values() {
+        assert_eq!(r["metric"], "notpm");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for m in manifests(&results) {
+        assert_eq!(m["lab"]["kind"], "tpcc");
+        assert_eq!(m["workload"]["name"], "tpcc");
+        let snapshot = m["lab"]["snapshot"].as_str().unwrap();
+        assert!(snapshot.starts_with("mariadb-10.11/tpcc-w1-"), "{snapshot}");
+    }
+}
+
+#[test]
+fn linkbench_example_runs_quick_on_two_servers() {
+    if !["mariadb-11.4.5", "mysql-8.0.31"].iter().all(|id| available(id)) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let text = lab_quick(&home, &results, &examples().join("linkbench-versions.toml"), &[]);
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    assert!(text.contains(" rps, p95 "), "the progress line shows rps: {text}");
+    let mut seen: Vec<(String, String)> = manifests(&results)
+        .iter()
+        .map(|m| {
+            assert_eq!(m["lab"]["kind"], "linkbench");
+            (
+                m["lab"]["server"].as_str().unwrap().to_owned(),
+                m["server"]["variables"]["innodb_doublewrite"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen.len(), 4);
+    assert_eq!(seen[0].0, "mariadb");
+    assert_eq!(seen[3].0, "mysql");
+    assert_ne!(
+        seen[0].1, seen[1].1,
+        "doublewrite differs between the variants: {seen:?}"
+    );
+}
+
+#[test]
+fn dbt3_example_runs_quick_cold_on_three_servers() {
+    if !["mariadb-11.4.5", "mysql-8.0.31"].iter().all(|id| available(id)) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let text = lab_quick(
+        &home,
+        &results,
+        &examples().join("dbt3-power-versions.toml"),
+        &["--only", "/default/"],
+    );
+    assert!(text.contains("complete: 3 run(s)"), "{text}");
+    assert!(
+        text.contains("geomean "),
+        "the progress line shows the geometric mean: {text}"
+    );
+    let runs = done(&results, "dbt3-power-versions-quick");
+    assert_eq!(runs.len(), 3);
+    for r in runs.values() {
+        assert_eq!(r["metric"], "geomean_s");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        let dir = PathBuf::from(r["run_dir"].as_str().unwrap());
+        let tpch = read_json(&dir.join("tpch.json"));
+        assert_eq!(tpch["cold"], "run", "quick makes caches cold per run");
+        assert_eq!(tpch["queries"].as_array().unwrap().len(), 22);
+        let manifest = read_json(&dir.join("manifest.json"));
+        assert_eq!(manifest["lab"]["kind"], "tpch");
+        assert_eq!(manifest["lab"]["workload"], "tpch-power");
+    }
+    // The report: per query, each server relative to the file's first server.
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "dbt3-power-versions-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("relative to mariadb-10.11; under 5% is a draw"), "{text}");
+    let header = text.lines().find(|l| l.starts_with("query")).unwrap();
+    let (a, b, c) = (
+        header.find("mariadb-10.11 (s)").unwrap(),
+        header.find("mariadb-11.4.5").unwrap(),
+        header.find("mysql-8.0.31").unwrap(),
+    );
+    assert!(a < b && b < c, "{header}");
+    assert!(text.contains("Q22"), "{text}");
+}
+
+/// A TPC-C experiment of two variants and two user counts: four points on one data set.
+fn tpcc_file(dir: &Path, name: &str, restore: &str) -> PathBuf {
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &f,
+        format!(
+            r#"name = "{name}"
+duration = 2
+report_interval = 1
+prewarm = false
+[[server]]
+id = "mariadb-10.11"
+settings = {{ innodb_buffer_pool_size = "128M" }}
+[variants]
+innodb_doublewrite = ["ON", "OFF"]
+[[workload]]
+kind = "tpcc"
+warehouses = 1
+users = [2, 4]
+restore = "{restore}"
+checksum = true
+"#
+        ),
+    )
+    .unwrap();
+    f
+}
+
+#[test]
+fn tpcc_points_start_from_identical_data_and_pass_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let run = |name: &str, restore: &str| {
+        let f = tpcc_file(tmp.path(), name, restore);
+        let out = run_ok(
+            dbperf(&home)
+                .args(["lab", "run"])
+                .arg(&f)
+                .arg("--results-dir")
+                .arg(&results),
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = run("same-data", "point");
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    let checksums = |experiment: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = manifests(&results)
+            .into_iter()
+            .filter(|m| m["lab"]["experiment"] == experiment)
+            .map(|m| {
+                (
+                    m["lab"]["snapshot"].as_str().unwrap().to_owned(),
+                    m["lab"]["data_checksum"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let same = checksums("same-data");
+    assert_eq!(same.len(), 4);
+    for (snapshot, sum) in &same {
+        assert!(
+            !snapshot.contains('+'),
+            "every point starts on a fresh copy: {snapshot}"
+        );
+        assert!(sum.contains("order_line=") && sum.contains("stock="), "{sum}");
+        assert_eq!(sum, &same[0].1, "every point starts from identical tables: {same:?}");
+    }
+
+    // The last point's data is consistent (TPC-C clause 3.3.2).
+    let sandbox = "lab-same-data-1";
+    run_ok(dbperf(&home).args(["server", "start", "mariadb-10.11", "--name", sandbox]));
+    let check = dbperf(&home)
+        .args(["tpcc", "check", "--target"])
+        .arg(format!("sandbox:{sandbox}"))
+        .output()
+        .unwrap();
+    let _ = dbperf(&home).args(["server", "stop", sandbox]).output();
+    assert!(
+        check.status.success(),
+        "tpcc check after the lab: {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // Without a restore per point, the second point of a server start sees the first one's
+    // changes: the checksum tells them apart (so the check above can fail).
+    let text = run("changed-data", "variant");
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    let changed = checksums("changed-data");
+    let fresh: Vec<&(String, String)> = changed.iter().filter(|(s, _)| !s.contains('+')).collect();
+    let after: Vec<&(String, String)> = changed.iter().filter(|(s, _)| s.ends_with("+1")).collect();
+    assert_eq!((fresh.len(), after.len()), (2, 2), "{changed:?}");
+    // (Another experiment prepares its own copy: TPC-C's load stamps rows with the time.)
+    assert_eq!(
+        fresh[0].1, fresh[1].1,
+        "each server start begins on the snapshot: {changed:?}"
+    );
+    for (_, sum) in &after {
+        assert_ne!(sum, &fresh[0].1, "{changed:?}");
+    }
+}
+
+#[test]
+fn an_interrupted_tpcc_lab_resumes_where_it_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tpcc_file(tmp.path(), "tpcc-resume", "point");
+    let mut cmd = dbperf(&home);
+    cmd.args(["lab", "run"]).arg(&file).arg("--results-dir").arg(&results);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let state_file = results.join("lab/tpcc-resume/state.json");
+    let started = Instant::now();
+    loop {
+        let n = std::fs::read(&state_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map_or(0, |s| s["done"].as_object().map_or(0, |d| d.len()));
+        if n >= 1 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "no progress");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: plain kill of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let first = done(&results, "tpcc-resume");
+    assert!((1..4).contains(&first.len()), "{first:?}");
+
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{} of 4 runs already done", first.len())),
+        "{text}"
+    );
+    assert!(!text.contains("== preparing"), "the data set is reused: {text}");
+    let all = done(&results, "tpcc-resume");
+    assert_eq!(all.len(), 4);
+    for (id, run) in &first {
+        assert_eq!(all[id]["run_id"], run["run_id"], "finished points are not run again");
+    }
+    // Every point of the resumed lab, before and after the interruption, started from the
+    // same data.
+    let sums: Vec<String> = all
+        .values()
+        .map(|r| {
+            let m = read_json(&PathBuf::from(r["run_dir"].as_str().unwrap()).join("manifest.json"));
+            m["lab"]["data_checksum"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
+}
