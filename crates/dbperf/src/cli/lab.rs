@@ -129,7 +129,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         .unwrap_or_default();
         print!(
             "{}",
-            tpch_tables(&mut tpch, &servers, a.threshold / 100.0, a.baseline.as_deref())
+            tpch_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())
         );
     }
     if !state.failed.is_empty() && a.format == Format::Text {
@@ -181,7 +181,7 @@ fn tpch_run(dir: &std::path::Path) -> Result<Option<TpchRun>> {
 
 /// The TPC-H points as the DBT-3 studies show them: per workload and variant, one column per
 /// server (and repetition), each query's median relative to the baseline server (the first of
-/// the file, or `baseline`), draws under `threshold` (a fraction); then throughput tests.
+/// the file, or `baseline`), draws up to `threshold` percent; then throughput tests.
 fn tpch_tables(runs: &mut [TpchRun], servers: &[String], threshold: f64, baseline: Option<&str>) -> String {
     use crate::workloads::tpch::compare::{table, Column};
     use std::fmt::Write as _;
@@ -239,7 +239,7 @@ fn tpch_tables(runs: &mut [TpchRun], servers: &[String], threshold: f64, baselin
                 out,
                 "## {workload} · {variant}: seconds per query (median of the repetitions inside each run, min-max), relative to {}; under {:.0}% is a draw\n",
                 columns[0].label,
-                threshold * 100.0
+                threshold
             );
             out.push_str(&table(&columns, threshold));
             out.push('\n');

@@ -10,8 +10,7 @@
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
-//! [`crate::results::LabPoint`]), which the child stores in its manifest (the TPC-H commands do
-//! not read it yet: the lab writes it into their manifest afterwards), and where to connect
+//! [`crate::results::LabPoint`]), which the child's run session stores in its manifest, and where to connect
 //! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
@@ -34,7 +33,9 @@ use super::plan::{eta, Data, DataSet, Group, Plan, Point};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{Session, Target};
-use crate::results::LabPoint;
+use crate::report::stats;
+use crate::results::summary::Summary;
+use crate::results::{LabPoint, RunDir};
 use crate::server::{SandboxHome, Setting, StartRequest};
 
 /// Where a lab run keeps things and how it behaves.
@@ -69,8 +70,8 @@ pub struct DoneRun {
     pub p95_ms: f64,
     pub finished_at: String,
     /// The workload's own figure: `tps` (sysbench, pgbench), `notpm` (TPC-C), `rps`
-    /// (LinkBench), `geomean_s` (TPC-H power: geometric mean of the per-query medians),
-    /// `throughput_at_size` (TPC-H throughput). Empty in older state files (sysbench: tps).
+    /// (LinkBench), `geomean` (TPC-H power: the geometric mean of the query seconds, median
+    /// over the repetitions), `throughput` (TPC-H throughput: Throughput@Size). Empty in older state files (sysbench: tps).
     #[serde(default)]
     pub metric: String,
     #[serde(default)]
@@ -86,8 +87,8 @@ impl DoneRun {
                 self.value, self.tps, self.p95_ms
             ),
             "rps" => format!("{:.1} rps, p95 {:.2} ms", self.value, self.p95_ms),
-            "geomean_s" => format!("geomean {:.3} s per query", self.value),
-            "throughput_at_size" => format!("Throughput@Size {:.1}", self.value),
+            "geomean" => format!("geomean {:.3} s per query", self.value),
+            "throughput" => format!("Throughput@Size {:.1}", self.value),
             _ => format!("{:.1} tps, p95 {:.2} ms", self.tps, self.p95_ms),
         }
     }
@@ -970,14 +971,9 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
             )));
         };
         let run_dir = r.results_dir.join(&run_id);
-        mark_lab_point(&run_dir, r.lab)?;
-        let report: serde_json::Value = read_json(&run_dir.join(crate::results::TPCH_FILE))?;
         let (metric, value) = match t.test {
-            TpchTest::Power => ("geomean_s", geomean_of_medians(&report)),
-            TpchTest::Throughput => (
-                "throughput_at_size",
-                report["throughput_at_size"].as_f64().unwrap_or(0.0),
-            ),
+            TpchTest::Power => ("geomean", figure(&run_dir, None, "geomean")?),
+            TpchTest::Throughput => ("throughput", figure(&run_dir, None, "throughput")?),
         };
         return Ok(PointOutcome::Done(DoneRun {
             run_id: run_id.to_string_lossy().into_owned(),
@@ -989,66 +985,41 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
             value,
         }));
     }
-    let summary = read_json(&summary_path)?;
-    let run_id = summary["run_id"].as_str().unwrap_or_default().to_owned();
-    let run_dir = r.results_dir.join(&run_id);
-    let tps = summary["transactions"]["per_sec"].as_f64().unwrap_or(0.0);
-    let (metric, value) = match w.kind() {
-        Kind::Tpcc => {
-            let tpcc = read_json(&run_dir.join("tpcc.json"))?;
-            ("notpm", tpcc["notpm"].as_f64().unwrap_or(0.0))
-        }
-        Kind::Linkbench => ("rps", tps),
-        _ => ("tps", tps),
+    let summary: Summary = serde_json::from_slice(
+        &std::fs::read(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
+    )
+    .with_context(|| format!("reading {}", summary_path.display()))?;
+    let run_dir = r.results_dir.join(&summary.run_id);
+    let tps = summary.transactions.per_sec;
+    let metric = match w.kind() {
+        Kind::Tpcc => "notpm",
+        Kind::Linkbench => "rps",
+        _ => "tps",
     };
+    let value = figure(&run_dir, Some(&summary), metric)?;
     Ok(PointOutcome::Done(DoneRun {
         run_dir,
-        run_id,
+        run_id: summary.run_id.clone(),
         tps,
-        p95_ms: summary["latency_ms"]["p95"].as_f64().unwrap_or(0.0),
+        p95_ms: summary.latency_ms.p95,
         finished_at,
         metric: metric.into(),
         value,
     }))
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value> {
-    serde_json::from_slice(&std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
-        .with_context(|| format!("reading {}", path.display()))
-}
-
-/// The geometric mean of the per-query medians of a power test's `tpch.json` (queries that
-/// never finished are left out); 0 when none finished.
-fn geomean_of_medians(report: &serde_json::Value) -> f64 {
-    let medians: Vec<f64> = report["queries"]
-        .as_array()
-        .map(|qs| {
-            qs.iter()
-                .filter_map(|q| q["median"].as_f64())
-                .filter(|m| *m > 0.0)
-                .collect()
+/// The median of a finished run's figure `name` (`notpm`, `geomean`, ...), read typed from
+/// the files its workload wrote ([`crate::results::figures`]).
+fn figure(run_dir: &Path, summary: Option<&Summary>, name: &str) -> Result<f64> {
+    let dir = RunDir::open(run_dir)?;
+    let (figures, unreadable) = crate::results::figures::read(&dir, summary);
+    figures
+        .get(name)
+        .and_then(|v| stats::median(v))
+        .ok_or_else(|| match unreadable.first() {
+            Some(e) => anyhow!("{}: no {name}: {e}", run_dir.display()),
+            None => anyhow!("{}: the run wrote no {name} figure", run_dir.display()),
         })
-        .unwrap_or_default();
-    if medians.is_empty() {
-        return 0.0;
-    }
-    (medians.iter().map(|m| m.ln()).sum::<f64>() / medians.len() as f64).exp()
-}
-
-/// Puts the lab point into a run's manifest when the child did not (the TPC-H commands do
-/// not read `DBPERF_LAB_POINT`).
-fn mark_lab_point(run_dir: &Path, lab: &LabPoint) -> Result<()> {
-    let path = run_dir.join("manifest.json");
-    let mut manifest: crate::results::Manifest =
-        serde_json::from_value(read_json(&path)?).with_context(|| format!("reading {}", path.display()))?;
-    if manifest.lab.is_none() {
-        manifest.lab = Some(lab.clone());
-        let tmp = run_dir.join(".manifest.json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&manifest)?)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
