@@ -151,7 +151,7 @@ fn dbt3_example_runs_quick_cold_on_three_servers() {
     let runs = done(&results, "dbt3-power-versions-quick");
     assert_eq!(runs.len(), 3);
     for r in runs.values() {
-        assert_eq!(r["metric"], "geomean_s");
+        assert_eq!(r["metric"], "geomean");
         assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
         let dir = PathBuf::from(r["run_dir"].as_str().unwrap());
         let tpch = read_json(&dir.join("tpch.json"));
