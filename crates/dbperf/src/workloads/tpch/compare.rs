@@ -6,7 +6,7 @@
 
 use super::power::{PowerReport, QuerySummary};
 use super::runner::Status;
-use crate::report::stats::{judge, Spread, Verdict};
+use crate::report::stats::{judge, within_band, Spread, Verdict};
 
 /// One column of the table.
 pub struct Column<'a> {
@@ -101,7 +101,7 @@ fn relative(base: Spread, other: Spread, threshold_pct: f64) -> String {
         format!("{:.2}", other.median)
     };
     match judge(&other, &base, threshold_pct, false) {
-        (Some(d), Verdict::Draw) if d.abs() <= threshold_pct * (1.0 + 1e-9) => {
+        (Some(d), Verdict::Draw) if within_band(d, threshold_pct) => {
             format!("{seconds} draw ({d:+.0}%)")
         }
         (Some(d), Verdict::Draw) => format!("{seconds} draw ({d:+.0}%, ranges overlap)"),
