@@ -3,7 +3,7 @@
 //! one draw rule with its one threshold unit (percent of the baseline).
 //!
 //! [`crate::report::compare`] (runs side by side, `dbperf compare` and `dbperf lab report`) and
-//! [`crate::workloads::tpch::compare`] (the DBT-3 per-query table) both judge differences with [`judge`];
+//! [`crate::report::tpch`] (the DBT-3 per-query table) both judge differences with [`judge`];
 //! the TPC-H power test's per-query median and the telemetry analysis
 //! ([`crate::report::analysis`]) use [`Spread::of`], [`median`] and [`mean_cv`].
 

@@ -22,8 +22,9 @@ use super::tpch::query_bars;
 use super::ReportError;
 use crate::report::analysis::explain::{explain, new_orders_per_minute, ExplainOptions, Explanation, Figure};
 use crate::report::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::results::tpch::PowerReport;
 use crate::results::RunDir;
-use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::results::TPCH_FILE;
 
 /// The whole page for the runs in `run_dirs`, titled `name`.
 pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, ReportError> {
