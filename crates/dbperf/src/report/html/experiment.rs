@@ -128,12 +128,12 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
     }
     let own = comparison_tables(page, &infos)?;
     // The headline figure (NOTPM, requests/s, TPS) for the charts; p99 for the latency one.
-    let tps = match own.into_iter().next() {
+    let head = match own.into_iter().next() {
         Some(c) => c,
         None => compare_runs(&infos, &options(Metric::Tps))?,
     };
     let p99 = compare_runs(&infos, &options(Metric::P99))?;
-    if let Some((header, rows)) = tps.plain_inside() {
+    if let Some((header, rows)) = head.plain_inside() {
         page.paragraph(
             "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):",
             None,
@@ -141,20 +141,20 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         page.table(&header, &rows);
     }
 
-    let threads: Vec<u32> = tps.rows.iter().map(|r| r.threads).collect();
+    let threads: Vec<u32> = head.rows.iter().map(|r| r.threads).collect();
     let spread = threads.last().copied().unwrap_or(1) as f64 / threads.first().copied().unwrap_or(1).max(1) as f64;
     if threads.len() > 1 {
         let mut t = Chart::new(
             format!("{workload}: throughput by users (log-log)"),
             "users (connections)",
-            &format!("{} ({})", tps.metric.name(), tps.unit),
+            format!("{} ({})", head.metric.name(), head.unit),
         );
         // Log-log, as the published users sweeps draw it: equal ratios look equal.
         if spread >= 4.0 {
             t.x_scale = Scale::Log2;
         }
         t.y_scale = Scale::Log;
-        for (i, (label, points)) in per_column(&tps).into_iter().enumerate() {
+        for (i, (label, points)) in per_column(&head).into_iter().enumerate() {
             t.series
                 .push(Series::new(label, PALETTE[i % PALETTE.len()], points).with_markers());
         }
@@ -182,7 +182,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             "transactions/s",
         );
         let mut spectra = Vec::new();
-        for (i, col) in tps.columns.iter().enumerate() {
+        for (i, col) in head.columns.iter().enumerate() {
             let Some((_, data)) = runs
                 .iter()
                 .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
@@ -209,11 +209,11 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         }
     }
 
-    stability_panels(page, workload, &tps, runs, threads.last().copied())?;
+    stability_panels(page, workload, &head, runs, threads.last().copied())?;
     explanations_table(page, runs);
 
-    if !tps.variables.differing.is_empty() {
-        let rows: Vec<Vec<String>> = tps
+    if !head.variables.differing.is_empty() {
+        let rows: Vec<Vec<String>> = head
             .variables
             .differing
             .iter()
@@ -224,7 +224,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             })
             .collect();
         let header: Vec<String> = std::iter::once("variable".to_string())
-            .chain(tps.columns.iter().map(|c| c.label.clone()))
+            .chain(head.columns.iter().map(|c| c.label.clone()))
             .collect();
         page.details(
             &format!("Other server variables that differ ({})", rows.len()),
