@@ -3,7 +3,8 @@
 //! CSV exports, the report of a lab experiment, a clear error for an unknown target, the
 //! Prometheus endpoint scraped during a run, and each study's charts: NOTPM panels with dirty
 //! pages and checkpoint age for a TPC-C run set, relative per-query bars with whiskers and the
-//! draw band for a TPC-H power set.
+//! draw band for a TPC-H power set; each set's comparison table in its workload's own figures
+//! (NOTPM for TPC-C, the per-query table and geomean for TPC-H power), in the text and the HTML.
 
 use std::path::Path;
 
@@ -394,8 +395,13 @@ fn a_tpcc_run_set_has_notpm_panels_with_dirty_pages_and_checkpoint_age_and_the_e
         dirs.push(only_run_dir(&results));
     }
     let html_path = tmp.path().join("tpcc.html");
-    run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
+    let out = run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
+    // The comparison is in TPC-C's own figure, NOTPM, not TPS.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tpcc: notpm (New-Orders/min"), "{text}");
+    assert!(!text.contains("tpcc: tps"), "{text}");
     let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("tpcc: notpm (New-Orders/min") && !html.contains("tpcc: tps ("));
     let charts = charts(&html);
     let panels: Vec<&Value> = charts
         .iter()
@@ -484,8 +490,31 @@ fn a_tpch_power_set_has_relative_bars_with_whiskers_and_the_draw_band() {
     }
     // `dbperf report` on the same runs draws the same chart.
     let html_path = tmp.path().join("tpch.html");
-    run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
+    let out = run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));
     assert!(std::fs::read_to_string(&html_path)
         .unwrap()
         .contains("TPC-H power test: query time relative to"));
+    // The comparison is TPC-H's own: one row per query and the geometric mean, in seconds
+    // (lower is better), and Power@Size; no TPS.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tpch-power: queries (s, lower is better) by query"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split('|').nth(1))
+        .map(str::trim)
+        .collect();
+    assert!(
+        rows.contains(&"Q1") && rows.contains(&"Q22") && rows.contains(&"geomean"),
+        "{text}"
+    );
+    assert!(text.contains("tpch-power: power ("), "{text}");
+    assert!(!text.contains("tps"), "{text}");
+    // The experiment page shows the same tables above its bars.
+    assert!(
+        html.contains("tpch-power: queries (s, lower is better)"),
+        "the per-query table"
+    );
 }

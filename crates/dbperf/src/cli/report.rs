@@ -1,7 +1,7 @@
 //! `dbperf report RUN|EXPERIMENT|RUNS... [--html FILE] [--format text|json|csv|markdown]`:
 //! resolves what was named (a run directory, a run id, a lab experiment, or several runs; TPC-H
-//! power runs are recognised by their `tpch.json`), prints its tables, and writes the
-//! self-contained HTML report.
+//! runs are recognised by their `tpch.json`), prints its tables (each workload compared by its
+//! own figures, [`Metric::own`]), and writes the self-contained HTML report.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,11 +16,11 @@ use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunIn
 use crate::report::final_text;
 use crate::report::html::experiment::experiment_page;
 use crate::report::html::run::{run_page, RunData};
-use crate::report::html::tpch::{tpch_page, DRAW_THRESHOLD as TPCH_DRAW};
+use crate::report::html::tpch::tpch_page;
 use crate::results::interval::IntervalRecord;
+use crate::results::tpch::{PowerReport, TpchReport};
+use crate::results::TPCH_FILE;
 use crate::results::{RunDir, RunRecords};
-use crate::workloads::tpch::compare::{table as tpch_table, Column as TpchColumn};
-use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
 
 /// `dbperf report` arguments.
 #[derive(Debug, Args)]
@@ -121,44 +121,54 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         Subject::Run(dir) => (String::new(), vec![dir]),
         Subject::Runs { name, dirs } => (name, dirs),
     };
-    let tpch = dirs.iter().filter(|d| d.join(TPCH_FILE).is_file()).count();
-    if tpch == dirs.len() {
-        return report_tpch(&dirs, &args);
-    }
-    if tpch > 0 {
-        anyhow::bail!(
-            "{tpch} of the {} runs are TPC-H power runs and the others are not: report them separately",
-            dirs.len()
-        );
+    if let Some(power) = power_runs(&dirs)? {
+        // TPC-H power runs: the HTML with the bars and plans, the raw reports as JSON/CSV, and
+        // for the terminal the comparison by the workload's own figures (queries, geomean).
+        if let Some(path) = &args.html {
+            write_html(path, &tpch_page(&power)?)?;
+        }
+        return match args.format {
+            ReportFormat::Json | ReportFormat::Csv => report_tpch(&power, args.format),
+            ReportFormat::Text | ReportFormat::Markdown => report_runs(&dirs, &args),
+        };
     }
     match dirs.as_slice() {
-        [dir] if name.is_empty() => report_run(dir, &args),
-        _ => report_runs(&name, &dirs, &args),
+        [dir] if name.is_empty() && !dir.join(TPCH_FILE).is_file() => report_run(dir, &args),
+        _ => {
+            if let Some(path) = &args.html {
+                write_html(path, &experiment_page(&name, &dirs)?)?;
+            }
+            report_runs(&dirs, &args)
+        }
     }
 }
 
-/// TPC-H power runs: the per-query table (first run the baseline) and the HTML with its bars.
-fn report_tpch(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
+/// Each run's power report when every run is a TPC-H power test; `None` otherwise.
+fn power_runs(dirs: &[PathBuf]) -> Result<Option<Vec<(String, PowerReport)>>> {
     let mut runs = Vec::with_capacity(dirs.len());
     for dir in dirs {
         let d = RunDir::open(dir).with_context(|| format!("reading {}", dir.display()))?;
-        let report: PowerReport = d.read_json(TPCH_FILE)?;
-        runs.push((d.run_id().to_string(), report));
+        match TpchReport::read(&d).with_context(|| format!("reading {}", dir.display()))? {
+            Some(TpchReport::Power(p)) => runs.push((d.run_id().to_string(), p)),
+            _ => return Ok(None),
+        }
     }
-    if let Some(path) = &args.html {
-        write_html(path, &tpch_page(&runs)?)?;
-    }
-    match args.format {
+    Ok((!runs.is_empty()).then_some(runs))
+}
+
+/// TPC-H power runs as data: the reports as JSON, else one CSV row per run and query.
+fn report_tpch(runs: &[(String, PowerReport)], format: ReportFormat) -> Result<ExitCode> {
+    match format {
         ReportFormat::Json => {
             let all: Vec<&PowerReport> = runs.iter().map(|r| &r.1).collect();
             println!("{}", serde_json::to_string_pretty(&all)?);
         }
-        ReportFormat::Csv => {
+        _ => {
             let mut w = csv::Writer::from_writer(std::io::stdout().lock());
             w.write_record([
                 "run", "server", "query", "median_s", "min_s", "max_s", "timeouts", "errors",
             ])?;
-            for (id, r) in &runs {
+            for (id, r) in runs {
                 for q in &r.queries {
                     let f = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
                     w.write_record([
@@ -174,23 +184,6 @@ fn report_tpch(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
                 }
             }
             w.flush()?;
-        }
-        ReportFormat::Text | ReportFormat::Markdown => {
-            let columns: Vec<TpchColumn<'_>> = runs
-                .iter()
-                .map(|(id, r)| TpchColumn {
-                    label: format!("{} {id}", r.server_version),
-                    report: r,
-                })
-                .collect();
-            let md = args.format == ReportFormat::Markdown;
-            if md {
-                println!("```");
-            }
-            print!("{}", tpch_table(&columns, TPCH_DRAW * 100.0));
-            if md {
-                println!("```");
-            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -289,10 +282,11 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn report_runs(name: &str, dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
-    if let Some(path) = &args.html {
-        write_html(path, &experiment_page(name, dirs)?)?;
-    }
+/// Several runs (or an experiment): per workload, one comparison table per figure the
+/// workload is judged by ([`Metric::own`]: NOTPM for TPC-C, requests/s and p99 for LinkBench,
+/// the per-query table and geomean for TPC-H power, Throughput@Size for TPC-H throughput, TPS
+/// and p99 otherwise).
+fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
     for dir in dirs {
         let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
@@ -309,7 +303,7 @@ fn report_runs(name: &str, dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCo
         if by_workload.len() > 1 && format == Format::Text {
             println!("## {workload}\n");
         }
-        for metric in [Metric::Tps, Metric::P99] {
+        for metric in Metric::own(workload, runs) {
             let opts = CompareOptions {
                 by: None,
                 metric,

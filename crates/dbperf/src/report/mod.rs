@@ -1,13 +1,15 @@
 //! What a person reads: the live interval line and the final summary, formatted from
 //! the records in [`crate::results`] (never from the engine directly); and side-by-side
-//! comparisons of runs ([`compare`]), judged by the one statistics module ([`stats`]: median,
-//! min..max, geometric mean, the draw rule).
+//! comparisons of runs ([`compare`]) and the TPC-H per-query table ([`tpch`]), judged by the
+//! one statistics module ([`stats`]: median, min..max, mean and CV, geometric mean, the draw
+//! rule). Nothing here imports a workload or a sampler: it reads the types of `results`.
 
 pub mod analysis;
 pub mod compare;
 pub mod html;
 pub mod metrics;
 pub mod stats;
+pub mod tpch;
 
 use std::fmt::Write;
 

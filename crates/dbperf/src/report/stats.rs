@@ -1,11 +1,11 @@
-//! The statistics every comparison uses, once: the median with its min..max range, the
-//! geometric mean, the relative difference to a baseline, and the one draw rule with its one
-//! threshold unit (percent of the baseline).
+//! The statistics every report uses, once: the median with its min..max range, the mean and
+//! coefficient of variation, the geometric mean, the relative difference to a baseline, and the
+//! one draw rule with its one threshold unit (percent of the baseline).
 //!
 //! [`crate::report::compare`] (runs side by side, `dbperf compare` and `dbperf lab report`) and
 //! [`crate::report::tpch`] (the DBT-3 per-query table) both judge differences with [`judge`];
-//! the TPC-H power test's per-query median and the telemetry analysis can use [`Spread::of`]
-//! and [`median`].
+//! the TPC-H power test's per-query median and the telemetry analysis
+//! ([`crate::report::analysis`]) use [`Spread::of`], [`median`] and [`mean_cv`].
 
 use serde::Serialize;
 
@@ -21,6 +21,40 @@ min..max ranges do not overlap. Anything else is a draw (~).";
 /// The median (mean of the middle two for an even count); `None` for no values.
 pub fn median(values: &[f64]) -> Option<f64> {
     Spread::of(values).map(|s| s.median)
+}
+
+/// The arithmetic mean; `None` for no values.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The mean and the coefficient of variation: the sample standard deviation (n - 1 in the
+/// denominator; 0 for one value) over the mean, in percent (0 when the mean is not > 0).
+/// `None` for no values. `dbperf analyze`'s stability verdict and each run's explanation
+/// both use it, so their CVs agree.
+pub fn mean_cv(values: &[f64]) -> Option<(f64, f64)> {
+    let mean = mean(values)?;
+    let n = values.len();
+    let var = if n > 1 {
+        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let cv = if mean > 0.0 { var.sqrt() / mean * 100.0 } else { 0.0 };
+    Some((mean, cv))
+}
+
+/// The `q` quantile (0..=1), interpolated linearly between the two nearest ranks; `None` for
+/// no values.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    Some(v[lo] + (v[hi] - v[lo]) * (rank - lo as f64))
 }
 
 /// The geometric mean of positive values (`None` when there are none or one is not > 0).
@@ -93,16 +127,20 @@ pub enum Verdict {
     NoBaseline,
 }
 
+/// Whether a difference of `diff_pct` (percent of the baseline) is inside the draw band of
+/// `threshold_pct`; exactly the threshold is inside. A relative tolerance keeps 105 against
+/// 100 at 5% the draw the rule promises rather than calling it on a rounding error.
+pub fn within_band(diff_pct: f64, threshold_pct: f64) -> bool {
+    diff_pct.abs() <= threshold_pct * (1.0 + 1e-9) + 1e-12
+}
+
 /// Applies [`DRAW_RULE`] to `cell` against `base` with the band `threshold_pct` (percent of the
 /// baseline's median). Returns the difference in percent and the verdict.
 pub fn judge(cell: &Spread, base: &Spread, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
     let Some(diff) = relative_diff_pct(cell.median, base.median) else {
         return (None, Verdict::NoBaseline);
     };
-    // A relative tolerance so that 105 against 100 at 5% is the draw the rule promises, not
-    // called on a rounding error.
-    let beyond_threshold = diff.abs() > threshold_pct * (1.0 + 1e-9) + 1e-12;
-    let beyond_noise = beyond_threshold && !cell.overlaps(base);
+    let beyond_noise = !within_band(diff, threshold_pct) && !cell.overlaps(base);
     let verdict = match (beyond_noise, (diff > 0.0) == higher_is_better) {
         (false, _) => Verdict::Draw,
         (true, true) => Verdict::Better,
@@ -150,6 +188,30 @@ mod tests {
         );
         assert_eq!(median(&[]), None);
         assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+    }
+
+    #[test]
+    fn mean_and_coefficient_of_variation() {
+        assert_eq!(mean(&[1.0, 2.0, 6.0]), Some(3.0));
+        assert_eq!(mean(&[]), None);
+        // Sample standard deviation: sqrt(4 * 10^2 / 3) over 100.
+        let (m, cv) = mean_cv(&[90.0, 110.0, 90.0, 110.0]).unwrap();
+        assert_eq!(m, 100.0);
+        assert!((cv - 11.547_005).abs() < 1e-5, "{cv}");
+        assert_eq!(mean_cv(&[5.0, 5.0]).unwrap().1, 0.0);
+        assert_eq!(mean_cv(&[7.0]), Some((7.0, 0.0)));
+        // A zero mean has no meaningful CV: 0 rather than a division by zero.
+        assert_eq!(mean_cv(&[-1.0, 1.0]), Some((0.0, 0.0)));
+        assert_eq!(mean_cv(&[]), None);
+    }
+
+    #[test]
+    fn quantiles_interpolate_between_ranks() {
+        assert_eq!(quantile(&[4.0, 1.0, 3.0, 2.0, 5.0], 0.75), Some(4.0));
+        assert_eq!(quantile(&[1.0, 2.0], 0.75), Some(1.75));
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.5), median(&[3.0, 1.0, 2.0]));
+        assert_eq!(quantile(&[9.0], 0.75), Some(9.0));
+        assert_eq!(quantile(&[], 0.75), None);
     }
 
     #[test]

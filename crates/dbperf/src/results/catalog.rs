@@ -10,8 +10,8 @@
 //! `tps`, `notpm`, `rps`, `q5`, `geomean`, ... from [`super::figures`]). The schema is versioned
 //! in `meta`; [`Catalog::open`] applies the migrations a catalog lacks, and
 //! [`Catalog::rescan`] fills the tables a migration added for the runs already recorded.
-//! Every result file is read typed; `telemetry.jsonl` alone is still read as JSON values, in
-//! [`read_telemetry`], until its rows have a type.
+//! Every result file is read typed (`telemetry.jsonl` as [`TelemetryRow`]s); only the
+//! manifest's free-form workload options are JSON values, stored as text in `run_options`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::figures::{self, Figures};
 use super::interval::IntervalRecord;
+use super::telemetry::TelemetryRow;
 use super::tpch::{Cold, QueryTiming, Status, TpchReport};
 use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE};
 use crate::report::stats::Spread;
@@ -651,17 +652,17 @@ fn write_metrics(tx: &Transaction<'_>, run_id: &str, figures: &Figures) -> rusql
     Ok(())
 }
 
-/// The lines of `telemetry.jsonl` (none if missing or unreadable). The one place the catalog
-/// reads a result file as untyped JSON, until the telemetry rows have a type.
-fn read_telemetry(dir: &RunDir) -> Vec<Value> {
+/// The rows of `telemetry.jsonl`, typed (none if the file is missing or unreadable; a torn
+/// last row is skipped, as every reader does).
+fn read_telemetry(dir: &RunDir) -> Vec<TelemetryRow> {
     dir.file(TELEMETRY_FILE)
         .ok()
-        .and_then(|p| super::read_jsonl(&p).ok())
+        .and_then(|p| super::read_jsonl::<TelemetryRow>(&p).ok())
         .map(|j| j.records)
         .unwrap_or_default()
 }
 
-fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusqlite::Result<()> {
+fn write_telemetry(tx: &Transaction<'_>, run_id: &str, rows: &[TelemetryRow]) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM telemetry WHERE run_id = ?1", params![run_id])?;
     let mut stmt = tx.prepare(
         "INSERT INTO telemetry (run_id, idx, t_s, interval_s, checkpoint_pct, dirty_pages_pct,
@@ -671,49 +672,38 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, lines: &[Value]) -> rusql
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
              ?19, ?20, ?21, ?22)",
     )?;
-    for (idx, l) in lines.iter().enumerate() {
-        let Some(t_s) = l["t_s"].as_f64() else { continue };
-        let srv = &l["server"];
-        let num = |v: &Value| v.as_f64();
-        let wait = &srv["waits"][0];
-        let all_cpu = l["os"]["cpus"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["cpu"] == "all"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let disk = l["os"]["disks"]
-            .as_array()
-            .and_then(|d| {
-                d.iter().max_by(|a, b| {
-                    let u = |x: &Value| x["util_pct"].as_f64().unwrap_or(0.0);
-                    u(a).total_cmp(&u(b))
-                })
-            })
-            .cloned()
-            .unwrap_or(Value::Null);
+    for (idx, row) in rows.iter().enumerate() {
+        let srv = row.server.as_ref();
+        // The sampler writes the waits busiest first.
+        let wait = srv.and_then(|s| s.waits.first());
+        let all_cpu = row.os.as_ref().and_then(|os| os.cpus.iter().find(|c| c.cpu == "all"));
+        let disk = row
+            .os
+            .as_ref()
+            .and_then(|os| os.disks.iter().max_by(|a, b| a.util_pct.total_cmp(&b.util_pct)));
         stmt.execute(params![
             run_id,
             idx as i64,
-            t_s,
-            num(&l["interval_s"]),
-            num(&srv["checkpoint_pct"]),
-            num(&srv["dirty_pages_pct"]),
-            num(&srv["pages_written_s"]),
-            num(&srv["redo_written_bytes_s"]),
-            num(&srv["history_list_length"]),
-            num(&srv["threads_running"]),
-            wait["event"].as_str(),
-            num(&wait["time_ms"]),
-            num(&all_cpu["user"]),
-            num(&all_cpu["sys"]),
-            num(&all_cpu["iowait"]),
-            disk["name"].as_str(),
-            num(&disk["w_s"]),
-            num(&disk["wkb_s"]),
-            num(&disk["util_pct"]),
-            num(&l["client"]["cpu_pct"]),
-            l["client"]["rss_bytes"].as_i64(),
-            num(&srv["sync_flush_pages_s"]),
+            row.t_s,
+            row.interval_s,
+            srv.and_then(|s| s.checkpoint_pct),
+            srv.and_then(|s| s.dirty_pages_pct),
+            srv.and_then(|s| s.pages_written_s),
+            srv.and_then(|s| s.redo_written_bytes_s),
+            srv.and_then(|s| s.history_list_length).map(|v| v as f64),
+            srv.and_then(|s| s.threads_running).map(|v| v as f64),
+            wait.map(|w| w.event.as_str()),
+            wait.map(|w| w.time_ms),
+            all_cpu.map(|c| c.user),
+            all_cpu.map(|c| c.sys),
+            all_cpu.map(|c| c.iowait),
+            disk.map(|d| d.name.as_str()),
+            disk.map(|d| d.w_s),
+            disk.map(|d| d.wkb_s),
+            disk.map(|d| d.util_pct),
+            row.client.as_ref().map(|c| c.cpu_pct),
+            row.client.as_ref().map(|c| c.rss_bytes as i64),
+            srv.and_then(|s| s.sync_flush_pages_s),
         ])?;
     }
     Ok(())

@@ -25,9 +25,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::pressure::{
-    max_of, median, median_of, min_of, srv, srv_n, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT,
-    CLIENT_SATURATED_PCT, SYNC_FLUSH_PCT,
+    max_of, median_of, min_of, srv, srv_n, top_wait, Pressure, TelemetryRow, ASYNC_FLUSH_PCT, CLIENT_SATURATED_PCT,
+    SYNC_FLUSH_PCT,
 };
+use crate::report::stats::{mean_cv, median, quantile};
 use crate::results::telemetry::{PgDetail, ServerSample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use crate::results::{read_jsonl, ResultsError, TornRecord, INTERVALS_FILE, TELEMETRY_FILE};
 
@@ -590,14 +591,7 @@ fn typical_step(rows: &[&IntervalRow]) -> f64 {
 }
 
 fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
-    let n = tps.len() as f64;
-    let mean = tps.iter().sum::<f64>() / n;
-    let var = if tps.len() > 1 {
-        tps.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let cv = if mean > 0.0 { var.sqrt() / mean * 100.0 } else { 0.0 };
+    let cv = mean_cv(tps).map_or(0.0, |(_, cv)| cv);
     let verdict = if cv < STABLE_CV_PCT {
         "stable"
     } else if cv < VARIABLE_CV_PCT {
@@ -611,25 +605,13 @@ fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
         tps_cv_pct: cv,
         tps_min: min(tps),
         tps_median: median(tps).unwrap_or(0.0),
-        tps_sustained: upper_quartile(tps).unwrap_or(0.0),
+        tps_sustained: quantile(tps, 0.75).unwrap_or(0.0),
         tps_max: max(tps),
         p99_min_ms: if p99s.is_empty() { 0.0 } else { min(p99s) },
         p99_median_ms: median(p99s).unwrap_or(0.0),
         p99_max_ms: max(p99s),
         verdict: verdict.to_string(),
     }
-}
-
-/// The 75th percentile, interpolated between the two nearest ranks.
-fn upper_quartile(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = 0.75 * (v.len() - 1) as f64;
-    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
-    Some(v[lo] + (v[hi] - v[lo]) * (rank - lo as f64))
 }
 
 /// A rate during the stall that is at least twice its usual value (or appears from nothing).
@@ -1528,14 +1510,6 @@ mod tests {
         assert_eq!(a.stalls.len(), 5, "{}", a.render_text());
         assert_eq!((a.stalls[0].start_s, a.stalls[0].end_s), (4.0, 6.0));
         assert!(a.render_text().contains("4-6 s: TPS fell 70% (sustained 1000 → 300)"));
-    }
-
-    #[test]
-    fn the_upper_quartile_interpolates_between_ranks() {
-        assert_eq!(upper_quartile(&[]), None);
-        assert_eq!(upper_quartile(&[7.0]), Some(7.0));
-        assert_eq!(upper_quartile(&[4.0, 1.0, 3.0, 2.0, 5.0]), Some(4.0));
-        assert_eq!(upper_quartile(&[1.0, 2.0]), Some(1.75));
     }
 
     #[test]

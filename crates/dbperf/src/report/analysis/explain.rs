@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
-use super::pressure::median;
+use crate::report::stats::{mean, mean_cv, median};
 use crate::results::interval::IntervalRecord;
 use crate::results::telemetry::{is_contention_point, TelemetryRow};
 use crate::results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
@@ -78,7 +78,8 @@ pub struct Throughput {
     pub intervals: usize,
     /// Average of the interval figure over the window.
     pub average: f64,
-    /// Coefficient of variation of the interval figure over the window, percent.
+    /// Coefficient of variation of the interval figure over the window, percent (sample standard
+    /// deviation over the mean: [`crate::report::stats::mean_cv`]).
     pub cv_pct: f64,
 }
 
@@ -277,18 +278,6 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
     })
 }
 
-/// Mean and coefficient of variation (population standard deviation over the mean, percent).
-pub fn mean_cv(values: &[f64]) -> Option<(f64, f64)> {
-    if values.is_empty() {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-    let cv = if mean > 0.0 { var.sqrt() / mean * 100.0 } else { 0.0 };
-    Some((mean, cv))
-}
-
 /// New-Order transactions per minute in each measured interval, from the
 /// `response:new_order` histograms of `intervals.hlog` (`intervals.jsonl` holds only the
 /// rate of all five transactions). An interval without one completed no New-Order.
@@ -437,7 +426,7 @@ pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -
 
 /// Average of a per-second rate over the samples that have it.
 fn rate(values: Vec<f64>) -> Option<f64> {
-    mean_cv(&values).map(|(m, _)| m)
+    mean(&values)
 }
 
 /// Looks a counter up by name, in whatever case the server spells it.
@@ -656,15 +645,6 @@ mod tests {
 
     fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    #[test]
-    fn cv_is_the_standard_deviation_over_the_mean() {
-        let (mean, cv) = mean_cv(&[90.0, 110.0, 90.0, 110.0]).unwrap();
-        assert_eq!(mean, 100.0);
-        assert!((cv - 10.0).abs() < 1e-9, "{cv}");
-        assert_eq!(mean_cv(&[5.0, 5.0]).unwrap().1, 0.0);
-        assert_eq!(mean_cv(&[]), None);
     }
 
     #[test]
@@ -921,7 +901,8 @@ mod tests {
         let e = explain(dir.path(), &ExplainOptions { last_s: Some(4.0) }).unwrap();
         let Figure::Value(t) = &e.throughput else { panic!() };
         assert_eq!((t.figure.as_str(), t.intervals, t.average), ("tps", 4, 110.0));
-        assert!((t.cv_pct - 10.0 / 110.0 * 100.0).abs() < 1e-9);
+        // Sample standard deviation (n - 1), as `dbperf analyze` computes it: sqrt(400 / 3).
+        assert!((t.cv_pct - (400.0f64 / 3.0).sqrt() / 110.0 * 100.0).abs() < 1e-9);
         // Default: half of the 8 measured seconds, the same four.
         let e = explain(dir.path(), &ExplainOptions::default()).unwrap();
         assert_eq!(e.throughput.value().unwrap().average, 110.0);

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::report::stats::median;
 use crate::results::telemetry::is_contention_point;
 use crate::results::telemetry::ServerSample;
 pub(crate) use crate::results::telemetry::TelemetryRow;
@@ -278,19 +279,4 @@ pub(crate) fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
         .filter(|(_, ms)| *ms > 0.0)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(e, _)| e.to_string())
-}
-
-/// The median (mean of the middle two for an even count).
-pub(crate) fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
 }

@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
 use crate::report::analysis::explain::redo_needed;
-use crate::report::analysis::pressure::{median, Pressure};
+use crate::report::analysis::pressure::Pressure;
+use crate::report::stats::median;
 
 /// What `dbperf analyze` (default thresholds) found in one run.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! `--metric` of `dbperf compare` and `dbperf lab report`: which of the runs' own figures
 //! ([`crate::results::figures`]) fills the cells, its unit and direction, parsed from and
-//! printed as the name the catalog's `metrics` table uses.
+//! printed as the name the catalog's `metrics` table uses; and [`Metric::own`], the figures a
+//! workload is judged by (what `dbperf report` and the HTML experiment report compare).
 
 use serde::Serialize;
 
@@ -151,6 +152,29 @@ impl Metric {
             Metric::Queries => (1..=22).any(|q| r.figures.contains_key(&format!("q{q}"))),
             m => m.of(r).is_some(),
         }
+    }
+
+    /// The figures runs of `workload` are compared by, the headline first: NOTPM (and tpmC
+    /// when every run qualified) for TPC-C; requests/s and p99 for LinkBench; the per-query
+    /// table with its geometric mean (and Power@Size when every run has it) for a TPC-H power
+    /// test; Throughput@Size for a TPC-H throughput test; TPS and p99 otherwise (sysbench,
+    /// pgbench). `runs` are the runs of that workload.
+    pub fn own(workload: &str, runs: &[RunInfo]) -> Vec<Metric> {
+        let every = |m: &Metric| !runs.is_empty() && runs.iter().all(|r| m.in_run(r));
+        let (mut metrics, optional) = match workload {
+            "tpcc" => (vec![Metric::Notpm], vec![Metric::Tpmc]),
+            "linkbench" => (vec![Metric::Rps, Metric::P99], vec![]),
+            w if w.starts_with("tpch") => {
+                if w == "tpch-throughput" || runs.iter().any(|r| Metric::Throughput.in_run(r)) {
+                    (vec![Metric::Throughput], vec![])
+                } else {
+                    (vec![Metric::Queries], vec![Metric::Power])
+                }
+            }
+            _ => (vec![Metric::Tps, Metric::P99], vec![]),
+        };
+        metrics.extend(optional.into_iter().filter(every));
+        metrics
     }
 
     /// The rows' header: `query` for [`Metric::Queries`], else `threads`.

@@ -717,6 +717,32 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn each_workload_is_compared_by_its_own_figures() {
+        let with = |id: &str, figures: &[(&str, f64)]| {
+            let mut r = run(id, 1, 100.0);
+            r.figures.extend(figures.iter().map(|(k, v)| (k.to_string(), vec![*v])));
+            r
+        };
+        let names =
+            |w: &str, runs: &[RunInfo]| -> Vec<String> { Metric::own(w, runs).iter().map(Metric::name).collect() };
+        let tpcc = [
+            with("a", &[("notpm", 600.0)]),
+            with("b", &[("notpm", 700.0), ("tpmc", 700.0)]),
+        ];
+        assert_eq!(names("tpcc", &tpcc), ["notpm"], "tpmc only when every run has it");
+        let spec = [with("a", &[("notpm", 600.0), ("tpmc", 600.0)])];
+        assert_eq!(names("tpcc", &spec), ["notpm", "tpmc"]);
+        assert_eq!(names("linkbench", &[with("l", &[("rps", 9.0)])]), ["rps", "p99"]);
+        let power = [with("p", &[("q1", 1.0), ("geomean", 1.0), ("power", 50.0)])];
+        assert_eq!(names("tpch-power", &power), ["queries", "power"]);
+        let through = [with("t", &[("q1", 1.0), ("throughput", 70.0)])];
+        assert_eq!(names("tpch-throughput", &through), ["throughput"]);
+        assert_eq!(names("tpch", &through), ["throughput"], "told apart by the figures too");
+        assert_eq!(names("oltp_read_write", &[run("s", 1, 1.0)]), ["tps", "p99"]);
+        assert_eq!(names("pgbench-tpcb-like", &[run("g", 1, 1.0)]), ["tps", "p99"]);
+    }
+
+    #[test]
     fn lab_runs_are_grouped_by_server_with_medians() {
         let runs = vec![
             lab_run("a1", "mariadb", "default", 1, 1, 100.0),

@@ -1,16 +1,20 @@
 //! The HTML report of an experiment (the finished runs of a `dbperf lab` experiment, or any set
 //! of runs), with each study's charts chosen by the runs' workload (the manifest's):
 //!
-//! - every workload: the users x column tables of TPS and p99 with their verdicts and what the
-//!   server did ("inside the server"), TPS and p99 against users on log-log axes (one line per
-//!   column: server or variant), throughput over time and the latency spectrum of each column
+//! - every workload: the users x column tables of the workload's own figures
+//!   ([`Metric::own`]: NOTPM for TPC-C, requests/s and p99 for LinkBench, TPS and p99 for
+//!   sysbench and pgbench) with their verdicts and what the server did ("inside the server"),
+//!   the headline figure and p99 against users on log-log axes (one line per column: server or
+//!   variant), throughput over time and the latency spectrum of each column
 //!   at the highest user count, each run's explanation ([`crate::report::analysis::explain`]),
 //!   the server variables that differ, and the list of runs;
 //! - one panel per column of the interval figure (NOTPM for TPC-C, read from
 //!   `intervals.hlog`; TPS otherwise) with dirty pages % and checkpoint age % beside it, as
 //!   the TPC-C checkpoint-stability study draws them;
-//! - TPC-H power runs (a `tpch.json`): each query's median relative to the first run with
-//!   min/max whiskers and the ±5% draw band ([`super::tpch::query_bars`]).
+//! - TPC-H runs (a `tpch.json`): the comparison by their own figures (power: the per-query
+//!   table with the geometric mean, and Power@Size; throughput: Throughput@Size); for power
+//!   runs each query's median relative to the first run with min/max whiskers and the ±5%
+//!   draw band ([`super::tpch::query_bars`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,17 +26,22 @@ use super::tpch::query_bars;
 use super::ReportError;
 use crate::report::analysis::explain::{explain, new_orders_per_minute, ExplainOptions, Explanation, Figure};
 use crate::report::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use crate::results::RunDir;
-use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::results::tpch::{PowerReport, TpchReport};
+use crate::results::{RunDir, RunRecords};
 
 /// The whole page for the runs in `run_dirs`, titled `name`.
 pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, ReportError> {
     let mut by_workload: BTreeMap<String, Vec<(RunInfo, RunData)>> = BTreeMap::new();
-    let mut tpch: Vec<(String, PowerReport)> = Vec::new();
+    let mut tpch: BTreeMap<String, Vec<RunInfo>> = BTreeMap::new();
+    let mut power: Vec<(String, PowerReport)> = Vec::new();
     for dir in run_dirs {
-        if dir.join(TPCH_FILE).is_file() {
-            let d = RunDir::open(dir)?;
-            tpch.push((d.run_id().to_string(), d.read_json(TPCH_FILE)?));
+        let d = RunDir::open(dir)?;
+        if let Some(report) = TpchReport::read(&d)? {
+            let info = RunInfo::from_records(&RunRecords::read(dir)?)?;
+            if let TpchReport::Power(p) = report {
+                power.push((d.run_id().to_string(), p));
+            }
+            tpch.entry(info.workload.clone()).or_default().push(info);
             continue;
         }
         let data = RunData::read(dir)?;
@@ -45,18 +54,36 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
             "{} finished run(s), {} workload(s). A cell is the median over repetitions with its range; \
              a difference is called only when it is beyond the noise, else it is a draw (~).",
             run_dirs.len(),
-            by_workload.len() + usize::from(!tpch.is_empty())
+            by_workload.len() + tpch.len()
         ),
         Some("note"),
     );
-    if !tpch.is_empty() {
-        page.heading("tpch (power test)");
-        page.bar_chart(&query_bars(&tpch))?;
+    for (workload, infos) in &tpch {
+        page.heading(workload);
+        comparison_tables(&mut page, infos)?;
+    }
+    if !power.is_empty() {
+        page.bar_chart(&query_bars(&power))?;
     }
     for (workload, runs) in &by_workload {
         workload_section(&mut page, workload, runs)?;
     }
     Ok(page.finish())
+}
+
+/// The tables of the workload's own figures ([`Metric::own`]), each with its title; returns
+/// the comparisons, the headline first.
+fn comparison_tables(page: &mut Page, infos: &[RunInfo]) -> Result<Vec<Comparison>, ReportError> {
+    let workload = infos.first().map_or("", |i| i.workload.as_str());
+    let mut out = Vec::new();
+    for metric in Metric::own(workload, infos) {
+        let c = compare_runs(infos, &options(metric))?;
+        page.paragraph(&c.title(), None);
+        let (header, rows) = c.plain_table();
+        page.table(&header, &rows);
+        out.push(c);
+    }
+    Ok(out)
 }
 
 fn options(metric: Metric) -> CompareOptions {
@@ -86,10 +113,9 @@ fn per_column(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
 
 fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]) -> Result<(), ReportError> {
     let infos: Vec<RunInfo> = runs.iter().map(|(i, _)| i.clone()).collect();
-    let tps = compare_runs(&infos, &options(Metric::Tps))?;
-    let p99 = compare_runs(&infos, &options(Metric::P99))?;
     page.heading(workload);
-    for w in &tps.variables.warnings {
+    let warnings = compare_runs(&infos, &options(Metric::Tps))?.variables.warnings;
+    for w in &warnings {
         page.paragraph(
             &format!(
                 "WARNING: {} differs between the columns ({}) without being what the experiment varies: \
@@ -100,12 +126,14 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             Some("stall"),
         );
     }
-    for c in [&tps, &p99] {
-        page.paragraph(&c.title(), None);
-        let (header, rows) = c.plain_table();
-        page.table(&header, &rows);
-    }
-    if let Some((header, rows)) = tps.plain_inside() {
+    let own = comparison_tables(page, &infos)?;
+    // The headline figure (NOTPM, requests/s, TPS) for the charts; p99 for the latency one.
+    let head = match own.into_iter().next() {
+        Some(c) => c,
+        None => compare_runs(&infos, &options(Metric::Tps))?,
+    };
+    let p99 = compare_runs(&infos, &options(Metric::P99))?;
+    if let Some((header, rows)) = head.plain_inside() {
         page.paragraph(
             "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):",
             None,
@@ -113,20 +141,20 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         page.table(&header, &rows);
     }
 
-    let threads: Vec<u32> = tps.rows.iter().map(|r| r.threads).collect();
+    let threads: Vec<u32> = head.rows.iter().map(|r| r.threads).collect();
     let spread = threads.last().copied().unwrap_or(1) as f64 / threads.first().copied().unwrap_or(1).max(1) as f64;
     if threads.len() > 1 {
         let mut t = Chart::new(
             format!("{workload}: throughput by users (log-log)"),
             "users (connections)",
-            "transactions/s",
+            format!("{} ({})", head.metric.name(), head.unit),
         );
         // Log-log, as the published users sweeps draw it: equal ratios look equal.
         if spread >= 4.0 {
             t.x_scale = Scale::Log2;
         }
         t.y_scale = Scale::Log;
-        for (i, (label, points)) in per_column(&tps).into_iter().enumerate() {
+        for (i, (label, points)) in per_column(&head).into_iter().enumerate() {
             t.series
                 .push(Series::new(label, PALETTE[i % PALETTE.len()], points).with_markers());
         }
@@ -154,7 +182,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             "transactions/s",
         );
         let mut spectra = Vec::new();
-        for (i, col) in tps.columns.iter().enumerate() {
+        for (i, col) in head.columns.iter().enumerate() {
             let Some((_, data)) = runs
                 .iter()
                 .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
@@ -181,11 +209,11 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         }
     }
 
-    stability_panels(page, workload, &tps, runs, threads.last().copied())?;
+    stability_panels(page, workload, &head, runs, threads.last().copied())?;
     explanations_table(page, runs);
 
-    if !tps.variables.differing.is_empty() {
-        let rows: Vec<Vec<String>> = tps
+    if !head.variables.differing.is_empty() {
+        let rows: Vec<Vec<String>> = head
             .variables
             .differing
             .iter()
@@ -196,7 +224,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             })
             .collect();
         let header: Vec<String> = std::iter::once("variable".to_string())
-            .chain(tps.columns.iter().map(|c| c.label.clone()))
+            .chain(head.columns.iter().map(|c| c.label.clone()))
             .collect();
         page.details(
             &format!("Other server variables that differ ({})", rows.len()),

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::bars::{Bar, BarChart, BarSeries};
 use super::page::{escape, Page};
 use super::ReportError;
-use crate::workloads::tpch::compare::{table, Column};
-use crate::workloads::tpch::power::{PowerReport, QuerySummary};
+use crate::report::tpch::{table, Column};
+use crate::results::tpch::{PowerReport, QuerySummary};
 
 /// Relative differences under this are draws (the published studies' 5%).
 pub const DRAW_THRESHOLD: f64 = crate::report::stats::DEFAULT_THRESHOLD_PCT / 100.0;

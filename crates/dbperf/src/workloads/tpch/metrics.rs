@@ -6,6 +6,8 @@
 //! to it (5.4.1.4). The refresh intervals are neither raised nor part of that ratio.
 //! Throughput@Size = S·22·3600·SF / Ts, QphH@Size = √(Power · Throughput).
 
+use crate::report::stats::geomean;
+
 /// An interval as the spec counts it: rounded to 0.1 s, at least 0.1 s.
 pub fn spec_interval(seconds: f64) -> f64 {
     ((seconds * 10.0).round() / 10.0).max(0.1)
@@ -32,8 +34,8 @@ pub fn power_at_size(sf: f64, queries: &[f64], refreshes: &[f64]) -> Option<f64>
         .chain(refreshes.iter())
         .map(|&s| spec_interval(s))
         .collect::<Vec<f64>>();
-    let mean_log = t.iter().map(|v| v.ln()).sum::<f64>() / 24.0;
-    Some(3600.0 * sf / mean_log.exp())
+    // Every interval is at least 0.1 s, so the geometric mean exists.
+    Some(3600.0 * sf / geomean(&t)?)
 }
 
 /// Throughput@Size for `streams` query streams that took `ts` seconds in all.
