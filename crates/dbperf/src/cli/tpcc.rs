@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
 use indicatif::HumanCount;
@@ -341,28 +341,14 @@ async fn loaded_warehouses(plan: &Plan) -> Result<u32> {
         return Ok(w);
     }
     let mut s = measure::admin_session(&plan.target).await?;
-    let n = check::count(&mut s, "SELECT COUNT(*) FROM warehouse", "counting warehouses")
-        .await
-        .context("is this a TPC-C database? run `dbperf tpcc prepare` first")?;
-    u32::try_from(n).context("counting warehouses")
+    Ok(check::loaded_warehouses(&mut s, &plan.target.database).await?)
 }
 
 async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let results = check::check(&plan.target, &plan.schema, warehouses, plan.connections.max(1)).await?;
-    println!("Consistency conditions (TPC-C clause 3.3.2), {warehouses} warehouse(s):");
-    print!("{}", check::report(&results, warehouses));
-    let ok = check::all_passed(&results);
-    println!(
-        "{} in {:.1} s",
-        if ok {
-            "All conditions hold"
-        } else {
-            "Some conditions FAILED"
-        },
-        started.elapsed().as_secs_f64()
-    );
-    Ok(if ok {
+    print!("{}", check::check_text(&results, warehouses, started.elapsed()));
+    Ok(if check::all_passed(&results) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CHECK_FAILED)

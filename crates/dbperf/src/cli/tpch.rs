@@ -268,7 +268,7 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
 fn qgen(a: QgenArgs) -> Result<ExitCode> {
     check_scale_factor(a.scale_factor)?;
     let dialect = Dialect::from(a.dialect);
-    let seed = a.seed.unwrap_or_else(crate::cli::tpch_run::time_seed);
+    let seed = a.seed.unwrap_or_else(crate::workloads::tpch::qgen::time_seed);
     check_seed(seed)?;
     if !a.validation {
         println!("-- using {seed} as a seed to the RNG");

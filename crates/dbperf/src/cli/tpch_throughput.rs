@@ -8,11 +8,13 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::tpch::{runtime, ConnArgs};
-use super::tpch_run::{data_scale_factor, server_facts, time_seed, timeout};
+use super::tpch_run::{server_facts, timeout};
 use crate::results::RunDir;
 use crate::run::{RunSession, SessionSpec};
+use crate::workloads::tpch::load::data_scale_factor;
 use crate::workloads::tpch::metrics::min_streams;
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::workloads::tpch::qgen::time_seed;
 use crate::workloads::tpch::report;
 use crate::workloads::tpch::throughput::{self, ThroughputConfig};
 

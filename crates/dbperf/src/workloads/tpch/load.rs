@@ -78,6 +78,40 @@ pub(crate) async fn connect(target: &Target) -> Result<AnySession, TpchError> {
         .map_err(|e| doing("connecting")(e).into())
 }
 
+/// The scale factor of the loaded data (supplier rows / 10,000), checked against `given`
+/// (the `--scale-factor` of a command that runs on prepared data).
+pub async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64, TpchError> {
+    let mut s = connect(target).await?;
+    let rows = s.query_rows("SELECT COUNT(*) FROM supplier").await.map_err(|e| {
+        TpchError::NoData(format!(
+            "{e}: no TPC-H data in {}? Run `dbperf tpch prepare --scale-factor SF` with the same --target first",
+            target.database
+        ))
+    })?;
+    let n: f64 = rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let found = n / 10_000.0;
+    match given {
+        Some(sf) => {
+            super::check_scale_factor(sf)?;
+            if (sf - found).abs() > 1e-9 {
+                return Err(TpchError::Invalid(format!(
+                    "--scale-factor {sf} does not match the loaded data (supplier has {n} rows: SF {found}); \
+                     give --scale-factor {found} or reload"
+                )));
+            }
+            Ok(sf)
+        }
+        None if n > 0.0 => Ok(found),
+        None => Err(TpchError::NoData(
+            "the supplier table is empty: run `dbperf tpch prepare --scale-factor SF` first".into(),
+        )),
+    }
+}
+
 /// Creates the tables, loads them, builds the indexes and analyzes them.
 pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     if cfg.dialect == Dialect::Postgres && cfg.method == LoadMethod::Insert {

@@ -50,6 +50,9 @@ pub enum TpchError {
     /// A bad option value, naming the flag and the fix.
     #[error("{0}")]
     Invalid(String),
+    /// The database does not hold the TPC-H data the command needs, and how to load it.
+    #[error("{0}")]
+    NoData(String),
     /// Tables in the way that dbperf did not create, or a refused cleanup.
     #[error(transparent)]
     Ddl(#[from] crate::workloads::ddl::DdlError),
