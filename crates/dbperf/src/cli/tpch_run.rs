@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -13,6 +15,7 @@ use super::tpch::{runtime, ConnArgs};
 use crate::driver::Target;
 use crate::results::manifest::ServerFacts;
 use crate::results::RunDir;
+use crate::run::session::on_interrupt;
 use crate::run::{RunSession, SessionSpec};
 use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::load;
@@ -172,6 +175,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
             Some(ColdArg::Run) => Cold::Run,
         },
         cold_start,
+        stop: Arc::new(AtomicBool::new(false)),
     };
     let facts = rt.block_on(server_facts(&target))?;
     let mut options = serde_json::Map::new();
@@ -196,12 +200,28 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         if a.validation { " (validation parameters)" } else { "" },
         dir.path().display()
     );
+    let stop = Arc::clone(&cfg.stop);
+    on_interrupt(
+        "Stopping after the query in progress (and RF2, when RF1 ran); the finished queries are kept",
+        "exiting now; tpch.json is not written",
+        move || stop.store(true, Ordering::Relaxed),
+    );
     let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
     print!("{}", crate::workloads::tpch::report::power_text(&report));
     println!("run directory: {}", dir.path().display());
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(report.interrupted))
+}
+
+/// 130 when Ctrl-C cut the test short (what finished is in `tpch.json`), as the measured
+/// runs of the other workloads exit.
+pub(crate) fn exit_code(interrupted: bool) -> ExitCode {
+    if interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
