@@ -15,7 +15,6 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
 use super::args::TargetArgs;
-use super::client_impl::Client;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
@@ -23,6 +22,7 @@ use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::run::args::record_run_options;
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};

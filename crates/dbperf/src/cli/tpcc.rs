@@ -12,7 +12,6 @@ use dbperf_engine::{Arrival, RunConfig};
 use indicatif::HumanCount;
 
 use super::args::TargetUrl;
-use super::client_impl::Client;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
@@ -21,6 +20,7 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
 use crate::run::args::{cpus, record_run_options};
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
