@@ -9,7 +9,6 @@ use std::time::SystemTime;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
-use indicatif::HumanCount;
 
 use super::args::TargetUrl;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
@@ -295,19 +294,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
                 plan.target.database, plan.connections, plan.seed
             );
             let r = rt.block_on(prepare::prepare(&cfg))?;
-            let secs = r.load.as_secs_f64();
-            println!(
-                "Loaded {} unit(s), {} rows in {:.1} s ({} rows/s, {}){}; indexes{} took {:.1} s",
-                r.units_loaded,
-                HumanCount(r.rows),
-                secs,
-                HumanCount((r.rows as f64 / secs.max(1e-9)) as u64),
-                r.method,
-                r.resumed_from
-                    .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),
-                if cfg.foreign_keys { " and foreign keys" } else { "" },
-                r.index.as_secs_f64()
-            );
+            println!("{}", r.text(cfg.foreign_keys));
             Ok(ExitCode::SUCCESS)
         }
         Command::Cleanup => {

@@ -72,6 +72,24 @@ pub struct LoadReport {
     pub analyze: Duration,
 }
 
+impl LoadReport {
+    /// `tpch prepare`'s summary line; `connections` is the loaders used.
+    pub fn text(&self, connections: u32) -> String {
+        let secs = self.load.as_secs_f64();
+        format!(
+            "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
+            indicatif::HumanCount(self.rows),
+            self.bytes as f64 / 1e6,
+            secs,
+            indicatif::HumanCount((self.rows as f64 / secs.max(1e-9)) as u64),
+            self.bytes as f64 / 1e6 / secs.max(1e-9),
+            connections,
+            self.index.as_secs_f64(),
+            self.analyze.as_secs_f64()
+        )
+    }
+}
+
 pub(crate) async fn connect(target: &Target) -> Result<AnySession, TpchError> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
