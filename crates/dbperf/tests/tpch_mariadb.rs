@@ -364,3 +364,73 @@ fn sqlite_answers_match_the_golden_ones_and_one_altered_value_fails() {
         assert!(found[0].starts_with(&format!("Q{q}: ")), "{found:?}");
     }
 }
+
+/// Ctrl-C during `tpch power --repeat N` keeps what was measured: the command stops after
+/// the query in progress with status 130, `tpch.json` holds the queries that finished (no
+/// Power@Size for the cut run) and says it was interrupted, and the catalog has the run with
+/// the finished queries' figures.
+#[test]
+fn an_interrupted_power_test_keeps_its_finished_queries() {
+    use std::io::{BufRead, BufReader};
+    let db = sandbox();
+    let url = db.url();
+    let results = tempfile::tempdir().unwrap();
+    run_ok(dbperf().args(["tpch", "prepare", "--sf", "0.01", "--target", &url]));
+    let mut child = dbperf()
+        .args(["tpch", "power", "--seed", "101000000", "--repeat", "50", "--no-explain"])
+        .args(["--target", &url, "--results-dir"])
+        .arg(results.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut finished = 0;
+    let mut seen = Vec::new();
+    while finished < 5 {
+        let line = stderr.next().expect("power test ended before 5 queries").unwrap();
+        finished += usize::from(line.starts_with("run 1: Q"));
+        seen.push(line);
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = stderr.map_while(Result::ok).collect();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}\n{}\n{}",
+        seen.join("\n"),
+        rest.join("\n")
+    );
+    assert!(stdout.contains("Interrupted: the figures cover the"), "{stdout}");
+
+    let run = only_run_dir(results.path());
+    let tpch = read_json(&run.join("tpch.json"));
+    assert_eq!(tpch["interrupted"], true, "{tpch}");
+    let runs = tpch["runs"].as_array().unwrap();
+    assert!(!runs.is_empty() && runs.len() < 50, "{} runs", runs.len());
+    let first = runs[0]["queries"].as_array().unwrap();
+    assert!(first.len() >= 5, "{} queries kept", first.len());
+    assert_eq!(first[0]["query"], 14, "the power stream starts with Q14");
+    assert!(tpch["queries"][13]["median"].as_f64().unwrap() > 0.0, "Q14's median");
+    let last = runs.last().unwrap();
+    if last["queries"].as_array().unwrap().len() < 22 {
+        assert!(last["power_at_size"].is_null(), "{last}");
+    }
+    // RF1 ran, so RF2 ran too: the data is as loaded.
+    assert_eq!(last["rf1_seconds"].is_null(), last["rf2_seconds"].is_null(), "{last}");
+
+    let id = run.file_name().unwrap().to_str().unwrap();
+    let sql = run_ok(
+        dbperf()
+            .args(["results", "sql"])
+            .arg(format!(
+                "SELECT name, value FROM metrics WHERE run_id = '{id}' AND name = 'q14'"
+            ))
+            .arg("--results-dir")
+            .arg(results.path()),
+    );
+    let text = String::from_utf8_lossy(&sql.stdout);
+    assert!(text.contains("q14"), "the catalog row and Q14's figure: {text}");
+}

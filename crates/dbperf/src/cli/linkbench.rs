@@ -15,7 +15,6 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
 use super::args::TargetArgs;
-use super::client_impl::Client;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
@@ -23,11 +22,13 @@ use crate::driver::target::Scheme;
 use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::run::args::record_run_options;
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::linkbench::config;
 use crate::workloads::linkbench::load::{self, LoadConfig};
+use crate::workloads::linkbench::loaded::{self, LoadedGraph};
 use crate::workloads::linkbench::schema::Dialect;
 use crate::workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
 
@@ -279,108 +280,37 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
         "exiting now",
         move || stop.store(true, Ordering::Relaxed),
     );
-    eprintln!(
-        "Loading ids [{}, {maxid1}) into {} with {} loader(s){}, --seed {}{}",
-        a.startid1,
-        plan.target.database,
-        loaders,
-        if plan.seeding == Seeding::JavaCompatible {
-            " and one node loader"
-        } else {
-            ""
-        },
-        plan.seed,
-        if plan.seeding == Seeding::JavaCompatible {
-            " (java-compatible streams)"
-        } else {
-            ""
-        }
-    );
-    let r = match plan.dialect {
-        Dialect::Mysql => load::load::<WireSession>(&cfg)?,
-        Dialect::Postgres => load::load::<PgWireSession>(&cfg)?,
-    };
-    let secs = r.elapsed.as_secs_f64().max(1e-9);
-    if r.interrupted {
-        println!(
-            "LOAD PHASE INTERRUPTED. Loaded {} nodes of {}, {} links, {} counts in {:.1} seconds. Links/second = {:.0}. \
-             The graph is incomplete: load again before measuring requests on it",
-            r.nodes,
-            maxid1 - a.startid1,
-            r.links,
-            r.counts,
-            secs,
-            r.links as f64 / secs
-        );
-        return Ok(ExitCode::from(130));
-    }
-    println!(
-        "LOAD PHASE COMPLETED. Loaded {} nodes (Expected {}). Loaded {} links ({:.2} links per node), {} counts. Took {:.1} seconds. Links/second = {:.0}",
-        r.nodes,
-        maxid1 - a.startid1,
-        r.links,
-        r.links as f64 / r.nodes.max(1) as f64,
-        r.counts,
-        secs,
-        r.links as f64 / secs
-    );
-    Ok(ExitCode::SUCCESS)
+    eprintln!("{}", loaded::load_banner(&cfg));
+    let r = loaded::load_phase(&cfg)?;
+    println!("{}", loaded::load_text(&r, maxid1 - a.startid1));
+    Ok(if r.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<ExitCode> {
     let a = &plan.args;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (facts, recorded) = rt.block_on(async {
+    let (facts, graph) = rt.block_on(async {
         let mut s = measure::admin_session(&plan.target).await?;
         let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-        let mut recorded = (None, None, None);
-        recorded.0 = load::meta(&mut s, "startid1").await;
-        recorded.1 = load::meta(&mut s, "maxid1").await;
-        recorded.2 = load::meta(&mut s, "link_type_count").await;
-        if s.query_rows("SELECT 1 FROM linktable LIMIT 1").await.is_err() {
-            bail!(
-                "{} has no linktable: run `dbperf linkbench load --maxid1 N` (same --target) first",
-                plan.target.database
-            );
-        }
-        if load::meta(&mut s, "complete").await != Some(1) {
-            let again = recorded.1.map_or(String::new(), |m| format!(" --maxid1 {m}"));
-            if !a.allow_incomplete_load {
-                bail!(
-                    "the LinkBench load in {} did not finish (it was interrupted, or is still running, or an older \
-                     dbperf loaded it without recording completion), so the graph lacks nodes and links: run \
-                     `dbperf linkbench load{again}` (same --target) again, or pass --allow-incomplete-load to measure on it as it is",
-                    plan.target.database
-                );
-            }
-            eprintln!(
-                "warning: the LinkBench load in {} did not finish; measuring on an incomplete graph (--allow-incomplete-load)",
-                plan.target.database
-            );
-        }
-        Ok::<_, anyhow::Error>((facts, recorded))
+        let graph = LoadedGraph::read(
+            &mut s,
+            &plan.target.database,
+            a.maxid1,
+            a.startid1,
+            plan.mix.link_types,
+            a.allow_incomplete_load,
+        )
+        .await?;
+        Ok::<_, anyhow::Error>((facts, graph))
     })?;
-    let maxid1 = match (a.maxid1, recorded.1) {
-        (Some(m), _) => m,
-        (None, Some(m)) => m,
-        (None, None) => bail!(
-            "the load's maxid1 is unknown (no {} table): give --maxid1 as loaded",
-            crate::workloads::linkbench::schema::META_TABLE
-        ),
-    };
-    let startid1 = if a.startid1 != 1 {
-        a.startid1
-    } else {
-        recorded.0.unwrap_or(1)
-    };
-    if let Some(t) = recorded.2 {
-        if t != plan.mix.link_types {
-            eprintln!(
-                "warning: the load used link_type_count {t}, the --mix has {}; id2 choices will not match the data",
-                plan.mix.link_types
-            );
-        }
+    for w in &graph.warnings {
+        eprintln!("warning: {w}");
     }
+    let (startid1, maxid1) = (graph.startid1, graph.maxid1);
     let model = Arc::new(Model::new(plan.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
     let requesters = a.requesters as usize;
     let rngs = requester_rngs(plan.seeding, plan.seed, requesters);

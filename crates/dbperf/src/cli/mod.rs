@@ -14,7 +14,6 @@
 
 pub mod analyze;
 pub mod args;
-pub mod client_impl;
 pub mod compare;
 pub mod lab;
 pub mod linkbench;

@@ -12,13 +12,13 @@ use clap::Args;
 use dbperf_engine::Arrival;
 
 use super::args::TargetUrl;
-use super::client_impl::Client;
 use crate::driver::pg::{self, PgSession};
 use crate::driver::pgwire::PgWireSession;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
 use crate::run::args::record_run_options;
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};

@@ -1,6 +1,6 @@
 //! `dbperf results index|sql`: the results catalog from the command line. The catalog itself
-//! is [`crate::results::catalog`]; this file parses flags and prints what comes back. Also the
-//! hook that records a finished run ([`record_in_catalog`]).
+//! is [`crate::results::catalog`]; this file parses flags and prints what comes back. Runs
+//! record themselves through [`crate::results::recording`].
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 use comfy_table::{presets, Table};
 
 use crate::results::catalog::Catalog;
-use crate::results::RunDir;
 
 /// The results catalog (<results-dir>/catalog.sqlite): an SQLite index of every run directory.
 #[derive(Debug, Args)]
@@ -104,52 +103,4 @@ pub fn open_existing(root: &Path) -> anyhow::Result<Catalog> {
         eprintln!("warning: {} not indexed: {why}", path.display());
     }
     Ok(catalog)
-}
-
-/// What a run directory held when it was recorded in the catalog, for the warning when that fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunDirState {
-    /// At the start of the run: the run is recorded again when it ends.
-    Started,
-    /// At the end, every file written.
-    Complete,
-    /// At the end, some file not (wholly) written: the warnings say which.
-    Incomplete,
-}
-
-/// Records `dir` in the catalog of `root`. A failure only prints a warning: the catalog is an
-/// index, and `dbperf results index` can add the run later.
-pub fn record_in_catalog(root: &Path, dir: &RunDir, state: RunDirState) {
-    if let Err(e) = Catalog::open(root).and_then(|mut c| c.record_run(dir)) {
-        eprintln!("{}", catalog_warning(dir.run_id(), root, &e.to_string(), state));
-    }
-}
-
-fn catalog_warning(run_id: &str, root: &Path, error: &str, state: RunDirState) -> String {
-    let index = format!("`dbperf results index --results-dir {}`", root.display());
-    let then = match state {
-        RunDirState::Started => format!("it is recorded again when the run ends, and {index} adds it later"),
-        RunDirState::Complete => format!("the run directory is complete, and {index} adds it later"),
-        RunDirState::Incomplete => {
-            format!("the run directory is incomplete (see the warnings), and {index} adds what it holds later")
-        }
-    };
-    format!("warning: run {run_id} not recorded in the results catalog ({error}); {then}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_catalog_warning_claims_a_complete_run_directory_only_when_it_is() {
-        let root = Path::new("/r");
-        let at_start = catalog_warning("id", root, "disk full", RunDirState::Started);
-        assert!(!at_start.contains("complete"), "{at_start}");
-        assert!(at_start.contains("recorded again when the run ends"), "{at_start}");
-        let lost = catalog_warning("id", root, "disk full", RunDirState::Incomplete);
-        assert!(lost.contains("the run directory is incomplete"), "{lost}");
-        let whole = catalog_warning("id", root, "disk full", RunDirState::Complete);
-        assert!(whole.contains("the run directory is complete"), "{whole}");
-    }
 }

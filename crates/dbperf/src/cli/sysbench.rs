@@ -9,7 +9,6 @@ use anyhow::{anyhow, bail, Result};
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::args::SysbenchArgs;
-use super::client_impl::Client;
 use crate::driver::any::AnySession;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::{self, PgSession};
@@ -18,6 +17,7 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
 use crate::run::args::record_run_options;
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::RunShape;

@@ -6,13 +6,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{Arrival, RunConfig};
-use indicatif::HumanCount;
 
 use super::args::TargetUrl;
-use super::client_impl::Client;
 use crate::driver::mysql::{IgnoreErrors, MysqlSession};
 use crate::driver::pg::PgSession;
 use crate::driver::pgwire::PgWireSession;
@@ -21,6 +19,7 @@ use crate::driver::wire::WireSession;
 use crate::driver::{Session, Target};
 use crate::results::ServerFacts;
 use crate::run::args::{cpus, record_run_options};
+use crate::run::client::Client;
 use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
@@ -295,19 +294,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
                 plan.target.database, plan.connections, plan.seed
             );
             let r = rt.block_on(prepare::prepare(&cfg))?;
-            let secs = r.load.as_secs_f64();
-            println!(
-                "Loaded {} unit(s), {} rows in {:.1} s ({} rows/s, {}){}; indexes{} took {:.1} s",
-                r.units_loaded,
-                HumanCount(r.rows),
-                secs,
-                HumanCount((r.rows as f64 / secs.max(1e-9)) as u64),
-                r.method,
-                r.resumed_from
-                    .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),
-                if cfg.foreign_keys { " and foreign keys" } else { "" },
-                r.index.as_secs_f64()
-            );
+            println!("{}", r.text(cfg.foreign_keys));
             Ok(ExitCode::SUCCESS)
         }
         Command::Cleanup => {
@@ -341,28 +328,14 @@ async fn loaded_warehouses(plan: &Plan) -> Result<u32> {
         return Ok(w);
     }
     let mut s = measure::admin_session(&plan.target).await?;
-    let n = check::count(&mut s, "SELECT COUNT(*) FROM warehouse", "counting warehouses")
-        .await
-        .context("is this a TPC-C database? run `dbperf tpcc prepare` first")?;
-    u32::try_from(n).context("counting warehouses")
+    Ok(check::loaded_warehouses(&mut s, &plan.target.database).await?)
 }
 
 async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let results = check::check(&plan.target, &plan.schema, warehouses, plan.connections.max(1)).await?;
-    println!("Consistency conditions (TPC-C clause 3.3.2), {warehouses} warehouse(s):");
-    print!("{}", check::report(&results, warehouses));
-    let ok = check::all_passed(&results);
-    println!(
-        "{} in {:.1} s",
-        if ok {
-            "All conditions hold"
-        } else {
-            "Some conditions FAILED"
-        },
-        started.elapsed().as_secs_f64()
-    );
-    Ok(if ok {
+    print!("{}", check::check_text(&results, warehouses, started.elapsed()));
+    Ok(if check::all_passed(&results) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CHECK_FAILED)

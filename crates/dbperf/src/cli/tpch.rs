@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use indicatif::HumanCount;
 
 use super::args::TargetArgs;
 
@@ -250,25 +249,14 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
     let r = runtime()?
         .block_on(load::prepare(&cfg))
         .with_context(|| format!("loading TPC-H SF {} into {}", cfg.sf, cfg.target.endpoint()))?;
-    let secs = r.load.as_secs_f64();
-    println!(
-        "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
-        HumanCount(r.rows),
-        r.bytes as f64 / 1e6,
-        secs,
-        HumanCount((r.rows as f64 / secs.max(1e-9)) as u64),
-        r.bytes as f64 / 1e6 / secs.max(1e-9),
-        threads,
-        r.index.as_secs_f64(),
-        r.analyze.as_secs_f64()
-    );
+    println!("{}", r.text(threads));
     Ok(ExitCode::SUCCESS)
 }
 
 fn qgen(a: QgenArgs) -> Result<ExitCode> {
     check_scale_factor(a.scale_factor)?;
     let dialect = Dialect::from(a.dialect);
-    let seed = a.seed.unwrap_or_else(crate::cli::tpch_run::time_seed);
+    let seed = a.seed.unwrap_or_else(crate::workloads::tpch::qgen::time_seed);
     check_seed(seed)?;
     if !a.validation {
         println!("-- using {seed} as a seed to the RNG");

@@ -4,21 +4,25 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::tpch::{runtime, ConnArgs};
-use crate::driver::{Session, Target};
+use crate::driver::Target;
 use crate::results::manifest::ServerFacts;
 use crate::results::RunDir;
+use crate::run::session::on_interrupt;
 use crate::run::{RunSession, SessionSpec};
 use crate::workloads::tpch::compare::{table, Column};
+use crate::workloads::tpch::load;
+use crate::workloads::tpch::load::data_scale_factor;
 use crate::workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
-use crate::workloads::tpch::qgen::check_seed;
+use crate::workloads::tpch::qgen::{check_seed, time_seed};
 use crate::workloads::tpch::validate as tpch_validate;
-use crate::workloads::tpch::{check_scale_factor, load};
 
 /// `dbperf tpch validate`.
 #[derive(Debug, Args)]
@@ -103,34 +107,6 @@ pub(crate) fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
     }
 }
 
-/// The scale factor of the loaded data (supplier rows / 10,000), checked against `given`.
-pub(crate) async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64> {
-    let mut s = load::connect(target).await?;
-    let rows = s.query_rows("SELECT COUNT(*) FROM supplier").await.map_err(|e| {
-        anyhow::anyhow!(
-            "{e}: no TPC-H data in {}? Run `dbperf tpch prepare --scale-factor SF` with the same --target first",
-            target.database
-        )
-    })?;
-    let n: f64 = rows
-        .first()
-        .and_then(|r| r.first().cloned().flatten())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    let found = n / 10_000.0;
-    match given {
-        Some(sf) => {
-            check_scale_factor(sf)?;
-            if (sf - found).abs() > 1e-9 {
-                bail!("--scale-factor {sf} does not match the loaded data (supplier has {n} rows: SF {found}); give --scale-factor {found} or reload");
-            }
-            Ok(sf)
-        }
-        None if n > 0.0 => Ok(found),
-        None => bail!("the supplier table is empty: run `dbperf tpch prepare --scale-factor SF` first"),
-    }
-}
-
 /// Runs `dbperf tpch validate`.
 pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     if let (Some(read), Some(write)) = (&a.answers, &a.write_answers) {
@@ -166,11 +142,6 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// DBT-3's default seed: the time as MMDDhhmmss.
-pub(crate) fn time_seed() -> i64 {
-    chrono::Utc::now().format("%m%d%H%M%S").to_string().parse().unwrap_or(1)
-}
-
 /// Runs `dbperf tpch power`; `argv` goes into the manifest.
 pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let target = a.conn.target()?;
@@ -204,6 +175,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
             Some(ColdArg::Run) => Cold::Run,
         },
         cold_start,
+        stop: Arc::new(AtomicBool::new(false)),
     };
     let facts = rt.block_on(server_facts(&target))?;
     let mut options = serde_json::Map::new();
@@ -228,12 +200,28 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         if a.validation { " (validation parameters)" } else { "" },
         dir.path().display()
     );
+    let stop = Arc::clone(&cfg.stop);
+    on_interrupt(
+        "Stopping after the query in progress (and RF2, when RF1 ran); the finished queries are kept",
+        "exiting now; tpch.json is not written",
+        move || stop.store(true, Ordering::Relaxed),
+    );
     let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
     print!("{}", crate::workloads::tpch::report::power_text(&report));
     println!("run directory: {}", dir.path().display());
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(report.interrupted))
+}
+
+/// 130 when Ctrl-C cut the test short (what finished is in `tpch.json`), as the measured
+/// runs of the other workloads exit.
+pub(crate) fn exit_code(interrupted: bool) -> ExitCode {
+    if interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {

@@ -3,16 +3,21 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::tpch::{runtime, ConnArgs};
-use super::tpch_run::{data_scale_factor, server_facts, time_seed, timeout};
+use super::tpch_run::{exit_code, server_facts, timeout};
 use crate::results::RunDir;
+use crate::run::session::on_interrupt;
 use crate::run::{RunSession, SessionSpec};
+use crate::workloads::tpch::load::data_scale_factor;
 use crate::workloads::tpch::metrics::min_streams;
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
+use crate::workloads::tpch::qgen::time_seed;
 use crate::workloads::tpch::report;
 use crate::workloads::tpch::throughput::{self, ThroughputConfig};
 
@@ -80,6 +85,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         validation: a.validation,
         timeout: timeout(a.timeout)?,
         refresh: !a.no_refresh,
+        stop: Arc::new(AtomicBool::new(false)),
     };
     let mut options = serde_json::Map::new();
     options.insert("scale_factor".into(), sf.into());
@@ -101,10 +107,16 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         "TPC-H throughput test: SF {sf}, {streams} streams, seed {seed}, run directory {}",
         dir.path().display()
     );
+    let stop = Arc::clone(&cfg.stop);
+    on_interrupt(
+        "Stopping each stream after its query in progress; the finished queries are kept",
+        "exiting now; tpch.json is not written",
+        move || stop.store(true, Ordering::Relaxed),
+    );
     let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
     print!("{}", report::throughput_text(&report, power.as_ref()));
     println!("run directory: {}", dir.path().display());
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(report.interrupted))
 }

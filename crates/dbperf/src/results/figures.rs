@@ -100,11 +100,16 @@ pub fn from_tpch(f: &mut Figures, r: &TpchReport) {
     }
     match r {
         TpchReport::Power(p) => {
-            // A repetition with a query that did not finish has no geometric mean.
+            // A repetition with a query that did not finish, or cut short by Ctrl-C before
+            // its stream's last query, has no geometric mean.
             let geomeans = p
                 .runs
                 .iter()
-                .filter(|run| !run.queries.is_empty() && run.queries.iter().all(|t| t.status == Status::Ok))
+                .filter(|run| {
+                    !run.queries.is_empty()
+                        && run.queries.len() >= p.stream_order.len()
+                        && run.queries.iter().all(|t| t.status == Status::Ok)
+                })
                 .filter_map(|run| stats::geomean(&run.queries.iter().map(|t| t.seconds).collect::<Vec<_>>()))
                 .collect();
             put(f, "geomean", geomeans);
@@ -169,5 +174,51 @@ mod tests {
         assert_eq!((f["notpm"].clone(), f.contains_key("tpmc")), (vec![12.5], false));
         from_tpcc(&mut f, &serde_json::from_str(&json("12.5")).unwrap());
         assert_eq!(f["tpmc"], vec![12.5]);
+    }
+
+    #[test]
+    fn an_interrupted_power_repetition_has_query_figures_but_no_geomean() {
+        use crate::results::tpch::{Cold, PowerReport, PowerRun};
+        let order: Vec<u8> = (1..=22).collect();
+        let run = |rep, n: usize| PowerRun {
+            rep,
+            refresh_set: None,
+            rf1_seconds: None,
+            rf2_seconds: None,
+            queries: order[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, &q)| QueryTiming {
+                    query: q,
+                    position: i + 1,
+                    seconds: 2.0,
+                    status: Status::Ok,
+                    error: None,
+                    rows: 1,
+                })
+                .collect(),
+            power_at_size: None,
+            cold_notes: Vec::new(),
+        };
+        let report = PowerReport {
+            schema: "dbperf.tpch/1".into(),
+            test: "power".into(),
+            scale_factor: 0.01,
+            seed: 1,
+            validation: false,
+            server_version: "11.4.5-MariaDB".into(),
+            timeout_seconds: None,
+            cold: Cold::Off,
+            stream_order: order.clone(),
+            runs: vec![run(1, 22), run(2, 5)],
+            queries: Vec::new(),
+            power_at_size: None,
+            interrupted: true,
+        };
+        let mut f = Figures::new();
+        from_tpch(&mut f, &TpchReport::Power(report));
+        assert_eq!(f["geomean"].len(), 1, "only the whole repetition: {:?}", f["geomean"]);
+        assert_eq!(f["q1"].len(), 2, "both executions of Q1 finished");
+        assert_eq!(f["q22"].len(), 1);
     }
 }

@@ -13,7 +13,7 @@
 //! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
 //! | `linkbench.json` | at the end of `dbperf linkbench request` | [`linkbench`] |
 //! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
-//! | `<results-root>/catalog.sqlite` | after each run, and by `dbperf results index` | [`catalog`] |
+//! | `<results-root>/catalog.sqlite` | at each run's start and end ([`recording`]), and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
 //! handed to the OS after every line, so an interrupted run keeps every finished interval. On a
@@ -26,6 +26,7 @@ pub mod host;
 pub mod interval;
 pub mod linkbench;
 pub mod manifest;
+pub mod recording;
 pub mod rundir;
 pub mod summary;
 pub mod telemetry;

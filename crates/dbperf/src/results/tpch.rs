@@ -161,6 +161,9 @@ pub struct PowerReport {
     pub queries: Vec<QuerySummary>,
     /// Median Power@Size over the runs that have one.
     pub power_at_size: Option<f64>,
+    /// Stopped by Ctrl-C: `runs` hold the queries that finished before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// One query stream.
@@ -207,6 +210,9 @@ pub struct ThroughputReport {
     pub refresh: Vec<RefreshPair>,
     /// Ts: first submission to last completion.
     pub ts_seconds: f64,
-    /// `None` when a query timed out or failed.
+    /// `None` when a query timed out or failed, or the test was interrupted.
     pub throughput_at_size: Option<f64>,
+    /// Stopped by Ctrl-C: the streams hold the queries that finished before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }

@@ -9,7 +9,7 @@
 //! [`RunArgs::config`] (through [`run_config`]) is the only code that builds a [`RunConfig`]
 //! from flags: every workload gets the same arrival rules and the same `--client-io auto`
 //! (a blocking thread per connection in closed loop up to
-//! [`crate::cli::client_impl::AUTO_BLOCKING_MAX`] connections).
+//! [`super::client::AUTO_BLOCKING_MAX`] connections).
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use dbperf_engine::{Arrival, RunConfig};
 
-use crate::cli::client_impl;
+use super::client;
 use crate::driver::Target;
 use crate::telemetry::sampler::TelemetryConfig;
 
@@ -227,7 +227,7 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
     if let Some(grace) = shape.shutdown_grace {
         run.shutdown_grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
     }
-    let io = client_impl::client_io(v.client_io, shape.connections, v.rate > 0.0, v.client_threads, cpus);
+    let io = client::client_io(v.client_io, shape.connections, v.rate > 0.0, v.client_threads, cpus);
     (run.blocking_io, run.client_threads) =
         io.map_err(|e| e.replace("--client-threads", &format!("--{}", v.threads_flag)))?;
     run.seed = shape.seed;

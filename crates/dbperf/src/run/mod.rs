@@ -5,12 +5,14 @@
 //! |---|---|
 //! | [`args`] | [`args::RunArgs`]: time, warmup, rate, report interval, client I/O, results dir, telemetry, flattened into every measuring command (each keeps its own spellings through [`args::RunFlags`]); the one function that turns them into the engine's [`dbperf_engine::RunConfig`] |
 //! | [`session`] | [`session::RunSession`]: the run directory, the manifest and the catalog row of every workload (TPC-H power and throughput too); the engine run ([`session::measure`]), Ctrl-C, and the exit code ([`session::finish`]) |
+//! | [`client`] | `--client-impl` (which session, checked against the target's family) and `--client-io` (blocking threads or event loops) |
 //! | [`record`] | what the engine measured, as run-directory files while the run goes: `intervals.jsonl`, `intervals.hlog`, live lines, `summary.json` |
 //!
 //! A workload's final report text comes from the workload (`workloads/<name>/report.rs`);
 //! the run layer prints what it is given and ends with the exit code.
 
 pub mod args;
+pub mod client;
 pub mod record;
 pub mod session;
 

@@ -24,12 +24,12 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::record::{self, LiveLine, Recorder, SummaryContext};
-use crate::cli::results::{record_in_catalog, RunDirState};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report::metrics::{LiveMetrics, MetricsServer};
+use crate::results::recording::{record_in_catalog, RunDirState};
 use crate::results::{
     client_usage, AppendFile, Manifest, ResultsError, RunDir, ServerFacts, Summary, WorkloadInfo, WriteLoss,
 };

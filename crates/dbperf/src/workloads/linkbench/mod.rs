@@ -4,13 +4,15 @@
 //!
 //! Files: `jrand` (java.util.Random and SHA1PRNG), `dist` (Zipf, geometric, log-normal,
 //! shuffler, out-degrees, motif payloads), `config` (properties and mixes), `schema`
-//! (tables and SQL per dialect), `load` (the load phase), `request` (a requester and its
+//! (tables and SQL per dialect), `load` (the load phase), `loaded` (the load as a command
+//! runs it, and the checks of what a load recorded before requests), `request` (a requester and its
 //! operations), `report` (LinkBench's buckets and `-csvstats` file).
 
 pub mod config;
 pub mod dist;
 pub mod jrand;
 pub mod load;
+pub mod loaded;
 pub mod report;
 pub mod request;
 pub mod schema;

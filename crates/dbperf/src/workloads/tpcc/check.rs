@@ -344,7 +344,73 @@ pub fn report(results: &[CheckResult], warehouses: u32) -> String {
     s
 }
 
+/// The whole text of `tpcc check`: the heading, one line per condition ([`report`]) and
+/// the verdict with the time the check took.
+pub fn check_text(results: &[CheckResult], warehouses: u32, took: std::time::Duration) -> String {
+    format!(
+        "Consistency conditions (TPC-C clause 3.3.2), {warehouses} warehouse(s):\n{}{} in {:.1} s\n",
+        report(results, warehouses),
+        if all_passed(results) {
+            "All conditions hold"
+        } else {
+            "Some conditions FAILED"
+        },
+        took.as_secs_f64()
+    )
+}
+
+/// The warehouses a database holds (`tpcc check` without `--warehouses`); a database without
+/// a warehouse table is refused with the command that loads one.
+pub async fn loaded_warehouses<S: Session>(s: &mut S, database: &str) -> Result<u32, CheckError> {
+    let n = count(s, "SELECT COUNT(*) FROM warehouse", "counting warehouses")
+        .await
+        .map_err(|e| {
+            CheckError::NotLoaded(format!(
+                "{e}: is {database} a TPC-C database? run `dbperf tpcc prepare` first"
+            ))
+        })?;
+    u32::try_from(n).map_err(|_| CheckError::Unreadable {
+        what: "counting warehouses".into(),
+        got: Some(n.to_string()),
+    })
+}
+
 /// True when no condition failed.
 pub fn all_passed(results: &[CheckResult]) -> bool {
     results.iter().all(|r| !matches!(r.verdict, Verdict::Fail(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(verdict: Verdict) -> CheckResult {
+        CheckResult {
+            clause: "3.3.2.1",
+            text: "W_YTD = sum(D_YTD)",
+            verdict,
+        }
+    }
+
+    #[test]
+    fn the_check_text_gives_each_condition_and_the_verdict() {
+        let took = std::time::Duration::from_millis(1500);
+        let ok = check_text(
+            &[result(Verdict::Pass), result(Verdict::Skip("a run changed the data"))],
+            2,
+            took,
+        );
+        assert!(
+            ok.starts_with("Consistency conditions (TPC-C clause 3.3.2), 2 warehouse(s):\n"),
+            "{ok}"
+        );
+        assert!(
+            ok.contains("PASS (2 warehouse(s))") && ok.contains("SKIP (a run changed the data)"),
+            "{ok}"
+        );
+        assert!(ok.ends_with("All conditions hold in 1.5 s\n"), "{ok}");
+        let bad = check_text(&[result(Verdict::Pass), result(Verdict::Fail(vec![(2, 3)]))], 2, took);
+        assert!(bad.contains("FAIL (violations by warehouse: w_id 2: 3)"), "{bad}");
+        assert!(bad.ends_with("Some conditions FAILED in 1.5 s\n"), "{bad}");
+    }
 }

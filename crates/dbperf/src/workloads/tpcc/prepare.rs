@@ -83,6 +83,25 @@ pub struct PrepareReport {
     pub method: &'static str,
 }
 
+impl PrepareReport {
+    /// `tpcc prepare`'s summary line; `foreign_keys` when they were built too.
+    pub fn text(&self, foreign_keys: bool) -> String {
+        let secs = self.load.as_secs_f64();
+        format!(
+            "Loaded {} unit(s), {} rows in {:.1} s ({} rows/s, {}){}; indexes{} took {:.1} s",
+            self.units_loaded,
+            indicatif::HumanCount(self.rows),
+            secs,
+            indicatif::HumanCount((self.rows as f64 / secs.max(1e-9)) as u64),
+            self.method,
+            self.resumed_from
+                .map_or(String::new(), |w| format!(", resumed at warehouse {w}")),
+            if foreign_keys { " and foreign keys" } else { "" },
+            self.index.as_secs_f64()
+        )
+    }
+}
+
 /// A failed prepare or cleanup.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {

@@ -72,10 +72,62 @@ pub struct LoadReport {
     pub analyze: Duration,
 }
 
+impl LoadReport {
+    /// `tpch prepare`'s summary line; `connections` is the loaders used.
+    pub fn text(&self, connections: u32) -> String {
+        let secs = self.load.as_secs_f64();
+        format!(
+            "Loaded {} rows ({:.0} MB of .tbl text) in {:.1} s ({} rows/s, {:.1} MB/s) over {} connection(s); indexes {:.1} s, ANALYZE {:.1} s",
+            indicatif::HumanCount(self.rows),
+            self.bytes as f64 / 1e6,
+            secs,
+            indicatif::HumanCount((self.rows as f64 / secs.max(1e-9)) as u64),
+            self.bytes as f64 / 1e6 / secs.max(1e-9),
+            connections,
+            self.index.as_secs_f64(),
+            self.analyze.as_secs_f64()
+        )
+    }
+}
+
 pub(crate) async fn connect(target: &Target) -> Result<AnySession, TpchError> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(|e| doing("connecting")(e).into())
+}
+
+/// The scale factor of the loaded data (supplier rows / 10,000), checked against `given`
+/// (the `--scale-factor` of a command that runs on prepared data).
+pub async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64, TpchError> {
+    let mut s = connect(target).await?;
+    let rows = s.query_rows("SELECT COUNT(*) FROM supplier").await.map_err(|e| {
+        TpchError::NoData(format!(
+            "{e}: no TPC-H data in {}? Run `dbperf tpch prepare --scale-factor SF` with the same --target first",
+            target.database
+        ))
+    })?;
+    let n: f64 = rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let found = n / 10_000.0;
+    match given {
+        Some(sf) => {
+            super::check_scale_factor(sf)?;
+            if (sf - found).abs() > 1e-9 {
+                return Err(TpchError::Invalid(format!(
+                    "--scale-factor {sf} does not match the loaded data (supplier has {n} rows: SF {found}); \
+                     give --scale-factor {found} or reload"
+                )));
+            }
+            Ok(sf)
+        }
+        None if n > 0.0 => Ok(found),
+        None => Err(TpchError::NoData(
+            "the supplier table is empty: run `dbperf tpch prepare --scale-factor SF` first".into(),
+        )),
+    }
 }
 
 /// Creates the tables, loads them, builds the indexes and analyzes them.

@@ -50,6 +50,26 @@ pub enum TpchError {
     /// A bad option value, naming the flag and the fix.
     #[error("{0}")]
     Invalid(String),
+    /// `--answers` and `--write-answers` reach the same files: every answer would PASS.
+    #[error(
+        "--answers {} and --write-answers {} are the same answer files ({}): the answers would be compared with \
+         themselves and always PASS. Write into another directory (e.g. --write-answers /tmp/tpch-answers-new) and \
+         compare that with --answers",
+        read.display(),
+        write.display(),
+        shared.display()
+    )]
+    SameAnswers {
+        /// `--answers`.
+        read: std::path::PathBuf,
+        /// `--write-answers`.
+        write: std::path::PathBuf,
+        /// The file (or directory) both reach.
+        shared: std::path::PathBuf,
+    },
+    /// The database does not hold the TPC-H data the command needs, and how to load it.
+    #[error("{0}")]
+    NoData(String),
     /// Tables in the way that dbperf did not create, or a refused cleanup.
     #[error(transparent)]
     Ddl(#[from] crate::workloads::ddl::DdlError),

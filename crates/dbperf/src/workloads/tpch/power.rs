@@ -2,6 +2,8 @@
 //! RF2; repeated `repeat` times, optionally cold (server restarted and the OS page cache
 //! dropped before each query or each run). What it measured goes into `tpch.json`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::metrics::power_at_size;
@@ -43,6 +45,9 @@ pub struct PowerConfig {
     pub cold: Cold,
     /// How to make the caches cold (required unless `cold` is `Off`).
     pub cold_start: Option<ColdStart>,
+    /// Set (by Ctrl-C) to stop after the query in progress: RF2 still runs when RF1 did, so
+    /// the data is as before, and the report keeps the finished queries.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// Value of `tpch.json`'s `schema` key.
@@ -90,7 +95,13 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         }
     }
     let mut runs = Vec::new();
+    let stopped = || cfg.stop.load(Ordering::Relaxed);
+    let mut cut = false;
     for rep in 1..=cfg.repeat.max(1) {
+        if stopped() {
+            cut = true;
+            break;
+        }
         let mut run = PowerRun {
             rep,
             refresh_set: None,
@@ -121,6 +132,10 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             ));
         }
         for (i, &q) in order.iter().enumerate() {
+            if stopped() {
+                cut = true;
+                break;
+            }
             if cfg.cold == Cold::Query {
                 cold(cfg, &mut runner, &mut run.cold_notes).await?;
             }
@@ -151,7 +166,9 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             progress(&format!("run {rep}: RF2 {:.2} s", t0.elapsed().as_secs_f64()));
         }
         run.power_at_size = run_power(cfg.sf, &run);
-        runs.push(run);
+        if !run.queries.is_empty() || run.rf1_seconds.is_some() {
+            runs.push(run);
+        }
     }
     for s in &mut summaries {
         let mut times = Vec::new();
@@ -180,12 +197,13 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         runs,
         queries: summaries,
         power_at_size: spread(&powers).0,
+        interrupted: cut,
     })
 }
 
 /// Power@Size of a run in which every query finished and both refreshes ran.
 fn run_power(sf: f64, run: &PowerRun) -> Option<f64> {
-    if run.queries.iter().any(|q| q.status != Status::Ok) {
+    if run.queries.len() != 22 || run.queries.iter().any(|q| q.status != Status::Ok) {
         return None;
     }
     let mut by_query = run.queries.clone();

@@ -151,6 +151,11 @@ pub fn next_rand(x: i64) -> i64 {
     (x * 16807) % MODULUS
 }
 
+/// DBT-3's default seed: the time as MMDDhhmmss.
+pub fn time_seed() -> i64 {
+    chrono::Utc::now().format("%m%d%H%M%S").to_string().parse().unwrap_or(1)
+}
+
 /// Refuses a seed the generator cannot use (0 modulo 2^31 − 1).
 pub fn check_seed(seed: i64) -> Result<(), super::TpchError> {
     if seed.rem_euclid(MODULUS) == 0 {

@@ -38,8 +38,18 @@ pub fn power_text(r: &PowerReport) -> String {
             out.push_str(&format!("run {}: {n}\n", run.rep));
         }
     }
+    if r.interrupted {
+        let finished: usize = r.runs.iter().map(|run| run.queries.len()).sum();
+        let _ = writeln!(
+            out,
+            "Interrupted: the figures cover the {finished} queries that finished, in {} run(s)",
+            r.runs.len()
+        );
+    }
     if r.power_at_size.is_none() {
-        out.push_str("Power@Size not computed (a query timed out or failed, or refreshes were skipped)\n");
+        out.push_str(
+            "Power@Size not computed (a query timed out or failed, refreshes were skipped, or the test was interrupted)\n",
+        );
     }
     out
 }
@@ -88,6 +98,13 @@ pub fn throughput_text(report: &ThroughputReport, power: Option<&PowerReport>) -
             if let Some(p) = power.and_then(|p| p.power_at_size) {
                 let _ = writeln!(out, "QphH@Size {:.1} (with Power@Size {p:.1} from --power)", qphh(p, t));
             }
+        }
+        None if report.interrupted => {
+            let finished: usize = report.streams.iter().map(|s| s.queries.len()).sum();
+            let _ = writeln!(
+                out,
+                "Interrupted: the streams cover the {finished} queries that finished; Throughput@Size not computed"
+            );
         }
         None => {
             let _ = writeln!(out, "Throughput@Size not computed (a query timed out or failed)");

@@ -3,6 +3,8 @@
 //! with one refresh session running `streams` RF1/RF2 pairs one after another. Ts runs
 //! from the first query's submission to the last completion.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::metrics::throughput_at_size;
@@ -35,6 +37,9 @@ pub struct ThroughputConfig {
     pub timeout: Option<Duration>,
     /// Run the refresh stream.
     pub refresh: bool,
+    /// Set (by Ctrl-C) to stop: each stream after its query in progress, the refresh
+    /// stream after its pair in progress; the report keeps what finished.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// Runs the throughput test; `progress` gets one line per step.
@@ -52,6 +57,7 @@ pub async fn run(
             sets.push(RefreshSet::generate(cfg.sf, n)?);
         }
     }
+    let sets_planned = sets.len();
     let mut runners = Vec::new();
     for s in 1..=cfg.streams {
         runners.push((s, QueryRunner::connect(&cfg.target, cfg.dialect).await?));
@@ -64,6 +70,9 @@ pub async fn run(
             let params = stream_params(cfg.sf, cfg.seed, s, cfg.validation);
             let mut queries = Vec::new();
             for (i, &q) in stream_order(s).iter().enumerate() {
+                if cfg.stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let e = runner
                     .run(&render(cfg.dialect, &params[usize::from(q) - 1], s), cfg.timeout)
                     .await?;
@@ -87,9 +96,13 @@ pub async fn run(
     {
         let dialect = cfg.dialect;
         let progress = progress.clone();
+        let stop = Arc::clone(&cfg.stop);
         tasks.spawn(async move {
             let mut pairs = Vec::new();
             for set in &sets {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let t0 = Instant::now();
                 set.rf1(admin.session(), dialect).await?;
                 let rf1 = t0.elapsed().as_secs_f64();
@@ -116,7 +129,8 @@ pub async fn run(
     }
     let ts = started.elapsed().as_secs_f64();
     streams.sort_by_key(|s| s.stream);
-    let all_ok = streams.iter().all(|s| s.queries.iter().all(|q| q.status == Status::Ok));
+    let interrupted = streams.iter().any(|s| s.queries.len() < 22) || refresh.len() < sets_planned;
+    let all_ok = !interrupted && streams.iter().all(|s| s.queries.iter().all(|q| q.status == Status::Ok));
     Ok(ThroughputReport {
         schema: super::power::TPCH_SCHEMA.into(),
         test: "throughput".into(),
@@ -129,6 +143,7 @@ pub async fn run(
         refresh,
         ts_seconds: ts,
         throughput_at_size: all_ok.then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
+        interrupted,
     })
 }
 

@@ -6,14 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-
 use super::answers::{self, compare as compare_answers, kinds};
 use super::power::stream_params;
 use super::queries::render;
 use super::refresh::next_set;
 use super::runner::{QueryRunner, Status};
 use super::schema::Dialect;
+use super::TpchError;
 use crate::driver::Target;
 
 /// What `tpch validate` runs.
@@ -34,7 +33,7 @@ pub struct ValidateConfig {
 
 /// Runs the 22 queries with the validation parameters, printing one line per query through
 /// `print`; the number of queries whose answer did not match (or that failed).
-pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Result<u32> {
+pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Result<u32, TpchError> {
     let params = stream_params(cfg.sf, 0, 0, true);
     let mut failed = 0;
     {
@@ -51,8 +50,11 @@ pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Re
             if let Some(dir) = &cfg.write_answers {
                 let header: Vec<String> = kinds(q).iter().map(|k| format!("{k:?}").to_lowercase()).collect();
                 let path = dir.join(format!("q{q}.out"));
-                std::fs::write(&path, answers::format(&header, &e.rows))
-                    .with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, answers::format(&header, &e.rows)).map_err(|source| TpchError::Io {
+                    what: "writing",
+                    path: path.clone(),
+                    source,
+                })?;
             }
             let verdict = match e.status {
                 Status::Timeout => Err(format!("timed out after {:.1} s", e.seconds)),
@@ -93,16 +95,15 @@ pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Re
 
 /// Refuses `--answers READ --write-answers WRITE` when they reach the same files: the
 /// answers would be compared with themselves and always pass.
-pub fn refuse_self_compare(read: &Path, write: &Path) -> Result<()> {
-    if let Some(shared) = same_answer_file(read, write) {
-        bail!(
-            "--answers {} and --write-answers {} are the same answer files ({}): the answers would be compared with themselves and always PASS. Write into another directory (e.g. --write-answers /tmp/tpch-answers-new) and compare that with --answers",
-            read.display(),
-            write.display(),
-            shared.display()
-        );
+pub fn refuse_self_compare(read: &Path, write: &Path) -> Result<(), TpchError> {
+    match same_answer_file(read, write) {
+        Some(shared) => Err(TpchError::SameAnswers {
+            read: read.to_path_buf(),
+            write: write.to_path_buf(),
+            shared,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Where `--answers READ` and `--write-answers WRITE` reach the same files: the same
@@ -157,5 +158,14 @@ mod tests {
         assert_eq!(same_answer_file(&golden, &hard), Some(hard.join("q1.out")));
         // A directory yet to be written is never the same.
         assert_eq!(same_answer_file(&golden, &tmp.path().join("new")), None);
+        // The refusal is typed and names both flags and the way out.
+        let err = refuse_self_compare(&golden, &link).unwrap_err();
+        assert!(matches!(err, TpchError::SameAnswers { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("--answers") && text.contains("--write-answers /tmp/"),
+            "{text}"
+        );
+        assert!(refuse_self_compare(&golden, &tmp.path().join("new")).is_ok());
     }
 }
