@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use crate::lab::plan::Totals;
@@ -145,37 +145,34 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
 /// A finished TPC-H point of an experiment.
 struct TpchRun {
     lab: crate::results::LabPoint,
-    report: Option<crate::workloads::tpch::power::PowerReport>,
+    report: Option<crate::results::tpch::PowerReport>,
     /// Throughput@Size of a throughput test.
     throughput: Option<f64>,
 }
 
-/// The TPC-H run in `dir` (`tpch.json`, no `summary.json`), `None` for other workloads.
+/// The TPC-H run in `dir` (`tpch.json`, no `summary.json`), `None` for other workloads;
+/// both files read typed.
 fn tpch_run(dir: &std::path::Path) -> Result<Option<TpchRun>> {
-    let file = dir.join(crate::results::TPCH_FILE);
-    if !file.is_file() || dir.join("summary.json").is_file() {
+    if dir.join("summary.json").is_file() {
         return Ok(None);
     }
-    let read = |p: &std::path::Path| -> Result<serde_json::Value> {
-        Ok(serde_json::from_slice(
-            &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
-        )?)
+    let run = crate::results::RunDir::open(dir)?;
+    let Some(report) = crate::results::tpch::TpchReport::read(&run)? else {
+        return Ok(None);
     };
-    let value = read(&file)?;
-    let manifest = read(&dir.join("manifest.json"))?;
-    let lab: crate::results::LabPoint = serde_json::from_value(manifest["lab"].clone()).unwrap_or_default();
-    Ok(Some(if value["test"] == "power" {
-        TpchRun {
+    let manifest: crate::results::Manifest = run.read_json("manifest.json")?;
+    let lab = manifest.lab.unwrap_or_default();
+    Ok(Some(match report {
+        crate::results::tpch::TpchReport::Power(p) => TpchRun {
             lab,
-            report: Some(serde_json::from_value(value).with_context(|| format!("reading {}", file.display()))?),
+            report: Some(p),
             throughput: None,
-        }
-    } else {
-        TpchRun {
+        },
+        crate::results::tpch::TpchReport::Throughput(t) => TpchRun {
             lab,
             report: None,
-            throughput: value["throughput_at_size"].as_f64(),
-        }
+            throughput: t.throughput_at_size,
+        },
     }))
 }
 
@@ -183,7 +180,7 @@ fn tpch_run(dir: &std::path::Path) -> Result<Option<TpchRun>> {
 /// server (and repetition), each query's median relative to the baseline server (the first of
 /// the file, or `baseline`), draws up to `threshold` percent; then throughput tests.
 fn tpch_tables(runs: &mut [TpchRun], servers: &[String], threshold: f64, baseline: Option<&str>) -> String {
-    use crate::workloads::tpch::compare::{table, Column};
+    use crate::report::tpch::{table, Column};
     use std::fmt::Write as _;
     let rank = |label: &str| {
         if baseline == Some(label) {
