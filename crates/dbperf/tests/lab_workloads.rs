@@ -95,6 +95,24 @@ fn tpcc_example_runs_quick_and_reports_notpm() {
         let snapshot = m["lab"]["snapshot"].as_str().unwrap();
         assert!(snapshot.starts_with("mariadb-10.11/tpcc-w1-"), "{snapshot}");
     }
+    // Without --metric the report judges TPC-C by NOTPM and explains every point.
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "tpcc-checkpoint-stability-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(text.contains("notpm (New-Orders/min"), "{text}");
+    assert!(!text.contains("tps (trx/s"), "{text}");
+    assert!(text.contains("max checkpoint age"), "{text}");
+    for point in runs.keys() {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(point.as_str()) && l.contains("| notpm ")),
+            "{point} has an explanation row with its NOTPM average and CV: {text}"
+        );
+    }
 }
 
 #[test]

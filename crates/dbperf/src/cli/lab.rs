@@ -1,7 +1,8 @@
 //! `dbperf lab plan|run FILE` and `dbperf lab report NAME`: experiments from a TOML file
-//! (see [`crate::lab`]) and their published tables (see [`crate::report::compare`]; TPC-H
-//! points as per-query tables relative to the baseline server, see
-//! [`crate::workloads::tpch::compare`]).
+//! (see [`crate::lab`]) and their published tables: each workload by its own figures (see
+//! [`crate::report::compare`], `Metric::own`) with each point's explanation from its telemetry
+//! ([`crate::report::analysis::explain`]); TPC-H points as per-query tables relative to the
+//! baseline server ([`crate::report::tpch`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,6 +13,7 @@ use clap::{Args, Subcommand};
 use crate::lab::plan::Totals;
 use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
 use crate::lab::{Experiment, Order, Plan};
+use crate::report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
 use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
 use crate::results::RunRecords;
 
@@ -65,9 +67,14 @@ pub struct ReportArgs {
     #[arg(long, value_enum)]
     pub by: Option<GroupBy>,
     /// Number in the cells: tps, qps, p95, p99, p99:TYPE, rps, notpm, tpmc, q1..q22, geomean,
-    /// power, throughput, queries (see `dbperf compare --help`).
-    #[arg(long, value_name = "METRIC", default_value = "tps")]
-    pub metric: Metric,
+    /// power, throughput, queries (see `dbperf compare --help`) [default: each workload's
+    /// own: notpm (and tpmc) for TPC-C, rps and p99 for LinkBench, tps and p99 otherwise].
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<Metric>,
+    /// Leave out the table of each point's explanation (checkpoint age, dirty pages, waits,
+    /// flushes, stalls from its telemetry).
+    #[arg(long)]
+    pub no_explain: bool,
     /// Baseline column [default: the first].
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
@@ -95,30 +102,43 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         );
     }
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
+    let mut dirs: std::collections::BTreeMap<String, Vec<(String, PathBuf)>> = Default::default();
     let mut tpch: Vec<TpchRun> = Vec::new();
-    for done in state.done.values() {
+    for (point, done) in &state.done {
         if let Some(run) = tpch_run(&done.run_dir)? {
             tpch.push(run);
             continue;
         }
         let records = RunRecords::read(&done.run_dir)?;
         let info = RunInfo::from_records(&records)?;
+        dirs.entry(info.workload.clone())
+            .or_default()
+            .push((point.clone(), done.run_dir.clone()));
         by_workload.entry(info.workload.clone()).or_default().push(info);
     }
-    let opts = CompareOptions {
-        by: a.by,
-        metric: a.metric,
-        threshold_pct: a.threshold,
-        baseline: a.baseline.clone(),
-    };
     let many = by_workload.len() > 1;
     for (workload, runs) in &by_workload {
         if many && a.format == Format::Text {
             println!("## {workload}\n");
         }
-        print!("{}", compare_runs(runs, &opts)?.render(a.format));
-        if many && a.format == Format::Text {
-            println!();
+        let metrics = match &a.metric {
+            Some(m) => vec![m.clone()],
+            None => Metric::own(workload, runs),
+        };
+        for metric in metrics {
+            let opts = CompareOptions {
+                by: a.by,
+                metric,
+                threshold_pct: a.threshold,
+                baseline: a.baseline.clone(),
+            };
+            print!("{}", compare_runs(runs, &opts)?.render(a.format));
+            if a.format == Format::Text {
+                println!();
+            }
+        }
+        if a.format == Format::Text && !a.no_explain {
+            print!("{}", explanations(dirs.get(workload).map_or(&[][..], Vec::as_slice)));
         }
     }
     if !tpch.is_empty() {
@@ -139,6 +159,32 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each point's explanation from its telemetry, one row per run (points in id order), or
+/// nothing when no run can be explained (no telemetry).
+fn explanations(points: &[(String, PathBuf)]) -> String {
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .filter_map(|(point, dir)| {
+            Some(table_row(
+                point.clone(),
+                &explain(dir, &ExplainOptions::default()).ok()?,
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::ASCII_FULL_CONDENSED);
+    table.set_header(TABLE_HEADER.to_vec());
+    for row in rows {
+        table.add_row(row);
+    }
+    format!(
+        "Each point's explanation (second half of the measured phase; `dbperf analyze RUN --last ...` for another window):\n{table}\n\n"
+    )
 }
 
 /// Options that change which points a plan has.

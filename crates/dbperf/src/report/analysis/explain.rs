@@ -619,6 +619,74 @@ impl Explanation {
     }
 }
 
+/// The columns of the explanations table (one row per run: [`table_row`]), shared by the
+/// HTML experiment report and `dbperf lab report`.
+pub const TABLE_HEADER: [&str; 9] = [
+    "run",
+    "interval figure",
+    "max checkpoint age → redo needed (+25%)",
+    "dirty pages / limit",
+    "top waits",
+    "single-page flushes/s",
+    "pages read/s",
+    "pages freed/s",
+    "stalls",
+];
+
+/// One run's row of the explanations table, labelled `label` (a lab point id or a run id).
+/// A figure the server does not provide says why (`n/a: ...`), never 0.
+pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
+    // The reason's first clause: the full text is in `dbperf analyze RUN`.
+    let na = |why: &str| format!("n/a: {}", why.split([':', ';']).next().unwrap_or(why).trim());
+    let text = |f: &Figure<f64>| match f {
+        Figure::Value(v) => format!("{v:.1}"),
+        Figure::NotAvailable(why) => na(why),
+    };
+    vec![
+        label,
+        match &e.throughput {
+            Figure::Value(t) => format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.checkpoint {
+            Figure::Value(c) => format!(
+                "{}{} → redo {}",
+                mib(c.max_age_bytes),
+                c.max_age_pct_of_capacity
+                    .map_or(String::new(), |p| format!(" ({p:.0}% of redo)")),
+                mib(c.redo_needed_bytes)
+            ),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.dirty_pages {
+            Figure::Value(d) => format!(
+                "{:.0}% avg, {:.0}% max / limit {}",
+                d.average_pct,
+                d.max_pct,
+                d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
+            ),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.top_waits {
+            Figure::Value(w) => w
+                .iter()
+                .take(2)
+                .map(|w| format!("{} {:.0}%", w.event.trim_start_matches("wait/synch/"), w.share_pct))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Figure::NotAvailable(why) => na(why),
+        },
+        text(&e.single_page_flushes_s),
+        text(&e.pages_read_s),
+        text(&e.pages_freed_s),
+        match &e.stalls {
+            // `+ 0.0` turns a negative zero into "0".
+            Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds + 0.0),
+            Figure::NotAvailable(why) => na(why),
+        },
+    ]
+}
+
 /// The median of the throughput averages of several runs (the lab's repetitions).
 pub fn median_average(explanations: &[Explanation]) -> Option<f64> {
     median(

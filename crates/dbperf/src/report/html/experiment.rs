@@ -24,7 +24,9 @@ use super::page::{table_html, Page};
 use super::run::{spectrum_chart, RunData};
 use super::tpch::query_bars;
 use super::ReportError;
-use crate::report::analysis::explain::{explain, new_orders_per_minute, ExplainOptions, Explanation, Figure};
+use crate::report::analysis::explain::{
+    explain, new_orders_per_minute, table_row, ExplainOptions, Explanation, TABLE_HEADER,
+};
 use crate::report::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
 use crate::results::tpch::{PowerReport, TpchReport};
 use crate::results::{RunDir, RunRecords};
@@ -363,76 +365,13 @@ fn explanations_table(page: &mut Page, runs: &[(RunInfo, RunData)]) {
     if explained.is_empty() {
         return;
     }
-    let na = |why: &str| format!("n/a: {why}");
-    let text = |f: &Figure<f64>| match f {
-        Figure::Value(v) => format!("{v:.1}"),
-        Figure::NotAvailable(why) => na(why),
-    };
-    let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
     let rows: Vec<Vec<String>> = explained
         .iter()
-        .map(|(info, e)| {
-            vec![
-                info.lab.as_ref().map_or(info.run_id.clone(), |l| l.point.clone()),
-                match &e.throughput {
-                    Figure::Value(t) => format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct),
-                    Figure::NotAvailable(why) => na(why),
-                },
-                match &e.checkpoint {
-                    Figure::Value(c) => format!(
-                        "{}{} → redo {}",
-                        mib(c.max_age_bytes),
-                        c.max_age_pct_of_capacity
-                            .map_or(String::new(), |p| format!(" ({p:.0}% of redo)")),
-                        mib(c.redo_needed_bytes)
-                    ),
-                    Figure::NotAvailable(why) => na(why),
-                },
-                match &e.dirty_pages {
-                    Figure::Value(d) => format!(
-                        "{:.0}% avg, {:.0}% max / limit {}",
-                        d.average_pct,
-                        d.max_pct,
-                        d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
-                    ),
-                    Figure::NotAvailable(why) => na(why),
-                },
-                match &e.top_waits {
-                    Figure::Value(w) => w
-                        .iter()
-                        .take(2)
-                        .map(|w| format!("{} {:.0}%", w.event.trim_start_matches("wait/synch/"), w.share_pct))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    Figure::NotAvailable(why) => na(why),
-                },
-                text(&e.single_page_flushes_s),
-                text(&e.pages_read_s),
-                text(&e.pages_freed_s),
-                match &e.stalls {
-                    Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds),
-                    Figure::NotAvailable(why) => na(why),
-                },
-            ]
-        })
+        .map(|(info, e)| table_row(info.lab.as_ref().map_or(info.run_id.clone(), |l| l.point.clone()), e))
         .collect();
     page.paragraph(
         "Each run's explanation (second half of the measured phase; dbperf analyze RUN --last ... for another window):",
         None,
     );
-    page.table(
-        &[
-            "run",
-            "interval figure",
-            "max checkpoint age → redo needed (+25%)",
-            "dirty pages / limit",
-            "top waits",
-            "single-page flushes/s",
-            "pages read/s",
-            "pages freed/s",
-            "stalls",
-        ]
-        .map(String::from),
-        &rows,
-    );
+    page.table(&TABLE_HEADER.map(String::from), &rows);
 }
