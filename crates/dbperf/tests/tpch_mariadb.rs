@@ -335,6 +335,35 @@ fn load_validate_power_and_timeouts() {
         .block_on(WireSession::connect(&target, IgnoreErrors::Codes(Default::default())))
         .unwrap();
 
+    // --queries: only those, in the power test's order (Q6 comes before Q1), no Power@Size.
+    let some_results = tempfile::tempdir().unwrap();
+    run_ok(
+        dbperf()
+            .args(["tpch", "power", "--queries", "1,6", "--validation", "--no-explain"])
+            .args(["--target", &url, "--results-dir"])
+            .arg(some_results.path()),
+    );
+    let some = read_json(&only_run_dir(some_results.path()).join("tpch.json"));
+    let ran: Vec<u64> = some["runs"][0]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["query"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ran, vec![6, 1], "{some}");
+    assert_eq!(some["queries"].as_array().unwrap().len(), 2, "{some}");
+    assert!(some["power_at_size"].is_null(), "{some}");
+    let bad = dbperf()
+        .args(["tpch", "power", "--queries", "1,23", "--target", &url])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("23 is not a TPC-H query"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+
     run_ok(dbperf().args(["tpch", "cleanup", "--target", &url]));
     assert_eq!(
         count(

@@ -129,7 +129,26 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         return match args.format {
             ReportFormat::Json | ReportFormat::Csv => report_tpch(&power, args.format),
-            ReportFormat::Text | ReportFormat::Markdown => report_runs(&dirs, &args),
+            ReportFormat::Text | ReportFormat::Markdown => {
+                // The comparison's cells hold finished queries only: where a query timed out
+                // or failed, the DBT-3 table shows it (>T, failed) first.
+                if power
+                    .iter()
+                    .any(|(_, p)| p.queries.iter().any(|q| q.timeouts > 0 || q.errors > 0))
+                {
+                    let columns: Vec<crate::report::tpch::Column<'_>> = power
+                        .iter()
+                        .map(|(id, report)| crate::report::tpch::Column {
+                            label: format!("{} {id}", report.server_version),
+                            report,
+                        })
+                        .collect();
+                    println!("Per query, with the queries that timed out (>T) or failed:");
+                    print!("{}", crate::report::tpch::table(&columns, DEFAULT_THRESHOLD_PCT));
+                    println!();
+                }
+                report_runs(&dirs, &args)
+            }
         };
     }
     match dirs.as_slice() {

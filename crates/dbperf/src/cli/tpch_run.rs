@@ -70,6 +70,10 @@ pub struct PowerArgs {
     /// Run the whole test N times; per-query median, min and max.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
+    /// Run only these queries (1 to 22, comma-separated), in the power test's order; Power@Size
+    /// needs all 22 [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub queries: Vec<u8>,
     /// Restart the sandbox and drop the OS page cache before each query or each run (needs --target sandbox:NAME).
     #[arg(long, value_enum)]
     pub cold: Option<ColdArg>,
@@ -167,6 +171,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         validation: a.validation,
         timeout: timeout(a.timeout)?,
         repeat: a.repeat,
+        queries: selected_queries(&a.queries)?,
         refresh: !a.no_refresh,
         explain: !a.no_explain,
         cold: match a.cold {
@@ -224,6 +229,24 @@ pub(crate) fn exit_code(interrupted: bool) -> ExitCode {
     }
 }
 
+/// `--queries`: each 1 to 22, no repeats; none given means all 22.
+fn selected_queries(given: &[u8]) -> Result<Vec<u8>> {
+    if given.is_empty() {
+        return Ok((1..=22).collect());
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(given.len());
+    for &q in given {
+        if !(1..=22).contains(&q) {
+            anyhow::bail!("--queries: {q} is not a TPC-H query: give numbers from 1 to 22, e.g. --queries 1,3,18");
+        }
+        if out.contains(&q) {
+            anyhow::bail!("--queries: query {q} is given twice: give each query once");
+        }
+        out.push(q);
+    }
+    Ok(out)
+}
+
 pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
     let mut s = load::connect(target).await?;
     crate::run::session::server_facts(&mut s, target.scheme).await
@@ -262,6 +285,18 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_are_1_to_22_once_each_and_default_to_all() {
+        assert_eq!(selected_queries(&[]).unwrap(), (1..=22).collect::<Vec<u8>>());
+        assert_eq!(selected_queries(&[18, 1]).unwrap(), vec![18, 1]);
+        let err = selected_queries(&[0]).unwrap_err().to_string();
+        assert!(err.contains("0 is not a TPC-H query"), "{err}");
+        let err = selected_queries(&[23]).unwrap_err().to_string();
+        assert!(err.contains("23 is not a TPC-H query"), "{err}");
+        let err = selected_queries(&[5, 5]).unwrap_err().to_string();
+        assert!(err.contains("query 5 is given twice"), "{err}");
+    }
 
     #[test]
     fn answers_are_never_compared_with_themselves() {

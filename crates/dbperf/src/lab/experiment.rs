@@ -1136,6 +1136,36 @@ users = [4, 8]
     }
 
     #[test]
+    fn tpch_queries_are_a_subset_of_the_22_for_power_only() {
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.01\nqueries = [18, 1, 9]\n";
+        match &parse(h).unwrap().workloads[0].params {
+            Params::Tpch(t) => assert_eq!(t.queries, vec![18, 1, 9]),
+            other => panic!("{other:?}"),
+        }
+        let all = h.replace("queries = [18, 1, 9]\n", "");
+        match &parse(&all).unwrap().workloads[0].params {
+            Params::Tpch(t) => assert!(t.queries.is_empty(), "none given: all 22"),
+            other => panic!("{other:?}"),
+        }
+        let err = error(&h.replace("[18, 1, 9]", "[1, 23]"));
+        assert!(
+            err.contains(":6:") && err.contains("queries must be 1 to 22, got 23"),
+            "{err}"
+        );
+        let err = error(&h.replace("[18, 1, 9]", "[3, 3]"));
+        assert!(err.contains("query 3 is listed twice"), "{err}");
+        let err = error(&h.replace("[18, 1, 9]", "[]"));
+        assert!(err.contains("queries is empty"), "{err}");
+        let err = error(&h.replace("queries", "test = \"throughput\"\nqueries"));
+        assert!(err.contains("queries is for test = \"power\""), "{err}");
+        let err = error(&h.replace(
+            "kind = \"tpch\"\nscale_factor = 0.01",
+            "kind = \"tpcc\"\nwarehouses = 1",
+        ));
+        assert!(err.contains("`queries` is a tpch key"), "{err}");
+    }
+
+    #[test]
     fn keys_of_another_kind_are_refused_by_name_and_position() {
         let err = error(&TPCC.replace("kind = \"tpcc\"", "kind = \"linkbench\"\nmaxid1 = 1001"));
         assert!(err.starts_with("exp.toml:8:14:"), "{err}");

@@ -871,6 +871,10 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
             match t.test {
                 TpchTest::Power => {
                     cmd.arg(format!("--repeat={}", t.repeat));
+                    if !t.queries.is_empty() {
+                        let list: Vec<String> = t.queries.iter().map(u8::to_string).collect();
+                        cmd.arg(format!("--queries={}", list.join(",")));
+                    }
                     match t.cold {
                         Cold::Off => {}
                         Cold::Query => {

@@ -60,6 +60,7 @@ impl Kind {
                 "test",
                 "scale_factor",
                 "repeat",
+                "queries",
                 "streams",
                 "cold",
                 "timeout",
@@ -139,6 +140,8 @@ pub struct Tpch {
     pub test: TpchTest,
     /// Runs of the 22 queries inside one point (`--repeat`: median, min, max per query).
     pub repeat: u32,
+    /// Only these queries (`--queries`; power only); empty: all 22.
+    pub queries: Vec<u8>,
     /// Query streams of the throughput test.
     pub streams: u32,
     pub cold: Cold,
@@ -226,6 +229,7 @@ pub(super) struct RawWorkload {
     pub requests_per_requester: Option<Spanned<i64>>,
     pub scale_factor: Option<Spanned<f64>>,
     pub repeat: Option<Spanned<i64>>,
+    pub queries: Option<Spanned<Vec<Spanned<i64>>>>,
     pub streams: Option<Spanned<i64>>,
     pub cold: Option<Spanned<Value>>,
     pub timeout: Option<Spanned<i64>>,
@@ -259,6 +263,7 @@ impl RawWorkload {
             requests_per_requester,
             scale_factor,
             repeat,
+            queries,
             streams,
             cold,
             timeout,
@@ -439,6 +444,9 @@ pub(super) fn params(raw: &RawWorkload, workload_span: Range<usize>) -> Result<O
                 if let Some(r) = &raw.repeat {
                     return Err((r.span(), "repeat is for test = \"power\"".into()));
                 }
+                if let Some(q) = &raw.queries {
+                    return Err((q.span(), "queries is for test = \"power\"".into()));
+                }
             }
             Params::Tpch(Tpch {
                 scale_factor,
@@ -446,6 +454,27 @@ pub(super) fn params(raw: &RawWorkload, workload_span: Range<usize>) -> Result<O
                 repeat: match &raw.repeat {
                     Some(r) => int(r, "repeat", 1, i64::from(MAX_TPCH_COUNT))? as u32,
                     None => 1,
+                },
+                queries: match &raw.queries {
+                    Some(list) => {
+                        let mut out: Vec<u8> = Vec::new();
+                        for q in list.get_ref() {
+                            let n = int(q, "queries", 1, 22)? as u8;
+                            if out.contains(&n) {
+                                return Err((q.span(), format!("query {n} is listed twice in queries")));
+                            }
+                            out.push(n);
+                        }
+                        if out.is_empty() {
+                            return Err((
+                                list.span(),
+                                "queries is empty: list query numbers from 1 to 22, or leave the key out for all 22"
+                                    .into(),
+                            ));
+                        }
+                        out
+                    }
+                    None => Vec::new(),
                 },
                 streams: match &raw.streams {
                     Some(s) => int(s, "streams", 1, i64::from(MAX_TPCH_COUNT))? as u32,
@@ -491,12 +520,12 @@ mod tests {
     #[test]
     fn every_kind_specific_key_belongs_to_a_kind() {
         let raw: RawWorkload = toml::from_str(
-            "tables = 1\ntable_size = 1\ndata_vs_buffer_pool = 1.0\nwarehouses = 1\nmode = \"max\"\nwait_scale = 1.0\nschema = \"dbperf\"\nmaxid1 = 2\nmix = \"fb2011\"\nrequests_per_requester = 1\nscale_factor = 1.0\nrepeat = 1\nstreams = 1\ncold = true\ntimeout = 1\ntable_engine = \"MyISAM\"\nscale = 1\nscript = \"select-only\"\noptions = {}\n",
+            "tables = 1\ntable_size = 1\ndata_vs_buffer_pool = 1.0\nwarehouses = 1\nmode = \"max\"\nwait_scale = 1.0\nschema = \"dbperf\"\nmaxid1 = 2\nmix = \"fb2011\"\nrequests_per_requester = 1\nscale_factor = 1.0\nrepeat = 1\nqueries = [1]\nstreams = 1\ncold = true\ntimeout = 1\ntable_engine = \"MyISAM\"\nscale = 1\nscript = \"select-only\"\noptions = {}\n",
         )
         .unwrap();
         for (key, _) in raw.present() {
             assert!(Kind::ALL.iter().any(|k| k.own_keys().contains(&key)), "{key}");
         }
-        assert_eq!(raw.present().len(), 19);
+        assert_eq!(raw.present().len(), 20);
     }
 }
