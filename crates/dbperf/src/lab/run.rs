@@ -975,10 +975,13 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
             )));
         };
         let run_dir = r.results_dir.join(&run_id);
-        let (metric, value) = match t.test {
-            TpchTest::Power => ("geomean", figure(&run_dir, None, "geomean")?),
-            TpchTest::Throughput => ("throughput", figure(&run_dir, None, "throughput")?),
+        let metric = match t.test {
+            TpchTest::Power => "geomean",
+            TpchTest::Throughput => "throughput",
         };
+        // A run where a query timed out has no geometric mean (nor Power@Size): it is still a
+        // finished point, its progress figure 0; the report shows its queries.
+        let value = figure(&run_dir, None, metric).unwrap_or(0.0);
         return Ok(PointOutcome::Done(DoneRun {
             run_id: run_id.to_string_lossy().into_owned(),
             run_dir,
