@@ -15,6 +15,7 @@ use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
 use crate::lab::{Experiment, Order, Plan};
 use crate::report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
 use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::report::tpch::{lab_tables, TpchPoint};
 use crate::results::RunRecords;
 
 /// `dbperf lab ...`
@@ -104,9 +105,9 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     }
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
     let mut dirs: std::collections::BTreeMap<String, Vec<(String, PathBuf)>> = Default::default();
-    let mut tpch: Vec<TpchRun> = Vec::new();
+    let mut tpch: Vec<TpchPoint> = Vec::new();
     for (point, done) in &state.done {
-        if let Some(run) = tpch_run(&done.run_dir)? {
+        if let Some(run) = TpchPoint::read(&done.run_dir)? {
             tpch.push(run);
             continue;
         }
@@ -153,7 +154,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         .unwrap_or_default();
         print!(
             "{}",
-            tpch_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())
+            lab_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())
         );
     }
     if !state.failed.is_empty() && a.format == Format::Text {
@@ -192,117 +193,6 @@ fn explanations(points: &[(String, PathBuf)]) -> String {
 }
 
 /// Options that change which points a plan has.
-/// A finished TPC-H point of an experiment.
-struct TpchRun {
-    lab: crate::results::LabPoint,
-    report: Option<crate::results::tpch::PowerReport>,
-    /// Throughput@Size of a throughput test.
-    throughput: Option<f64>,
-}
-
-/// The TPC-H run in `dir` (`tpch.json`, no `summary.json`), `None` for other workloads;
-/// both files read typed.
-fn tpch_run(dir: &std::path::Path) -> Result<Option<TpchRun>> {
-    if dir.join("summary.json").is_file() {
-        return Ok(None);
-    }
-    let run = crate::results::RunDir::open(dir)?;
-    let Some(report) = crate::results::tpch::TpchReport::read(&run)? else {
-        return Ok(None);
-    };
-    let manifest: crate::results::Manifest = run.read_json("manifest.json")?;
-    let lab = manifest.lab.unwrap_or_default();
-    Ok(Some(match report {
-        crate::results::tpch::TpchReport::Power(p) => TpchRun {
-            lab,
-            report: Some(p),
-            throughput: None,
-        },
-        crate::results::tpch::TpchReport::Throughput(t) => TpchRun {
-            lab,
-            report: None,
-            throughput: t.throughput_at_size,
-        },
-    }))
-}
-
-/// The TPC-H points as the DBT-3 studies show them: per workload and variant, one column per
-/// server (and repetition), each query's median relative to the baseline server (the first of
-/// the file, or `baseline`), draws up to `threshold` percent; then throughput tests.
-fn tpch_tables(runs: &mut [TpchRun], servers: &[String], threshold: f64, baseline: Option<&str>) -> String {
-    use crate::report::tpch::{table, Column};
-    use std::fmt::Write as _;
-    let rank = |label: &str| {
-        if baseline == Some(label) {
-            0
-        } else {
-            1 + servers.iter().position(|s| s == label).unwrap_or(servers.len())
-        }
-    };
-    runs.sort_by(|a, b| {
-        (
-            &a.lab.workload,
-            &a.lab.variant,
-            rank(&a.lab.server),
-            &a.lab.server,
-            a.lab.rep,
-        )
-            .cmp(&(
-                &b.lab.workload,
-                &b.lab.variant,
-                rank(&b.lab.server),
-                &b.lab.server,
-                b.lab.rep,
-            ))
-    });
-    let mut out = String::new();
-    let reps = runs.iter().map(|r| r.lab.rep).max().unwrap_or(1);
-    let mut i = 0;
-    while i < runs.len() {
-        let (workload, variant) = (runs[i].lab.workload.clone(), runs[i].lab.variant.clone());
-        let group: Vec<&TpchRun> = runs[i..]
-            .iter()
-            .take_while(|r| r.lab.workload == workload && r.lab.variant == variant)
-            .collect();
-        i += group.len();
-        let label = |r: &TpchRun| {
-            if reps > 1 {
-                format!("{} r{}", r.lab.server, r.lab.rep)
-            } else {
-                r.lab.server.clone()
-            }
-        };
-        let columns: Vec<Column<'_>> = group
-            .iter()
-            .filter_map(|r| {
-                r.report.as_ref().map(|report| Column {
-                    label: label(r),
-                    report,
-                })
-            })
-            .collect();
-        if !columns.is_empty() {
-            let _ = writeln!(
-                out,
-                "## {workload} · {variant}: seconds per query (median of the repetitions inside each run, min-max), relative to {}; under {:.0}% is a draw\n",
-                columns[0].label,
-                threshold
-            );
-            out.push_str(&table(&columns, threshold));
-            out.push('\n');
-        }
-        for r in group.iter().filter(|r| r.report.is_none()) {
-            let _ = writeln!(
-                out,
-                "{workload} · {variant} · {}: Throughput@Size {}",
-                label(r),
-                r.throughput.map_or("-".into(), |t| format!("{t:.1}"))
-            );
-        }
-    }
-    out
-}
-
 #[derive(Debug, Args)]
 pub struct Shape {
     /// Override the file's `order` (`shuffled` spreads drift over the whole experiment).

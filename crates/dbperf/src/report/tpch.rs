@@ -4,10 +4,13 @@
 //! baseline, or repetitions whose min–max ranges overlap), `>T` when it timed out, and min–max
 //! when the runs were repeated. Only the rendering is here, from the `tpch.json` types of
 //! [`crate::results::tpch`]; the statistics are in [`crate::report::stats`]. Used by
-//! `dbperf tpch compare`, `dbperf report` and the HTML reports.
+//! `dbperf tpch compare`, `dbperf report` and the HTML reports; [`lab_tables`] groups a lab
+//! experiment's TPC-H points ([`TpchPoint`]) into one such table per workload and variant for
+//! `dbperf lab report`.
 
 use crate::report::stats::{judge, within_band, Spread, Verdict};
-use crate::results::tpch::{PowerReport, QuerySummary, Status};
+use crate::results::tpch::{PowerReport, QuerySummary, Status, TpchReport};
+use crate::results::ResultsError;
 
 /// One column of the table.
 pub struct Column<'a> {
@@ -121,6 +124,120 @@ fn render(rows: &[Vec<String>]) -> String {
         let line: Vec<String> = r.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    out
+}
+
+/// A finished TPC-H point of an experiment.
+pub struct TpchPoint {
+    /// The point, from the run's manifest.
+    pub lab: crate::results::LabPoint,
+    /// A power test's report.
+    pub report: Option<PowerReport>,
+    /// Throughput@Size of a throughput test.
+    pub throughput: Option<f64>,
+}
+
+impl TpchPoint {
+    /// The TPC-H run in `dir` (`tpch.json`, no `summary.json`), `None` for other workloads;
+    /// both files read typed.
+    pub fn read(dir: &std::path::Path) -> Result<Option<TpchPoint>, ResultsError> {
+        if dir.join("summary.json").is_file() {
+            return Ok(None);
+        }
+        let run = crate::results::RunDir::open(dir)?;
+        let Some(report) = TpchReport::read(&run)? else {
+            return Ok(None);
+        };
+        let manifest: crate::results::Manifest = run.read_json("manifest.json")?;
+        let lab = manifest.lab.unwrap_or_default();
+        Ok(Some(match report {
+            TpchReport::Power(p) => TpchPoint {
+                lab,
+                report: Some(p),
+                throughput: None,
+            },
+            TpchReport::Throughput(t) => TpchPoint {
+                lab,
+                report: None,
+                throughput: t.throughput_at_size,
+            },
+        }))
+    }
+}
+
+/// The TPC-H points as the DBT-3 studies show them: per workload and variant, one column per
+/// server (and repetition), each query's median relative to the baseline server (the first of
+/// the file, or `baseline`), draws up to `threshold` percent; then throughput tests.
+pub fn lab_tables(runs: &mut [TpchPoint], servers: &[String], threshold: f64, baseline: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    let rank = |label: &str| {
+        if baseline == Some(label) {
+            0
+        } else {
+            1 + servers.iter().position(|s| s == label).unwrap_or(servers.len())
+        }
+    };
+    runs.sort_by(|a, b| {
+        (
+            &a.lab.workload,
+            &a.lab.variant,
+            rank(&a.lab.server),
+            &a.lab.server,
+            a.lab.rep,
+        )
+            .cmp(&(
+                &b.lab.workload,
+                &b.lab.variant,
+                rank(&b.lab.server),
+                &b.lab.server,
+                b.lab.rep,
+            ))
+    });
+    let mut out = String::new();
+    let reps = runs.iter().map(|r| r.lab.rep).max().unwrap_or(1);
+    let mut i = 0;
+    while i < runs.len() {
+        let (workload, variant) = (runs[i].lab.workload.clone(), runs[i].lab.variant.clone());
+        let group: Vec<&TpchPoint> = runs[i..]
+            .iter()
+            .take_while(|r| r.lab.workload == workload && r.lab.variant == variant)
+            .collect();
+        i += group.len();
+        let label = |r: &TpchPoint| {
+            if reps > 1 {
+                format!("{} r{}", r.lab.server, r.lab.rep)
+            } else {
+                r.lab.server.clone()
+            }
+        };
+        let columns: Vec<Column<'_>> = group
+            .iter()
+            .filter_map(|r| {
+                r.report.as_ref().map(|report| Column {
+                    label: label(r),
+                    report,
+                })
+            })
+            .collect();
+        if !columns.is_empty() {
+            let _ = writeln!(
+                out,
+                "## {workload} · {variant}: seconds per query (median of the repetitions inside each run, min-max), relative to {}; under {:.0}% is a draw\n",
+                columns[0].label,
+                threshold
+            );
+            out.push_str(&table(&columns, threshold));
+            out.push('\n');
+        }
+        for r in group.iter().filter(|r| r.report.is_none()) {
+            let _ = writeln!(
+                out,
+                "{workload} · {variant} · {}: Throughput@Size {}",
+                label(r),
+                r.throughput.map_or("-".into(), |t| format!("{t:.1}"))
+            );
+        }
     }
     out
 }
