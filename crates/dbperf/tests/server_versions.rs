@@ -144,3 +144,63 @@ fn maven_mysql_8_0_15() {
     start_check_stop("mysql-8.0.15", "8.0.15", ("innodb_log_file_size", 16 * MIB));
     unknown_keys_are_refused_before_start("mysql-8.0.15", "innodb_redo_log_capacity", "innodb_log_file_size");
 }
+
+#[test]
+fn npm_mysql_5_6_24() {
+    if !available("mysql-5.6.24") {
+        return;
+    }
+    // A copy of the package's initialised datadir; two redo files of half the redo each.
+    start_check_stop("mysql-5.6.24", "5.6.24", ("innodb_log_file_size", 16 * MIB));
+    unknown_keys_are_refused_before_start("mysql-5.6.24", "innodb_redo_log_capacity", "innodb_log_file_size");
+    // XtraDB's flushing options are not MySQL's.
+    unknown_keys_are_refused_before_start("mysql-5.6.24", "innodb_cleaner_lsn_age_factor", "nearest known names");
+}
+
+#[test]
+fn maven_mariadb_10_1_23_with_xtradb_settings() {
+    if !available("mariadb-10.1.23") {
+        return;
+    }
+    start_check_stop("mariadb-10.1.23", "10.1.23-MariaDB", ("innodb_log_file_size", 16 * MIB));
+    unknown_keys_are_refused_before_start("mariadb-10.1.23", "innodb_redo_log_capacity", "innodb_log_file_size");
+    // XtraDB's own flushing settings, as its `--verbose --help` lists them, take effect.
+    let sandbox = TempSandbox::start_server(
+        "mariadb-10.1.23",
+        &[
+            "innodb_cleaner_lsn_age_factor=legacy",
+            "innodb_foreground_preflush=sync_preflush",
+            "innodb_empty_free_list_algorithm=legacy",
+            "innodb_flush_neighbors=0",
+        ],
+    )
+    .unwrap();
+    let values: Vec<String> = block_on(async {
+        let mut conn = Conn::new(Opts::from_url(&sandbox.url()).unwrap()).await.unwrap();
+        let row: (String, String, String, String, String) = conn
+            .query_first(
+                "SELECT @@innodb_cleaner_lsn_age_factor, @@innodb_foreground_preflush, \
+                 @@innodb_empty_free_list_algorithm, @@innodb_flush_neighbors, @@innodb_version",
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        conn.disconnect().await.unwrap();
+        vec![row.0, row.1, row.2, row.3, row.4]
+    });
+    assert_eq!(
+        &values[..4],
+        ["LEGACY", "SYNC_PREFLUSH", "LEGACY", "0"].map(|v| v.to_owned()),
+        "{values:?}"
+    );
+    assert!(values[4].starts_with("5.6.35-80.0"), "XtraDB: {values:?}");
+}
+
+#[test]
+fn maven_mariadb_10_2_11() {
+    if !available("mariadb-10.2.11") {
+        return;
+    }
+    start_check_stop("mariadb-10.2.11", "10.2.11-MariaDB", ("innodb_log_file_size", 16 * MIB));
+    unknown_keys_are_refused_before_start("mariadb-10.2.11", "innodb_redo_log_capacity", "innodb_log_file_size");
+}

@@ -251,6 +251,10 @@ pub const NO_ANSWER_QUERY: &str = "the server did not answer the telemetry queri
 /// `server_error` of a sample whose reconnect got no answer in time.
 pub const NO_ANSWER_CONNECT: &str = "the server did not answer the telemetry connection in time";
 
+/// INNODB_METRICS counter of single-page flushes (one per user thread that found no free page
+/// and flushed a page itself); the sampler enables it wherever the server has it.
+pub const SINGLE_FLUSH_METRIC: &str = "buffer_LRU_single_flush_num_scan";
+
 /// Wait classes left out of the top waits: `wait/io/table/` and `wait/lock/table/` time every
 /// row access of every statement (the handler call itself, with any mutex, lock or file wait
 /// inside it nested under it), so they would head the list in any busy interval and hide the

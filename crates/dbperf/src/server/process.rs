@@ -160,7 +160,9 @@ fn await_gone(pid: i32) {
             Some('Z') => {
                 // SAFETY: as above.
                 unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
-                false
+                // A leader thread that has exited shows Z while the process's other threads
+                // still run their shutdown (MySQL 5.6 ends its main thread first).
+                other_threads_run(pid)
             }
             None | Some('X') => false,
             Some(_) => std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()),
@@ -170,6 +172,20 @@ fn await_gone(pid: i32) {
         }
         sleep(Duration::from_millis(10));
     }
+}
+
+/// True if a thread of `pid` other than an exited (zombie or dead) one is still there.
+fn other_threads_run(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+                .is_some_and(|state| !matches!(state, 'Z' | 'X'))
+        })
+    })
 }
 
 /// The state letter of `/proc/PID/stat` (R, S, D, Z, X, ...), `None` once the pid is gone.

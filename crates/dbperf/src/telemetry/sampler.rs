@@ -44,6 +44,14 @@ impl AnyServerSampler {
         })
     }
 
+    /// What the sampler could not switch on or will not see, learned at connect.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            AnyServerSampler::Mysql(s) => &s.facts().warnings,
+            AnyServerSampler::Postgres(_) => &[],
+        }
+    }
+
     /// One sample (the first primes the rates).
     pub async fn sample(&mut self) -> Result<ServerSample, DbError> {
         match self {
@@ -168,13 +176,21 @@ fn sample_loop(
     let mut os = OsSampler::new();
     let mut server: Option<AnyServerSampler> = None;
     let mut server_error: Option<String> = None;
+    let mut warned = false;
     // Every wait on the server also ends when the run stops: a hung server must not hold up
     // the end of the run by more than one 50 ms slice.
-    let connect = |server: &mut Option<AnyServerSampler>, error: &mut Option<String>| {
+    let mut connect = |server: &mut Option<AnyServerSampler>, error: &mut Option<String>| {
         if let Some(target) = &cfg.target {
             let limit = cfg.period.max(Duration::from_secs(2));
             match unless_stopped(&rt, stop, limit, AnyServerSampler::connect(target, &cfg.server)) {
                 Waited::Done(Ok(mut s)) => {
+                    if !warned {
+                        // Once per run: a reconnect finds the same server.
+                        for w in s.warnings() {
+                            eprintln!("warning: telemetry: {w}");
+                        }
+                        warned = true;
+                    }
                     // Prime the rates so the first sample has them.
                     if let Waited::Stopped = unless_stopped(&rt, stop, cfg.period, s.sample()) {
                         return;

@@ -5,13 +5,18 @@
 //!
 //! Version differences are decided once, at [`ServerSampler::connect`]:
 //!
-//! | signal | MariaDB | MySQL 8.0.30+ | MySQL before 8.0.30 |
+//! | signal | MariaDB | MySQL 8.0.30+ | MySQL before 8.0.30 (5.6, 8.0.15) |
 //! |---|---|---|---|
-//! | checkpoint age | `Innodb_checkpoint_age` | `Innodb_redo_log_current_lsn − _checkpoint_lsn` | INNODB_METRICS `log_lsn_current − log_lsn_last_checkpoint`, else `SHOW ENGINE INNODB STATUS` |
+//! | checkpoint age | `Innodb_checkpoint_age` (10.1 XtraDB, 10.5+; 10.2-10.4 as MySQL before 8.0.30) | `Innodb_redo_log_current_lsn − _checkpoint_lsn` | INNODB_METRICS `log_lsn_current − log_lsn_last_checkpoint`, else `SHOW ENGINE INNODB STATUS` |
 //! | checkpoint max | `Innodb_checkpoint_max_age` | metric `log_max_modified_age_sync`, else [`MYSQL_USABLE_REDO_FRACTION`] × capacity | same |
-//! | LRU flushes | `Innodb_buffer_pool_pages_LRU_flushed` | metric `buffer_LRU_batch_flush_total_pages` | same |
+//! | redo capacity | `innodb_log_file_size` (× `innodb_log_files_in_group` before 10.5) | `innodb_redo_log_capacity` | `innodb_log_file_size × innodb_log_files_in_group` |
+//! | LRU flushes | `Innodb_buffer_pool_pages_LRU_flushed`, else metric `buffer_LRU_batch_flush_total_pages` | metric `buffer_LRU_batch_flush_total_pages` | same (5.6: `buffer_LRU_batch_total_pages`) |
+//! | single-page flushes | metric `buffer_LRU_single_flush_num_scan` (before 10.5) | same | same |
 //! | history length | `Innodb_history_list_length` | metric `trx_rseg_history_len` | same |
 //! | row operations | `Rows_read`, `Handler_{write,update,delete}` (10.6+ has no `Innodb_rows_*`) | `Innodb_rows_*` | same |
+//!
+//! Which INNODB_METRICS counters exist, and whether their on/off column is `ENABLED` (MariaDB
+//! 10.5+) or `STATUS` (MySQL, older MariaDB), is read from the server at connect.
 //!
 //! Per sample: one `SHOW GLOBAL STATUS`, one INNODB_METRICS select, one Performance Schema
 //! select when it is ON, and on MySQL before 8.0.30 without the LSN metrics one
@@ -28,7 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::wire::WireSession;
 use crate::driver::{DbError, Session, Target};
-pub use crate::results::telemetry::{is_contention_point, ServerSample, Wait, NOT_A_CONTENTION_POINT};
+pub use crate::results::telemetry::{
+    is_contention_point, ServerSample, Wait, NOT_A_CONTENTION_POINT, SINGLE_FLUSH_METRIC,
+};
 
 /// The share of MySQL's redo capacity that checkpoint age may reach before InnoDB flushes
 /// synchronously, when the `log_max_modified_age_sync` metric cannot be read (measured: 0.83 of
@@ -123,6 +130,13 @@ pub enum Flavor {
 
 /// INNODB_METRICS counter of pages written by sync flush batches (MariaDB and MySQL).
 const SYNC_FLUSH_METRIC: &str = "buffer_flush_sync_total_pages";
+/// Pages flushed by LRU batches: `buffer_LRU_batch_flush_total_pages` (MySQL 5.7+, MariaDB),
+/// `buffer_LRU_batch_total_pages` (MySQL 5.6).
+const LRU_BATCH_METRICS: [&str; 2] = ["buffer_LRU_batch_flush_total_pages", "buffer_LRU_batch_total_pages"];
+/// The `--set` item that turns InnoDB's latch instruments on at server startup.
+pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/synch/%/innodb/%=ON";
+/// The first MariaDB with a single redo file.
+const MARIADB_ONE_REDO_FILE_SINCE: (u32, u32, u32) = (10, 5, 0);
 
 /// What the sampler learned once, at connect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,9 +201,10 @@ impl ServerSampler {
         let (flavor, version_number) = parse_version(&version)?;
         let mysql_redo_capacity = flavor == Flavor::Mysql && version_number >= MYSQL_REDO_CAPACITY_SINCE;
         let redo_expr = match flavor {
-            Flavor::Mariadb => "@@innodb_log_file_size",
+            Flavor::Mariadb if version_number >= MARIADB_ONE_REDO_FILE_SINCE => "@@innodb_log_file_size",
             Flavor::Mysql if mysql_redo_capacity => "@@innodb_redo_log_capacity",
-            Flavor::Mysql => "@@innodb_log_file_size * @@innodb_log_files_in_group",
+            // MySQL before 8.0.30 and MariaDB before 10.5: a group of equal files.
+            Flavor::Mariadb | Flavor::Mysql => "@@innodb_log_file_size * @@innodb_log_files_in_group",
         };
         let rows = session
             .query_rows(&format!(
@@ -211,27 +226,47 @@ impl ServerSampler {
             enabled_metrics: Vec::new(),
             warnings: Vec::new(),
         };
+        // MariaDB with XtraDB (10.1) or 10.5+ reports checkpoint age as status; 10.2-10.4 do not.
+        let checkpoint_vars = flavor == Flavor::Mariadb
+            && first_value(&mut session, "SHOW GLOBAL STATUS LIKE 'Innodb_checkpoint_age'")
+                .await
+                .is_ok_and(|v| v.is_some());
         let checkpoint = match flavor {
-            Flavor::Mariadb => CheckpointSource::MariadbCheckpointVars,
+            _ if checkpoint_vars => CheckpointSource::MariadbCheckpointVars,
             Flavor::Mysql if mysql_redo_capacity => CheckpointSource::MysqlRedoLsns,
-            Flavor::Mysql => CheckpointSource::MysqlMetricsOrInnodbStatus,
+            Flavor::Mariadb | Flavor::Mysql => CheckpointSource::MysqlMetricsOrInnodbStatus,
         };
+        // The INNODB_METRICS counters this server has: names moved between versions.
+        let metric_names: BTreeSet<String> = session
+            .query_rows("SELECT NAME FROM information_schema.INNODB_METRICS")
+            .await?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect();
+        // Its enabled-flag column: `STATUS = 'enabled'` (MySQL, MariaDB before 10.5) or `ENABLED`.
+        let enabled_column = first_value(
+            &mut session,
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' \
+             AND TABLE_NAME = 'INNODB_METRICS' AND COLUMN_NAME = 'ENABLED'",
+        )
+        .await?;
 
-        // MySQL has no checkpoint or LRU status variables. The LSN metrics are computed only
-        // when INNODB_METRICS is read and the LRU one is a plain counter: both cost next to nothing.
         // Pages written by sync flush batches: the one direct sign that writers waited for
         // flushing (a once-a-second checkpoint age reads anywhere from the async point to the
-        // maximum between batches). A plain counter, off by default on both servers.
-        let mut wanted: Vec<&str> = vec![SYNC_FLUSH_METRIC];
-        if flavor == Flavor::Mysql {
+        // maximum between batches). Single-page flushes: a user thread found no free page and
+        // flushed one itself. LRU batch pages, where no status variable counts them. Plain
+        // counters, off by default, that cost next to nothing: enabled where the server has them.
+        let mut wanted: Vec<&str> = vec![SYNC_FLUSH_METRIC, SINGLE_FLUSH_METRIC];
+        wanted.extend(LRU_BATCH_METRICS);
+        if checkpoint == CheckpointSource::MysqlMetricsOrInnodbStatus {
+            // LSN metrics are computed only when INNODB_METRICS is read.
             wanted.extend([
                 "log_lsn_current",
                 "log_lsn_last_checkpoint",
                 "log_max_modified_age_sync",
-                // MySQL has no LRU status variable; this counter is off by default there.
-                "buffer_LRU_batch_flush_total_pages",
             ]);
         }
+        wanted.retain(|name| metric_names.contains(*name));
         if options.innodb_metrics {
             wanted.extend(["log%", "buffer_flush%"]);
         }
@@ -258,14 +293,34 @@ impl ServerSampler {
                         .push(format!("cannot enable InnoDB synch instruments: {e}"));
                 }
             }
+            // MySQL 5.6 and MariaDB 10.1/10.2 register a latch with the Performance Schema when
+            // InnoDB creates it, and only if its instrument is on then: the buffer pool mutex,
+            // created at startup, is missing when the runtime switch above came too late.
+            let instances = first_value(
+                &mut session,
+                "SELECT COUNT(*) FROM performance_schema.mutex_instances \
+                 WHERE NAME = 'wait/synch/mutex/innodb/buf_pool_mutex'",
+            )
+            .await
+            .ok()
+            .flatten();
+            if instances.as_deref() == Some("0") {
+                facts.warnings.push(format!(
+                    "{} registers InnoDB's mutexes and rw-locks with the Performance Schema only \
+                     when their instruments are on at startup, so --pfs-instruments shows no InnoDB latch \
+                     waits: restart the server with --set '{PFS_STARTUP_INSTRUMENTS}'",
+                    facts.version
+                ));
+            }
         } else if options.pfs_instruments {
             facts
                 .warnings
                 .push("performance_schema is OFF (it is not dynamic): no wait events".to_owned());
         }
-        let metrics_sql = match flavor {
-            Flavor::Mariadb => "SELECT NAME, COUNT, TYPE FROM information_schema.INNODB_METRICS WHERE ENABLED = 1",
-            Flavor::Mysql => "SELECT NAME, COUNT, TYPE FROM information_schema.INNODB_METRICS WHERE STATUS = 'enabled'",
+        let metrics_sql = if enabled_column.is_some() {
+            "SELECT NAME, COUNT, TYPE FROM information_schema.INNODB_METRICS WHERE ENABLED = 1"
+        } else {
+            "SELECT NAME, COUNT, TYPE FROM information_schema.INNODB_METRICS WHERE STATUS = 'enabled'"
         };
         Ok(ServerSampler {
             session,
@@ -330,7 +385,7 @@ impl ServerSampler {
                 }
             }
         };
-        if self.facts.flavor == Flavor::Mysql {
+        if self.checkpoint != CheckpointSource::MariadbCheckpointVars {
             let capacity = status_u64(&status, "Innodb_redo_log_capacity_resized")
                 .filter(|c| *c > 0)
                 .unwrap_or(self.facts.redo_capacity_bytes);
@@ -422,7 +477,7 @@ fn build_sample(
         pages_written_s: status_rate("Innodb_pages_written"),
         sync_flush_pages_s: metric_rate(SYNC_FLUSH_METRIC),
         lru_flushes_s: status_rate("Innodb_buffer_pool_pages_LRU_flushed")
-            .or_else(|| metric_rate("buffer_LRU_batch_flush_total_pages")),
+            .or_else(|| LRU_BATCH_METRICS.iter().find_map(|m| metric_rate(m))),
         doublewrite_pages_s: status_rate("Innodb_dblwr_pages_written"),
         history_list_length: status_u64(&now.status, "Innodb_history_list_length")
             .or_else(|| metric_values.get("trx_rseg_history_len").map(|v| *v as u64)),

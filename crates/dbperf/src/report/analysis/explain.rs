@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
 use crate::report::stats::{mean, mean_cv, median};
 use crate::results::interval::IntervalRecord;
-use crate::results::telemetry::{is_contention_point, TelemetryRow};
+use crate::results::telemetry::{is_contention_point, TelemetryRow, SINGLE_FLUSH_METRIC};
 use crate::results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// Head room over the largest checkpoint age seen: study 001 reads the redo size a run needs
@@ -436,13 +436,9 @@ fn named<'a>(map: &'a BTreeMap<String, f64>, names: &[&str]) -> Option<&'a f64> 
         .map(|(_, v)| v)
 }
 
-/// INNODB_METRICS counter of single-page flushes (one per user thread that found no free page
-/// and flushed a page itself).
-pub const SINGLE_FLUSH_METRIC: &str = "buffer_LRU_single_flush_num_scan";
-
 /// Single-page flushes: a thread that found no free page flushed one itself (InnoDB of MySQL
-/// 5.6-8.0 and MariaDB before 10.5; INNODB_METRICS [`SINGLE_FLUSH_METRIC`], enabled with
-/// `--innodb-metrics`).
+/// 5.6-8.0 and MariaDB before 10.5; INNODB_METRICS [`SINGLE_FLUSH_METRIC`], which the sampler
+/// enables; runs recorded before it did need `--innodb-metrics`).
 pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<f64> {
     let values: Vec<f64> = rows
         .iter()
@@ -467,7 +463,8 @@ pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, 
         format!("MariaDB 10.5 and later have no single-page flush: the page cleaner frees pages{also}")
     } else {
         format!(
-            "no buffer_LRU_single_flush_* counter was sampled (run with --innodb-metrics; MySQL 8.0 has none){also}"
+            "buffer_LRU_single_flush_num_scan did not move in the window, or was not sampled (runs \
+             recorded before dbperf enabled it need --innodb-metrics){also}"
         )
     })
 }
