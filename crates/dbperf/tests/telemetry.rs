@@ -1,7 +1,8 @@
 //! Telemetry during real sysbench runs on sandboxed MariaDB: `telemetry.jsonl` on the run's
 //! clock, the live line, the catalog rows, sync flushing with a tiny redo log (every stall found
 //! put down to the checkpoint) and none with a large one, InnoDB waits with Performance Schema
-//! instruments, a frozen server found as a stall by `dbperf analyze`, and `--no-telemetry`.
+//! instruments, a frozen server found as a stall by `dbperf analyze`, and `--no-telemetry`; the
+//! same checkpoint analysis on the classic servers (MySQL 5.6, MariaDB 10.1 with XtraDB).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -11,7 +12,7 @@ use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
 mod common;
-use common::{dbperf, only_run_dir, run_ok, wait_for_intervals};
+use common::{available, dbperf, only_run_dir, run_ok, wait_for_intervals};
 
 fn telemetry(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("telemetry.jsonl"))
@@ -203,6 +204,46 @@ fn a_tiny_redo_log_holds_the_checkpoint_at_its_maximum_and_a_large_one_does_not(
         !large_analysis["notes"].to_string().contains("sync flush cost"),
         "{large_analysis}"
     );
+}
+
+/// MySQL 5.6 and MariaDB 10.1 with two 4 MiB redo files and lazy flushing: checkpoint age
+/// reaches its maximum and `dbperf analyze` says so. MySQL 5.6 reclaims redo with sync flush
+/// batches, as 10.11 does, and every stall found is put down to the checkpoint; XtraDB flushes
+/// ahead of the sync point its own way (`innodb_foreground_preflush`), so there only the
+/// checkpoint figures are checked.
+#[test]
+fn classic_servers_explain_a_tiny_redo_log_as_10_11_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    for id in ["mysql-5.6.24", "mariadb-10.1.23"] {
+        if !available(id) {
+            continue;
+        }
+        let mut settings = vec!["innodb_log_file_size=4M"];
+        settings.extend(LAZY_FLUSHING);
+        let sb = TempSandbox::start_server(id, &settings).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let (_, dir) = write_run(&sb, &tmp.path().join(id), 10, &[]);
+        let samples = telemetry(&dir);
+        assert!(max_of(&samples, "checkpoint_pct") >= 90.0, "{id}: {samples:?}");
+        let analysis = analysis(&dir);
+        let e = &analysis["explanation"];
+        assert_eq!(e["checkpoint"]["value"]["capacity_bytes"], 8 << 20, "{id}: {e}");
+        let notes = analysis["notes"].to_string();
+        assert!(notes.contains("checkpoint age: at most"), "{id}: {analysis}");
+        if id == "mysql-5.6.24" {
+            let cost = &analysis["sync_flush"];
+            assert_eq!(cost["counted"], true, "{id}: {analysis}");
+            assert!(
+                cost["sync_intervals"].as_u64().unwrap() * 2 >= cost["intervals"].as_u64().unwrap(),
+                "{id}: {analysis}"
+            );
+            assert_eq!(
+                checkpoint_stalls(&analysis).len(),
+                analysis["stalls"].as_array().unwrap().len(),
+                "{id}: every stall is attributed to the checkpoint:\n{}",
+                String::from_utf8_lossy(&run_ok(dbperf().arg("analyze").arg(&dir)).stdout)
+            );
+        }
+    }
 }
 
 #[test]
