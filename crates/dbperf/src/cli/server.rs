@@ -12,6 +12,7 @@ use crate::server::{
     lookup, InstallOutcome, RunState, SandboxHome, ServerKind, ServerSpec, Setting, StartRequest, StopOutcome,
     BENCH_DATABASE, BENCH_USER, CATALOG,
 };
+use crate::telemetry::server::PFS_STARTUP_INSTRUMENTS;
 
 /// Sandboxed database servers under $DBPERF_HOME (default ~/.dbperf).
 #[derive(Debug, Args)]
@@ -94,6 +95,12 @@ pub struct LaunchArgs {
     /// (`0`, `0-3`, `0,2`).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Performance Schema on, with InnoDB's mutex and rw-lock instruments on from startup
+    /// (`--set performance_schema=ON --set performance-schema-instrument=wait/synch/%/innodb/%=ON`):
+    /// MySQL 5.6 and MariaDB 10.1/10.2 time those latches only when they are on at startup, so
+    /// a run's `--pfs-instruments` can show their waits. Later `--set` items win.
+    #[arg(long)]
+    pub pfs_instruments: bool,
 }
 
 #[derive(Debug, Args)]
@@ -168,12 +175,25 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         ),
         None => None,
     };
+    let mut settings = Vec::new();
+    if a.pfs_instruments {
+        if server.flavor == ServerKind::Postgres {
+            anyhow::bail!(
+                "--pfs-instruments: PostgreSQL has no Performance Schema; its wait events are sampled \
+                 from pg_stat_activity without it"
+            );
+        }
+        for item in ["performance_schema=ON", PFS_STARTUP_INSTRUMENTS] {
+            settings.push(Setting::parse(item).expect("a valid built-in setting"));
+        }
+    }
+    settings.extend(a.settings);
     let request = StartRequest {
         jemalloc: a.jemalloc,
         cpus,
         port: a.port,
         socket_only: a.socket_only,
-        settings: a.settings,
+        settings,
         ready_timeout: Duration::from_secs(a.timeout),
         ..StartRequest::new(server, name)
     };

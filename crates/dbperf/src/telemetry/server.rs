@@ -308,7 +308,8 @@ impl ServerSampler {
                 facts.warnings.push(format!(
                     "{} registers InnoDB's mutexes and rw-locks with the Performance Schema only \
                      when their instruments are on at startup, so --pfs-instruments shows no InnoDB latch \
-                     waits: restart the server with --set '{PFS_STARTUP_INSTRUMENTS}'",
+                     waits: restart it with `dbperf server start ... --pfs-instruments` (or --set \
+                     '{PFS_STARTUP_INSTRUMENTS}')",
                     facts.version
                 ));
             }
