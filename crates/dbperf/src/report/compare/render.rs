@@ -2,7 +2,8 @@
 //! per cell) and JSON (the whole comparison, schema `dbperf.compare/1`) for machines.
 //!
 //! Text and Markdown print the WARNING block first, then the table, then the other differing
-//! variables, the notes and the draw rule.
+//! variables, between server versions what the versions explain (defaults that changed, the
+//! redo log, settings only some versions have), the notes and the draw rule.
 
 use std::fmt::Write;
 

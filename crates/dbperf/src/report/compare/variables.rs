@@ -1,6 +1,9 @@
 //! The apples-to-apples check: which global server variables differ between compared runs,
 //! leaving out the ones that differ between any two server instances and the ones an
-//! experiment varies on purpose, and singling out the ones known to distort results.
+//! experiment varies on purpose, and singling out the ones known to distort results. Between
+//! server versions ([`VersionDiff`]) it also tells the defaults that changed (set by no
+//! recorded setting, one value per version) from what the experiment set on purpose, names
+//! the settings only some versions have, and compares the redo log by its total size.
 
 use std::collections::{BTreeMap, BTreeSet};
 
