@@ -294,6 +294,12 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 server: server.label.clone(),
                 variant: variant.name.clone(),
                 variant_settings: variant.settings.iter().cloned().collect(),
+                server_settings: server
+                    .settings
+                    .iter()
+                    .cloned()
+                    .chain(workload_settings(server, &group.data))
+                    .collect(),
                 pinning: pinning.name.clone(),
                 server_cpus: pinning.server_cpus.as_ref().map(|c| c.text.clone()),
                 client_cpus: pinning.client_cpus.as_ref().map(|c| c.text.clone()),
@@ -457,6 +463,7 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
             home.install(s.spec).with_context(|| format!("installing {}", s.id))?;
         }
         home.check_settings(s.spec, &parse_settings(&s.settings)?)
+            .map_err(|err| anyhow!("{err}{}", lacked_by(e, home, s, &s.settings, &err, false)))
             .with_context(|| format!("settings of server {:?}", s.label))?;
         // Only names are checked, so one setting per name of every variant, all at once: a
         // [variants] table makes thousands of variants out of a few names. The variant is
@@ -470,11 +477,63 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
         if home.check_settings(s.spec, &parse_settings(&names)?).is_err() {
             for v in &e.variants {
                 home.check_settings(s.spec, &parse_settings(&v.settings)?)
+                    .map_err(|err| anyhow!("{err}{}", lacked_by(e, home, s, &v.settings, &err, true)))
                     .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;
             }
         }
     }
     Ok(notes)
+}
+
+/// When `err` refuses a key that other servers of the experiment have (a setting one version
+/// lacks: `innodb_redo_log_capacity` before MySQL 8.0.30, `innodb_log_files_in_group` in
+/// MariaDB 10.5+), says which have it and where such a setting belongs, as a sentence to
+/// append; otherwise nothing.
+fn lacked_by(
+    e: &Experiment,
+    home: &SandboxHome,
+    server: &super::experiment::ServerSpec,
+    settings: &[(String, String)],
+    err: &crate::server::ServerError,
+    variant: bool,
+) -> String {
+    let crate::server::ServerError::UnknownSetting { key, .. } = err else {
+        return String::new();
+    };
+    let Some(value) = settings
+        .iter()
+        .find(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.clone())
+    else {
+        return String::new();
+    };
+    let one = [(key.clone(), value)];
+    let Ok(one) = parse_settings(&one) else {
+        return String::new();
+    };
+    let have: Vec<&str> = e
+        .servers
+        .iter()
+        .filter(|o| o.id != server.id && home.installed(o.spec).is_some())
+        .filter(|o| home.check_settings(o.spec, &one).is_ok())
+        .map(|o| o.label.as_str())
+        .collect();
+    if have.is_empty() {
+        return String::new();
+    }
+    let whose = format!(
+        ". {key} is a setting of {} but not of {}",
+        have.join(", "),
+        server.label
+    );
+    if variant {
+        format!(
+            "{whose}, and a variant's settings go to every server: set it in the `settings` of the \
+             server(s) that have it, or vary a setting every server has instead"
+        )
+    } else {
+        whose
+    }
 }
 
 /// What a (re)start of a group's server on a fresh copy of its data set needs.

@@ -57,6 +57,10 @@ pub struct LabPoint {
     pub variant: String,
     /// The settings the variant changes on purpose, as given (`innodb_doublewrite` → `OFF`).
     pub variant_settings: BTreeMap<String, String>,
+    /// The settings of the experiment's `[[server]]` entry, given at every start of that server
+    /// (empty in older manifests): set on purpose, not the server's defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_settings: BTreeMap<String, String>,
     /// The CPU pinning's name (`unpinned` when the experiment has none).
     #[serde(default)]
     pub pinning: String,

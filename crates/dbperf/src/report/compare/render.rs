@@ -2,13 +2,14 @@
 //! per cell) and JSON (the whole comparison, schema `dbperf.compare/1`) for machines.
 //!
 //! Text and Markdown print the WARNING block first, then the table, then the other differing
-//! variables, the notes and the draw rule.
+//! variables, between server versions what the versions explain (defaults that changed, the
+//! redo log, settings only some versions have), the notes and the draw rule.
 
 use std::fmt::Write;
 
 use comfy_table::{presets, CellAlignment, Table};
 
-use super::variables::{distortion, VariableValues};
+use super::variables::{distortion, VariableValues, VersionDiff, VersionName, LACKING_SHOWN};
 use super::{Cell, Comparison, Metric, Verdict};
 
 /// Output format of a comparison.
@@ -162,15 +163,25 @@ impl Comparison {
             for w in &v.warnings {
                 let _ = writeln!(
                     out,
-                    "  {}: {} ({})",
+                    "  {}: {} ({}){}",
                     w.name,
                     self.per_column(w),
-                    distortion(&w.name).unwrap_or("")
+                    distortion(&w.name).unwrap_or(""),
+                    match (self.default_changed(&w.name), self.settings_recorded()) {
+                        (true, true) => " [a default that changed between versions: nobody set it]",
+                        (true, false) => " [differs with the version; the runs record no setting of it]",
+                        (false, _) => "",
+                    }
                 );
             }
             let _ = writeln!(
                 out,
-                "  The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.\n"
+                "  The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.{}\n",
+                if v.warnings.iter().any(|w| self.default_changed(&w.name)) && self.settings_recorded() {
+                    "\n  A default that changed between versions is made the same by setting it in every server's `settings`."
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(out, "{}", self.title());
@@ -218,7 +229,9 @@ impl Comparison {
         if !v.follow_warnings.is_empty() {
             let _ = writeln!(out, "{}", self.follow_warnings());
         }
-        if !v.only_in_some.is_empty() {
+        if let Some(versions) = &v.versions {
+            out.push_str(&self.versions_text(versions));
+        } else if !v.only_in_some.is_empty() {
             let _ = writeln!(out, "{}", self.only_in_some());
         }
         if !v.varied_on_purpose.is_empty() {
@@ -261,6 +274,157 @@ impl Comparison {
             .map(|(c, val)| format!("{val} ({})", c.label))
             .collect::<Vec<_>>()
             .join(" vs ")
+    }
+
+    /// Whether the runs record every setting they were started with (lab runs).
+    fn settings_recorded(&self) -> bool {
+        self.variables.versions.as_ref().is_some_and(|v| v.settings_recorded)
+    }
+
+    /// Whether `name` is a default that changed between the compared versions.
+    fn default_changed(&self, name: &str) -> bool {
+        self.variables
+            .versions
+            .as_ref()
+            .is_some_and(|v| v.defaults_changed.iter().any(|d| d.name == name))
+    }
+
+    /// The versions section of the text output: defaults that changed, the redo log, settings
+    /// only some versions have, those set differently on purpose.
+    fn versions_text(&self, versions: &VersionDiff) -> String {
+        let mut out = String::new();
+        let servers: Vec<String> = versions
+            .servers
+            .iter()
+            .map(|s| match s.name.contains(&s.version) {
+                true => s.name.clone(),
+                false => format!("{} ({})", s.name, s.version),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "The runs are on {} server versions: {}.",
+            servers.len(),
+            servers.join(", ")
+        );
+        let (listed, warned) = self.defaults_for_reading(versions);
+        if !listed.is_empty() || !warned.is_empty() {
+            let n = listed.len() + warned.len();
+            let _ = match versions.settings_recorded {
+                true => writeln!(
+                    out,
+                    "Defaults that changed between versions ({n}; no server or variant setting of the experiment sets them):"
+                ),
+                false => writeln!(
+                    out,
+                    "Differ with the server version ({n}; defaults that changed, unless a `--set` the runs do not record set them):"
+                ),
+            };
+            let (sized, plain): (Vec<&VariableValues>, Vec<&VariableValues>) =
+                listed.iter().partition(|d| d.name.starts_with("performance_schema_"));
+            for d in plain.iter().take(MAX_LISTED) {
+                let _ = writeln!(out, "  {}: {}", d.name, shorten(&per_version(versions, &d.values)));
+            }
+            if plain.len() > MAX_LISTED {
+                let _ = writeln!(
+                    out,
+                    "  ... and {} more: {} (--format json has every value)",
+                    plain.len() - MAX_LISTED,
+                    plain[MAX_LISTED..]
+                        .iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            if !sized.is_empty() {
+                let names: Vec<String> = sized.iter().map(|d| d.name.clone()).collect();
+                let _ = writeln!(
+                    out,
+                    "  Performance Schema sizes, autosized by each version: {}",
+                    compact(&names)
+                );
+            }
+            if !warned.is_empty() {
+                let _ = writeln!(out, "  Warned above as well: {}", warned.join(", "));
+            }
+        }
+        if !versions.redo.is_empty() {
+            let _ = writeln!(
+                out,
+                "Redo log size: {}{}",
+                per_version(versions, &versions.redo),
+                if versions.redo_same {
+                    " (the same size, set by different variables: innodb_log_file_size and innodb_log_files_in_group are not compared)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if !versions.lacking.is_empty() {
+            let total: usize = versions.lacking.iter().map(|l| l.names.len()).sum();
+            let _ = writeln!(out, "Settings only some versions have ({total}):");
+            for l in &versions.lacking {
+                let _ = writeln!(
+                    out,
+                    "  in {}, not in {} ({}{}): {}",
+                    l.have.join(", "),
+                    l.lack.join(", "),
+                    l.names.len(),
+                    if l.set > 0 {
+                        format!("; {} set by the experiment", l.set)
+                    } else {
+                        String::new()
+                    },
+                    named(&l.names, LACKING_SHOWN)
+                );
+            }
+        }
+        let covered: std::collections::BTreeSet<&str> = versions
+            .lacking
+            .iter()
+            .flat_map(|l| l.names.iter().map(String::as_str))
+            .collect();
+        let rest: Vec<String> = self
+            .variables
+            .only_in_some
+            .iter()
+            .filter(|n| !covered.contains(n.as_str()))
+            .cloned()
+            .collect();
+        if !rest.is_empty() {
+            let _ = writeln!(
+                out,
+                "Server variables present in only some runs of one version: {}",
+                compact(&rest)
+            );
+        }
+        if !versions.set_on_purpose.is_empty() {
+            let _ = writeln!(
+                out,
+                "Set differently on purpose by the servers' own settings: {}",
+                versions.set_on_purpose.join(", ")
+            );
+        }
+        out
+    }
+
+    /// The defaults that changed, in reading order (those known to distort first, then
+    /// InnoDB's, then the rest), without the warned ones, whose names come second.
+    fn defaults_for_reading<'a>(&self, versions: &'a VersionDiff) -> (Vec<&'a VariableValues>, Vec<String>) {
+        let warned: Vec<String> = versions
+            .defaults_changed
+            .iter()
+            .filter(|d| self.variables.warnings.iter().any(|w| w.name == d.name))
+            .map(|d| d.name.clone())
+            .collect();
+        let mut listed: Vec<&VariableValues> = versions
+            .defaults_changed
+            .iter()
+            .filter(|d| !warned.contains(&d.name))
+            .collect();
+        listed.sort_by_key(|d| (!d.name.starts_with("innodb_"), d.name.clone()));
+        (listed, warned)
     }
 
     fn only_in_some(&self) -> String {
@@ -319,7 +483,9 @@ impl Comparison {
         if !v.follow_warnings.is_empty() {
             let _ = writeln!(out, "{}.\n", self.follow_warnings());
         }
-        if !v.only_in_some.is_empty() {
+        if let Some(versions) = &v.versions {
+            out.push_str(&self.versions_markdown(versions));
+        } else if !v.only_in_some.is_empty() {
             let _ = writeln!(out, "{}.\n", self.only_in_some());
         }
         for note in &self.notes {
@@ -327,6 +493,111 @@ impl Comparison {
         }
         let _ = writeln!(out, "_{} Threshold: {}%._", self.rule, self.threshold_pct);
         out
+    }
+
+    /// The versions section in Markdown: the same facts as [`Self::versions_text`], as
+    /// paragraphs and one list.
+    fn versions_markdown(&self, versions: &VersionDiff) -> String {
+        let mut out = String::new();
+        let (listed, warned) = self.defaults_for_reading(versions);
+        if !listed.is_empty() || !warned.is_empty() {
+            let items: Vec<String> = listed
+                .iter()
+                .map(|d| {
+                    let values: Vec<String> = versions
+                        .servers
+                        .iter()
+                        .zip(&d.values)
+                        .map(|(s, v)| format!("{}: {v}", s.display()))
+                        .collect();
+                    format!("`{}` ({})", d.name, escape_md(&values.join(", ")))
+                })
+                .chain(warned.iter().map(|n| format!("`{n}` (warned above)")))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{} ({}): {}.\n",
+                if versions.settings_recorded {
+                    "Defaults that changed between versions (set by no server or variant setting of the experiment)"
+                } else {
+                    "Differ with the server version (defaults that changed, unless a `--set` the runs do not record set them)"
+                },
+                items.len(),
+                items.join(", ")
+            );
+        }
+        if !versions.redo.is_empty() {
+            let _ = writeln!(
+                out,
+                "Redo log size: {}{}.\n",
+                escape_md(&per_version(versions, &versions.redo)),
+                if versions.redo_same {
+                    " (the same size, set by different variables)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if !versions.lacking.is_empty() {
+            let _ = writeln!(out, "Settings only some versions have:\n");
+            for l in &versions.lacking {
+                let _ = writeln!(
+                    out,
+                    "- in {}, not in {} ({}): {}",
+                    escape_md(&l.have.join(", ")),
+                    escape_md(&l.lack.join(", ")),
+                    l.names.len(),
+                    named(&l.names, LACKING_SHOWN)
+                );
+            }
+            out.push('\n');
+        }
+        if !versions.set_on_purpose.is_empty() {
+            let _ = writeln!(
+                out,
+                "Set differently on purpose by the servers' own settings: {}.\n",
+                versions.set_on_purpose.join(", ")
+            );
+        }
+        out
+    }
+
+    /// A table of the defaults that changed between versions: the header (`variable`, then the
+    /// versions) and one row per variable, warned ones first, then in reading order; `None`
+    /// when there are none.
+    pub fn plain_defaults_changed(&self) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        let versions = self.variables.versions.as_ref()?;
+        let (listed, warned) = self.defaults_for_reading(versions);
+        let warned = versions.defaults_changed.iter().filter(|d| warned.contains(&d.name));
+        let rows: Vec<Vec<String>> = warned
+            .chain(listed)
+            .map(|d| {
+                std::iter::once(d.name.clone())
+                    .chain(d.values.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        let header = std::iter::once("variable".to_string())
+            .chain(versions.servers.iter().map(VersionName::display))
+            .collect();
+        (!rows.is_empty()).then_some((header, rows))
+    }
+
+    /// Rows for a table of the settings only some versions have: have, lack, how many, names.
+    pub fn plain_lacking(&self) -> Vec<Vec<String>> {
+        self.variables.versions.as_ref().map_or_else(Vec::new, |v| {
+            v.lacking
+                .iter()
+                .map(|l| {
+                    vec![
+                        l.have.join(", "),
+                        l.lack.join(", "),
+                        l.names.len().to_string(),
+                        l.names.join(", "),
+                    ]
+                })
+                .collect()
+        })
     }
 
     fn csv(&self) -> String {
@@ -369,11 +640,37 @@ impl Comparison {
     }
 }
 
+/// `value (server) vs value (server)`, one per version.
+fn per_version(versions: &VersionDiff, values: &[String]) -> String {
+    versions
+        .servers
+        .iter()
+        .zip(values)
+        .map(|(s, v)| format!("{v} ({})", s.display()))
+        .collect::<Vec<_>>()
+        .join(" vs ")
+}
+
 /// `N (a, b, c, d, e, ...)`: a count and the first few names.
 fn compact(list: &[String]) -> String {
     let shown: Vec<&str> = list.iter().take(NAMES_SHOWN).map(String::as_str).collect();
     let more = if list.len() > shown.len() { ", ..." } else { "" };
     format!("{} ({}{more})", list.len(), shown.join(", "))
+}
+
+/// The first `shown` names, then `and N more`.
+fn named(list: &[String], shown: usize) -> String {
+    let first = list
+        .iter()
+        .take(shown)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if list.len() > shown {
+        format!("{first} and {} more", list.len() - shown)
+    } else {
+        first
+    }
 }
 
 fn escape_md(s: &str) -> String {
@@ -486,8 +783,8 @@ mod tests {
     fn text_golden() {
         let expected = "\
 WARNING: server variables known to distort results differ between the compared runs:
-  performance_schema: OFF (A) vs ON (B) (instrumentation costs CPU on every statement)
-  sort_buffer_size: 262144 (A) vs 4194304 (B) (allocated per sort; large values slow every ORDER BY)
+  performance_schema: OFF (A) vs ON (B) (instrumentation costs CPU on every statement) [differs with the version; the runs record no setting of it]
+  sort_buffer_size: 262144 (A) vs 4194304 (B) (allocated per sort; large values slow every ORDER BY) [differs with the version; the runs record no setting of it]
   The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.
 
 oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
@@ -500,7 +797,15 @@ oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
 ";
         let text = sample().render(Format::Text);
         assert!(text.starts_with(expected), "{text}");
-        assert!(text.contains("Other server variables that differ (1):\n  max_connections: 151 (A) vs 200 (B)\n"));
+        // A and B are two versions, and plain runs record no settings: the variables that
+        // differ are told as differing with the version.
+        assert!(
+            text.contains(
+                "The runs are on 2 server versions: A, B.\nDiffer with the server version (3; defaults that changed, unless a `--set` the runs do not record set them):\n  max_connections: 151 (A) vs 200 (B)\n  Warned above as well: performance_schema, sort_buffer_size\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Other server variables that differ"), "{text}");
         assert!(text.contains("Rule: A cell is the median") && text.ends_with("Threshold: 5%.\n"));
         assert!(!text.contains("pid_file"));
     }
@@ -518,7 +823,7 @@ oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
 | 1 | 100.0 | 103.0 (~+3.0% draw) |
 | 4 | 400.0 | 300.0 (-25.0% worse) |
 
-Other server variables that differ: max_connections.
+Differ with the server version (defaults that changed, unless a `--set` the runs do not record set them) (3): `max_connections` (A: 151, B: 200), `performance_schema` (warned above), `sort_buffer_size` (warned above).
 
 ";
         assert!(md.starts_with(expected), "{md}");

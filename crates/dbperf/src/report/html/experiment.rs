@@ -233,6 +233,19 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             &table_html(&header, &rows),
         );
     }
+    if let Some((header, rows)) = head.plain_defaults_changed() {
+        page.details(
+            &format!("Defaults that changed between server versions ({})", rows.len()),
+            &table_html(&header, &rows),
+        );
+    }
+    let lacking = head.plain_lacking();
+    if !lacking.is_empty() {
+        page.details(
+            "Settings only some server versions have",
+            &table_html(&["in", "not in", "how many", "variables"].map(String::from), &lacking),
+        );
+    }
     let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|(info, _)| {
