@@ -118,6 +118,16 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             .push((point.clone(), done.run_dir.clone()));
         by_workload.entry(info.workload.clone()).or_default().push(info);
     }
+    // Columns come in the order of their first run: the file's order of servers, variants and
+    // pinnings (the first server is the baseline), not the point ids' alphabetical one.
+    let experiment =
+        crate::lab::Experiment::load(&crate::lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"))
+            .ok();
+    if let Some(e) = &experiment {
+        for runs in by_workload.values_mut() {
+            runs.sort_by_key(|r| file_order(e, r.lab.as_ref()));
+        }
+    }
     let many = by_workload.len() > 1;
     for (workload, runs) in &by_workload {
         if many && a.format == Format::Text {
@@ -147,11 +157,10 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         }
     }
     if !tpch.is_empty() {
-        let servers = crate::lab::Experiment::load(
-            &crate::lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"),
-        )
-        .map(|e| e.servers.iter().map(|s| s.label.clone()).collect::<Vec<_>>())
-        .unwrap_or_default();
+        let servers = experiment
+            .as_ref()
+            .map(|e| e.servers.iter().map(|s| s.label.clone()).collect::<Vec<_>>())
+            .unwrap_or_default();
         print!(
             "{}",
             lab_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())
@@ -164,6 +173,20 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a run's server, variant and pinning come in the experiment file (unknown ones last);
+/// a stable sort by it keeps the point order within each.
+fn file_order(e: &crate::lab::Experiment, lab: Option<&crate::results::manifest::LabPoint>) -> (usize, usize, usize) {
+    let Some(lab) = lab else {
+        return (usize::MAX, usize::MAX, usize::MAX);
+    };
+    let at = |i: Option<usize>| i.unwrap_or(usize::MAX);
+    (
+        at(e.servers.iter().position(|s| s.label == lab.server)),
+        at(e.variants.iter().position(|v| v.name == lab.variant)),
+        at(e.pinnings.iter().position(|p| p.name == lab.pinning)),
+    )
 }
 
 /// Each point's explanation from its telemetry, one row per run (points in id order), or
