@@ -265,3 +265,71 @@ pub const NOT_A_CONTENTION_POINT: [&str; 2] = ["wait/io/table/", "wait/lock/tabl
 pub fn is_contention_point(event: &str) -> bool {
     !NOT_A_CONTENTION_POINT.iter().any(|p| event.starts_with(p))
 }
+
+/// Milliseconds waited per contention point over `rows`, the longest first (ties by name);
+/// events with no time are left out. Runs recorded before the per-row table waits were left
+/// out of the samples still have them: they are dropped here.
+pub fn wait_totals<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Vec<(String, f64)> {
+    let mut time: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
+    for w in rows
+        .into_iter()
+        .filter_map(|r| r.server.as_ref())
+        .flat_map(|s| &s.waits)
+    {
+        if is_contention_point(&w.event) {
+            *time.entry(w.event.as_str()).or_default() += w.time_ms;
+        }
+    }
+    let mut waits: Vec<(String, f64)> = time
+        .into_iter()
+        .filter(|(_, t)| *t > 0.0)
+        .map(|(e, t)| (e.to_owned(), t))
+        .collect();
+    waits.sort_by(|a, b| b.1.total_cmp(&a.1));
+    waits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(waits: &[(&str, f64)]) -> TelemetryRow {
+        TelemetryRow {
+            server: Some(ServerSample {
+                waits: waits
+                    .iter()
+                    .map(|(event, time_ms)| Wait {
+                        event: (*event).to_owned(),
+                        count: 1,
+                        time_ms: *time_ms,
+                    })
+                    .collect(),
+                ..ServerSample::default()
+            }),
+            ..TelemetryRow::default()
+        }
+    }
+
+    /// Summed over samples, longest first; per-row table waits and waits without time left out.
+    #[test]
+    fn wait_totals_sum_contention_points_longest_first() {
+        let rows = [
+            row(&[
+                ("wait/io/table/sql/handler", 900.0),
+                ("wait/synch/mutex/innodb/log_sys_mutex", 5.0),
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock", 4.0),
+            ]),
+            row(&[
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock", 3.0),
+                ("wait/synch/mutex/innodb/fil_system_mutex", 0.0),
+            ]),
+        ];
+        assert_eq!(
+            wait_totals(&rows),
+            [
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock".to_owned(), 7.0),
+                ("wait/synch/mutex/innodb/log_sys_mutex".to_owned(), 5.0),
+            ]
+        );
+    }
+}

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
 use crate::report::stats::{mean, mean_cv, median};
 use crate::results::interval::IntervalRecord;
-use crate::results::telemetry::{is_contention_point, TelemetryRow, SINGLE_FLUSH_METRIC};
+use crate::results::telemetry::{wait_totals, TelemetryRow, SINGLE_FLUSH_METRIC};
 use crate::results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// Head room over the largest checkpoint age seen: study 001 reads the redo size a run needs
@@ -390,13 +390,7 @@ pub fn dirty(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Fi
 
 /// The wait events with the most time over the window.
 pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Vec<WaitShare>> {
-    let mut time: BTreeMap<&str, f64> = BTreeMap::new();
-    for w in rows.iter().filter_map(|r| r.server.as_ref()).flat_map(|s| &s.waits) {
-        if is_contention_point(&w.event) {
-            *time.entry(&w.event).or_default() += w.time_ms;
-        }
-    }
-    let mut waits: Vec<(&str, f64)> = time.into_iter().filter(|(_, t)| *t > 0.0).collect();
+    let mut waits = wait_totals(rows.iter().copied());
     if waits.is_empty() {
         let pfs_off = variables
             .get("performance_schema")
@@ -409,7 +403,6 @@ pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -
             "no timed wait in the samples (turn performance_schema ON and run with --pfs-instruments)".into()
         });
     }
-    waits.sort_by(|a, b| b.1.total_cmp(&a.1));
     waits.truncate(TOP_WAITS);
     let total: f64 = waits.iter().map(|w| w.1).sum();
     Figure::Value(

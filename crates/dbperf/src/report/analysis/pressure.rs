@@ -3,12 +3,10 @@
 //! in sync flush, dirty pages, top wait, client CPU) that `dbperf analyze` notes and
 //! comparisons put side by side.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::report::stats::median;
-use crate::results::telemetry::is_contention_point;
+use crate::results::telemetry::wait_totals;
 use crate::results::telemetry::ServerSample;
 pub(crate) use crate::results::telemetry::TelemetryRow;
 
@@ -264,19 +262,5 @@ pub(crate) fn median_of(rows: &[&TelemetryRow], f: impl Fn(&TelemetryRow) -> Opt
 
 /// The wait event with the most time over the samples.
 pub(crate) fn top_wait(rows: &[&TelemetryRow]) -> Option<String> {
-    let mut time: BTreeMap<&str, f64> = BTreeMap::new();
-    for w in rows
-        .iter()
-        .filter_map(|r| r.server.as_ref())
-        .flat_map(|s| s.waits.iter())
-    {
-        // Runs recorded before the per-row table waits were left out still have them.
-        if is_contention_point(&w.event) {
-            *time.entry(w.event.as_str()).or_default() += w.time_ms;
-        }
-    }
-    time.into_iter()
-        .filter(|(_, ms)| *ms > 0.0)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(e, _)| e.to_string())
+    wait_totals(rows.iter().copied()).into_iter().next().map(|(e, _)| e)
 }

@@ -445,19 +445,11 @@ fn busiest_disk(telemetry: &[TelemetryRow]) -> Option<String> {
 
 /// The `n` wait events with the most time over all samples.
 fn top_waits(telemetry: &[TelemetryRow], n: usize) -> Vec<String> {
-    let mut time: BTreeMap<String, f64> = BTreeMap::new();
-    for w in telemetry
-        .iter()
-        .filter_map(|s| s.server.as_ref())
-        .flat_map(|s| &s.waits)
-    {
-        if crate::results::telemetry::is_contention_point(&w.event) {
-            *time.entry(w.event.clone()).or_default() += w.time_ms;
-        }
-    }
-    let mut v: Vec<(String, f64)> = time.into_iter().filter(|(_, t)| *t > 0.0).collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1));
-    v.into_iter().take(n).map(|(e, _)| e).collect()
+    crate::results::telemetry::wait_totals(telemetry)
+        .into_iter()
+        .take(n)
+        .map(|(e, _)| e)
+        .collect()
 }
 
 /// Response time by percentile, one line per named spectrum, on a nines axis.
