@@ -1,7 +1,8 @@
 //! The lab driving every workload kind against real sandboxed servers: the study examples
 //! (TPC-C checkpoint stability, LinkBench across servers, DBT-3 power across servers) planned
 //! and run with `--quick`, TPC-C points that all start from identical data and pass
-//! `dbperf tpcc check`, and a TPC-C lab interrupted with Ctrl-C and resumed.
+//! `dbperf tpcc check`, a TPC-C lab interrupted with Ctrl-C and resumed, and pgbench on two
+//! PostgreSQL versions.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -356,4 +357,74 @@ fn an_interrupted_tpcc_lab_resumes_where_it_stopped() {
         })
         .collect();
     assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
+}
+
+/// pgbench in the lab on two PostgreSQL versions: each server's data set initialised once,
+/// every point restored from it (the manifest names the snapshot), judged by tps.
+#[test]
+fn a_pgbench_lab_runs_on_two_postgres_versions() {
+    if !["postgres-15", "postgres-17"].iter().all(|id| available(id)) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tmp.path().join("pgbench-versions.toml");
+    std::fs::write(
+        &file,
+        r#"name = "pgbench-versions"
+duration = 2
+report_interval = 1
+prewarm = false
+[[server]]
+id = "postgres-17"
+settings = { shared_buffers = "64MB" }
+[[server]]
+id = "postgres-15"
+settings = { shared_buffers = "64MB" }
+[[workload]]
+kind = "pgbench"
+scale = 1
+script = "tpcb-like"
+users = [1, 2]
+"#,
+    )
+    .unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    let runs = done(&results, "pgbench-versions");
+    assert_eq!(runs.len(), 4);
+    for r in runs.values() {
+        assert_eq!(r["metric"], "tps", "{r}");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let ms = manifests(&results);
+    assert_eq!(ms.len(), 4);
+    for m in &ms {
+        assert_eq!(m["lab"]["kind"], "pgbench", "{m}");
+        let snapshot = m["lab"]["snapshot"].as_str().unwrap_or_default();
+        let server = m["lab"]["server"].as_str().unwrap();
+        assert!(snapshot.starts_with(&format!("{server}/")), "{m}");
+    }
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "pgbench-versions", "--no-explain", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{report}");
+    let header = report
+        .lines()
+        .find(|l| l.contains("postgres-15") && l.contains("postgres-17"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        header.find("postgres-17").unwrap() < header.find("postgres-15").unwrap(),
+        "the file's first server is the first column: {report}"
+    );
 }
