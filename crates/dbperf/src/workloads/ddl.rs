@@ -366,7 +366,10 @@ mod tests {
         let inv = Inventory {
             existing: vec!["sbtest1".into(), "sbtest2".into(), "orders".into()],
             created: vec![("sbtest2".into(), "seed=1".into()), ("sbtest3".into(), String::new())],
-            workloads: vec![("sbtest2".into(), "sysbench".into()), ("sbtest3".into(), "sysbench".into())],
+            workloads: vec![
+                ("sbtest2".into(), "sysbench".into()),
+                ("sbtest3".into(), "sysbench".into()),
+            ],
         };
         assert_eq!(inv.foreign(["sbtest1", "sbtest2", "sbtest3"]), vec!["sbtest1"]);
         assert!(inv.ours("SBTEST2") && !inv.exists("sbtest3"));
@@ -380,16 +383,28 @@ mod tests {
             created: ["customer", "orders", "warehouse", "nation", "lineitem"]
                 .map(|t| (t.to_string(), String::new()))
                 .to_vec(),
-            workloads: [("customer", "tpch"), ("orders", "tpch"), ("warehouse", "tpcc"), ("nation", "tpch"), ("lineitem", "tpch")]
-                .map(|(t, w)| (t.to_string(), w.to_string()))
-                .to_vec(),
+            workloads: [
+                ("customer", "tpch"),
+                ("orders", "tpch"),
+                ("warehouse", "tpcc"),
+                ("nation", "tpch"),
+                ("lineitem", "tpch"),
+            ]
+            .map(|(t, w)| (t.to_string(), w.to_string()))
+            .to_vec(),
         };
         let tpcc = ["warehouse", "customer", "orders", "stock"];
         let others = inv.others("tpcc", tpcc);
-        assert_eq!(others, vec![("customer", "tpch".to_string()), ("orders", "tpch".to_string())]);
+        assert_eq!(
+            others,
+            vec![("customer", "tpch".to_string()), ("orders", "tpch".to_string())]
+        );
         assert!(inv.others("tpch", ["customer", "orders", "lineitem"]).is_empty());
         let msg = refuse_others("dbperf tpcc prepare", &others, "sbtest").to_string();
-        assert!(msg.contains("tables customer, orders in sbtest hold the data of dbperf tpch"), "{msg}");
+        assert!(
+            msg.contains("tables customer, orders in sbtest hold the data of dbperf tpch"),
+            "{msg}"
+        );
         assert!(msg.contains("run `dbperf tpch cleanup` first"), "{msg}");
     }
 
