@@ -149,6 +149,7 @@ pub fn refuse_foreign(command: &str, foreign: &[&str], database: &str) -> DdlErr
 pub fn refuse_others(command: &str, others: &[(&str, String)], database: &str) -> DdlError {
     let names: Vec<&str> = others.iter().map(|(t, _)| *t).collect();
     let mut workloads: Vec<&str> = others.iter().map(|(_, w)| w.as_str()).collect();
+    workloads.sort_unstable();
     workloads.dedup();
     let (list, verb) = match names.as_slice() {
         [one] => (format!("table {one}"), "holds"),
