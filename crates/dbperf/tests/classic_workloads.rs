@@ -1,8 +1,8 @@
 //! Every workload on the classic catalog servers (MySQL 5.6.24, MariaDB 10.1.23 with XtraDB,
 //! MariaDB 10.2.11), one test per server: sysbench prepare, prewarm and a cleanup that leaves
 //! no sbtest table; TPC-C loaded the cheapest way the server offers (bulk execute only where
-//! the handshake announces it, 10.2.7 and later; LOAD DATA LOCAL before), a max-mode run and
-//! every consistency condition passing; a LinkBench load whose graph is the model's and whose
+//! the handshake announces it, 10.2.7 and later; LOAD DATA LOCAL before) with the same rows on
+//! every server, a max-mode run and every consistency condition passing; a LinkBench load whose graph is the model's and whose
 //! counts match the links before and after a request phase; and on MariaDB 10.1.23 TPC-H SF
 //! 0.01 validated against the golden answers, after a TPC-H prepare over TPC-C's `customer`
 //! and `orders` was refused (those servers' non-strict sql_mode loaded one into the other
