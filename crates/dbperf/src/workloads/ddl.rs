@@ -9,6 +9,7 @@
 //! | prepare finds a table | recorded: dbperf's, resumed; not recorded: the user's, refused ([`refuse_foreign`]) |
 //! | create an index or constraint | skipped when the catalog has it; an error is forgiven when the catalog has it afterwards (a killed client's statement that the server finished meanwhile) |
 //! | cleanup | drops recorded tables only; a table of the same name that is not recorded is refused unless `--force` ([`drop_created`]) |
+//! | another workload's table | TPC-C and TPC-H share `customer` and `orders`: a prepare refuses a table another workload recorded ([`Inventory::others`], [`refuse_others`]) and a cleanup keeps it |
 //!
 //! Tables that dbperf versions before this record created count as not created by dbperf:
 //! `cleanup --force` drops them.
@@ -38,6 +39,8 @@ pub struct Inventory {
     /// Names recorded in [`CREATED_TABLE`] (some may have been dropped by hand since), each
     /// with the parameters of the prepare that created it.
     pub created: Vec<(String, String)>,
+    /// The workload that recorded each name in `created` (`tpcc`, `tpch`, ...).
+    pub workloads: Vec<(String, String)>,
 }
 
 impl Inventory {
@@ -63,6 +66,27 @@ impl Inventory {
     pub fn foreign<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
         names.into_iter().filter(|t| self.exists(t) && !self.ours(t)).collect()
     }
+
+    /// The workload that recorded `t`, if any.
+    pub fn workload(&self, t: &str) -> Option<&str> {
+        self.workloads
+            .iter()
+            .find(|(e, _)| e.eq_ignore_ascii_case(t))
+            .map(|(_, w)| w.as_str())
+    }
+
+    /// The tables among `names` that exist and that dbperf created for a workload other than
+    /// `workload`, each with that workload (TPC-C and TPC-H both have `customer` and `orders`).
+    pub fn others<'a>(&self, workload: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<(&'a str, String)> {
+        names
+            .into_iter()
+            .filter(|t| self.exists(t))
+            .filter_map(|t| match self.workload(t) {
+                Some(w) if w != workload => Some((t, w.to_string())),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 fn list_tables(scheme: Scheme) -> &'static str {
@@ -87,19 +111,21 @@ pub async fn inventory<S: Session>(s: &mut S, scheme: Scheme) -> Result<Inventor
     );
     let mut inv = Inventory {
         existing,
-        created: Vec::new(),
+        ..Inventory::default()
     };
     if inv.exists(CREATED_TABLE) {
-        inv.created = s
-            .query_rows(&format!("SELECT name, params FROM {CREATED_TABLE}"))
+        let rows = s
+            .query_rows(&format!("SELECT name, params, workload FROM {CREATED_TABLE}"))
             .await
-            .map_err(doing(format!("reading {CREATED_TABLE}")))?
-            .into_iter()
-            .filter_map(|r| {
-                let mut r = r.into_iter();
-                Some((r.next().flatten()?, r.next().flatten().unwrap_or_default()))
-            })
-            .collect();
+            .map_err(doing(format!("reading {CREATED_TABLE}")))?;
+        for r in rows {
+            let mut r = r.into_iter();
+            let Some(name) = r.next().flatten() else { continue };
+            let params = r.next().flatten().unwrap_or_default();
+            let workload = r.next().flatten().unwrap_or_default();
+            inv.workloads.push((name.clone(), workload));
+            inv.created.push((name, params));
+        }
     }
     Ok(inv)
 }
@@ -115,6 +141,26 @@ pub fn refuse_foreign(command: &str, foreign: &[&str], database: &str) -> DdlErr
         "{list} in {database} and dbperf did not create {them} (not listed in {CREATED_TABLE}); \
          `{command}` does not load into tables it did not create: point --target at another database, \
          or drop {them} yourself if the data is not needed"
+    ))
+}
+
+/// The refusal of a prepare or load that found tables another workload created (`others`,
+/// each with its workload) in `database`: that workload's cleanup is the way out.
+pub fn refuse_others(command: &str, others: &[(&str, String)], database: &str) -> DdlError {
+    let names: Vec<&str> = others.iter().map(|(t, _)| *t).collect();
+    let mut workloads: Vec<&str> = others.iter().map(|(_, w)| w.as_str()).collect();
+    workloads.sort_unstable();
+    workloads.dedup();
+    let (list, verb) = match names.as_slice() {
+        [one] => (format!("table {one}"), "holds"),
+        many => (format!("tables {}", many.join(", ")), "hold"),
+    };
+    let cleanups: Vec<String> = workloads.iter().map(|w| format!("`dbperf {w} cleanup`")).collect();
+    DdlError::Refused(format!(
+        "{list} in {database} {verb} the data of dbperf {} (listed in {CREATED_TABLE}), and `{command}` \
+         does not load into another workload's tables: run {} first (same --target), or point --target at another database",
+        workloads.join(", "),
+        cleanups.join(" and ")
     ))
 }
 
@@ -158,7 +204,13 @@ pub async fn create_table<S: Session>(
     name: &str,
     ddl: &str,
 ) -> Result<(), Failed> {
-    if !inv.ours(name) {
+    if inv.ours(name) && !inv.exists(name) && inv.workload(name).is_some_and(|w| w != workload) {
+        // Another workload's record of a table that is gone: the name is free again.
+        s.query(&format!("DELETE FROM {CREATED_TABLE} WHERE name = '{name}'"))
+            .await
+            .map_err(doing(format!("writing {CREATED_TABLE}")))?;
+        record(s, scheme, workload, name, params).await?;
+    } else if !inv.ours(name) {
         record(s, scheme, workload, name, params).await?;
     }
     if !inv.exists(name) {
@@ -237,13 +289,15 @@ pub async fn ensure<S: Session>(
     }
 }
 
-/// Drops the tables among `names` that dbperf created (and forgets them), and with `force`
-/// also those it did not. Without `force` a table dbperf did not create refuses the whole
-/// cleanup before anything is dropped. [`CREATED_TABLE`] goes when it lists nothing more.
-/// Returns the tables dropped.
+/// Drops the tables among `names` that dbperf created for `workload` (and forgets them), and
+/// with `force` also those it did not create. Without `force` a table dbperf did not create
+/// refuses the whole cleanup before anything is dropped; a table dbperf created for another
+/// workload is kept, with a notice, `force` or not. [`CREATED_TABLE`] goes when it lists
+/// nothing more. Returns the tables dropped.
 pub async fn drop_created<S: Session>(
     s: &mut S,
     scheme: Scheme,
+    workload: &str,
     database: &str,
     command: &str,
     names: &[&str],
@@ -271,6 +325,12 @@ pub async fn drop_created<S: Session>(
     }
     let mut dropped = Vec::new();
     for &t in names {
+        if let Some(other) = inv.workload(t).filter(|w| *w != workload) {
+            if inv.exists(t) {
+                eprintln!("Keeping table '{t}': dbperf {other} created it (`dbperf {other} cleanup` drops it)");
+            }
+            continue;
+        }
         if inv.exists(t) && (inv.ours(t) || force) {
             eprintln!("Dropping table '{t}'...");
             s.query(&format!("DROP TABLE IF EXISTS {t}{cascade}"))
@@ -307,10 +367,46 @@ mod tests {
         let inv = Inventory {
             existing: vec!["sbtest1".into(), "sbtest2".into(), "orders".into()],
             created: vec![("sbtest2".into(), "seed=1".into()), ("sbtest3".into(), String::new())],
+            workloads: vec![
+                ("sbtest2".into(), "sysbench".into()),
+                ("sbtest3".into(), "sysbench".into()),
+            ],
         };
         assert_eq!(inv.foreign(["sbtest1", "sbtest2", "sbtest3"]), vec!["sbtest1"]);
         assert!(inv.ours("SBTEST2") && !inv.exists("sbtest3"));
         assert_eq!(inv.params("sbtest2"), Some("seed=1"));
+    }
+
+    #[test]
+    fn another_workloads_tables_are_named_with_its_cleanup() {
+        let inv = Inventory {
+            existing: vec!["customer".into(), "orders".into(), "warehouse".into(), "nation".into()],
+            created: ["customer", "orders", "warehouse", "nation", "lineitem"]
+                .map(|t| (t.to_string(), String::new()))
+                .to_vec(),
+            workloads: [
+                ("customer", "tpch"),
+                ("orders", "tpch"),
+                ("warehouse", "tpcc"),
+                ("nation", "tpch"),
+                ("lineitem", "tpch"),
+            ]
+            .map(|(t, w)| (t.to_string(), w.to_string()))
+            .to_vec(),
+        };
+        let tpcc = ["warehouse", "customer", "orders", "stock"];
+        let others = inv.others("tpcc", tpcc);
+        assert_eq!(
+            others,
+            vec![("customer", "tpch".to_string()), ("orders", "tpch".to_string())]
+        );
+        assert!(inv.others("tpch", ["customer", "orders", "lineitem"]).is_empty());
+        let msg = refuse_others("dbperf tpcc prepare", &others, "sbtest").to_string();
+        assert!(
+            msg.contains("tables customer, orders in sbtest hold the data of dbperf tpch"),
+            "{msg}"
+        );
+        assert!(msg.contains("run `dbperf tpch cleanup` first"), "{msg}");
     }
 
     #[test]

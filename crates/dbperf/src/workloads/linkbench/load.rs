@@ -583,6 +583,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
     let fresh = ddl::Inventory {
         existing: Vec::new(),
         created: inv.created.clone(),
+        workloads: inv.workloads.clone(),
     };
     for sql in cfg.dialect.create_tables(cfg.partitions) {
         match sql
@@ -632,6 +633,7 @@ pub async fn cleanup<S: Session>(target: &Target, force: bool) -> Result<(), Loa
     ddl::drop_created(
         &mut s,
         target.scheme,
+        "linkbench",
         &target.database,
         "dbperf linkbench cleanup",
         &TABLES,

@@ -162,6 +162,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     let fresh = ddl::Inventory {
         existing: Vec::new(),
         created: inv.created.clone(),
+        workloads: inv.workloads.clone(),
     };
     for (name, sql) in NAMES_IN_CREATE_ORDER
         .into_iter()
@@ -268,6 +269,7 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), InitError> {
     ddl::drop_created(
         &mut s,
         target.scheme,
+        "pgbench",
         &target.database,
         "dbperf pgbench cleanup",
         &NAMES,

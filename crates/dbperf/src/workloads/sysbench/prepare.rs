@@ -617,6 +617,7 @@ pub async fn cleanup(target: &Target, tables: u32, force: bool) -> Result<(), Pr
     ddl::drop_created(
         &mut s,
         target.scheme,
+        "sysbench",
         &target.database,
         "dbperf sysbench cleanup",
         &names,

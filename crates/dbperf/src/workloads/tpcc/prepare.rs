@@ -200,6 +200,10 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         e.push_str("; if tpcc-mysql loaded them, `dbperf tpcc run --schema tpcc-mysql` runs on them as they are");
         return Err(PrepareError::Conflict(e));
     }
+    let others = inv.others("tpcc", tables.iter().copied());
+    if !others.is_empty() {
+        return Err(ddl::refuse_others("dbperf tpcc prepare", &others, &cfg.target.database).into());
+    }
     // Every step below can be interrupted and run again: bookkeeping and tables are
     // recorded before they are created, the load parameters are checked once written.
     for (t, sql) in cfg.schema.create_bookkeeping() {
@@ -543,6 +547,7 @@ pub async fn cleanup(target: &Target, schema: &Schema, force: bool) -> Result<()
     ddl::drop_created(
         &mut s,
         target.scheme,
+        "tpcc",
         &target.database,
         "dbperf tpcc cleanup",
         &names,

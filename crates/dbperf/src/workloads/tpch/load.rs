@@ -150,6 +150,10 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf tpch prepare", &foreign, &cfg.target.database).into());
     }
+    let others = inv.others("tpch", names.iter().copied());
+    if !others.is_empty() {
+        return Err(ddl::refuse_others("dbperf tpch prepare", &others, &cfg.target.database).into());
+    }
     let params = format!("sf={}", cfg.sf);
     if let Some(p) = names
         .iter()
@@ -452,6 +456,7 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), TpchError> {
     ddl::drop_created(
         &mut s,
         target.scheme,
+        "tpch",
         &target.database,
         "dbperf tpch cleanup",
         &names,
