@@ -456,8 +456,8 @@ pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, 
         format!("MariaDB 10.5 and later have no single-page flush: the page cleaner frees pages{also}")
     } else {
         format!(
-            "buffer_LRU_single_flush_num_scan did not move in the window, or was not sampled (runs \
-             recorded before dbperf enabled it need --innodb-metrics){also}"
+            "not sampled: the server has no buffer_LRU_single_flush_num_scan, or the run predates \
+             dbperf enabling it (then --innodb-metrics){also}"
         )
     })
 }
