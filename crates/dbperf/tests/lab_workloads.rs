@@ -154,7 +154,10 @@ fn linkbench_example_runs_quick_on_two_servers() {
 
 #[test]
 fn dbt3_example_runs_quick_cold_on_three_servers() {
-    if !["mariadb-10.1.23", "mysql-5.6.24", "mysql-8.0.31"].iter().all(|id| available(id)) {
+    if !["mariadb-10.1.23", "mysql-5.6.24", "mysql-8.0.31"]
+        .iter()
+        .all(|id| available(id))
+    {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -190,7 +193,10 @@ fn dbt3_example_runs_quick_cold_on_three_servers() {
             .arg(&results),
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("relative to mariadb-10.1.23; under 5% is a draw"), "{text}");
+    assert!(
+        text.contains("relative to mariadb-10.1.23; under 5% is a draw"),
+        "{text}"
+    );
     let header = text.lines().find(|l| l.starts_with("query")).unwrap();
     let (a, b, c) = (
         header.find("mariadb-10.1.23 (s)").unwrap(),

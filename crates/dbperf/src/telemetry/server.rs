@@ -497,7 +497,8 @@ fn build_sample(
         sample.innodb_metrics = rates(&p.metrics, &now.metrics, s, |_| true);
         // Single-page flushes are rare and their absence is the finding: a counter the sampler
         // enabled that did not move is a rate of 0, not a missing figure.
-        if let (Some(before), Some(after)) = (p.metrics.get(SINGLE_FLUSH_METRIC), now.metrics.get(SINGLE_FLUSH_METRIC)) {
+        if let (Some(before), Some(after)) = (p.metrics.get(SINGLE_FLUSH_METRIC), now.metrics.get(SINGLE_FLUSH_METRIC))
+        {
             if let Some(r) = rate(*before, *after, s) {
                 sample.innodb_metrics.insert(SINGLE_FLUSH_METRIC.to_owned(), r);
             }
