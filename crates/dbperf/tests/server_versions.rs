@@ -175,6 +175,11 @@ fn maven_mariadb_10_1_23_with_xtradb_settings() {
         ],
     )
     .unwrap();
+    // Its slow mysql_install_db ran for the first sandbox only: later ones copy what it made.
+    let dist = sandbox.home().dist_root().join("mariadb-10.1.23/base/initial-datadir");
+    assert!(dist.join("mysql").is_dir(), "{}", dist.display());
+    let log = std::fs::metadata(sandbox.dir().join("install.log")).map_or(0, |m| m.len());
+    assert_eq!(log, 0, "the installer ran again");
     let values: Vec<String> = block_on(async {
         let mut conn = Conn::new(Opts::from_url(&sandbox.url()).unwrap()).await.unwrap();
         let row: (String, String, String, String, String) = conn

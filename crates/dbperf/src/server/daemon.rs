@@ -74,6 +74,14 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
     if bins.spec.datadir_init() == DatadirInit::Template {
         return copy_template(bins, datadir);
     }
+    let kept = kept_install(bins);
+    if let Some(kept) = kept.as_deref().filter(|k| k.join("mysql").is_dir()) {
+        copy_tree(kept, datadir)?;
+        if let Some(account) = &bins.run_as {
+            account.chown_tree(datadir)?;
+        }
+        return Ok(());
+    }
     let log_file = process::open_nofollow(log, process::Write::Truncate)
         .map_err(|e| ServerError::io("cannot create install log", log, e))?;
     let log_err = log_file
@@ -117,6 +125,9 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
         .status()
         .map_err(|e| ServerError::io("cannot run", program, e))?;
     if status.success() {
+        if let Some(kept) = kept {
+            keep_install(datadir, &kept);
+        }
         return Ok(());
     }
     Err(ServerError::InstallFailed {
@@ -128,6 +139,26 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
         log: log.to_owned(),
         output: install_failure_lines(log),
     })
+}
+
+/// Where a server whose `mysql_install_db` is slow (MariaDB before 10.5: about 10 s, most of it
+/// filling the help tables) keeps its first fresh datadir, to copy for later sandboxes: the
+/// unpacked basedir of a catalog server, which never changes. `None` for the others.
+fn kept_install(bins: &Binaries) -> Option<PathBuf> {
+    let slow = bins.spec.flavor == super::ServerKind::Mariadb && bins.spec.version < Version::new(10, 5, 0);
+    slow.then(|| bins.basedir.as_ref().map(|b| b.join(super::dist::TEMPLATE_DIR)))
+        .flatten()
+}
+
+/// Copies a datadir `mysql_install_db` just made (and no server has started on) to `kept`,
+/// through a temporary directory renamed into place. Best effort: without the rights to write
+/// there, or if another install got there first, later sandboxes run the installer again.
+fn keep_install(datadir: &Path, kept: &Path) {
+    // Unique per call: two sandboxes of one process may be initialised at once.
+    let tmp = kept.with_extension(format!("tmp-{}-{:016x}", std::process::id(), rand::random::<u64>()));
+    if copy_tree(datadir, &tmp).is_err() || std::fs::rename(&tmp, kept).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 }
 
 /// A fresh datadir as a copy of the package's initialised one (MySQL 5.6), handed to the

@@ -481,8 +481,9 @@ enum Layout {
     Npm(&'static str),
 }
 
-/// Where the initialised datadir of a template-initialised server goes in its basedir.
-const TEMPLATE_DIR: &str = "initial-datadir";
+/// Where the initialised datadir of a template-initialised server goes in its basedir (and
+/// where MariaDB before 10.5 keeps its first fresh datadir, `daemon::install_datadir`).
+pub(crate) const TEMPLATE_DIR: &str = "initial-datadir";
 
 /// Unpacks `archive` into a temporary directory beside `dir`, then renames it to `dir`.
 /// Returns `None` if `dir` appeared meanwhile (a concurrent install won the rename).
