@@ -363,3 +363,52 @@ async fn classic_innodb_latch_waits_need_startup_instruments() {
         );
     }
 }
+
+/// What the server has switched on: enabled INNODB_METRICS counters, enabled InnoDB latch
+/// instruments and enabled consumers, by name.
+async fn switched_on(url: &str) -> Vec<Vec<Option<String>>> {
+    let mut s = connect(url).await;
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT NAME FROM information_schema.INNODB_METRICS WHERE ENABLED = 1 ORDER BY NAME",
+        "SELECT NAME FROM performance_schema.setup_instruments WHERE NAME LIKE 'wait/synch/%/innodb/%' \
+         AND (ENABLED = 'YES' OR TIMED = 'YES') ORDER BY NAME",
+        "SELECT NAME FROM performance_schema.setup_consumers WHERE ENABLED = 'YES' ORDER BY NAME",
+    ] {
+        out.extend(s.query_rows(sql).await.unwrap());
+    }
+    out
+}
+
+/// The sampler switches on counters and instruments for the run and off again after it:
+/// the server's configuration after a run is what it was before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sampler_leaves_the_server_as_it_found_it() {
+    if !available("mariadb-10.11") {
+        return;
+    }
+    let db = TempSandbox::start_with(&["performance_schema=ON"]).unwrap();
+    // A consumer off before the run, as a user may have left it.
+    connect(&db.url())
+        .await
+        .query("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME = 'thread_instrumentation'")
+        .await
+        .unwrap();
+    let before = switched_on(&db.url()).await;
+    let options = ServerTelemetryOptions {
+        innodb_metrics: true,
+        pfs_instruments: true,
+        ..ServerTelemetryOptions::default()
+    };
+    let mut sampler = ServerSampler::connect(&Target::parse(&db.url()).unwrap(), &options)
+        .await
+        .unwrap();
+    sampler.sample().await.unwrap();
+    let during = switched_on(&db.url()).await;
+    assert!(
+        during.len() > before.len() + 10,
+        "the run switched counters and instruments on"
+    );
+    sampler.restore().await.unwrap();
+    assert_eq!(switched_on(&db.url()).await, before);
+}

@@ -52,6 +52,14 @@ impl AnyServerSampler {
         }
     }
 
+    /// Undoes what connect switched on in the server (MySQL family; PostgreSQL changes nothing).
+    pub async fn restore(&mut self) -> Result<(), DbError> {
+        match self {
+            AnyServerSampler::Mysql(s) => s.restore().await,
+            AnyServerSampler::Postgres(_) => Ok(()),
+        }
+    }
+
     /// One sample (the first primes the rates).
     pub async fn sample(&mut self) -> Result<ServerSample, DbError> {
         match self {
@@ -273,8 +281,24 @@ fn sample_loop(
             *l = Some(sample);
         }
     }
+    // Leave the server as it was: the counters and instruments the sampler turned on go off
+    // again (a server that does not answer within the limit keeps them; the next run's
+    // sampler finds them on and leaves them so).
+    if let Some(s) = server.as_mut() {
+        match rt.block_on(async { tokio::time::timeout(RESTORE_LIMIT, s.restore()).await }) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("warning: telemetry could not switch off what it turned on in the server: {e}"),
+            Err(_) => eprintln!(
+                "warning: telemetry could not switch off what it turned on in the server: no answer within {} s",
+                RESTORE_LIMIT.as_secs()
+            ),
+        }
+    }
     file
 }
+
+/// How long the end of a run waits for the server to take back the sampler's changes.
+const RESTORE_LIMIT: Duration = Duration::from_secs(3);
 
 /// How a wait on the server ended.
 enum Waited<T> {

@@ -190,7 +190,27 @@ pub struct ServerSampler {
     checkpoint: CheckpointSource,
     metrics_sql: &'static str,
     previous: Option<Snapshot>,
+    /// What connect switched on that was off, for [`ServerSampler::restore`].
+    undo: Undo,
 }
+
+/// The server state the sampler changed at connect, as it was before.
+#[derive(Debug, Default)]
+struct Undo {
+    /// INNODB_METRICS counters that were off.
+    metrics: Vec<String>,
+    /// Performance Schema instruments `(name, ENABLED, TIMED)` before they were turned on.
+    instruments: Vec<(String, String, String)>,
+    /// Performance Schema consumers that were off.
+    consumers: Vec<String>,
+}
+
+/// The InnoDB latch instruments `--pfs-instruments` turns on.
+const INNODB_LATCH_INSTRUMENTS: &str =
+    "(NAME LIKE 'wait/synch/mutex/innodb/%' OR NAME LIKE 'wait/synch/rwlock/innodb/%' \
+     OR NAME LIKE 'wait/synch/sxlock/innodb/%')";
+/// The consumers `--pfs-instruments` needs on.
+const PFS_CONSUMERS: &str = "NAME IN ('global_instrumentation', 'thread_instrumentation')";
 
 impl ServerSampler {
     /// Connects, detects flavor and version, reads the static facts and switches on what
@@ -237,12 +257,7 @@ impl ServerSampler {
             Flavor::Mariadb | Flavor::Mysql => CheckpointSource::MysqlMetricsOrInnodbStatus,
         };
         // The INNODB_METRICS counters this server has: names moved between versions.
-        let metric_names: BTreeSet<String> = session
-            .query_rows("SELECT NAME FROM information_schema.INNODB_METRICS")
-            .await?
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-            .collect();
+        let metric_names = names(&mut session, "SELECT NAME FROM information_schema.INNODB_METRICS").await?;
         // Its enabled-flag column: `STATUS = 'enabled'` (MySQL, MariaDB before 10.5) or `ENABLED`.
         let enabled_column = first_value(
             &mut session,
@@ -270,6 +285,13 @@ impl ServerSampler {
         if options.innodb_metrics {
             wanted.extend(["log%", "buffer_flush%"]);
         }
+        let enabled_sql = if enabled_column.is_some() {
+            "SELECT NAME FROM information_schema.INNODB_METRICS WHERE ENABLED = 1"
+        } else {
+            "SELECT NAME FROM information_schema.INNODB_METRICS WHERE STATUS = 'enabled'"
+        };
+        let enabled_before = names(&mut session, enabled_sql).await?;
+        let mut undo = Undo::default();
         for name in wanted {
             match session
                 .query(&format!("SET GLOBAL innodb_monitor_enable = '{name}'"))
@@ -279,15 +301,41 @@ impl ServerSampler {
                 Err(e) => facts.warnings.push(format!("cannot enable INNODB_METRICS {name}: {e}")),
             }
         }
+        undo.metrics = names(&mut session, enabled_sql)
+            .await?
+            .into_iter()
+            .filter(|n| !enabled_before.contains(n))
+            .collect();
         if options.pfs_instruments && facts.performance_schema {
+            for row in session
+                .query_rows(&format!(
+                    "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments \
+                     WHERE {INNODB_LATCH_INSTRUMENTS} AND (ENABLED <> 'YES' OR TIMED <> 'YES')"
+                ))
+                .await?
+            {
+                let mut r = row.into_iter().map(Option::unwrap_or_default);
+                if let (Some(name), Some(enabled), Some(timed)) = (r.next(), r.next(), r.next()) {
+                    undo.instruments.push((name, enabled, timed));
+                }
+            }
+            undo.consumers = names(
+                &mut session,
+                &format!(
+                    "SELECT NAME FROM performance_schema.setup_consumers WHERE {PFS_CONSUMERS} AND ENABLED <> 'YES'"
+                ),
+            )
+            .await?
+            .into_iter()
+            .collect();
             for sql in [
-                "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' \
-                 WHERE NAME LIKE 'wait/synch/mutex/innodb/%' OR NAME LIKE 'wait/synch/rwlock/innodb/%' \
-                 OR NAME LIKE 'wait/synch/sxlock/innodb/%'",
-                "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' \
-                 WHERE NAME IN ('global_instrumentation', 'thread_instrumentation')",
+                format!(
+                    "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' \
+                     WHERE {INNODB_LATCH_INSTRUMENTS}"
+                ),
+                format!("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE {PFS_CONSUMERS}"),
             ] {
-                if let Err(e) = session.query(sql).await {
+                if let Err(e) = session.query(&sql).await {
                     facts
                         .warnings
                         .push(format!("cannot enable InnoDB synch instruments: {e}"));
@@ -330,7 +378,49 @@ impl ServerSampler {
             checkpoint,
             metrics_sql,
             previous: None,
+            undo,
         })
+    }
+
+    /// Switches off what connect switched on (INNODB_METRICS counters, Performance Schema
+    /// instruments and consumers that were off before), so a run leaves the server as it found
+    /// it and the next run's manifest records the server's own configuration. Counters that
+    /// were on before stay on.
+    pub async fn restore(&mut self) -> Result<(), DbError> {
+        let undo = std::mem::take(&mut self.undo);
+        for name in &undo.metrics {
+            self.session
+                .query(&format!("SET GLOBAL innodb_monitor_disable = '{name}'"))
+                .await?;
+        }
+        let mut by_state: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+        for (name, enabled, timed) in &undo.instruments {
+            by_state
+                .entry((enabled.as_str(), timed.as_str()))
+                .or_default()
+                .push(format!("'{}'", name.replace('\'', "''")));
+        }
+        for ((enabled, timed), names) in by_state {
+            for chunk in names.chunks(200) {
+                self.session
+                    .query(&format!(
+                        "UPDATE performance_schema.setup_instruments SET ENABLED = '{enabled}', TIMED = '{timed}' \
+                         WHERE NAME IN ({})",
+                        chunk.join(", ")
+                    ))
+                    .await?;
+            }
+        }
+        if !undo.consumers.is_empty() {
+            let list: Vec<String> = undo.consumers.iter().map(|c| format!("'{c}'")).collect();
+            self.session
+                .query(&format!(
+                    "UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME IN ({})",
+                    list.join(", ")
+                ))
+                .await?;
+        }
+        Ok(())
     }
 
     /// What was learned at connect.
@@ -646,6 +736,16 @@ fn parse_version(version: &str) -> Result<(Flavor, (u32, u32, u32)), DbError> {
         return Err(not_supported());
     };
     Ok((flavor, (major, minor, patch)))
+}
+
+/// The first column of every row of `sql`.
+async fn names(session: &mut WireSession, sql: &str) -> Result<BTreeSet<String>, DbError> {
+    Ok(session
+        .query_rows(sql)
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect())
 }
 
 async fn first_value(session: &mut WireSession, sql: &str) -> Result<Option<String>, DbError> {
