@@ -19,7 +19,10 @@
 //! is the first explanation of that stall. A sample that covers less than half the usual
 //! period (the catch-up after such a pause) keeps its levels but not its rates, which over a
 //! few milliseconds read as spikes. A torn last record of either file is skipped and named.
+//! Artifacts of the measurement are [`Warning`]s with a stable `kind` (so far
+//! `too_few_intervals`: no stability verdict from fewer than [`MIN_INTERVALS_TO_JUDGE`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -121,6 +124,30 @@ pub struct Analysis {
     /// Spans of measured intervals in which the server was unreachable, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<Outage>,
+    /// Artifacts of the measurement itself, each with its evidence and what to do.
+    pub warnings: Vec<Warning>,
+}
+
+/// Measured intervals below which no stability verdict is given: a CV of two or three values
+/// says nothing about how steady a run was.
+pub const MIN_INTERVALS_TO_JUDGE: usize = 10;
+
+/// An artifact of the measurement, for people (`message`) and machines (`kind`, `evidence`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    /// What was found and what to do about it.
+    pub message: String,
+    /// The figures it rests on, by name.
+    pub evidence: BTreeMap<String, serde_json::Value>,
+}
+
+/// Stable ids of [`Warning`]s (serialized in snake_case: `too_few_intervals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// Fewer than [`MIN_INTERVALS_TO_JUDGE`] measured intervals: stability is not judged.
+    TooFewIntervals,
 }
 
 /// Intervals needed below the sync flush point before their median is set against the
@@ -277,7 +304,8 @@ pub struct Stability {
     pub p99_median_ms: f64,
     /// Highest interval p99, ms.
     pub p99_max_ms: f64,
-    /// `stable` (CV < 5%), `variable` (< 15%) or `unstable`.
+    /// `stable` (CV < 5%), `variable` (< 15%) or `unstable`; `too few intervals to judge`
+    /// below [`MIN_INTERVALS_TO_JUDGE`] measured intervals.
     pub verdict: String,
 }
 
@@ -463,6 +491,24 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         _ => None,
     };
     notes.extend(sync_flush.as_ref().and_then(SyncFlushCost::note));
+    let mut warnings = Vec::new();
+    if measured.len() < MIN_INTERVALS_TO_JUDGE {
+        warnings.push(Warning {
+            kind: WarningKind::TooFewIntervals,
+            message: format!(
+                "{} measured interval(s) of {} s: too few to judge how steady the run was ({} or more \
+                 needed); run longer, or store shorter intervals (--report-interval)",
+                measured.len(),
+                fmt_s(step),
+                MIN_INTERVALS_TO_JUDGE
+            ),
+            evidence: BTreeMap::from([
+                ("intervals".to_owned(), measured.len().into()),
+                ("interval_s".to_owned(), step.into()),
+                ("needed".to_owned(), MIN_INTERVALS_TO_JUDGE.into()),
+            ]),
+        });
+    }
 
     Ok(Analysis {
         run_dir: run_dir.to_path_buf(),
@@ -478,6 +524,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         notes,
         torn,
         unreachable,
+        warnings,
     })
 }
 
@@ -592,7 +639,9 @@ fn typical_step(rows: &[&IntervalRow]) -> f64 {
 
 fn stability(tps: &[f64], p99s: &[f64]) -> Stability {
     let cv = mean_cv(tps).map_or(0.0, |(_, cv)| cv);
-    let verdict = if cv < STABLE_CV_PCT {
+    let verdict = if tps.len() < MIN_INTERVALS_TO_JUDGE {
+        "too few intervals to judge"
+    } else if cv < STABLE_CV_PCT {
         "stable"
     } else if cv < VARIABLE_CV_PCT {
         "variable"
@@ -982,6 +1031,9 @@ impl Analysis {
                 out.push_str(&o.render());
                 out.push('\n');
             }
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {}\n", w.message));
         }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
@@ -1480,6 +1532,30 @@ mod tests {
         .unwrap();
         let a = analyze(slow.path(), &AnalyzeOptions::default()).unwrap();
         assert!(a.ramp_up.is_none() && a.stalls.is_empty(), "{a:?}");
+    }
+
+    /// Five steady intervals are not "stable": too few to say, with a machine-readable warning.
+    #[test]
+    fn fewer_than_ten_intervals_get_no_verdict_but_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        write_run(dir.path(), &[1000.0, 1010.0, 990.0, 1000.0, 1005.0], &[4.0; 5]);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.stability.verdict, "too few intervals to judge");
+        assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(json["warnings"][0]["kind"], "too_few_intervals", "{json}");
+        assert_eq!(json["warnings"][0]["evidence"]["intervals"], 5, "{json}");
+        assert!(
+            a.render_text()
+                .contains("warning: 5 measured interval(s) of 1 s: too few"),
+            "{}",
+            a.render_text()
+        );
+        // Ten are enough.
+        let dir = tempfile::tempdir().unwrap();
+        write_run(dir.path(), &[1000.0; 10], &[4.0; 10]);
+        let a = analyze(dir.path(), &AnalyzeOptions::default()).unwrap();
+        assert_eq!((a.stability.verdict.as_str(), a.warnings.len()), ("stable", 0));
     }
 
     #[test]
