@@ -154,9 +154,26 @@ impl<F: RunFlags> RunArgs<F> {
         .map_err(anyhow::Error::msg)
     }
 
-    /// Live lines printed every this many intervals: 1 with a report interval, else never.
+    /// Live lines printed every this many intervals: 1 with a report interval; without one,
+    /// never on a terminal (its progress bar shows the run) and every [`PIPED_EVERY`] 1 s
+    /// intervals when stdout is a pipe or file, so logs show the run is alive.
     pub fn print_every(&self) -> u32 {
-        u32::from(self.report_interval > 0.0)
+        print_every(
+            self.report_interval,
+            std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        )
+    }
+}
+
+/// Seconds between live lines of a run with `--report-interval 0` whose output is not a
+/// terminal.
+pub const PIPED_EVERY: u32 = 10;
+
+fn print_every(report_interval: f64, terminal: bool) -> u32 {
+    match (report_interval > 0.0, terminal) {
+        (true, _) => 1,
+        (false, true) => 0,
+        (false, false) => PIPED_EVERY,
     }
 }
 
@@ -328,6 +345,15 @@ pub fn telemetry_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without a report interval a terminal shows the progress bar, a pipe a line every 10 s.
+    #[test]
+    fn piped_runs_without_a_report_interval_still_print_every_ten_seconds() {
+        assert_eq!(print_every(5.0, true), 1);
+        assert_eq!(print_every(5.0, false), 1);
+        assert_eq!(print_every(0.0, true), 0);
+        assert_eq!(print_every(0.0, false), PIPED_EVERY);
+    }
 
     fn values(client_io: &str) -> RunValues<'_> {
         RunValues {
