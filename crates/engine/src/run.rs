@@ -366,7 +366,15 @@ struct ThreadCtx<W: Workload> {
     barrier: Arc<Barrier>,
     t0: Arc<AtomicU64>,
     events: Option<u64>,
+    /// Connection attempts in flight, over all client threads (see [`CONNECTS_IN_FLIGHT`]).
+    connects: Arc<tokio::sync::Semaphore>,
 }
+
+/// At most this many connections are being opened at once. A server's listen queue
+/// (`back_log`, 128 or less by default, and the kernel's `somaxconn`) drops what overflows it,
+/// and a dropped TCP handshake is retried after 1, 2, 4, 8 and 16 s: a thousand connections
+/// opened all at once can leave one waiting past the connect timeout for nothing.
+pub const CONNECTS_IN_FLIGHT: usize = 64;
 
 /// Per-thread state shared by that thread's tasks (never across threads).
 struct Local {
@@ -484,6 +492,7 @@ pub fn run<W: Workload>(
     let crash: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let mut recyclers = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
+    let connects = Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT));
 
     for thread in 0..threads {
         let (rtx, rrx) = mpsc::channel();
@@ -508,6 +517,7 @@ pub fn run<W: Workload>(
             barrier: barrier.clone(),
             t0: t0.clone(),
             events,
+            connects: connects.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("dbperf-client-{thread}"))
@@ -754,6 +764,8 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
     for id in ctx.workers.clone() {
         let c = ctx.clone();
         connecting.push(tokio::task::spawn_local(async move {
+            // The timeout counts from the attempt, not from the wait for a turn.
+            let _turn = c.connects.acquire().await.ok();
             match tokio::time::timeout(c.cfg.connect_timeout, c.workload.connect(id)).await {
                 Ok(r) => r,
                 Err(_) => Err(TxnError::new(
