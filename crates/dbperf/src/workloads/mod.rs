@@ -85,5 +85,39 @@ pub fn load_progress(enabled: bool, total: u64, estimate: bool) -> ProgressBar {
         });
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(250));
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        print_when_piped(&bar, about);
+    }
     bar
+}
+
+/// Seconds between the progress lines of a load whose stderr is not a terminal (a log, CI).
+pub const PIPED_PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Without a terminal the bar does not draw: a line every [`PIPED_PROGRESS_EVERY`] says how
+/// far the load is, until the bar is finished or dropped.
+fn print_when_piped(bar: &ProgressBar, about: &'static str) {
+    let weak = bar.downgrade();
+    let alive = move || weak.upgrade().filter(|b| !b.is_finished());
+    let _ = std::thread::Builder::new()
+        .name("dbperf-load-progress".into())
+        .spawn(move || loop {
+            let step = Duration::from_millis(200);
+            let mut waited = Duration::ZERO;
+            while waited < PIPED_PROGRESS_EVERY {
+                std::thread::sleep(step);
+                waited += step;
+                if alive().is_none() {
+                    return;
+                }
+            }
+            let Some(b) = alive() else { return };
+            eprintln!(
+                "{}: {}/{about}{} rows ({}/s)",
+                indicatif::HumanDuration(b.elapsed()),
+                HumanCount(b.position()),
+                HumanCount(b.length().unwrap_or(0)),
+                HumanCount(b.per_sec() as u64)
+            );
+        });
 }
