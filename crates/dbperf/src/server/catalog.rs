@@ -174,16 +174,6 @@ impl ServerSpec {
         }
     }
 
-    /// True for the versions the published studies were about and that dbperf keeps for
-    /// replaying them (MySQL 5.6, MariaDB 10.1 and 10.2), listed as "classic".
-    pub fn is_classic(&self) -> bool {
-        match self.flavor {
-            ServerKind::Mysql => self.version < Version::new(5, 7, 0),
-            ServerKind::Mariadb => self.version < Version::new(10, 3, 0),
-            ServerKind::Postgres => false,
-        }
-    }
-
     /// A short text for the SOURCE column: the Debian package or the Maven coordinates.
     pub fn source_label(&self) -> String {
         match self.source {

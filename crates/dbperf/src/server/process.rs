@@ -180,18 +180,20 @@ fn other_threads_run(pid: i32) -> bool {
         return false;
     };
     tasks.flatten().any(|task| {
-        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-                .is_some_and(|state| !matches!(state, 'Z' | 'X'))
-        })
+        std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|stat| state_letter(&stat))
+            .is_some_and(|state| !matches!(state, 'Z' | 'X'))
     })
 }
 
 /// The state letter of `/proc/PID/stat` (R, S, D, Z, X, ...), `None` once the pid is gone.
 fn proc_state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 3, after the parenthesized command name (which may itself hold spaces).
+    state_letter(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Field 3 of a `stat` file, after the parenthesized command name (which may hold spaces).
+fn state_letter(stat: &str) -> Option<char> {
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
