@@ -369,6 +369,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         banner: &banner,
         live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = report::LinkbenchReport {

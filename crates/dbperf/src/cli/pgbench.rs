@@ -226,6 +226,7 @@ fn run_script<S: Session + 'static>(
         banner: &banner,
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = PgbenchReport {

@@ -314,6 +314,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         banner: &banner,
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = SysbenchReport {

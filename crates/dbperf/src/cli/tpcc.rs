@@ -428,6 +428,7 @@ fn run_benchmark<S: Session + 'static>(
         banner: &banner,
         live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = TpccReport {

@@ -296,6 +296,19 @@ pub struct RunOutputArgs {
     /// Wait events kept per telemetry sample (by time waited).
     #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
     pub top_waits: usize,
+    /// Before measuring, wait up to SECONDS (300 when given alone) for the server to finish
+    /// flushing what earlier work (a load) left: InnoDB checkpoint age at most 10% of its
+    /// maximum and dirty pages at most 5%, or no page written for 3 s. PostgreSQL: a CHECKPOINT.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "300",
+        value_parser = crate::bounds::whole_secs_flag,
+        help_heading = "Reporting"
+    )]
+    pub settle: Option<u64>,
 }
 
 impl RunOutputArgs {
@@ -325,6 +338,14 @@ impl RunOutputArgs {
         );
         options.insert("innodb_metrics".into(), self.innodb_metrics.into());
         options.insert("pfs_instruments".into(), self.pfs_instruments.into());
+        if let Some(secs) = self.settle {
+            options.insert("settle_max_s".into(), secs.into());
+        }
+    }
+
+    /// How long to wait for the server to settle before measuring (`--settle`).
+    pub fn settle(&self) -> Option<Duration> {
+        self.settle.map(Duration::from_secs)
     }
 }
 

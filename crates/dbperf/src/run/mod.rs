@@ -6,6 +6,7 @@
 //! | [`args`] | [`args::RunArgs`]: time, warmup, rate, report interval, client I/O, results dir, telemetry, flattened into every measuring command (each keeps its own spellings through [`args::RunFlags`]); the one function that turns them into the engine's [`dbperf_engine::RunConfig`] |
 //! | [`session`] | [`session::RunSession`]: the run directory, the manifest and the catalog row of every workload (TPC-H power and throughput too); the engine run ([`session::measure`]), Ctrl-C, and the exit code ([`session::finish`]) |
 //! | [`client`] | `--client-impl` (which session, checked against the target's family) and `--client-io` (blocking threads or event loops) |
+//! | [`settle`] | `--settle`: waiting before the measurement for the flushing an earlier load left (InnoDB checkpoint age, dirty pages; PostgreSQL `CHECKPOINT`) |
 //! | [`record`] | what the engine measured, as run-directory files while the run goes: `intervals.jsonl`, `intervals.hlog`, live lines, `summary.json` |
 //!
 //! A workload's final report text comes from the workload (`workloads/<name>/report.rs`);
@@ -15,6 +16,7 @@ pub mod args;
 pub mod client;
 pub mod record;
 pub mod session;
+pub mod settle;
 
 pub use args::{RunArgs, RunFlags, RunShape};
 pub use session::{RunSession, SessionSpec};

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, Context, Result};
 use dbperf_engine::{RunConfig, RunOutcome, StopReason, StopSignal, Workload};
@@ -146,6 +146,8 @@ pub struct MeasureSpec<'a> {
     pub live: LiveLine,
     /// Serve live metrics for Prometheus here (`--metrics-addr`).
     pub metrics_addr: Option<&'a str>,
+    /// Wait up to this long for the server to settle before measuring (`--settle`).
+    pub settle: Option<Duration>,
 }
 
 /// What [`measure`] hands back.
@@ -215,6 +217,16 @@ fn write_or_loss(dir: &RunDir, name: &str, bytes: &[u8]) -> Option<WriteLoss> {
 /// Runs `workload` as `spec` says, writing the run directory as it goes.
 pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[String]) -> Result<Measured> {
     let ops = workload.ops();
+    let stop = StopSignal::new();
+    install_signal_handler(stop.clone());
+    // Before the run directory exists: a wait that fails or is interrupted leaves nothing
+    // half made.
+    if let Some(limit) = spec.settle {
+        let settled = super::settle::settle(spec.target, limit, &stop)?;
+        if settled.end == super::settle::SettleEnd::Stopped {
+            anyhow::bail!("interrupted while waiting for the server to settle: nothing was measured");
+        }
+    }
     let session = RunSession::create(SessionSpec {
         results_dir: spec.results_dir,
         name: spec.name,
@@ -228,8 +240,6 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     let dir = session.dir();
     println!("{}", (spec.banner)(dir.path()));
 
-    let stop = StopSignal::new();
-    install_signal_handler(stop.clone());
     let mut hlog_file = AppendFile::open(&dir.file("intervals.hlog")?)?;
     let mut serializer = V2DeflateSerializer::new();
     let started = SystemTime::now();

@@ -169,7 +169,8 @@ pub(crate) fn wait_ready(child: &mut Child, port: u16, p: &Pending<'_>) -> Resul
     }
 }
 
-/// Creates the benchmark role (`sb`/`sb`: not a superuser, CREATEDB, member of `pg_monitor`)
+/// Creates the benchmark role (`sb`/`sb`: not a superuser, CREATEDB, member of `pg_monitor`
+/// and, from PostgreSQL 15, `pg_checkpoint`)
 /// and database `sbtest` owned by it (idempotent; a role of an older sandbox that was a
 /// superuser loses that); returns `SHOW server_version`.
 pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerError> {
@@ -185,8 +186,13 @@ pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerEr
     );
     let limits = format!("ALTER ROLE {u} NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION");
     let monitor = format!("GRANT pg_monitor TO {u}");
+    // `CHECKPOINT` (a run's `--settle`) without superuser: the role exists from PostgreSQL 15.
+    let checkpoint = format!(
+        "DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN \
+         GRANT pg_checkpoint TO {u}; END IF; END $$"
+    );
     let exists = format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'");
-    let out = admin_sql(socket_dir, port, &[&role, &limits, &monitor, &exists]).map_err(fail)?;
+    let out = admin_sql(socket_dir, port, &[&role, &limits, &monitor, &checkpoint, &exists]).map_err(fail)?;
     if out.last().map(String::as_str) == Some("0") {
         // CREATE DATABASE cannot run inside a DO block or a transaction.
         admin_sql(socket_dir, port, &[&format!("CREATE DATABASE {db} OWNER {u}")]).map_err(fail)?;
