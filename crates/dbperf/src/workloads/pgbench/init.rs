@@ -111,8 +111,9 @@ pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool) -> Vec<String>
 /// Rows per COPY data message.
 const ROWS_PER_CHUNK: i64 = 4096;
 
-/// COPY text lines `first..first+count` (0-based) of a table, `line(i)` writing one.
-fn copy_chunks(count: i64, line: impl Fn(&mut String, i64)) -> impl Iterator<Item = bytes::Bytes> {
+/// COPY text lines `0..count` of a table, `line(i)` writing one; `made(rows)` is told of each
+/// chunk as it is made (a progress bar).
+fn copy_chunks(count: i64, line: impl Fn(&mut String, i64), made: impl Fn(u64)) -> impl Iterator<Item = bytes::Bytes> {
     let mut next = 0;
     std::iter::from_fn(move || {
         if next >= count {
@@ -123,6 +124,7 @@ fn copy_chunks(count: i64, line: impl Fn(&mut String, i64)) -> impl Iterator<Ite
         for i in next..end {
             line(&mut buf, i);
         }
+        made((end - next) as u64);
         next = end;
         Some(bytes::Bytes::from(buf))
     })
@@ -186,28 +188,43 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     // The filler of branches and tellers is NULL; accounts get the blank-padded empty string.
     s.copy_in(
         "copy pgbench_branches from stdin with (freeze on)",
-        copy_chunks(branches, |b, i| {
-            let _ = writeln!(b, "{}\t0\t\\N", i + 1);
-        }),
+        copy_chunks(
+            branches,
+            |b, i| {
+                let _ = writeln!(b, "{}\t0\t\\N", i + 1);
+            },
+            |_| {},
+        ),
     )
     .await
     .map_err(doing("copying pgbench_branches"))?;
     s.copy_in(
         "copy pgbench_tellers from stdin with (freeze on)",
-        copy_chunks(tellers, |b, i| {
-            let _ = writeln!(b, "{}\t{}\t0\t\\N", i + 1, i / TELLERS_PER_SCALE + 1);
-        }),
+        copy_chunks(
+            tellers,
+            |b, i| {
+                let _ = writeln!(b, "{}\t{}\t0\t\\N", i + 1, i / TELLERS_PER_SCALE + 1);
+            },
+            |_| {},
+        ),
     )
     .await
     .map_err(doing("copying pgbench_tellers"))?;
+    // pgbench_accounts is the load: a bar on a terminal, a line every 10 s in a log.
+    let bar = crate::workloads::load_progress(accounts > 0, accounts as u64, false);
     s.copy_in(
         "copy pgbench_accounts from stdin with (freeze on)",
-        copy_chunks(accounts, |b, i| {
-            let _ = writeln!(b, "{}\t{}\t0\t", i + 1, i / ACCOUNTS_PER_SCALE + 1);
-        }),
+        copy_chunks(
+            accounts,
+            |b, i| {
+                let _ = writeln!(b, "{}\t{}\t0\t", i + 1, i / ACCOUNTS_PER_SCALE + 1);
+            },
+            |rows| bar.inc(rows),
+        ),
     )
     .await
     .map_err(doing("copying pgbench_accounts"))?;
+    bar.finish_and_clear();
     s.query("commit").await.map_err(doing("commit"))?;
     let generate = t0.elapsed();
     eprintln!("vacuuming...");
@@ -303,12 +320,18 @@ mod tests {
 
     #[test]
     fn copy_lines_cover_every_row_once() {
-        let text: String = copy_chunks(10_000, |b, i| {
-            b.push_str(&format!("{}\n", i + 1));
-        })
+        let told = std::cell::Cell::new(0);
+        let text: String = copy_chunks(
+            10_000,
+            |b, i| {
+                b.push_str(&format!("{}\n", i + 1));
+            },
+            |rows| told.set(told.get() + rows),
+        )
         .map(|c| String::from_utf8(c.to_vec()).unwrap())
         .collect();
         let ids: Vec<i64> = text.lines().map(|l| l.parse().unwrap()).collect();
         assert_eq!(ids, (1..=10_000).collect::<Vec<_>>());
+        assert_eq!(told.get(), 10_000, "the progress is told of every row");
     }
 }
