@@ -42,10 +42,29 @@ fn compare_warns_on_exactly_the_distorting_differences_and_the_catalog_has_both_
     let a = short_run(&results, &["sort_buffer_size=262144", "performance_schema=OFF"]);
     let b = short_run(&results, &["sort_buffer_size=4194304", "performance_schema=ON"]);
 
-    // By path: the WARNING block comes first and names exactly the two variables.
+    // By path: the setup block comes first, with the host's CPUs, the buffer pool the runs
+    // had, and what differs per column.
     let out = run_ok(dbperf().arg("compare").arg(&a).arg(&b));
-    let text = String::from_utf8(out.stdout).unwrap();
-    eprintln!("{text}");
+    let all = String::from_utf8(out.stdout).unwrap();
+    eprintln!("{all}");
+    let (setup, text) = all.split_once("\n\n").unwrap();
+    let manifest = common::read_json(&a.join("manifest.json"));
+    let cpus = manifest["host"]["logical_cpus"].as_u64().unwrap();
+    let pool: u64 = manifest["server"]["variables"]["innodb_buffer_pool_size"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(setup.starts_with("Setup (2 runs; shown per column"), "{setup}");
+    assert!(setup.contains(&format!("{cpus} logical")), "{setup}");
+    let pool_line = setup.lines().find(|l| l.contains("innodb_buffer_pool_size")).unwrap();
+    assert!(
+        pool_line.ends_with(&format!(" {}", dbperf::report::setup::bytes(pool))),
+        "{setup}"
+    );
+    let ps_line = setup.lines().find(|l| l.contains("performance_schema")).unwrap();
+    assert!(ps_line.contains("OFF (") && ps_line.contains(" vs ON ("), "{setup}");
+    // Then the WARNING block, naming exactly the two variables.
     assert!(text.starts_with("WARNING"), "{text}");
     let block: Vec<&str> = text
         .lines()

@@ -104,6 +104,31 @@ fn pinning_example_runs_short_and_labels_its_runs() {
     let separate = m.iter().find(|m| m["lab"]["pinning"] == "separate").unwrap();
     assert_eq!(separate["lab"]["server_cpus"], "0");
     assert_eq!(separate["lab"]["client_cpus"], "1");
+    // The report's setup block names the host's CPUs, the buffer pool the runs had (the
+    // example's 512M) and each column's pinning.
+    let cpus = separate["host"]["logical_cpus"].as_u64().unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "pinning-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    let setup = report.split("\n\n").next().unwrap();
+    assert!(setup.starts_with("Setup (4 runs"), "{report}");
+    assert!(
+        setup.contains("CPUs  ") && setup.contains(&format!("{cpus} logical")),
+        "{setup}"
+    );
+    assert!(
+        setup
+            .lines()
+            .any(|l| l.contains("innodb_buffer_pool_size") && l.ends_with(" 512 MiB")),
+        "{setup}"
+    );
+    assert!(
+        setup.contains("separate: server CPUs 0, client CPUs 1 (separate)"),
+        "{setup}"
+    );
     // The sandbox is stopped at the end.
     let list = run_ok(dbperf(&home).args(["server", "list"]));
     assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));

@@ -174,6 +174,12 @@ fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
         "{at_99} vs {p99_summary}"
     );
     assert!(html.contains("Server variables (") && html.contains("innodb_buffer_pool_size"));
+    // The setup block: the host's CPUs and the server's buffer pool, from the manifest.
+    let setup = &html[html.find("<table class=\"setup\">").expect("a setup table")..];
+    let setup = &setup[..setup.find("</table>").unwrap()];
+    let cpus = read_json(&dir.join("manifest.json"))["host"]["logical_cpus"].clone();
+    assert!(setup.contains(&format!("{cpus} logical")), "{setup}");
+    assert!(setup.contains("<td>innodb_buffer_pool_size</td>"), "{setup}");
 
     // Exports.
     let csv = run_ok(dbperf().arg("report").arg(&dir).args(["--format", "csv"]));

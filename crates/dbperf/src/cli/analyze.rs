@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 
 use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
 use crate::report::analysis::explain::{explain, ExplainOptions, Explanation};
+use crate::report::setup::Setup;
 
 /// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.
 #[derive(Debug, Args)]
@@ -71,8 +72,14 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
+    let setup = crate::results::RunRecords::read(&dir)
+        .ok()
+        .map(|r| Setup::of_run(r.dir.run_id(), &r.manifest));
     match args.format {
         AnalyzeFormat::Text => {
+            if let Some(s) = &setup {
+                println!("{}", s.render_text());
+            }
             print!("{}", analysis.render_text());
             if let Some(e) = &explanation {
                 print!("\n{}", e.render_text());
@@ -83,6 +90,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&AnalysisJson {
                 analysis: &analysis,
                 explanation: explanation.as_ref(),
+                setup: setup.as_ref(),
             })?
         ),
     }
@@ -103,4 +111,5 @@ struct AnalysisJson<'a> {
     #[serde(flatten)]
     analysis: &'a Analysis,
     explanation: Option<&'a Explanation>,
+    setup: Option<&'a Setup>,
 }

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::results::open_existing;
 use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::report::setup::{render_comparison, Setup};
 use crate::results::RunRecords;
 
 /// Compare runs side by side: rows = client threads, columns = servers, variants or runs.
@@ -99,9 +100,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("give at least two runs to compare (got {})", paths.len());
     }
     let mut runs = Vec::with_capacity(paths.len());
+    let mut manifests = std::collections::BTreeMap::new();
     for path in &paths {
         let records = RunRecords::read(path)?;
         runs.push(RunInfo::from_records(&records)?);
+        manifests.insert(records.dir.run_id().to_string(), records.manifest);
     }
     let opts = CompareOptions {
         by: args.by,
@@ -110,7 +113,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         baseline: args.baseline,
     };
     let comparison = compare_runs(&runs, &opts)?;
-    print!("{}", comparison.render(args.format));
+    let setup = Setup::of_comparison(&comparison, &manifests);
+    print!("{}", render_comparison(&comparison, &setup, args.format, true));
     Ok(ExitCode::SUCCESS)
 }
 

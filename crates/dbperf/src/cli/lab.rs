@@ -15,6 +15,7 @@ use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
 use crate::lab::{Experiment, Order, Plan};
 use crate::report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
 use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::report::setup::{render_comparison, Setup};
 use crate::report::tpch::{lab_tables, TpchPoint};
 use crate::results::RunRecords;
 
@@ -106,13 +107,17 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
     let mut dirs: std::collections::BTreeMap<String, Vec<(String, PathBuf)>> = Default::default();
     let mut tpch: Vec<TpchPoint> = Vec::new();
+    let mut manifests = std::collections::BTreeMap::new();
+    let mut tpch_manifests = Vec::new();
     for (point, done) in &state.done {
         if let Some(run) = TpchPoint::read(&done.run_dir)? {
             tpch.push(run);
+            tpch_manifests.push(RunRecords::read(&done.run_dir)?.manifest);
             continue;
         }
         let records = RunRecords::read(&done.run_dir)?;
         let info = RunInfo::from_records(&records)?;
+        manifests.insert(info.run_id.clone(), records.manifest);
         dirs.entry(info.workload.clone())
             .or_default()
             .push((point.clone(), done.run_dir.clone()));
@@ -140,14 +145,18 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             None if a.format == Format::Text => Metric::own(workload, runs),
             None => Metric::own(workload, runs).into_iter().take(1).collect(),
         };
-        for metric in metrics {
+        for (i, metric) in metrics.into_iter().enumerate() {
             let opts = CompareOptions {
                 by: a.by,
                 metric,
                 threshold_pct: a.threshold,
                 baseline: a.baseline.clone(),
             };
-            print!("{}", compare_runs(runs, &opts)?.render(a.format));
+            let c = compare_runs(runs, &opts)?;
+            print!(
+                "{}",
+                render_comparison(&c, &Setup::of_comparison(&c, &manifests), a.format, i == 0)
+            );
             if a.format == Format::Text {
                 println!();
             }
@@ -161,6 +170,10 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|e| e.servers.iter().map(|s| s.label.clone()).collect::<Vec<_>>())
             .unwrap_or_default();
+        let setup = Setup::by_lab_server(&tpch_manifests, &servers).render(a.format);
+        if !setup.is_empty() {
+            println!("{setup}");
+        }
         print!(
             "{}",
             lab_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())

@@ -17,6 +17,7 @@ use crate::report::final_text;
 use crate::report::html::experiment::experiment_page;
 use crate::report::html::run::{run_page, RunData};
 use crate::report::html::tpch::tpch_page;
+use crate::report::setup::{render_comparison, Setup};
 use crate::results::interval::IntervalRecord;
 use crate::results::tpch::{PowerReport, TpchReport};
 use crate::results::TPCH_FILE;
@@ -233,6 +234,10 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
             if md {
                 println!("```");
             }
+            println!(
+                "{}",
+                Setup::of_run(records.dir.run_id(), &records.manifest).render_text()
+            );
             match &records.summary {
                 Some(s) => print!("{}", final_text(s, None)),
                 None => println!("No summary.json: the run did not finish."),
@@ -252,6 +257,7 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
         ReportFormat::Json => {
             let v = serde_json::json!({
                 "run_dir": dir,
+                "setup": Setup::of_run(records.dir.run_id(), &records.manifest),
                 "summary": records.summary,
                 "analysis": analysis,
                 "explanation": explanation,
@@ -307,9 +313,11 @@ fn report_run(dir: &Path, args: &ReportArgs) -> Result<ExitCode> {
 /// and p99 otherwise).
 fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
     let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
+    let mut manifests = std::collections::BTreeMap::new();
     for dir in dirs {
         let records = RunRecords::read(dir).with_context(|| format!("reading {}", dir.display()))?;
         let info = RunInfo::from_records(&records)?;
+        manifests.insert(info.run_id.clone(), records.manifest);
         by_workload.entry(info.workload.clone()).or_default().push(info);
     }
     let format = match args.format {
@@ -322,14 +330,18 @@ fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
         if by_workload.len() > 1 && format == Format::Text {
             println!("## {workload}\n");
         }
-        for metric in Metric::own(workload, runs) {
+        for (i, metric) in Metric::own(workload, runs).into_iter().enumerate() {
             let opts = CompareOptions {
                 by: None,
                 metric,
                 threshold_pct: DEFAULT_THRESHOLD_PCT,
                 baseline: None,
             };
-            print!("{}", compare_runs(runs, &opts)?.render(format));
+            let c = compare_runs(runs, &opts)?;
+            print!(
+                "{}",
+                render_comparison(&c, &Setup::of_comparison(&c, &manifests), format, i == 0)
+            );
             if format == Format::Text {
                 println!();
             }

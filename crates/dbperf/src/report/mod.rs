@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod compare;
 pub mod html;
 pub mod metrics;
+pub mod setup;
 pub mod stats;
 pub mod tpch;
 

@@ -1,9 +1,10 @@
 //! Facts about the machine that ran the client, for the manifest: CPU model and count, memory,
-//! kernel, hostname, OS release and CPU frequency governor. Collecting never fails; a fact that
-//! cannot be read is `None`.
+//! kernel, hostname, OS release, CPU frequency governor, and whether it is a virtual machine or
+//! a container. Collecting never fails; a fact that cannot be read is `None`.
 
 use std::ffi::CStr;
 use std::fs;
+use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,16 @@ pub struct HostInfo {
     pub os: Option<String>,
     /// `scaling_governor` of cpu0, when cpufreq is exposed.
     pub cpu_governor: Option<String>,
+    /// The hypervisor the host runs under: `none` on bare metal, else its kind as
+    /// `systemd-detect-virt --vm` names it (`kvm`, `vmware`, `microsoft`, `xen`, `amazon`, ...),
+    /// or from the DMI vendor and product, or `unknown` when only the CPU's `hypervisor` flag
+    /// tells. `None`: not found out, or a manifest written before it was recorded.
+    #[serde(default)]
+    pub virtualization: Option<String>,
+    /// The container the client ran in (`docker`, `podman`, `lxc`, ...), `none` when it ran in
+    /// none; `None` when not found out (or an older manifest).
+    #[serde(default)]
+    pub container: Option<String>,
 }
 
 impl HostInfo {
@@ -34,6 +45,7 @@ impl HostInfo {
         let read = |path: &str| fs::read_to_string(path).ok();
         let cpuinfo = read("/proc/cpuinfo").map(|t| parse_cpuinfo(&t));
         let uname = Uname::read();
+        let virt = Virtualization::detect(cpuinfo.as_ref().is_some_and(|c| c.hypervisor_flag));
         HostInfo {
             cpu_model: cpuinfo.as_ref().and_then(|c| c.model.clone()),
             logical_cpus: cpuinfo.and_then(|c| c.logical_cpus),
@@ -46,18 +58,97 @@ impl HostInfo {
                 .and_then(|t| parse_os_release_pretty_name(&t)),
             cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
                 .and_then(|t| non_empty(t.trim())),
+            virtualization: virt.vm,
+            container: virt.container,
         }
     }
+}
+
+/// What the host runs under, found by `systemd-detect-virt` when it is installed, else by DMI
+/// and `/proc/cpuinfo` (VM) and the marker files container engines leave (container).
+struct Virtualization {
+    vm: Option<String>,
+    container: Option<String>,
+}
+
+impl Virtualization {
+    fn detect(hypervisor_flag: bool) -> Virtualization {
+        let read = |path: &str| fs::read_to_string(path).ok().and_then(|t| non_empty(t.trim()));
+        let vm = detect_virt("--vm").or_else(|| {
+            vm_from_dmi(
+                read("/sys/class/dmi/id/sys_vendor").as_deref(),
+                read("/sys/class/dmi/id/product_name").as_deref(),
+                hypervisor_flag,
+            )
+        });
+        let container = detect_virt("--container").or_else(|| {
+            if std::path::Path::new("/.dockerenv").exists() {
+                Some("docker".into())
+            } else if std::path::Path::new("/run/.containerenv").exists() {
+                Some("podman".into())
+            } else {
+                None
+            }
+        });
+        Virtualization { vm, container }
+    }
+}
+
+/// `systemd-detect-virt FLAG`'s answer (`none` included); `None` when it is not installed or
+/// says nothing.
+fn detect_virt(flag: &str) -> Option<String> {
+    let out = Command::new("systemd-detect-virt")
+        .arg(flag)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    // It exits non-zero when it prints `none`.
+    non_empty(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// The hypervisor told by the DMI vendor and product name, or by the CPU's `hypervisor` flag
+/// alone (`unknown`); `none` when DMI names real hardware and the flag is absent; `None` when
+/// nothing can be read.
+fn vm_from_dmi(vendor: Option<&str>, product: Option<&str>, hypervisor_flag: bool) -> Option<String> {
+    let text = format!("{} {}", vendor.unwrap_or(""), product.unwrap_or("")).to_ascii_lowercase();
+    let known = [
+        ("qemu", "qemu"),
+        ("kvm", "kvm"),
+        ("vmware", "vmware"),
+        ("virtualbox", "oracle"),
+        ("innotek", "oracle"),
+        ("xen", "xen"),
+        ("amazon ec2", "amazon"),
+        ("google compute engine", "google"),
+        ("bochs", "bochs"),
+        ("parallels", "parallels"),
+        ("cloud hypervisor", "cloud-hypervisor"),
+        ("firecracker", "firecracker"),
+    ];
+    if let Some((_, kind)) = known.iter().find(|(needle, _)| text.contains(needle)) {
+        return Some(kind.to_string());
+    }
+    if text.contains("microsoft") && text.contains("virtual") {
+        return Some("microsoft".into());
+    }
+    if hypervisor_flag {
+        return Some("unknown".into());
+    }
+    (vendor.is_some() || product.is_some()).then(|| "none".to_string())
 }
 
 struct CpuInfo {
     model: Option<String>,
     logical_cpus: Option<u32>,
+    /// The first CPU's flags include `hypervisor`: the kernel runs under one.
+    hypervisor_flag: bool,
 }
 
 fn parse_cpuinfo(text: &str) -> CpuInfo {
     let mut model = None;
     let mut processors = 0u32;
+    let mut hypervisor_flag = false;
     for line in text.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -65,12 +156,16 @@ fn parse_cpuinfo(text: &str) -> CpuInfo {
         match key.trim() {
             "processor" => processors += 1,
             "model name" if model.is_none() => model = non_empty(value.trim()),
+            "flags" if processors <= 1 => {
+                hypervisor_flag |= value.split_whitespace().any(|f| f == "hypervisor");
+            }
             _ => {}
         }
     }
     CpuInfo {
         model,
         logical_cpus: (processors > 0).then_some(processors),
+        hypervisor_flag,
     }
 }
 
@@ -197,6 +292,38 @@ mod tests {
         );
         assert_eq!(parse_os_release_pretty_name("NAME=x\n"), None);
         assert_eq!(parse_os_release_pretty_name("PRETTY_NAME=\"\"\n"), None);
+    }
+
+    #[test]
+    fn the_hypervisor_flag_and_dmi_tell_a_virtual_machine() {
+        assert!(!parse_cpuinfo(CPUINFO).hypervisor_flag);
+        let vm = parse_cpuinfo("processor : 0\nflags : fpu vme hypervisor lahf_lm\n");
+        assert!(vm.hypervisor_flag);
+        assert_eq!(
+            vm_from_dmi(Some("QEMU"), Some("Standard PC (Q35 + ICH9, 2009)"), true).as_deref(),
+            Some("qemu")
+        );
+        assert_eq!(
+            vm_from_dmi(Some("Microsoft Corporation"), Some("Virtual Machine"), true).as_deref(),
+            Some("microsoft")
+        );
+        assert_eq!(vm_from_dmi(None, None, true).as_deref(), Some("unknown"));
+        assert_eq!(
+            vm_from_dmi(Some("Dell Inc."), Some("PowerEdge R740"), false).as_deref(),
+            Some("none")
+        );
+        assert_eq!(vm_from_dmi(None, None, false), None);
+    }
+
+    #[test]
+    fn a_manifest_host_without_virtualization_still_reads() {
+        let old = r#"{"cpu_model":"x","logical_cpus":4,"mem_total_bytes":1,"kernel_release":"6.1",
+            "arch":"x86_64","hostname":"h","os":"Debian","cpu_governor":null}"#;
+        let host: HostInfo = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (host.logical_cpus, host.virtualization, host.container),
+            (Some(4), None, None)
+        );
     }
 
     #[test]

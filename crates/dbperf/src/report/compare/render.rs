@@ -109,17 +109,29 @@ impl Comparison {
         Some((header, rows))
     }
 
-    /// The title line: workload, metric, unit, direction, baseline.
+    /// The title line: workload, metric, unit, direction, and the baseline when there are
+    /// columns to compare with it.
     pub fn title(&self) -> String {
         let better = if self.higher_is_better { "higher" } else { "lower" };
+        let baseline = match self.columns.as_slice() {
+            [first, _, ..] => format!("; baseline: {}", first.label),
+            _ => String::new(),
+        };
         format!(
-            "{}: {} ({}, {better} is better) by {}; baseline: {}",
+            "{}: {} ({}, {better} is better) by {}{baseline}",
             self.workload,
             self.metric.name(),
             self.unit,
             self.metric.row_header(),
-            self.columns[0].label
         )
+    }
+
+    /// Said once under the table when no cell has more than one sample: the cells are single
+    /// values, with no range to judge the noise by.
+    pub fn spread_note(&self) -> Option<&'static str> {
+        let cells = || self.rows.iter().flat_map(|r| r.cells.iter().flatten());
+        (cells().next().is_some() && cells().all(|c| c.n <= 1))
+            .then_some("1 repetition: no spread (each cell is a single run's value; repeat runs to see the noise)")
     }
 
     fn value(&self, v: f64) -> String {
@@ -205,6 +217,9 @@ impl Comparison {
             }
         }
         let _ = writeln!(out, "{table}");
+        if let Some(note) = self.spread_note() {
+            let _ = writeln!(out, "{note}");
+        }
         if let Some(inside) = self.inside_table(false) {
             let _ = writeln!(out, "{INSIDE_TITLE}\n{inside}");
         }
@@ -244,7 +259,9 @@ impl Comparison {
         for note in &self.notes {
             let _ = writeln!(out, "Note: {note}");
         }
-        let _ = writeln!(out, "Rule: {} Threshold: {}%.", self.rule, self.threshold_pct);
+        if self.columns.len() > 1 {
+            let _ = writeln!(out, "Rule: {} Threshold: {}%.", self.rule, self.threshold_pct);
+        }
         out
     }
 
@@ -473,6 +490,9 @@ impl Comparison {
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
+        if let Some(note) = self.spread_note() {
+            let _ = writeln!(out, "_{note}._\n");
+        }
         if let Some(inside) = self.inside_table(true) {
             let _ = writeln!(out, "_{INSIDE_TITLE}_\n\n{inside}");
         }
@@ -491,7 +511,9 @@ impl Comparison {
         for note in &self.notes {
             let _ = writeln!(out, "Note: {note}.\n");
         }
-        let _ = writeln!(out, "_{} Threshold: {}%._", self.rule, self.threshold_pct);
+        if self.columns.len() > 1 {
+            let _ = writeln!(out, "_{} Threshold: {}%._", self.rule, self.threshold_pct);
+        }
         out
     }
 
@@ -823,6 +845,8 @@ oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
 | 1 | 100.0 | 103.0 (~+3.0% draw) |
 | 4 | 400.0 | 300.0 (-25.0% worse) |
 
+_1 repetition: no spread (each cell is a single run's value; repeat runs to see the noise)._
+
 Differ with the server version (defaults that changed, unless a `--set` the runs do not record set them) (3): `max_connections` (A: 151, B: 200), `performance_schema` (warned above), `sort_buffer_size` (warned above).
 
 ";
@@ -853,6 +877,21 @@ threads,column,n,median,min,max,diff_pct,verdict,runs
         assert_eq!(v["rows"][1]["cells"][1]["diff_pct"], -25.0);
         assert_eq!(v["variables"]["warnings"][0]["name"], "performance_schema");
         assert_eq!(v["columns"][0]["runs"], serde_json::json!(["a-t1", "a-t4"]));
+    }
+
+    #[test]
+    fn one_column_names_no_baseline_and_single_runs_say_there_is_no_spread() {
+        let c = compare_runs(&[run("a", 1, 100.0), run("b", 2, 180.0)], &CompareOptions::default()).unwrap();
+        assert_eq!(c.columns.len(), 1);
+        let text = c.render(Format::Text);
+        assert!(!text.contains("baseline"), "{text}");
+        assert!(!text.contains(".."), "no range from one run: {text}");
+        assert_eq!(text.matches("1 repetition: no spread").count(), 1, "{text}");
+        // Two columns: the first is the baseline.
+        assert!(sample().title().ends_with("; baseline: A"));
+        let mut reps = sample();
+        reps.rows[0].cells[1].as_mut().unwrap().n = 3;
+        assert_eq!(reps.spread_note(), None);
     }
 
     #[test]

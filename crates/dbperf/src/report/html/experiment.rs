@@ -62,6 +62,7 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
     );
     for (workload, infos) in &tpch {
         page.heading(workload);
+        super::setup::section(&mut page, infos, run_dirs)?;
         comparison_tables(&mut page, infos)?;
     }
     if !power.is_empty() {
@@ -83,6 +84,9 @@ fn comparison_tables(page: &mut Page, infos: &[RunInfo]) -> Result<Vec<Compariso
         page.paragraph(&c.title(), None);
         let (header, rows) = c.plain_table();
         page.table(&header, &rows);
+        if let Some(note) = c.spread_note() {
+            page.paragraph(note, Some("note"));
+        }
         out.push(c);
     }
     Ok(out)
@@ -116,6 +120,11 @@ fn per_column(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
 fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]) -> Result<(), ReportError> {
     let infos: Vec<RunInfo> = runs.iter().map(|(i, _)| i.clone()).collect();
     page.heading(workload);
+    super::setup::section_of(
+        page,
+        &infos,
+        runs.iter().map(|(i, d)| (i.run_id.as_str(), &d.records.manifest)),
+    )?;
     let warnings = compare_runs(&infos, &options(Metric::Tps))?.variables.warnings;
     for w in &warnings {
         page.paragraph(

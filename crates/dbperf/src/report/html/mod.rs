@@ -7,6 +7,7 @@
 //! | `chart.rs` | one chart description drawn to SVG with plotters (dual and log axes, bands, limits) |
 //! | `page.rs` | the HTML page: escaping, headings, tables, charts, collapsible sections |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
+//! | `setup.rs` | the setup block: host, server and its key settings, data, duration, client |
 //! | `run.rs` | the report of one run |
 //! | `experiment.rs` | the report of a lab experiment |
 //! | `tpch.rs` | the report of TPC-H power runs: per-query bars normalised to a baseline |
@@ -16,6 +17,7 @@ pub mod chart;
 pub mod experiment;
 pub mod page;
 pub mod run;
+pub mod setup;
 pub mod spectrum;
 pub mod tpch;
 

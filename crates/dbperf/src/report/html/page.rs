@@ -116,6 +116,11 @@ impl Page {
         );
     }
 
+    /// HTML made elsewhere (escaped there), as is.
+    pub fn raw(&mut self, html: &str) {
+        self.body.push_str(html);
+    }
+
     /// Charts drawn so far.
     pub fn charts(&self) -> usize {
         self.charts

@@ -115,6 +115,7 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
     let run_id = data.records.dir.run_id().to_string();
     let mut page = Page::new(&format!("dbperf: {} — {run_id}", m.workload.name));
     facts(&mut page, data);
+    super::setup::run_section(&mut page, &run_id, m);
     if let Some(s) = data.summary() {
         page.heading("Summary");
         summary_tables(&mut page, s);
