@@ -140,6 +140,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             None if a.format == Format::Text => Metric::own(workload, runs),
             None => Metric::own(workload, runs).into_iter().take(1).collect(),
         };
+        let mut shown_warnings = false;
         for metric in metrics {
             let opts = CompareOptions {
                 by: a.by,
@@ -147,7 +148,13 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
                 threshold_pct: a.threshold,
                 baseline: a.baseline.clone(),
             };
-            print!("{}", compare_runs(runs, &opts)?.render(a.format));
+            let mut c = compare_runs(runs, &opts)?;
+            // The warnings are the runs', whatever the metric: printed once, with the first table.
+            if shown_warnings && a.format != Format::Json {
+                c.warnings.clear();
+            }
+            shown_warnings = true;
+            print!("{}", c.render(a.format));
             if a.format == Format::Text {
                 println!();
             }

@@ -322,6 +322,7 @@ fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
         if by_workload.len() > 1 && format == Format::Text {
             println!("## {workload}\n");
         }
+        let mut shown_warnings = false;
         for metric in Metric::own(workload, runs) {
             let opts = CompareOptions {
                 by: None,
@@ -329,7 +330,13 @@ fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
                 threshold_pct: DEFAULT_THRESHOLD_PCT,
                 baseline: None,
             };
-            print!("{}", compare_runs(runs, &opts)?.render(format));
+            let mut c = compare_runs(runs, &opts)?;
+            // The warnings are the runs', whatever the metric: printed once, with the first table.
+            if shown_warnings && format != Format::Json {
+                c.warnings.clear();
+            }
+            shown_warnings = true;
+            print!("{}", c.render(format));
             if format == Format::Text {
                 println!();
             }

@@ -10,6 +10,7 @@ pub mod html;
 pub mod metrics;
 pub mod stats;
 pub mod tpch;
+pub mod warnings;
 
 use std::fmt::Write;
 
