@@ -7,7 +7,8 @@
 //! Pure logic, no I/O: callers read run directories ([`crate::results::RunRecords`]) and turn
 //! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
 //! [`compare_runs`] builds a [`Comparison`]; [`Comparison::render`] formats it ([`render`]).
-//! The apples-to-apples check of server variables is in [`variables`].
+//! The apples-to-apples check of server variables is in [`variables`]; the warnings about
+//! artifacts of the measurement, per run and across runs, in [`warnings`].
 
 pub mod inside;
 pub mod metric;
