@@ -122,6 +122,9 @@ pub const LEFTOVER_DIRTY_PCT: f64 = 10.0;
 /// to the start: a run flushing its own writes holds its level or climbs; one working off an
 /// earlier load's backlog falls steadily.
 pub const LEFTOVER_FALL_POINTS: f64 = 3.0;
+/// Samples needed before a fall counts: over two or three samples a saw-tooth of the
+/// checkpoint age under a write load can read as a fall.
+pub const LEFTOVER_MIN_SAMPLES: usize = 5;
 /// Redo written per second below which a run wrote nothing (read-only): any page flushing
 /// during it is an earlier load's.
 const NO_REDO_BYTES_S: f64 = 1024.0;
@@ -160,6 +163,9 @@ pub fn leftover_flushing(rows: &[&TelemetryRow]) -> Option<Warning> {
     // A level that started high and fell away: (first, last), when it did.
     let fell = |f: &dyn Fn(&&TelemetryRow) -> Option<f64>, high: f64| -> Option<(f64, f64)> {
         let values: Vec<f64> = rows.iter().filter_map(f).collect();
+        if values.len() < LEFTOVER_MIN_SAMPLES {
+            return None;
+        }
         let (&first, &last) = (values.first()?, values.last()?);
         let later = &values[values.len().div_ceil(3)..];
         let never_back = later.iter().all(|v| *v < first);
@@ -573,6 +579,11 @@ mod tests {
         );
         assert_eq!(leftover_flushing(&refs(&steady)), None);
         let quiet = rows(&[(20.0, 5.0), (15.0, 4.0), (10.0, 3.0), (5.0, 1.0)], 5e6);
+        assert_eq!(leftover_flushing(&refs(&quiet)), None);
+        // Too few samples to tell a fall from a saw-tooth.
+        let short = rows(&[(80.0, 30.0), (76.0, 28.0), (72.0, 27.0), (70.0, 26.0)], 5e6);
+        assert_eq!(leftover_flushing(&refs(&short)), None);
+        let quiet = rows(&[(20.0, 5.0), (15.0, 4.0), (10.0, 3.0), (8.0, 2.0), (5.0, 1.0)], 5e6);
         assert_eq!(leftover_flushing(&refs(&quiet)), None);
     }
 

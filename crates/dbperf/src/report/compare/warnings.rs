@@ -98,7 +98,7 @@ fn own_warnings(runs: &[RunInfo]) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::super::inside::RunInside;
-    use super::super::tests::run;
+    use super::super::tests::{lab_run, run};
     use super::super::{compare_runs, CompareOptions, Format};
     use super::*;
 
@@ -216,5 +216,38 @@ mod tests {
         );
         assert_eq!(ws[0].evidence["runs"], serde_json::json!(["a", "c"]));
         assert_eq!(ws[0].evidence["each"][1]["intervals"], 4);
+    }
+
+    /// Pinned to one CPU the server sizes its thread pool to one group, shared to two: that is
+    /// the pinning's doing, which the experiment varies, not a configuration difference.
+    #[test]
+    fn settings_sized_by_the_cpus_follow_the_pinning() {
+        let pinned = |id: &str, pinning: &str, pool: &str| {
+            let mut r = with_vars(
+                lab_run(id, "mariadb", "default", 1, 1, 100.0),
+                &[("thread_pool_size", pool)],
+            );
+            if let Some(l) = r.lab.as_mut() {
+                l.pinning = pinning.into();
+            }
+            r
+        };
+        let c = compare_runs(
+            &[pinned("a", "separate", "1"), pinned("b", "shared", "2")],
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(kinds(&c.warnings), Vec::<&str>::new());
+        assert_eq!(c.variables.varied_on_purpose, ["thread_pool_size"]);
+        // Without a pinning to explain it, the same difference is a configuration's.
+        let c = compare_runs(
+            &[pinned("a", "shared", "1"), pinned("b", "shared", "2")],
+            &CompareOptions {
+                by: Some(super::super::GroupBy::Run),
+                ..CompareOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(kinds(&c.warnings), ["config_differs"]);
     }
 }
