@@ -18,21 +18,40 @@ pub fn warnings_section(page: &mut Page, warnings: &[Warning]) {
         let rows: Vec<Vec<String>> = w
             .evidence
             .iter()
-            .map(|(name, value)| vec![name.clone(), evidence_text(value)])
+            .map(|(name, value)| vec![name.clone(), evidence_text(name, value)])
             .collect();
         page.table(&["evidence".to_string(), "value".to_string()], &rows);
     }
 }
 
-/// A value of the evidence as text: strings bare, `-` for a missing figure, lists joined with
-/// ` -> ` (the pairs of a scaling step read low to high), the rest as compact JSON.
-fn evidence_text(v: &Value) -> String {
+/// Evidence whose lists are a (low, high) pair of a scaling step, read with an arrow.
+const PAIRS: &[&str] = &["users", "tps", "client_us_per_query", "client_us_per_txn"];
+
+/// A value of the evidence `key` as text: strings bare, `-` for a missing figure, a pair of a
+/// scaling step as `low -> high`, other lists joined with commas, each run's figures (`each`)
+/// as `run: name value, ...` separated by semicolons, the rest as compact JSON.
+fn evidence_text(key: &str, v: &Value) -> String {
     match v {
         Value::Null => "-".to_string(),
         Value::String(s) => s.clone(),
         Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
-            items.iter().map(evidence_text).collect::<Vec<_>>().join(" -> ")
+            let sep = if PAIRS.contains(&key) { " -> " } else { ", " };
+            items.iter().map(|i| evidence_text("", i)).collect::<Vec<_>>().join(sep)
         }
+        Value::Array(items) if items.iter().all(Value::is_object) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|o| {
+                let run = o.get("run").and_then(Value::as_str).unwrap_or("?");
+                let figures: Vec<String> = o
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "run")
+                    .map(|(k, v)| format!("{k} {}", evidence_text(k, v)))
+                    .collect();
+                format!("{run}: {}", figures.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
         other => other.to_string(),
     }
 }
@@ -59,6 +78,14 @@ mod tests {
         );
         assert!(html.contains("<td>users</td><td>1 -&gt; 2</td>"), "{html}");
         assert!(html.contains("<td>host_idle_pct_low</td><td>-</td>"), "{html}");
+        assert_eq!(evidence_text("runs", &serde_json::json!(["a", "b", "c"])), "a, b, c");
+        assert_eq!(
+            evidence_text(
+                "each",
+                &serde_json::json!([{"run": "a", "intervals": 3}, {"run": "b", "intervals": 4}])
+            ),
+            "a: intervals 3; b: intervals 4"
+        );
         let mut empty = Page::new("t");
         warnings_section(&mut empty, &[]);
         assert!(!empty.finish().contains("Warnings"));
