@@ -117,6 +117,9 @@ pub struct RunInfo {
     pub client_us_per_txn: Option<f64>,
     /// ... per query.
     pub client_us_per_query: Option<f64>,
+    /// The run was open loop (`--rate`): its throughput is the rate asked for, not what the
+    /// users could do.
+    pub open_loop: bool,
 }
 
 impl RunInfo {
@@ -145,6 +148,7 @@ impl RunInfo {
                 unreadable,
                 client_us_per_txn: per(s.client.cpu_s, s.transactions.total),
                 client_us_per_query: per(s.client.cpu_s, s.queries.total),
+                open_loop: s.rate.is_some(),
             },
             None => {
                 // A TPC-H test writes tpch.json, not summary.json.
@@ -169,6 +173,7 @@ impl RunInfo {
                     unreadable,
                     client_us_per_txn: None,
                     client_us_per_query: None,
+                    open_loop: false,
                 }
             }
         };
@@ -598,6 +603,7 @@ pub(crate) mod tests {
             unreadable: Vec::new(),
             client_us_per_txn: None,
             client_us_per_query: None,
+            open_loop: false,
             figures: [
                 ("tps", tps),
                 ("qps", tps * 10.0),

@@ -16,9 +16,11 @@ use crate::report::warnings::{self as w, ScalingPoint, Warning, WarningKind};
 /// `variables` the server variables that differ between them.
 pub fn of_runs(runs: &[RunInfo], groups: &[String], columns: &[String], variables: &VariableDiff) -> Vec<Warning> {
     let mut out = own_warnings(runs);
+    // An open-loop run's throughput is its rate: it says nothing about how it scales.
     let points: Vec<ScalingPoint> = runs
         .iter()
         .zip(groups)
+        .filter(|(r, _)| !r.open_loop)
         .map(|(r, g)| ScalingPoint {
             run_id: r.run_id.clone(),
             group: g.clone(),
@@ -173,8 +175,13 @@ mod tests {
         one.client_us_per_query = Some(52.0);
         let mut two = run("r2", 2, 1469.0);
         two.client_us_per_query = Some(17.0);
-        let c = compare_runs(&[one, two], &CompareOptions::default()).unwrap();
+        let c = compare_runs(&[one.clone(), two.clone()], &CompareOptions::default()).unwrap();
         assert_eq!(kinds(&c.warnings), ["superlinear_scaling"]);
+        // Open loop, the throughput is the rate asked for: not judged.
+        let mut paced = two.clone();
+        paced.open_loop = true;
+        let open = compare_runs(&[one.clone(), paced], &CompareOptions::default()).unwrap();
+        assert_eq!(kinds(&open.warnings), Vec::<&str>::new());
         let text = c.render(Format::Text);
         assert!(
             text.contains("warning: 10.11.6-MariaDB: 1 -> 2 users gave 297 -> 1,469 TPS"),
