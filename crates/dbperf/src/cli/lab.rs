@@ -152,7 +152,11 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
                 threshold_pct: a.threshold,
                 baseline: a.baseline.clone(),
             };
-            let c = compare_runs(runs, &opts)?;
+            let mut c = compare_runs(runs, &opts)?;
+            // The warnings are the runs', whatever the metric: printed once, with the first table.
+            if i > 0 && a.format != Format::Json {
+                c.warnings.clear();
+            }
             print!(
                 "{}",
                 render_comparison(&c, &Setup::of_comparison(&c, &manifests), a.format, i == 0)

@@ -337,7 +337,11 @@ fn report_runs(dirs: &[PathBuf], args: &ReportArgs) -> Result<ExitCode> {
                 threshold_pct: DEFAULT_THRESHOLD_PCT,
                 baseline: None,
             };
-            let c = compare_runs(runs, &opts)?;
+            let mut c = compare_runs(runs, &opts)?;
+            // The warnings are the runs', whatever the metric: printed once, with the first table.
+            if i > 0 && format != Format::Json {
+                c.warnings.clear();
+            }
             print!(
                 "{}",
                 render_comparison(&c, &Setup::of_comparison(&c, &manifests), format, i == 0)

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod setup;
 pub mod stats;
 pub mod tpch;
+pub mod warnings;
 
 use std::fmt::Write;
 

@@ -19,10 +19,10 @@
 //! is the first explanation of that stall. A sample that covers less than half the usual
 //! period (the catch-up after such a pause) keeps its levels but not its rates, which over a
 //! few milliseconds read as spikes. A torn last record of either file is skipped and named.
-//! Artifacts of the measurement are [`Warning`]s with a stable `kind` (so far
-//! `too_few_intervals`: no stability verdict from fewer than [`MIN_INTERVALS_TO_JUDGE`]).
+//! Artifacts of the measurement are [`Warning`]s with a stable `kind` ([`crate::report::warnings`]):
+//! `too_few_intervals` (no stability verdict from fewer than [`MIN_INTERVALS_TO_JUDGE`]),
+//! `leftover_flushing` (the run measured the flushing of an earlier load) and `client_bound`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +32,7 @@ use super::pressure::{
     SYNC_FLUSH_PCT,
 };
 use crate::report::stats::{mean_cv, median, quantile};
+use crate::report::warnings;
 use crate::results::telemetry::{PgDetail, ServerSample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use crate::results::{read_jsonl, ResultsError, TornRecord, INTERVALS_FILE, TELEMETRY_FILE};
 
@@ -124,31 +125,15 @@ pub struct Analysis {
     /// Spans of measured intervals in which the server was unreachable, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<Outage>,
+    /// Median share of the host's CPU time idle over the measured phase, percent (`None`: no
+    /// OS telemetry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_idle_pct: Option<f64>,
     /// Artifacts of the measurement itself, each with its evidence and what to do.
     pub warnings: Vec<Warning>,
 }
 
-/// Measured intervals below which no stability verdict is given: a CV of two or three values
-/// says nothing about how steady a run was.
-pub const MIN_INTERVALS_TO_JUDGE: usize = 10;
-
-/// An artifact of the measurement, for people (`message`) and machines (`kind`, `evidence`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Warning {
-    pub kind: WarningKind,
-    /// What was found and what to do about it.
-    pub message: String,
-    /// The figures it rests on, by name.
-    pub evidence: BTreeMap<String, serde_json::Value>,
-}
-
-/// Stable ids of [`Warning`]s (serialized in snake_case: `too_few_intervals`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarningKind {
-    /// Fewer than [`MIN_INTERVALS_TO_JUDGE`] measured intervals: stability is not judged.
-    TooFewIntervals,
-}
+pub use crate::report::warnings::{Warning, WarningKind, MIN_INTERVALS_TO_JUDGE};
 
 /// Intervals needed below the sync flush point before their median is set against the
 /// sync-flush intervals' median.
@@ -491,24 +476,15 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         _ => None,
     };
     notes.extend(sync_flush.as_ref().and_then(SyncFlushCost::note));
-    let mut warnings = Vec::new();
-    if measured.len() < MIN_INTERVALS_TO_JUDGE {
-        warnings.push(Warning {
-            kind: WarningKind::TooFewIntervals,
-            message: format!(
-                "{} measured interval(s) of {} s: too few to judge how steady the run was ({} or more \
-                 needed); run longer, or store shorter intervals (--report-interval)",
-                measured.len(),
-                fmt_s(step),
-                MIN_INTERVALS_TO_JUDGE
-            ),
-            evidence: BTreeMap::from([
-                ("intervals".to_owned(), measured.len().into()),
-                ("interval_s".to_owned(), step.into()),
-                ("needed".to_owned(), MIN_INTERVALS_TO_JUDGE.into()),
-            ]),
-        });
-    }
+    let mut warnings: Vec<Warning> = warnings::too_few_intervals(measured.len(), step).into_iter().collect();
+    let measured_tel: Vec<&TelemetryRow> = telemetry
+        .iter()
+        .flatten()
+        .filter(|s| s.mid_s(step) >= measured_from)
+        .collect();
+    warnings.extend(warnings::leftover_flushing(&measured_tel));
+    warnings.extend(warnings::client_bound(&measured_tel, client_threads(run_dir)));
+    let host_idle_pct = median_of(&measured_tel, TelemetryRow::idle);
 
     Ok(Analysis {
         run_dir: run_dir.to_path_buf(),
@@ -524,8 +500,16 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         notes,
         torn,
         unreachable,
+        host_idle_pct,
         warnings,
     })
+}
+
+/// The run's client threads, from its manifest's workload options (`None`: not recorded).
+fn client_threads(run_dir: &Path) -> Option<usize> {
+    let text = std::fs::read_to_string(run_dir.join("manifest.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["workload"]["options"]["client_threads"].as_u64().map(|n| n as usize)
 }
 
 /// Drops the rates of the samples that cover less than half the usual period

@@ -12,6 +12,7 @@ use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
 use crate::report::analysis::explain::redo_needed;
 use crate::report::analysis::pressure::Pressure;
 use crate::report::stats::median;
+use crate::report::warnings::Warning;
 
 /// What `dbperf analyze` (default thresholds) found in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +23,12 @@ pub struct RunInside {
     pub tps_cv_pct: f64,
     /// Run-wide pressure (`None`: the run has no telemetry).
     pub pressure: Option<Pressure>,
+    /// Median share of the host's CPU idle over the measured phase, percent.
+    pub host_idle_pct: Option<f64>,
+    /// Measured intervals.
+    pub intervals: usize,
+    /// The run's own warnings (`dbperf analyze`'s).
+    pub warnings: Vec<Warning>,
 }
 
 impl RunInside {
@@ -33,6 +40,9 @@ impl RunInside {
             stalls: a.stalls.len(),
             tps_cv_pct: a.stability.tps_cv_pct,
             pressure: a.pressure,
+            host_idle_pct: a.host_idle_pct,
+            intervals: a.intervals,
+            warnings: a.warnings,
         })
     }
 }
@@ -207,16 +217,25 @@ mod tests {
                 stalls: 2,
                 tps_cv_pct: 30.0,
                 pressure: Some(pressure((10, 8), log, 40.0)),
+                host_idle_pct: None,
+                intervals: 10,
+                warnings: Vec::new(),
             },
             RunInside {
                 stalls: 1,
                 tps_cv_pct: 20.0,
                 pressure: Some(pressure((10, 6), tree, 95.0)),
+                host_idle_pct: None,
+                intervals: 10,
+                warnings: Vec::new(),
             },
             RunInside {
                 stalls: 0,
                 tps_cv_pct: 10.0,
                 pressure: Some(pressure((20, 0), log, 50.0)),
+                host_idle_pct: None,
+                intervals: 10,
+                warnings: Vec::new(),
             },
         ];
         let column = InsideColumn::of(&[Some(&runs[0]), None, Some(&runs[1]), Some(&runs[2])]);
@@ -246,6 +265,9 @@ mod tests {
             stalls: 0,
             tps_cv_pct: 3.0,
             pressure: None,
+            host_idle_pct: None,
+            intervals: 10,
+            warnings: Vec::new(),
         };
         let column = InsideColumn::of(&[Some(&run)]);
         let lines = column.lines();

@@ -7,12 +7,14 @@
 //! Pure logic, no I/O: callers read run directories ([`crate::results::RunRecords`]) and turn
 //! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
 //! [`compare_runs`] builds a [`Comparison`]; [`Comparison::render`] formats it ([`render`]).
-//! The apples-to-apples check of server variables is in [`variables`].
+//! The apples-to-apples check of server variables is in [`variables`]; the warnings about
+//! artifacts of the measurement, per run and across runs, in [`warnings`].
 
 pub mod inside;
 pub mod metric;
 pub mod render;
 pub mod variables;
+pub mod warnings;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +30,8 @@ pub use inside::{InsideColumn, RunInside};
 pub use metric::{Metric, METRIC_FORMS};
 pub use render::Format;
 pub use variables::{VariableDiff, VariableValues};
+
+use crate::report::warnings::Warning;
 
 /// Value of the `schema` key of `--format json` output.
 pub const COMPARE_SCHEMA: &str = "dbperf.compare/1";
@@ -109,6 +113,13 @@ pub struct RunInfo {
     pub figures: Figures,
     /// Result files of the run that could not be read, and why (their figures are missing).
     pub unreadable: Vec<String>,
+    /// dbperf's CPU per transaction over the run, microseconds (`None`: not recorded).
+    pub client_us_per_txn: Option<f64>,
+    /// ... per query.
+    pub client_us_per_query: Option<f64>,
+    /// The run was open loop (`--rate`): its throughput is the rate asked for, not what the
+    /// users could do.
+    pub open_loop: bool,
 }
 
 impl RunInfo {
@@ -135,6 +146,9 @@ impl RunInfo {
                 inside: RunInside::read(r.dir.path()),
                 figures,
                 unreadable,
+                client_us_per_txn: per(s.client.cpu_s, s.transactions.total),
+                client_us_per_query: per(s.client.cpu_s, s.queries.total),
+                open_loop: s.rate.is_some(),
             },
             None => {
                 // A TPC-H test writes tpch.json, not summary.json.
@@ -157,11 +171,19 @@ impl RunInfo {
                     inside: RunInside::read(r.dir.path()),
                     figures,
                     unreadable,
+                    client_us_per_txn: None,
+                    client_us_per_query: None,
+                    open_loop: false,
                 }
             }
         };
         Ok(info)
     }
+}
+
+/// `cpu_s` over `n` events in microseconds (`None` without events or CPU).
+fn per(cpu_s: f64, n: u64) -> Option<f64> {
+    (n > 0 && cpu_s > 0.0).then(|| cpu_s * 1e6 / n as f64)
 }
 
 /// What the columns are.
@@ -280,6 +302,8 @@ pub struct Comparison {
     pub inside: Vec<InsideColumn>,
     /// Other things the reader should know (interrupted runs, differing versions, ...).
     pub notes: Vec<String>,
+    /// Artifacts of the measurement found in the runs or across them ([`warnings::of_runs`]).
+    pub warnings: Vec<Warning>,
     /// How draws are decided ([`DRAW_RULE`]).
     pub rule: &'static str,
 }
@@ -536,6 +560,9 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
             r.run_id
         ));
     }
+    let groups: Vec<String> = runs.iter().map(|r| column_label(r, GroupBy::Server, differ)).collect();
+    let labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
+    let warnings = warnings::of_runs(runs, &groups, &labels, &variables);
     Ok(Comparison {
         schema: COMPARE_SCHEMA,
         workload: first.workload.clone(),
@@ -549,6 +576,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
         variables,
         inside,
         notes,
+        warnings,
         rule: DRAW_RULE,
     })
 }
@@ -573,6 +601,9 @@ pub(crate) mod tests {
             interrupted: false,
             inside: None,
             unreadable: Vec::new(),
+            client_us_per_txn: None,
+            client_us_per_query: None,
+            open_loop: false,
             figures: [
                 ("tps", tps),
                 ("qps", tps * 10.0),

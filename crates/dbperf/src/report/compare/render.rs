@@ -256,6 +256,7 @@ impl Comparison {
                 v.varied_on_purpose.join(", ")
             );
         }
+        out.push_str(&crate::report::warnings::render_text(&self.warnings));
         for note in &self.notes {
             let _ = writeln!(out, "Note: {note}");
         }
@@ -508,6 +509,7 @@ impl Comparison {
         } else if !v.only_in_some.is_empty() {
             let _ = writeln!(out, "{}.\n", self.only_in_some());
         }
+        out.extend(self.warnings.iter().map(|w| format!("**{}**\n\n", w.line())));
         for note in &self.notes {
             let _ = writeln!(out, "Note: {note}.\n");
         }

@@ -109,6 +109,18 @@ pub const DISTORTING: &[(&str, &str)] = &[
 /// `sync_binlog` changed its default (0 → 1 in MySQL 5.7.7) but the sandboxes write no binlog.
 const INERT_WHEN: &[(&str, &str, &str)] = &[("sync_binlog", "log_bin", "OFF")];
 
+/// Variables whose default the server sizes by the CPUs it may run on: MariaDB's
+/// `thread_pool_size` (one group per CPU), MySQL 8.4's InnoDB thread and instance counts. Between
+/// runs pinned to different CPUs (lab pinnings) their difference is the pinning's, which the
+/// experiment varies on purpose, unless a recorded setting sets them.
+const SIZED_BY_CPUS: &[&str] = &[
+    "thread_pool_size",
+    "innodb_buffer_pool_instances",
+    "innodb_page_cleaners",
+    "innodb_purge_threads",
+    "innodb_parallel_read_threads",
+];
+
 /// The redo log's variables: their meaning changed between versions (a capacity in MySQL
 /// 8.0.30+, one file in MariaDB 10.5+, `innodb_log_files_in_group` files before), so they are
 /// compared by the total redo size they make.
@@ -316,6 +328,12 @@ pub fn diff(runs: &[RunInfo], column_of_run: &[&str], columns: &[Column]) -> Var
         .flat_map(|l| l.server_settings.keys().map(|k| normalize(k)))
         .collect();
     let set: BTreeSet<String> = on_purpose.union(&server_set).cloned().collect();
+    let pinnings_differ = runs
+        .iter()
+        .map(|r| r.lab.as_ref().map(|l| l.pinning.as_str()))
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
     let known: Vec<(usize, &BTreeMap<String, String>)> = runs
         .iter()
         .enumerate()
@@ -403,7 +421,9 @@ pub fn diff(runs: &[RunInfo], column_of_run: &[&str], columns: &[Column]) -> Var
         if compared.len() < 2 {
             continue;
         }
-        if on_purpose.contains(name) {
+        if on_purpose.contains(name)
+            || (pinnings_differ && SIZED_BY_CPUS.contains(&name.as_str()) && !set.contains(name))
+        {
             out.varied_on_purpose.push(name.clone());
             continue;
         }

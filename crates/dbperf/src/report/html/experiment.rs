@@ -144,6 +144,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         None => compare_runs(&infos, &options(Metric::Tps))?,
     };
     let p99 = compare_runs(&infos, &options(Metric::P99))?;
+    super::notes::warnings_section(page, &head.warnings);
     if let Some((header, rows)) = head.plain_inside() {
         page.paragraph(
             "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):",

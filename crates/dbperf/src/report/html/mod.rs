@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `bars.rs` | grouped bars with min/max whiskers (TPC-H queries normalised to a baseline) |
 //! | `chart.rs` | one chart description drawn to SVG with plotters (dual and log axes, bands, limits) |
+//! | `notes.rs` | the "Warnings" section: each artifact of the measurement, its message and evidence |
 //! | `page.rs` | the HTML page: escaping, headings, tables, charts, collapsible sections |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `setup.rs` | the setup block: host, server and its key settings, data, duration, client |
@@ -15,6 +16,7 @@
 pub mod bars;
 pub mod chart;
 pub mod experiment;
+pub mod notes;
 pub mod page;
 pub mod run;
 pub mod setup;

@@ -133,6 +133,7 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
         page.heading("Latency distribution");
         page.chart(&spectrum_chart(&[(run_id.clone(), spectrum)]))?;
     }
+    super::notes::warnings_section(&mut page, data.analysis.as_ref().map_or(&[][..], |a| &a.warnings));
     analysis_section(&mut page, data);
     explanation_section(&mut page, data);
     for torn in &data.torn {
