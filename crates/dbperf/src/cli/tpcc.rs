@@ -71,7 +71,8 @@ impl RunFlags for TpccFlags {
     const WARMUP_HELP: &'static str = "Seconds run before measuring";
     const RATE_HELP: &'static str = "Open loop (max mode): total transactions per second (0 = closed loop)";
     const INTERVAL_DEFAULT: &'static str = "10";
-    const INTERVAL_HELP: &'static str = "Seconds between interval lines (intervals are stored at this length too)";
+    const INTERVAL_HELP: &'static str = "Seconds between interval lines, each over the whole interval (intervals are \
+        stored each second, finer when this is under 1 s)";
     const THREADS_HELP: &'static str =
         "OS threads driving the connections with --client-io async (default: one per CPU)";
     const IO_HELP: &'static str =

@@ -497,7 +497,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
             kind: WarningKind::TooFewIntervals,
             message: format!(
                 "{} measured interval(s) of {} s: too few to judge how steady the run was ({} or more \
-                 needed); run longer, or store shorter intervals (--report-interval)",
+                 needed); run longer (dbperf stores an interval each second)",
                 measured.len(),
                 fmt_s(step),
                 MIN_INTERVALS_TO_JUDGE
