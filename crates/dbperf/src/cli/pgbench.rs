@@ -193,7 +193,6 @@ fn run_script<S: Session + 'static>(
     options.insert("time_s".into(), a.run.time.into());
     options.insert("transactions_per_client".into(), a.transactions.into());
     options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
     options.insert("protocol".into(), "prepared".into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
     a.run.out.record_options(&mut options);

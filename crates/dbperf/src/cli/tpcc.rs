@@ -390,7 +390,6 @@ fn run_benchmark<S: Session + 'static>(
     a.run.out.record_options(&mut options);
     options.insert("time_s".into(), a.run.time.into());
     options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("interval_s".into(), a.run.report_interval.into());
     options.insert("delivery".into(), "inline".into());
     let seeds = serde_json::json!({
         "rand_seed": plan.seed,

@@ -276,8 +276,15 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
     Ok(run)
 }
 
-/// The manifest's record of the client: connections' threads, I/O model, arrivals.
+/// The manifest's record of the client: connections' threads, I/O model, arrivals, and the
+/// stored interval (`interval_s`) beside the live lines' (`report_interval_s`, `null` without
+/// live lines).
 pub fn record_run_options(run: &RunConfig, options: &mut serde_json::Map<String, serde_json::Value>) {
+    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
+    options.insert(
+        "report_interval_s".into(),
+        run.report_interval.map(|d| d.as_secs_f64()).into(),
+    );
     options.insert("client_threads".into(), run.client_threads.into());
     let io = if run.blocking_io { "blocking" } else { "async" };
     options.insert("client_io".into(), io.into());
