@@ -24,8 +24,10 @@
 //! runtime at interval boundaries and whenever a read times out (see [`BLOCKING_SLICE`]).
 //!
 //! The calling thread is the collector: it merges the threads' interval statistics
-//! in order and hands each merged interval to an [`Observer`] (which prints and stores
-//! it), so results are written as the run goes.
+//! in order and hands each merged interval to an [`Observer`] (which stores it), so results
+//! are written as the run goes; it also merges consecutive intervals into the live reports
+//! of [`RunConfig::report_interval`] (which the observer prints), so a report covers its whole
+//! span while the intervals stored stay short.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -60,8 +62,16 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Total transactions to start (`--events`), warmup included.
     pub events: Option<u64>,
-    /// Length of a stored and reported interval.
+    /// Length of a stored interval: each is handed to [`Observer::on_interval`] (1 s by
+    /// default).
     pub interval: Duration,
+    /// Length of a live report ([`Observer::on_report`]): the stored intervals it spans,
+    /// merged. A report ends at the first interval boundary at or past each multiple of it
+    /// (counted from the start of the warmup and again from the start of the measured phase),
+    /// at the end of the warmup and at the end of the run, so a report interval that is not a
+    /// multiple of [`RunConfig::interval`] still averages to it. `None`: one report per stored
+    /// interval.
+    pub report_interval: Option<Duration>,
     /// How long in-flight transactions may take to finish after the deadline.
     pub shutdown_grace: Duration,
     /// How long they may take after an interrupt (keep it under a second).
@@ -106,6 +116,7 @@ impl RunConfig {
             warmup: Duration::ZERO,
             events: None,
             interval: Duration::from_secs(1),
+            report_interval: None,
             shutdown_grace: Duration::from_secs(2),
             interrupt_grace: Duration::from_millis(500),
             connect_timeout: Duration::from_secs(30),
@@ -180,10 +191,11 @@ impl StopSignal {
     }
 }
 
-/// One merged interval, as handed to the [`Observer`].
+/// One merged interval, as handed to the [`Observer`]: a stored interval
+/// ([`Observer::on_interval`]) or a live report's span of them ([`Observer::on_report`]).
 #[derive(Debug)]
 pub struct IntervalReport<'a> {
-    /// 0-based interval number.
+    /// 0-based number: of the stored interval, or of the report.
     pub index: u32,
     /// Interval start, seconds since the run started (warmup included).
     pub start_s: f64,
@@ -214,8 +226,12 @@ pub trait Observer {
     /// [`crate::clock::now_ns`]'s clock: interval times are seconds after it, so samples taken
     /// elsewhere on that clock line up with the intervals.
     fn on_start(&mut self, _connections: usize, _t0_ns: u64) {}
-    /// An interval is complete.
+    /// A stored interval is complete.
     fn on_interval(&mut self, report: &IntervalReport<'_>);
+    /// A report interval is complete ([`RunConfig::report_interval`]): called after the
+    /// [`Observer::on_interval`] of its last stored interval, with the counters and
+    /// histograms of all its stored intervals merged. Never spans the end of the warmup.
+    fn on_report(&mut self, _report: &IntervalReport<'_>) {}
 }
 
 /// What a run measured.
@@ -347,6 +363,62 @@ impl Boundaries {
 
     fn is_warmup(&self, i: u32) -> bool {
         i < self.warmup_intervals
+    }
+}
+
+/// The live report being gathered from stored intervals ([`RunConfig::report_interval`]).
+struct ReportWindow {
+    /// Report length (`None`: every stored interval is a report).
+    every_ns: Option<u64>,
+    /// The stored intervals merged so far (none while `spans` is 0).
+    stats: Box<Stats>,
+    /// Stored intervals merged into `stats`.
+    spans: u32,
+    /// Start of the report, nanoseconds after t0.
+    start_ns: u64,
+    /// Start of the phase (warmup or measured) the report's schedule counts from.
+    phase_ns: u64,
+    /// The report ends at the first interval boundary at or past this.
+    due_ns: u64,
+    /// Reports made.
+    reports: u32,
+}
+
+impl ReportWindow {
+    fn new(every: Option<Duration>, ops: &OpTable) -> ReportWindow {
+        let every_ns = every.map(nanos).filter(|n| *n > 0);
+        ReportWindow {
+            every_ns,
+            stats: Box::new(Stats::new(ops)),
+            spans: 0,
+            start_ns: 0,
+            phase_ns: 0,
+            due_ns: every_ns.unwrap_or(0),
+            reports: 0,
+        }
+    }
+
+    /// Whether the report ends with the stored interval whose nominal end is `end_ns`.
+    fn ends_with(&self, end_ns: u64, phase_ends: bool, last: bool) -> bool {
+        self.every_ns.is_none() || last || phase_ends || end_ns >= self.due_ns
+    }
+
+    /// Starts the next report at `end_ns` (a new phase when `phase_ends`).
+    fn next(&mut self, end_ns: u64, phase_ends: bool) {
+        if phase_ends {
+            self.phase_ns = end_ns;
+        }
+        if let Some(every) = self.every_ns {
+            // The first multiple of the report interval (from the phase's start) past `end_ns`.
+            let k = (end_ns - self.phase_ns) / every + 1;
+            self.due_ns = self.phase_ns.saturating_add(k.saturating_mul(every));
+        }
+        self.start_ns = end_ns;
+        self.reports += 1;
+        if self.spans > 0 {
+            self.stats.reset();
+            self.spans = 0;
+        }
     }
 }
 
@@ -584,6 +656,7 @@ pub fn run<W: Workload>(
     let mut backlog_at_end = 0u64;
     let mut unreachable_ns = 0u64;
     let mut unreachable_at_end = false;
+    let mut report = ReportWindow::new(cfg.report_interval, &ops);
 
     while let Ok(msg) = rx.recv() {
         let (thread, index, stats, backlog, last) = match msg {
@@ -675,6 +748,32 @@ pub fn run<W: Workload>(
                     connections: cfg.connections,
                 })
             });
+            // The live report: this interval alone, or merged with the ones before it.
+            let phase_ends = warmup && !bounds.is_warmup(next + 1);
+            if report.ends_with(nominal_end, phase_ends, last) {
+                let merged: &Stats = if report.spans == 0 {
+                    &acc
+                } else {
+                    report.stats.add(&acc);
+                    &report.stats
+                };
+                observe("while reporting an interval", &mut || {
+                    observer.on_report(&IntervalReport {
+                        index: report.reports,
+                        start_s: secs(report.start_ns),
+                        end_s: secs(end.max(start + 1)),
+                        warmup,
+                        last,
+                        stats: merged,
+                        backlog,
+                        connections: cfg.connections,
+                    })
+                });
+                report.next(nominal_end, phase_ends);
+            } else {
+                report.stats.add(&acc);
+                report.spans += 1;
+            }
             intervals += 1;
             next += 1;
             acc.reset();

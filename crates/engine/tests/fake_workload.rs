@@ -2,7 +2,8 @@
 //! counts, limits, warmup exclusion, open-loop response vs service time through a
 //! freeze, retries, fatal errors and bounded shutdown, in both client I/O models (a blocking
 //! fake sleeps its thread the way a blocking socket read does); panics in a worker or the
-//! observer, and a server that becomes unreachable.
+//! observer, and a server that becomes unreachable; stored intervals shorter than the live
+//! reports, which merge them.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -151,12 +152,31 @@ impl Worker for FakeWorker {
 /// unreachable.
 type Seen = (u32, f64, f64, bool, bool, u64, u64, bool);
 
+/// A live report as collected: start, end, warmup, last, transactions, response times
+/// recorded in its merged histogram, statements.
+type Reported = (f64, f64, bool, bool, u64, u64, u64);
+
 #[derive(Default)]
 struct Collect {
     intervals: Vec<Seen>,
+    /// Per stored interval: response times recorded, statements.
+    recorded: Vec<(u64, u64)>,
+    reports: Vec<Reported>,
 }
 
 impl Observer for Collect {
+    fn on_report(&mut self, r: &IntervalReport<'_>) {
+        self.reports.push((
+            r.start_s,
+            r.end_s,
+            r.warmup,
+            r.last,
+            r.stats.transactions,
+            r.stats.response.len(),
+            r.stats.total_queries(),
+        ));
+    }
+
     fn on_interval(&mut self, r: &IntervalReport<'_>) {
         self.intervals.push((
             r.index,
@@ -168,6 +188,7 @@ impl Observer for Collect {
             r.backlog,
             r.stats.server_unreachable(),
         ));
+        self.recorded.push((r.stats.response.len(), r.stats.total_queries()));
     }
 }
 
@@ -696,4 +717,67 @@ fn intervals_without_work_while_the_server_is_unreachable_are_marked() {
         assert!(!out.unreachable_at_end);
         assert!(out.total.reconnects >= 2, "{}", out.total.reconnects);
     }
+}
+
+#[test]
+fn one_second_intervals_are_stored_and_a_five_second_report_merges_five_of_them() {
+    let mut cfg = RunConfig::new(2, Some(Duration::from_secs(6)));
+    cfg.report_interval = Some(Duration::from_secs(5));
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
+    assert_eq!(obs.intervals.len(), 6, "{:?}", obs.intervals);
+    for (i, iv) in obs.intervals.iter().enumerate() {
+        assert!((iv.1 - i as f64).abs() < 1e-9, "{:?}", obs.intervals);
+        if i < 5 {
+            assert!((iv.2 - iv.1 - 1.0).abs() < 1e-9, "{:?}", obs.intervals);
+        }
+    }
+    // A report at 5 s with the first five seconds' counts and latencies, and the last second's
+    // at the end.
+    assert_eq!(obs.reports.len(), 2, "{:?}", obs.reports);
+    let first = obs.reports[0];
+    let five: Vec<&(u64, u64)> = obs.recorded.iter().take(5).collect();
+    let txns: u64 = obs.intervals.iter().take(5).map(|i| i.5).sum();
+    assert_eq!((first.0, first.1, first.3), (0.0, 5.0, false), "{first:?}");
+    assert!(txns > 1000, "{txns} transactions in 5 s over 2 connections of 2 ms");
+    assert_eq!(first.4, txns);
+    assert_eq!(
+        first.5,
+        five.iter().map(|r| r.0).sum::<u64>(),
+        "the histograms are merged"
+    );
+    assert_eq!(first.6, five.iter().map(|r| r.1).sum::<u64>());
+    let last = obs.reports[1];
+    assert!(last.3 && (last.0 - 5.0).abs() < 1e-9, "{last:?}");
+    assert_eq!(last.4, obs.intervals[5].5);
+    assert_eq!(first.4 + last.4, out.total.transactions);
+}
+
+#[test]
+fn reports_end_at_the_warmup_and_keep_their_pace_when_not_a_multiple_of_the_interval() {
+    // Intervals of 100 ms, reports of 250 ms, a 300 ms warmup and 500 ms measured: reports end
+    // at the first boundary past each 250 ms of a phase, and at the warmup's end.
+    let mut cfg = RunConfig::new(2, Some(Duration::from_millis(500)));
+    cfg.interval = Duration::from_millis(100);
+    cfg.report_interval = Some(Duration::from_millis(250));
+    cfg.warmup = Duration::from_millis(300);
+    let mut obs = Collect::default();
+    let out = run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs).unwrap();
+    assert_eq!(obs.intervals.len(), 8, "{:?}", obs.intervals);
+    let spans: Vec<(f64, f64, bool)> = obs
+        .reports
+        .iter()
+        .map(|r| ((r.0 * 10.0).round() / 10.0, (r.1 * 10.0).round() / 10.0, r.2))
+        .collect();
+    assert_eq!(
+        spans,
+        [(0.0, 0.3, true), (0.3, 0.6, false), (0.6, 0.8, false)],
+        "{:?}",
+        obs.reports
+    );
+    assert!(obs.reports[2].3, "the last report is the run's end");
+    let measured: u64 = obs.reports.iter().filter(|r| !r.2).map(|r| r.4).sum();
+    assert_eq!(measured, out.total.transactions);
+    let warmup: u64 = obs.intervals.iter().filter(|i| i.3).map(|i| i.5).sum();
+    assert_eq!(obs.reports[0].4, warmup);
 }

@@ -20,7 +20,8 @@ impl RunFlags for SysbenchFlags {
     const RATE_HELP: &'static str = "Open loop: total transactions per second (0 = closed loop)";
     const INTERVAL_DEFAULT: &'static str = "0";
     const INTERVAL_HELP: &'static str =
-        "Seconds between live interval lines (0 = none; intervals are stored each second)";
+        "Seconds between live interval lines, each over the whole interval (0 = none; intervals are stored each \
+        second, finer when this is under 1 s)";
     const THREADS_HELP: &'static str =
         "OS threads driving the connections with --client-io async (default: one per CPU, at most one per connection)";
     const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per connection sleeping in the \
@@ -582,8 +583,10 @@ mod tests {
         assert!(run.blocking_io, "pgbench closed loop: a blocking thread per client");
         assert_eq!(
             (run.client_threads, run.duration, run.interval.as_secs()),
-            (8, Some(std::time::Duration::from_secs(30)), 2)
+            (8, Some(std::time::Duration::from_secs(30)), 1),
+            "intervals are stored each second"
         );
+        assert_eq!(run.report_interval, Some(std::time::Duration::from_secs(2)), "-P 2");
         let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "-c", "8", "-j", "2"]) else {
             panic!()
         };

@@ -44,7 +44,8 @@ impl RunFlags for LinkbenchFlags {
     const RATE_HELP: &'static str = "request: ops/s per requester with exponential gaps (the reference's requestrate; \
         0 = as fast as possible)";
     const INTERVAL_DEFAULT: &'static str = "10";
-    const INTERVAL_HELP: &'static str = "request: seconds between live lines (intervals are stored at this length too)";
+    const INTERVAL_HELP: &'static str = "request: seconds between live lines, each over the whole interval (intervals \
+        are stored each second, finer when this is under 1 s)";
     const THREADS_HELP: &'static str =
         "OS threads driving the requesters with --client-io async (default: one per CPU)";
     const IO_HELP: &'static str = "request: how the client waits for replies: blocking (a thread per requester \

@@ -43,7 +43,9 @@ impl RunFlags for PgbenchFlags {
     const INTERVAL_VALUE: &'static str = "PROGRESS";
     const INTERVAL_SHORT: Option<char> = Some('P');
     const INTERVAL_DEFAULT: &'static str = "0";
-    const INTERVAL_HELP: &'static str = "Seconds between live lines (pgbench's -P); 0 = none";
+    const INTERVAL_HELP: &'static str =
+        "Seconds between live lines (pgbench's -P), each over the whole interval; 0 = none. \
+        Intervals are stored each second (finer when this is under 1 s)";
     const THREADS_LONG: &'static str = "jobs";
     const THREADS_VALUE: &'static str = "JOBS";
     const THREADS_SHORT: Option<char> = Some('j');
@@ -191,7 +193,6 @@ fn run_script<S: Session + 'static>(
     options.insert("time_s".into(), a.run.time.into());
     options.insert("transactions_per_client".into(), a.transactions.into());
     options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
     options.insert("protocol".into(), "prepared".into());
     options.insert("client_impl".into(), a.client_impl.clone().into());
     a.run.out.record_options(&mut options);

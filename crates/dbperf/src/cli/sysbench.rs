@@ -279,7 +279,6 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     options.insert("time_s".into(), plan.args.run.time.into());
     options.insert("warmup_s".into(), plan.args.run.warmup_time.into());
     options.insert("events".into(), plan.args.events.into());
-    options.insert("interval_s".into(), plan.run.interval.as_secs_f64().into());
     plan.args.run.out.record_options(&mut options);
     let server_version = facts.version.clone();
     let banner = |dir: &std::path::Path| {

@@ -344,7 +344,8 @@ impl Experiment {
                 return Err(at(
                     r.span(),
                     format!(
-                        "report_interval must be 1 s to {} s (the length of each stored interval), got {:?}",
+                        "report_interval must be 1 s to {} s (the time between a run's live lines; intervals are \
+                         stored each second whatever it is), got {:?}",
                         bounds::MAX_SECS,
                         r.get_ref().0
                     ),

@@ -2,8 +2,10 @@
 //! quantiles, errors and telemetry as of its last interval and sample, served at `/metrics` in
 //! the OpenMetrics text format while the run goes, so Grafana or PMM can watch it.
 //!
-//! [`LiveMetrics`] is updated once per interval and once per telemetry sample (never per
-//! query); [`MetricsServer`] serves it from a thread of its own.
+//! [`LiveMetrics`] is updated when the run starts (connections open, warmup or not), once per
+//! stored interval (every second, whatever the report interval; warmup included, with
+//! `dbperf_warmup 1`) and once per telemetry sample (never per query); [`MetricsServer`] serves
+//! it from a thread of its own.
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -131,6 +133,12 @@ impl LiveMetrics {
             );
         }
         Arc::new(m)
+    }
+
+    /// The run started: its connections are open and it is measuring (or warming up).
+    pub fn start(&self, connections: usize, warmup: bool) {
+        self.threads.set(connections as f64);
+        self.warmup.set(if warmup { 1.0 } else { 0.0 });
     }
 
     /// Takes a finished interval.
@@ -367,6 +375,16 @@ mod tests {
         // A wait that left the top list is gone from the next scrape.
         m.telemetry(&row(serde_json::json!({"t_s": 2.0, "server": {"waits": []}})));
         assert!(!m.encode().contains("log_sys_mutex"));
+    }
+
+    #[test]
+    fn a_started_run_shows_its_connections_before_its_first_interval() {
+        let m = LiveMetrics::new("RUN", "tpcc", "v");
+        assert!(m.encode().lines().any(|l| l == "dbperf_threads 0.0"));
+        m.start(10, true);
+        let text = m.encode();
+        assert!(text.lines().any(|l| l == "dbperf_threads 10.0"), "{text}");
+        assert!(text.lines().any(|l| l == "dbperf_warmup 1.0"), "{text}");
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub fn too_few_intervals(intervals: usize, interval_s: f64) -> Option<Warning> {
             WarningKind::TooFewIntervals,
             format!(
                 "{intervals} measured interval(s) of {} s: too few to judge how steady the run was \
-                 ({MIN_INTERVALS_TO_JUDGE} or more needed); run longer, or store shorter intervals (--report-interval)",
+                 ({MIN_INTERVALS_TO_JUDGE} or more needed); run longer (dbperf stores an interval each second)",
                 fmt_num(interval_s)
             ),
             [

@@ -45,7 +45,8 @@ pub trait RunFlags: Clone + std::fmt::Debug + Send + Sync + 'static {
     const INTERVAL_VALUE: &'static str = "REPORT_INTERVAL";
     /// Its short flag.
     const INTERVAL_SHORT: Option<char> = None;
-    /// Its default (seconds; 0 = no live lines, one-second intervals stored).
+    /// Its default (seconds; 0 = no live lines). Intervals are stored each second whatever it
+    /// is (see [`stored_interval`]).
     const INTERVAL_DEFAULT: &'static str;
     /// Its help.
     const INTERVAL_HELP: &'static str;
@@ -98,7 +99,7 @@ pub struct RunArgs<F: RunFlags> {
     // How the client waits for replies: auto, blocking or async.
     #[arg(long, default_value = "auto", help = F::IO_HELP, help_heading = F::HEADING)]
     pub client_io: String,
-    // Seconds between live lines and stored intervals.
+    // Seconds between live lines (intervals are stored each second, or finer: stored_interval).
     #[arg(
         value_parser = crate::bounds::interval_flag,
         long = F::INTERVAL_LONG,
@@ -147,6 +148,7 @@ impl<F: RunFlags> RunArgs<F> {
                 report_interval: self.report_interval,
                 interval_flag: F::INTERVAL_LONG,
                 threads_flag: F::THREADS_LONG,
+                terminal: stdout_is_terminal(),
             },
             shape,
             cpus(),
@@ -154,26 +156,38 @@ impl<F: RunFlags> RunArgs<F> {
         .map_err(anyhow::Error::msg)
     }
 
-    /// Live lines printed every this many intervals: 1 with a report interval; without one,
-    /// never on a terminal (its progress bar shows the run) and every [`PIPED_EVERY`] 1 s
-    /// intervals when stdout is a pipe or file, so logs show the run is alive.
+    /// Live lines printed every this many live reports: 1 (every report) with a report
+    /// interval, or without one when stdout is a pipe or file (reports of [`PIPED_EVERY`] s
+    /// then, see [`run_config`]), so logs show the run is alive; 0 (none) without one on a
+    /// terminal, whose progress bar shows the run.
     pub fn print_every(&self) -> u32 {
-        print_every(
-            self.report_interval,
-            std::io::IsTerminal::is_terminal(&std::io::stdout()),
-        )
+        print_every(self.report_interval, stdout_is_terminal())
     }
 }
 
+fn stdout_is_terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout())
+}
+
 /// Seconds between live lines of a run with `--report-interval 0` whose output is not a
-/// terminal.
+/// terminal (each line's figures cover those seconds).
 pub const PIPED_EVERY: u32 = 10;
 
 fn print_every(report_interval: f64, terminal: bool) -> u32 {
-    match (report_interval > 0.0, terminal) {
-        (true, _) => 1,
-        (false, true) => 0,
-        (false, false) => PIPED_EVERY,
+    u32::from(report_interval > 0.0 || !terminal)
+}
+
+/// The length of a stored interval (an `intervals.jsonl` row, a set of `intervals.hlog`
+/// histograms, a live-metrics update) for a report interval: 1 s, or the report interval
+/// when it is shorter (and not 0). A report interval longer than a second is made of 1 s
+/// intervals, merged for its live line; one that is not a whole number of seconds (2.5 s)
+/// prints its line at the first whole second past each multiple of it (at 3, 5, 8, 10 s), so
+/// the lines keep its pace on average and each covers exactly the seconds since the last.
+pub fn stored_interval(report_interval: f64) -> Duration {
+    if report_interval > 0.0 && report_interval < 1.0 {
+        Duration::from_secs_f64(report_interval)
+    } else {
+        Duration::from_secs(1)
     }
 }
 
@@ -196,6 +210,9 @@ pub struct RunValues<'a> {
     pub interval_flag: &'a str,
     /// The client threads' flag name, for errors.
     pub threads_flag: &'a str,
+    /// Stdout is a terminal: without a report interval no live line is printed (a pipe gets
+    /// one every [`PIPED_EVERY`] s).
+    pub terminal: bool,
 }
 
 /// The CPUs the client may use.
@@ -236,11 +253,19 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
     run.arrival = arrival;
     run.events = shape.events;
     run.warmup = Duration::from_secs(v.warmup_time);
-    run.interval = Duration::from_secs_f64(if v.report_interval > 0.0 {
-        v.report_interval
-    } else {
-        1.0
-    });
+    run.interval = stored_interval(v.report_interval);
+    run.report_interval = match (v.report_interval > 0.0, v.terminal) {
+        (true, _) => Some(Duration::try_from_secs_f64(v.report_interval).map_err(|_| {
+            format!(
+                "--{} must be at most {} seconds, got {}",
+                v.interval_flag,
+                crate::bounds::MAX_SECS,
+                v.report_interval
+            )
+        })?),
+        (false, false) => Some(Duration::from_secs(u64::from(PIPED_EVERY))),
+        (false, true) => None,
+    };
     if let Some(grace) = shape.shutdown_grace {
         run.shutdown_grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
     }
@@ -251,8 +276,15 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
     Ok(run)
 }
 
-/// The manifest's record of the client: connections' threads, I/O model, arrivals.
+/// The manifest's record of the client: connections' threads, I/O model, arrivals, and the
+/// stored interval (`interval_s`) beside the live lines' (`report_interval_s`, `null` without
+/// live lines).
 pub fn record_run_options(run: &RunConfig, options: &mut serde_json::Map<String, serde_json::Value>) {
+    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
+    options.insert(
+        "report_interval_s".into(),
+        run.report_interval.map(|d| d.as_secs_f64()).into(),
+    );
     options.insert("client_threads".into(), run.client_threads.into());
     let io = if run.blocking_io { "blocking" } else { "async" };
     options.insert("client_io".into(), io.into());
@@ -367,13 +399,52 @@ pub fn telemetry_config(
 mod tests {
     use super::*;
 
-    /// Without a report interval a terminal shows the progress bar, a pipe a line every 10 s.
+    /// Without a report interval a terminal shows the progress bar, a pipe a line every 10 s
+    /// (over those 10 s).
     #[test]
     fn piped_runs_without_a_report_interval_still_print_every_ten_seconds() {
         assert_eq!(print_every(5.0, true), 1);
         assert_eq!(print_every(5.0, false), 1);
         assert_eq!(print_every(0.0, true), 0);
-        assert_eq!(print_every(0.0, false), PIPED_EVERY);
+        assert_eq!(print_every(0.0, false), 1);
+        let piped = run_config(
+            &RunValues {
+                terminal: false,
+                ..values("auto")
+            },
+            &shape(1),
+            2,
+        )
+        .unwrap();
+        assert_eq!(piped.interval, Duration::from_secs(1));
+        assert_eq!(piped.report_interval, Some(Duration::from_secs(u64::from(PIPED_EVERY))));
+        let terminal = run_config(&values("auto"), &shape(1), 2).unwrap();
+        assert_eq!(terminal.report_interval, None);
+    }
+
+    /// Intervals are stored each second whatever the report interval, finer when it is.
+    #[test]
+    fn intervals_are_stored_each_second_or_at_a_finer_report_interval() {
+        for (report, stored, live) in [
+            (5.0, 1000, Some(5000)),
+            (10.0, 1000, Some(10_000)),
+            (2.5, 1000, Some(2500)),
+            (1.0, 1000, Some(1000)),
+            (0.5, 500, Some(500)),
+            (0.0, 1000, None),
+        ] {
+            let run = run_config(
+                &RunValues {
+                    report_interval: report,
+                    ..values("auto")
+                },
+                &shape(1),
+                2,
+            )
+            .unwrap();
+            assert_eq!(run.interval, Duration::from_millis(stored), "{report}");
+            assert_eq!(run.report_interval, live.map(Duration::from_millis), "{report}");
+        }
     }
 
     fn values(client_io: &str) -> RunValues<'_> {
@@ -386,6 +457,7 @@ mod tests {
             report_interval: 0.0,
             interval_flag: "report-interval",
             threads_flag: "client-threads",
+            terminal: true,
         }
     }
 

@@ -1,6 +1,8 @@
 //! Turning what the engine measured into run-directory files as the run goes: one
-//! `intervals.jsonl` line and one set of `intervals.hlog` histograms per interval, the
-//! live line on stdout, and `summary.json` at the end.
+//! `intervals.jsonl` line, one set of `intervals.hlog` histograms and one live-metrics update
+//! per stored interval (1 s, see [`super::args::stored_interval`]), the live line on stdout per
+//! report interval (the engine's merge of the stored intervals it spans), and `summary.json`
+//! at the end.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +24,7 @@ use crate::results::summary::{ClientUsage, ErrorCounts, QueryCounts, ServerSumma
 use crate::results::{client_usage, AppendFile, IntervalWriter, LatencyBlock, ResultsError, Summary};
 use crate::telemetry::sampler::{live_suffix, Telemetry, TelemetryConfig};
 
-/// Writes each interval to the run directory and prints its line.
+/// Writes each stored interval to the run directory and prints each report's line.
 pub struct Recorder<'a, 'b> {
     /// `intervals.jsonl`
     pub jsonl: IntervalWriter,
@@ -30,7 +32,7 @@ pub struct Recorder<'a, 'b> {
     pub hlog: IntervalLogWriter<'a, 'b, AppendFile, V2DeflateSerializer>,
     /// Workload names for histogram tags.
     pub ops: OpTable,
-    /// Print a live line every this many intervals (0 = never).
+    /// Print a live line every this many reports (0 = never).
     pub print_every: u32,
     /// Open loop: print service time and backlog too.
     pub open_loop: bool,
@@ -49,6 +51,8 @@ pub struct Recorder<'a, 'b> {
     pub metrics: Option<Arc<LiveMetrics>>,
     /// Elapsed time and ETA at the bottom of a terminal (hidden when stderr is not one).
     pub progress: Option<ProgressBar>,
+    /// The run starts with a warmup (for the metrics until its first interval ends).
+    pub warmup: bool,
 }
 
 /// The live line of an interval: sysbench's, or one a workload formats itself (TPC-C's
@@ -71,6 +75,9 @@ impl Observer for Recorder<'_, '_> {
                 }
             }
         }
+        if let Some(m) = &self.metrics {
+            m.start(connections, self.warmup);
+        }
         if self.print_every > 0 {
             println!("Threads started! ({connections} connections)\n");
         }
@@ -87,17 +94,21 @@ impl Observer for Recorder<'_, '_> {
         if let Err(e) = self.write_hlog(r) {
             self.error.get_or_insert(format!("writing intervals.hlog: {e}"));
         }
-        let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
         if let Some(m) = &self.metrics {
             m.interval(&rec);
-            if let Some(s) = &sample {
-                m.telemetry(s);
+            if let Some(s) = self.telemetry.as_ref().and_then(Telemetry::latest) {
+                m.telemetry(&s);
             }
         }
         if let Some(p) = &self.progress {
             p.set_position(r.end_s as u64);
         }
+    }
+
+    fn on_report(&mut self, r: &IntervalReport<'_>) {
         if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
+            let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
+            let rec = interval_record(r);
             let mut line = match &self.live {
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),

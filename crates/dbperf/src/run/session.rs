@@ -132,7 +132,7 @@ pub struct MeasureSpec<'a> {
     pub facts: ServerFacts,
     /// Engine settings.
     pub run: &'a RunConfig,
-    /// Print a live line every this many intervals (0 = never).
+    /// Print a live line every this many reports ([`RunConfig::report_interval`]; 0 = never).
     pub print_every: u32,
     /// Telemetry, unless `--no-telemetry`.
     pub telemetry: Option<TelemetryConfig>,
@@ -279,6 +279,7 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         live: spec.live,
         metrics: metrics.as_ref().map(|(m, _)| Arc::clone(m)),
         progress,
+        warmup: !spec.run.warmup.is_zero(),
     };
     let outcome = dbperf_engine::run(spec.run, workload, stop, &mut recorder);
     if let Some(p) = recorder.progress.take() {
