@@ -639,10 +639,17 @@ fn duration(o: &Map<String, Value>) -> String {
     }
 }
 
-/// The lab's CPU pinning: its name and CPU lists; outside the lab nothing records it.
+/// The lab's CPU pinning: its name and CPU lists; outside the lab, the CPUs the client was
+/// allowed (the server's are not known there).
 fn pinning(m: &Manifest) -> String {
     let Some(l) = &m.lab else {
-        return "not recorded (run outside the lab)".into();
+        return match (&m.host.client_cpus, m.host.logical_cpus) {
+            (None, _) => "not recorded (run outside the lab)".into(),
+            (Some(c), Some(n)) if *c == all_cpus(n) => {
+                format!("client unpinned (may use all {n} CPUs); server not recorded")
+            }
+            (Some(c), _) => format!("client CPUs {c}; server not recorded"),
+        };
     };
     let cpus = |who: &str, c: &Option<String>| c.as_ref().map(|c| format!("{who} CPUs {c}"));
     let lists: Vec<String> = [cpus("server", &l.server_cpus), cpus("client", &l.client_cpus)]
@@ -654,6 +661,14 @@ fn pinning(m: &Manifest) -> String {
         (name, true) => name.to_string(),
         ("", false) => lists.join(", "),
         (name, false) => format!("{name}: {}", lists.join(", ")),
+    }
+}
+
+/// The CPU list that names every one of `n` CPUs, as the kernel writes it.
+fn all_cpus(n: u32) -> String {
+    match n {
+        0 | 1 => "0".into(),
+        n => format!("0-{}", n - 1),
     }
 }
 
@@ -704,6 +719,7 @@ mod tests {
                 cpu_governor: None,
                 virtualization: virt.map(String::from),
                 container: virt.map(|_| "none".to_string()),
+                client_cpus: None,
             },
             target: String::new(),
             lab: None,
@@ -829,6 +845,23 @@ mod tests {
             "split: server CPUs 0-3, client CPUs 4-7"
         );
         assert_eq!(value(&s, "pinning").values.as_ref().unwrap()[1], "none (unpinned)");
+    }
+
+    #[test]
+    fn outside_the_lab_pinning_is_the_clients_allowed_cpus() {
+        let run = |cpus: Option<&str>| {
+            let mut m = manifest(4, "134217728", None);
+            m.host.logical_cpus = Some(8);
+            m.host.client_cpus = cpus.map(String::from);
+            m
+        };
+        let pinning = |m: &Manifest| pinning(m);
+        assert_eq!(pinning(&run(None)), "not recorded (run outside the lab)");
+        assert_eq!(
+            pinning(&run(Some("0-7"))),
+            "client unpinned (may use all 8 CPUs); server not recorded"
+        );
+        assert_eq!(pinning(&run(Some("6-7"))), "client CPUs 6-7; server not recorded");
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct HostInfo {
     /// none; `None` when not found out (or an older manifest).
     #[serde(default)]
     pub container: Option<String>,
+    /// The CPUs dbperf itself may run on (`Cpus_allowed_list` of `/proc/self/status`): narrower
+    /// than all CPUs when the client was pinned (`taskset`, a cgroup's cpuset). `None` when not
+    /// read (an older manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<String>,
 }
 
 impl HostInfo {
@@ -60,8 +65,17 @@ impl HostInfo {
                 .and_then(|t| non_empty(t.trim())),
             virtualization: virt.vm,
             container: virt.container,
+            client_cpus: read("/proc/self/status").and_then(|t| parse_cpus_allowed(&t)),
         }
     }
+}
+
+/// `Cpus_allowed_list` of a `/proc/PID/status` text.
+fn parse_cpus_allowed(status: &str) -> Option<String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(|v| non_empty(v.trim()))
 }
 
 /// What the host runs under, found by `systemd-detect-virt` when it is installed, else by DMI
@@ -243,6 +257,13 @@ impl Uname {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clients_allowed_cpus_come_from_its_status() {
+        let status = "Name:\tdbperf\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed:\t1\n";
+        assert_eq!(parse_cpus_allowed(status).as_deref(), Some("0-1"));
+        assert_eq!(parse_cpus_allowed("Name:\tx\n"), None);
+    }
 
     const CPUINFO: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\n\
         model name\t: Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz\nflags\t\t: fpu vme\n\n\

@@ -494,7 +494,9 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         _ => None,
     };
     notes.extend(sync_flush.as_ref().and_then(SyncFlushCost::note));
-    let mut warnings: Vec<Warning> = warnings::too_few_intervals(measured.len(), step * group as f64).into_iter().collect();
+    let mut warnings: Vec<Warning> = warnings::too_few_intervals(measured.len(), step * group as f64)
+        .into_iter()
+        .collect();
     let measured_tel: Vec<&TelemetryRow> = telemetry
         .iter()
         .flatten()
