@@ -1,11 +1,11 @@
-//! Self-contained HTML reports (`dbperf report ... --html FILE`): charts as inline SVG, tables,
-//! the analysis and the manifest, in one file that needs no network to view.
+//! Self-contained HTML reports (`dbperf report ... --html FILE`): interactive charts (plotly.js,
+//! inlined once), tables, the analysis and the manifest, in one file that needs no network to view.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `bars.rs` | grouped bars with min/max whiskers (TPC-H queries normalised to a baseline) |
-//! | `chart.rs` | one chart description drawn to SVG with plotters (dual and log axes, bands, limits) |
-//! | `page.rs` | the HTML page: escaping, headings, tables, charts, collapsible sections |
+//! | `chart.rs` | one chart description made into a plotly figure (log axes with 1-2-5 ticks, a lower panel sharing x, fixed ranges, bands, limits) |
+//! | `page.rs` | the HTML page: escaping, headings, tables, charts (plotly.js inlined once), collapsible sections |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `run.rs` | the report of one run |
 //! | `experiment.rs` | the report of a lab experiment |
