@@ -146,7 +146,12 @@ impl Page {
     /// The whole document; with charts, plotly.js is inlined once at the end.
     pub fn finish(self) -> String {
         let scripts = if self.charts > 0 {
-            format!("<script>{}</script>\n<script>{DRAW}</script>\n", plotly_js())
+            format!(
+                "<noscript><p class=\"note\">The charts are drawn by JavaScript (plotly.js, inside this file): \
+                 allow scripts to see them; their data is in each chart's JSON.</p></noscript>\n\
+                 <script>{}</script>\n<script>{DRAW}</script>\n",
+                plotly_js()
+            )
         } else {
             String::new()
         };
