@@ -309,7 +309,16 @@ impl Chart {
         let y = self.y_plan(false);
         let mut plot = Plot::new();
         let nines = self.x_scale == Scale::Nines;
-        let x_hover = if nines { "%{text}" } else { "%{x:.4~g}" };
+        let time_like = self.x_scale == Scale::Linear;
+        // Time charts: one hover box per x, x in its header and each line's `name : value`
+        // (plotly's own, numbers by the axes' hover format); elsewhere the point's own box.
+        let value_hover = |name: &str| {
+            if nines {
+                format!("%{{text}} · %{{y:.4~g}}<extra>{}</extra>", hover_escape(name))
+            } else {
+                format!("%{{x:.4~g}} · %{{y:.4~g}}<extra>{}</extra>", hover_escape(name))
+            }
+        };
         let panels: &[bool] = if two { &[false, true] } else { &[false] };
 
         let (x_lo, x_hi) = x.data_range();
@@ -321,11 +330,10 @@ impl Chart {
                 .name(s.name.clone())
                 .mode(mode)
                 .line(Line::new().color(s.color.rgb()).width(2.0))
-                .marker(Marker::new().color(s.color.rgb()).size(7))
-                .hover_template(format!(
-                    "{x_hover} · %{{y:.4~g}}<extra>{}</extra>",
-                    hover_escape(&s.name)
-                ));
+                .marker(Marker::new().color(s.color.rgb()).size(7));
+            if !time_like {
+                t = t.hover_template(value_hover(&s.name));
+            }
             if nines {
                 t = t.text_array(xs.iter().map(|v| nines_label(*v)).collect());
             }
@@ -394,13 +402,13 @@ impl Chart {
                 .tick_color(INK.rgb())
                 .grid_color(grid.rgb())
                 .zero_line(false)
+                .hover_format(".4~g")
                 .tick_font(Font::new().size(13));
             if let Some((values, text)) = &plan.ticks {
                 a = a.tick_values(values.clone()).tick_text(text.clone());
             }
             a
         };
-        let time_like = self.x_scale == Scale::Linear;
         let mut layout = Layout::new()
             .height(if two { HEIGHT_TWO_PANELS } else { HEIGHT })
             .font(
@@ -479,7 +487,7 @@ fn file_name(title: &str) -> String {
 
 /// Plotly hover templates read `%{...}` as a placeholder and `<` as markup.
 fn hover_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('%', "%%")
+    text.replace('&', "&amp;").replace('<', "&lt;").replace("%{", "% {")
 }
 
 impl AxisPlan {

@@ -371,7 +371,7 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
         .fold(0.0, f64::max);
     if max > 0.0 {
         for (pct, label, color) in [
-            (100.0, "max checkpoint age: sync flush, writers wait".to_string(), STALL),
+            (100.0, "max checkpoint age (sync flush)".to_string(), STALL),
             (
                 ASYNC_FLUSH_PCT,
                 format!("async flush ({ASYNC_FLUSH_PCT:.1}% of max)"),
