@@ -14,16 +14,58 @@ use serde_json::Value;
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
 
-/// The JSON islands holding each chart's data, by title.
-fn charts(html: &str) -> Vec<Value> {
-    let open = "class=\"chart-data\"";
+/// The JSON islands of one class (`chart-data`: each chart's data; `chart-figure`: the
+/// plotly figure drawn from it), in page order.
+fn islands(html: &str, class: &str) -> Vec<Value> {
+    let open = format!("class=\"{class}\"");
     html.split("<script type=\"application/json\" ")
         .skip(1)
-        .filter(|s| s.starts_with(open))
+        .filter(|s| s.starts_with(&open))
         .map(|s| {
             let body = &s[s.find('>').unwrap() + 1..s.find("</script>").unwrap()];
-            serde_json::from_str(body).unwrap()
+            serde_json::from_str(&body.replace("<\\/", "</")).unwrap()
         })
+        .collect()
+}
+
+/// The JSON islands holding each chart's data, by title.
+fn charts(html: &str) -> Vec<Value> {
+    islands(html, "chart-data")
+}
+
+/// The plotly figure of the chart whose title starts with `title_starts`.
+fn figure(html: &str, title_starts: &str) -> Value {
+    let at = charts(html)
+        .iter()
+        .position(|c| c["title"].as_str().unwrap().starts_with(title_starts))
+        .unwrap_or_else(|| panic!("no chart titled {title_starts:?}"));
+    islands(html, "chart-figure").swap_remove(at)
+}
+
+/// A self-contained page: plotly.js inlined exactly once, a figure for every chart, nothing
+/// fetched from the network.
+fn assert_self_contained(html: &str) {
+    assert_eq!(html.matches("plotly.js v").count(), 1, "plotly.js inlined once");
+    assert_eq!(islands(html, "chart-figure").len(), charts(html).len());
+    // plotly.js holds map-tile addresses that only map traces use; the page around it refers
+    // to nothing outside itself.
+    let (start, end) = (
+        html.find("<script>").unwrap(),
+        html.find("</script>\n<script>").unwrap(),
+    );
+    let page = format!("{}{}", &html[..start], &html[end..]);
+    for fetch in ["http://", "https://", "@import", "<link", "<iframe"] {
+        assert!(!page.contains(fetch), "{fetch} in the page");
+    }
+}
+
+/// Tick values of a figure's axis (`yaxis`, `xaxis2`).
+fn ticks(figure: &Value, axis: &str) -> Vec<f64> {
+    figure["layout"][axis]["tickvals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{axis} has no fixed ticks: {}", figure["layout"]))
+        .iter()
+        .map(|v| v.as_f64().unwrap())
         .collect()
 }
 
@@ -89,10 +131,22 @@ fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
     assert!(text.contains("SQL statistics") && text.contains("stability:"), "{text}");
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    // Self-contained: nothing is fetched (the only URL is the SVG namespace).
-    assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import"));
+    assert_self_contained(&html);
     let charts = charts(&html);
-    assert_eq!(html.matches("<svg").count(), charts.len());
+    // Every time chart of the run is drawn over the same span.
+    let time_charts = [
+        "Throughput",
+        "Response time per",
+        "Checkpoint",
+        "I/O",
+        "CPU",
+        "Top waits",
+    ];
+    let spans: Vec<Value> = time_charts
+        .iter()
+        .map(|t| figure(&html, t)["layout"]["xaxis"]["range"].clone())
+        .collect();
+    assert!(spans.iter().all(|s| *s == spans[0] && s[0] == 0.0), "{spans:?}");
 
     let summary = read_json(&dir.join("summary.json"));
     let intervals = lines(&dir, "intervals.jsonl");
@@ -148,6 +202,20 @@ fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
     assert!((limit["y"].as_f64().unwrap() - max / 1048576.0).abs() < 1e-9);
     assert_eq!(series(ckpt, "checkpoint age").len(), telemetry.len());
     assert!(ckpt["y2_label"].as_str().unwrap().contains("dirty pages"));
+    // Dirty pages in their own panel on a fixed 0-100% axis, not scaled to their maximum.
+    let ckpt_figure = figure(&html, "Checkpoint age and dirty pages");
+    assert_eq!(
+        ckpt_figure["layout"]["yaxis2"]["range"],
+        serde_json::json!([0.0, 100.0])
+    );
+    assert_eq!(ckpt_figure["layout"]["xaxis2"]["matches"], "x");
+    let dirty = ckpt_figure["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "dirty pages (% of buffer pool)")
+        .unwrap();
+    assert_eq!(dirty["yaxis"], "y2");
     for title in ["I/O", "CPU", "Top waits"] {
         chart(&charts, title);
     }
@@ -168,6 +236,11 @@ fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
         dir.file_name().unwrap().to_str().unwrap(),
     );
     let at_99 = spectrum.iter().find(|p| (p.0 - 100.0).abs() < 1e-6).unwrap().1;
+    // The log axis is numbered down to the fastest response.
+    let spectrum_figure = figure(&html, "Response time by percentile");
+    let y = ticks(&spectrum_figure, "yaxis");
+    let fastest = spectrum.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    assert!(y[0] <= fastest * 2.7 && y.len() >= 2, "{y:?} from {fastest}");
     let p99_summary = summary["latency_ms"]["p99"].as_f64().unwrap();
     assert!(
         (at_99 - p99_summary).abs() <= p99_summary * 0.01,
@@ -241,6 +314,7 @@ users = [1, 2, 4]
         "{text}"
     );
     let html = std::fs::read_to_string(&html_path).unwrap();
+    assert_self_contained(&html);
     let charts = charts(&html);
     let by_users = chart(&charts, "oltp_point_select: throughput by users");
     let p99 = chart(&charts, "oltp_point_select: 99th percentile response time by users");
@@ -267,6 +341,31 @@ users = [1, 2, 4]
         }
     }
     chart(&charts, "oltp_point_select: response time by percentile at 4 users");
+    // Log axes carry 1-2-5 (or finer) numbers spanning every p99 drawn; users at powers of two.
+    let p99_figure = figure(&html, "oltp_point_select: 99th percentile response time by users");
+    let y = ticks(&p99_figure, "yaxis");
+    let p99s: Vec<f64> = p99["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["points"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()))
+        .collect();
+    let (lo, hi) = p99s
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(*v), b.max(*v)));
+    // No 1-2-5 step is wider than 2.5x: the first and last numbers sit within a step of the data.
+    assert!(
+        y.len() >= 2 && y[0] <= lo * 2.7 && *y.last().unwrap() >= hi / 2.7,
+        "{y:?} for {lo}..{hi}"
+    );
+    let range: Vec<f64> = p99_figure["layout"]["yaxis"]["range"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| 10f64.powf(v.as_f64().unwrap()))
+        .collect();
+    assert!(range[0] <= lo && range[1] >= hi, "{range:?} holds {lo}..{hi}");
+    assert_eq!(ticks(&p99_figure, "xaxis"), [1.0, 2.0, 4.0]);
     assert!(html.contains("Inside the server") && html.contains("Runs (6)"));
 }
 
@@ -427,8 +526,8 @@ fn a_tpcc_run_set_has_notpm_panels_with_dirty_pages_and_checkpoint_age_and_the_e
         let mean = notpm.iter().map(|p| p.1).sum::<f64>() / notpm.len() as f64;
         let whole = read_json(&dir.join("tpcc.json"))["notpm"].as_f64().unwrap();
         assert!((mean - whole).abs() <= 0.15 * whole, "{mean} vs {whole}");
-        let dirty = series(panel, "dirty pages %");
-        let ckpt = series(panel, "checkpoint age %");
+        let dirty = series(panel, "dirty pages (% of buffer pool)");
+        let ckpt = series(panel, "checkpoint age (% of its maximum)");
         assert!(!dirty.is_empty() && ckpt.iter().any(|p| p.1 > 0.0), "{panel}");
         let limits = panel["limits"].as_array().unwrap();
         assert_eq!(limits[0]["y"].as_f64(), Some(pct), "the column's own limit: {panel}");

@@ -1,11 +1,15 @@
-//! Grouped bars with min/max whiskers ([`BarChart`]), drawn to SVG with plotters: the
+//! Grouped bars with min/max whiskers ([`BarChart`]), made into a plotly figure: the
 //! published per-query chart of TPC-H results, each query's time on every server normalised to
 //! the baseline server, the band of draws around 1 shaded, timeouts marked.
 
-use plotters::prelude::*;
+use plotly::common::{
+    Anchor, DashType, ErrorData, ErrorType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title,
+};
+use plotly::layout::{Axis, BarMode, HoverMode, Legend, Margin, ModeBar, TicksDirection};
+use plotly::{Bar as BarTrace, Layout, Plot, Scatter};
 use serde::Serialize;
 
-use super::chart::{short_number, ChartError, PALETTE};
+use super::chart::{config, INK, PALETTE};
 
 /// One bar: the median and its range, or a timeout.
 #[derive(Debug, Clone, Serialize)]
@@ -52,19 +56,6 @@ impl BarChart {
         self.series.iter().all(|s| s.bars.iter().all(Option::is_none))
     }
 
-    /// The chart as an `<svg>` element.
-    pub fn svg(&self) -> Result<String, ChartError> {
-        let mut out = String::new();
-        {
-            let root = SVGBackend::with_string(&mut out, (960, 360)).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| ChartError::new(&self.title, e.to_string()))?;
-            root.present()
-                .map_err(|e| ChartError::new(&self.title, e.to_string()))?;
-        }
-        Ok(out)
-    }
-
     fn top(&self) -> f64 {
         let finished = self
             .series
@@ -77,101 +68,122 @@ impl BarChart {
         finished.chain(reference).chain(band).fold(0.0, f64::max).max(1e-9) * 1.15
     }
 
-    fn draw(
-        &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
+    /// The chart as a plotly figure: categories at 0, 1, 2 ... labelled with their names.
+    pub fn figure(&self) -> Plot {
         let n = self.categories.len().max(1) as f64;
         let top = self.top();
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 17))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..n, 0.0..top)?;
-        let categories = self.categories.clone();
-        let label = move |v: &f64| {
-            // A category's label sits at its middle.
-            let i = (v - 0.5).round();
-            if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-                categories.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(self.categories.len() * 2 + 1)
-            .x_label_formatter(&label)
-            .y_desc(&self.y_label)
-            .y_label_formatter(&|v| short_number(*v))
-            .axis_desc_style(("sans-serif", 13))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()?;
+        let mut plot = Plot::new();
         if let Some((lo, hi)) = self.band {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, lo), (n, hi)],
-                    PALETTE[6].mix(0.15).filled(),
-                )))?
-                .label(format!("draw ({lo} .. {hi})"))
-                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], PALETTE[6].mix(0.3).filled()));
+            plot.add_trace(
+                Scatter::new(vec![-0.5, -0.5, n - 0.5, n - 0.5, -0.5], vec![lo, hi, hi, lo, lo])
+                    .name(format!("draw ({lo} .. {hi})"))
+                    .mode(Mode::Lines)
+                    .fill(Fill::ToSelf)
+                    .fill_color(PALETTE[6].rgba(0.15))
+                    .line(Line::new().width(0.0).color(PALETTE[6].rgba(0.0)))
+                    .hover_info(HoverInfo::Skip),
+            );
         }
-        let k = self.series.len().max(1) as f64;
-        let width = 0.8 / k;
         for (si, s) in self.series.iter().enumerate() {
             let color = PALETTE[si % PALETTE.len()];
-            let mut legend_drawn = false;
+            let (mut x, mut y, mut plus, mut minus) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut tx, mut ty, mut text) = (Vec::new(), Vec::new(), Vec::new());
             for (ci, bar) in s.bars.iter().enumerate() {
                 let Some(bar) = bar else { continue };
-                let x0 = ci as f64 + 0.1 + si as f64 * width;
-                let (x1, mid) = (x0 + width * 0.9, x0 + width * 0.45);
-                let height = if bar.timed_out.is_some() { top } else { bar.value };
-                let style = if bar.timed_out.is_some() {
-                    color.mix(0.25).filled()
+                if let Some(t) = &bar.timed_out {
+                    tx.push(ci as f64);
+                    ty.push(top);
+                    text.push(t.clone());
                 } else {
-                    color.mix(0.85).filled()
-                };
-                let drawn = chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, height)], style)))?;
-                if !legend_drawn {
-                    legend_drawn = true;
-                    drawn
-                        .label(&s.name)
-                        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled()));
+                    x.push(ci as f64);
+                    y.push(bar.value);
+                    plus.push((bar.high - bar.value).max(0.0));
+                    minus.push((bar.value - bar.low).max(0.0));
                 }
-                if let Some(text) = &bar.timed_out {
-                    chart.draw_series(std::iter::once(Text::new(
-                        text.clone(),
-                        (x0, top * 0.97),
-                        ("sans-serif", 11).into_font().color(&BLACK),
-                    )))?;
-                } else if bar.high > bar.low {
-                    let cap = width * 0.2;
-                    let lines = [
-                        vec![(mid, bar.low), (mid, bar.high)],
-                        vec![(mid - cap, bar.low), (mid + cap, bar.low)],
-                        vec![(mid - cap, bar.high), (mid + cap, bar.high)],
-                    ];
-                    chart.draw_series(lines.into_iter().map(|l| PathElement::new(l, BLACK.stroke_width(1))))?;
-                }
+            }
+            let group = format!("s{si}");
+            plot.add_trace(
+                BarTrace::new(x, y)
+                    .name(s.name.clone())
+                    .legend_group(group.clone())
+                    .offset_group(group.clone())
+                    .marker(Marker::new().color(color.rgba(0.85)))
+                    .error_y(
+                        ErrorData::new(ErrorType::Data)
+                            .array(plus)
+                            .array_minus(minus)
+                            .color(INK.rgb())
+                            .thickness(1.2)
+                            .width(3),
+                    )
+                    .hover_template(format!("%{{y:.3~g}}<extra>{}</extra>", s.name.replace('<', "&lt;"))),
+            );
+            if !text.is_empty() {
+                plot.add_trace(
+                    BarTrace::new(tx, ty)
+                        .name(format!("{}: did not finish", s.name))
+                        .legend_group(group.clone())
+                        .offset_group(group)
+                        .show_legend(false)
+                        .marker(Marker::new().color(color.rgba(0.25)))
+                        .text_array(text)
+                        .text_position(plotly::common::TextPosition::Inside)
+                        .hover_template(format!("%{{text}}<extra>{}</extra>", s.name.replace('<', "&lt;"))),
+                );
             }
         }
         if let Some((y, text)) = &self.reference {
-            chart
-                .draw_series(DashedLineSeries::new([(0.0, *y), (n, *y)], 6, 4, BLACK.stroke_width(1)))?
-                .label(text)
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
+            plot.add_trace(
+                Scatter::new(vec![-0.5, n - 0.5], vec![*y, *y])
+                    .name(text.clone())
+                    .mode(Mode::Lines)
+                    .line(Line::new().color(INK.rgb()).width(1.5).dash(DashType::Dash))
+                    .hover_info(HoverInfo::Skip),
+            );
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 12))
-            .draw()?;
-        Ok(())
+        let layout = Layout::new()
+            .height(400)
+            .font(
+                Font::new()
+                    .family("system-ui, -apple-system, Segoe UI, Roboto, sans-serif")
+                    .size(13),
+            )
+            .margin(Margin::new().left(60).right(40).top(10).bottom(40))
+            .show_legend(true)
+            .mode_bar(ModeBar::new().orientation(Orientation::Vertical))
+            .bar_mode(BarMode::Group)
+            .hover_mode(HoverMode::Closest)
+            .legend(
+                Legend::new()
+                    .orientation(Orientation::Horizontal)
+                    .x(0.0)
+                    .x_anchor(Anchor::Left)
+                    .y(1.02)
+                    .y_anchor(Anchor::Bottom),
+            )
+            .x_axis(
+                Axis::new()
+                    .tick_values((0..self.categories.len()).map(|i| i as f64).collect())
+                    .tick_text(self.categories.clone())
+                    .range(vec![-0.5, n - 0.5])
+                    .show_grid(false)
+                    .show_line(true)
+                    .line_color(INK.rgb())
+                    .auto_margin(true),
+            )
+            .y_axis(
+                Axis::new()
+                    .title(Title::with_text(&self.y_label))
+                    .range(vec![0.0, top])
+                    .show_line(true)
+                    .line_color(INK.rgb())
+                    .ticks(TicksDirection::Outside)
+                    .grid_color(super::chart::Colour(232, 232, 232).rgb())
+                    .auto_margin(true),
+            );
+        plot.set_layout(layout);
+        plot.set_configuration(config(&self.title));
+        plot
     }
 }
 
@@ -216,16 +228,16 @@ mod tests {
             band: Some((0.95, 1.05)),
         };
         assert!(!c.is_empty());
-        let svg = c.svg().unwrap();
+        let fig = c.figure().to_json();
         for text in [
-            "Q1",
-            "Q3",
-            "&gt;60s",
+            "\"Q1\"",
+            "\"Q3\"",
+            ">60s",
             "A (baseline)",
             "draw (0.95 .. 1.05)",
             "time relative to A",
         ] {
-            assert!(svg.contains(text), "{text} missing");
+            assert!(fig.contains(text), "{text} missing");
         }
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["series"][1]["bars"][2]["timed_out"], ">60s");

@@ -1,30 +1,55 @@
 //! One chart description ([`Chart`]: titled axes with units, line series, shaded bands,
-//! horizontal limit lines, an optional right axis, linear or log axes) drawn to inline SVG
-//! with `plotters`' SVG backend, so every chart of a report is made the same way.
+//! horizontal limit lines, an optional lower panel sharing x, linear or log axes, fixed axis
+//! ranges) turned into a plotly figure (the `plotly` crate's types, serialized to the JSON
+//! that plotly.js draws in the page), so every chart of a report is made the same way:
+//! 1-2-5 ticks on log axes, the legend above the plot, values on hover.
 
-use std::ops::Range;
-
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::coord::types::RangedCoordf64;
-use plotters::prelude::*;
+use plotly::common::{Anchor, DashType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title};
+use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, TicksDirection};
+use plotly::{Configuration, Layout, Plot, Scatter};
 use serde::Serialize;
 
+/// A colour (red, green, blue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Colour(pub u8, pub u8, pub u8);
+
+impl Colour {
+    /// As plotly's opaque colour.
+    pub fn rgb(self) -> plotly::color::Rgb {
+        plotly::color::Rgb::new(self.0, self.1, self.2)
+    }
+
+    /// As plotly's colour with `alpha` opacity.
+    pub fn rgba(self, alpha: f64) -> plotly::color::Rgba {
+        plotly::color::Rgba::new(self.0, self.1, self.2, alpha)
+    }
+}
+
 /// Colours for successive series (colour-blind safe: Okabe-Ito).
-pub const PALETTE: [RGBColor; 8] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(230, 159, 0),
-    RGBColor(86, 180, 233),
-    RGBColor(120, 120, 120),
-    RGBColor(240, 228, 66),
+pub const PALETTE: [Colour; 8] = [
+    Colour(0, 114, 178),
+    Colour(213, 94, 0),
+    Colour(0, 158, 115),
+    Colour(204, 121, 167),
+    Colour(230, 159, 0),
+    Colour(86, 180, 233),
+    Colour(120, 120, 120),
+    Colour(153, 136, 0),
 ];
 
 /// Warmup shading.
-pub const WARMUP: RGBColor = RGBColor(150, 150, 150);
-/// Stall shading.
-pub const STALL: RGBColor = RGBColor(220, 50, 32);
+pub const WARMUP: Colour = Colour(150, 150, 150);
+/// Stall shading, and the limit where writers wait.
+pub const STALL: Colour = Colour(200, 30, 30);
+/// Axis lines and reference lines.
+pub const INK: Colour = Colour(60, 60, 60);
+
+/// Height of a one-panel chart, pixels.
+const HEIGHT: usize = 380;
+/// Height of a chart with a lower panel, pixels.
+const HEIGHT_TWO_PANELS: usize = 520;
+/// Share of the plot height the lower panel takes.
+const LOWER_PANEL: f64 = 0.32;
 
 /// One line.
 #[derive(Debug, Clone, Serialize)]
@@ -35,8 +60,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Line colour.
     #[serde(skip)]
-    pub color: RGBColor,
-    /// Drawn against the right axis.
+    pub color: Colour,
+    /// Drawn in the lower panel (same x, its own y axis: [`Chart::y2_label`]).
     pub secondary: bool,
     /// Also mark each point (for sparse series such as users sweeps).
     #[serde(skip)]
@@ -44,8 +69,8 @@ pub struct Series {
 }
 
 impl Series {
-    /// A line on the left axis.
-    pub fn new(name: impl Into<String>, color: RGBColor, points: Vec<(f64, f64)>) -> Series {
+    /// A line in the main panel.
+    pub fn new(name: impl Into<String>, color: Colour, points: Vec<(f64, f64)>) -> Series {
         Series {
             name: name.into(),
             points,
@@ -55,8 +80,8 @@ impl Series {
         }
     }
 
-    /// The same line against the right axis.
-    pub fn on_right(mut self) -> Series {
+    /// The same line in the lower panel.
+    pub fn below(mut self) -> Series {
         self.secondary = true;
         self
     }
@@ -68,7 +93,7 @@ impl Series {
     }
 }
 
-/// A shaded span of x (warmup, a stall).
+/// A shaded span of x (warmup, a stall), across every panel.
 #[derive(Debug, Clone, Serialize)]
 pub struct Band {
     /// Start, x units.
@@ -77,22 +102,22 @@ pub struct Band {
     pub to: f64,
     /// Fill colour (drawn translucent).
     #[serde(skip)]
-    pub color: RGBColor,
+    pub color: Colour,
     /// Legend text; bands sharing a label get one legend entry.
     pub label: String,
 }
 
-/// A horizontal limit (e.g. where sync flushing starts).
+/// A horizontal limit (e.g. where sync flushing starts), drawn dashed.
 #[derive(Debug, Clone, Serialize)]
 pub struct Limit {
-    /// Height, y units of its axis.
+    /// Height, y units of its panel.
     pub y: f64,
     /// Legend text.
     pub label: String,
     /// Colour of the dashed line.
     #[serde(skip)]
-    pub color: RGBColor,
-    /// Against the right axis.
+    pub color: Colour,
+    /// In the lower panel.
     pub secondary: bool,
 }
 
@@ -102,7 +127,7 @@ pub struct Limit {
 pub enum Scale {
     /// Linear from 0 (or the smallest value if negative).
     Linear,
-    /// Logarithmic over the data's range.
+    /// Logarithmic over the data's range, ticks at 1, 2, 5 times powers of ten.
     Log,
     /// Logarithmic base 2, ticks at powers of two (users sweeps: 1, 2, 4, ... 512).
     Log2,
@@ -110,17 +135,18 @@ pub enum Scale {
     Nines,
 }
 
-/// A chart to draw. It serializes to the data it shows (without colours or size), which the
-/// HTML page embeds next to the SVG so the numbers can be read back by a program.
+/// A chart to draw. It serializes to the data it shows (without colours), which the HTML
+/// page embeds next to the figure so the numbers can be read back by a program.
 #[derive(Debug, Clone, Serialize)]
 pub struct Chart {
     /// Caption.
     pub title: String,
     /// X axis description with its unit.
     pub x_label: String,
-    /// Left axis description with its unit.
+    /// Main panel's y axis description with its unit.
     pub y_label: String,
-    /// Right axis description with its unit (needed when a series or limit is secondary).
+    /// Lower panel's y axis description with its unit (needed when a series or limit is
+    /// secondary).
     pub y2_label: Option<String>,
     /// Lines.
     pub series: Vec<Series>,
@@ -130,14 +156,14 @@ pub struct Chart {
     pub limits: Vec<Limit>,
     /// X scale.
     pub x_scale: Scale,
-    /// Left-axis scale (the right axis is always linear).
+    /// Main panel's y scale (the lower panel is always linear).
     pub y_scale: Scale,
-    /// Pixel size.
-    #[serde(skip)]
-    pub size: (u32, u32),
-    /// X values are already `log2` of the data: label ticks as powers of two.
-    #[serde(skip)]
-    x_pow2: bool,
+    /// Fixed x range (charts of one run share their time axis); `None`: the data's.
+    pub x_range: Option<(f64, f64)>,
+    /// Fixed y range of the main panel (percentages: 0..100); `None`: the data's.
+    pub y_range: Option<(f64, f64)>,
+    /// Fixed y range of the lower panel; `None`: the data's.
+    pub y2_range: Option<(f64, f64)>,
 }
 
 /// A chart that could not be drawn.
@@ -158,8 +184,15 @@ impl ChartError {
     }
 }
 
+/// One axis as drawn: its plotly range (log axes: in powers of ten) and fixed ticks.
+struct AxisPlan {
+    log: bool,
+    range: Vec<f64>,
+    ticks: Option<(Vec<f64>, Vec<String>)>,
+}
+
 impl Chart {
-    /// An empty chart with linear axes, 900x320 pixels.
+    /// An empty chart with linear axes.
     pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Chart {
         Chart {
             title: title.into(),
@@ -171,8 +204,9 @@ impl Chart {
             limits: Vec::new(),
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,
-            size: (900, 320),
-            x_pow2: false,
+            x_range: None,
+            y_range: None,
+            y2_range: None,
         }
     }
 
@@ -183,42 +217,9 @@ impl Chart {
             .all(|s| s.points.iter().all(|(x, y)| !finite(*x, *y)))
     }
 
-    /// The chart as an `<svg>` element.
-    pub fn svg(&self) -> Result<String, ChartError> {
-        if self.x_scale == Scale::Log2 {
-            // Drawn on a linear axis of log2(x), so the ticks fall on the powers of two.
-            let mut c = self.clone();
-            c.x_scale = Scale::Linear;
-            c.x_pow2 = true;
-            let log2 = |x: f64| if x > 0.0 { x.log2() } else { f64::NAN };
-            for s in &mut c.series {
-                s.points.iter_mut().for_each(|p| p.0 = log2(p.0));
-            }
-            for b in &mut c.bands {
-                (b.from, b.to) = (log2(b.from), log2(b.to));
-            }
-            return c.svg();
-        }
-        let mut out = String::new();
-        let err = |e: &dyn std::fmt::Display| ChartError {
-            title: self.title.clone(),
-            message: e.to_string(),
-        };
-        {
-            let root = SVGBackend::with_string(&mut out, self.size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| err(&e))?;
-            let x = self.x_range(false);
-            let y = self.y_range(false);
-            match (self.x_scale, self.y_scale) {
-                (Scale::Linear, Scale::Linear) => self.draw(&root, x, y),
-                (Scale::Linear, _) => self.draw(&root, x, y.log_scale()),
-                (_, Scale::Linear) => self.draw(&root, x.log_scale(), y),
-                (_, _) => self.draw(&root, x.log_scale(), y.log_scale()),
-            }
-            .map_err(|e| err(&e))?;
-            root.present().map_err(|e| err(&e))?;
-        }
-        Ok(out)
+    /// Whether anything is drawn in the lower panel.
+    fn two_panels(&self) -> bool {
+        self.series.iter().any(|s| s.secondary) || self.limits.iter().any(|l| l.secondary)
     }
 
     fn points(&self, secondary: bool) -> impl Iterator<Item = (f64, f64)> + '_ {
@@ -229,192 +230,358 @@ impl Chart {
             .filter(|(x, y)| finite(*x, *y))
     }
 
-    fn x_range(&self, _secondary: bool) -> Range<f64> {
-        let xs = self.points(false).chain(self.points(true)).map(|p| p.0);
-        let (lo, hi) = min_max(xs.chain(self.bands.iter().flat_map(|b| [b.from, b.to])));
+    /// The x axis: the fixed range, or the data's and the bands'.
+    fn x_plan(&self) -> AxisPlan {
+        let (lo, hi) = self.x_range.unwrap_or_else(|| {
+            let xs = self.points(false).chain(self.points(true)).map(|p| p.0);
+            min_max(xs.chain(self.bands.iter().flat_map(|b| [b.from, b.to])))
+        });
         match self.x_scale {
-            Scale::Linear if self.x_pow2 => (lo - 0.3)..(hi + 0.3),
-            Scale::Linear => lo.min(0.0)..padded(lo.min(0.0), hi),
-            Scale::Log | Scale::Log2 | Scale::Nines => log_range(lo, hi),
+            Scale::Linear => AxisPlan {
+                log: false,
+                range: if self.x_range.is_some() {
+                    vec![lo, padded(lo, hi)]
+                } else {
+                    vec![lo.min(0.0), padded(lo.min(0.0), hi)]
+                },
+                ticks: None,
+            },
+            Scale::Log => log_plan(lo, hi, short_number),
+            Scale::Log2 => {
+                let (lo, hi) = positive(lo, hi);
+                let (a, b) = (lo.log2().floor() as i32, hi.log2().ceil() as i32);
+                let values: Vec<f64> = (a..=b).map(|e| 2f64.powi(e)).collect();
+                let text = values.iter().map(|v| short_number(*v)).collect();
+                let pad = 0.03 * (b - a).max(1) as f64 * 2f64.log10();
+                AxisPlan {
+                    log: true,
+                    range: vec![lo.log10() - pad, hi.log10() + pad],
+                    ticks: Some((values, text)),
+                }
+            }
+            Scale::Nines => {
+                let (lo, hi) = positive(lo.max(1.0), hi);
+                // 0%, 50%, 90%, 99%, ... out to the data's last nine.
+                let mut values = vec![1.0, 2.0];
+                let mut v = 10.0;
+                while v <= hi * 1.0001 {
+                    values.push(v);
+                    v *= 10.0;
+                }
+                let text = values.iter().map(|v| nines_label(*v)).collect();
+                let top = values.last().copied().unwrap_or(hi).max(hi);
+                let pad = 0.02 * (top.log10() - lo.log10()).max(0.5);
+                AxisPlan {
+                    log: true,
+                    range: vec![lo.log10() - pad, top.log10() + pad],
+                    ticks: Some((values, text)),
+                }
+            }
         }
     }
 
-    fn y_range(&self, secondary: bool) -> Range<f64> {
+    /// A panel's y axis: the fixed range, or the data's and its limits'.
+    fn y_plan(&self, secondary: bool) -> AxisPlan {
+        let fixed = if secondary { self.y2_range } else { self.y_range };
+        let scale = if secondary { Scale::Linear } else { self.y_scale };
         let ys = self.points(secondary).map(|p| p.1);
         let limits = self.limits.iter().filter(|l| l.secondary == secondary).map(|l| l.y);
-        let (lo, hi) = min_max(ys.chain(limits));
-        match (secondary, self.y_scale) {
-            (false, Scale::Log | Scale::Log2 | Scale::Nines) => log_range(lo, hi),
-            _ => lo.min(0.0)..padded(lo.min(0.0), hi * 1.05),
+        let (lo, hi) = fixed.unwrap_or_else(|| min_max(ys.chain(limits)));
+        match scale {
+            Scale::Linear => AxisPlan {
+                log: false,
+                range: if fixed.is_some() {
+                    vec![lo, hi]
+                } else {
+                    let lo = lo.min(0.0);
+                    vec![lo, padded(lo, hi + (hi - lo) * 0.05)]
+                },
+                ticks: None,
+            },
+            Scale::Log | Scale::Log2 | Scale::Nines => log_plan(lo, hi, short_number),
         }
     }
 
-    fn draw<X, Y>(
-        &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-        x: X,
-        y: Y,
-    ) -> Result<(), Box<dyn std::error::Error + '_>>
-    where
-        X: AsRangedCoord<Value = f64>,
-        Y: AsRangedCoord<Value = f64>,
-        X::CoordDescType: ValueFormatter<f64>,
-        Y::CoordDescType: ValueFormatter<f64>,
-    {
-        let dual = self.series.iter().any(|s| s.secondary) || self.limits.iter().any(|l| l.secondary);
-        let mut builder = ChartBuilder::on(root);
-        builder
-            .caption(&self.title, ("sans-serif", 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
-            .right_y_label_area_size(if dual { 64 } else { 0 });
-        let chart = builder.build_cartesian_2d(x, y)?;
-        let y2: RangedCoordf64 = self.y_range(true).into();
-        let x2: RangedCoordf64 = (0.0..1.0).into();
-        let mut chart = chart.set_secondary_coord(x2, y2);
-        let (nines, pow2) = (self.x_scale == Scale::Nines, self.x_pow2);
-        let x_fmt = move |v: &f64| {
+    /// The chart as a plotly figure.
+    pub fn figure(&self) -> Plot {
+        let two = self.two_panels();
+        let x = self.x_plan();
+        let y = self.y_plan(false);
+        let mut plot = Plot::new();
+        let nines = self.x_scale == Scale::Nines;
+        let time_like = self.x_scale == Scale::Linear;
+        // Time charts: one hover box per x, x in its header and each line's `name : value`
+        // (plotly's own, numbers by the axes' hover format); elsewhere the point's own box.
+        let value_hover = |name: &str| {
             if nines {
-                nines_label(*v)
-            } else if pow2 {
-                if (v - v.round()).abs() < 1e-6 {
-                    short_number(2f64.powf(v.round()))
-                } else {
-                    String::new()
-                }
+                format!("%{{text}} · %{{y:.4~g}}<extra>{}</extra>", hover_escape(name))
             } else {
-                short_number(*v)
+                format!("%{{x:.4~g}} · %{{y:.4~g}}<extra>{}</extra>", hover_escape(name))
             }
         };
-        chart
-            .configure_mesh()
-            .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&|v| short_number(*v))
-            .light_line_style(RGBColor(235, 235, 235))
-            .axis_desc_style(("sans-serif", 13))
-            .draw()?;
-        if dual {
-            chart
-                .configure_secondary_axes()
-                .y_desc(self.y2_label.as_deref().unwrap_or(""))
-                .y_label_formatter(&|v| short_number(*v))
-                .axis_desc_style(("sans-serif", 13))
-                .draw()?;
-        }
+        let panels: &[bool] = if two { &[false, true] } else { &[false] };
 
-        // Bands span the whole height: draw them on the secondary coordinates' y, whose
-        // range is known, at the primary x.
-        let (y_lo, y_hi) = {
-            let r = self.y_range(false);
-            (r.start, r.end)
-        };
-        let mut labelled = Vec::new();
-        for band in &self.bands {
-            let fill = band.color.mix(0.18).filled();
-            let series = chart.draw_series(std::iter::once(Rectangle::new(
-                [(band.from, y_lo), (band.to, y_hi)],
-                fill,
-            )))?;
-            if !labelled.contains(&band.label) {
-                labelled.push(band.label.clone());
-                let c = band.color;
-                series
-                    .label(&band.label)
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], c.mix(0.3).filled()));
-            }
-        }
-        let x_span = self.x_range(false);
-        for limit in &self.limits {
-            let (lo, hi) = (x_span.start, x_span.end);
-            let style = ShapeStyle::from(&limit.color).stroke_width(1);
-            let line = DashedLineSeries::new([(lo, limit.y), (hi, limit.y)], 6, 4, style);
-            let c = limit.color;
-            let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 16, y)], c);
-            if limit.secondary {
-                let (x2lo, x2hi) = (0.0, 1.0);
-                chart
-                    .draw_secondary_series(DashedLineSeries::new([(x2lo, limit.y), (x2hi, limit.y)], 6, 4, style))?
-                    .label(&limit.label)
-                    .legend(legend);
-            } else {
-                chart.draw_series(line)?.label(&limit.label).legend(legend);
-            }
-        }
+        let (x_lo, x_hi) = x.data_range();
         for s in &self.series {
             let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| finite(*x, *y)).collect();
-            let c = s.color;
-            let style = ShapeStyle::from(&c).stroke_width(2);
-            let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2));
+            let (xs, ys): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
+            let mode = if s.markers { Mode::LinesMarkers } else { Mode::Lines };
+            let mut t = Scatter::new(xs.clone(), ys)
+                .name(s.name.clone())
+                .mode(mode)
+                .line(Line::new().color(s.color.rgb()).width(2.0))
+                .marker(Marker::new().color(s.color.rgb()).size(7));
+            if !time_like {
+                t = t.hover_template(value_hover(&s.name));
+            }
+            if nines {
+                t = t.text_array(xs.iter().map(|v| nines_label(*v)).collect());
+            }
             if s.secondary {
-                // The secondary x is 0..1 over the primary span.
-                let width = (x_span.end - x_span.start).max(f64::MIN_POSITIVE);
-                let mapped: Vec<(f64, f64)> = pts.iter().map(|(x, y)| ((x - x_span.start) / width, *y)).collect();
-                chart
-                    .draw_secondary_series(LineSeries::new(mapped, style))?
-                    .label(&s.name)
-                    .legend(legend);
-            } else {
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), style))?
-                    .label(&s.name)
-                    .legend(legend);
-                if s.markers {
-                    chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
-                }
+                t = t.x_axis("x2").y_axis("y2");
+            }
+            plot.add_trace(t);
+        }
+
+        for limit in &self.limits {
+            let mut t = Scatter::new(vec![x_lo, x_hi], vec![limit.y, limit.y])
+                .name(limit.label.clone())
+                .mode(Mode::Lines)
+                .line(Line::new().color(limit.color.rgb()).width(1.5).dash(DashType::Dash))
+                .hover_template(format!("{}: %{{y:.4~g}}<extra></extra>", hover_escape(&limit.label)));
+            if limit.secondary {
+                t = t.x_axis("x2").y_axis("y2");
+            }
+            plot.add_trace(t);
+        }
+
+        // Bands last, so the legend lists the lines and limits first (their light fill barely tints the
+        // lines): one trace per label and panel, its spans separated by gaps, spanning the
+        // panel's height.
+        let mut labels: Vec<(&str, Colour)> = Vec::new();
+        for b in &self.bands {
+            if !labels.iter().any(|(l, _)| *l == b.label) {
+                labels.push((&b.label, b.color));
             }
         }
-        chart
-            .configure_series_labels()
-            .position(self.legend_corner())
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 12))
-            .draw()?;
-        Ok(())
+        for &secondary in panels {
+            let plan = if secondary { self.y_plan(true) } else { y.clone_plan() };
+            let (lo, hi) = plan.data_range();
+            for (label, colour) in &labels {
+                let (mut xs, mut ys) = (Vec::new(), Vec::new());
+                for b in self.bands.iter().filter(|b| b.label == *label) {
+                    xs.extend([Some(b.from), Some(b.from), Some(b.to), Some(b.to), Some(b.from), None]);
+                    ys.extend([Some(lo), Some(hi), Some(hi), Some(lo), Some(lo), None]);
+                }
+                let mut t = Scatter::new(xs, ys)
+                    .name(*label)
+                    .legend_group(*label)
+                    .show_legend(!secondary)
+                    .mode(Mode::Lines)
+                    .fill(Fill::ToSelf)
+                    .fill_color(colour.rgba(0.16))
+                    .line(Line::new().width(0.0).color(colour.rgba(0.0)))
+                    .hover_info(HoverInfo::Skip);
+                if secondary {
+                    t = t.x_axis("x2").y_axis("y2");
+                }
+                plot.add_trace(t);
+            }
+        }
+
+        let grid = Colour(232, 232, 232);
+        let axis = |plan: &AxisPlan, title: &str| {
+            let mut a = Axis::new()
+                .title(Title::with_text(title))
+                .type_(if plan.log { AxisType::Log } else { AxisType::Linear })
+                .range(plan.range.clone())
+                .auto_margin(true)
+                .show_line(true)
+                .line_color(INK.rgb())
+                .ticks(TicksDirection::Outside)
+                .tick_color(INK.rgb())
+                .grid_color(grid.rgb())
+                .zero_line(false)
+                .hover_format(".4~g")
+                .tick_font(Font::new().size(13));
+            if let Some((values, text)) = &plan.ticks {
+                a = a.tick_values(values.clone()).tick_text(text.clone());
+            }
+            a
+        };
+        let mut layout = Layout::new()
+            .height(if two { HEIGHT_TWO_PANELS } else { HEIGHT })
+            .font(
+                Font::new()
+                    .family("system-ui, -apple-system, Segoe UI, Roboto, sans-serif")
+                    .size(13),
+            )
+            .margin(Margin::new().left(60).right(40).top(10).bottom(50))
+            .show_legend(true)
+            .mode_bar(ModeBar::new().orientation(Orientation::Vertical))
+            .legend(
+                Legend::new()
+                    .orientation(Orientation::Horizontal)
+                    .x(0.0)
+                    .x_anchor(Anchor::Left)
+                    .y(1.02)
+                    .y_anchor(Anchor::Bottom)
+                    .font(Font::new().size(12)),
+            )
+            .hover_mode(if time_like {
+                HoverMode::XUnified
+            } else {
+                HoverMode::Closest
+            })
+            .paper_background_color(Colour(255, 255, 255).rgb())
+            .plot_background_color(Colour(255, 255, 255).rgb());
+        if two {
+            let split = LOWER_PANEL;
+            layout = layout
+                .x_axis(axis(&x, "").anchor("y").show_tick_labels(false))
+                .y_axis(axis(&y, &self.y_label).domain(&[split + 0.08, 1.0]))
+                .x_axis2(axis(&x, &self.x_label).anchor("y2").matches("x"))
+                .y_axis2(
+                    axis(&self.y_plan(true), self.y2_label.as_deref().unwrap_or(""))
+                        .domain(&[0.0, split])
+                        .anchor("x2"),
+                );
+        } else {
+            layout = layout.x_axis(axis(&x, &self.x_label)).y_axis(axis(&y, &self.y_label));
+        }
+        plot.set_layout(layout);
+        plot.set_configuration(config(&self.title));
+        plot
     }
 }
 
-impl Chart {
-    /// The corner of the plot with the fewest data points, for the legend.
-    fn legend_corner(&self) -> SeriesLabelPosition {
-        let unit = |v: f64, r: &Range<f64>, log: bool| {
-            let (v, lo, hi) = if log {
-                (v.ln(), r.start.ln(), r.end.ln())
-            } else {
-                (v, r.start, r.end)
-            };
-            (v - lo) / (hi - lo).max(f64::MIN_POSITIVE)
-        };
-        let x_log = matches!(self.x_scale, Scale::Log | Scale::Nines);
-        let xr = self.x_range(false);
-        let mut counts = [0usize; 4]; // upper right, upper left, lower right, lower left
-        for secondary in [false, true] {
-            let yr = self.y_range(secondary);
-            let y_log = !secondary && matches!(self.y_scale, Scale::Log | Scale::Nines);
-            for (x, y) in self.points(secondary) {
-                let (u, w) = (unit(x, &xr, x_log), unit(y, &yr, y_log));
-                let corner = match (u > 0.6, w > 0.6, u < 0.4, w < 0.4) {
-                    (true, true, _, _) => 0,
-                    (_, true, true, _) => 1,
-                    (true, _, _, true) => 2,
-                    (_, _, true, true) => 3,
-                    _ => continue,
-                };
-                counts[corner] += 1;
-            }
+/// What every figure's toolbar does: no plotly logo, resize with the page, PNG export at
+/// twice the size named after the chart.
+pub fn config(title: &str) -> Configuration {
+    use plotly::configuration::{ImageButtonFormats, ToImageButtonOptions};
+    Configuration::new()
+        .responsive(true)
+        .display_logo(false)
+        .to_image_button_options(
+            ToImageButtonOptions::new()
+                .format(ImageButtonFormats::Png)
+                .filename(&file_name(title))
+                .scale(2),
+        )
+}
+
+/// A chart title as a file name: `Checkpoint age and dirty pages` → `checkpoint-age-and-dirty-pages`.
+fn file_name(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
         }
-        let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
-        [
-            SeriesLabelPosition::UpperRight,
-            SeriesLabelPosition::UpperLeft,
-            SeriesLabelPosition::LowerRight,
-            SeriesLabelPosition::LowerLeft,
-        ][best]
-            .clone()
     }
+    let out = out.trim_matches('-');
+    let end = out.char_indices().nth(80).map_or(out.len(), |(i, _)| i);
+    out[..end].trim_end_matches('-').to_string()
+}
+
+/// Plotly hover templates read `%{...}` as a placeholder and `<` as markup.
+fn hover_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace("%{", "% {")
+}
+
+impl AxisPlan {
+    fn clone_plan(&self) -> AxisPlan {
+        AxisPlan {
+            log: self.log,
+            range: self.range.clone(),
+            ticks: self.ticks.clone(),
+        }
+    }
+
+    /// The range in data units (log axes' ranges are powers of ten).
+    fn data_range(&self) -> (f64, f64) {
+        let (a, b) = (self.range[0], self.range[1]);
+        if self.log {
+            (10f64.powf(a), 10f64.powf(b))
+        } else {
+            (a, b)
+        }
+    }
+}
+
+/// A log axis over `lo..hi` with a margin, ticked by [`log_ticks`].
+fn log_plan(lo: f64, hi: f64, label: impl Fn(f64) -> String) -> AxisPlan {
+    let (lo, hi) = positive(lo, hi);
+    let (lo, hi) = if hi / lo < 1.2 {
+        (lo / 1.25, hi * 1.25)
+    } else {
+        (lo / 1.08, hi * 1.08)
+    };
+    let values = log_ticks(lo, hi);
+    let lo = lo.min(values[0]);
+    let hi = hi.max(values[values.len() - 1]);
+    let pad = 0.01 * (hi.log10() - lo.log10());
+    let text = values.iter().map(|v| label(*v)).collect();
+    AxisPlan {
+        log: true,
+        range: vec![lo.log10() - pad, hi.log10() + pad],
+        ticks: Some((values, text)),
+    }
+}
+
+/// Tick values for a log axis over `lo..hi` (both > 0): the 1-2-5 values inside it (only the
+/// powers of ten over more than four decades); where that leaves fewer than three, the
+/// finer 1, 1.5, 2, 3, 4, 5, 6, 8 steps; where even those leave fewer than two, the 1-2-5
+/// values just outside it, so every axis has numbers: 12..42 → 15, 20, 30, 40.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let inside = |steps: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        let mut e = lo.log10().floor() as i32 - 1;
+        while e <= hi.log10().ceil() as i32 {
+            for m in steps {
+                let t = clean(m * 10f64.powi(e));
+                if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                    out.push(t);
+                }
+            }
+            e += 1;
+        }
+        out
+    };
+    let coarse: &[f64] = if hi / lo > 1e4 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    let ticks = inside(coarse);
+    if ticks.len() >= 3 {
+        return ticks;
+    }
+    let fine = inside(&[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0]);
+    if fine.len() >= 2 {
+        return fine;
+    }
+    // A very narrow range: the 1-2-5 values around it.
+    let steps = [1.0, 2.0, 5.0];
+    let e = lo.log10().floor() as i32;
+    let below = (e - 1..=e)
+        .flat_map(|e| steps.iter().map(move |m| clean(m * 10f64.powi(e))))
+        .filter(|t| *t <= lo)
+        .fold(f64::NAN, f64::max);
+    let e = hi.log10().floor() as i32;
+    let above = (e..=e + 1)
+        .flat_map(|e| steps.iter().map(move |m| clean(m * 10f64.powi(e))))
+        .filter(|t| *t >= hi)
+        .fold(f64::NAN, f64::min);
+    vec![below, above]
+}
+
+/// `m × 10^e` without binary noise (0.30000000000000004 → 0.3).
+fn clean(v: f64) -> f64 {
+    format!("{v:.12e}").parse().unwrap_or(v)
+}
+
+/// A positive range: a non-positive `lo` becomes a thousandth of `hi`.
+fn positive(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = if lo > 0.0 { lo } else { hi.max(1e-3) / 1000.0 };
+    (lo, hi.max(lo))
 }
 
 fn finite(x: f64, y: f64) -> bool {
@@ -441,17 +608,6 @@ fn padded(lo: f64, hi: f64) -> f64 {
     } else {
         lo + 1.0
     }
-}
-
-/// A log range over the positive part of `lo..hi`, with a margin (a single value gets a
-/// factor of 2 either side).
-fn log_range(lo: f64, hi: f64) -> Range<f64> {
-    let lo = if lo > 0.0 { lo } else { hi.max(1e-3) / 1000.0 };
-    let hi = hi.max(lo);
-    if hi / lo < 1.01 {
-        return (lo / 2.0)..(hi * 2.0);
-    }
-    (lo / 1.2)..(hi * 1.2)
 }
 
 /// `1 / (1 - q)` as a percentile label: 10 → `90%`, 1000 → `99.9%`.
@@ -495,6 +651,7 @@ pub fn short_number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn tps_chart() -> Chart {
         let mut c = Chart::new("Throughput", "time (s)", "transactions/s");
@@ -512,47 +669,96 @@ mod tests {
         c
     }
 
-    #[test]
-    fn a_chart_is_an_svg_with_its_title_axis_units_and_legend() {
-        let svg = tps_chart().svg().unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..100]);
-        for text in ["Throughput", "time (s)", "transactions/s", "TPS", "warmup"] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+    fn json(c: &Chart) -> Value {
+        serde_json::from_str(&c.figure().to_json()).unwrap()
     }
 
     #[test]
-    fn dual_and_log_axes_draw() {
+    fn a_chart_is_a_figure_with_its_axis_units_and_legend() {
+        let f = json(&tps_chart());
+        assert_eq!(f["layout"]["xaxis"]["title"]["text"], "time (s)");
+        assert_eq!(f["layout"]["yaxis"]["title"]["text"], "transactions/s");
+        let names: Vec<&str> = f["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["TPS", "warmup"]);
+        // The legend is outside the plot, above it.
+        assert!(f["layout"]["legend"]["y"].as_f64().unwrap() > 1.0);
+        assert_eq!(f["config"]["displaylogo"], false);
+    }
+
+    #[test]
+    fn the_lower_panel_shares_x_and_keeps_its_fixed_range() {
         let mut c = tps_chart();
         c.y2_label = Some("dirty pages (%)".into());
+        c.y2_range = Some((0.0, 100.0));
         c.series
-            .push(Series::new("dirty", PALETTE[1], vec![(0.0, 10.0), (29.0, 80.0)]).on_right());
+            .push(Series::new("dirty", PALETTE[1], vec![(0.0, 0.2), (29.0, 0.55)]).below());
         c.limits.push(Limit {
             y: 90.0,
-            label: "sync flush".into(),
-            color: PALETTE[2],
+            label: "max dirty".into(),
+            color: STALL,
             secondary: true,
         });
-        let svg = c.svg().unwrap();
-        assert!(svg.contains("dirty pages (%)") && svg.contains("sync flush"));
+        let f = json(&c);
+        assert_eq!(f["layout"]["yaxis2"]["range"], serde_json::json!([0.0, 100.0]));
+        assert_eq!(f["layout"]["xaxis2"]["matches"], "x");
+        let dirty = f["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "dirty")
+            .unwrap();
+        assert_eq!(
+            (dirty["xaxis"].as_str(), dirty["yaxis"].as_str()),
+            (Some("x2"), Some("y2"))
+        );
+        // The warmup is shaded in both panels, one legend entry.
+        let warm: Vec<&Value> = f["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["name"] == "warmup")
+            .collect();
+        assert_eq!(warm.len(), 2);
+    }
 
+    #[test]
+    fn log_axes_have_1_2_5_ticks_covering_the_data() {
+        assert_eq!(log_ticks(11.0, 46.0), [15.0, 20.0, 30.0, 40.0]);
+        assert_eq!(log_ticks(0.6, 3.2), [0.6, 0.8, 1.0, 1.5, 2.0, 3.0]);
+        assert_eq!(log_ticks(0.4, 22.0), [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(log_ticks(101.0, 104.0), [100.0, 200.0]);
+        assert_eq!(log_ticks(3.0, 900_000.0), [10.0, 100.0, 1e3, 1e4, 1e5]);
+        let p99 = log_plan(12.0, 42.0, short_number);
+        let (values, _) = p99.ticks.unwrap();
+        assert_eq!(values, [15.0, 20.0, 30.0, 40.0], "p99 of 12..42 ms is labelled");
         let mut spectrum = Chart::new("Latency by percentile", "percentile", "latency (ms)");
         spectrum.x_scale = Scale::Nines;
         spectrum.y_scale = Scale::Log;
         spectrum.series.push(Series::new(
             "run",
             PALETTE[0],
-            vec![(2.0, 1.0), (100.0, 5.0), (1000.0, 40.0)],
+            vec![(1.0, 0.8), (2.0, 1.0), (100.0, 5.0), (1000.0, 40.0)],
         ));
-        let svg = spectrum.svg().unwrap();
-        assert!(svg.contains("99%"), "the nines axis is labelled in percentiles");
+        let f = json(&spectrum);
+        assert_eq!(f["layout"]["yaxis"]["type"], "log");
+        assert_eq!(
+            f["layout"]["yaxis"]["tickvals"],
+            serde_json::json!([1.0, 2.0, 5.0, 10.0, 20.0])
+        );
+        let x = &f["layout"]["xaxis"]["ticktext"];
+        assert_eq!(x, &serde_json::json!(["0%", "50%", "90%", "99%", "99.9%"]));
     }
 
     #[test]
     fn an_empty_chart_says_so_and_still_draws() {
         let c = Chart::new("Nothing", "x", "y");
         assert!(c.is_empty());
-        assert!(c.svg().is_ok());
+        let _ = c.figure().to_json();
     }
 
     #[test]
@@ -565,5 +771,9 @@ mod tests {
         assert_eq!(short_number(2_000_000.0), "2M");
         assert_eq!(short_number(0.25), "0.25");
         assert_eq!(short_number(12.5), "12.5");
+        assert_eq!(
+            file_name("Checkpoint age and dirty pages"),
+            "checkpoint-age-and-dirty-pages"
+        );
     }
 }

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::chart::{Chart, Limit, Scale, Series, PALETTE, STALL};
+use super::chart::{Chart, Limit, Scale, Series, INK, PALETTE};
 use super::page::{table_html, Page};
 use super::run::{spectrum_chart, RunData};
 use super::tpch::query_bars;
@@ -213,6 +213,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
                 spectra.push((col.label.clone(), s));
             }
         }
+        over_time.x_range = time_span(runs, top);
         page.chart(&over_time)?;
         if !spectra.is_empty() {
             let mut chart = spectrum_chart(&spectra);
@@ -312,7 +313,7 @@ fn stability_panels(
     top: Option<u32>,
 ) -> Result<(), ReportError> {
     let Some(top) = top else { return Ok(()) };
-    for (i, col) in tps.columns.iter().enumerate() {
+    for col in &tps.columns {
         let Some((_, data)) = runs
             .iter()
             .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
@@ -333,21 +334,23 @@ fn stability_panels(
                 "transactions/s"
             },
         );
-        c.series.push(Series::new(figure, PALETTE[i % PALETTE.len()], points));
+        c.series.push(Series::new(figure, PALETTE[0], points));
+        c.x_range = time_span(runs, top);
         if !data.telemetry.is_empty() {
-            c.y2_label = Some("percent (dirty: of the buffer pool; checkpoint age: of its maximum)".into());
+            c.y2_label = Some("percent".into());
+            c.y2_range = Some((0.0, 100.0));
             c.series.push(
                 Series::new(
-                    "dirty pages %",
-                    PALETTE[(i + 1) % PALETTE.len()],
+                    "dirty pages (% of buffer pool)",
+                    PALETTE[1],
                     data.series(|s| s.server.as_ref()?.dirty_pages_pct),
                 )
-                .on_right(),
+                .below(),
             );
             c.series.push(
                 Series::new(
-                    "checkpoint age %",
-                    PALETTE[(i + 2) % PALETTE.len()],
+                    "checkpoint age (% of its maximum)",
+                    PALETTE[2],
                     data.series(|s| {
                         let s = s.server.as_ref()?;
                         s.checkpoint_pct.or_else(|| {
@@ -356,7 +359,7 @@ fn stability_panels(
                         })
                     }),
                 )
-                .on_right(),
+                .below(),
             );
             let limit = data
                 .records
@@ -369,7 +372,7 @@ fn stability_panels(
                 c.limits.push(Limit {
                     y: l,
                     label: format!("innodb_max_dirty_pages_pct {l:.0}"),
-                    color: STALL,
+                    color: INK,
                     secondary: true,
                 });
             }
@@ -377,6 +380,20 @@ fn stability_panels(
         page.chart(&c)?;
     }
     Ok(())
+}
+
+/// From the start to the last interval or telemetry sample of the runs at `top` users, so
+/// their time charts share one axis.
+fn time_span(runs: &[(RunInfo, RunData)], top: u32) -> Option<(f64, f64)> {
+    let end = runs
+        .iter()
+        .filter(|(info, _)| info.threads == top)
+        .flat_map(|(_, d)| {
+            let intervals = d.intervals.iter().map(|r| r.end_s);
+            intervals.chain(d.telemetry.iter().map(|s| s.t_s))
+        })
+        .fold(0.0, f64::max);
+    (end > 0.0).then_some((0.0, end))
 }
 
 /// Each run's explanation in one table: the figures the studies read.

@@ -1,18 +1,36 @@
-//! The HTML page a report is written into: escaped text, headings, tables, inline SVG charts
-//! (each followed by its data as a JSON island), and collapsible sections, with a small
-//! embedded stylesheet. Nothing refers to the network and no script runs.
+//! The HTML page a report is written into: escaped text, headings, tables, interactive charts
+//! (each a plotly figure as a JSON island, followed by the chart's data as another), and
+//! collapsible sections, with a small embedded stylesheet. plotly.js (from the `plotly`
+//! crate) is inlined once per page, with a few lines that draw every figure and add an SVG
+//! download to each toolbar; nothing is fetched from the network.
 
 use std::fmt::Write;
 
 use super::bars::BarChart;
 use super::chart::{Chart, ChartError};
 
+/// Draws each figure island into the element it names. The toolbar's downloads (PNG at twice
+/// the size, SVG) export the chart 1000 pixels wide with its title, as a blog post shows it.
+const DRAW: &str = r#"(function(){
+function save(format){return function(gd){
+var title=gd.dataset.title||'',top=(gd._fullLayout&&gd._fullLayout._size?gd._fullLayout._size.t:10)+40;
+var layout=Object.assign({},gd.layout,{title:{text:title,x:0.01,xanchor:'left',y:0.99,yanchor:'top',yref:'container',font:{size:16}},
+margin:Object.assign({},gd.layout.margin,{t:top}),height:(gd.layout.height||380)+40,width:1000});
+Plotly.downloadImage({data:gd.data,layout:layout},{format:format,width:1000,height:layout.height,scale:format==='png'?2:1,filename:gd.dataset.file||'chart'});};}
+var png={name:'Download plot as PNG',icon:Plotly.Icons.camera,click:save('png')};
+var svg={name:'Download plot as SVG',icon:Plotly.Icons.disk||Plotly.Icons.camera,click:save('svg')};
+document.querySelectorAll('script.chart-figure').forEach(function(s){
+var f=JSON.parse(s.textContent),gd=document.getElementById(s.dataset.plot),c=f.config||{};
+gd.dataset.file=(c.toImageButtonOptions||{}).filename||'chart';gd.dataset.title=s.dataset.title||'';
+c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=[png,svg];
+Plotly.newPlot(gd,f.data,f.layout,c);});})();"#;
+
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}\
+h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;overflow-x:auto;max-width:100%}\
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right;vertical-align:top}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
-.chart{margin:1em 0}.note{color:#555}.stall{color:#b3261e}\
+.chart{margin:1.5em 0}.chart-title{font-weight:600;margin:0 0 .2em}.plot{width:100%;min-height:200px}.note{color:#555}.stall{color:#b3261e}\
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}";
 
 /// Escapes text for HTML content and attribute values.
@@ -71,38 +89,42 @@ impl Page {
         self.body.push_str(&table_html(header, rows));
     }
 
-    /// A chart as inline SVG; an empty chart is left out. Returns whether it was drawn.
+    /// A chart, followed by its data; an empty chart is left out. Returns whether it was drawn.
     pub fn chart(&mut self, chart: &Chart) -> Result<bool, ChartError> {
         if chart.is_empty() {
             return Ok(false);
         }
-        let svg = chart.svg()?;
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &svg, &data);
+        self.figure(&chart.title, &chart.figure().to_json(), &data);
         Ok(true)
     }
 
-    /// A bar chart as inline SVG, followed by its data; an empty one is left out.
+    /// A bar chart, followed by its data; an empty one is left out.
     pub fn bar_chart(&mut self, chart: &BarChart) -> Result<bool, ChartError> {
         if chart.is_empty() {
             return Ok(false);
         }
-        let svg = chart.svg()?;
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &svg, &data);
+        self.figure(&chart.title, &chart.figure().to_json(), &data);
         Ok(true)
     }
 
-    fn figure(&mut self, title: &str, svg: &str, data: &str) {
+    fn figure(&mut self, title: &str, figure: &str, data: &str) {
         self.charts += 1;
-        // The data behind the chart, for programs (a JSON island: not executed). `</` is
-        // escaped so no value can end the element early.
-        let data = data.replace("</", "<\\/");
+        // JSON islands (not executed): the plotly figure, and the data behind the chart for
+        // programs. `</` is escaped so no value can end the element early.
+        let island = |json: &str| json.replace("</", "<\\/");
         let _ = writeln!(
             self.body,
-            "<div class=\"chart\" id=\"chart-{n}\" data-title=\"{}\">{svg}</div>\n\
-             <script type=\"application/json\" class=\"chart-data\" id=\"chart-{n}-data\">{data}</script>",
-            escape(title),
+            "<div class=\"chart\" id=\"chart-{n}\" data-title=\"{t}\">\n\
+             <p class=\"chart-title\">{t}</p>\n\
+             <div class=\"plot\" id=\"chart-{n}-plot\"></div>\n\
+             <script type=\"application/json\" class=\"chart-figure\" data-plot=\"chart-{n}-plot\" data-title=\"{t}\">{}</script>\n\
+             <script type=\"application/json\" class=\"chart-data\" id=\"chart-{n}-data\">{}</script>\n\
+             </div>",
+            island(figure),
+            island(data),
+            t = escape(title),
             n = self.charts,
         );
     }
@@ -126,11 +148,22 @@ impl Page {
         self.charts
     }
 
-    /// The whole document.
+    /// The whole document; with charts, plotly.js is inlined once at the end.
     pub fn finish(self) -> String {
+        let scripts = if self.charts > 0 {
+            format!(
+                "<noscript><p class=\"note\">The charts are drawn by JavaScript (plotly.js, inside this file): \
+                 allow scripts to see them; their data is in each chart's JSON.</p></noscript>\n\
+                 <script>{}</script>\n<script>{DRAW}</script>\n",
+                plotly_js()
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
-             <meta name=\"generator\" content=\"dbperf {}\">\n<style>{STYLE}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n\
+             <meta name=\"generator\" content=\"dbperf {}\">\n<style>{STYLE}</style>\n</head>\n<body>\n{}{scripts}</body>\n</html>\n",
             escape(&self.title),
             env!("CARGO_PKG_VERSION"),
             self.body
@@ -138,13 +171,25 @@ impl Page {
     }
 }
 
-/// A table as HTML (cells escaped).
+/// plotly.js as the `plotly` crate embeds it (its offline sources hold plotly.js, then
+/// MathJax, which the reports do not need: only the first script is kept).
+pub fn plotly_js() -> String {
+    let sources = plotly::Plot::offline_js_sources();
+    let start = sources.find('>').map_or(0, |i| i + 1);
+    let end = sources.find("</script>").unwrap_or(sources.len());
+    sources[start..end].to_string()
+}
+
+/// A table as HTML (cells escaped); a header of empty cells is left out.
 pub fn table_html(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut out = String::from("<table>\n<tr>");
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
+    let mut out = String::from("<table>\n");
+    if header.iter().any(|h| !h.is_empty()) {
+        out.push_str("<tr>");
+        for h in header {
+            let _ = write!(out, "<th>{}</th>", escape(h));
+        }
+        out.push_str("</tr>\n");
     }
-    out.push_str("</tr>\n");
     for row in rows {
         out.push_str("<tr>");
         for cell in row {
@@ -175,5 +220,34 @@ mod tests {
             "nothing from the network"
         );
         assert!(html.trim_end().ends_with("</html>"));
+        assert!(!html.contains("plotly"), "no charts, no plotly.js");
+    }
+
+    #[test]
+    fn plotly_js_is_inlined_once_and_fetches_nothing() {
+        let mut p = Page::new("charts");
+        let mut c = Chart::new("a", "x", "y");
+        c.series.push(super::super::chart::Series::new(
+            "s",
+            super::super::chart::PALETTE[0],
+            vec![(0.0, 1.0), (1.0, 2.0)],
+        ));
+        p.chart(&c).unwrap();
+        p.chart(&c).unwrap();
+        let html = p.finish();
+        assert_eq!(html.matches("plotly.js v").count(), 1, "plotly.js inlined once");
+        assert_eq!(html.matches("class=\"chart-figure\"").count(), 2);
+        assert_eq!(html.matches("<script>").count(), 2, "plotly.js and the lines that draw");
+        // plotly.js holds map-tile addresses that only map traces use; the page around it
+        // refers to nothing outside itself.
+        let (start, end) = (
+            html.find("<script>").unwrap(),
+            html.find("</script>\n<script>").unwrap(),
+        );
+        assert!(end - start > 3_000_000, "the whole of plotly.js");
+        let page = format!("{}{}", &html[..start], &html[end..]);
+        for fetch in ["http://", "https://", "@import", "<link"] {
+            assert!(!page.contains(fetch), "{fetch}");
+        }
     }
 }

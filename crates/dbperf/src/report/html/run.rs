@@ -1,12 +1,13 @@
 //! The HTML report of one run: summary tables; throughput and response time over time with
 //! the warmup shaded and stalls marked; checkpoint age against its flush limits with dirty
-//! pages on a second axis; I/O, CPU and top-wait panels from telemetry; the latency spectrum
-//! from the interval histograms; the analysis; the manifest.
+//! pages (0-100%) in a panel below; I/O, CPU and top-wait panels from telemetry, every time
+//! chart on the same time axis; the latency spectrum from the interval histograms; the
+//! analysis; the manifest.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::chart::{Band, Chart, Limit, Scale, Series, PALETTE, STALL, WARMUP};
+use super::chart::{Band, Chart, Limit, Scale, Series, INK, PALETTE, STALL, WARMUP};
 use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
@@ -118,7 +119,7 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
     super::setup::run_section(&mut page, &run_id, m);
     if let Some(s) = data.summary() {
         page.heading("Summary");
-        summary_tables(&mut page, s);
+        summary_tables(&mut page, s, &m.workload.name);
     } else {
         page.paragraph(
             "No summary.json: the run did not finish (the charts show the intervals it wrote).",
@@ -202,7 +203,7 @@ fn latency_row(name: &str, l: &LatencyBlock) -> Vec<String> {
     ]
 }
 
-fn summary_tables(page: &mut Page, s: &Summary) {
+fn summary_tables(page: &mut Page, s: &Summary, workload: &str) {
     let mut rows = vec![
         vec![
             "transactions".to_string(),
@@ -246,18 +247,50 @@ fn summary_tables(page: &mut Page, s: &Summary) {
     ]
     .map(String::from)
     .to_vec();
-    let mut rows = vec![latency_row("all transactions", &s.latency_ms)];
+    // A workload of one transaction type has a type of its own name holding the same
+    // figures as all transactions: one row, named both ways.
+    let same = |l: &LatencyBlock| {
+        let a = &s.latency_ms;
+        (l.count, l.mean, l.p50, l.p99, l.max) == (a.count, a.mean, a.p50, a.p99, a.max)
+    };
+    let twin = s
+        .per_type
+        .iter()
+        .find(|(name, t)| name.as_str() == workload && same(&t.latency_ms))
+        .map(|(name, _)| name.clone());
+    let all = match &twin {
+        Some(name) => format!("all transactions ({name})"),
+        None => "all transactions".to_string(),
+    };
+    let mut rows = vec![latency_row(&all, &s.latency_ms)];
     if let Some(service) = &s.service_time_ms {
         rows.push(latency_row("service time", service));
     }
-    for (name, t) in &s.per_type {
+    for (name, t) in s.per_type.iter().filter(|(name, _)| Some(*name) != twin.as_ref()) {
         rows.push(latency_row(name, &t.latency_ms));
     }
     page.table(&header, &rows);
 }
 
-/// Throughput, response time and the telemetry panels, each against run time.
+/// Throughput, response time and the telemetry panels, each against run time, all over the
+/// same span (from the start to the last interval or telemetry sample).
 pub fn time_charts(data: &RunData) -> Vec<Chart> {
+    let mut charts = time_charts_unaligned(data);
+    let end = data
+        .intervals
+        .iter()
+        .map(|r| r.end_s)
+        .chain(data.telemetry.iter().map(|s| s.t_s))
+        .fold(0.0, f64::max);
+    if end > 0.0 {
+        for c in &mut charts {
+            c.x_range = Some((0.0, end));
+        }
+    }
+    charts
+}
+
+fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
     let bands = data.bands();
     let time = "time since start (s)";
     // An interval's rate is drawn at its middle, so a stall's dip sits inside its band.
@@ -303,7 +336,8 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
     }
     let mib = |v: f64| v / (1u64 << 20) as f64;
     let mut ckpt = Chart::new("Checkpoint age and dirty pages", time, "checkpoint age (MiB)");
-    ckpt.y2_label = Some("dirty pages (% of buffer pool)".into());
+    ckpt.y2_label = Some("dirty pages (%)".into());
+    ckpt.y2_range = Some((0.0, 100.0));
     ckpt.series.push(Series::new(
         "checkpoint age",
         PALETTE[0],
@@ -311,12 +345,27 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
     ));
     ckpt.series.push(
         Series::new(
-            "dirty pages %",
+            "dirty pages (% of buffer pool)",
             PALETTE[1],
             data.series(|s| s.server.as_ref()?.dirty_pages_pct),
         )
-        .on_right(),
+        .below(),
     );
+    let dirty_limit = data
+        .records
+        .manifest
+        .server
+        .as_ref()
+        .and_then(|s| s.variables.get("innodb_max_dirty_pages_pct"))
+        .and_then(|v| v.parse::<f64>().ok());
+    if let Some(l) = dirty_limit {
+        ckpt.limits.push(Limit {
+            y: l,
+            label: format!("innodb_max_dirty_pages_pct {l:.0}"),
+            color: INK,
+            secondary: true,
+        });
+    }
     let max = data
         .telemetry
         .iter()
@@ -324,11 +373,11 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         .fold(0.0, f64::max);
     if max > 0.0 {
         for (pct, label, color) in [
-            (100.0, "max checkpoint age: sync flush, writers wait".to_string(), STALL),
+            (100.0, "max checkpoint age (sync flush)".to_string(), STALL),
             (
                 ASYNC_FLUSH_PCT,
                 format!("async flush ({ASYNC_FLUSH_PCT:.1}% of max)"),
-                PALETTE[2],
+                PALETTE[4],
             ),
         ] {
             ckpt.limits.push(Limit {
@@ -363,8 +412,9 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         io.series
             .push(Series::new("disk wrqm/s", PALETTE[6], data.series(field(|x| x.wrqm_s))));
         io.series
-            .push(Series::new("disk util %", PALETTE[3], data.series(field(|x| x.util_pct))).on_right());
-        io.y2_label = Some("utilisation (%)".into());
+            .push(Series::new("disk utilisation %", PALETTE[3], data.series(field(|x| x.util_pct))).below());
+        io.y2_label = Some("disk busy (%)".into());
+        io.y2_range = Some((0.0, 100.0));
     }
     io.series.push(Series::new(
         "InnoDB pages written/s",
@@ -385,7 +435,13 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
     io.bands = bands.clone();
     charts.push(io);
 
-    let mut cpu = Chart::new("CPU: host (all cores) and the dbperf client", time, "percent");
+    let mut cpu = Chart::new(
+        "CPU: host (% of all cores) and the dbperf client (% of one core)",
+        time,
+        "host CPU (% of all cores)",
+    );
+    cpu.y_range = Some((0.0, 100.0));
+    cpu.y2_label = Some("client (% of a core)".into());
     let all = |field: fn(&CpuUsage) -> f64| {
         move |s: &TelemetryRow| s.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all").map(field)
     };
@@ -395,11 +451,14 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         .push(Series::new("host sys %", PALETTE[1], data.series(all(|c| c.sys))));
     cpu.series
         .push(Series::new("host iowait %", PALETTE[2], data.series(all(|c| c.iowait))));
-    cpu.series.push(Series::new(
-        "client % of a core",
-        PALETTE[3],
-        data.series(|s| Some(s.client.as_ref()?.cpu_pct)),
-    ));
+    cpu.series.push(
+        Series::new(
+            "client % of a core",
+            PALETTE[3],
+            data.series(|s| Some(s.client.as_ref()?.cpu_pct)),
+        )
+        .below(),
+    );
     cpu.bands = bands.clone();
     charts.push(cpu);
 
