@@ -457,8 +457,19 @@ fn facts(m: &Manifest) -> Facts {
         (None, Some(r)) => Some(format!("open loop at {r}/s")),
     };
     push("client", "arrival", arrival.unwrap_or_else(|| "closed loop".into()));
-    if let Some(i) = o.get("interval_s").and_then(number) {
-        push("client", "report interval", secs(i));
+    // Older manifests have only `interval_s`: then the stored and the printed interval were one.
+    let stored = o.get("interval_s").and_then(number);
+    match (stored, o.get("report_interval_s")) {
+        (Some(i), None) => push("client", "intervals", format!("every {}", secs(i))),
+        (Some(i), Some(r)) => push(
+            "client",
+            "intervals",
+            match number(r) {
+                Some(r) => format!("stored every {}, printed every {}", secs(i), secs(r)),
+                None => format!("stored every {}, not printed", secs(i)),
+            },
+        ),
+        (None, _) => {}
     }
     if let Some(t) = o.get("telemetry_interval_s") {
         push(
@@ -752,7 +763,7 @@ mod tests {
             "repetitions              1",
             "connections              8",
             "client threads           1 (blocking I/O)",
-            "report interval          5 s",
+            "intervals                every 5 s",
         ] {
             let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
             let flat: Vec<String> = text
@@ -766,6 +777,25 @@ mod tests {
         assert_eq!(json["fields"][0]["name"], "CPUs");
         assert_eq!(json["fields"][0]["value"], "16 logical, Xeon");
         assert!(json["fields"][0].get("values").is_none());
+    }
+
+    #[test]
+    fn stored_and_printed_intervals_are_told_apart_when_recorded() {
+        let with = |report: serde_json::Value| {
+            let mut m = manifest(8, "1073741824", None);
+            m.workload.options.insert("interval_s".into(), 1.0.into());
+            m.workload.options.insert("report_interval_s".into(), report);
+            m
+        };
+        let intervals = |m: &Manifest| value(&Setup::of_run("r", m), "intervals").value.clone();
+        assert_eq!(
+            intervals(&with(5.0.into())).as_deref(),
+            Some("stored every 1 s, printed every 5 s")
+        );
+        assert_eq!(
+            intervals(&with(serde_json::Value::Null)).as_deref(),
+            Some("stored every 1 s, not printed")
+        );
     }
 
     #[test]
