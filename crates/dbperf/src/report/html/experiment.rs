@@ -53,8 +53,9 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
     let mut page = Page::new(&format!("dbperf experiment: {name}"));
     page.paragraph(
         &format!(
-            "{} finished run(s), {} workload(s). A cell is the median over repetitions with its range; \
-             a difference is called only when it is beyond the noise, else it is a draw (~).",
+            "{} finished run(s), {} workload(s). A cell is the median of a point's repetitions, with \
+             their range when there are several; a difference is called only when it is beyond the \
+             noise, else it is a draw (~).",
             run_dirs.len(),
             by_workload.len() + tpch.len()
         ),
