@@ -11,7 +11,7 @@ use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
 mod common;
-use common::{dbperf, only_run_dir, program_available, read_json, run_ok};
+use common::{dbperf, http_get, only_run_dir, program_available, read_json, run_ok};
 
 /// The tests take turns: the metrics test times its first two seconds, which a second server
 /// loading beside it on a small box could stretch.
@@ -96,15 +96,6 @@ fn metric(scrape: &str, prefix: &str) -> Option<f64> {
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
-}
-
-fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }
 
 #[test]

@@ -12,7 +12,7 @@ use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
 
 mod common;
-use common::{dbperf, only_run_dir, read_json, run_ok};
+use common::{dbperf, http_get, only_run_dir, read_json, run_ok};
 
 /// The JSON islands of one class (`chart-data`: each chart's data; `chart-figure`: the
 /// plotly figure drawn from it), in page order.
@@ -383,16 +383,6 @@ fn an_unknown_target_is_named_with_what_to_give_instead() {
         err.contains("\"no-such-thing\" is neither a run directory") && err.contains("/lab`)"),
         "{err}"
     );
-}
-
-/// `GET path` over HTTP/1.0; the whole response.
-fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }
 
 #[test]

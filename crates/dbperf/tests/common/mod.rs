@@ -189,3 +189,13 @@ pub fn assert_refuses_foreign_tables(prepares: Vec<Command>, cleanups: Vec<Comma
         untouched();
     }
 }
+
+/// `GET path` over HTTP/1.0 from `addr`; the whole response.
+pub fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}

@@ -2,14 +2,12 @@
 //! published per-query chart of TPC-H results, each query's time on every server normalised to
 //! the baseline server, the band of draws around 1 shaded, timeouts marked.
 
-use plotly::common::{
-    Anchor, DashType, ErrorData, ErrorType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title,
-};
-use plotly::layout::{Axis, BarMode, HoverMode, Legend, Margin, ModeBar, TicksDirection};
-use plotly::{Bar as BarTrace, Layout, Plot, Scatter};
+use plotly::common::{DashType, ErrorData, ErrorType, Fill, HoverInfo, Line, Marker, Mode, Title};
+use plotly::layout::{Axis, BarMode, HoverMode, TicksDirection};
+use plotly::{Bar as BarTrace, Plot, Scatter};
 use serde::Serialize;
 
-use super::chart::{config, INK, PALETTE};
+use super::chart::{base_layout, config, INK, PALETTE};
 
 /// One bar: the median and its range, or a timeout.
 #[derive(Debug, Clone, Serialize)]
@@ -141,26 +139,8 @@ impl BarChart {
                     .hover_info(HoverInfo::Skip),
             );
         }
-        let layout = Layout::new()
-            .height(400)
-            .font(
-                Font::new()
-                    .family("system-ui, -apple-system, Segoe UI, Roboto, sans-serif")
-                    .size(13),
-            )
-            .margin(Margin::new().left(60).right(40).top(10).bottom(40))
-            .show_legend(true)
-            .mode_bar(ModeBar::new().orientation(Orientation::Vertical))
+        let layout = base_layout(400, 40, HoverMode::Closest)
             .bar_mode(BarMode::Group)
-            .hover_mode(HoverMode::Closest)
-            .legend(
-                Legend::new()
-                    .orientation(Orientation::Horizontal)
-                    .x(0.0)
-                    .x_anchor(Anchor::Left)
-                    .y(1.02)
-                    .y_anchor(Anchor::Bottom),
-            )
             .x_axis(
                 Axis::new()
                     .tick_values((0..self.categories.len()).map(|i| i as f64).collect())

@@ -409,32 +409,15 @@ impl Chart {
             }
             a
         };
-        let mut layout = Layout::new()
-            .height(if two { HEIGHT_TWO_PANELS } else { HEIGHT })
-            .font(
-                Font::new()
-                    .family("system-ui, -apple-system, Segoe UI, Roboto, sans-serif")
-                    .size(13),
-            )
-            .margin(Margin::new().left(60).right(40).top(10).bottom(50))
-            .show_legend(true)
-            .mode_bar(ModeBar::new().orientation(Orientation::Vertical))
-            .legend(
-                Legend::new()
-                    .orientation(Orientation::Horizontal)
-                    .x(0.0)
-                    .x_anchor(Anchor::Left)
-                    .y(1.02)
-                    .y_anchor(Anchor::Bottom)
-                    .font(Font::new().size(12)),
-            )
-            .hover_mode(if time_like {
+        let mut layout = base_layout(
+            if two { HEIGHT_TWO_PANELS } else { HEIGHT },
+            50,
+            if time_like {
                 HoverMode::XUnified
             } else {
                 HoverMode::Closest
-            })
-            .paper_background_color(Colour(255, 255, 255).rgb())
-            .plot_background_color(Colour(255, 255, 255).rgb());
+            },
+        );
         if two {
             let split = LOWER_PANEL;
             layout = layout
@@ -453,6 +436,34 @@ impl Chart {
         plot.set_configuration(config(&self.title));
         plot
     }
+}
+
+/// What every figure's layout shares: its height, the page's font, the legend in a row above
+/// the plot (never on the data), the toolbar on the side, white backgrounds; `bottom` pixels
+/// under the plot for the x axis.
+pub fn base_layout(height: usize, bottom: usize, hover: HoverMode) -> Layout {
+    Layout::new()
+        .height(height)
+        .font(
+            Font::new()
+                .family("system-ui, -apple-system, Segoe UI, Roboto, sans-serif")
+                .size(13),
+        )
+        .margin(Margin::new().left(60).right(40).top(10).bottom(bottom))
+        .show_legend(true)
+        .mode_bar(ModeBar::new().orientation(Orientation::Vertical))
+        .legend(
+            Legend::new()
+                .orientation(Orientation::Horizontal)
+                .x(0.0)
+                .x_anchor(Anchor::Left)
+                .y(1.02)
+                .y_anchor(Anchor::Bottom)
+                .font(Font::new().size(12)),
+        )
+        .hover_mode(hover)
+        .paper_background_color(Colour(255, 255, 255).rgb())
+        .plot_background_color(Colour(255, 255, 255).rgb())
 }
 
 /// What every figure's toolbar does: no plotly logo, resize with the page, PNG export at

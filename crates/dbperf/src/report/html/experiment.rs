@@ -19,9 +19,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::chart::{Chart, Limit, Scale, Series, INK, PALETTE};
+use super::chart::{Chart, Scale, Series, PALETTE};
 use super::page::{table_html, Page};
-use super::run::{spectrum_chart, RunData};
+use super::run::{dirty_pages_limit, spectrum_chart, RunData};
 use super::tpch::query_bars;
 use super::ReportError;
 use crate::report::analysis::explain::{
@@ -362,21 +362,7 @@ fn stability_panels(
                 )
                 .below(),
             );
-            let limit = data
-                .records
-                .manifest
-                .server
-                .as_ref()
-                .and_then(|s| s.variables.get("innodb_max_dirty_pages_pct"))
-                .and_then(|v| v.parse::<f64>().ok());
-            if let Some(l) = limit {
-                c.limits.push(Limit {
-                    y: l,
-                    label: format!("innodb_max_dirty_pages_pct {l:.0}"),
-                    color: INK,
-                    secondary: true,
-                });
-            }
+            c.limits.extend(dirty_pages_limit(data));
         }
         page.chart(&c)?;
     }

@@ -351,21 +351,7 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
         )
         .below(),
     );
-    let dirty_limit = data
-        .records
-        .manifest
-        .server
-        .as_ref()
-        .and_then(|s| s.variables.get("innodb_max_dirty_pages_pct"))
-        .and_then(|v| v.parse::<f64>().ok());
-    if let Some(l) = dirty_limit {
-        ckpt.limits.push(Limit {
-            y: l,
-            label: format!("innodb_max_dirty_pages_pct {l:.0}"),
-            color: INK,
-            secondary: true,
-        });
-    }
+    ckpt.limits.extend(dirty_pages_limit(data));
     let max = data
         .telemetry
         .iter()
@@ -491,6 +477,23 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
 }
 
 /// The middle of the time a telemetry sample covers.
+/// The run's `innodb_max_dirty_pages_pct`, as a line on the dirty pages panel.
+pub fn dirty_pages_limit(data: &RunData) -> Option<Limit> {
+    let l = data
+        .records
+        .manifest
+        .server
+        .as_ref()
+        .and_then(|s| s.variables.get("innodb_max_dirty_pages_pct"))
+        .and_then(|v| v.parse::<f64>().ok())?;
+    Some(Limit {
+        y: l,
+        label: format!("innodb_max_dirty_pages_pct {l:.0}"),
+        color: INK,
+        secondary: true,
+    })
+}
+
 fn sample_mid(s: &TelemetryRow) -> f64 {
     s.t_s - s.interval_s.unwrap_or(1.0) / 2.0
 }
