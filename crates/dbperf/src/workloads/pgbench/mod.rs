@@ -7,6 +7,7 @@
 //! | [`script`] | the `tpcb-like`, `simple-update` and `select-only` scripts as a [`dbperf_engine::Worker`] |
 
 pub mod init;
+pub mod lang;
 pub mod report;
 pub mod script;
 
