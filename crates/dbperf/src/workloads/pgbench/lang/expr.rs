@@ -873,3 +873,181 @@ fn call(f: Func, args: &[Expr], env: &mut Env<'_>) -> Result<Value, String> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// Evaluates `text` with `:x = 7`, `:s = '12'`, `:n = NULL` and default_seed 5432.
+    fn run(text: &str) -> Result<Value, String> {
+        let mut vars = Vars::default();
+        let e = parse(text, &mut vars).map_err(|e| format!("syntax at {}: {}", e.column, e.message))?;
+        let mut values = vec![None; vars.len()];
+        values[vars.default_seed as usize] = Some(Value::Int(5432));
+        for (name, v) in [("x", Value::Int(7)), ("s", Value::Str("12".into())), ("n", Value::Null)] {
+            if let Some(slot) = vars.find(name) {
+                values[slot as usize] = Some(v);
+            }
+        }
+        let mut rng = SmallRng::seed_from_u64(3);
+        eval(
+            &e,
+            &mut Env {
+                values: &values,
+                vars: &vars,
+                rng: &mut rng,
+            },
+        )
+    }
+
+    fn int(text: &str) -> i64 {
+        match run(text) {
+            Ok(Value::Int(i)) => i,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn double(text: &str) -> f64 {
+        match run(text) {
+            Ok(Value::Double(d)) => d,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn boolean(text: &str) -> bool {
+        match run(text) {
+            Ok(Value::Bool(b)) => b,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn operators_bind_as_in_pgbench() {
+        assert_eq!(int("1 + 2 * 3"), 7);
+        assert_eq!(int("(1 + 2) * 3"), 9);
+        assert_eq!(int("10 - 4 - 3"), 3);
+        assert_eq!(int("-2 * -3"), 6);
+        assert_eq!(int("7 / 2"), 3);
+        assert_eq!(int("-7 / 2"), -3);
+        assert_eq!(int("-7 % 3"), -1);
+        assert_eq!(int(":x % 4 + 1"), 4);
+        // Bitwise operators bind looser than + and -.
+        assert_eq!(int("1 | 2 + 4"), 7);
+        assert_eq!(int("1 << 2 + 1"), 8);
+        assert_eq!(int("6 & 3"), 2);
+        assert_eq!(int("6 # 3"), 5);
+        assert_eq!(int("~0"), -1);
+        assert_eq!(int("-16 >> 2"), -4);
+        assert_eq!(double("1.5 * 2"), 3.0);
+        assert_eq!(double("1e3 + .5"), 1000.5);
+        assert_eq!(int(":s + 1"), 13);
+        assert_eq!(int("-9223372036854775808"), i64::MIN);
+        assert!(boolean("1 + 1 = 2 AND NOT 3 < 2"));
+        assert!(boolean("1 = 2 OR 2 <> 3"));
+        assert!(boolean("2 != 2 OR 1.5 >= 1"));
+        assert!(boolean("NOT 1 = 2 AND 1 <= 1"));
+        assert!(boolean(":n IS NULL"));
+        assert!(boolean(":x IS NOT NULL"));
+        assert!(boolean(":n ISNULL and :x notnull"));
+        assert!(boolean("true is true"));
+        assert_eq!(run("NULL AND TRUE"), Ok(Value::Null));
+        assert_eq!(run("NULL AND FALSE"), Ok(Value::Bool(false)));
+        assert_eq!(run("NULL OR TRUE"), Ok(Value::Bool(true)));
+        assert_eq!(run(":n = 1"), Ok(Value::Null));
+    }
+
+    #[test]
+    fn case_picks_the_first_true_arm() {
+        assert_eq!(int("CASE WHEN :x > 5 THEN 1 WHEN :x > 0 THEN 2 ELSE 3 END"), 1);
+        assert_eq!(int("case when :x > 50 then 1 when :x > 0 then 2 else 3 end"), 2);
+        assert_eq!(run("CASE WHEN false THEN 1 END"), Ok(Value::Null));
+        assert_eq!(int("1 + CASE WHEN :x = 7 THEN 10 ELSE 20 END * 2"), 21);
+    }
+
+    #[test]
+    fn arithmetic_errors_are_named() {
+        assert_eq!(run("1 / 0").unwrap_err(), "division by zero");
+        assert_eq!(run("1 % 0").unwrap_err(), "division by zero");
+        assert_eq!(run("1.0 / 0").unwrap_err(), "division by zero");
+        assert_eq!(run("mod(5, 0)").unwrap_err(), "division by zero");
+        assert_eq!(run("9223372036854775807 + 1").unwrap_err(), "bigint out of range");
+        assert_eq!(run("-9223372036854775808 / -1").unwrap_err(), "bigint out of range");
+        assert_eq!(int("-9223372036854775808 % -1"), 0);
+        assert_eq!(run("4611686018427387904 * 2").unwrap_err(), "bigint out of range");
+        assert_eq!(run("abs(-9223372036854775808)").unwrap_err(), "bigint out of range");
+        assert_eq!(
+            run("int(1e30)").unwrap_err(),
+            "double to int overflow for 1000000000000000000000000000000"
+        );
+        assert_eq!(run(":nope + 1").unwrap_err(), "undefined variable \"nope\"");
+        assert!(run(":n + 1").unwrap_err().contains("NULL"));
+    }
+
+    #[test]
+    fn functions_give_known_values() {
+        assert_eq!(int("abs(-17)"), 17);
+        assert_eq!(double("abs(-17.5)"), 17.5);
+        assert_eq!(int("debug(5)"), 5);
+        assert_eq!(double("double(5 / 2)"), 2.0);
+        assert_eq!(int("int(5.9)"), 5);
+        assert_eq!(int("int(-5.9)"), -5);
+        assert!((double("exp(1.0)") - std::f64::consts::E).abs() < 1e-12);
+        assert!((double("ln(10.0)") - 10f64.ln()).abs() < 1e-12);
+        assert_eq!(double("sqrt(2.0)"), 2f64.sqrt());
+        assert_eq!(double("pi()"), std::f64::consts::PI);
+        assert_eq!(double("pow(2.0, 10)"), 1024.0);
+        assert_eq!(double("power(2, 0.5)"), 2f64.sqrt());
+        assert_eq!(int("greatest(5, 4, 3, 2)"), 5);
+        assert_eq!(int("least(5, 4, 3, 2)"), 2);
+        assert_eq!(double("greatest(1, 2.5)"), 2.5);
+        assert_eq!(double("least(1, 2.5)"), 1.0);
+        assert_eq!(int("mod(54, 32)"), 22);
+        assert_eq!(int("mod(-54, 32)"), -22);
+        // The documented examples of hash, hash_murmur2 and hash_fnv1a.
+        assert_eq!(int("hash(10, 5432)"), -5817877081768721676);
+        assert_eq!(int("hash_murmur2(10, 5432)"), -5817877081768721676);
+        assert_eq!(int("hash_fnv1a(10, 5432)"), -7793829335365542153);
+        // Without a seed: :default_seed (5432 here).
+        assert_eq!(int("hash(10)"), -5817877081768721676);
+        assert_eq!(int("hash_fnv1a(10)"), -7793829335365542153);
+        let p = int("permute(0, 4)");
+        assert!((0..4).contains(&p));
+        assert_eq!(int("permute(3, 4, 5432)"), random::permute(3, 4, 5432).unwrap());
+        for _ in 0..5 {
+            let r = int("random(1, 10)");
+            assert!((1..=10).contains(&r));
+        }
+        assert!((1..=10).contains(&int("random_exponential(1, 10, 2.5)")));
+        assert!((1..=10).contains(&int("random_gaussian(1, 10, 2.5)")));
+        assert!((1..=10).contains(&int("random_zipfian(1, 10, 1.5)")));
+        assert!(run("random_gaussian(1, 10, 1.5)").unwrap_err().contains("at least 2"));
+        assert!(run("random(10, 1)").unwrap_err().contains("empty range"));
+    }
+
+    #[test]
+    fn syntax_errors_give_the_column() {
+        let mut vars = Vars::default();
+        let e = parse("1 + * 2", &mut vars).unwrap_err();
+        assert_eq!(e.column, 4);
+        assert!(e.message.contains("expected a value"), "{}", e.message);
+        let e = parse("abs(1", &mut vars).unwrap_err();
+        assert_eq!(e.column, 5);
+        let e = parse("nosuch(1)", &mut vars).unwrap_err();
+        assert_eq!((e.column, e.message.as_str()), (0, "unknown function \"nosuch\""));
+        let e = parse("random(1)", &mut vars).unwrap_err();
+        assert!(e.message.contains("random takes 2 argument(s), got 1"), "{}", e.message);
+        let e = parse("1 < 2 < 3", &mut vars).unwrap_err();
+        assert!(e.message.contains("do not chain"));
+        let e = parse("1 $ 2", &mut vars).unwrap_err();
+        assert_eq!(e.column, 2);
+        let e = parse("CASE WHEN 1 THEN 2", &mut vars).unwrap_err();
+        assert!(e.message.contains("END"));
+        let e = parse("99999999999999999999", &mut vars).unwrap_err();
+        assert!(e.message.contains("bigint range"));
+        assert!(parse("1 2", &mut vars)
+            .unwrap_err()
+            .message
+            .contains("after the expression"));
+    }
+}

@@ -834,3 +834,209 @@ pub fn result_columns(sql: &str) -> Result<Vec<String>, String> {
     }
     Ok(cols)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Parsed {
+        let mut p = Parsed::default();
+        p.add("t.sql", "t.sql", text).unwrap_or_else(|e| panic!("{e}"));
+        p
+    }
+
+    fn parse_err(text: &str) -> ScriptError {
+        let mut p = Parsed::default();
+        p.add("t.sql", "t.sql", text).unwrap_err()
+    }
+
+    #[test]
+    fn sql_ends_at_semicolons_outside_quotes_and_comments() {
+        let p = parse_ok(
+            "-- a comment; not a command\n\
+             SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = :x; /* ; */ UPDATE t SET v = $$;$$ WHERE id = :id::int;\n\
+             BEGIN \\; SELECT 1 \\; COMMIT;\n\
+             END",
+        );
+        let s: Vec<&str> = p.statements.iter().map(|s| s.placeholders.as_str()).collect();
+        assert_eq!(
+            s,
+            [
+                "SELECT 'a;b', \"c;d\" FROM t   WHERE x = ?",
+                "/* ; */ UPDATE t SET v = $$;$$ WHERE id = ?::int",
+                "BEGIN",
+                "SELECT 1",
+                "COMMIT",
+                "END"
+            ]
+        );
+        let lines: Vec<u32> = p.scripts[0].cmds.iter().map(|c| c.loc.line).collect();
+        assert_eq!(lines, [2, 3, 4, 4, 4, 5]);
+        let x = p.vars.find("x").unwrap();
+        assert_eq!(p.statements[0].params, [x]);
+        assert_eq!(
+            p.statements[0].pieces,
+            [
+                Piece::Text("SELECT 'a;b', \"c;d\" FROM t   WHERE x = ".into()),
+                Piece::Var(x)
+            ]
+        );
+    }
+
+    #[test]
+    fn statements_are_named_by_their_first_words() {
+        for (sql, name) in [
+            (
+                "UPDATE pgbench_accounts SET abalance = 1 WHERE aid = ?",
+                "UPDATE pgbench_accounts",
+            ),
+            (
+                "SELECT abalance FROM pgbench_accounts WHERE aid = ?",
+                "SELECT pgbench_accounts",
+            ),
+            ("select count(*) from (select 1 from t) x", "SELECT"),
+            ("INSERT INTO pgbench_history (tid) VALUES (?)", "INSERT pgbench_history"),
+            ("delete from h where x", "DELETE h"),
+            ("begin", "BEGIN"),
+            ("SELECT 1", "SELECT"),
+        ] {
+            assert_eq!(statement_name(sql), name, "{sql}");
+        }
+    }
+
+    #[test]
+    fn every_meta_command_parses() {
+        let p = parse_ok(
+            "\\set aid random(1, 100000 * :scale)\n\
+             \\set d \\\n   :aid + 1\n\
+             \\sleep 10 ms\n\
+             \\sleep :d us\n\
+             \\sleep 0\n\
+             \\if :aid > 10\n\
+             SELECT abalance, aid AS a FROM pgbench_accounts WHERE aid = :aid \\gset p_\n\
+             \\elif :aid > 5\n\
+             SELECT 1 AS one \\; SELECT 2 AS two \\aset\n\
+             \\else\n\
+             \\startpipeline\n\
+             SELECT 3;\n\
+             \\endpipeline\n\
+             \\endif\n",
+        );
+        let ops: Vec<&Op> = p.scripts[0].cmds.iter().map(|c| &c.op).collect();
+        assert!(matches!(ops[0], Op::Set { .. }));
+        assert!(matches!(ops[1], Op::Set { .. }));
+        assert_eq!(p.scripts[0].cmds[1].loc.line, 2);
+        assert_eq!(
+            *ops[2],
+            Op::Sleep {
+                amount: Amount::Const(10),
+                unit_us: 1000
+            }
+        );
+        assert_eq!(
+            *ops[3],
+            Op::Sleep {
+                amount: Amount::Var(p.vars.find("d").unwrap()),
+                unit_us: 1
+            }
+        );
+        assert_eq!(
+            *ops[4],
+            Op::Sleep {
+                amount: Amount::Const(0),
+                unit_us: 1_000_000
+            }
+        );
+        // \if: 5 JumpUnless → 8 (the \elif's test); 6 SQL; 7 Jump → end.
+        assert!(matches!(ops[5], Op::JumpUnless { to: 8, .. }));
+        let gset = p.vars.find("p_abalance").unwrap();
+        let a = p.vars.find("p_a").unwrap();
+        assert_eq!(
+            *ops[6],
+            Op::Sql {
+                stmt: 0,
+                store: Some(Store {
+                    all_rows: false,
+                    vars: vec![gset, a]
+                })
+            }
+        );
+        assert_eq!(*ops[7], Op::Jump(15));
+        assert!(matches!(ops[8], Op::JumpUnless { to: 12, .. }));
+        assert_eq!(*ops[9], Op::Sql { stmt: 1, store: None });
+        assert!(matches!(
+            ops[10],
+            Op::Sql {
+                stmt: 2,
+                store: Some(Store { all_rows: true, .. })
+            }
+        ));
+        assert_eq!(*ops[11], Op::Jump(15));
+        assert_eq!(*ops[12], Op::StartPipeline);
+        assert!(matches!(ops[13], Op::Sql { stmt: 3, .. }));
+        assert_eq!(*ops[14], Op::EndPipeline);
+        assert_eq!(ops.len(), 15);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line_with_the_text() {
+        let e = parse_err("SELECT 1;\n\\frobnicate x\n");
+        assert_eq!((e.loc.file.as_str(), e.loc.line), ("t.sql", 2));
+        assert!(e.message.starts_with("unknown meta-command \\frobnicate"), "{e}");
+        assert!(e.to_string().starts_with("t.sql:2: unknown meta-command"), "{e}");
+        assert!(e.to_string().contains("\n    \\frobnicate x"), "{e}");
+
+        let e = parse_err("\n\\set x 1 + * 2\n");
+        assert_eq!(e.loc.line, 2);
+        assert!(e.message.contains("syntax error in expression"), "{e}");
+        // The caret sits under the '*'.
+        assert_eq!(e.to_string().lines().last().unwrap(), "               ^");
+        assert_eq!(e.to_string().lines().nth(1).unwrap().find('*'), Some(15));
+
+        let e = parse_err("\\setshell x echo 1\n");
+        assert!(e.to_string().starts_with("t.sql:1: \\setshell is not supported"), "{e}");
+        assert!(parse_err("\\shell ls\n").message.contains("\\shell is not supported"));
+        assert_eq!(parse_err("SELECT 1;\n\\if 1\nSELECT 2;\n").loc.line, 2);
+        assert!(parse_err("\\endif\n").message.contains("without a matching \\if"));
+        assert!(parse_err("\\if 1\n\\else\n\\else\n\\endif\n")
+            .message
+            .contains("second \\else"));
+        assert!(parse_err("\\if 1\n\\else\n\\elif 2\n\\endif\n")
+            .message
+            .contains("after \\else"));
+        assert!(parse_err("\\startpipeline\nSELECT 1;\n")
+            .message
+            .contains("without \\endpipeline"));
+        assert!(parse_err("\\endpipeline\n").message.contains("without \\startpipeline"));
+        assert!(parse_err("\\sleep 1 hours\n").message.contains("unit"));
+        assert!(parse_err("\\sleep\n").message.contains("amount"));
+        assert!(parse_err("\\set x-y 2\n").message.contains("variable name"));
+        assert!(parse_err("\\set x\n").message.contains("expression"));
+        assert!(parse_err("\\gset\n").message.contains("must follow a query"));
+        let e = parse_err("SELECT 1\n\\set x 1\n");
+        assert!(e.message.contains("no ';'"), "{e}");
+        assert_eq!(e.loc.line, 1);
+        let e = parse_err("SELECT x + 1 FROM t \\gset\n");
+        assert!(e.message.contains("name it with AS"), "{e}");
+        assert!(parse_err("SELECT 'open;\n").message.contains("unterminated"));
+        assert!(parse_err("-- nothing\n\n").message.contains("no command"));
+    }
+
+    #[test]
+    fn gset_reads_column_names_from_the_select_list() {
+        let cols = |sql: &str| result_columns(sql).unwrap();
+        assert_eq!(
+            cols("SELECT abalance FROM pgbench_accounts WHERE aid = 1"),
+            ["abalance"]
+        );
+        assert_eq!(
+            cols("select a.x, count(*), sum(b) AS Total, c \"Q\" from t"),
+            ["x", "count", "total", "Q"]
+        );
+        assert_eq!(cols("SELECT DISTINCT max(v) m FROM t"), ["m"]);
+        assert_eq!(cols("UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v, id"), ["v", "id"]);
+        assert_eq!(cols("SELECT 1 AS one"), ["one"]);
+        assert!(result_columns("SELECT * FROM t").is_err());
+        assert!(result_columns("BEGIN").unwrap_err().contains("SELECT or a RETURNING"));
+    }
+}
