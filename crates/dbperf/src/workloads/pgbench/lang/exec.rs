@@ -609,3 +609,238 @@ impl<S: Session> Worker for ScriptWorker<S> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::ExecInfo;
+
+    /// A session that logs what it is sent and answers `exec_rows` with one row `(7, 'x')`.
+    #[derive(Default)]
+    struct Fake {
+        prepared: Vec<String>,
+        sent: Vec<String>,
+    }
+
+    impl Session for Fake {
+        async fn connect(_: &Target, _: IgnoreErrors) -> Result<Fake, DbError> {
+            Ok(Fake::default())
+        }
+        async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+            self.prepared.push(sql.to_string());
+            Ok(StmtId(self.prepared.len() as u32 - 1))
+        }
+        async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+            let ps: Vec<String> = params
+                .iter()
+                .map(|p| match p {
+                    Param::Int(i) => i.to_string(),
+                    Param::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
+                })
+                .collect();
+            self.sent
+                .push(format!("{} [{}]", self.prepared[stmt.0 as usize], ps.join(",")));
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+        async fn exec_rows(
+            &mut self,
+            stmt: StmtId,
+            params: &[Param<'_>],
+            rows: &mut Rows,
+        ) -> Result<ExecInfo, DbError> {
+            self.exec(stmt, params).await?;
+            rows.reset(2);
+            rows.push_int(7);
+            rows.push_bytes(b"x");
+            Ok(ExecInfo::default())
+        }
+        async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+            self.sent.push(sql.to_string());
+            Ok(ExecInfo::default())
+        }
+        async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+            self.sent.push(sql.to_string());
+            Ok(vec![vec![Some("7".into()), Some("x".into())]])
+        }
+        async fn reconnect(&mut self) -> Result<(), DbError> {
+            Ok(())
+        }
+        fn server_version(&self) -> String {
+            "fake".into()
+        }
+    }
+
+    fn worker(scripts: &[(&str, u64)], mode: QueryMode, defines: &[(&str, &str)]) -> ScriptWorker<Fake> {
+        let mut parsed = Parsed::default();
+        for (k, (text, _)) in scripts.iter().enumerate() {
+            let name = format!("s{k}.sql");
+            parsed.add(&name, &name, text).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let defines: Vec<(String, String)> = defines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let program =
+            Arc::new(Program::new(parsed, scripts.iter().map(|s| s.1).collect(), mode, &defines, 2, 42).unwrap());
+        let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
+        let wl = ScriptWorkload::<Fake>::new(program, target, crate::driver::pg::default_ignore(), 42);
+        rt().block_on(wl.connect(3)).unwrap_or_else(|e| panic!("{}", e.message))
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn var(w: &ScriptWorker<Fake>, name: &str) -> Option<Value> {
+        w.values
+            .get(w.program.parsed.vars.find(name)? as usize)
+            .cloned()
+            .flatten()
+    }
+
+    fn txn(w: &mut ScriptWorker<Fake>) -> Result<TxnDone, TxnError> {
+        let pause = w.pause();
+        assert!(pause.is_none_or(|p| p < Duration::from_secs(1)));
+        let mut log = StatementLog::with_capacity(8);
+        rt().block_on(w.execute(&mut log))
+    }
+
+    const SCRIPT: &str = "\\set aid random(1, 10 * :scale)\n\
+        \\if :aid > 100\n\
+        SELECT 'never';\n\
+        \\else\n\
+        SELECT abalance, filler FROM pgbench_accounts WHERE aid = :aid \\gset\n\
+        \\endif\n\
+        \\set twice :abalance * 2 + :client_id\n\
+        UPDATE t SET v = :twice, w = :label, d = :half WHERE id = :aid;\n";
+
+    #[test]
+    fn prepared_mode_binds_variables_and_stores_gset_columns() {
+        let mut w = worker(
+            &[(SCRIPT, 1)],
+            QueryMode::Prepared,
+            &[("label", "abc"), ("half", "0.5")],
+        );
+        assert_eq!(w.session.prepared.len(), 3);
+        assert_eq!(
+            w.session.prepared[1],
+            "SELECT abalance, filler FROM pgbench_accounts WHERE aid = ?"
+        );
+        let done = txn(&mut w).unwrap();
+        assert_eq!(done.kind, 0);
+        let aid = match var(&w, "aid") {
+            Some(Value::Int(i)) => i,
+            v => panic!("{v:?}"),
+        };
+        assert!((1..=20).contains(&aid));
+        assert_eq!(var(&w, "abalance"), Some(Value::Int(7)));
+        assert_eq!(var(&w, "filler"), Some(Value::Str("x".into())));
+        assert_eq!(var(&w, "twice"), Some(Value::Int(17)));
+        assert_eq!(
+            w.session.sent,
+            [
+                format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = ? [{aid}]"),
+                format!("UPDATE t SET v = ?, w = ?, d = ? WHERE id = ? [17,'abc','0.5',{aid}]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn simple_mode_writes_the_values_into_the_text() {
+        let mut w = worker(
+            &[(SCRIPT, 1)],
+            QueryMode::Simple,
+            &[("label", "'abc'"), ("half", "0.5")],
+        );
+        assert!(w.session.prepared.is_empty());
+        txn(&mut w).unwrap();
+        let aid = var(&w, "aid").unwrap();
+        assert_eq!(
+            w.session.sent,
+            [
+                format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = {aid}"),
+                format!("UPDATE t SET v = 17, w = 'abc', d = 0.5 WHERE id = {aid}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn run_time_errors_name_the_file_line_and_variable() {
+        let mut w = worker(&[("SELECT 1;\nSELECT :nope;\n", 1)], QueryMode::Prepared, &[]);
+        let e = txn(&mut w).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Fatal);
+        assert!(
+            e.message.starts_with("s0.sql:2: undefined variable \"nope\""),
+            "{}",
+            e.message
+        );
+        // The first statement ran; the failed transaction was rolled back.
+        assert_eq!(w.session.sent.last().map(String::as_str), Some("ROLLBACK"));
+
+        let mut w = worker(
+            &[("\\set x 1\n\\set y :x / (:x - 1)\nSELECT :y;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        let e = txn(&mut w).unwrap_err();
+        assert!(e.message.starts_with("s0.sql:2: division by zero"), "{}", e.message);
+        assert!(e.message.contains("\\set y :x / (:x - 1)"), "{}", e.message);
+    }
+
+    #[test]
+    fn leading_and_trailing_sleeps_are_pauses_and_middle_ones_are_not() {
+        let mut w = worker(
+            &[("\\sleep 3 ms\nSELECT 1;\n\\sleep 1 ms\nSELECT 2;\n\\sleep 5 ms\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        assert_eq!(w.pause(), Some(Duration::from_millis(3)));
+        let mut log = StatementLog::with_capacity(8);
+        let t = std::time::Instant::now();
+        rt().block_on(w.execute(&mut log)).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(1));
+        assert_eq!(log.samples().len(), 2);
+        // The trailing 5 ms come before the next transaction, with its leading 3 ms.
+        assert_eq!(w.pause(), Some(Duration::from_millis(8)));
+    }
+
+    #[test]
+    fn scripts_are_picked_by_weight() {
+        let mut w = worker(
+            &[("SELECT 1;\n", 3), ("SELECT 2;\n", 1), ("SELECT 3;\n", 0)],
+            QueryMode::Prepared,
+            &[],
+        );
+        let mut n = [0usize; 3];
+        for _ in 0..40_000 {
+            n[w.choose()] += 1;
+        }
+        assert_eq!(n[2], 0);
+        let ratio = n[0] as f64 / n[1] as f64;
+        assert!((2.8..3.2).contains(&ratio), "{n:?}");
+        let ops = w.program.ops();
+        assert_eq!(ops.transactions, ["s0.sql", "s1.sql", "s2.sql"]);
+        assert_eq!(ops.statements, ["SELECT"]);
+    }
+
+    #[test]
+    fn modes_and_weights_are_checked() {
+        assert!(QueryMode::parse("extended").unwrap_err().contains("not supported yet"));
+        assert!(QueryMode::parse("fast").unwrap_err().contains("simple or prepared"));
+        let mut parsed = Parsed::default();
+        parsed.add("a", "a.sql", "SELECT 1;\n").unwrap();
+        assert!(Program::new(parsed.clone(), vec![0], QueryMode::Prepared, &[], 1, 1)
+            .unwrap_err()
+            .contains("weight 0"));
+        let bad = [("x-y".to_string(), "1".to_string())];
+        assert!(Program::new(parsed, vec![1], QueryMode::Prepared, &bad, 1, 1)
+            .unwrap_err()
+            .contains("-D x-y"));
+        let mut parsed = Parsed::default();
+        parsed
+            .add("a", "a.sql", "\\startpipeline\nSELECT 1;\n\\endpipeline\n")
+            .unwrap();
+        let e = Program::new(parsed, vec![1], QueryMode::Simple, &[], 1, 1).unwrap_err();
+        assert!(e.starts_with("a.sql:1: \\startpipeline needs -M prepared"), "{e}");
+    }
+}
