@@ -40,8 +40,16 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     }
     let pg = TempPg::start(&[]);
     let url = pg.url();
-    pg.psql_as("sb", "sbtest", "CREATE TABLE kv (id int PRIMARY KEY, v bigint NOT NULL)");
-    pg.psql_as("sb", "sbtest", "INSERT INTO kv SELECT g, 0 FROM generate_series(1, 50) g");
+    pg.psql_as(
+        "sb",
+        "sbtest",
+        "CREATE TABLE kv (id int PRIMARY KEY, v bigint NOT NULL)",
+    );
+    pg.psql_as(
+        "sb",
+        "sbtest",
+        "INSERT INTO kv SELECT g, 0 FROM generate_series(1, 50) g",
+    );
     let dir = tempfile::tempdir().unwrap();
     let counter = dir.path().join("counter.sql");
     let count = dir.path().join("count.sql");
@@ -52,7 +60,18 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     let results = tempfile::tempdir().unwrap();
     run_ok(
         dbperf()
-            .args(["pgbench", "--target", &url, "--no-telemetry", "-c", "1", "-T", "2", "-D", "step=2"])
+            .args([
+                "pgbench",
+                "--target",
+                &url,
+                "--no-telemetry",
+                "-c",
+                "1",
+                "-T",
+                "2",
+                "-D",
+                "step=2",
+            ])
             .arg("-f")
             .arg(format!("{}@3", counter.display()))
             .arg("-f")
@@ -76,7 +95,10 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     assert_eq!(total, 2 * updates, "\\gset carried :cur into the UPDATE");
     let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
     let done = summary["transactions"]["total"].as_i64().unwrap();
-    assert!((done - updates - counts).abs() <= 1, "summary {done} vs {updates} + {counts}");
+    assert!(
+        (done - updates - counts).abs() <= 1,
+        "summary {done} vs {updates} + {counts}"
+    );
 
     // A syntax error: refused before connecting, with the file, the line and a caret.
     let broken = dir.path().join("broken.sql");
@@ -88,7 +110,10 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains(&format!("{}:2: syntax error in expression", broken.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: syntax error in expression", broken.display())),
+        "{err}"
+    );
     assert!(err.contains('^'), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
@@ -104,6 +129,9 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains(&format!("{}:2: undefined variable \"nope\"", broken.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: undefined variable \"nope\"", broken.display())),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }

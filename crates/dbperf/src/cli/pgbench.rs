@@ -141,7 +141,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
     if !matches!(command.as_str(), "init" | "cleanup") {
         let plan = script_plan(&a)?;
         if let Plan::Scripts(p) = plan {
-            return run_scripts(&a, p, target, argv);
+            return run_scripts(&a, *p, target, argv);
         }
     }
     if target.scheme != Scheme::Postgres {
@@ -286,7 +286,7 @@ fn run_script<S: Session + 'static>(
 /// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
 enum Plan {
     Builtin,
-    Scripts(ScriptPlan),
+    Scripts(Box<ScriptPlan>),
 }
 
 /// Parsed scripts with their weights, and what the options recorded say about them.
@@ -368,14 +368,14 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
         weights.push(1);
         labels.push(format!("{}@1", s.name()));
     }
-    Ok(Plan::Scripts(ScriptPlan {
+    Ok(Plan::Scripts(Box::new(ScriptPlan {
         parsed,
         weights,
         labels,
         mode,
         defines,
         uses_builtin: !builtins.is_empty() || a.file.is_empty(),
-    }))
+    })))
 }
 
 /// Runs parsed scripts, on PostgreSQL or MySQL.

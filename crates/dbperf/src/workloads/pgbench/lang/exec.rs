@@ -388,8 +388,17 @@ impl<S: Session> ScriptWorker<S> {
             };
             let start = now_ns();
             let result = match program.mode {
-                QueryMode::Prepared => self.exec_prepared(*stmt, store.is_some(), &c.loc).await?,
-                QueryMode::Simple => self.exec_simple(*stmt, store.is_some(), &c.loc).await?,
+                QueryMode::Prepared => self.exec_prepared(*stmt, store.is_some(), &c.loc).await,
+                QueryMode::Simple => self.exec_simple(*stmt, store.is_some(), &c.loc).await,
+            };
+            let result = match result {
+                Ok(r) => r,
+                // An error that stops the run says which command of which script failed.
+                Err(Fail::Db(mut e)) if e.class == ErrorClass::Fatal => {
+                    e.message = format!("{}: {} (in: {})", c.loc, e.message, c.loc.text.trim());
+                    return Err(Fail::Db(e));
+                }
+                Err(e) => return Err(e),
             };
             let class = if program.reads[*stmt] {
                 QueryClass::Read
@@ -620,6 +629,7 @@ mod tests {
     struct Fake {
         prepared: Vec<String>,
         sent: Vec<String>,
+        fail_next: bool,
     }
 
     impl Session for Fake {
@@ -631,6 +641,14 @@ mod tests {
             Ok(StmtId(self.prepared.len() as u32 - 1))
         }
         async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+            if std::mem::take(&mut self.fail_next) {
+                return Err(DbError {
+                    class: ErrorClass::Fatal,
+                    code: None,
+                    sqlstate: Some("42P01".into()),
+                    message: "relation \"t\" does not exist".into(),
+                });
+            }
             let ps: Vec<String> = params
                 .iter()
                 .map(|p| match p {
@@ -785,6 +803,15 @@ mod tests {
         let e = txn(&mut w).unwrap_err();
         assert!(e.message.starts_with("s0.sql:2: division by zero"), "{}", e.message);
         assert!(e.message.contains("\\set y :x / (:x - 1)"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_server_error_that_stops_the_run_names_the_command() {
+        let mut w = worker(&[("\\set x 1\nSELECT :x;\n", 1)], QueryMode::Prepared, &[]);
+        w.session.fail_next = true;
+        let e = txn(&mut w).unwrap_err();
+        assert_eq!(e.message, "s0.sql:2: relation \"t\" does not exist (in: SELECT :x;)");
+        assert_eq!(w.session.sent.last().map(String::as_str), Some("ROLLBACK"));
     }
 
     #[test]
