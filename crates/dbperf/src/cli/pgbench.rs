@@ -331,6 +331,9 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     for b in &a.builtin {
         builtins.push(builtin_weight(b)?);
     }
+    if a.file.is_empty() && builtins.len() == 1 && builtins[0].1 == 0 {
+        bail!("the only script has weight 0: give it a positive @WEIGHT (or none)");
+    }
     if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode == QueryMode::Prepared {
         return Ok(Plan::Builtin);
     }

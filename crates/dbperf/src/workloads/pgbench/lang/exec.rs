@@ -495,6 +495,12 @@ impl<S: Session> ScriptWorker<S> {
         for p in &s.pieces {
             match p {
                 Piece::Text(t) => self.sql.push_str(t),
+                Piece::Quoted(slot, written) => match &self.values[*slot as usize] {
+                    Some(v) => {
+                        let _ = write!(self.sql, "{v}");
+                    }
+                    None => self.sql.push_str(written),
+                },
                 Piece::Var(slot) => match &self.values[*slot as usize] {
                     None => {
                         return Err(script_error(

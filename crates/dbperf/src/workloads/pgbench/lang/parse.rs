@@ -57,6 +57,8 @@ pub enum Piece {
     Text(String),
     /// `:name`, by slot.
     Var(u32),
+    /// `:name` inside a quoted string: the value in simple mode, else the text as written.
+    Quoted(u32, String),
 }
 
 /// One SQL statement of a script.
@@ -575,7 +577,9 @@ fn finish_sql(
     }
 }
 
-/// Splits SQL at its `:variables` (outside quotes and comments; `::` is a cast).
+/// Splits SQL at its `:variables` (`::` is a cast). Outside quotes a variable is a
+/// parameter in prepared mode; inside single quotes it is written into the text in simple
+/// mode only, as pgbench does (`':name'`), and left as written when the variable is unset.
 pub fn statement(sql: &str, vars: &mut Vars) -> Statement {
     let chars: Vec<char> = sql.chars().collect();
     let mut pieces = Vec::new();
@@ -587,33 +591,38 @@ pub fn statement(sql: &str, vars: &mut Vars) -> Statement {
     while i < chars.len() {
         let c = chars[i];
         match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, ':') if chars.get(i + 1) == Some(&':') => {
+            (_, ':') if chars.get(i + 1) == Some(&':') => {
                 text.push_str("::");
                 placeholders.push_str("::");
                 i += 2;
                 continue;
             }
-            (None, ':') => {
+            (None | Some('\''), ':') => {
                 let mut j = i + 1;
                 while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
                     j += 1;
                 }
                 if j > i + 1 {
-                    let name: String = chars[i + 1..j].iter().collect();
-                    let slot = vars.slot(&name);
+                    let written: String = chars[i..j].iter().collect();
+                    let slot = vars.slot(&written[1..]);
                     if !text.is_empty() {
-                        pieces.push(super::parse::Piece::Text(std::mem::take(&mut text)));
+                        pieces.push(Piece::Text(std::mem::take(&mut text)));
                     }
-                    pieces.push(Piece::Var(slot));
-                    placeholders.push('?');
-                    params.push(slot);
+                    if quote.is_some() {
+                        pieces.push(Piece::Quoted(slot, written.clone()));
+                        placeholders.push_str(&written);
+                    } else {
+                        pieces.push(Piece::Var(slot));
+                        placeholders.push('?');
+                        params.push(slot);
+                    }
                     i = j;
                     continue;
                 }
             }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
             _ => {}
         }
         text.push(c);
