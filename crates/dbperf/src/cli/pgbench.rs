@@ -562,6 +562,51 @@ fn measured<W: dbperf_engine::Workload + 'static>(
 mod tests {
     use super::*;
 
+    fn args(argv: &[&str]) -> PgbenchArgs {
+        use clap::Parser;
+        let argv = std::iter::once("dbperf")
+            .chain(std::iter::once("pgbench"))
+            .chain(argv.iter().copied());
+        match crate::cli::args::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::args::Command::Pgbench(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn scripts_plan_mixes_files_and_builtins_and_keeps_the_fast_path_alone() {
+        assert!(matches!(script_plan(&args(&["tpcb-like"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&["-b", "sel"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&[])).unwrap(), Plan::Builtin));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("mine.sql");
+        std::fs::write(&f, "\\set x random(1, :n)\nSELECT :x;\n").unwrap();
+        let file = format!("{}@4", f.display());
+        let Plan::Scripts(p) =
+            script_plan(&args(&["-f", &file, "-b", "simple@2", "-D", "n=7", "-M", "simple"])).unwrap()
+        else {
+            panic!("scripts expected");
+        };
+        assert_eq!(p.weights, [2, 4]);
+        assert_eq!(p.mode, QueryMode::Simple);
+        assert_eq!(p.defines, [("n".to_string(), "7".to_string())]);
+        assert!(p.uses_builtin);
+        assert_eq!(p.parsed.scripts[1].name, "mine.sql");
+        // -D alone moves a built-in to the script path, where :variables can be set.
+        assert!(matches!(
+            script_plan(&args(&["select-only", "-D", "x=1"])).unwrap(),
+            Plan::Scripts(_)
+        ));
+        let e = |argv: &[&str]| match script_plan(&args(argv)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{argv:?} accepted"),
+        };
+        assert!(e(&["-b", "tpcb@0"]).contains("weight 0"));
+        assert!(e(&["-D", "novalue"]).contains("NAME=VALUE"));
+        assert!(e(&["-M", "extended"]).contains("not supported yet"));
+        assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
+    }
+
     #[test]
     fn weights_split_at_the_last_at_sign() {
         assert_eq!(split_weight("a.sql@3").unwrap(), ("a.sql", 3));
