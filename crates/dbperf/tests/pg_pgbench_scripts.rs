@@ -82,6 +82,7 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     let selects = calls(&pg, "SELECT v AS cur, id%");
     let updates = calls(&pg, "UPDATE kv SET v = $1 WHERE id = $2");
     let counts = calls(&pg, "SELECT count(*) AS n FROM kv");
+    eprintln!("pg_stat_statements: {selects} selects, {updates} updates, {counts} counts");
     assert_eq!(calls(&pg, "SELECT $1 AS never"), 0, "\\if took the \\else branch");
     assert!(updates > 200, "too few transactions to compare: {updates} updates");
     assert_eq!(selects, updates, "each counter transaction reads, then writes");
@@ -134,4 +135,5 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
+    eprintln!("{err}");
 }
