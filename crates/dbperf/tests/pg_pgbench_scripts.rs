@@ -1,7 +1,8 @@
 //! `dbperf pgbench -f FILE@W` on a real PostgreSQL 15: two weighted script files using
 //! `\set`, `-D`, `\if`, `\gset` and `\sleep` run for 2 s, and `pg_stat_statements` shows
 //! their statements in the weights' proportions (and `\gset` really carried each value into
-//! the next statement); a broken script exits non-zero with `FILE:LINE` and no panic.
+//! the next statement), in `-M prepared` and `-M simple`; a broken script exits non-zero
+//! with `FILE:LINE` and no panic.
 
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
@@ -100,6 +101,24 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
         (done - updates - counts).abs() <= 1,
         "summary {done} vs {updates} + {counts}"
     );
+
+    // -M simple: the values written into the text, \gset read from a text result.
+    pg.psql("SELECT pg_stat_statements_reset()");
+    pg.psql_as("sb", "sbtest", "UPDATE kv SET v = 0");
+    let results = tempfile::tempdir().unwrap();
+    run_ok(
+        dbperf()
+            .args(["pgbench", "--target", &url, "--no-telemetry", "-c", "1", "-T", "1", "-M", "simple"])
+            .args(["-D", "step=3", "-f"])
+            .arg(&counter)
+            .arg("--results-dir")
+            .arg(results.path()),
+    );
+    // The statements arrive with literals, which pg_stat_statements normalizes back to $n.
+    let updates = calls(&pg, "UPDATE kv SET v = $1 WHERE id = $2");
+    assert!(updates > 100, "{updates} updates in simple mode");
+    let total: i64 = pg.psql("SELECT sum(v) FROM kv").parse().unwrap();
+    assert_eq!(total, 3 * updates, "simple mode: \\gset carried :cur into the UPDATE");
 
     // A syntax error: refused before connecting, with the file, the line and a caret.
     let broken = dir.path().join("broken.sql");
