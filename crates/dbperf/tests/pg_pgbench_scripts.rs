@@ -108,7 +108,18 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     let results = tempfile::tempdir().unwrap();
     run_ok(
         dbperf()
-            .args(["pgbench", "--target", &url, "--no-telemetry", "-c", "1", "-T", "1", "-M", "simple"])
+            .args([
+                "pgbench",
+                "--target",
+                &url,
+                "--no-telemetry",
+                "-c",
+                "1",
+                "-T",
+                "1",
+                "-M",
+                "simple",
+            ])
             .args(["-D", "step=3", "-f"])
             .arg(&counter)
             .arg("--results-dir")
