@@ -60,7 +60,7 @@ pub enum Command {
     Report(crate::cli::report::ReportArgs),
     /// TPC-H / DBT-3: data identical to dbgen, qgen parameters, answer validation, power test.
     Tpch(Box<crate::cli::tpch::TpchArgs>),
-    /// pgbench's built-in workloads on PostgreSQL: `dbperf pgbench init|tpcb-like|simple-update|select-only`
+    /// pgbench: its built-in workloads and your own script files: `dbperf pgbench init|tpcb-like|simple-update|select-only`, `dbperf pgbench -f FILE[@W]`
     Pgbench(Box<crate::cli::pgbench::PgbenchArgs>),
     /// LinkBench (Facebook's social graph): `dbperf linkbench load|request --maxid1 N ...`
     Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),

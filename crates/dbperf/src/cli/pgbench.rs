@@ -1,7 +1,9 @@
-//! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup`: pgbench's built-in
-//! workloads on PostgreSQL, validated into a plan and run through the shared measured run
-//! ([`crate::run`], its report from [`crate::workloads::pgbench::report`]); also the PostgreSQL server facts for the manifest, shared with
-//! `dbperf sysbench` on a postgres:// target.
+//! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup` and `dbperf pgbench -f
+//! FILE[@W] -b NAME[@W] -D VAR=VALUE -M MODE`: pgbench's built-in workloads and users' own
+//! pgbench scripts ([`crate::workloads::pgbench::lang`]), validated into a plan and run
+//! through the shared measured run ([`crate::run`], its report from
+//! [`crate::workloads::pgbench::report`]); also the PostgreSQL server facts for the manifest,
+//! shared with `dbperf sysbench` on a postgres:// target.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,6 +25,8 @@ use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunFlags, RunShape};
 use crate::workloads::pgbench::init::{self, InitConfig};
+use crate::workloads::pgbench::lang::exec::{Program, QueryMode, ScriptWorkload};
+use crate::workloads::pgbench::lang::parse::Parsed;
 use crate::workloads::pgbench::report::PgbenchReport;
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
 
@@ -56,16 +60,46 @@ impl RunFlags for PgbenchFlags {
         clients: needed by --rate), or auto (blocking in closed loop up to 128 clients, unless --jobs is given)";
 }
 
+const SCRIPT_HELP: &str = "Scripts: -f FILE[@WEIGHT] runs a pgbench script file (repeatable), -b NAME[@WEIGHT] \
+a built-in (tpcb-like, simple-update, select-only, or a unique prefix); with several, each transaction \
+picks one at random by weight (default 1). The language is pgbench's: SQL ending at ';' (\\; joins \
+compound parts), :name variables (bound as parameters with -M prepared, written in as text with -M \
+simple), automatic :scale, :client_id, :default_seed, :random_seed; meta-commands \\set NAME EXPR \
+(pgbench's operators, CASE, abs debug double exp greatest hash hash_fnv1a hash_murmur2 int least ln \
+mod permute pi pow random random_exponential random_gaussian random_zipfian sqrt), \\sleep N [us|ms|s] \
+(before the first or after the last SQL command: a pause outside the latency; between SQL \
+commands: inside it, as in pgbench), \\if/\\elif/\\else/\\endif, \\gset [PREFIX] and \\aset \
+[PREFIX] after a query (columns named by the select list; name expressions with AS), \
+\\startpipeline/\\endpipeline (accepted; dbperf sends the statements one at a time). \\shell and \
+\\setshell are refused. Statements are reported by their first words (UPDATE pgbench_accounts). \
+Script files run on mysql:// targets too (:name becomes ?), where their SQL is valid there. \
+permute() is a permutation of its own: its values differ from pgbench's.";
+
 #[derive(Debug, Args)]
+#[command(after_long_help = SCRIPT_HELP)]
 pub struct PgbenchArgs {
-    /// init, tpcb-like, simple-update, select-only, or cleanup.
-    pub command: String,
+    /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
+    /// one: the -f/-b scripts, or tpcb-like.
+    pub command: Option<String>,
+    /// A pgbench script file to run, optionally weighted: FILE or FILE@WEIGHT (repeatable; see --help).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub file: Vec<String>,
+    /// A built-in script, optionally weighted: tpcb-like, simple-update, select-only or a unique prefix, @WEIGHT (repeatable).
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtin: Vec<String>,
+    /// Sets a script variable before the run: NAME=VALUE (repeatable; also default_seed).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+    /// Query mode: prepared (prepared once per connection, variables bound) or simple (text, variables written in). extended is not supported yet.
+    #[arg(short = 'M', long = "protocol", default_value = "prepared")]
+    pub protocol: String,
     /// Where to connect (--target, DBPERF_TARGET or --target-file): postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
     #[command(flatten)]
     pub target: TargetUrl,
-    /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit).
-    #[arg(short = 's', long, default_value_t = 1)]
-    pub scale: u32,
+    /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit; default 1). Runs:
+    /// the value of :scale for script files (default 1); built-ins read it from pgbench_branches.
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
     /// init: fillfactor of accounts, tellers and branches (10..100).
     #[arg(short = 'F', long, default_value_t = 100)]
     pub fillfactor: u32,
@@ -103,6 +137,13 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
     let Some(target) = a.target.resolve()? else {
         bail!("no server given: use --target postgres://USER:PASS@HOST:PORT/DB (or sandbox:NAME), DBPERF_TARGET or --target-file");
     };
+    let command = a.command.clone().unwrap_or_default();
+    if !matches!(command.as_str(), "init" | "cleanup") {
+        let plan = script_plan(&a)?;
+        if let Plan::Scripts(p) = plan {
+            return run_scripts(&a, *p, target, argv);
+        }
+    }
     if target.scheme != Scheme::Postgres {
         bail!(
             "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
@@ -113,11 +154,11 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    match a.command.as_str() {
+    match command.as_str() {
         "init" => {
             let r = rt.block_on(init::init(&InitConfig {
                 target,
-                scale: a.scale,
+                scale: a.scale.unwrap_or(1),
                 fillfactor: a.fillfactor,
                 unlogged: a.unlogged_tables,
             }))?;
@@ -135,7 +176,13 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         other => {
-            let script: Script = other.parse().map_err(|e: String| anyhow!("{e}, or init / cleanup"))?;
+            let script = match other {
+                "" => a
+                    .builtin
+                    .first()
+                    .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
+                _ => Script::by_prefix(other).map_err(|e| anyhow!("{e}, or init / cleanup"))?,
+            };
             let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
             let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
             let (facts, scale) = rt.block_on(async {
@@ -234,4 +281,342 @@ fn run_script<S: Session + 'static>(
         client_threads: run.client_threads,
     };
     Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}
+
+/// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
+enum Plan {
+    Builtin,
+    Scripts(Box<ScriptPlan>),
+}
+
+/// Parsed scripts with their weights, and what the options recorded say about them.
+struct ScriptPlan {
+    parsed: Parsed,
+    weights: Vec<u64>,
+    labels: Vec<String>,
+    mode: QueryMode,
+    defines: Vec<(String, String)>,
+    uses_builtin: bool,
+}
+
+/// `NAME[@WEIGHT]` of `-b`.
+fn builtin_weight(spec: &str) -> Result<(Script, u64)> {
+    let (name, w) = split_weight(spec)?;
+    Ok((Script::by_prefix(name).map_err(|e| anyhow!("-b {spec}: {e}"))?, w))
+}
+
+/// `X@WEIGHT` → (X, WEIGHT); without a number after the last `@`, all of it is X, weight 1.
+fn split_weight(spec: &str) -> Result<(&str, u64)> {
+    match spec.rsplit_once('@') {
+        Some((x, w)) if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) => {
+            let w: u64 = w
+                .parse()
+                .ok()
+                .filter(|&w| w <= i32::MAX as u64)
+                .ok_or_else(|| anyhow!("weight of {spec} is too large (at most {})", i32::MAX))?;
+            Ok((x, w))
+        }
+        Some((_, w)) if w.starts_with('-') => bail!("weight of {spec} must be a number >= 0"),
+        _ => Ok((spec, 1)),
+    }
+}
+
+/// Reads `-f`, `-b`, `-D` and `-M` (and a built-in named as the command) into a plan.
+fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
+    let mode = QueryMode::parse(&a.protocol).map_err(|e| anyhow!(e))?;
+    let mut builtins = Vec::new();
+    if let Some(c) = a.command.as_deref() {
+        builtins.push((Script::by_prefix(c).map_err(|e| anyhow!("{e}, or init / cleanup"))?, 1));
+    }
+    for b in &a.builtin {
+        builtins.push(builtin_weight(b)?);
+    }
+    if a.file.is_empty() && builtins.len() == 1 && builtins[0].1 == 0 {
+        bail!("the only script has weight 0: give it a positive @WEIGHT (or none)");
+    }
+    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode == QueryMode::Prepared {
+        return Ok(Plan::Builtin);
+    }
+    let mut defines = Vec::new();
+    for d in &a.define {
+        let Some((name, value)) = d.split_once('=') else {
+            bail!("-D {d}: write NAME=VALUE");
+        };
+        defines.push((name.to_string(), value.to_string()));
+    }
+    let mut parsed = Parsed::default();
+    let (mut weights, mut labels) = (Vec::new(), Vec::new());
+    for (s, w) in &builtins {
+        parsed
+            .add(s.name(), &format!("builtin {}", s.name()), &s.text())
+            .map_err(|e| anyhow!("{e}"))?;
+        weights.push(*w);
+        labels.push(format!("{}@{w}", s.name()));
+    }
+    for f in &a.file {
+        let (path, w) = split_weight(f)?;
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read script file {path}: {e}"))?;
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+        parsed.add(&name, path, &text).map_err(|e| anyhow!("{e}"))?;
+        weights.push(w);
+        labels.push(format!("{path}@{w}"));
+    }
+    if builtins.is_empty() && a.file.is_empty() {
+        let s = Script::TpcbLike;
+        parsed
+            .add(s.name(), &format!("builtin {}", s.name()), &s.text())
+            .map_err(|e| anyhow!("{e}"))?;
+        weights.push(1);
+        labels.push(format!("{}@1", s.name()));
+    }
+    Ok(Plan::Scripts(Box::new(ScriptPlan {
+        parsed,
+        weights,
+        labels,
+        mode,
+        defines,
+        uses_builtin: !builtins.is_empty() || a.file.is_empty(),
+    })))
+}
+
+/// Runs parsed scripts, on PostgreSQL or MySQL.
+fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) -> Result<ExitCode> {
+    if a.run.time == 0 && a.transactions == 0 {
+        bail!("the run has no end: give --time (seconds) or --transactions (per client)");
+    }
+    let ignore = match target.scheme {
+        Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+        Scheme::Mysql => crate::driver::mysql::IgnoreErrors::sysbench_default(),
+    };
+    if target.scheme == Scheme::Mysql && p.uses_builtin {
+        bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target");
+    }
+    let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (facts, scale) = rt.block_on(async {
+        match target.scheme {
+            Scheme::Postgres => {
+                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
+                let scale = match a.scale {
+                    Some(n) => n as i64,
+                    None if p.uses_builtin => init::scale_of(&mut s).await?,
+                    None => 1,
+                };
+                anyhow::Ok((facts, scale))
+            }
+            Scheme::Mysql => {
+                let mut s = crate::driver::wire::WireSession::connect(&target, ignore.clone()).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
+                anyhow::Ok((facts, a.scale.unwrap_or(1) as i64))
+            }
+        }
+    })?;
+    drop(rt);
+    let seed = a.random_seed.unwrap_or_else(clock_seed);
+    let labels = p.labels.join(" ");
+    let mode = p.mode;
+    let program = Arc::new(Program::new(p.parsed, p.weights, p.mode, &p.defines, scale, seed).map_err(|e| anyhow!(e))?);
+    let common = Common {
+        label: labels,
+        run_name: "pgbench_script".into(),
+        protocol: mode.name(),
+        scale,
+        seed,
+        facts,
+    };
+    match client {
+        Client::TokioPostgres => {
+            let wl = Arc::new(ScriptWorkload::<PgSession>::new(program, target.clone(), ignore, seed));
+            measured(a, wl, &target, common, argv)
+        }
+        Client::MysqlWire => {
+            let wl = Arc::new(ScriptWorkload::<crate::driver::wire::WireSession>::new(
+                program,
+                target.clone(),
+                ignore,
+                seed,
+            ));
+            measured(a, wl, &target, common, argv)
+        }
+        Client::MysqlAsync => {
+            let wl = Arc::new(ScriptWorkload::<crate::driver::mysql::MysqlSession>::new(
+                program,
+                target.clone(),
+                ignore,
+                seed,
+            ));
+            measured(a, wl, &target, common, argv)
+        }
+        Client::PgWire => {
+            let wl = Arc::new(ScriptWorkload::<PgWireSession>::new(
+                program,
+                target.clone(),
+                ignore,
+                seed,
+            ));
+            measured(a, wl, &target, common, argv)
+        }
+    }
+}
+
+fn clock_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// What a run records besides the shared options.
+struct Common {
+    label: String,
+    run_name: String,
+    protocol: &'static str,
+    scale: i64,
+    seed: u64,
+    facts: ServerFacts,
+}
+
+/// The measured run of `workload`, its options recorded and its report printed.
+fn measured<W: dbperf_engine::Workload + 'static>(
+    a: &PgbenchArgs,
+    workload: Arc<W>,
+    target: &Target,
+    c: Common,
+    argv: &[String],
+) -> Result<ExitCode> {
+    let run = a.run.config(&RunShape {
+        connections: a.clients as usize,
+        events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
+        arrival: "poisson",
+        rate_per_connection: false,
+        shutdown_grace: Some(a.shutdown_grace),
+        seed: c.seed,
+    })?;
+    let scale = c.scale;
+    let mut options = serde_json::Map::new();
+    options.insert("script".into(), c.label.clone().into());
+    options.insert("scale".into(), scale.into());
+    options.insert("clients".into(), a.clients.into());
+    options.insert("jobs".into(), run.client_threads.into());
+    record_run_options(&run, &mut options);
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("transactions_per_client".into(), a.transactions.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("protocol".into(), c.protocol.into());
+    if !a.define.is_empty() {
+        options.insert("define".into(), a.define.clone().into());
+    }
+    options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.run.out.record_options(&mut options);
+    let version = c.facts.version.clone();
+    let family = match target.scheme {
+        Scheme::Postgres => "PostgreSQL",
+        Scheme::Mysql => "MySQL",
+    };
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — pgbench {} (scale {scale}, -M {}) on {} ({family} {version}), {} client(s), {}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            c.label,
+            c.protocol,
+            target.endpoint(),
+            a.clients,
+            match run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                r => format!("open loop at {} trx/s (poisson arrivals)", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.run.out.results_dir,
+        name: &c.run_name,
+        options,
+        seeds: serde_json::json!({ "random_seed": c.seed }),
+        target,
+        facts: c.facts,
+        run: &run,
+        print_every: a.run.print_every(),
+        telemetry: a.run.out.telemetry(target),
+        rand_type: "uniform",
+        threads: a.clients,
+        banner: &banner,
+        live: LiveLine::Standard,
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    let report = PgbenchReport {
+        client_threads: run.client_threads,
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(argv: &[&str]) -> PgbenchArgs {
+        use clap::Parser;
+        let argv = std::iter::once("dbperf")
+            .chain(std::iter::once("pgbench"))
+            .chain(argv.iter().copied());
+        match crate::cli::args::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::args::Command::Pgbench(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn scripts_plan_mixes_files_and_builtins_and_keeps_the_fast_path_alone() {
+        assert!(matches!(script_plan(&args(&["tpcb-like"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&["-b", "sel"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&[])).unwrap(), Plan::Builtin));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("mine.sql");
+        std::fs::write(&f, "\\set x random(1, :n)\nSELECT :x;\n").unwrap();
+        let file = format!("{}@4", f.display());
+        let Plan::Scripts(p) =
+            script_plan(&args(&["-f", &file, "-b", "simple@2", "-D", "n=7", "-M", "simple"])).unwrap()
+        else {
+            panic!("scripts expected");
+        };
+        assert_eq!(p.weights, [2, 4]);
+        assert_eq!(p.mode, QueryMode::Simple);
+        assert_eq!(p.defines, [("n".to_string(), "7".to_string())]);
+        assert!(p.uses_builtin);
+        assert_eq!(p.parsed.scripts[1].name, "mine.sql");
+        // -D alone moves a built-in to the script path, where :variables can be set.
+        assert!(matches!(
+            script_plan(&args(&["select-only", "-D", "x=1"])).unwrap(),
+            Plan::Scripts(_)
+        ));
+        let e = |argv: &[&str]| match script_plan(&args(argv)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{argv:?} accepted"),
+        };
+        assert!(e(&["-b", "tpcb@0"]).contains("weight 0"));
+        assert!(e(&["-D", "novalue"]).contains("NAME=VALUE"));
+        assert!(e(&["-M", "extended"]).contains("not supported yet"));
+        assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
+    }
+
+    #[test]
+    fn weights_split_at_the_last_at_sign() {
+        assert_eq!(split_weight("a.sql@3").unwrap(), ("a.sql", 3));
+        assert_eq!(split_weight("dir@x/a.sql").unwrap(), ("dir@x/a.sql", 1));
+        assert_eq!(split_weight("a.sql").unwrap(), ("a.sql", 1));
+        assert!(split_weight("a.sql@99999999999")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+        assert_eq!(builtin_weight("sel@0").unwrap(), (Script::SelectOnly, 0));
+        assert!(builtin_weight("s@2").unwrap_err().to_string().contains("ambiguous"));
+    }
 }

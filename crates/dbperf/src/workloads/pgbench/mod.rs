@@ -5,8 +5,10 @@
 //! |---|---|
 //! | [`init`] | `pgbench -i`: the four tables, fillfactor, the client-side COPY load, vacuum, primary keys |
 //! | [`script`] | the `tpcb-like`, `simple-update` and `select-only` scripts as a [`dbperf_engine::Worker`] |
+//! | [`lang`] | pgbench's script language: users' `-f` files and weighted mixes with the built-ins |
 
 pub mod init;
+pub mod lang;
 pub mod report;
 pub mod script;
 

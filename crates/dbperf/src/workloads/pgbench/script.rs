@@ -67,6 +67,61 @@ impl Script {
     }
 }
 
+/// The `\set` lines pgbench's built-ins start with.
+const DRAWS: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+";
+
+impl Script {
+    /// The script in pgbench's language (as `pgbench --show-script` prints it), for runs
+    /// that mix it with script files (`-b NAME@W -f FILE@W`).
+    pub fn text(self) -> String {
+        let body = match self {
+            Script::TpcbLike => {
+                "BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+"
+            }
+            Script::SimpleUpdate => {
+                "BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+"
+            }
+            Script::SelectOnly => return "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n".into(),
+        };
+        format!("{DRAWS}{body}")
+    }
+
+    /// The built-in `name` abbreviates, as pgbench's `-b` takes a unique prefix
+    /// (`tpcb`, `simple`, `select`).
+    pub fn by_prefix(name: &str) -> Result<Script, String> {
+        let found: Vec<Script> = Script::ALL
+            .into_iter()
+            .filter(|s| !name.is_empty() && s.name().starts_with(name))
+            .collect();
+        match found.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(format!(
+                "unknown built-in script {name:?}: use tpcb-like, simple-update or select-only (or a unique prefix)"
+            )),
+            _ => Err(format!(
+                "built-in script {name:?} is ambiguous: {}",
+                found.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
 impl FromStr for Script {
     type Err = String;
 
@@ -266,5 +321,28 @@ mod tests {
             assert_eq!(s.name().parse::<Script>().unwrap(), s);
         }
         assert!("tpcb".parse::<Script>().unwrap_err().contains("tpcb-like"));
+        assert_eq!(Script::by_prefix("tpcb").unwrap(), Script::TpcbLike);
+        assert_eq!(Script::by_prefix("sel").unwrap(), Script::SelectOnly);
+        assert!(Script::by_prefix("s").unwrap_err().contains("ambiguous"));
+        assert!(Script::by_prefix("x").unwrap_err().contains("unknown"));
+    }
+
+    #[test]
+    fn builtin_texts_parse_into_the_same_statements() {
+        for s in Script::ALL {
+            let mut p = crate::workloads::pgbench::lang::parse::Parsed::default();
+            p.add(s.name(), s.name(), &s.text()).unwrap();
+            assert_eq!(p.statements.len(), s.statements().len(), "{}", s.name());
+            for (st, k) in p.statements.iter().zip(s.statements()) {
+                let (_, _, sql) = KINDS[*k as usize];
+                // Same SQL with :variables where the built-in binds parameters.
+                assert_eq!(
+                    st.placeholders.split('?').count(),
+                    sql.split('?').count(),
+                    "{}",
+                    st.placeholders
+                );
+            }
+        }
     }
 }

@@ -1,0 +1,1051 @@
+//! Script text → commands, as pgbench reads a `-f` file: SQL commands end at `;` outside
+//! quotes and comments (and may span lines; `\;` separates the parts of a compound
+//! command), `:name` in SQL is a variable, a line starting with `\` is a meta-command
+//! (`\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`, `\gset`/`\aset` after a query,
+//! `\startpipeline`/`\endpipeline`). Every command keeps its `FILE:LINE` and source line
+//! for errors, which point at the text (with a caret under an expression's fault).
+
+use std::fmt;
+
+use super::expr::{self, Expr};
+use super::{valid_name, Vars};
+
+/// Where a command is, and its first source line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// The file as the user named it (or `builtin: NAME`).
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The line's text.
+    pub text: String,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// A script error: where, what, and optionally the column to point a caret at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptError {
+    /// The command's place.
+    pub loc: Loc,
+    /// What is wrong.
+    pub message: String,
+    /// Column (in characters) of the line's text.
+    pub column: Option<usize>,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}\n    {}", self.loc, self.message, self.loc.text)?;
+        if let Some(c) = self.column {
+            write!(f, "\n    {}^", " ".repeat(c))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// A piece of SQL text: literal text or a variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// SQL as written.
+    Text(String),
+    /// `:name`, by slot.
+    Var(u32),
+    /// `:name` inside a quoted string: the value in simple mode, else the text as written.
+    Quoted(u32, String),
+}
+
+/// One SQL statement of a script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    /// The SQL split at its variables.
+    pub pieces: Vec<Piece>,
+    /// The SQL with `?` for each variable (prepared mode).
+    pub placeholders: String,
+    /// The variables bound to the `?`s, in order.
+    pub params: Vec<u32>,
+    /// Its name in the per-statement latencies: the SQL's first words (`UPDATE pgbench_accounts`).
+    pub name: String,
+}
+
+/// Where `\gset`/`\aset` puts a query's columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Store {
+    /// `\aset`: every row (the last one wins), no row is no change; `\gset`: exactly one row.
+    pub all_rows: bool,
+    /// The variable of each column, in order.
+    pub vars: Vec<u32>,
+}
+
+/// `\sleep`'s amount.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Amount {
+    /// A number.
+    Const(i64),
+    /// `:name`.
+    Var(u32),
+}
+
+/// One step of a script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Runs a statement (an index into [`Parsed::statements`]), storing its row if asked.
+    Sql { stmt: usize, store: Option<Store> },
+    /// `\set`.
+    Set { var: u32, expr: Expr },
+    /// `\sleep`, in microseconds per unit.
+    Sleep { amount: Amount, unit_us: u64 },
+    /// `\if`/`\elif`: go to `to` unless the condition holds.
+    JumpUnless { cond: Expr, to: usize },
+    /// The end of an `\if` branch: go to `to` (after the `\endif`).
+    Jump(usize),
+    /// `\startpipeline`.
+    StartPipeline,
+    /// `\endpipeline`.
+    EndPipeline,
+}
+
+/// A command: an [`Op`] and where it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cmd {
+    /// What it does.
+    pub op: Op,
+    /// Where.
+    pub loc: Loc,
+}
+
+/// A parsed script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    /// Its name in the results (the file name, or the built-in's).
+    pub name: String,
+    /// Its commands.
+    pub cmds: Vec<Cmd>,
+}
+
+/// Every script of a run, with the variables and statements they share.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Variables by slot.
+    pub vars: Vars,
+    /// Statements, across scripts.
+    pub statements: Vec<Statement>,
+    /// The scripts.
+    pub scripts: Vec<Script>,
+}
+
+impl Parsed {
+    /// Parses `text` (from `file`) as a script named `name`, adding it.
+    pub fn add(&mut self, name: &str, file: &str, text: &str) -> Result<(), ScriptError> {
+        let cmds = parse_script(self, file, text)?;
+        if !cmds
+            .iter()
+            .any(|c| matches!(c.op, Op::Sql { .. } | Op::Sleep { .. } | Op::Set { .. }))
+        {
+            return Err(ScriptError {
+                loc: Loc {
+                    file: file.to_string(),
+                    line: 1,
+                    text: text.lines().next().unwrap_or("").to_string(),
+                },
+                message: "the script has no command: write SQL ending in ';' or meta-commands such as \\set".into(),
+                column: None,
+            });
+        }
+        self.scripts.push(Script {
+            name: name.to_string(),
+            cmds,
+        });
+        Ok(())
+    }
+
+    /// The distinct statement names, in first-use order (the [`dbperf_engine::OpTable`]
+    /// statements), and each statement's index among them.
+    pub fn statement_kinds(&self) -> (Vec<String>, Vec<u16>) {
+        let mut names: Vec<String> = Vec::new();
+        let kinds = self
+            .statements
+            .iter()
+            .map(|s| match names.iter().position(|n| *n == s.name) {
+                Some(i) => i as u16,
+                None => {
+                    names.push(s.name.clone());
+                    (names.len() - 1) as u16
+                }
+            })
+            .collect();
+        (names, kinds)
+    }
+}
+
+struct Pending {
+    /// Parts of a compound command, each SQL text.
+    parts: Vec<String>,
+    current: String,
+    line: u32,
+}
+
+fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, ScriptError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let loc = |n: usize| Loc {
+        file: file.to_string(),
+        line: n as u32 + 1,
+        text: lines.get(n).map_or("", |l| l.trim_end()).to_string(),
+    };
+    let err = |n: usize, message: String, column: Option<usize>| ScriptError {
+        loc: loc(n),
+        message,
+        column,
+    };
+    let mut cmds: Vec<Cmd> = Vec::new();
+    // Open \if blocks: the index of the pending JumpUnless (to patch) and the Jumps to the
+    // \endif, the \if's line, and whether \else was seen.
+    struct Block {
+        unless: Option<usize>,
+        ends: Vec<usize>,
+        line: usize,
+        had_else: bool,
+    }
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut pipeline: Option<usize> = None;
+    let mut sql = Pending {
+        parts: Vec::new(),
+        current: String::new(),
+        line: 0,
+    };
+    // Lexer state carried across lines inside SQL.
+    let mut quote: Option<String> = None;
+    let mut block_comment = 0usize;
+    let mut n = 0;
+    while n < lines.len() {
+        let line = lines[n];
+        let pending = !sql.current.trim().is_empty() || !sql.parts.is_empty();
+        if quote.is_none() && block_comment == 0 && line.trim_start().starts_with('\\') {
+            // A meta-command, continued on the next line while it ends with '\'.
+            let first = n;
+            let mut body = line.trim_start()[1..].to_string();
+            while body.ends_with('\\') && n + 1 < lines.len() {
+                body.pop();
+                n += 1;
+                body.push(' ');
+                body.push_str(lines[n]);
+            }
+            n += 1;
+            let indent = line.len() - line.trim_start().len() + 1;
+            let (word, rest) = match body.find(char::is_whitespace) {
+                Some(i) => (&body[..i], &body[i..]),
+                None => (body.as_str(), ""),
+            };
+            let args_col = indent + word.len() + (rest.len() - rest.trim_start().len());
+            let rest = rest.trim();
+            let word_lc = word.to_ascii_lowercase();
+            if matches!(word_lc.as_str(), "gset" | "aset") {
+                if !pending {
+                    return Err(err(first, format!("\\{word} must follow a query"), None));
+                }
+                let store = store_for(p, &mut sql, &word_lc, rest).map_err(|m| err(first, m, None))?;
+                finish_sql(p, &mut cmds, &mut sql, Some(store), &loc);
+                continue;
+            }
+            if pending {
+                return Err(err(
+                    sql.line as usize,
+                    format!("this SQL command has no ';' before the \\{word} on line {}", first + 1),
+                    None,
+                ));
+            }
+            let at = loc(first);
+            let op = match word_lc.as_str() {
+                "set" => {
+                    let (name, e) = match rest.find(char::is_whitespace) {
+                        Some(i) => (&rest[..i], rest[i..].trim_start()),
+                        None => (rest, ""),
+                    };
+                    if !valid_name(name) {
+                        return Err(err(first, format!("\\set needs a variable name, got {name:?}"), Some(args_col)));
+                    }
+                    if e.is_empty() {
+                        return Err(err(first, "\\set needs an expression: \\set name expression".into(), None));
+                    }
+                    let e_col = args_col + name.len() + (rest.len() - name.len() - e.len());
+                    let var = p.vars.slot(name);
+                    let expr = expr::parse(e, &mut p.vars)
+                        .map_err(|s| err(first, format!("syntax error in expression: {}", s.message), Some(e_col + s.column)))?;
+                    Op::Set { var, expr }
+                }
+                "sleep" => {
+                    let mut words = rest.split_whitespace();
+                    let amount = match words.next() {
+                        Some(v) if v.starts_with(':') && valid_name(&v[1..]) => Amount::Var(p.vars.slot(&v[1..])),
+                        Some(v) => match v.parse::<i64>() {
+                            Ok(i) if i >= 0 => Amount::Const(i),
+                            _ => return Err(err(first, format!("\\sleep needs a number of units or a :variable, got {v:?}"), Some(args_col))),
+                        },
+                        None => return Err(err(first, "\\sleep needs an amount: \\sleep N [us|ms|s]".into(), None)),
+                    };
+                    let unit_us = match words.next().map(|u| u.to_ascii_lowercase()) {
+                        None => 1_000_000,
+                        Some(u) if u == "s" => 1_000_000,
+                        Some(u) if u == "ms" => 1_000,
+                        Some(u) if u == "us" => 1,
+                        Some(u) => return Err(err(first, format!("unknown \\sleep unit {u:?}: use us, ms or s"), None)),
+                    };
+                    if let Some(extra) = words.next() {
+                        return Err(err(first, format!("unexpected {extra:?} after \\sleep's unit"), None));
+                    }
+                    Op::Sleep { amount, unit_us }
+                }
+                "setshell" | "shell" => {
+                    return Err(err(
+                        first,
+                        format!("\\{word} is not supported: dbperf runs no shell commands from scripts; compute the value with \\set or a query and \\gset"),
+                        None,
+                    ))
+                }
+                "if" | "elif" => {
+                    let e = rest;
+                    if e.is_empty() {
+                        return Err(err(first, format!("\\{word} needs a condition"), None));
+                    }
+                    let cond = expr::parse(e, &mut p.vars)
+                        .map_err(|s| err(first, format!("syntax error in expression: {}", s.message), Some(args_col + s.column)))?;
+                    if word_lc == "if" {
+                        blocks.push(Block {
+                            unless: Some(cmds.len()),
+                            ends: Vec::new(),
+                            line: first,
+                            had_else: false,
+                        });
+                    } else {
+                        let Some(b) = blocks.last_mut() else {
+                            return Err(err(first, "\\elif without a matching \\if".into(), None));
+                        };
+                        if b.had_else {
+                            return Err(err(first, "\\elif after \\else".into(), None));
+                        }
+                        b.ends.push(cmds.len());
+                        cmds.push(Cmd {
+                            op: Op::Jump(0),
+                            loc: at.clone(),
+                        });
+                        if let Some(u) = b.unless.take() {
+                            let end = cmds.len();
+                            patch(&mut cmds[u].op, end);
+                        }
+                        b.unless = Some(cmds.len());
+                    }
+                    Op::JumpUnless { cond, to: 0 }
+                }
+                "else" => {
+                    let Some(b) = blocks.last_mut() else {
+                        return Err(err(first, "\\else without a matching \\if".into(), None));
+                    };
+                    if b.had_else {
+                        return Err(err(first, "a second \\else in the same \\if".into(), None));
+                    }
+                    b.had_else = true;
+                    b.ends.push(cmds.len());
+                    cmds.push(Cmd {
+                        op: Op::Jump(0),
+                        loc: at.clone(),
+                    });
+                    if let Some(u) = b.unless.take() {
+                        let end = cmds.len();
+                        patch(&mut cmds[u].op, end);
+                    }
+                    continue;
+                }
+                "endif" => {
+                    let Some(b) = blocks.pop() else {
+                        return Err(err(first, "\\endif without a matching \\if".into(), None));
+                    };
+                    let end = cmds.len();
+                    if let Some(u) = b.unless {
+                        patch(&mut cmds[u].op, end);
+                    }
+                    for j in b.ends {
+                        patch(&mut cmds[j].op, end);
+                    }
+                    continue;
+                }
+                "startpipeline" => {
+                    if pipeline.is_some() {
+                        return Err(err(first, "\\startpipeline inside a pipeline".into(), None));
+                    }
+                    pipeline = Some(first);
+                    Op::StartPipeline
+                }
+                "endpipeline" => {
+                    if pipeline.take().is_none() {
+                        return Err(err(first, "\\endpipeline without \\startpipeline".into(), None));
+                    }
+                    Op::EndPipeline
+                }
+                _ => {
+                    return Err(err(
+                        first,
+                        format!(
+                            "unknown meta-command \\{word}: dbperf knows \\set, \\sleep, \\if, \\elif, \\else, \\endif, \
+                             \\gset, \\aset, \\startpipeline and \\endpipeline"
+                        ),
+                        Some(indent - 1),
+                    ))
+                }
+            };
+            cmds.push(Cmd { op, loc: at });
+            continue;
+        }
+        // SQL: scan the line, ending commands at ';'.
+        if !pending {
+            sql.line = n as u32;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if block_comment > 0 {
+                if c == '*' && chars.get(i + 1) == Some(&'/') {
+                    block_comment -= 1;
+                    sql.current.push_str("*/");
+                    i += 2;
+                } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+                    block_comment += 1;
+                    sql.current.push_str("/*");
+                    i += 2;
+                } else {
+                    sql.current.push(c);
+                    i += 1;
+                }
+                continue;
+            }
+            if let Some(q) = &quote {
+                let rest: String = chars[i..].iter().collect();
+                if rest.starts_with(q.as_str()) {
+                    sql.current.push_str(q);
+                    i += q.chars().count();
+                    quote = None;
+                } else {
+                    sql.current.push(c);
+                    i += 1;
+                }
+                continue;
+            }
+            match c {
+                '\'' | '"' => {
+                    quote = Some(c.to_string());
+                    sql.current.push(c);
+                    i += 1;
+                }
+                '$' => {
+                    // A dollar quote: $$ or $tag$.
+                    let mut j = i + 1;
+                    while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
+                        j += 1;
+                    }
+                    if j < chars.len() && chars[j] == '$' && !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+                        let tag: String = chars[i..=j].iter().collect();
+                        sql.current.push_str(&tag);
+                        quote = Some(tag);
+                        i = j + 1;
+                    } else {
+                        sql.current.push(c);
+                        i += 1;
+                    }
+                }
+                '-' if chars.get(i + 1) == Some(&'-') => break,
+                '/' if chars.get(i + 1) == Some(&'*') => {
+                    block_comment = 1;
+                    sql.current.push_str("/*");
+                    i += 2;
+                }
+                '\\' if chars.get(i + 1) == Some(&';') => {
+                    let part = std::mem::take(&mut sql.current);
+                    sql.parts.push(part);
+                    i += 2;
+                }
+                '\\' => {
+                    // \gset or \aset ending a query on its line.
+                    let rest: String = chars[i + 1..].iter().collect();
+                    let (word, args) = match rest.find(char::is_whitespace) {
+                        Some(k) => (&rest[..k], rest[k..].trim()),
+                        None => (rest.as_str(), ""),
+                    };
+                    let w = word.to_ascii_lowercase();
+                    if w == "gset" || w == "aset" {
+                        let store = store_for(p, &mut sql, &w, args).map_err(|m| err(n, m, Some(i)))?;
+                        finish_sql(p, &mut cmds, &mut sql, Some(store), &loc);
+                        i = chars.len();
+                    } else {
+                        return Err(err(
+                            n,
+                            format!("unexpected \\{word} inside SQL: meta-commands start their own line (only \\; \\gset and \\aset may follow SQL)"),
+                            Some(i),
+                        ));
+                    }
+                }
+                ';' => {
+                    finish_sql(p, &mut cmds, &mut sql, None, &loc);
+                    i += 1;
+                    sql.line = n as u32;
+                }
+                _ => {
+                    sql.current.push(c);
+                    i += 1;
+                }
+            }
+        }
+        sql.current.push('\n');
+        n += 1;
+    }
+    if quote.is_some() || block_comment > 0 {
+        return Err(err(
+            sql.line as usize,
+            "unterminated quoted string or comment in this SQL command".into(),
+            None,
+        ));
+    }
+    if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
+        finish_sql(p, &mut cmds, &mut sql, None, &loc);
+    }
+    if let Some(b) = blocks.last() {
+        return Err(err(b.line, "\\if without \\endif".into(), None));
+    }
+    if let Some(l) = pipeline {
+        return Err(err(l, "\\startpipeline without \\endpipeline".into(), None));
+    }
+    Ok(cmds)
+}
+
+fn patch(op: &mut Op, end: usize) {
+    match op {
+        Op::JumpUnless { to, .. } | Op::Jump(to) => *to = end,
+        _ => {}
+    }
+}
+
+/// The `\gset`/`\aset` of the pending query: a variable per result column.
+fn store_for(p: &mut Parsed, sql: &mut Pending, word: &str, prefix: &str) -> Result<Store, String> {
+    if !prefix.is_empty() && !valid_name(prefix) {
+        return Err(format!(
+            "\\{word}'s prefix must be letters, digits or underscores, got {prefix:?}"
+        ));
+    }
+    let text = if sql.current.trim().is_empty() {
+        sql.parts.last().cloned().unwrap_or_default()
+    } else {
+        sql.current.clone()
+    };
+    let cols = result_columns(&text)?;
+    Ok(Store {
+        all_rows: word == "aset",
+        vars: cols.iter().map(|c| p.vars.slot(&format!("{prefix}{c}"))).collect(),
+    })
+}
+
+/// Ends the pending SQL command: each part of a compound becomes a statement; the store
+/// goes with the last.
+fn finish_sql(
+    p: &mut Parsed,
+    cmds: &mut Vec<Cmd>,
+    sql: &mut Pending,
+    store: Option<Store>,
+    loc: &dyn Fn(usize) -> Loc,
+) {
+    let mut parts = std::mem::take(&mut sql.parts);
+    parts.push(std::mem::take(&mut sql.current));
+    let parts: Vec<String> = parts
+        .into_iter()
+        .filter(|s| !strip_comments(s).trim().is_empty())
+        .collect();
+    let count = parts.len();
+    for (k, part) in parts.into_iter().enumerate() {
+        let stmt = statement(&part.trim().replace('\n', " "), &mut p.vars);
+        p.statements.push(stmt);
+        cmds.push(Cmd {
+            op: Op::Sql {
+                stmt: p.statements.len() - 1,
+                store: if k + 1 == count { store.clone() } else { None },
+            },
+            loc: loc(sql.line as usize),
+        });
+    }
+}
+
+/// Splits SQL at its `:variables` (`::` is a cast). Outside quotes a variable is a
+/// parameter in prepared mode; inside single quotes it is written into the text in simple
+/// mode only, as pgbench does (`':name'`), and left as written when the variable is unset.
+pub fn statement(sql: &str, vars: &mut Vars) -> Statement {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut pieces = Vec::new();
+    let mut text = String::new();
+    let mut placeholders = String::new();
+    let mut params = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match (quote, c) {
+            (_, ':') if chars.get(i + 1) == Some(&':') => {
+                text.push_str("::");
+                placeholders.push_str("::");
+                i += 2;
+                continue;
+            }
+            (None | Some('\''), ':') => {
+                let mut j = i + 1;
+                while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
+                    j += 1;
+                }
+                if j > i + 1 {
+                    let written: String = chars[i..j].iter().collect();
+                    let slot = vars.slot(&written[1..]);
+                    if !text.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut text)));
+                    }
+                    if quote.is_some() {
+                        pieces.push(Piece::Quoted(slot, written.clone()));
+                        placeholders.push_str(&written);
+                    } else {
+                        pieces.push(Piece::Var(slot));
+                        placeholders.push('?');
+                        params.push(slot);
+                    }
+                    i = j;
+                    continue;
+                }
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            _ => {}
+        }
+        text.push(c);
+        placeholders.push(c);
+        i += 1;
+    }
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    Statement {
+        name: statement_name(sql),
+        pieces,
+        placeholders,
+        params,
+    }
+}
+
+fn strip_comments(sql: &str) -> String {
+    let mut out = String::new();
+    let mut in_block = false;
+    for line in sql.lines() {
+        let mut rest = line;
+        loop {
+            if in_block {
+                match rest.find("*/") {
+                    Some(k) => {
+                        rest = &rest[k + 2..];
+                        in_block = false;
+                    }
+                    None => break,
+                }
+            } else if let Some(k) = rest.find("/*") {
+                out.push_str(&rest[..k]);
+                rest = &rest[k + 2..];
+                in_block = true;
+            } else {
+                out.push_str(rest.split("--").next().unwrap_or(""));
+                break;
+            }
+        }
+        out.push(' ');
+    }
+    out
+}
+
+/// Words of SQL for naming: identifiers, quoted names, and single punctuation.
+fn words(sql: &str) -> Vec<String> {
+    let chars: Vec<char> = strip_comments(sql).chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_alphanumeric() || c == '_' || c == '.' || c == ':' || c == '$' {
+            let s = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || "_.:$".contains(chars[i])) {
+                i += 1;
+            }
+            out.push(chars[s..i].iter().collect());
+        } else if c == '\'' || c == '"' || c == '`' {
+            let s = i;
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+            out.push(chars[s..i].iter().collect());
+        } else {
+            out.push(c.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A statement's name: its verb and the table it works on (`UPDATE pgbench_accounts`,
+/// `SELECT pgbench_accounts`, `INSERT pgbench_history`), or the verb alone (`BEGIN`).
+pub fn statement_name(sql: &str) -> String {
+    let w = words(sql);
+    let Some(verb) = w.first() else {
+        return "SQL".into();
+    };
+    let verb = verb.to_ascii_uppercase();
+    let after = |kw: &str| -> Option<String> {
+        let mut depth = 0i32;
+        for (k, x) in w.iter().enumerate() {
+            match x.as_str() {
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                _ if depth == 0 && x.eq_ignore_ascii_case(kw) => {
+                    return w
+                        .get(k + 1)
+                        .filter(|t| {
+                            t.chars()
+                                .next()
+                                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '`')
+                        })
+                        .cloned()
+                }
+                _ => {}
+            }
+        }
+        None
+    };
+    let table = match verb.as_str() {
+        "SELECT" | "DELETE" => after("from"),
+        "INSERT" => after("into"),
+        "UPDATE" => w
+            .get(1)
+            .filter(|t| !t.eq_ignore_ascii_case("only"))
+            .cloned()
+            .or_else(|| w.get(2).cloned()),
+        _ => None,
+    };
+    match table {
+        Some(t) => format!("{verb} {t}"),
+        None => verb,
+    }
+}
+
+/// The names of a query's result columns, for `\gset`: the select list (or RETURNING
+/// list), each column's `AS` name, a bare column's name, or a function's name. Unquoted
+/// names are folded to lower case as PostgreSQL does.
+pub fn result_columns(sql: &str) -> Result<Vec<String>, String> {
+    let w = words(sql);
+    let top = |kw: &str| -> Option<usize> {
+        let mut depth = 0i32;
+        for (k, x) in w.iter().enumerate() {
+            match x.as_str() {
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                _ if depth == 0 && x.eq_ignore_ascii_case(kw) => return Some(k),
+                _ => {}
+            }
+        }
+        None
+    };
+    let start = match top("returning") {
+        Some(k) => k + 1,
+        None if w.first().is_some_and(|v| v.eq_ignore_ascii_case("select")) => {
+            let mut k = 1;
+            while w.get(k).is_some_and(|x| x.eq_ignore_ascii_case("distinct") || x.eq_ignore_ascii_case("all")) {
+                k += 1;
+            }
+            k
+        }
+        None => {
+            return Err("\\gset and \\aset need a SELECT or a RETURNING clause (dbperf reads the column names from the select list)".into())
+        }
+    };
+    let enders = [
+        "from",
+        "where",
+        "group",
+        "having",
+        "order",
+        "limit",
+        "union",
+        "into",
+        "offset",
+        "window",
+        "for",
+        "intersect",
+        "except",
+    ];
+    let mut items: Vec<Vec<String>> = vec![Vec::new()];
+    let mut depth = 0i32;
+    for x in &w[start..] {
+        match x.as_str() {
+            "(" => depth += 1,
+            ")" => depth -= 1,
+            "," if depth == 0 => {
+                items.push(Vec::new());
+                continue;
+            }
+            ";" if depth == 0 => break,
+            _ if depth == 0 && enders.iter().any(|e| x.eq_ignore_ascii_case(e)) => break,
+            _ => {}
+        }
+        items.last_mut().expect("one item at least").push(x.clone());
+    }
+    let ident = |t: &str| t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') || t.starts_with('"');
+    let fold = |t: &str| {
+        if let Some(q) = t.strip_prefix('"') {
+            q.trim_end_matches('"').to_string()
+        } else {
+            t.to_ascii_lowercase()
+        }
+    };
+    let mut cols = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let text = item.join(" ");
+        let name = if item.len() >= 2 && item[item.len() - 2].eq_ignore_ascii_case("as") {
+            Some(fold(&item[item.len() - 1]))
+        } else if item.len() == 1 && ident(&item[0]) && !item[0].contains(':') {
+            Some(fold(item[0].rsplit('.').next().unwrap_or(&item[0])))
+        } else if item.len() >= 2
+            && item[item.len() - 1] != ")"
+            && ident(&item[item.len() - 1])
+            && (item[item.len() - 2] == ")" || ident(&item[item.len() - 2]))
+        {
+            Some(fold(&item[item.len() - 1]))
+        } else if item.len() >= 3 && ident(&item[0]) && item[1] == "(" && item.last().is_some_and(|t| t == ")") {
+            Some(fold(item[0].rsplit('.').next().unwrap_or(&item[0])))
+        } else {
+            None
+        };
+        match name {
+            Some(n) if valid_name(&n) => cols.push(n),
+            _ => {
+                return Err(format!(
+                    "cannot tell the name of result column {} ({text}) for \\gset: name it with AS",
+                    k + 1
+                ))
+            }
+        }
+    }
+    Ok(cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Parsed {
+        let mut p = Parsed::default();
+        p.add("t.sql", "t.sql", text).unwrap_or_else(|e| panic!("{e}"));
+        p
+    }
+
+    fn parse_err(text: &str) -> ScriptError {
+        let mut p = Parsed::default();
+        p.add("t.sql", "t.sql", text).unwrap_err()
+    }
+
+    #[test]
+    fn sql_ends_at_semicolons_outside_quotes_and_comments() {
+        let p = parse_ok(
+            "-- a comment; not a command\n\
+             SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = :x; /* ; */ UPDATE t SET v = $$;$$ WHERE id = :id::int;\n\
+             BEGIN \\; SELECT 1 \\; COMMIT;\n\
+             END",
+        );
+        let s: Vec<&str> = p.statements.iter().map(|s| s.placeholders.as_str()).collect();
+        assert_eq!(
+            s,
+            [
+                "SELECT 'a;b', \"c;d\" FROM t   WHERE x = ?",
+                "/* ; */ UPDATE t SET v = $$;$$ WHERE id = ?::int",
+                "BEGIN",
+                "SELECT 1",
+                "COMMIT",
+                "END"
+            ]
+        );
+        let lines: Vec<u32> = p.scripts[0].cmds.iter().map(|c| c.loc.line).collect();
+        assert_eq!(lines, [2, 3, 4, 4, 4, 5]);
+        let x = p.vars.find("x").unwrap();
+        assert_eq!(p.statements[0].params, [x]);
+        assert_eq!(
+            p.statements[0].pieces,
+            [
+                Piece::Text("SELECT 'a;b', \"c;d\" FROM t   WHERE x = ".into()),
+                Piece::Var(x)
+            ]
+        );
+    }
+
+    #[test]
+    fn statements_are_named_by_their_first_words() {
+        for (sql, name) in [
+            (
+                "UPDATE pgbench_accounts SET abalance = 1 WHERE aid = ?",
+                "UPDATE pgbench_accounts",
+            ),
+            (
+                "SELECT abalance FROM pgbench_accounts WHERE aid = ?",
+                "SELECT pgbench_accounts",
+            ),
+            ("select count(*) from (select 1 from t) x", "SELECT"),
+            ("INSERT INTO pgbench_history (tid) VALUES (?)", "INSERT pgbench_history"),
+            ("delete from h where x", "DELETE h"),
+            ("begin", "BEGIN"),
+            ("SELECT 1", "SELECT"),
+        ] {
+            assert_eq!(statement_name(sql), name, "{sql}");
+        }
+    }
+
+    #[test]
+    fn every_meta_command_parses() {
+        let p = parse_ok(
+            "\\set aid random(1, 100000 * :scale)\n\
+             \\set d \\\n   :aid + 1\n\
+             \\sleep 10 ms\n\
+             \\sleep :d us\n\
+             \\sleep 0\n\
+             \\if :aid > 10\n\
+             SELECT abalance, aid AS a FROM pgbench_accounts WHERE aid = :aid \\gset p_\n\
+             \\elif :aid > 5\n\
+             SELECT 1 AS one \\; SELECT 2 AS two \\aset\n\
+             \\else\n\
+             \\startpipeline\n\
+             SELECT 3;\n\
+             \\endpipeline\n\
+             \\endif\n",
+        );
+        let ops: Vec<&Op> = p.scripts[0].cmds.iter().map(|c| &c.op).collect();
+        assert!(matches!(ops[0], Op::Set { .. }));
+        assert!(matches!(ops[1], Op::Set { .. }));
+        assert_eq!(p.scripts[0].cmds[1].loc.line, 2);
+        assert_eq!(
+            *ops[2],
+            Op::Sleep {
+                amount: Amount::Const(10),
+                unit_us: 1000
+            }
+        );
+        assert_eq!(
+            *ops[3],
+            Op::Sleep {
+                amount: Amount::Var(p.vars.find("d").unwrap()),
+                unit_us: 1
+            }
+        );
+        assert_eq!(
+            *ops[4],
+            Op::Sleep {
+                amount: Amount::Const(0),
+                unit_us: 1_000_000
+            }
+        );
+        // \if: 5 JumpUnless → 8 (the \elif's test); 6 SQL; 7 Jump → end.
+        assert!(matches!(ops[5], Op::JumpUnless { to: 8, .. }));
+        let gset = p.vars.find("p_abalance").unwrap();
+        let a = p.vars.find("p_a").unwrap();
+        assert_eq!(
+            *ops[6],
+            Op::Sql {
+                stmt: 0,
+                store: Some(Store {
+                    all_rows: false,
+                    vars: vec![gset, a]
+                })
+            }
+        );
+        assert_eq!(*ops[7], Op::Jump(15));
+        assert!(matches!(ops[8], Op::JumpUnless { to: 12, .. }));
+        assert_eq!(*ops[9], Op::Sql { stmt: 1, store: None });
+        assert!(matches!(
+            ops[10],
+            Op::Sql {
+                stmt: 2,
+                store: Some(Store { all_rows: true, .. })
+            }
+        ));
+        assert_eq!(*ops[11], Op::Jump(15));
+        assert_eq!(*ops[12], Op::StartPipeline);
+        assert!(matches!(ops[13], Op::Sql { stmt: 3, .. }));
+        assert_eq!(*ops[14], Op::EndPipeline);
+        assert_eq!(ops.len(), 15);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line_with_the_text() {
+        let e = parse_err("SELECT 1;\n\\frobnicate x\n");
+        assert_eq!((e.loc.file.as_str(), e.loc.line), ("t.sql", 2));
+        assert!(e.message.starts_with("unknown meta-command \\frobnicate"), "{e}");
+        assert!(e.to_string().starts_with("t.sql:2: unknown meta-command"), "{e}");
+        assert!(e.to_string().contains("\n    \\frobnicate x"), "{e}");
+
+        let e = parse_err("\n\\set x 1 + * 2\n");
+        assert_eq!(e.loc.line, 2);
+        assert!(e.message.contains("syntax error in expression"), "{e}");
+        // The caret sits under the '*'.
+        assert_eq!(e.to_string().lines().last().unwrap(), "               ^");
+        assert_eq!(e.to_string().lines().nth(1).unwrap().find('*'), Some(15));
+
+        let e = parse_err("\\setshell x echo 1\n");
+        assert!(e.to_string().starts_with("t.sql:1: \\setshell is not supported"), "{e}");
+        assert!(parse_err("\\shell ls\n").message.contains("\\shell is not supported"));
+        assert_eq!(parse_err("SELECT 1;\n\\if 1\nSELECT 2;\n").loc.line, 2);
+        assert!(parse_err("\\endif\n").message.contains("without a matching \\if"));
+        assert!(parse_err("\\if 1\n\\else\n\\else\n\\endif\n")
+            .message
+            .contains("second \\else"));
+        assert!(parse_err("\\if 1\n\\else\n\\elif 2\n\\endif\n")
+            .message
+            .contains("after \\else"));
+        assert!(parse_err("\\startpipeline\nSELECT 1;\n")
+            .message
+            .contains("without \\endpipeline"));
+        assert!(parse_err("\\endpipeline\n").message.contains("without \\startpipeline"));
+        assert!(parse_err("\\sleep 1 hours\n").message.contains("unit"));
+        assert!(parse_err("\\sleep\n").message.contains("amount"));
+        assert!(parse_err("\\set x-y 2\n").message.contains("variable name"));
+        assert!(parse_err("\\set x\n").message.contains("expression"));
+        assert!(parse_err("\\gset\n").message.contains("must follow a query"));
+        let e = parse_err("SELECT 1\n\\set x 1\n");
+        assert!(e.message.contains("no ';'"), "{e}");
+        assert_eq!(e.loc.line, 1);
+        let e = parse_err("SELECT x + 1 FROM t \\gset\n");
+        assert!(e.message.contains("name it with AS"), "{e}");
+        assert!(parse_err("SELECT 'open;\n").message.contains("unterminated"));
+        assert!(parse_err("-- nothing\n\n").message.contains("no command"));
+    }
+
+    #[test]
+    fn gset_reads_column_names_from_the_select_list() {
+        let cols = |sql: &str| result_columns(sql).unwrap();
+        assert_eq!(
+            cols("SELECT abalance FROM pgbench_accounts WHERE aid = 1"),
+            ["abalance"]
+        );
+        assert_eq!(
+            cols("select a.x, count(*), sum(b) AS Total, c \"Q\" from t"),
+            ["x", "count", "total", "Q"]
+        );
+        assert_eq!(cols("SELECT DISTINCT max(v) m FROM t"), ["m"]);
+        assert_eq!(cols("UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v, id"), ["v", "id"]);
+        assert_eq!(cols("SELECT 1 AS one"), ["one"]);
+        assert!(result_columns("SELECT * FROM t").is_err());
+        assert!(result_columns("BEGIN").unwrap_err().contains("SELECT or a RETURNING"));
+    }
+}

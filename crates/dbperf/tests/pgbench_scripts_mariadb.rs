@@ -1,0 +1,85 @@
+//! `dbperf pgbench -f FILE` on a sandboxed MariaDB: the same script language on a MySQL
+//! target (`:name` bound as `?`), `\gset` carrying a value read into the next statement;
+//! the built-ins (PostgreSQL's SQL) are refused there with a hint.
+
+use dbperf::driver::mysql::IgnoreErrors;
+use dbperf::driver::wire::WireSession;
+use dbperf::driver::{Session, Target};
+
+mod common;
+use common::{block_on, dbperf, only_run_dir, read_json, run_ok, sandbox};
+
+const COUNTER: &str = "\\set id random(1, 20)
+SELECT v AS cur FROM kv WHERE id = :id \\gset
+UPDATE kv SET v = :cur + :step WHERE id = :id;
+";
+
+#[test]
+fn a_script_file_runs_on_mariadb_with_gset() {
+    let sb = sandbox();
+    let url = sb.url();
+    let target = Target::parse(&url).unwrap();
+    let sum = || {
+        block_on(async {
+            let mut s = WireSession::connect(&target, IgnoreErrors::sysbench_default())
+                .await
+                .unwrap();
+            let rows = s.query_rows("SELECT sum(v) FROM kv").await.unwrap();
+            rows[0][0].clone().unwrap().parse::<i64>().unwrap()
+        })
+    };
+    block_on(async {
+        let mut s = WireSession::connect(&target, IgnoreErrors::sysbench_default())
+            .await
+            .unwrap();
+        s.query("CREATE TABLE kv (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+            .await
+            .unwrap();
+        let values: Vec<String> = (1..=20).map(|i| format!("({i}, 0)")).collect();
+        s.query(&format!("INSERT INTO kv VALUES {}", values.join(",")))
+            .await
+            .unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("counter.sql");
+    std::fs::write(&script, COUNTER).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    run_ok(
+        dbperf()
+            .args([
+                "pgbench",
+                "--target",
+                &url,
+                "--no-telemetry",
+                "-c",
+                "1",
+                "-T",
+                "1",
+                "-D",
+                "step=5",
+                "-f",
+            ])
+            .arg(&script)
+            .arg("--results-dir")
+            .arg(results.path()),
+    );
+    let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
+    let done = summary["transactions"]["total"].as_i64().unwrap();
+    assert!(done > 100, "{done} transactions");
+    let total = sum();
+    assert_eq!(total % 5, 0);
+    assert!(
+        (total / 5 - done).abs() <= 1,
+        "sum {total} after {done} transactions of +5"
+    );
+
+    let out = dbperf()
+        .args(["pgbench", "tpcb-like", "-f"])
+        .arg(&script)
+        .args(["--target", &url, "-T", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("run script files (-f) on a MySQL target"), "{err}");
+}
