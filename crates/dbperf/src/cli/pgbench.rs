@@ -210,77 +210,29 @@ fn run_script<S: Session + 'static>(
     scale: i64,
     argv: &[String],
 ) -> Result<ExitCode> {
+    check_run(a)?;
+    let seed = a.random_seed.unwrap_or_else(clock_seed);
+    let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
+    let common = Common {
+        label: script.name().to_string(),
+        run_name: format!("pgbench_{}", script.name().replace('-', "_")),
+        protocol: "prepared",
+        scale,
+        seed,
+        facts,
+    };
+    measured(a, workload, &target, common, argv)
+}
+
+/// A run needs clients and an end.
+fn check_run(a: &PgbenchArgs) -> Result<()> {
     if a.clients == 0 {
         bail!("--clients must be at least 1");
     }
     if a.run.time == 0 && a.transactions == 0 {
         bail!("the run has no end: give --time (seconds) or --transactions (per client)");
     }
-    let seed = a.random_seed.unwrap_or_else(|| {
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
-    let run = a.run.config(&RunShape {
-        connections: a.clients as usize,
-        events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
-        arrival: "poisson",
-        rate_per_connection: false,
-        shutdown_grace: Some(a.shutdown_grace),
-        seed,
-    })?;
-    let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
-    let mut options = serde_json::Map::new();
-    options.insert("script".into(), script.name().into());
-    options.insert("scale".into(), scale.into());
-    options.insert("clients".into(), a.clients.into());
-    options.insert("jobs".into(), run.client_threads.into());
-    record_run_options(&run, &mut options);
-    options.insert("time_s".into(), a.run.time.into());
-    options.insert("transactions_per_client".into(), a.transactions.into());
-    options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("protocol".into(), "prepared".into());
-    options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.run.out.record_options(&mut options);
-    let name = format!("pgbench_{}", script.name().replace('-', "_"));
-    let version = facts.version.clone();
-    let banner = |dir: &std::path::Path| {
-        format!(
-            "dbperf {} — pgbench {} (scale {scale}) on {} (PostgreSQL {version}), {} client(s), {}; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            script.name(),
-            target.endpoint(),
-            a.clients,
-            match run.arrival {
-                Arrival::Closed => "closed loop".to_string(),
-                r => format!("open loop at {} trx/s (poisson arrivals)", r.rate().unwrap_or(0.0)),
-            },
-            dir.display()
-        )
-    };
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: &name,
-        options,
-        seeds: serde_json::json!({ "random_seed": seed }),
-        target: &target,
-        facts,
-        run: &run,
-        print_every: a.run.print_every(),
-        telemetry: a.run.out.telemetry(&target),
-        rand_type: "uniform",
-        threads: a.clients,
-        banner: &banner,
-        live: LiveLine::Standard,
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-    };
-    let m = measure::measure(spec, workload, argv)?;
-    let report = PgbenchReport {
-        client_threads: run.client_threads,
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+    Ok(())
 }
 
 /// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
@@ -383,9 +335,7 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
 
 /// Runs parsed scripts, on PostgreSQL or MySQL.
 fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) -> Result<ExitCode> {
-    if a.run.time == 0 && a.transactions == 0 {
-        bail!("the run has no end: give --time (seconds) or --transactions (per client)");
-    }
+    check_run(a)?;
     let ignore = match target.scheme {
         Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
         Scheme::Mysql => crate::driver::mysql::IgnoreErrors::sysbench_default(),
