@@ -294,6 +294,9 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
         let Some((name, value)) = d.split_once('=') else {
             bail!("-D {d}: write NAME=VALUE");
         };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            bail!("-D {d}: a variable name is letters, digits and _ (as in :name), got {name:?}");
+        }
         defines.push((name.to_string(), value.to_string()));
     }
     let mut parsed = Parsed::default();
@@ -553,6 +556,8 @@ mod tests {
         };
         assert!(e(&["-b", "tpcb@0"]).contains("weight 0"));
         assert!(e(&["-D", "novalue"]).contains("NAME=VALUE"));
+        assert!(e(&["-D", "=5"]).contains("variable name"));
+        assert!(e(&["-D", "a b=5"]).contains("variable name"));
         assert!(e(&["-M", "extended"]).contains("not supported yet"));
         assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
     }
