@@ -30,7 +30,7 @@ pub use run::{
     blocking_io, run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal, BLOCKING_SLICE,
 };
 pub use schedule::Arrival;
-pub use stats::{OpTable, StatementLog, Stats};
+pub use stats::{OpTable, StatementLog, StatementNames, Stats};
 
 use std::future::Future;
 
@@ -47,6 +47,12 @@ pub trait Workload: Send + Sync + 'static {
 
     /// Opens connection number `worker` (0-based, unique within the run).
     fn connect(&self, worker: usize) -> impl Future<Output = Result<Self::Worker, TxnError>>;
+
+    /// Statement kinds named during the run, after [`OpTable::statements`], for workloads
+    /// that learn their statements as they send them. None (the default): all are in `ops`.
+    fn statement_names(&self) -> Option<std::sync::Arc<StatementNames>> {
+        None
+    }
 }
 
 /// One connection executing transactions, one at a time.
@@ -65,5 +71,18 @@ pub trait Worker {
     /// the next transaction's response time. The default is none.
     fn pause(&mut self) -> Option<std::time::Duration> {
         None
+    }
+
+    /// True when this worker has finished its work and runs no more transactions (a script
+    /// whose `event` asked to stop); the run ends when every worker has. The default: never.
+    fn finished(&self) -> bool {
+        false
+    }
+
+    /// Runs once when the worker stops taking transactions within the run's time (a
+    /// script's `thread_done`). Not called for a worker still busy when the grace period
+    /// ends. The default does nothing.
+    fn finish(&mut self) -> impl Future<Output = ()> {
+        async {}
     }
 }

@@ -1028,12 +1028,17 @@ async fn worker_loop<W: Workload>(
     mut worker: W::Worker,
     deadline: Option<u64>,
 ) {
+    worker_body(&ctx, &local, &mut worker, deadline).await;
+    worker.finish().await;
+}
+
+async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mut W::Worker, deadline: Option<u64>) {
     let timer = match local.schedule {
         Some(_) => match PreciseTimer::new() {
             Ok(t) => Some(t),
             Err(e) => {
                 fail(
-                    &ctx,
+                    ctx,
                     TxnError::new(ErrorClass::Fatal, None, format!("cannot create a timerfd: {e}")),
                 );
                 return;
@@ -1072,7 +1077,7 @@ async fn worker_loop<W: Workload>(
                 if let Some(timer) = &timer {
                     tokio::select! {
                         r = timer.sleep_until(t) => if let Err(e) = r {
-                            fail(&ctx, TxnError::new(ErrorClass::Fatal, None, format!("timerfd: {e}")));
+                            fail(ctx, TxnError::new(ErrorClass::Fatal, None, format!("timerfd: {e}")));
                             return;
                         },
                         _ = ctx.stop.wait() => return,
@@ -1123,7 +1128,7 @@ async fn worker_loop<W: Workload>(
                     }
                     Action::Reconnect => {
                         local.set_down(1);
-                        let back = reconnect(&ctx, &local, &mut worker, deadline).await;
+                        let back = reconnect(ctx, local, worker, deadline).await;
                         local.set_down(-1);
                         if !back {
                             local.in_flight.set(local.in_flight.get() - 1);
@@ -1133,13 +1138,16 @@ async fn worker_loop<W: Workload>(
                     }
                     Action::Abort => {
                         local.in_flight.set(local.in_flight.get() - 1);
-                        fail(&ctx, e);
+                        fail(ctx, e);
                         return;
                     }
                 },
             }
         }
         local.in_flight.set(local.in_flight.get() - 1);
+        if worker.finished() {
+            return;
+        }
         if ctx.cfg.blocking_io && now_ns() >= local.next_boundary.get() {
             // A blocking worker never waits in the runtime while its server answers: let
             // the ticker close the interval (and the shutdown select look at the clock).

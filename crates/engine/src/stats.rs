@@ -27,6 +27,50 @@ pub struct OpTable {
     pub statements: Vec<String>,
 }
 
+/// Statement kinds named while a run goes, for workloads whose statements are known only when
+/// they are sent (a user's script): each name gets the next index after the
+/// [`OpTable::statements`] given at the start, shared by every client thread. Workers cache
+/// the index, so the lock is taken once per new name and worker, not per statement.
+#[derive(Debug, Default)]
+pub struct StatementNames {
+    first: usize,
+    names: std::sync::Mutex<(Vec<String>, std::collections::HashMap<String, u16>)>,
+}
+
+impl StatementNames {
+    /// Names that follow the `first` statement kinds fixed at the start.
+    pub fn after(first: usize) -> StatementNames {
+        StatementNames {
+            first,
+            names: Default::default(),
+        }
+    }
+
+    /// The kind index of `name`, given a new one the first time it is asked for (saturating at
+    /// `u16::MAX`, whose statements are then counted but not timed apart).
+    pub fn kind(&self, name: &str) -> u16 {
+        let mut g = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&k) = g.1.get(name) {
+            return k;
+        }
+        let k = (self.first + g.0.len()).min(u16::MAX as usize) as u16;
+        g.0.push(name.to_string());
+        g.1.insert(name.to_string(), k);
+        k
+    }
+
+    /// The name of kind `index` if it was named here.
+    pub fn name(&self, index: usize) -> Option<String> {
+        let g = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        index.checked_sub(self.first).and_then(|i| g.0.get(i).cloned())
+    }
+
+    /// Every name given so far, in index order.
+    pub fn all(&self) -> Vec<String> {
+        self.names.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+    }
+}
+
 /// Range a fresh histogram covers before it first grows: 2,048 µs, one bucket of counts.
 const INITIAL_HIGH_US: u64 = 2048;
 
@@ -127,9 +171,13 @@ impl Stats {
     #[inline]
     pub fn record_statements(&mut self, log: &StatementLog) {
         for s in &log.samples {
-            if let Some(h) = self.per_stmt.get_mut(s.kind as usize) {
-                record(h, to_us(s.service_ns));
+            let k = s.kind as usize;
+            if k >= self.per_stmt.len() {
+                // A kind named during the run ([`StatementNames`]): its histogram is made the
+                // first time this recorder sees it, and kept when the recorder is reused.
+                self.per_stmt.resize_with(k + 1, new_histogram);
             }
+            record(&mut self.per_stmt[k], to_us(s.service_ns));
             self.queries[s.class as usize] += 1;
         }
     }
@@ -151,6 +199,9 @@ impl Stats {
         for (a, b) in self.per_txn.iter_mut().zip(&other.per_txn) {
             add_hist(&mut a.response, &b.response);
             add_hist(&mut a.service, &b.service);
+        }
+        if other.per_stmt.len() > self.per_stmt.len() {
+            self.per_stmt.resize_with(other.per_stmt.len(), new_histogram);
         }
         for (a, b) in self.per_stmt.iter_mut().zip(&other.per_stmt) {
             add_hist(a, b);
@@ -247,6 +298,16 @@ impl StatementLog {
     #[inline]
     pub fn record(&mut self, kind: u16, started_ns: u64, class: QueryClass) {
         let service_ns = crate::clock::now_ns().saturating_sub(started_ns);
+        self.samples.push(StatementSample {
+            kind,
+            service_ns,
+            class,
+        });
+    }
+
+    /// Logs a statement of `kind` whose service time was measured elsewhere.
+    #[inline]
+    pub fn push_timed(&mut self, kind: u16, service_ns: u64, class: QueryClass) {
         self.samples.push(StatementSample {
             kind,
             service_ns,

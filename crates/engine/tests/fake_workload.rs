@@ -135,7 +135,7 @@ impl Worker for FakeWorker {
         }
         tokio::time::sleep(self.script.service).await;
         log.record(0, sent, QueryClass::Read);
-        if self.script.fail_every > 0 && n % self.script.fail_every == 0 {
+        if self.script.fail_every > 0 && n.is_multiple_of(self.script.fail_every) {
             return Err(TxnError::new(self.script.fail_class, Some(1213), "scripted failure"));
         }
         Ok(TxnDone::committed(0))

@@ -64,6 +64,8 @@ pub enum Command {
     Pgbench(Box<crate::cli::pgbench::PgbenchArgs>),
     /// LinkBench (Facebook's social graph): `dbperf linkbench load|request --maxid1 N ...`
     Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
+    /// A sysbench Lua script, unchanged: `dbperf lua oltp_read_write.lua run --threads=8 --tables=4 ...`
+    Lua(Box<crate::cli::lua::LuaArgs>),
 }
 
 /// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment

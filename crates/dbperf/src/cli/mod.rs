@@ -17,6 +17,7 @@ pub mod args;
 pub mod compare;
 pub mod lab;
 pub mod linkbench;
+pub mod lua;
 pub mod pgbench;
 pub mod report;
 pub mod results;
@@ -38,7 +39,12 @@ use args::{normalize, Cli, Command};
 /// Parses the process arguments and runs the command.
 pub fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
-    let cli = match Cli::try_parse_from(normalize(argv.clone())) {
+    // A Lua script's own options are known only once the script is loaded: set them aside.
+    let (clap_argv, script_opts) = match argv.get(1).map(String::as_str) {
+        Some("lua") => lua::split_argv(&argv),
+        _ => (argv.clone(), Vec::new()),
+    };
+    let cli = match Cli::try_parse_from(normalize(clap_argv)) {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
@@ -54,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Tpch(a) => tpch::run(*a, &argv),
         Command::Pgbench(a) => pgbench::run(*a, &argv),
         Command::Linkbench(a) => linkbench::run(*a, &argv),
+        Command::Lua(a) => lua::run(*a, script_opts, &argv),
     };
     match result {
         Ok(code) => code,

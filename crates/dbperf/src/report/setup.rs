@@ -358,7 +358,7 @@ pub fn bytes(n: u64) -> String {
         (1 << 10, "KiB"),
     ] {
         if n >= unit {
-            return if n % unit == 0 {
+            return if n.is_multiple_of(unit) {
                 format!("{} {name}", n / unit)
             } else {
                 format!("{:.1} {name}", n as f64 / unit as f64)

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use dbperf_engine::stats::OpTable;
-use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, Stats, StopReason};
+use dbperf_engine::{ErrorClass, IntervalReport, Observer, RunOutcome, StatementNames, Stats, StopReason};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterError, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
@@ -32,6 +32,8 @@ pub struct Recorder<'a, 'b> {
     pub hlog: IntervalLogWriter<'a, 'b, AppendFile, V2DeflateSerializer>,
     /// Workload names for histogram tags.
     pub ops: OpTable,
+    /// Statement kinds the workload names as it runs (after `ops.statements`).
+    pub names: Option<Arc<StatementNames>>,
     /// Print a live line every this many reports (0 = never).
     pub print_every: u32,
     /// Open loop: print service time and backlog too.
@@ -106,7 +108,7 @@ impl Observer for Recorder<'_, '_> {
     }
 
     fn on_report(&mut self, r: &IntervalReport<'_>) {
-        if self.print_every > 0 && ((r.index + 1) % self.print_every == 0 || r.last) && r.len_s() > 0.05 {
+        if self.print_every > 0 && ((r.index + 1).is_multiple_of(self.print_every) || r.last) && r.len_s() > 0.05 {
             let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
             let rec = interval_record(r);
             let mut line = match &self.live {
@@ -154,7 +156,15 @@ impl Recorder<'_, '_> {
             }
         }
         for (i, h) in s.per_stmt.iter().enumerate() {
-            put(&format!("statement:{}", self.ops.statements[i]), h)?;
+            let name = match self.ops.statements.get(i) {
+                Some(n) => n.clone(),
+                None => self
+                    .names
+                    .as_ref()
+                    .and_then(|n| n.name(i))
+                    .unwrap_or_else(|| format!("statement{i}")),
+            };
+            put(&format!("statement:{name}"), h)?;
         }
         Ok(())
     }
@@ -237,7 +247,10 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
             continue;
         }
         per_type.insert(
-            ops.statements[i].clone(),
+            ops.statements
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("statement{i}")),
             TypeBlock {
                 kind: TypeKind::Statement,
                 count: h.len(),

@@ -216,7 +216,8 @@ fn write_or_loss(dir: &RunDir, name: &str, bytes: &[u8]) -> Option<WriteLoss> {
 
 /// Runs `workload` as `spec` says, writing the run directory as it goes.
 pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[String]) -> Result<Measured> {
-    let ops = workload.ops();
+    let mut ops = workload.ops();
+    let names = workload.statement_names();
     let stop = StopSignal::new();
     install_signal_handler(stop.clone());
     // Before the run directory exists: a wait that fails or is interrupted leaves nothing
@@ -268,6 +269,7 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         jsonl: dir.interval_writer()?,
         hlog,
         ops: ops.clone(),
+        names: names.clone(),
         print_every: spec.print_every,
         open_loop: spec.run.arrival.rate().is_some(),
         cpu_at_start: client_usage(),
@@ -299,6 +301,9 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         server_version: Some(server_version),
         cpu_at_start: recorder.cpu_at_start,
     };
+    if let Some(n) = &names {
+        ops.statements.extend(n.all());
+    }
     let summary = record::summary(&outcome, &ops, &cx);
     let mut losses: Vec<WriteLoss> = [recorder.jsonl.loss(), telemetry_loss].into_iter().flatten().collect();
     let recorder_error = recorder.error.take();

@@ -174,7 +174,7 @@ impl WireSession {
             }
             None => return Err(misuse(format!("statement {} was not prepared on this session", stmt.0))),
         };
-        if per_row == 0 || params.is_empty() || params.len() % per_row != 0 {
+        if per_row == 0 || params.is_empty() || !params.len().is_multiple_of(per_row) {
             return Err(misuse(format!(
                 "{} values do not make whole rows of {per_row}",
                 params.len()

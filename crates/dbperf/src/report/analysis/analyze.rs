@@ -1206,8 +1206,8 @@ mod tests {
             .into_iter()
             .map(|mut v| {
                 let t = v["t_s"].as_f64().unwrap();
-                v["server"]["checkpoints_requested"] = json!(u64::from(t as u64 % 4 == 0));
-                v["server"]["checkpoint_pct"] = json!(if t as u64 % 4 == 0 { 120.0 } else { 40.0 });
+                v["server"]["checkpoints_requested"] = json!(u64::from((t as u64).is_multiple_of(4)));
+                v["server"]["checkpoint_pct"] = json!(if (t as u64).is_multiple_of(4) { 120.0 } else { 40.0 });
                 serde_json::from_value(v).unwrap()
             })
             .collect();

@@ -308,7 +308,7 @@ fn redo_of(v: &BTreeMap<String, String>) -> Option<(u64, String)> {
 }
 
 fn mib(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

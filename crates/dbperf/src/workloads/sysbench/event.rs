@@ -477,7 +477,7 @@ impl<S: Session> OltpWorker<S> {
 
 impl<S: Session> Worker for OltpWorker<S> {
     async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
-        if self.opts.reconnect > 0 && self.events > 0 && self.events % self.opts.reconnect as u64 == 0 {
+        if self.opts.reconnect > 0 && self.events > 0 && self.events.is_multiple_of(self.opts.reconnect as u64) {
             self.reconnect().await?;
         }
         self.events += 1;

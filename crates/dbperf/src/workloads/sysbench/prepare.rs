@@ -533,7 +533,7 @@ impl RowGen {
         }
         let id = self.next;
         self.next += 1;
-        if (id - 1) % SEED_BLOCK_ROWS == 0 {
+        if (id - 1).is_multiple_of(SEED_BLOCK_ROWS) {
             self.rng = SmallRng::seed_from_u64(block_seed(self.seed, id));
         }
         let k = self.k.sample(&mut self.rng);

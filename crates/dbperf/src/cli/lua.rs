@@ -1,0 +1,634 @@
+//! `dbperf lua SCRIPT.lua [prepare|run|cleanup|prewarm|help|COMMAND] [options]`: a sysbench
+//! 1.0 Lua script run unchanged ([`crate::workloads::lua`]), with sysbench's command line.
+//!
+//! The command line has three kinds of options: dbperf's and sysbench's general ones (clap,
+//! [`LuaArgs`]), and the script's own (`--tables=4`), known only once the script has declared
+//! them in `sysbench.cmdline.options`. [`split_argv`] sets the latter aside before clap parses
+//! the rest; [`run`] loads the script once to read its declarations and checks them.
+//! `run` is a measured dbperf run (run directory, catalog, report); other commands are the
+//! script's, run on `--threads` states when the script marks them parallel.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, CommandFactory};
+use dbperf_engine::{Arrival, StatementNames};
+use mlua::{Lua, Table, Value};
+
+use super::args::{SysbenchFlags, TargetArgs};
+use crate::driver::any::AnySession;
+use crate::driver::mysql::IgnoreErrors;
+use crate::driver::target::Scheme;
+use crate::driver::{pg, Session, Target};
+use crate::run::args::record_run_options;
+use crate::run::record::LiveLine;
+use crate::run::session::{self as measure, MeasureSpec};
+use crate::run::{RunArgs, RunShape};
+use crate::workloads::lua::api::{self, lua_message, Shared};
+use crate::workloads::lua::options::{self, OptValue};
+use crate::workloads::lua::worker::LuaWorkload;
+use crate::workloads::lua::{Naming, SCRIPT_COUNTERS};
+use crate::workloads::sysbench::event::UniqueIds;
+use crate::workloads::sysbench::rand::{RandParams, RandType};
+use crate::workloads::sysbench::report::SysbenchReport;
+
+const LUA_HELP: &str = "\
+The script is a path, or the name of one of sysbench's own (oltp_read_write, or \
+oltp_read_write.lua: looked up in /usr/share/sysbench). Options may come before or after the \
+script and command, as `--name=value`; the script's own options (`dbperf lua SCRIPT help` \
+lists them) go with the others. `require` finds modules beside the script, then in \
+/usr/share/sysbench.
+
+Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
+a run directory in the catalog); prepare, cleanup, prewarm and the script's own commands run as \
+the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
+global function of that name (old-style scripts).
+
+The script sees sysbench 1.0's API: sysbench.opt, sysbench.tid, sysbench.cmdline (options, \
+commands, command, call_command, PARALLEL_COMMAND, argv, script_path), sysbench.rand (uniform, \
+default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, unique, string, \
+varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
+set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
+type, error), sysbench.hooks (before_restart_event, sql_error_ignorable; report_intermediate \
+and report_cumulative are not called: dbperf prints and stores its own intervals), \
+sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
+too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
+connection) restarts the event; any other error stops the run naming file:line. Statements \
+are timed one by one and named by verb and table (SELECT sbtest1) or, with \
+--statement-names=shape, by their text with values as ?.";
+
+/// `dbperf lua`: the script, the command and every option dbperf or sysbench knows.
+#[derive(Debug, Args)]
+#[command(after_long_help = LUA_HELP)]
+pub struct LuaArgs {
+    /// The sysbench Lua script: a path, or a script of /usr/share/sysbench by name.
+    pub script: String,
+    /// prepare, run, cleanup, prewarm, help, or a command the script defines.
+    pub command: Option<String>,
+
+    /// The server (MySQL family).
+    #[command(flatten)]
+    pub server: TargetArgs,
+    /// PostgreSQL server host (with --db-driver=pgsql).
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_host: Option<String>,
+    /// PostgreSQL port.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_port: Option<u16>,
+    /// PostgreSQL user.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_user: Option<String>,
+    /// PostgreSQL password. Visible to other local users in the process list: prefer DBPERF_TARGET or --target-file.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_password: Option<String>,
+    /// PostgreSQL database.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_db: Option<String>,
+    /// Database driver: mysql or pgsql (default: the target's family).
+    #[arg(long, help_heading = "Connection")]
+    pub db_driver: Option<String>,
+    /// Prepared statements: auto (server-side, as sysbench) or disable (values written into the text).
+    #[arg(long, default_value = "auto", help_heading = "Connection")]
+    pub db_ps_mode: String,
+    /// MySQL error numbers that restart the event, or 'all'.
+    #[arg(long, default_value = "1213,1020,1205", help_heading = "Connection")]
+    pub mysql_ignore_errors: String,
+    /// PostgreSQL SQLSTATEs that restart the event, 'none' or 'all'.
+    #[arg(long, default_value = "40P01,40001,23505", help_heading = "Connection")]
+    pub pgsql_ignore_errors: String,
+
+    /// Connections: sysbench threads, each with its own Lua state.
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=crate::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 1, help_heading = "Load")]
+    pub threads: u32,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<SysbenchFlags>,
+    /// Total events to start (0 = no limit).
+    #[arg(long, default_value_t = 0, help_heading = "Load")]
+    pub events: u64,
+    /// Open-loop arrivals: poisson (sysbench's) or fixed.
+    #[arg(long, default_value = "poisson", help_heading = "Load")]
+    pub arrival: String,
+    /// Seconds in-flight events may take to finish after --time.
+    #[arg(value_parser = crate::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
+    pub shutdown_grace: f64,
+    /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
+    #[arg(long, help_heading = "Load", hide = true)]
+    pub forced_shutdown: Option<String>,
+
+    /// Extra percentile in the final report (and sysbench.opt.percentile).
+    #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
+    pub percentile: f64,
+    /// Print the latency histogram in the final report.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
+    pub histogram: String,
+    /// sysbench's verbosity (accepted for compatibility).
+    #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
+    pub verbosity: u32,
+    /// How statements are named in the latencies: table (verb and table) or shape (the SQL, values as ?).
+    #[arg(long, default_value = "table", help_heading = "Reporting")]
+    pub statement_names: String,
+
+    /// sysbench.rand.default's distribution: uniform, gaussian, special (sysbench 1.0's default), pareto, zipfian.
+    #[arg(long, default_value = "special", help_heading = "Random numbers")]
+    pub rand_type: String,
+    /// Seed of every thread's random numbers (0 = from the clock; the manifest records it).
+    #[arg(long, default_value_t = 0, help_heading = "Random numbers")]
+    pub rand_seed: u64,
+    /// Uniforms per gaussian/special draw.
+    #[arg(long, default_value_t = 12, help_heading = "Random numbers")]
+    pub rand_spec_iter: u32,
+    /// special: percent of the range that is hot.
+    #[arg(long, default_value_t = 1, help_heading = "Random numbers")]
+    pub rand_spec_pct: u32,
+    /// special: percent of draws that go to the hot part.
+    #[arg(long, default_value_t = 75, help_heading = "Random numbers")]
+    pub rand_spec_res: u32,
+    /// pareto: h.
+    #[arg(long, default_value_t = 0.2, help_heading = "Random numbers")]
+    pub rand_pareto_h: f64,
+    /// zipfian: exponent.
+    #[arg(long, default_value_t = 0.8, help_heading = "Random numbers")]
+    pub rand_zipfian_exp: f64,
+}
+
+/// A script option set aside from clap: the name as typed (without `--`) and its value.
+pub type ScriptOpt = (String, Option<String>);
+
+/// Splits `dbperf lua ...`'s command line: what clap parses (dbperf's and sysbench's general
+/// options, the script and the command) and the script's own `--name[=value]` options.
+pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
+    let cmd = super::args::Cli::command();
+    let lua = cmd.find_subcommand("lua");
+    let known = |name: &str| -> Option<bool> {
+        if name == "help" || name == "version" {
+            return Some(false);
+        }
+        lua?.get_arguments()
+            .find(|a| a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values() && a.get_num_args().is_none_or(|n| n.min_values() > 0))
+    };
+    let mut clap_argv = Vec::new();
+    let mut script = Vec::new();
+    let mut it = argv.iter().cloned();
+    // Up to and including "lua".
+    for a in it.by_ref() {
+        let end = a == "lua";
+        clap_argv.push(a);
+        if end {
+            break;
+        }
+    }
+    while let Some(a) = it.next() {
+        let Some(body) = a.strip_prefix("--") else {
+            clap_argv.push(a);
+            continue;
+        };
+        if body.is_empty() {
+            clap_argv.push(a);
+            clap_argv.extend(it.by_ref());
+            break;
+        }
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        match known(&name.replace('_', "-")) {
+            Some(takes_value) => {
+                let next_is_value = takes_value && value.is_none();
+                clap_argv.push(a);
+                if next_is_value {
+                    if let Some(v) = it.next() {
+                        clap_argv.push(v);
+                    }
+                }
+            }
+            None => script.push((name, value)),
+        }
+    }
+    (clap_argv, script)
+}
+
+/// Finds the script: a path, or one of sysbench's by name.
+fn find_script(name: &str) -> Result<PathBuf> {
+    let p = Path::new(name);
+    if p.is_file() {
+        return Ok(p.to_path_buf());
+    }
+    if !name.contains('/') {
+        for dir in ["/usr/share/sysbench", "/usr/local/share/sysbench"] {
+            for candidate in [format!("{dir}/{name}"), format!("{dir}/{name}.lua")] {
+                if Path::new(&candidate).is_file() {
+                    return Ok(PathBuf::from(candidate));
+                }
+            }
+        }
+    }
+    bail!("no script {name:?}: give the path of a sysbench Lua script (or the name of one in /usr/share/sysbench, e.g. oltp_read_write)")
+}
+
+/// The target from --target or sysbench's --mysql-*/--pgsql-* options.
+fn target(a: &LuaArgs) -> Result<Target> {
+    let pg_parts = a.pgsql_host.is_some()
+        || a.pgsql_port.is_some()
+        || a.pgsql_user.is_some()
+        || a.pgsql_password.is_some()
+        || a.pgsql_db.is_some();
+    let t = if pg_parts && a.server.url.url()?.is_none() {
+        let mut u = url::Url::parse("postgres://localhost/").map_err(|e| anyhow!(e))?;
+        let host = a.pgsql_host.clone().unwrap_or_else(|| "localhost".into());
+        u.set_host(Some(&host))
+            .map_err(|e| anyhow!("--pgsql-host {host:?}: {e}"))?;
+        let _ = u.set_port(Some(a.pgsql_port.unwrap_or(5432)));
+        let _ = u.set_username(a.pgsql_user.as_deref().unwrap_or("sbtest"));
+        let _ = u.set_password(a.pgsql_password.as_deref());
+        u.set_path(a.pgsql_db.as_deref().unwrap_or("sbtest"));
+        Target::parse(u.as_str()).map_err(|e| anyhow!("the --pgsql-* options: {e}"))?
+    } else {
+        a.server.resolve()?
+    };
+    match (a.db_driver.as_deref(), t.scheme) {
+        (None, _) | (Some("mysql"), Scheme::Mysql) | (Some("pgsql"), Scheme::Postgres) => Ok(t),
+        (Some("mysql"), Scheme::Postgres) => bail!("--db-driver=mysql but the target is PostgreSQL: give a mysql:// target or --db-driver=pgsql"),
+        (Some("pgsql"), Scheme::Mysql) => bail!("--db-driver=pgsql but the target speaks the MySQL protocol: give a postgres:// target (or --pgsql-host ...)"),
+        (Some(other), _) => bail!("--db-driver={other}: dbperf runs mysql and pgsql"),
+    }
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// sysbench.opt's general options.
+fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> {
+    let n = |v: f64| OptValue::Number(v);
+    let s = |v: &str| OptValue::Str(v.to_string());
+    let o = |v: &Option<String>| OptValue::Str(v.clone().unwrap_or_default());
+    vec![
+        ("threads".into(), n(a.threads as f64)),
+        ("events".into(), n(a.events as f64)),
+        ("time".into(), n(a.run.time as f64)),
+        ("rate".into(), n(a.run.rate)),
+        ("warmup-time".into(), n(a.run.warmup_time as f64)),
+        ("report-interval".into(), n(a.run.report_interval)),
+        ("percentile".into(), n(a.percentile)),
+        ("histogram".into(), OptValue::Bool(a.histogram == "on")),
+        ("verbosity".into(), n(a.verbosity as f64)),
+        ("debug".into(), OptValue::Bool(false)),
+        ("validate".into(), OptValue::Bool(false)),
+        ("rand-type".into(), s(&a.rand_type)),
+        ("rand-seed".into(), n(seed as f64)),
+        ("rand-spec-iter".into(), n(a.rand_spec_iter as f64)),
+        ("rand-spec-pct".into(), n(a.rand_spec_pct as f64)),
+        ("rand-spec-res".into(), n(a.rand_spec_res as f64)),
+        ("rand-pareto-h".into(), n(a.rand_pareto_h)),
+        ("rand-zipfian-exp".into(), n(a.rand_zipfian_exp)),
+        ("db-driver".into(), s(driver)),
+        ("db-ps-mode".into(), s(&a.db_ps_mode)),
+        ("db-debug".into(), OptValue::Bool(false)),
+        ("mysql-host".into(), o(&a.server.mysql_host)),
+        ("mysql-port".into(), n(a.server.mysql_port.unwrap_or(3306) as f64)),
+        (
+            "mysql-user".into(),
+            s(a.server.mysql_user.as_deref().unwrap_or("sbtest")),
+        ),
+        ("mysql-db".into(), s(a.server.mysql_db.as_deref().unwrap_or("sbtest"))),
+        ("mysql-socket".into(), o(&a.server.mysql_socket)),
+        (
+            "mysql-ignore-errors".into(),
+            OptValue::List(a.mysql_ignore_errors.split(',').map(String::from).collect()),
+        ),
+        ("pgsql-host".into(), o(&a.pgsql_host)),
+        ("pgsql-port".into(), n(a.pgsql_port.unwrap_or(5432) as f64)),
+        ("pgsql-user".into(), s(a.pgsql_user.as_deref().unwrap_or("sbtest"))),
+        ("pgsql-db".into(), s(a.pgsql_db.as_deref().unwrap_or("sbtest"))),
+    ]
+}
+
+/// Runs `dbperf lua`; `script_opts` are the options [`split_argv`] set aside, `argv` the
+/// whole command line (for the manifest; passwords are not in it when given as advised).
+pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<ExitCode> {
+    let script = find_script(&a.script)?;
+    let script_name = script
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script".into());
+    let command = a.command.clone().unwrap_or_default();
+    let help = command.is_empty() || command == "help";
+    let target = if help { None } else { Some(target(&a)?) };
+    let scheme = target.as_ref().map(|t| t.scheme);
+    let driver = match scheme {
+        Some(Scheme::Postgres) => "pgsql",
+        _ => a.db_driver.as_deref().unwrap_or("mysql"),
+    };
+    let ignore = match scheme {
+        Some(Scheme::Postgres) => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+        _ => IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?,
+    };
+    let ps_disabled = match a.db_ps_mode.as_str() {
+        "auto" => false,
+        "disable" => true,
+        other => bail!("--db-ps-mode={other}: use auto (server-side prepared statements) or disable"),
+    };
+    let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
+    let rand = RandParams::new(
+        a.rand_spec_iter,
+        a.rand_spec_pct,
+        a.rand_spec_res,
+        a.rand_pareto_h,
+        a.rand_zipfian_exp,
+    )
+    .map_err(|e| anyhow!(e.to_string()))?;
+    let naming = Naming::parse(&a.statement_names).map_err(|e| anyhow!(e))?;
+    let seed = if a.rand_seed == 0 { clock_seed() } else { a.rand_seed };
+    let general = general_opt(&a, driver, seed);
+    let mut shared = Shared {
+        script: script.clone(),
+        command: command.clone(),
+        argv: argv.to_vec(),
+        opt: general.clone(),
+        target: None,
+        ignore,
+        ps_disabled,
+        rand,
+        rand_type,
+        seed,
+        unique: UniqueIds::new(seed),
+        names: Arc::new(StatementNames::after(0)),
+        naming,
+    };
+    // Load the script once to read the options it declares.
+    let probe = api::new_state(&Arc::new(shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
+    let defs = options::script_options(&probe).map_err(|e| anyhow!("{}: {e}", script.display()))?;
+    let script_label = script.display().to_string();
+    if help {
+        if command.is_empty() && !script_opts.is_empty() {
+            options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
+        }
+        print_help(&probe, &script_label, &defs);
+        if command.is_empty() {
+            bail!("no command: give run, prepare, cleanup, prewarm, help or one of the script's commands after {script_label}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    drop(probe);
+    let values = options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
+    shared.opt.extend(values.iter().cloned());
+    shared.target = target.clone();
+    let shared = Arc::new(shared);
+    let target = target.expect("a target for every command but help");
+    if command == "run" {
+        return run_measured(&a, shared, &target, &script_name, &values, argv);
+    }
+    run_command(&a, shared, &command)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The probe's view: no server (nothing may connect while options are read).
+fn shared_probe(s: &Shared) -> Shared {
+    Shared {
+        script: s.script.clone(),
+        command: s.command.clone(),
+        argv: s.argv.clone(),
+        opt: s.opt.clone(),
+        target: None,
+        ignore: s.ignore.clone(),
+        ps_disabled: s.ps_disabled,
+        rand: s.rand,
+        rand_type: s.rand_type,
+        seed: s.seed,
+        unique: UniqueIds::new(s.seed),
+        names: s.names.clone(),
+        naming: s.naming,
+    }
+}
+
+fn print_help(lua: &Lua, script: &str, defs: &[options::OptDef]) {
+    let commands = script_commands(lua);
+    println!("Usage: dbperf lua {script} COMMAND [options]");
+    println!(
+        "Commands: run{}",
+        commands.iter().map(|c| format!(", {c}")).collect::<String>()
+    );
+    if defs.is_empty() {
+        println!("{script} declares no options of its own.");
+    } else {
+        println!("{script} options:");
+        print!("{}", options::help_text(defs));
+    }
+    println!("dbperf's and sysbench's general options: dbperf lua --help");
+}
+
+/// The commands a script offers: `sysbench.cmdline.commands` and old-style global functions.
+fn script_commands(lua: &Lua) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(t) = lua
+        .globals()
+        .get::<Table>("sysbench")
+        .and_then(|s| s.get::<Table>("cmdline"))
+        .and_then(|c| c.get::<Table>("commands"))
+    {
+        for (k, _) in t.pairs::<String, Value>().flatten() {
+            out.push(k);
+        }
+    }
+    for f in ["prepare", "cleanup", "prewarm"] {
+        if matches!(lua.globals().get::<Value>(f), Ok(Value::Function(_))) && !out.iter().any(|c| c == f) {
+            out.push(f.to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A script command (prepare, cleanup, prewarm, its own): on `--threads` states at once when
+/// the script marks it parallel, else on one.
+fn run_command(a: &LuaArgs, shared: Arc<Shared>, command: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let local = tokio::task::LocalSet::new();
+    let script = shared.script.display().to_string();
+    local.block_on(&rt, async {
+        let first = api::new_state(&shared, 0).map_err(|e| anyhow!(e))?;
+        let is_defined = |lua: &Lua, what: &str| -> bool {
+            let f: mlua::Result<Value> = lua
+                .load(format!("return sysbench.cmdline.{what}(...)"))
+                .call(command.to_string());
+            matches!(f, Ok(Value::Boolean(true)))
+        };
+        let defined = is_defined(&first, "command_defined");
+        let parallel = defined && is_defined(&first, "command_parallel");
+        let global = matches!(first.globals().get::<Value>(command), Ok(Value::Function(_)));
+        if !defined && !global {
+            let known = script_commands(&first);
+            bail!(
+                "{script} has no command {command:?}: it offers run{}",
+                known.iter().map(|c| format!(", {c}")).collect::<String>()
+            );
+        }
+        let threads = if parallel { a.threads as usize } else { 1 };
+        let mut states = vec![first];
+        for tid in 1..threads {
+            states.push(api::new_state(&shared, tid).map_err(|e| anyhow!(e))?);
+        }
+        let mut tasks = Vec::new();
+        for lua in states {
+            let command = command.to_string();
+            tasks.push(tokio::task::spawn_local(async move {
+                let r = if defined {
+                    let f: mlua::Function = lua
+                        .load("return function(name) return sysbench.cmdline.call_command(name) end")
+                        .eval()?;
+                    api::call(&f, command.clone()).await
+                } else {
+                    let f: mlua::Function = lua.globals().get(command.as_str())?;
+                    api::call(&f, ()).await
+                };
+                api::clear_log(&lua);
+                match r {
+                    Ok(Value::Boolean(false)) => Err(mlua::Error::runtime(format!("command {command} failed"))),
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }));
+        }
+        let mut first_error = None;
+        for t in tasks {
+            match t.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(lua_message(&e));
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e.to_string());
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(anyhow!("{script} {command}: {e}")),
+            None => Ok(()),
+        }
+    })
+}
+
+/// `run`: `init()` in a main state, the measured run, `done()`.
+fn run_measured(
+    a: &LuaArgs,
+    shared: Arc<Shared>,
+    target: &Target,
+    script_name: &str,
+    values: &[(String, OptValue)],
+    argv: &[String],
+) -> Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let local = tokio::task::LocalSet::new();
+    let facts = local.block_on(&rt, async {
+        let mut s = AnySession::connect(target, shared.ignore.clone())
+            .await
+            .context("connecting to the server")?;
+        measure::server_facts(&mut s, target.scheme).await
+    })?;
+    let main = api::new_state(&shared, a.threads as usize).map_err(|e| anyhow!(e))?;
+    local
+        .block_on(&rt, api::call_global(&main, "init", ()))
+        .map_err(|e| anyhow!("{}: init(): {}", shared.script.display(), lua_message(&e)))?;
+    api::clear_log(&main);
+
+    let run = a.run.config(&RunShape {
+        connections: a.threads as usize,
+        events: (a.events > 0).then_some(a.events),
+        arrival: &a.arrival,
+        rate_per_connection: false,
+        shutdown_grace: Some(a.shutdown_grace),
+        seed: shared.seed,
+    })?;
+    let mut options = serde_json::Map::new();
+    options.insert("script".into(), shared.script.display().to_string().into());
+    options.insert("command".into(), "run".into());
+    options.insert("threads".into(), a.threads.into());
+    options.insert("events".into(), a.events.into());
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("rand_type".into(), a.rand_type.clone().into());
+    options.insert("db_ps_mode".into(), a.db_ps_mode.clone().into());
+    options.insert("statement_names".into(), a.statement_names.clone().into());
+    let mut script_options = serde_json::Map::new();
+    for (k, v) in values {
+        script_options.insert(
+            k.clone(),
+            match v {
+                OptValue::Bool(b) => (*b).into(),
+                OptValue::Number(n) => serde_json::json!(n),
+                OptValue::Str(s) => s.clone().into(),
+                OptValue::List(l) => l.clone().into(),
+                OptValue::Nil => serde_json::Value::Null,
+            },
+        );
+    }
+    options.insert("script_options".into(), script_options.into());
+    record_run_options(&run, &mut options);
+    a.run.out.record_options(&mut options);
+    let version = facts.version.clone();
+    let family = match target.scheme {
+        Scheme::Postgres => "PostgreSQL",
+        Scheme::Mysql => "MySQL",
+    };
+    let banner = |dir: &Path| {
+        format!(
+            "dbperf {} — {} on {} ({family} {version}), {} thread(s), {}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            shared.script.display(),
+            target.endpoint(),
+            a.threads,
+            match run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                r => format!("open loop at {} events/s", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let name = format!("lua_{script_name}");
+    let spec = MeasureSpec {
+        results_dir: &a.run.out.results_dir,
+        name: &name,
+        options,
+        seeds: serde_json::json!({ "rand_seed": shared.seed }),
+        target,
+        facts,
+        run: &run,
+        print_every: a.run.print_every(),
+        telemetry: a.run.out.telemetry(target),
+        rand_type: shared.rand_type.name(),
+        threads: a.threads,
+        banner: &banner,
+        live: LiveLine::Standard,
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
+    };
+    let workload = Arc::new(LuaWorkload::new(shared.clone(), script_name.to_string()));
+    let m = measure::measure(spec, workload, argv)?;
+    if let Err(e) = local.block_on(&rt, api::call_global(&main, "done", ())) {
+        eprintln!("warning: {}: done(): {}", shared.script.display(), lua_message(&e));
+    }
+    let counted: Vec<String> = ["other", "read", "write", "transaction", "error", "reconnect"]
+        .iter()
+        .zip(SCRIPT_COUNTERS.iter())
+        .filter_map(|(n, c)| {
+            let v = c.load(std::sync::atomic::Ordering::Relaxed);
+            (v > 0).then(|| format!("{n} {v}"))
+        })
+        .collect();
+    if !counted.is_empty() {
+        println!("Counted by the script (sb_counter_inc): {}", counted.join(", "));
+    }
+    let report = SysbenchReport {
+        percentile: a.percentile,
+        client_threads: run.client_threads,
+        histogram: a.histogram == "on",
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}

@@ -1,0 +1,50 @@
+//! Users' sysbench Lua scripts, run unchanged: `dbperf lua SCRIPT.lua [prepare|run|cleanup|
+//! prewarm|help|COMMAND]`.
+//!
+//! sysbench 1.0 runs a script in one LuaJIT state per thread, and so does dbperf: each engine
+//! worker owns a state ([`worker`]), whose `thread_init` opens the script's connections, whose
+//! `event` is one transaction and whose `thread_done` runs at the end. The script sees
+//! sysbench's API ([`api`] in Rust, `prelude.lua` in Lua): `sysbench.opt` from the command line
+//! and the script's own options ([`options`]), `sysbench.rand.*`, `sysbench.sql.*` with
+//! connections, prepared statements and result sets, `sysbench.hooks`, and LuaJIT's `ffi`.
+//! What dbperf adds is the run around it: open or closed loop with latency from the intended
+//! start, HDR latency per transaction and per statement (named from the SQL text), error
+//! classes and retries, telemetry, the run directory and the catalog.
+
+pub mod api;
+pub mod options;
+pub mod worker;
+
+/// How statements are named in the per-statement latencies (`--statement-names`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// Verb and table: `SELECT sbtest1`, `UPDATE warehouse1`, `BEGIN`.
+    Table,
+    /// The statement's text with its values replaced by `?` (cut at 80 characters).
+    Shape,
+}
+
+impl Naming {
+    /// Parses `--statement-names`.
+    pub fn parse(s: &str) -> Result<Naming, String> {
+        match s {
+            "table" => Ok(Naming::Table),
+            "shape" => Ok(Naming::Shape),
+            other => Err(format!(
+                "--statement-names {other:?}: use table (verb and table: SELECT sbtest1) or shape (the SQL with values as ?)"
+            )),
+        }
+    }
+}
+
+/// Counters a script bumps itself through LuaJIT's ffi (`ffi.C.sb_counter_inc(tid, type)`, as
+/// sysbench-tpcc does), indexed like sysbench's `sb_counter_type`; shown after the run.
+pub static SCRIPT_COUNTERS: [std::sync::atomic::AtomicU64; 6] = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
+
+/// sysbench's `sb_counter_inc`, callable from scripts through `ffi.C` (the binary exports it).
+#[no_mangle]
+pub extern "C" fn sb_counter_inc(_thread: std::ffi::c_int, counter: std::ffi::c_int) {
+    if let Some(c) = usize::try_from(counter).ok().and_then(|i| SCRIPT_COUNTERS.get(i)) {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}

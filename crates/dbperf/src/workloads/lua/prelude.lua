@@ -1,0 +1,305 @@
+-- dbperf's sysbench 1.0 API, the Lua half: the tables a sysbench script sees (sysbench.sql,
+-- sysbench.error, sysbench.hooks, sysbench.cmdline helpers, the report formatters) built on the
+-- primitives dbperf passes in as `raw` (connections, statements and random numbers, in Rust).
+-- Errors are raised as sysbench raises them: an ignorable SQL error as a table whose errcode is
+-- sysbench.error.RESTART_EVENT (the event runs again), anything else as a message.
+
+local raw = ...
+
+ffi = require("ffi")
+-- Types scripts name in their own ffi.cdef blocks (sysbench declares them in its API).
+ffi.cdef[[
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT, SB_CNT_MAX
+} sb_counter_type;
+]]
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.hooks = sysbench.hooks or {}
+
+-- ---------------------------------------------------------------------------------------
+-- Command line
+
+local cmdline = sysbench.cmdline
+cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE = 4, 5, 6, 7
+cmdline.ARG_MAX = 8
+cmdline.PARALLEL_COMMAND = true
+
+function cmdline.command_defined(name)
+   local c = cmdline.commands
+   return type(c) == "table" and type(c[name]) == "table" and c[name][1] ~= nil
+end
+
+function cmdline.command_parallel(name)
+   return cmdline.command_defined(name) and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+function cmdline.call_command(name)
+   if not cmdline.command_defined(name) then
+      return false
+   end
+   local rc = cmdline.commands[name][1]()
+   if rc == nil then
+      return true
+   end
+   return rc and true or false
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Random numbers (drawn in Rust from this thread's generator)
+
+sysbench.rand = raw.rand
+
+-- ---------------------------------------------------------------------------------------
+-- SQL
+
+local sql = {}
+sysbench.sql = sql
+
+sql.type = {
+   NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+   TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+}
+sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+
+local driver_methods, connection_methods, statement_methods = {}, {}, {}
+local driver_mt = { __index = driver_methods, __tostring = function() return "<sql_driver>" end }
+local connection_mt = { __index = connection_methods, __tostring = function() return "<sql_connection>" end }
+local statement_mt = { __index = statement_methods, __tostring = function() return "<sql_statement>" end }
+
+function sql.driver(name)
+   local drv = raw.driver(name)
+   return setmetatable({ _name = drv }, driver_mt)
+end
+
+function driver_methods.name(self)
+   return self._name
+end
+
+function driver_methods.connect(self)
+   local c = raw.connect()
+   return setmetatable({ _raw = c, driver = self }, connection_mt)
+end
+
+-- Raises the error of a failed statement the way sysbench does. `ignorable` is the driver's
+-- verdict (--mysql-ignore-errors, --pgsql-ignore-errors, a lost connection); the script's
+-- sql_error_ignorable hook may downgrade any other error.
+local function raise(con, query, errno, state, msg, ignorable, class)
+   local errdesc = {
+      connection = con,
+      query = query,
+      sql_errno = errno,
+      sql_state = state,
+      sql_errmsg = msg,
+      dbperf_class = class,
+   }
+   local hook = sysbench.hooks.sql_error_ignorable
+   if ignorable or (type(hook) == "function" and hook(errdesc)) then
+      errdesc.errcode = sysbench.error.RESTART_EVENT
+      error(errdesc, 3)
+   end
+   error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
+end
+
+function connection_methods.query(self, query)
+   local rs, errno, state, msg, ignorable, class = self._raw:query(query)
+   if rs == false then
+      return raise(self, query, errno, state, msg, ignorable, class)
+   end
+   return rs
+end
+
+function connection_methods.query_row(self, query)
+   local rs, errno, state, msg, ignorable, class = self._raw:query(query)
+   if rs == false then
+      return raise(self, query, errno, state, msg, ignorable, class)
+   end
+   if rs == nil or rs.nrows == 0 then
+      return nil
+   end
+   return unpack(rs:fetch_row(), 1, rs.nfields)
+end
+
+function connection_methods.prepare(self, query)
+   local st, errno, state, msg, ignorable, class = self._raw:prepare(query)
+   if st == false then
+      return raise(self, query, errno, state, msg, ignorable, class)
+   end
+   return setmetatable({ _raw = st, connection = self }, statement_mt)
+end
+
+function connection_methods.bulk_insert_init(self, query)
+   return self._raw:bulk_insert_init(query)
+end
+
+function connection_methods.bulk_insert_next(self, values)
+   local ok, errno, state, msg, ignorable, class = self._raw:bulk_insert_next(values)
+   if ok == false then
+      return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
+   end
+   return true
+end
+
+function connection_methods.bulk_insert_done(self)
+   local ok, errno, state, msg, ignorable, class = self._raw:bulk_insert_done()
+   if ok == false then
+      return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
+   end
+   return true
+end
+
+function connection_methods.disconnect(self)
+   return self._raw:disconnect()
+end
+
+function connection_methods.reconnect(self)
+   local ok, msg = self._raw:reconnect()
+   if not ok then
+      error(msg, 2)
+   end
+   return true
+end
+
+function connection_methods.check_error(self, rs, query)
+   return rs
+end
+
+function statement_methods.bind_create(self, btype, max_len)
+   return raw.param(btype, max_len)
+end
+
+function statement_methods.bind_param(self, ...)
+   return self._raw:bind_param(...)
+end
+
+function statement_methods.execute(self)
+   local rs, errno, state, msg, ignorable, class = self._raw:execute()
+   if rs == false then
+      return raise(self.connection, "<prepared statement>", errno, state, msg, ignorable, class)
+   end
+   return rs
+end
+
+function statement_methods.close(self)
+   return self._raw:close()
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Reports: the formatters sysbench offers to report hooks (stat fields as sysbench names them)
+
+function sysbench.report_default(stat)
+   local s = stat.time_interval
+   print(string.format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+                       "lat (ms,%u%%): %4.2f err/s %4.2f reconn/s: %4.2f",
+                       stat.time_total, stat.threads_running, stat.events / s,
+                       (stat.reads + stat.writes + stat.other) / s,
+                       stat.reads / s, stat.writes / s, stat.other / s,
+                       sysbench.opt.percentile, stat.latency_pct * 1000,
+                       stat.errors / s, stat.reconnects / s))
+end
+
+function sysbench.report_csv(stat)
+   local s = stat.time_interval
+   print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+                       stat.time_total, stat.threads_running, stat.events / s,
+                       (stat.reads + stat.writes + stat.other) / s,
+                       stat.reads / s, stat.writes / s, stat.other / s,
+                       stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+end
+
+function sysbench.report_json(stat)
+   local s = stat.time_interval
+   print(string.format('{"time": %.0f, "threads": %u, "tps": %4.2f, "qps": {"total": %4.2f, ' ..
+                       '"reads": %4.2f, "writes": %4.2f, "other": %4.2f}, "latency": %4.2f, ' ..
+                       '"errors": %4.2f, "reconnects": %4.2f}',
+                       stat.time_total, stat.threads_running, stat.events / s,
+                       (stat.reads + stat.writes + stat.other) / s,
+                       stat.reads / s, stat.writes / s, stat.other / s,
+                       stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+end
+
+-- The event loop's restart rule: run event() again after an ignorable error, calling the
+-- script's before_restart_event hook first. dbperf's engine does the looping and counting;
+-- this only tells a restart from a failure.
+function raw.is_restart(err)
+   return type(err) == "table" and err.errcode == sysbench.error.RESTART_EVENT
+end
+
+-- ---------------------------------------------------------------------------------------
+-- What dbperf does not offer fails by name, with what to use instead.
+
+local function unsupported(what, instead)
+   error(what .. " is not supported by dbperf" .. (instead and ("; " .. instead) or ""), 3)
+end
+
+local function strict(t, prefix, instead)
+   return setmetatable(t, { __index = function(_, k)
+      unsupported(prefix .. tostring(k), instead)
+   end })
+end
+
+strict(sysbench.rand, "sysbench.rand.", "dbperf has uniform, default, gaussian, special, pareto, " ..
+       "zipfian, uniform_uint64, uniform_double, unique, string and varstring")
+strict(sql, "sysbench.sql.", "use sysbench.sql.driver(), type and error")
+strict(connection_methods, "con:", "connections have query, query_row, prepare, bulk_insert_init/next/done, " ..
+       "disconnect and reconnect")
+strict(statement_methods, "stmt:", "statements have bind_create, bind_param, execute and close")
+sysbench.db = strict({}, "sysbench.db.", "the sysbench 0.5 db_* API is gone in sysbench 1.0 too: use " ..
+                     "sysbench.sql.driver():connect() and con:query()")
+sysbench.histogram = strict({}, "sysbench.histogram.", "dbperf keeps HDR histograms of every " ..
+                            "transaction and statement itself")
+
+-- sysbench 1.0's compatibility names for sysbench 0.5 scripts.
+thread_id = sysbench.tid
+test = sysbench.cmdline.script_path
+function sb_rnd()
+   return raw.rand_u32()
+end
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+function sb_rand_uniq(a, b)
+   a = a or 0
+   b = b or 4294967295
+   local v
+   repeat
+      v = sysbench.rand.unique()
+   until v >= a and v <= b
+   return v
+end
+for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_insert_init",
+                        "db_bulk_insert_next", "db_bulk_insert_done", "db_prepare", "db_bind_param",
+                        "db_bind_result", "db_execute", "db_store_results", "db_free_results",
+                        "db_close" }) do
+   _G[name] = function()
+      unsupported(name .. "()", "this is the sysbench 0.5 API; sysbench 1.0 scripts use " ..
+                  "sysbench.sql.driver():connect() and con:query()")
+   end
+end
+
+-- One event, as sysbench's thread loop runs it: `true, event's result` when it ran through;
+-- `false, errdesc` after an ignorable SQL error (the event runs again); `nil, message` (with
+-- the script's traceback) after any other error.
+local traceback = debug.traceback
+local function on_error(err)
+   if raw.is_restart(err) then
+      return err
+   end
+   return traceback(tostring(err), 2)
+end
+
+function raw.run_event(tid)
+   local ok, res = xpcall(event, on_error, tid)
+   if ok then
+      return true, res
+   end
+   if type(res) == "table" then
+      return false, res
+   end
+   return nil, res
+end
+
+sysbench.__dbperf = raw
