@@ -1,0 +1,409 @@
+//! `dbperf lua` runs sysbench's own Lua scripts unchanged: every script sysbench ships in
+//! /usr/share/sysbench is prepared, run for a fixed number of events and cleaned up by dbperf
+//! on a sandboxed MariaDB and on PostgreSQL 15, and the statements its events sent (the
+//! server's general log, `pg_stat_statements`) are the same, verb by verb, as sysbench 1.0's
+//! own run of the same script with the same options. A script of our own checks what the
+//! shipped ones do not use (query_row, fetch_row, custom parallel commands, an ignorable
+//! error restarting the event through before_restart_event, event() ending its thread); broken
+//! scripts fail naming file:line, never with a panic.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::{dbperf, only_run_dir, program_available, read_json, run_ok, sandbox};
+
+#[path = "support/pg.rs"]
+mod pg;
+
+const SCRIPTS_DIR: &str = "/usr/share/sysbench";
+
+/// The scripts sysbench ships (oltp_common.lua is their shared module, not a test).
+fn shipped() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(SCRIPTS_DIR)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == "lua") && !p.ends_with("oltp_common.lua"));
+    v.sort();
+    v
+}
+
+/// The verb of a statement that touches the benchmark's tables (or BEGIN/COMMIT), upper case.
+fn event_verb(sql: &str) -> Option<String> {
+    let verb = sql.split_whitespace().next()?.to_ascii_uppercase();
+    let lower = sql.to_ascii_lowercase();
+    match verb.as_str() {
+        "BEGIN" | "COMMIT" => Some(verb),
+        _ if lower.contains("sbtest") && !lower.contains("information_schema") => Some(verb),
+        _ => None,
+    }
+}
+
+/// Verb counts of the statements in a MariaDB general log (`Query` and `Execute` records; a
+/// statement's later lines continue its record).
+fn general_log_verbs(log: &Path) -> BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    // Each record: "[YYMMDD HH:MM:SS]\tID Command\tArgument"; other lines continue it.
+    let mut records: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let mut rest = line.trim_start();
+        if rest.len() > 16 && rest.as_bytes()[6] == b' ' && rest[..6].bytes().all(|b| b.is_ascii_digit()) {
+            rest = rest[15..].trim_start();
+        }
+        let mut parts = rest.splitn(2, char::is_whitespace);
+        let record = match (parts.next(), parts.next()) {
+            (Some(id), Some(after)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => {
+                let after = after.trim_start();
+                let command = after.split(['\t', ' ']).next().unwrap_or("").to_string();
+                let arg = after[command.len()..].trim().to_string();
+                Some((command, arg))
+            }
+            _ => None,
+        };
+        match (record, records.last_mut()) {
+            (Some(r), _) => records.push(r),
+            (None, Some(last)) => {
+                last.1.push(' ');
+                last.1.push_str(line.trim());
+            }
+            (None, None) => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (command, sql) in records {
+        if command == "Query" || command == "Execute" {
+            if let Some(v) = event_verb(&sql) {
+                *out.entry(v).or_insert(0) += 1;
+            }
+        }
+    }
+    out
+}
+
+struct Maria {
+    sb: dbperf::server::testing::TempSandbox,
+    log: PathBuf,
+}
+
+impl Maria {
+    fn sql(&self, q: &str) -> String {
+        let out = Command::new("mysql")
+            .arg(format!("--defaults-file={}", self.sb.admin_cnf().display()))
+            .args(["-N", "-B", "-e", q])
+            .output()
+            .expect("mysql client");
+        assert!(out.status.success(), "{q}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn truncate_log(&self) {
+        self.sql("FLUSH GENERAL LOGS");
+        std::fs::write(&self.log, "").unwrap();
+        self.sql("FLUSH GENERAL LOGS");
+    }
+}
+
+fn sysbench_mysql_args(url: &str) -> Vec<String> {
+    let u = url::Url::parse(url).unwrap();
+    vec![
+        "--db-driver=mysql".into(),
+        format!("--mysql-host={}", u.host_str().unwrap()),
+        format!("--mysql-port={}", u.port().unwrap()),
+        format!("--mysql-user={}", u.username()),
+        format!("--mysql-password={}", u.password().unwrap_or("")),
+        format!("--mysql-db={}", u.path().trim_start_matches('/')),
+    ]
+}
+
+const COMMON: [&str; 3] = ["--tables=1", "--table-size=200", "--rand-seed=11"];
+const EVENTS: &str = "--events=12";
+
+#[test]
+fn every_shipped_script_sends_the_statements_sysbench_sends_on_mariadb() {
+    if !program_available("sysbench", "sysbench") {
+        return;
+    }
+    let scripts = shipped();
+    if scripts.is_empty() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "sysbench's scripts are missing from {SCRIPTS_DIR}"
+        );
+        eprintln!("SKIPPED: no scripts in {SCRIPTS_DIR}");
+        return;
+    }
+    let sb = sandbox();
+    let url = sb.url();
+    let mut m = Maria {
+        sb,
+        log: PathBuf::new(),
+    };
+    m.sql("SET GLOBAL general_log = ON");
+    let file = m.sql("SELECT @@general_log_file");
+    let datadir = m.sql("SELECT @@datadir");
+    m.log = Path::new(&datadir).join(file);
+    let results = tempfile::tempdir().unwrap();
+    for script in &scripts {
+        let name = script.display().to_string();
+        // bulk_insert.lua declares no options (sysbench refuses unknown ones too); its
+        // tables are one per thread.
+        let bulk = name.ends_with("bulk_insert.lua");
+        let common: &[&str] = if bulk { &[] } else { &COMMON };
+        let lua = |cmd: &str, extra: &[&str]| {
+            let mut c = dbperf();
+            c.args(["lua", &name, cmd, "--target", &url, "--no-telemetry"])
+                .args(common)
+                .args(extra)
+                .arg("--results-dir")
+                .arg(results.path());
+            c
+        };
+        run_ok(&mut lua("prepare", &["--threads=2"]));
+        m.truncate_log();
+        run_ok(&mut lua("run", &["--threads=1", EVENTS, "--time=0"]));
+        let ours = general_log_verbs(&m.log);
+        m.truncate_log();
+        let out = Command::new("sysbench")
+            .arg(script)
+            .args(sysbench_mysql_args(&url))
+            .args(common)
+            .args(["--threads=1", EVENTS, "--time=0", "run"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "sysbench {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs = general_log_verbs(&m.log);
+        assert!(
+            !theirs.is_empty(),
+            "{name}: sysbench's statements were not in the general log"
+        );
+        assert_eq!(ours, theirs, "{name}: statements by verb, dbperf vs sysbench");
+        run_ok(&mut lua("cleanup", &["--threads=2"]));
+        assert_eq!(
+            m.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'"),
+            "",
+            "{name}: cleanup left tables"
+        );
+        eprintln!("{name}: {ours:?}");
+    }
+}
+
+/// Statement counts by verb in `pg_stat_statements` for the benchmark's tables.
+fn pg_verbs(pg: &pg::TempPg) -> BTreeMap<String, u64> {
+    let rows = pg.psql(
+        "SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements \
+         WHERE query ILIKE '%sbtest%' OR query IN ('BEGIN', 'COMMIT')",
+    );
+    let mut out = BTreeMap::new();
+    for line in rows.lines() {
+        let Some((calls, query)) = line.split_once('\t') else {
+            continue;
+        };
+        if let (Ok(n), Some(v)) = (calls.trim().parse::<u64>(), event_verb(query.trim())) {
+            if v != "CREATE" && v != "DROP" {
+                *out.entry(v).or_insert(0) += n;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_oltp_scripts_send_the_statements_sysbench_sends_on_postgresql() {
+    if !pg::available() || !program_available("sysbench", "sysbench") {
+        return;
+    }
+    let pg = pg::TempPg::start(&[]);
+    let url = pg.url();
+    let u = url::Url::parse(&url).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    for name in [
+        "oltp_read_write",
+        "oltp_point_select",
+        "oltp_insert",
+        "select_random_ranges",
+    ] {
+        let script = format!("{SCRIPTS_DIR}/{name}.lua");
+        if !Path::new(&script).exists() {
+            continue;
+        }
+        let lua = |cmd: &str, extra: &[&str]| {
+            let mut c = dbperf();
+            c.args(["lua", &script, cmd, "--target", &url, "--no-telemetry"])
+                .args(COMMON)
+                .args(extra)
+                .arg("--results-dir")
+                .arg(results.path());
+            c
+        };
+        run_ok(&mut lua("prepare", &["--threads=2"]));
+        pg.psql("SELECT pg_stat_statements_reset()");
+        run_ok(&mut lua("run", &["--threads=1", EVENTS, "--time=0"]));
+        let ours = pg_verbs(&pg);
+        pg.psql("SELECT pg_stat_statements_reset()");
+        let out = Command::new("sysbench")
+            .arg(&script)
+            .args([
+                "--db-driver=pgsql".to_string(),
+                format!("--pgsql-host={}", u.host_str().unwrap()),
+                format!("--pgsql-port={}", u.port().unwrap()),
+                format!("--pgsql-user={}", u.username()),
+                format!("--pgsql-password={}", u.password().unwrap_or("")),
+                format!("--pgsql-db={}", u.path().trim_start_matches('/')),
+            ])
+            .args(COMMON)
+            .args(["--threads=1", EVENTS, "--time=0", "run"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "sysbench {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs = pg_verbs(&pg);
+        assert!(
+            !theirs.is_empty(),
+            "{name}: sysbench's statements are not in pg_stat_statements"
+        );
+        assert_eq!(ours, theirs, "{name}: statements by verb, dbperf vs sysbench");
+        run_ok(&mut lua("cleanup", &[]));
+        eprintln!("{name}: {ours:?}");
+    }
+}
+
+const OWN: &str = r#"
+sysbench.cmdline.options = {
+   rows = {"Rows in t", 50},
+   fail_once = {"Raise a deadlock-like ignorable error in the first event", false},
+}
+
+function cmd_fill()
+   local con = sysbench.sql.driver():connect()
+   -- Each parallel thread fills its own share of the ids.
+   for i = sysbench.tid + 1, sysbench.opt.rows, sysbench.opt.threads do
+      con:query(string.format("INSERT INTO t VALUES (%d, 0)", i))
+   end
+end
+
+sysbench.cmdline.commands = {
+   prepare = {function()
+      local con = sysbench.sql.driver():connect()
+      con:query("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)")
+   end},
+   fill = {cmd_fill, sysbench.cmdline.PARALLEL_COMMAND},
+   cleanup = {function() sysbench.sql.driver():connect():query("DROP TABLE t") end},
+}
+
+local restarts = 0
+function sysbench.hooks.before_restart_event(err)
+   restarts = restarts + 1
+   assert(err.sql_errno == 1062, "the restart carries the error: " .. tostring(err.sql_errno))
+end
+
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   events = 0
+end
+
+function event()
+   events = events + 1
+   local n = con:query_row("SELECT count(*) FROM t")
+   assert(tonumber(n) == sysbench.opt.rows, "count(*) = " .. tostring(n))
+   local rs = con:query("SELECT id, v FROM t ORDER BY id LIMIT 3")
+   assert(rs.nrows == 3 and rs.nfields == 2)
+   local row = rs:fetch_row()
+   assert(row[1] == "1", "first id " .. tostring(row[1]))
+   con:query("UPDATE t SET v = v + 1 WHERE id = " .. sysbench.rand.uniform(1, sysbench.opt.rows))
+   if sysbench.opt.fail_once and restarts == 0 then
+      -- A duplicate key, made ignorable with --mysql-ignore-errors=1062.
+      con:query("INSERT INTO t VALUES (1, 0)")
+   end
+   -- Ten events, then this thread is done.
+   return events >= 10
+end
+
+function thread_done()
+   local v = con:query_row("SELECT sum(v) FROM t")
+   print(string.format("thread %d done: sum %s, restarts %d", sysbench.tid, v, restarts))
+end
+"#;
+
+#[test]
+fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
+    let sb = sandbox();
+    let url = sb.url();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("own.lua");
+    std::fs::write(&script, OWN).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let lua = |args: &[&str]| {
+        let mut c = dbperf();
+        c.arg("lua")
+            .arg(&script)
+            .args(args)
+            .args(["--target", &url, "--no-telemetry"]);
+        c.arg("--results-dir").arg(results.path());
+        c
+    };
+    run_ok(&mut lua(&["prepare"]));
+    run_ok(&mut lua(&["fill", "--threads=3", "--rows=50"]));
+    let out = run_ok(&mut lua(&[
+        "run",
+        "--threads=1",
+        "--time=20",
+        "--rows=50",
+        "--fail-once",
+        "--mysql-ignore-errors=1062",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("thread 0 done: sum 10, restarts 1"), "{stdout}");
+    let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
+    // event() returned true on its tenth call, the run ended there, not at --time; the
+    // first call was restarted, so nine completed.
+    assert_eq!(summary["transactions"]["total"].as_u64(), Some(9), "{summary}");
+    assert_eq!(
+        summary["errors"]["by_class"]["unique_violation"].as_u64(),
+        Some(1),
+        "{summary}"
+    );
+    let per_type = &summary["per_type"];
+    assert!(per_type["UPDATE t"]["count"].as_u64().unwrap() >= 10, "{per_type}");
+
+    // Errors point at file:line, name what is unsupported, and never panic.
+    let broken = [
+        ("function event()\n  local x = \n", "own_broken.lua:3:"),
+        (
+            "function event()\n  sysbench.rand.triangular(1, 2)\nend\n",
+            "sysbench.rand.triangular is not supported by dbperf",
+        ),
+        ("function event()\n  error('boom')\nend\n", "own_broken.lua:2: boom"),
+        ("x = 1\n", "defines no event() function"),
+    ];
+    for (text, want) in broken {
+        let bad = dir.path().join("own_broken.lua");
+        std::fs::write(&bad, text).unwrap();
+        let out = dbperf()
+            .arg("lua")
+            .arg(&bad)
+            .args(["run", "--target", &url, "--no-telemetry", "--time=1"])
+            .arg("--results-dir")
+            .arg(results.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text}");
+        assert!(stderr.contains(want), "{text}: want {want:?} in\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let out = lua(&["run", "--rowz=3"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown option --rowz: did you mean --rows?"),
+        "{stderr}"
+    );
+    run_ok(&mut lua(&["cleanup"]));
+}
