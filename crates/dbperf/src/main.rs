@@ -7,5 +7,8 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Keep the C entry point sysbench scripts call through LuaJIT's ffi in the binary
+    // (the build script exports it).
+    std::hint::black_box(dbperf::workloads::lua::sb_counter_inc as extern "C" fn(_, _));
     dbperf::cli::main()
 }
