@@ -34,6 +34,12 @@
 //! table_size = 100000                # or data_vs_buffer_pool = 2.0
 //! users = [1, 4, 16, 64]
 //! options = { range_size = 100 }     # any other sysbench option
+//!
+//! [[workload]]
+//! kind = "lua"                       # a sysbench 1.0 Lua script, run by `dbperf lua`
+//! script = "my_oltp.lua"             # relative to this file, or "oltp_read_write" (sysbench's)
+//! options = { tables = 4, table_size = 10000 }   # the script's own options
+//! users = [1, 16]
 //! ```
 
 use std::collections::BTreeMap;
@@ -47,7 +53,7 @@ use toml::{Spanned, Value};
 pub use super::settings::parse_size;
 use super::settings::{check_max_connections, setting, setting_value};
 use super::workload::RawWorkload;
-pub use super::workload::{Cold, Kind, Params, Restore, Sysbench, TpchTest};
+pub use super::workload::{Cold, Kind, Lua, Params, PgbenchScripts, Restore, Sysbench, TpchTest};
 use crate::bounds;
 pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
@@ -487,11 +493,13 @@ impl Experiment {
         let mut users_spans = Vec::new();
         for w in &raw.workloads {
             let r = w.get_ref();
-            let params = match super::workload::params(r, w.span()).map_err(|(span, m)| at(span, m))? {
+            let base = path.parent().unwrap_or(Path::new("."));
+            let params = match super::workload::params(r, w.span(), base).map_err(|(span, m)| at(span, m))? {
                 Some(p) => p,
                 None => Params::Sysbench(sysbench_keys(r, w.span(), &at)?),
             };
             let kind = params.kind();
+            let writes = params.writes();
             let users = match (&r.users, kind) {
                 (Some(u), Kind::Tpch) => return Err(at(
                     u.span(),
@@ -578,7 +586,7 @@ impl Experiment {
                 warmup: whole_secs(&r.warmup, "warmup", 0, &at)?.unwrap_or(warmup),
                 restore: match &r.restore {
                     Some(x) => *x.get_ref(),
-                    None if kind.writes() => Restore::Point,
+                    None if writes => Restore::Point,
                     None => Restore::Variant,
                 },
                 checksum: r.checksum.as_ref().is_some_and(|c| *c.get_ref()),
@@ -671,6 +679,7 @@ impl Experiment {
                     }
                 }
                 Params::Pgbench(p) => p.scale = 1,
+                Params::Lua(l) => l.quick(),
             }
         }
         self

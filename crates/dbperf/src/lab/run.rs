@@ -1,12 +1,14 @@
 //! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once per kind (`sysbench
-//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`) and copied into
+//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`, `lua SCRIPT
+//! prepare`) and copied into
 //! place with the server stopped, a restart per group and, for `restore = "point"`, before every
 //! point (the snapshot each point started from, and on request a checksum of its tables, go
 //! into its manifest), CPU pinning, every run kept, and a state file that lets a rerun resume
 //! where an interrupted one stopped.
 //!
 //! Each run is a child `dbperf sysbench ... run`, `tpcc run`, `linkbench request`, `tpch
-//! power|throughput` or `pgbench SCRIPT` (the same binary), so every run has its own
+//! power|throughput`, `pgbench SCRIPT` (or `pgbench -f FILE ...`) or `lua SCRIPT run` (the same
+//! binary), so every run has its own
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
@@ -399,6 +401,8 @@ fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
     match &w.params {
         // As before kinds existed, so sysbench data sets prepared then are still found.
         Params::Sysbench(sb) => print.push_str(&format!("|{}|{:?}", sb.test.name(), sb.options)),
+        // Who prepares the data and the options that shape it (not the run's other options).
+        Params::Lua(_) => print.push_str(&format!("|lua|{:?}", group.data.data)),
         other => print.push_str(&format!("|{}", other.kind().name())),
     }
     // FNV-1a: stable across builds, unlike std's hasher.
@@ -632,7 +636,17 @@ fn prepare_args(plan: &Plan, data: &DataSet) -> Vec<String> {
             args.extend(["pgbench".into(), "init".into()]);
             args.push(format!("--scale={scale}"));
         }
+        // The script's own prepare (sysbench's OLTP scripts: oltp_common's, one table per
+        // thread), with the script's options; --threads is the parallelism of a prepare the
+        // script marks parallel. No `cleanup` is run: a data set is a datadir of its own,
+        // replaced whole by the next copy, so there is nothing to drop.
+        (Data::Lua { .. }, Params::Lua(l)) => {
+            args.extend(["lua".into(), l.script.display().to_string(), "prepare".into()]);
+            args.push(format!("--threads={threads}"));
+            args.extend(lua_option_args(l));
+        }
         (Data::Sysbench { .. }, _) => unreachable!("a sysbench data set is prepared by a sysbench workload"),
+        (Data::Lua { .. }, _) => unreachable!("a lua data set is prepared by a lua workload"),
     }
     args
 }
@@ -775,6 +789,9 @@ fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) ->
     let e = &plan.experiment;
     let server = &e.servers[group.server];
     let w = &e.workloads[plan.prepare_workload(&group.data)];
+    if let Params::Lua(l) = &w.params {
+        return prewarm_lua(exe, url, group, plan, l, lab_dir);
+    }
     let (Data::Sysbench { tables, rows }, Params::Sysbench(sb)) = (&group.data.data, &w.params) else {
         return Ok(());
     };
@@ -953,18 +970,51 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
             }
         }
         (Params::Pgbench(p), _) => {
-            cmd.args(["pgbench", p.script.as_str()])
-                .arg(format!("--scale={}", p.scale))
+            cmd.arg("pgbench");
+            if !p.script.is_empty() {
+                cmd.arg(&p.script);
+            }
+            for f in &p.scripts.files {
+                cmd.arg(format!("--file={f}"));
+            }
+            for b in &p.scripts.builtins {
+                cmd.arg(format!("--builtin={b}"));
+            }
+            for (k, v) in &p.scripts.define {
+                cmd.arg(format!("--define={k}={v}"));
+            }
+            if let Some(m) = &p.scripts.protocol {
+                cmd.arg(format!("--protocol={m}"));
+            }
+            cmd.arg(format!("--scale={}", p.scale))
                 .arg(format!("--clients={users}"))
                 .arg(format!("--time={}", w.duration.as_secs()))
                 .arg(&warmup)
                 .arg(format!("--progress={}", e.report_interval.as_secs_f64()))
                 .args([&results, &summary]);
         }
+        (Params::Lua(l), _) => {
+            cmd.arg("lua")
+                .arg(&l.script)
+                .arg("run")
+                .arg(format!("--threads={users}"))
+                .args([&time, &warmup, &interval, &results, &summary])
+                .args(lua_option_args(l));
+        }
         (Params::Sysbench(_), other) => bail!("a sysbench workload on data set {other:?}"),
     }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
+}
+
+/// A Lua workload's options as `dbperf lua` takes them: dbperf lua's general ones, then the
+/// script's own.
+fn lua_option_args(l: &super::experiment::Lua) -> Vec<String> {
+    l.general
+        .iter()
+        .chain(&l.options)
+        .map(|(k, v)| format!("--{k}={v}"))
+        .collect()
 }
 
 /// Run directories directly under `root` (names only).
@@ -1163,4 +1213,40 @@ mod tests {
         assert_eq!(back.done["a/b"].run_id, "r1");
         assert!(load_state(dir.path(), "never").unwrap().done.is_empty());
     }
+}
+
+/// A Lua script's own `prewarm` after a start, where it has one (sysbench's OLTP scripts: MySQL
+/// family only, so not on PostgreSQL). A failed prewarm is a warning: the run still measures,
+/// only from a colder start.
+fn prewarm_lua(
+    exe: &Path,
+    url: &str,
+    group: &Group,
+    plan: &Plan,
+    l: &super::experiment::Lua,
+    lab_dir: &Path,
+) -> Result<()> {
+    let server = &plan.experiment.servers[group.server];
+    if !l.prewarm || (l.oltp_common && server.spec.flavor == crate::server::ServerKind::Postgres) {
+        return Ok(());
+    }
+    let log = lab_dir
+        .join("logs")
+        .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let mut cmd = child(exe, url);
+    cmd.arg("lua")
+        .arg(&l.script)
+        .arg("prewarm")
+        .arg(format!("--threads={threads}"))
+        .args(lua_option_args(l));
+    let status = run_logged(&mut cmd, &log)?;
+    if !status.success() {
+        eprintln!(
+            "warning: {} prewarm failed ({status}); the runs start colder. See {}",
+            l.script.display(),
+            log.display()
+        );
+    }
+    Ok(())
 }
