@@ -159,7 +159,7 @@ pub fn find_file(value: &str, base: &Path, sysbench: bool) -> Result<PathBuf, St
     } else {
         format!(
             "{} is not a file (a relative path is read from the experiment file's directory)",
-            p.display()
+            std::path::absolute(&p).unwrap_or(p).display()
         )
     };
     Err(if sysbench && !v.contains('/') {
