@@ -388,7 +388,8 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
             lua.create_function(move |lua, (a, b): (i64, i64)| {
                 let (a, b) = range(a, b)?;
                 let c = ctx(lua);
-                let d = Distribution::new(ty, c.shared.rand).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+                let d =
+                    Distribution::new(ty, c.shared.rand).map_err(|e| mlua::Error::runtime(e.to_string()))?;
                 let v = d.sample(&mut *c.rng.borrow_mut(), a, b);
                 Ok(v)
             })?,
