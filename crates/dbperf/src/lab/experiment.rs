@@ -1631,6 +1631,7 @@ users = [1, 8]
         for (from, to, at, says) in cases {
             let text = PG_FILES.replace(from, to);
             assert_ne!(text, PG_FILES, "{from}");
+            // Every weight 0: the built-in (weight 1) goes too.
             let text = if *from == "@3\", \"b.sql\"" {
                 text.replace("builtins = [\"select@1\"]\n", "")
             } else {
