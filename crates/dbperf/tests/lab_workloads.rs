@@ -1,8 +1,8 @@
 //! The lab driving every workload kind against real sandboxed servers: the study examples
 //! (TPC-C checkpoint stability, LinkBench across servers, DBT-3 power across servers) planned
 //! and run with `--quick`, TPC-C points that all start from identical data and pass
-//! `dbperf tpcc check`, a TPC-C lab interrupted with Ctrl-C and resumed, and pgbench on two
-//! PostgreSQL versions.
+//! `dbperf tpcc check`, a TPC-C lab interrupted with Ctrl-C and resumed, pgbench on two
+//! PostgreSQL versions, and a sysbench Lua script (`kind = "lua"`) run through `dbperf lua`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -436,4 +436,90 @@ users = [1, 2]
         header.find("postgres-17").unwrap() < header.find("postgres-15").unwrap(),
         "the file's first server is the first column: {report}"
     );
+}
+
+/// A sysbench Lua script in the lab: its data set prepared by the script's own prepare, the run
+/// a `dbperf lua` run directory that counted transactions, and `lab report` showing it.
+#[test]
+fn a_lua_script_runs_in_the_lab_and_is_reported() {
+    let script = Path::new("/usr/share/sysbench/oltp_point_select.lua");
+    if !available("mariadb-10.11")
+        || !common::present_or_skip(
+            script.is_file(),
+            "sysbench's scripts are not installed (apt-get install -y sysbench)",
+        )
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tmp.path().join("lua-point-select.toml");
+    std::fs::write(
+        &file,
+        r#"name = "lua-point-select"
+duration = 2
+report_interval = 1
+[[server]]
+id = "mariadb-10.11"
+settings = { innodb_buffer_pool_size = "64M" }
+[[workload]]
+kind = "lua"
+script = "oltp_point_select"
+options = { table_size = 1000 }
+users = [1]
+"#,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 1 run(s)"), "{text}");
+    assert!(
+        text.contains("== preparing data set lua-oltp_common-table_size=1000"),
+        "{text}"
+    );
+    let runs = done(&results, "lua-point-select");
+    let run = &runs["mariadb-10.11/default/lua-oltp_point_select/t1/r1"];
+    let dir = PathBuf::from(run["run_dir"].as_str().unwrap());
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["workload"], "lua_oltp_point_select", "{summary}");
+    let trx = summary["transactions"]["total"].as_u64().unwrap();
+    assert!(trx > 0, "{summary}");
+    // Every transaction is one primary-key SELECT on the prepared table.
+    assert!(summary["queries"]["read"].as_u64().unwrap() >= trx, "{summary}");
+    let m = read_json(&dir.join("manifest.json"));
+    assert_eq!(m["lab"]["kind"], "lua", "{m}");
+    assert_eq!(m["workload"]["options"]["script_options"]["table_size"], 1000.0, "{m}");
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "lua-point-select", "--no-explain", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{report}");
+    assert!(report.contains("lua_oltp_point_select: tps (trx/s"), "{report}");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("|       1 |"))
+        .unwrap_or_else(|| panic!("no row for 1 thread: {report}"));
+    let tps: f64 = row
+        .trim_matches(|c| c == '|' || c == ' ')
+        .rsplit('|')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let recorded = summary["transactions"]["per_sec"].as_f64().unwrap();
+    assert!(
+        (tps - recorded).abs() <= 0.1,
+        "the report shows the run's tps: {tps} vs {recorded}"
+    );
+    eprintln!("lua lab test took {:?}", started.elapsed());
 }

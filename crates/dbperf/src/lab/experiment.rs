@@ -34,6 +34,12 @@
 //! table_size = 100000                # or data_vs_buffer_pool = 2.0
 //! users = [1, 4, 16, 64]
 //! options = { range_size = 100 }     # any other sysbench option
+//!
+//! [[workload]]
+//! kind = "lua"                       # a sysbench 1.0 Lua script, run by `dbperf lua`
+//! script = "my_oltp.lua"             # relative to this file, or "oltp_read_write" (sysbench's)
+//! options = { tables = 4, table_size = 10000 }   # the script's own options
+//! users = [1, 16]
 //! ```
 
 use std::collections::BTreeMap;
@@ -47,7 +53,7 @@ use toml::{Spanned, Value};
 pub use super::settings::parse_size;
 use super::settings::{check_max_connections, setting, setting_value};
 use super::workload::RawWorkload;
-pub use super::workload::{Cold, Kind, Params, Restore, Sysbench, TpchTest};
+pub use super::workload::{Cold, Kind, Lua, Params, PgbenchScripts, Restore, Sysbench, TpchTest};
 use crate::bounds;
 pub use crate::cpus::CpuSet;
 use crate::workloads::sysbench::options::Test;
@@ -277,6 +283,11 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
     "events",
 ];
 
+/// The first line of the copy `lab run` keeps of an experiment file, followed by the original's
+/// path: relative paths in the copy (scripts, pgbench files) are read from the original's
+/// directory.
+pub const ORIGIN_LINE: &str = "# dbperf lab: a copy of ";
+
 impl Experiment {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
@@ -284,11 +295,25 @@ impl Experiment {
             path: path.to_owned(),
             source,
         })?;
-        Experiment::parse(&text, path)
+        let origin = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix(ORIGIN_LINE))
+            .map(PathBuf::from);
+        match origin.as_ref().and_then(|o| o.parent()) {
+            Some(base) => Experiment::parse_in(&text, path, base),
+            None => Experiment::parse(&text, path),
+        }
     }
 
-    /// Parses and checks the text of an experiment file; `path` names it in errors.
+    /// Parses and checks the text of an experiment file; `path` names it in errors, and
+    /// relative paths in it are read from its directory.
     pub fn parse(text: &str, path: &Path) -> Result<Experiment, ExperimentError> {
+        Experiment::parse_in(text, path, path.parent().unwrap_or(Path::new("")))
+    }
+
+    /// [`Experiment::parse`] with relative paths read from `base`.
+    pub fn parse_in(text: &str, path: &Path, base: &Path) -> Result<Experiment, ExperimentError> {
         let at = |span: Range<usize>, message: String| {
             let (line, column) = line_col(text, span.start);
             ExperimentError::At {
@@ -487,11 +512,12 @@ impl Experiment {
         let mut users_spans = Vec::new();
         for w in &raw.workloads {
             let r = w.get_ref();
-            let params = match super::workload::params(r, w.span()).map_err(|(span, m)| at(span, m))? {
+            let params = match super::workload::params(r, w.span(), base).map_err(|(span, m)| at(span, m))? {
                 Some(p) => p,
                 None => Params::Sysbench(sysbench_keys(r, w.span(), &at)?),
             };
             let kind = params.kind();
+            let writes = params.writes();
             let users = match (&r.users, kind) {
                 (Some(u), Kind::Tpch) => return Err(at(
                     u.span(),
@@ -578,7 +604,7 @@ impl Experiment {
                 warmup: whole_secs(&r.warmup, "warmup", 0, &at)?.unwrap_or(warmup),
                 restore: match &r.restore {
                     Some(x) => *x.get_ref(),
-                    None if kind.writes() => Restore::Point,
+                    None if writes => Restore::Point,
                     None => Restore::Variant,
                 },
                 checksum: r.checksum.as_ref().is_some_and(|c| *c.get_ref()),
@@ -671,6 +697,7 @@ impl Experiment {
                     }
                 }
                 Params::Pgbench(p) => p.scale = 1,
+                Params::Lua(l) => l.quick(),
             }
         }
         self
@@ -1275,5 +1302,364 @@ users = [4, 8]
         assert!(err.contains("[[server]]"), "{err}");
         let err = parse("[[server]]\nid = \"mariadb-10.11\"\n").unwrap_err().to_string();
         assert!(err.contains("[[workload]]"), "{err}");
+    }
+
+    /// A directory with an experiment file `exp.toml` (its text given later) and the scripts
+    /// it may name: `bench.lua` (options rows, mode, hot; a prepare), `noprep.lua` (no
+    /// prepare), `broken.lua` (a syntax error on line 2), `sql/a.sql`, `b.sql`, `shell.sql`.
+    fn script_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(
+            p.join("bench.lua"),
+            "sysbench.cmdline.options = {\n  rows = {\"Rows per table\", 100},\n  mode = {\"Mode\", \"fast\"},\n  hot = {\"Hot rows only\", false},\n}\nfunction prepare() end\nfunction event() end\n",
+        )
+        .unwrap();
+        std::fs::write(p.join("noprep.lua"), "function event() end\n").unwrap();
+        std::fs::write(p.join("broken.lua"), "function event()\n  local = 1\nend\n").unwrap();
+        std::fs::create_dir(p.join("sql")).unwrap();
+        std::fs::write(
+            p.join("sql/a.sql"),
+            "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
+        )
+        .unwrap();
+        std::fs::write(p.join("b.sql"), "SELECT :n;\n").unwrap();
+        std::fs::write(p.join("shell.sql"), "\\shell ls\nSELECT 1;\n").unwrap();
+        dir
+    }
+
+    const LUA: &str = r#"duration = 30
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+kind = "lua"
+script = "bench.lua"
+options = { rows = 500, hot = true }
+users = [1, 4]
+warmup = 5
+"#;
+
+    /// `text` as `exp.toml` in `dir`, parsed.
+    fn parse_at(dir: &Path, text: &str) -> Result<Experiment, ExperimentError> {
+        Experiment::parse(text, &dir.join("exp.toml"))
+    }
+
+    /// The error of `text` in `dir`, with the directory cut from its start: `exp.toml:L:C: ...`.
+    fn error_at(dir: &Path, text: &str) -> String {
+        let err = parse_at(dir, text).unwrap_err().to_string();
+        err.strip_prefix(&format!("{}/", dir.display()))
+            .unwrap_or(&err)
+            .to_owned()
+    }
+
+    /// `exp.toml:LINE:COLUMN:` of the first `needle` in `text`.
+    fn where_is(text: &str, needle: &str) -> String {
+        let (line, column) = line_col(text, text.find(needle).unwrap());
+        format!("exp.toml:{line}:{column}:")
+    }
+
+    #[test]
+    fn lua_workloads_take_a_script_beside_the_file_its_options_and_the_shared_keys() {
+        let dir = script_dir();
+        let e = parse_at(dir.path(), LUA).unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.kind(), Kind::Lua);
+        assert_eq!(
+            (w.users.clone(), w.duration, w.warmup),
+            (vec![1, 4], Duration::from_secs(30), Duration::from_secs(5))
+        );
+        let Params::Lua(l) = &w.params else {
+            panic!("{:?}", w.params)
+        };
+        assert_eq!(l.script, std::path::absolute(dir.path().join("bench.lua")).unwrap());
+        assert!(l.script.is_absolute(), "the child runs elsewhere: {:?}", l.script);
+        assert_eq!(l.name, "bench");
+        assert_eq!(
+            l.options,
+            vec![
+                ("hot".to_string(), "on".to_string()),
+                ("rows".to_string(), "500".to_string())
+            ]
+        );
+        assert!(l.general.is_empty() && !l.oltp_common && !l.prewarm);
+        assert_eq!(w.restore, Restore::Point, "a user's script is taken to write");
+        // Given at its default, an option does not make another data set.
+        let (by, data) = l.data();
+        assert_eq!(by, l.script.display().to_string());
+        assert_eq!(data, l.options);
+        let at_default = parse_at(dir.path(), &LUA.replace("rows = 500", "rows = 100")).unwrap();
+        let Params::Lua(d) = &at_default.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(d.data().1, vec![("hot".to_string(), "on".to_string())]);
+        // dbperf lua's general options pass through, `restore` overrides, --quick keeps it.
+        let e = parse_at(
+            dir.path(),
+            &LUA.replace(
+                "hot = true",
+                "hot = true, rand_type = \"uniform\", db-ps-mode = \"disable\"",
+            )
+            .replace("warmup = 5", "warmup = 5\nrestore = \"variant\""),
+        )
+        .unwrap();
+        let Params::Lua(l) = &e.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(
+            l.general,
+            vec![
+                ("db-ps-mode".to_string(), "disable".to_string()),
+                ("rand-type".to_string(), "uniform".to_string())
+            ]
+        );
+        assert_eq!(e.workloads[0].restore, Restore::Variant);
+        assert_eq!(e.clone().quick().workloads[0].kind(), Kind::Lua);
+        // The plan labels it by the script and keys its data by the script and options.
+        let plan = super::super::Plan::new(e);
+        assert_eq!(plan.groups[0].points[0].id, "mariadb-10.11/default/lua-bench/t1/r1");
+        assert!(
+            plan.datasets[0].key().starts_with("lua-bench-hot=on-rows=500"),
+            "{}",
+            plan.datasets[0].key()
+        );
+    }
+
+    #[test]
+    fn sysbench_scripts_by_name_share_oltp_data_and_read_only_ones_restore_once() {
+        if !Path::new("/usr/share/sysbench/oltp_common.lua").is_file() {
+            eprintln!("SKIPPED: sysbench's scripts are not installed (apt-get install -y sysbench)");
+            return;
+        }
+        let text = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"lua\"\nscript = \"oltp_point_select\"\noptions = { tables = 2, table_size = 1000, range_size = 5 }\nusers = [1]\n[[workload]]\nkind = \"lua\"\nscript = \"/usr/share/sysbench/oltp_write_only.lua\"\noptions = { tables = 2, table_size = 1000 }\nusers = [2]\n";
+        let e = parse(text).unwrap();
+        let (Params::Lua(ro), Params::Lua(rw)) = (&e.workloads[0].params, &e.workloads[1].params) else {
+            panic!()
+        };
+        assert_eq!(ro.script, Path::new("/usr/share/sysbench/oltp_point_select.lua"));
+        assert!(ro.read_only && ro.oltp_common && ro.prewarm, "{ro:?}");
+        assert!(!rw.read_only && rw.oltp_common, "{rw:?}");
+        assert_eq!(
+            (e.workloads[0].restore, e.workloads[1].restore),
+            (Restore::Variant, Restore::Point)
+        );
+        // range_size does not shape the tables: both scripts prepare one data set.
+        assert_eq!(ro.data(), rw.data());
+        let plan = super::super::Plan::new(e.clone());
+        assert_eq!(plan.datasets.len(), 1);
+        assert_eq!(plan.datasets[0].key(), "lua-oltp_common-table_size=1000-tables=2");
+        let quick = e.quick();
+        let Params::Lua(q) = &quick.workloads[0].params else {
+            panic!()
+        };
+        assert!(q.options.contains(&("table_size".to_string(), "1000".to_string())));
+        // The script's own option checks apply.
+        let err = error(&text.replace("range_size = 5", "range_size = \"wide\""));
+        assert!(
+            err.starts_with(&where_is(text, "5 }")) && err.contains("expected a number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lua_mistakes_are_errors_where_written_saying_what_to_do() {
+        let dir = script_dir();
+        let d = dir.path();
+        let cases: &[(&str, &str, &str, &str)] = &[
+            // (replace, with, where the error points, what it says)
+            (
+                "\"bench.lua\"",
+                "\"nope.lua\"",
+                "\"nope.lua\"",
+                "read from the experiment file's directory",
+            ),
+            (
+                "\"bench.lua\"",
+                "\"nope\"",
+                "\"nope\"",
+                "a sysbench script's name such as \"oltp_read_write\"",
+            ),
+            (
+                "\"bench.lua\"",
+                "\"noprep.lua\"",
+                "\"noprep.lua\"",
+                "has no prepare command",
+            ),
+            ("\"bench.lua\"", "\"broken.lua\"", "\"broken.lua\"", "broken.lua:2"),
+            ("rows = 500", "rwos = 500", "500", "did you mean --rows?"),
+            (
+                "rows = 500",
+                "rows = \"many\"",
+                "\"many\"",
+                "--rows=many: expected a number",
+            ),
+            ("rows = 500", "threads = 8", "8", "set by the lab itself"),
+            ("rows = 500", "percentile = \"high\"", "\"high\"", "option percentile"),
+            (
+                "rows = 500",
+                "rows = { a = 1 }",
+                "{ a = 1 }",
+                "option rows: expected a string, number",
+            ),
+        ];
+        for (from, to, at, says) in cases {
+            let text = LUA.replace(from, to);
+            let err = error_at(d, &text);
+            assert!(err.starts_with(&where_is(&text, at)), "{to}: {err}");
+            assert!(err.contains(says), "{to}: {err}");
+        }
+        // A misspelt key of the workload, a missing script, another kind's key.
+        let text = LUA.replace("script =", "scirpt =");
+        let err = error_at(d, &text);
+        assert!(
+            err.starts_with(&where_is(&text, "scirpt")) && err.contains("unknown field `scirpt`"),
+            "{err}"
+        );
+        let err = error_at(d, &LUA.replace("script = \"bench.lua\"\n", ""));
+        assert!(
+            err.contains("a lua workload needs `script`") && err.contains("oltp_read_write"),
+            "{err}"
+        );
+        let text = LUA.replace("users = [1, 4]", "users = [1, 4]\nwarehouses = 2");
+        let err = error_at(d, &text);
+        assert!(
+            err.starts_with(&where_is(&text, "2\n"))
+                && err.contains("`warehouses` is a tpcc key; this workload is kind = \"lua\""),
+            "{err}"
+        );
+        let text = LUA.replace("kind = \"lua\"", "kind = \"tpcc\"\nwarehouses = 1");
+        let err = error_at(d, &text);
+        assert!(err.contains("`script` is a pgbench/lua key"), "{err}");
+        assert!(error_at(d, &LUA.replace("kind = \"lua\"", "kind = \"luajit\""))
+            .contains("\"lua\" (a sysbench Lua script)"));
+    }
+
+    const PG_FILES: &str = r#"[[server]]
+id = "postgres-17"
+
+[[workload]]
+kind = "pgbench"
+scale = 2
+files = ["sql/a.sql@3", "b.sql"]
+builtins = ["select@1"]
+define = { n = 7, name = "x" }
+protocol = "simple"
+users = [1, 8]
+"#;
+
+    #[test]
+    fn pgbench_takes_script_files_builtins_defines_and_a_protocol() {
+        let dir = script_dir();
+        let d = dir.path();
+        let e = parse_at(d, PG_FILES).unwrap();
+        let Params::Pgbench(p) = &e.workloads[0].params else {
+            panic!()
+        };
+        let abs = |f: &str| std::path::absolute(d.join(f)).unwrap().display().to_string();
+        assert_eq!(
+            p.scripts.files,
+            vec![format!("{}@3", abs("sql/a.sql")), format!("{}@1", abs("b.sql"))]
+        );
+        assert_eq!(p.scripts.builtins, vec!["select-only@1"]);
+        assert_eq!(
+            p.scripts.define,
+            vec![
+                ("n".to_string(), "7".to_string()),
+                ("name".to_string(), "x".to_string())
+            ]
+        );
+        assert_eq!(p.scripts.protocol.as_deref(), Some("simple"));
+        assert_eq!((p.scale, p.script.as_str(), p.label()), (2, "", "select-only+a+b"));
+        assert_eq!(e.workloads[0].restore, Restore::Point);
+        let plan = super::super::Plan::new(e);
+        assert_eq!(
+            plan.groups[0].points[0].id,
+            "postgres-17/default/pgbench-select-only+a+b/t1/r1"
+        );
+        // `script` alone still names one built-in.
+        let one = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"pgbench\"\nscript = \"select-only\"\nusers = [1]\n";
+        let Params::Pgbench(p) = &parse(one).unwrap().workloads[0].params else {
+            panic!()
+        };
+        assert_eq!((p.script.as_str(), p.label()), ("select-only", "select-only"));
+        assert_eq!(
+            p.scripts,
+            PgbenchScripts {
+                label: String::new(),
+                ..Default::default()
+            }
+        );
+
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("\"b.sql\"", "\"c.sql\"", "\"c.sql\"", "c.sql is not a file"),
+            ("\"b.sql\"", "\"shell.sql\"", "\"shell.sql\"", "shell"),
+            (
+                "\"sql/a.sql@3\"",
+                "\"sql/a.sql@-1\"",
+                "\"sql/a.sql@-1\"",
+                "must be a number >= 0",
+            ),
+            ("\"select@1\"", "\"tpcc\"", "\"tpcc\"", "builtins:"),
+            (
+                "protocol = \"simple\"",
+                "protocol = \"extended\"",
+                "\"extended\"",
+                "protocol:",
+            ),
+            ("n = 7", "\"a b\" = 7", "7, name", "letters, digits and _"),
+            ("n = 7", "n = [7]", "[7]", "define n: expected a string or a number"),
+            (
+                "scale = 2",
+                "scale = 2\nscript = \"select-only\"",
+                "\"select-only\"",
+                "give either `script`",
+            ),
+            ("builtins = [\"select@1\"]", "builtins = []", "[]", "the list is empty"),
+            (
+                "@3\", \"b.sql\"",
+                "@0\", \"b.sql@0\"",
+                "[\"sql",
+                "every script has weight 0",
+            ),
+            (
+                "kind = \"pgbench\"",
+                "kind = \"pgbench\"\nprotocl = \"simple\"",
+                "protocl",
+                "unknown field `protocl`",
+            ),
+        ];
+        for (from, to, at, says) in cases {
+            let text = PG_FILES.replace(from, to);
+            assert_ne!(text, PG_FILES, "{from}");
+            // Every weight 0: the built-in (weight 1) goes too.
+            let text = if *from == "@3\", \"b.sql\"" {
+                text.replace("builtins = [\"select@1\"]\n", "")
+            } else {
+                text
+            };
+            let err = error_at(d, &text);
+            assert!(err.starts_with(&where_is(&text, at)), "{to}: {err}");
+            assert!(err.contains(says), "{to}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_lab_copy_of_a_file_reads_its_scripts_from_the_original_directory() {
+        let dir = script_dir();
+        let copy = tempfile::tempdir().unwrap();
+        let path = copy.path().join("experiment.toml");
+        let original = dir.path().join("exp.toml");
+        std::fs::write(&path, format!("{ORIGIN_LINE}{}\n{LUA}", original.display())).unwrap();
+        let e = Experiment::load(&path).unwrap();
+        let Params::Lua(l) = &e.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(l.script, std::path::absolute(dir.path().join("bench.lua")).unwrap());
+        // Without the line, the copy's own directory is searched.
+        std::fs::write(&path, LUA).unwrap();
+        assert!(Experiment::load(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("bench.lua is not a file"));
     }
 }

@@ -4,13 +4,15 @@
 //! | file | owns |
 //! |---|---|
 //! | `experiment.rs` | the TOML experiment file: parsing, checks, `file:line:column` errors |
-//! | `workload.rs` | workload kinds (sysbench, tpcc, linkbench, tpch, pgbench): their keys and checks, `restore` |
+//! | `workload.rs` | workload kinds (sysbench, tpcc, linkbench, tpch, pgbench, lua): their keys and checks, `restore` |
+//! | `lua.rs` | users' scripts: Lua scripts (found, their declared options checked) and pgbench script files |
 //! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
 pub mod experiment;
+pub mod lua;
 pub mod plan;
 pub mod run;
 pub mod settings;

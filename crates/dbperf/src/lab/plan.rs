@@ -40,6 +40,12 @@ pub enum Data {
     Pgbench {
         scale: u32,
     },
+    /// A Lua script's data: what prepares it (`oltp_common` for sysbench's OLTP scripts, else
+    /// the script's path) and the options that shape it, as given.
+    Lua {
+        by: String,
+        options: Vec<(String, String)>,
+    },
 }
 
 /// A data set on one server.
@@ -50,7 +56,8 @@ pub struct DataSet {
 }
 
 impl DataSet {
-    /// `8x100000`, `tpcc-w10`, `linkbench-n100001`, `tpch-sf1-MyISAM`, `pgbench-s10`.
+    /// `8x100000`, `tpcc-w10`, `linkbench-n100001`, `tpch-sf1-MyISAM`, `pgbench-s10`,
+    /// `lua-oltp_common-tables=4-table_size=10000`.
     pub fn key(&self) -> String {
         match &self.data {
             Data::Sysbench { tables, rows } => format!("{tables}x{rows}"),
@@ -65,7 +72,39 @@ impl DataSet {
                 }
             }
             Data::Pgbench { scale } => format!("pgbench-s{scale}"),
+            Data::Lua { by, options } => {
+                let stem = std::path::Path::new(by)
+                    .file_stem()
+                    .map_or_else(|| by.clone(), |s| s.to_string_lossy().into_owned());
+                let mut key = format!("lua-{stem}");
+                for (k, v) in options {
+                    let _ = write!(key, "-{k}={v}");
+                }
+                let key = super::name_safe(&key, &['-', '_', '.', '='], '_');
+                if key.len() <= 80 {
+                    key
+                } else {
+                    // Long option values: cut, with a hash of the whole so keys stay apart.
+                    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                    });
+                    format!("{}-{:08x}", &key[..64], hash as u32)
+                }
+            }
         }
+    }
+
+    /// A Lua data set's rows, from its `tables` and `table_size` options where it has them
+    /// (sysbench's defaults, 1 x 10,000, otherwise).
+    fn lua_rows(options: &[(String, String)]) -> f64 {
+        let get = |name: &str, default: f64| {
+            options
+                .iter()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.parse::<f64>().ok())
+                .unwrap_or(default)
+        };
+        get("tables", 1.0) * get("table_size", 10_000.0)
     }
 
     /// Bytes the data takes on disk, roughly (for copy and restore estimates).
@@ -76,6 +115,7 @@ impl DataSet {
             Data::Linkbench { maxid1 } => *maxid1 as f64 * LINKBENCH_BYTES_PER_NODE,
             Data::Tpch { milli_sf, .. } => *milli_sf as f64 / 1000.0 * TPCH_BYTES_PER_SF,
             Data::Pgbench { scale } => *scale as f64 * PGBENCH_BYTES_PER_SCALE,
+            Data::Lua { options, .. } => Self::lua_rows(options) * BYTES_PER_ROW,
         }
     }
 
@@ -87,6 +127,7 @@ impl DataSet {
             Data::Linkbench { maxid1 } => *maxid1 as f64 / LINKBENCH_LOAD_NODES_PER_S,
             Data::Tpch { milli_sf, .. } => *milli_sf as f64 / 1000.0 * TPCH_LOAD_S_PER_SF,
             Data::Pgbench { scale } => *scale as f64 * PGBENCH_LOAD_S_PER_SCALE,
+            Data::Lua { options, .. } => Self::lua_rows(options) / PREPARE_ROWS_PER_S,
         }
     }
 }
@@ -178,6 +219,10 @@ fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
                 engine: t.table_engine.clone(),
             },
             Params::Pgbench(p) => Data::Pgbench { scale: p.scale },
+            Params::Lua(l) => {
+                let (by, options) = l.data();
+                Data::Lua { by, options }
+            }
         };
         let ds = DataSet { server: si, data };
         match sets.iter_mut().find(|(d, _)| *d == ds) {
@@ -539,7 +584,8 @@ impl Plan {
 }
 
 /// A label per workload: the sysbench test (`oltp_read_only`), or the kind (`tpcc`,
-/// `linkbench`, `tpch-power`, `pgbench-tpcb-like`), with `#N` when one appears more than once.
+/// `linkbench`, `tpch-power`, `pgbench-tpcb-like`, `pgbench-mine+select-only` for script
+/// files, `lua-oltp_read_write` for a Lua script), with `#N` when one appears more than once.
 pub fn workload_labels(e: &Experiment) -> Vec<String> {
     let base: Vec<String> = e
         .workloads
@@ -547,7 +593,8 @@ pub fn workload_labels(e: &Experiment) -> Vec<String> {
         .map(|w| match &w.params {
             Params::Sysbench(s) => s.test.name().to_string(),
             Params::Tpch(t) => format!("tpch-{}", t.test.name()),
-            Params::Pgbench(p) => format!("pgbench-{}", p.script),
+            Params::Pgbench(p) => format!("pgbench-{}", p.label()),
+            Params::Lua(l) => format!("lua-{}", l.name),
             other => other.kind().name().to_string(),
         })
         .collect();

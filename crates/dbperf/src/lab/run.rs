@@ -1,12 +1,14 @@
 //! Carrying out a [`Plan`]: one sandbox per server, data sets prepared once per kind (`sysbench
-//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`) and copied into
+//! prepare`, `tpcc prepare`, `linkbench load`, `tpch prepare`, `pgbench init`, `lua SCRIPT
+//! prepare`) and copied into
 //! place with the server stopped, a restart per group and, for `restore = "point"`, before every
 //! point (the snapshot each point started from, and on request a checksum of its tables, go
 //! into its manifest), CPU pinning, every run kept, and a state file that lets a rerun resume
 //! where an interrupted one stopped.
 //!
 //! Each run is a child `dbperf sysbench ... run`, `tpcc run`, `linkbench request`, `tpch
-//! power|throughput` or `pgbench SCRIPT` (the same binary), so every run has its own
+//! power|throughput`, `pgbench SCRIPT` (or `pgbench -f FILE ...`) or `lua SCRIPT run` (the same
+//! binary), so every run has its own
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
@@ -14,7 +16,8 @@
 //! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
-//! last `lab run`), `state.json` (points done, with their run ids), `logs/` (each child's
+//! last `lab run`, its first line naming the original so that relative script paths in it
+//! still resolve: [`super::experiment::ORIGIN_LINE`]), `state.json` (points done, with their run ids), `logs/` (each child's
 //! output). Prepared data sets live under `$DBPERF_HOME/lab/<experiment>/data/`.
 
 use std::collections::BTreeMap;
@@ -157,7 +160,13 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     let e = &plan.experiment;
     let dir = lab_dir(&opts.results_dir, &e.name);
     std::fs::create_dir_all(dir.join("logs")).with_context(|| format!("creating {}", dir.display()))?;
-    let _ = std::fs::copy(&e.path, dir.join("experiment.toml"));
+    if let Ok(text) = std::fs::read_to_string(&e.path) {
+        let origin = std::path::absolute(&e.path).unwrap_or_else(|_| e.path.clone());
+        let _ = std::fs::write(
+            dir.join("experiment.toml"),
+            format!("{}{}\n{text}", super::experiment::ORIGIN_LINE, origin.display()),
+        );
+    }
     let mut state = if opts.restart {
         LabState {
             experiment: e.name.clone(),
@@ -399,6 +408,8 @@ fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
     match &w.params {
         // As before kinds existed, so sysbench data sets prepared then are still found.
         Params::Sysbench(sb) => print.push_str(&format!("|{}|{:?}", sb.test.name(), sb.options)),
+        // Who prepares the data and the options that shape it (not the run's other options).
+        Params::Lua(_) => print.push_str(&format!("|lua|{:?}", group.data.data)),
         other => print.push_str(&format!("|{}", other.kind().name())),
     }
     // FNV-1a: stable across builds, unlike std's hasher.
@@ -632,7 +643,17 @@ fn prepare_args(plan: &Plan, data: &DataSet) -> Vec<String> {
             args.extend(["pgbench".into(), "init".into()]);
             args.push(format!("--scale={scale}"));
         }
+        // The script's own prepare (sysbench's OLTP scripts: oltp_common's, one table per
+        // thread), with the script's options; --threads is the parallelism of a prepare the
+        // script marks parallel. No `cleanup` is run: a data set is a datadir of its own,
+        // replaced whole by the next copy, so there is nothing to drop.
+        (Data::Lua { .. }, Params::Lua(l)) => {
+            args.extend(["lua".into(), l.script.display().to_string(), "prepare".into()]);
+            args.push(format!("--threads={threads}"));
+            args.extend(lua_option_args(l));
+        }
         (Data::Sysbench { .. }, _) => unreachable!("a sysbench data set is prepared by a sysbench workload"),
+        (Data::Lua { .. }, _) => unreachable!("a lua data set is prepared by a lua workload"),
     }
     args
 }
@@ -775,6 +796,9 @@ fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) ->
     let e = &plan.experiment;
     let server = &e.servers[group.server];
     let w = &e.workloads[plan.prepare_workload(&group.data)];
+    if let Params::Lua(l) = &w.params {
+        return prewarm_lua(exe, url, group, plan, l, lab_dir);
+    }
     let (Data::Sysbench { tables, rows }, Params::Sysbench(sb)) = (&group.data.data, &w.params) else {
         return Ok(());
     };
@@ -953,18 +977,51 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
             }
         }
         (Params::Pgbench(p), _) => {
-            cmd.args(["pgbench", p.script.as_str()])
-                .arg(format!("--scale={}", p.scale))
+            cmd.arg("pgbench");
+            if !p.script.is_empty() {
+                cmd.arg(&p.script);
+            }
+            for f in &p.scripts.files {
+                cmd.arg(format!("--file={f}"));
+            }
+            for b in &p.scripts.builtins {
+                cmd.arg(format!("--builtin={b}"));
+            }
+            for (k, v) in &p.scripts.define {
+                cmd.arg(format!("--define={k}={v}"));
+            }
+            if let Some(m) = &p.scripts.protocol {
+                cmd.arg(format!("--protocol={m}"));
+            }
+            cmd.arg(format!("--scale={}", p.scale))
                 .arg(format!("--clients={users}"))
                 .arg(format!("--time={}", w.duration.as_secs()))
                 .arg(&warmup)
                 .arg(format!("--progress={}", e.report_interval.as_secs_f64()))
                 .args([&results, &summary]);
         }
+        (Params::Lua(l), _) => {
+            cmd.arg("lua")
+                .arg(&l.script)
+                .arg("run")
+                .arg(format!("--threads={users}"))
+                .args([&time, &warmup, &interval, &results, &summary])
+                .args(lua_option_args(l));
+        }
         (Params::Sysbench(_), other) => bail!("a sysbench workload on data set {other:?}"),
     }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
+}
+
+/// A Lua workload's options as `dbperf lua` takes them: dbperf lua's general ones, then the
+/// script's own.
+fn lua_option_args(l: &super::experiment::Lua) -> Vec<String> {
+    l.general
+        .iter()
+        .chain(&l.options)
+        .map(|(k, v)| format!("--{k}={v}"))
+        .collect()
 }
 
 /// Run directories directly under `root` (names only).
@@ -1088,6 +1145,42 @@ fn figure(run_dir: &Path, summary: Option<&Summary>, name: &str) -> Result<f64> 
         })
 }
 
+/// A Lua script's own `prewarm` after a start, where it has one (sysbench's OLTP scripts: MySQL
+/// family only, so not on PostgreSQL). A failed prewarm is a warning: the run still measures,
+/// only from a colder start.
+fn prewarm_lua(
+    exe: &Path,
+    url: &str,
+    group: &Group,
+    plan: &Plan,
+    l: &super::experiment::Lua,
+    lab_dir: &Path,
+) -> Result<()> {
+    let server = &plan.experiment.servers[group.server];
+    if !l.prewarm || (l.oltp_common && server.spec.flavor == crate::server::ServerKind::Postgres) {
+        return Ok(());
+    }
+    let log = lab_dir
+        .join("logs")
+        .join(format!("prewarm-{}-{}.log", safe(&server.label), group.data.key()));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let mut cmd = child(exe, url);
+    cmd.arg("lua")
+        .arg(&l.script)
+        .arg("prewarm")
+        .arg(format!("--threads={threads}"))
+        .args(lua_option_args(l));
+    let status = run_logged(&mut cmd, &log)?;
+    if !status.success() {
+        eprintln!(
+            "warning: {} prewarm failed ({status}); the runs start colder. See {}",
+            l.script.display(),
+            log.display()
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1135,6 +1228,87 @@ mod tests {
         let prep = child(Path::new("/usr/bin/dbperf"), url);
         assert_eq!(prep.get_args().count(), 0);
         assert_eq!(env(&prep, "DBPERF_TARGET").as_deref(), Some(url));
+    }
+
+    /// The arguments of the child command of the first point of `text` (parsed as `dir/x.toml`).
+    fn point_args(dir: &Path, text: &str) -> Vec<String> {
+        let plan = Plan::new(crate::lab::Experiment::parse(text, &dir.join("x.toml")).unwrap());
+        let r = RunPoint {
+            exe: Path::new("/usr/bin/dbperf"),
+            url: "mysql://sb:sb@127.0.0.1:3306/sbtest",
+            sandbox: "lab-x-1",
+            plan: &plan,
+            group: &plan.groups[0],
+            point: &plan.groups[0].points[0],
+            lab: &LabPoint::default(),
+            client_cpus: None,
+            results_dir: Path::new("/r"),
+            lab_dir: Path::new("/l"),
+        };
+        let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
+        cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn lua_and_pgbench_script_points_pass_their_scripts_and_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("mine.lua");
+        std::fs::write(
+            &script,
+            "sysbench.cmdline.options = { rows = {\"Rows\", 10} }\nfunction prepare() end\nfunction event() end\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("q.sql"), "SELECT :n;\n").unwrap();
+        let lua = "duration = 7\n[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"lua\"\nscript = \"mine.lua\"\noptions = { rows = 50, rand_type = \"uniform\" }\nusers = [3]\n";
+        let args = point_args(dir.path(), lua);
+        let script = std::path::absolute(&script).unwrap().display().to_string();
+        assert_eq!(args[..3], ["lua", script.as_str(), "run"]);
+        for want in [
+            "--threads=3",
+            "--time=7",
+            "--warmup-time=0",
+            "--rows=50",
+            "--rand-type=uniform",
+        ] {
+            assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
+        }
+        let plan = Plan::new(crate::lab::Experiment::parse(lua, &dir.path().join("x.toml")).unwrap());
+        let prepare = prepare_args(&plan, &plan.datasets[0]);
+        assert_eq!(prepare[..3], ["lua", script.as_str(), "prepare"]);
+        assert!(prepare.iter().any(|a| a == "--rows=50") && prepare.iter().any(|a| a.starts_with("--threads=")));
+
+        let pg = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"pgbench\"\nfiles = [\"q.sql@2\"]\nbuiltins = [\"select-only\"]\ndefine = { n = 5 }\nprotocol = \"simple\"\nusers = [2]\n";
+        let args = point_args(dir.path(), pg);
+        let file = std::path::absolute(dir.path().join("q.sql"))
+            .unwrap()
+            .display()
+            .to_string();
+        assert_eq!(args[0], "pgbench");
+        for want in [
+            format!("--file={file}@2"),
+            "--builtin=select-only@1".into(),
+            "--define=n=5".into(),
+            "--protocol=simple".into(),
+            "--clients=2".into(),
+        ] {
+            assert!(args.contains(&want), "{want} missing: {args:?}");
+        }
+        assert!(
+            !args[1].starts_with("select"),
+            "no built-in command with files: {args:?}"
+        );
+        let one = pg.replace(
+            "files = [\"q.sql@2\"]\nbuiltins = [\"select-only\"]\ndefine = { n = 5 }\nprotocol = \"simple\"\n",
+            "script = \"select-only\"\n",
+        );
+        let args = point_args(dir.path(), &one);
+        assert_eq!(args[..2], ["pgbench", "select-only"]);
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.starts_with("--file") || a.starts_with("--protocol")),
+            "{args:?}"
+        );
     }
 
     #[test]

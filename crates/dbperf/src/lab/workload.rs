@@ -1,6 +1,7 @@
 //! The workload kinds an experiment's `[[workload]]` may name (`kind = "sysbench" | "tpcc" |
-//! "linkbench" | "tpch" | "pgbench"`), each kind's own keys and their checks, and how a kind's
-//! data set is restored between points (`restore = "point" | "variant"`).
+//! "linkbench" | "tpch" | "pgbench" | "lua"`), each kind's own keys and their checks, and how a
+//! kind's data set is restored between points (`restore = "point" | "variant"`). Users' own
+//! scripts (`lua`, pgbench's `files`) are found and checked in [`super::lua`].
 //!
 //! Keys map one to one onto the options of the child command the lab runs (`dbperf tpcc run
 //! --warehouses`, `dbperf linkbench request --maxid1`, `dbperf tpch power --timeout`, ...) and
@@ -9,11 +10,13 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::Path;
 
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
 use super::experiment::{DataSize, Secs};
+pub use super::lua::{Lua, PgbenchScripts};
 use crate::bounds;
 use crate::workloads::sysbench::options::Test;
 
@@ -25,10 +28,18 @@ pub enum Kind {
     Linkbench,
     Tpch,
     Pgbench,
+    Lua,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::Sysbench, Kind::Tpcc, Kind::Linkbench, Kind::Tpch, Kind::Pgbench];
+    pub const ALL: [Kind; 6] = [
+        Kind::Sysbench,
+        Kind::Tpcc,
+        Kind::Linkbench,
+        Kind::Tpch,
+        Kind::Pgbench,
+        Kind::Lua,
+    ];
 
     /// As written in the file (and in manifests).
     pub fn name(self) -> &'static str {
@@ -38,13 +49,14 @@ impl Kind {
             Kind::Linkbench => "linkbench",
             Kind::Tpch => "tpch",
             Kind::Pgbench => "pgbench",
+            Kind::Lua => "lua",
         }
     }
 
     pub fn parse(s: &str) -> Result<Kind, String> {
         Kind::ALL.into_iter().find(|k| k.name() == s.trim()).ok_or_else(|| {
             format!(
-                "kind {s:?} is not a workload kind: use \"sysbench\" (the default), \"tpcc\", \"linkbench\", \"tpch\" or \"pgbench\""
+                "kind {s:?} is not a workload kind: use \"sysbench\" (the default), \"tpcc\", \"linkbench\", \"tpch\", \"pgbench\" or \"lua\" (a sysbench Lua script)"
             )
         })
     }
@@ -66,13 +78,15 @@ impl Kind {
                 "timeout",
                 "table_engine",
             ],
-            Kind::Pgbench => &["scale", "script"],
+            Kind::Pgbench => &["scale", "script", "files", "builtins", "define", "protocol"],
+            Kind::Lua => &["script", "options"],
         }
     }
 
-    /// Whether a run changes the data (so each point should start from the snapshot).
+    /// Whether a run changes the data (so each point should start from the snapshot). A Lua
+    /// workload decides by its script ([`Params::writes`]).
     pub fn writes(self) -> bool {
-        matches!(self, Kind::Tpcc | Kind::Linkbench | Kind::Pgbench)
+        matches!(self, Kind::Tpcc | Kind::Linkbench | Kind::Pgbench | Kind::Lua)
     }
 }
 
@@ -151,12 +165,26 @@ pub struct Tpch {
     pub table_engine: Option<String>,
 }
 
-/// pgbench's keys (`dbperf pgbench init|SCRIPT`).
+/// pgbench's keys (`dbperf pgbench init|SCRIPT`, `dbperf pgbench -f FILE -b NAME -D -M`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pgbench {
     pub scale: u32,
-    /// `tpcb-like`, `simple-update` or `select-only`.
+    /// `tpcb-like`, `simple-update` or `select-only`; empty when `scripts` has files or
+    /// built-ins.
     pub script: String,
+    /// Script files, weighted built-ins, variables and query mode.
+    pub scripts: PgbenchScripts,
+}
+
+impl Pgbench {
+    /// `tpcb-like`, or the script files and built-ins joined by `+` (`mine+select-only`).
+    pub fn label(&self) -> &str {
+        if self.script.is_empty() {
+            &self.scripts.label
+        } else {
+            &self.script
+        }
+    }
 }
 
 /// sysbench's keys (`dbperf sysbench TEST prepare|run`).
@@ -177,6 +205,7 @@ pub enum Params {
     Linkbench(Linkbench),
     Tpch(Tpch),
     Pgbench(Pgbench),
+    Lua(Lua),
 }
 
 impl Params {
@@ -187,6 +216,16 @@ impl Params {
             Params::Linkbench(_) => Kind::Linkbench,
             Params::Tpch(_) => Kind::Tpch,
             Params::Pgbench(_) => Kind::Pgbench,
+            Params::Lua(_) => Kind::Lua,
+        }
+    }
+
+    /// Whether a run changes the data: the kind's rule, except that a Lua workload running
+    /// one of sysbench's read-only scripts does not.
+    pub fn writes(&self) -> bool {
+        match self {
+            Params::Lua(l) => !l.read_only,
+            other => other.kind().writes(),
         }
     }
 }
@@ -236,6 +275,10 @@ pub(super) struct RawWorkload {
     pub table_engine: Option<Spanned<String>>,
     pub scale: Option<Spanned<i64>>,
     pub script: Option<Spanned<String>>,
+    pub files: Option<Spanned<Vec<Spanned<String>>>>,
+    pub builtins: Option<Spanned<Vec<Spanned<String>>>>,
+    pub define: Option<Spanned<BTreeMap<String, Spanned<Value>>>>,
+    pub protocol: Option<Spanned<String>>,
     pub options: Option<Spanned<BTreeMap<String, Spanned<Value>>>>,
 }
 
@@ -270,6 +313,10 @@ impl RawWorkload {
             table_engine,
             scale,
             script,
+            files,
+            builtins,
+            define,
+            protocol,
             options
         );
         out
@@ -277,8 +324,13 @@ impl RawWorkload {
 }
 
 /// The kind of a workload and its checked keys; `None` for sysbench, whose keys the experiment
-/// reads itself. `Err` is `(span, message)`.
-pub(super) fn params(raw: &RawWorkload, workload_span: Range<usize>) -> Result<Option<Params>, (Range<usize>, String)> {
+/// reads itself. Paths in the keys are relative to `base`, the experiment file's directory.
+/// `Err` is `(span, message)`.
+pub(super) fn params(
+    raw: &RawWorkload,
+    workload_span: Range<usize>,
+    base: &Path,
+) -> Result<Option<Params>, (Range<usize>, String)> {
     let kind = match &raw.kind {
         Some(k) => Kind::parse(k.get_ref()).map_err(|m| (k.span(), m))?,
         None => Kind::Sysbench,
@@ -491,16 +543,36 @@ pub(super) fn params(raw: &RawWorkload, workload_span: Range<usize>) -> Result<O
                 },
             })
         }
-        Kind::Pgbench => Params::Pgbench(Pgbench {
-            scale: match &raw.scale {
-                Some(s) => int(s, "scale", 1, i64::from(MAX_PGBENCH_SCALE))? as u32,
-                None => 1,
-            },
-            script: match &raw.script {
-                Some(s) => one_of(s, "script", &["tpcb-like", "simple-update", "select-only"])?,
-                None => "tpcb-like".into(),
-            },
-        }),
+        Kind::Pgbench => {
+            let scripts = super::lua::pgbench_scripts(
+                &super::lua::RawPgbenchScripts {
+                    script: raw.script.as_ref(),
+                    files: raw.files.as_ref(),
+                    builtins: raw.builtins.as_ref(),
+                    define: raw.define.as_ref(),
+                    protocol: raw.protocol.as_ref(),
+                },
+                base,
+            )?;
+            Params::Pgbench(Pgbench {
+                scale: match &raw.scale {
+                    Some(s) => int(s, "scale", 1, i64::from(MAX_PGBENCH_SCALE))? as u32,
+                    None => 1,
+                },
+                script: match &raw.script {
+                    Some(s) => one_of(s, "script", &["tpcb-like", "simple-update", "select-only"])?,
+                    None if !scripts.label.is_empty() => String::new(),
+                    None => "tpcb-like".into(),
+                },
+                scripts,
+            })
+        }
+        Kind::Lua => Params::Lua(super::lua::lua_keys(
+            raw.script.as_ref(),
+            raw.options.as_ref(),
+            workload_span,
+            base,
+        )?),
     }))
 }
 
@@ -520,12 +592,12 @@ mod tests {
     #[test]
     fn every_kind_specific_key_belongs_to_a_kind() {
         let raw: RawWorkload = toml::from_str(
-            "tables = 1\ntable_size = 1\ndata_vs_buffer_pool = 1.0\nwarehouses = 1\nmode = \"max\"\nwait_scale = 1.0\nschema = \"dbperf\"\nmaxid1 = 2\nmix = \"fb2011\"\nrequests_per_requester = 1\nscale_factor = 1.0\nrepeat = 1\nqueries = [1]\nstreams = 1\ncold = true\ntimeout = 1\ntable_engine = \"MyISAM\"\nscale = 1\nscript = \"select-only\"\noptions = {}\n",
+            "tables = 1\ntable_size = 1\ndata_vs_buffer_pool = 1.0\nwarehouses = 1\nmode = \"max\"\nwait_scale = 1.0\nschema = \"dbperf\"\nmaxid1 = 2\nmix = \"fb2011\"\nrequests_per_requester = 1\nscale_factor = 1.0\nrepeat = 1\nqueries = [1]\nstreams = 1\ncold = true\ntimeout = 1\ntable_engine = \"MyISAM\"\nscale = 1\nscript = \"select-only\"\nfiles = []\nbuiltins = []\ndefine = {}\nprotocol = \"simple\"\noptions = {}\n",
         )
         .unwrap();
         for (key, _) in raw.present() {
             assert!(Kind::ALL.iter().any(|k| k.own_keys().contains(&key)), "{key}");
         }
-        assert_eq!(raw.present().len(), 20);
+        assert_eq!(raw.present().len(), 24);
     }
 }
