@@ -4,7 +4,8 @@
 //! server's general log, `pg_stat_statements`) are the same, verb by verb, as sysbench 1.0's
 //! own run of the same script with the same options. A script of our own checks what the
 //! shipped ones do not use (query_row, fetch_row, custom parallel commands, an ignorable
-//! error restarting the event through before_restart_event, event() ending its thread); broken
+//! error restarting the event through before_restart_event, event() ending its thread, report
+//! hooks); broken
 //! scripts fail naming file:line, never with a panic.
 
 use std::collections::BTreeMap;
@@ -279,6 +280,7 @@ const OWN: &str = r#"
 sysbench.cmdline.options = {
    rows = {"Rows in t", 50},
    fail_once = {"Raise a deadlock-like ignorable error in the first event", false},
+   stop_after = {"End the thread after this many events (0: never)", 10},
 }
 
 function cmd_fill()
@@ -322,8 +324,16 @@ function event()
       -- A duplicate key, made ignorable with --mysql-ignore-errors=1062.
       con:query("INSERT INTO t VALUES (1, 0)")
    end
-   -- Ten events, then this thread is done.
-   return events >= 10
+   -- stop_after events, then this thread is done.
+   return sysbench.opt.stop_after > 0 and events >= sysbench.opt.stop_after
+end
+
+function sysbench.hooks.report_intermediate(stat)
+   print(string.format("own-report %d events", stat.events))
+end
+
+function sysbench.hooks.report_cumulative(stat)
+   print(string.format("own-total %d events, %d errors", stat.events, stat.errors))
 end
 
 function thread_done()
@@ -358,10 +368,14 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
         "--rows=50",
         "--fail-once",
         "--mysql-ignore-errors=1062",
+        "--report-interval=1",
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("thread 0 done: sum 10, restarts 1"), "{stdout}");
+    // The script's cumulative report hook prints before dbperf's report.
+    assert!(stdout.contains("own-total 9 events, 1 errors"), "{stdout}");
     let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
+    std::fs::remove_dir_all(only_run_dir(results.path())).unwrap();
     // event() returned true on its tenth call, the run ended there, not at --time; the
     // first call was restarted, so nine completed.
     assert_eq!(summary["transactions"]["total"].as_u64(), Some(9), "{summary}");
@@ -372,6 +386,18 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
     );
     let per_type = &summary["per_type"];
     assert!(per_type["UPDATE t"]["count"].as_u64().unwrap() >= 10, "{per_type}");
+    // Its interval hook prints in place of dbperf's live line, once a second.
+    let out = run_ok(&mut lua(&[
+        "run",
+        "--threads=1",
+        "--time=2",
+        "--rows=50",
+        "--stop-after=0",
+        "--report-interval=1",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let reports = stdout.lines().filter(|l| l.starts_with("own-report ")).count();
+    assert!(reports >= 2, "{stdout}");
 
     // Errors point at file:line, name what is unsupported, and never panic.
     let broken = [

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, CommandFactory};
-use dbperf_engine::{Arrival, StatementNames};
+use dbperf_engine::{Arrival, IntervalReport, StatementNames};
 use mlua::{Lua, Table, Value};
 
 use super::args::{SysbenchFlags, TargetArgs};
@@ -51,8 +51,9 @@ commands, command, call_command, PARALLEL_COMMAND, argv, script_path), sysbench.
 default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, unique, string, \
 varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
 set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
-type, error), sysbench.hooks (before_restart_event, sql_error_ignorable; report_intermediate \
-and report_cumulative are not called: dbperf prints and stores its own intervals), \
+type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate: \
+its lines replace dbperf's live lines, report_cumulative: printed before dbperf's final \
+report; dbperf stores every interval either way), \
 sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
 too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
 connection) restarts the event; any other error stops the run naming file:line. Statements \
@@ -361,6 +362,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         unique: UniqueIds::new(seed),
         names: Arc::new(StatementNames::after(0)),
         naming,
+        give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
     };
     // Load the script once to read the options it declares.
     let probe = api::new_state(&Arc::new(shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
@@ -391,21 +393,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
 
 /// The probe's view: no server (nothing may connect while options are read).
 fn shared_probe(s: &Shared) -> Shared {
-    Shared {
-        script: s.script.clone(),
-        command: s.command.clone(),
-        argv: s.argv.clone(),
-        opt: s.opt.clone(),
-        target: None,
-        ignore: s.ignore.clone(),
-        ps_disabled: s.ps_disabled,
-        rand: s.rand,
-        rand_type: s.rand_type,
-        seed: s.seed,
-        unique: UniqueIds::new(s.seed),
-        names: s.names.clone(),
-        naming: s.naming,
-    }
+    Shared::offline(&s.script, &s.command, s.argv.clone(), s.opt.clone())
 }
 
 fn print_help(lua: &Lua, script: &str, defs: &[options::OptDef]) {
@@ -515,6 +503,53 @@ fn run_command(a: &LuaArgs, shared: Arc<Shared>, command: &str) -> Result<()> {
     })
 }
 
+/// What a report hook's `stat` table is made of.
+struct Stat<'a> {
+    threads: usize,
+    interval_s: f64,
+    total_s: f64,
+    stats: &'a dbperf_engine::Stats,
+}
+
+/// The script's report hook `name`, if it sets one.
+fn report_hook(lua: &Lua, name: &str, _percentile: f64) -> Option<mlua::Function> {
+    let hooks: Table = lua.globals().get::<Table>("sysbench").ok()?.get("hooks").ok()?;
+    hooks.get::<mlua::Function>(name).ok()
+}
+
+/// Calls a report hook with sysbench's stat fields; returns what it printed (a failing hook
+/// is reported in the line instead).
+fn call_report(lua: &Lua, hook: &mlua::Function, s: &Stat<'_>, percentile: f64) -> String {
+    let build = || -> mlua::Result<String> {
+        let t = lua.create_table()?;
+        let q = s.stats.queries;
+        let latency_us = if s.stats.response.is_empty() {
+            0
+        } else {
+            s.stats.response.value_at_quantile(percentile / 100.0)
+        };
+        t.set("threads_running", s.threads)?;
+        t.set("time_interval", s.interval_s.max(1e-9))?;
+        t.set("time_total", s.total_s)?;
+        t.set("latency_pct", latency_us as f64 / 1e6)?;
+        t.set("events", s.stats.transactions)?;
+        t.set("reads", q[0])?;
+        t.set("writes", q[1])?;
+        t.set("other", q[2])?;
+        t.set("errors", s.stats.total_errors())?;
+        t.set("reconnects", s.stats.reconnects)?;
+        t.set("queue_length", 0)?;
+        t.set("concurrency", s.threads)?;
+        let capture: mlua::Function = lua
+            .globals()
+            .get::<Table>("sysbench")?
+            .get::<Table>("__dbperf")?
+            .get("capture")?;
+        capture.call::<String>((hook.clone(), t))
+    };
+    build().unwrap_or_else(|e| format!("(the script's report hook failed: {})", lua_message(&e)))
+}
+
 /// `run`: `init()` in a main state, the measured run, `done()`.
 fn run_measured(
     a: &LuaArgs,
@@ -605,12 +640,46 @@ fn run_measured(
         rand_type: shared.rand_type.name(),
         threads: a.threads,
         banner: &banner,
-        live: LiveLine::Standard,
+        live: report_hook(&main, "report_intermediate", a.percentile).map_or(LiveLine::Standard, |f| {
+            let main = main.clone();
+            let percentile = a.percentile;
+            LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
+                let stat = Stat {
+                    threads: r.connections,
+                    interval_s: r.len_s(),
+                    total_s: r.end_s,
+                    stats: r.stats,
+                };
+                call_report(&main, &f, &stat, percentile)
+            }))
+        }),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
     };
+    if a.run.time > 0 {
+        // A statement still waiting on its server gives up after the run's end and grace,
+        // counted generously from now (connecting and settling come first).
+        let secs = a.run.warmup_time + a.run.time + a.shutdown_grace.ceil() as u64 + 60;
+        let at = dbperf_engine::clock::now_ns().saturating_add(secs.saturating_mul(1_000_000_000));
+        let settle = a.run.out.settle().map_or(0, |d| d.as_nanos() as u64);
+        shared
+            .give_up_at
+            .store(at.saturating_add(settle), std::sync::atomic::Ordering::Relaxed);
+    }
     let workload = Arc::new(LuaWorkload::new(shared.clone(), script_name.to_string()));
     let m = measure::measure(spec, workload, argv)?;
+    if let Some(f) = report_hook(&main, "report_cumulative", a.percentile) {
+        let stat = Stat {
+            threads: a.threads as usize,
+            interval_s: m.outcome.measured_s,
+            total_s: m.outcome.measured_s,
+            stats: &m.outcome.total,
+        };
+        let text = call_report(&main, &f, &stat, a.percentile);
+        if !text.is_empty() {
+            println!("{text}");
+        }
+    }
     if let Err(e) = local.block_on(&rt, api::call_global(&main, "done", ())) {
         eprintln!("warning: {}: done(): {}", shared.script.display(), lua_message(&e));
     }

@@ -19,7 +19,6 @@ use toml::{Spanned, Value};
 
 use crate::workloads::lua::api::{self, Shared};
 use crate::workloads::lua::options::{self as lua_options, OptDef};
-use crate::workloads::lua::Naming;
 use crate::workloads::pgbench::Script;
 
 /// An error at a span of the experiment file.
@@ -182,22 +181,7 @@ struct Declared {
 /// Loads `script` in a Lua state without a server (as `dbperf lua SCRIPT help` does) and reads
 /// what it declares.
 fn declared(script: &Path) -> Result<Declared, String> {
-    let rand = crate::workloads::sysbench::rand::RandParams::new(12, 1, 75, 0.2, 0.8).map_err(|e| e.to_string())?;
-    let shared = Shared {
-        script: script.to_owned(),
-        command: "run".into(),
-        argv: Vec::new(),
-        opt: Vec::new(),
-        target: None,
-        ignore: crate::driver::mysql::IgnoreErrors::sysbench_default(),
-        ps_disabled: false,
-        rand,
-        rand_type: crate::workloads::sysbench::rand::RandType::Uniform,
-        seed: 1,
-        unique: crate::workloads::sysbench::event::UniqueIds::new(1),
-        names: Arc::new(dbperf_engine::StatementNames::after(0)),
-        naming: Naming::Table,
-    };
+    let shared = Shared::offline(script, "run", Vec::new(), Vec::new());
     let lua = api::new_state(&Arc::new(shared), 0)?;
     let options = lua_options::script_options(&lua)?;
     let has = |command: &str| -> bool {

@@ -115,6 +115,10 @@ impl Observer for Recorder<'_, '_> {
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),
             };
+            if line.is_empty() {
+                // A custom line with nothing to say (a script's report hook that printed nothing).
+                return;
+            }
             if rec.server_unreachable {
                 line.push_str(" | server unreachable, reconnecting");
             }

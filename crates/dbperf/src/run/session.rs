@@ -497,8 +497,20 @@ fn install_signal_handler(stop: Arc<StopSignal>) {
     on_interrupt(
         "Stopping: finishing in-flight transactions and writing the summary",
         "exiting without a summary",
-        move || stop.stop(StopReason::Interrupted),
+        move || {
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            stop.stop(StopReason::Interrupted)
+        },
     );
+}
+
+/// Set by the first interrupt of a measured run: for code that waits outside the engine's
+/// reach (a script's statement waiting on a server that does not answer).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True once a measured run has been interrupted.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Ctrl-C (SIGINT, SIGTERM) handling for a long command: the first interrupt says `stopping`

@@ -18,9 +18,7 @@ use std::sync::Arc;
 
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{ErrorClass, QueryClass, StatementNames};
-use mlua::{
-    AnyUserData, Function, Lua, LuaOptions, MultiValue, StdLib, Table, UserData, UserDataMethods, UserDataRefMut, Value,
-};
+use mlua::{AnyUserData, Function, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods, UserDataRefMut, Value};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -69,6 +67,33 @@ pub struct Shared {
     pub names: Arc<StatementNames>,
     /// How statements are named.
     pub naming: Naming,
+    /// When a statement still waiting for its server gives up (ns on the engine's clock; the
+    /// run's end plus its grace): past it, or after an interrupt, the connection is dropped
+    /// and the statement fails as a lost connection. `u64::MAX`: never.
+    pub give_up_at: std::sync::atomic::AtomicU64,
+}
+
+impl Shared {
+    /// Settings without a server, for loading a script to read what it declares (its
+    /// options and commands) and nothing else.
+    pub fn offline(script: &Path, command: &str, argv: Vec<String>, opt: Vec<(String, OptValue)>) -> Shared {
+        Shared {
+            script: script.to_owned(),
+            command: command.to_string(),
+            argv,
+            opt,
+            target: None,
+            ignore: IgnoreErrors::sysbench_default(),
+            ps_disabled: false,
+            rand: RandParams::default(),
+            rand_type: RandType::Uniform,
+            seed: 1,
+            unique: UniqueIds::new(1),
+            names: Arc::new(StatementNames::after(0)),
+            naming: Naming::Table,
+            give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+    }
 }
 
 /// One logged statement: kind, service time, class.
@@ -309,6 +334,9 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize) -> mlua::Result<()> {
 
     let raw = lua.create_table()?;
     raw.set("rand", rand_table(lua)?)?;
+    // On a blocking-I/O thread statements complete inside the Lua call, without a coroutine
+    // switch (`query_now`, `execute_now`).
+    raw.set("blocking", dbperf_engine::blocking_io())?;
     raw.set(
         "rand_u32",
         lua.create_function(|lua, ()| Ok(ctx(lua).rng.borrow_mut().random::<u32>()))?,
@@ -488,18 +516,22 @@ async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
 }
 
 /// The Lua values of a failed statement: `false, errno, sqlstate, message, ignorable, class`.
-fn failure(lua: &Lua, e: &DbError) -> mlua::Result<MultiValue> {
+/// What a statement primitive returns to the Lua half: its result, or `false` and the error's
+/// errno, sqlstate, message, whether it is ignorable and its class (a tuple: no allocation).
+type Ret = (Value, Value, Value, Value, Value, Value);
+
+fn failure(lua: &Lua, e: &DbError) -> mlua::Result<Ret> {
     let ignorable = e.class != ErrorClass::Fatal;
     let errno = e.code.map_or(0.0, f64::from);
     let state = e.sqlstate.clone().unwrap_or_else(|| "HY000".into());
-    Ok(MultiValue::from_vec(vec![
+    Ok((
         Value::Boolean(false),
         Value::Number(errno),
         Value::String(lua.create_string(&state)?),
         Value::String(lua.create_string(&e.message)?),
         Value::Boolean(ignorable),
         Value::String(lua.create_string(e.class.name())?),
-    ]))
+    ))
 }
 
 fn closed() -> DbError {
@@ -511,8 +543,15 @@ fn closed() -> DbError {
     }
 }
 
-fn ok_value(v: impl mlua::IntoLua, lua: &Lua) -> mlua::Result<MultiValue> {
-    Ok(MultiValue::from_vec(vec![v.into_lua(lua)?]))
+fn ok_value(v: impl mlua::IntoLua, lua: &Lua) -> mlua::Result<Ret> {
+    Ok((
+        v.into_lua(lua)?,
+        Value::Nil,
+        Value::Nil,
+        Value::Nil,
+        Value::Nil,
+        Value::Nil,
+    ))
 }
 
 impl UserData for Conn {
@@ -545,6 +584,36 @@ impl UserData for Conn {
                     ok_value(rs, &lua)
                 }
                 Err(e) => failure(&lua, &e),
+            }
+        });
+        m.add_method("query_now", |lua, this, sql: mlua::LuaString| {
+            let sql = sql.to_str()?;
+            let c = ctx(lua);
+            let (kind, read) = c.kind_of(&sql);
+            let Some(mut s) = take_session(&this.0) else {
+                return failure(lua, &closed());
+            };
+            let started = now_ns();
+            let result = if read {
+                run_now(&c, s.query_rows(&sql)).map(|r| r.map(|rows| (QueryClass::Read, ResultSet::from_text(rows))))
+            } else {
+                run_now(&c, s.query(&sql))
+                    .map(|r| r.map(|info| (write_class(info.affected_rows), ResultSet::affected(info.affected_rows))))
+            };
+            let Some(result) = result else {
+                return failure(lua, &gave_up());
+            };
+            if let Err(e) = &result {
+                run_now(&c, after_error(&mut s, e));
+            }
+            put_session(&this.0, s);
+            match result {
+                Ok((class, rs)) => {
+                    c.record(kind, started, class);
+                    drop(c);
+                    ok_value(rs, lua)
+                }
+                Err(e) => failure(lua, &e),
             }
         });
         m.add_async_method("prepare", |lua, this, sql: mlua::LuaString| async move {
@@ -589,6 +658,7 @@ impl UserData for Conn {
                     index,
                     params: Vec::new(),
                     buf: Vec::new(),
+                    rows: Rc::new(RefCell::new(Rows::new())),
                 },
                 &lua,
             )
@@ -650,18 +720,22 @@ impl UserData for Conn {
         m.add_async_method("reconnect", |lua, this, ()| async move {
             let inner = this.0.clone();
             drop(this);
-            match reconnect_conn(&inner).await {
+            match reconnect_conn(&lua, &inner).await {
                 Ok(()) => ok_value(true, &lua),
-                Err(e) => Ok(MultiValue::from_vec(vec![
+                Err(e) => Ok((
                     Value::Boolean(false),
                     Value::String(lua.create_string(e.to_string())?),
-                ])),
+                    Value::Nil,
+                    Value::Nil,
+                    Value::Nil,
+                    Value::Nil,
+                )),
             }
         });
     }
 }
 
-async fn flush(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, sql: &str) -> mlua::Result<MultiValue> {
+async fn flush(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, sql: &str) -> mlua::Result<Ret> {
     let (kind, _) = ctx(lua).kind_of(sql.split(" VALUES").next().unwrap_or(sql));
     let Some(mut s) = take_session(inner) else {
         return failure(lua, &closed());
@@ -690,6 +764,32 @@ async fn after_error(s: &mut AnySession, e: &DbError) {
     }
 }
 
+/// Drives `fut` to completion on this thread (a blocking-I/O thread: each poll blocks in the
+/// kernel for at most one slice). Gives up when the run is past its end or interrupted.
+fn run_now<F: std::future::Future>(c: &Ctx, fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return Some(v);
+        }
+        let give_up = c.shared.give_up_at.load(std::sync::atomic::Ordering::Relaxed);
+        if crate::run::session::interrupted() || now_ns() >= give_up {
+            return None;
+        }
+    }
+}
+
+/// The error of a statement abandoned by [`run_now`]; its connection is dropped.
+fn gave_up() -> DbError {
+    DbError {
+        class: ErrorClass::ConnectionLost,
+        code: Some(2013),
+        sqlstate: None,
+        message: "no reply from the server before the run ended; the connection was dropped".into(),
+    }
+}
+
 /// Takes a connection's session out for an await (no borrow is held across it).
 fn take_session(inner: &Rc<RefCell<ConnInner>>) -> Option<AnySession> {
     inner.borrow_mut().session.take()
@@ -713,9 +813,21 @@ fn write_class(affected: u64) -> QueryClass {
 }
 
 /// Reopens a connection and prepares its statements again.
-async fn reconnect_conn(inner: &Rc<RefCell<ConnInner>>) -> Result<(), DbError> {
-    let Some(mut s) = take_session(inner) else {
-        return Ok(());
+async fn reconnect_conn(lua: &Lua, inner: &Rc<RefCell<ConnInner>>) -> Result<(), DbError> {
+    let mut s = match take_session(inner) {
+        Some(s) => s,
+        // Dropped mid-statement: open a new one.
+        None if !inner.borrow().closed => {
+            let (target, ignore) = {
+                let c = ctx(lua);
+                match c.shared.target.clone() {
+                    Some(t) => (t, c.shared.ignore.clone()),
+                    None => return Ok(()),
+                }
+            };
+            AnySession::connect(&target, ignore).await?
+        }
+        None => return Ok(()),
     };
     let sqls: Vec<(usize, String)> = inner
         .borrow()
@@ -751,7 +863,7 @@ async fn reconnect_conn(inner: &Rc<RefCell<ConnInner>>) -> Result<(), DbError> {
 pub async fn reconnect_all(lua: &Lua) -> Result<(), DbError> {
     let conns: Vec<_> = ctx(lua).conns.borrow().iter().filter_map(|w| w.upgrade()).collect();
     for c in conns {
-        reconnect_conn(&c).await?;
+        reconnect_conn(lua, &c).await?;
     }
     Ok(())
 }
@@ -892,6 +1004,8 @@ struct Stmt {
     index: usize,
     params: Vec<BindParam>,
     buf: Vec<u8>,
+    /// The rows of its last read, reused (shared with the result handed to the script).
+    rows: Rc<RefCell<Rows>>,
 }
 
 impl UserData for Stmt {
@@ -908,6 +1022,84 @@ impl UserData for Stmt {
                 s.open = false;
             }
             Ok(0)
+        });
+        m.add_method_mut("execute_now", |lua, this, ()| {
+            let c = ctx(lua);
+            let guards: Vec<std::cell::Ref<'_, PVal>> = this.params.iter().map(|p| p.v.borrow()).collect();
+            let mut doubles = String::new();
+            for g in &guards {
+                if let PVal::Double(d) = &**g {
+                    doubles.push_str(&lua_number(*d));
+                    doubles.push('\0');
+                }
+            }
+            let mut parts = doubles.split('\0');
+            let mut params: Vec<Param<'_>> = Vec::with_capacity(guards.len());
+            for g in &guards {
+                params.push(match &**g {
+                    PVal::Null => {
+                        return Err(mlua::Error::runtime(
+                            "a NULL parameter (param:set(nil)) is not supported by dbperf yet: bind a value, or write NULL in the statement",
+                        ))
+                    }
+                    PVal::Int(i) => Param::Int(*i),
+                    PVal::Double(_) => Param::Bytes(parts.next().unwrap_or("").as_bytes()),
+                    PVal::Str(b) => Param::Bytes(b),
+                });
+            }
+            let (kind, read, id) = {
+                let conn = this.conn.borrow();
+                let Some(slot) = conn.stmts.get(this.index) else {
+                    return Err(mlua::Error::runtime("statement handle out of range"));
+                };
+                if !slot.open {
+                    return Err(mlua::Error::runtime("stmt:execute() after stmt:close()"));
+                }
+                if slot.id.is_none() {
+                    this.buf.clear();
+                    slot.text.render(&params, &mut this.buf);
+                }
+                (slot.kind, slot.read, slot.id)
+            };
+            let Some(mut s) = take_session(&this.conn) else {
+                return failure(lua, &closed());
+            };
+            let started = now_ns();
+            let result = match id {
+                Some(id) if read => {
+                    let shared = this.rows.clone();
+                    let mut rows = shared.borrow_mut();
+                    let r = run_now(&c, s.exec_rows(id, &params, &mut rows));
+                    drop(rows);
+                    r.map(|r| r.map(|_| ResultSet::from_rows(shared)))
+                }
+                Some(id) => run_now(&c, s.exec(id, &params)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows))),
+                None => {
+                    let sql = String::from_utf8_lossy(&this.buf).into_owned();
+                    if read {
+                        run_now(&c, s.query_rows(&sql)).map(|r| r.map(ResultSet::from_text))
+                    } else {
+                        run_now(&c, s.query(&sql)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows)))
+                    }
+                }
+            };
+            drop(guards);
+            let Some(result) = result else {
+                return failure(lua, &gave_up());
+            };
+            if let Err(e) = &result {
+                run_now(&c, after_error(&mut s, e));
+            }
+            put_session(&this.conn, s);
+            match result {
+                Ok(rs) => {
+                    let class = if read { QueryClass::Read } else { write_class(rs.nrows) };
+                    c.record(kind, started, class);
+                    drop(c);
+                    ok_value(rs, lua)
+                }
+                Err(e) => failure(lua, &e),
+            }
         });
         m.add_async_method_mut("execute", |lua, mut this: UserDataRefMut<Stmt>, ()| async move {
             let this = &mut *this;
@@ -961,7 +1153,9 @@ impl UserData for Stmt {
             let result = match id {
                 Some(id) if read => {
                     let mut rows = Rows::new();
-                    s.exec_rows(id, &params, &mut rows).await.map(|_| ResultSet::from_rows(&rows))
+                    s.exec_rows(id, &params, &mut rows)
+                        .await
+                        .map(|_| ResultSet::from_rows(Rc::new(RefCell::new(rows))))
                 }
                 Some(id) => s.exec(id, &params).await.map(|i| ResultSet::affected(i.affected_rows)),
                 None => {
@@ -995,12 +1189,20 @@ impl UserData for Stmt {
     }
 }
 
-/// A statement's result: its rows (a read) or the rows it changed (a write).
+/// A statement's result: its rows (a read) or the rows it changed (a write). As under
+/// sysbench, a result is good until the next statement on its connection; prepared reads keep
+/// their rows in the statement's buffer, shared here, and converted only when fetched.
 pub struct ResultSet {
     nrows: u64,
     nfields: usize,
-    cells: Vec<Option<Vec<u8>>>,
+    data: RowData,
     next: usize,
+}
+
+enum RowData {
+    None,
+    Text(Vec<Option<String>>),
+    Rows(Rc<RefCell<Rows>>),
 }
 
 impl ResultSet {
@@ -1008,7 +1210,7 @@ impl ResultSet {
         ResultSet {
             nrows: n,
             nfields: 0,
-            cells: Vec::new(),
+            data: RowData::None,
             next: 0,
         }
     }
@@ -1018,23 +1220,20 @@ impl ResultSet {
         ResultSet {
             nrows: rows.len() as u64,
             nfields,
-            cells: rows.into_iter().flatten().map(|c| c.map(String::into_bytes)).collect(),
+            data: RowData::Text(rows.into_iter().flatten().collect()),
             next: 0,
         }
     }
 
-    fn from_rows(rows: &Rows) -> ResultSet {
-        let nfields = rows.columns();
-        let mut cells = Vec::with_capacity(rows.len() * nfields);
-        for r in 0..rows.len() {
-            for c in 0..nfields {
-                cells.push(cell_text(rows, r, c));
-            }
-        }
+    fn from_rows(rows: Rc<RefCell<Rows>>) -> ResultSet {
+        let (nrows, nfields) = {
+            let r = rows.borrow();
+            (r.len() as u64, r.columns())
+        };
         ResultSet {
-            nrows: rows.len() as u64,
+            nrows,
             nfields,
-            cells,
+            data: RowData::Rows(rows),
             next: 0,
         }
     }
@@ -1062,17 +1261,35 @@ impl UserData for ResultSet {
                 return Ok(Value::Nil);
             }
             let t = lua.create_table_with_capacity(this.nfields, 0)?;
-            let start = this.next * this.nfields;
-            for (i, cell) in this.cells[start..start + this.nfields].iter().enumerate() {
-                if let Some(b) = cell {
-                    t.raw_set(i + 1, lua.create_string(b)?)?;
+            let row = this.next;
+            match &this.data {
+                RowData::None => return Ok(Value::Nil),
+                RowData::Text(cells) => {
+                    let start = row * this.nfields;
+                    for (i, cell) in cells[start..start + this.nfields].iter().enumerate() {
+                        if let Some(b) = cell {
+                            t.raw_set(i + 1, lua.create_string(b)?)?;
+                        }
+                    }
+                }
+                RowData::Rows(rows) => {
+                    let rows = rows.borrow();
+                    if row >= rows.len() {
+                        return Ok(Value::Nil);
+                    }
+                    for c in 0..this.nfields.min(rows.columns()) {
+                        if let Some(b) = cell_text(&rows, row, c) {
+                            t.raw_set(c + 1, lua.create_string(&b)?)?;
+                        }
+                    }
                 }
             }
             this.next += 1;
             Ok(Value::Table(t))
         });
         m.add_method_mut("free", |_, this, ()| {
-            this.cells.clear();
+            this.data = RowData::None;
+            this.nrows = 0;
             this.next = 0;
             Ok(true)
         });

@@ -102,8 +102,14 @@ local function raise(con, query, errno, state, msg, ignorable, class)
    error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
 end
 
+-- On a blocking-I/O thread statements complete inside the call (`query_now`, `execute_now`);
+-- on an event-loop thread they yield to it (`query`, `execute`).
+local QUERY = raw.blocking and "query_now" or "query"
+local EXECUTE = raw.blocking and "execute_now" or "execute"
+
 function connection_methods.query(self, query)
-   local rs, errno, state, msg, ignorable, class = self._raw:query(query)
+   local c = self._raw
+   local rs, errno, state, msg, ignorable, class = c[QUERY](c, query)
    if rs == false then
       return raise(self, query, errno, state, msg, ignorable, class)
    end
@@ -111,7 +117,8 @@ function connection_methods.query(self, query)
 end
 
 function connection_methods.query_row(self, query)
-   local rs, errno, state, msg, ignorable, class = self._raw:query(query)
+   local c = self._raw
+   local rs, errno, state, msg, ignorable, class = c[QUERY](c, query)
    if rs == false then
       return raise(self, query, errno, state, msg, ignorable, class)
    end
@@ -174,7 +181,8 @@ function statement_methods.bind_param(self, ...)
 end
 
 function statement_methods.execute(self)
-   local rs, errno, state, msg, ignorable, class = self._raw:execute()
+   local st = self._raw
+   local rs, errno, state, msg, ignorable, class = st[EXECUTE](st)
    if rs == false then
       return raise(self.connection, "<prepared statement>", errno, state, msg, ignorable, class)
    end
@@ -300,6 +308,26 @@ function raw.run_event(tid)
       return false, res
    end
    return nil, res
+end
+
+-- Calls a report hook with `print` collecting its lines, which dbperf prints where its own
+-- interval line would go.
+function raw.capture(f, stat)
+   local out = {}
+   local old = print
+   print = function(...)
+      local parts = {}
+      for i = 1, select("#", ...) do
+         parts[i] = tostring((select(i, ...)))
+      end
+      out[#out + 1] = table.concat(parts, "\t")
+   end
+   local ok, err = pcall(f, stat)
+   print = old
+   if not ok then
+      error(err, 0)
+   end
+   return table.concat(out, "\n")
 end
 
 sysbench.__dbperf = raw
