@@ -478,6 +478,10 @@ struct ConnInner {
     bulk: Option<(String, String, usize)>,
     /// `con:disconnect()` was called.
     closed: bool,
+    /// The rows of the last statement (a result is good until the next one, as in sysbench).
+    last: RowData,
+    /// Its number: a result table of an older statement fetches nothing.
+    gen: u64,
 }
 
 struct StmtSlot {
@@ -510,6 +514,8 @@ async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
         stmts: Vec::new(),
         bulk: None,
         closed: false,
+        last: RowData::None,
+        gen: 0,
     }));
     ctx(lua).conns.borrow_mut().push(Rc::downgrade(&inner));
     lua.create_userdata(Conn(inner))
@@ -581,7 +587,7 @@ impl UserData for Conn {
             match result {
                 Ok((class, rs)) => {
                     ctx(&lua).record(kind, started, class);
-                    ok_value(rs, &lua)
+                    publish(&inner, rs)
                 }
                 Err(e) => failure(&lua, &e),
             }
@@ -611,7 +617,7 @@ impl UserData for Conn {
                 Ok((class, rs)) => {
                     c.record(kind, started, class);
                     drop(c);
-                    ok_value(rs, lua)
+                    publish(&this.0, rs)
                 }
                 Err(e) => failure(lua, &e),
             }
@@ -711,6 +717,9 @@ impl UserData for Conn {
                 None => ok_value(true, &lua),
             }
         });
+        m.add_method("fetch_row", |lua, this, (gen, row): (u64, usize)| {
+            fetch_row(lua, &this.0, gen, row)
+        });
         m.add_method("disconnect", |_, this, ()| {
             let mut c = this.0.borrow_mut();
             c.session = None;
@@ -809,6 +818,60 @@ fn write_class(affected: u64) -> QueryClass {
         QueryClass::Write
     } else {
         QueryClass::Other
+    }
+}
+
+/// Makes `rs` its connection's current result; what the Lua half builds the script's result
+/// table from: `nrows, nfields, generation`.
+fn publish(inner: &Rc<RefCell<ConnInner>>, rs: ResultSet) -> mlua::Result<Ret> {
+    let mut c = inner.borrow_mut();
+    c.gen += 1;
+    c.last = rs.data;
+    Ok((
+        Value::Number(rs.nrows as f64),
+        Value::Integer(rs.nfields as i64),
+        Value::Integer(c.gen as i64),
+        Value::Nil,
+        Value::Nil,
+        Value::Nil,
+    ))
+}
+
+/// Row `row` (0-based) of result `gen` of a connection, as sysbench's fetch_row gives it: a
+/// table of strings, NULL as a hole; nil past the end or once another statement ran.
+fn fetch_row(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, gen: u64, row: usize) -> mlua::Result<Value> {
+    let c = inner.borrow();
+    if gen != c.gen {
+        return Ok(Value::Nil);
+    }
+    match &c.last {
+        RowData::None => Ok(Value::Nil),
+        RowData::Text { cells, nfields } => {
+            let start = row * nfields;
+            if *nfields == 0 || start + nfields > cells.len() {
+                return Ok(Value::Nil);
+            }
+            let t = lua.create_table_with_capacity(*nfields, 0)?;
+            for (i, cell) in cells[start..start + nfields].iter().enumerate() {
+                if let Some(b) = cell {
+                    t.raw_set(i + 1, lua.create_string(b)?)?;
+                }
+            }
+            Ok(Value::Table(t))
+        }
+        RowData::Rows(rows) => {
+            let rows = rows.borrow();
+            if row >= rows.len() {
+                return Ok(Value::Nil);
+            }
+            let t = lua.create_table_with_capacity(rows.columns(), 0)?;
+            for col in 0..rows.columns() {
+                if let Some(b) = cell_text(&rows, row, col) {
+                    t.raw_set(col + 1, lua.create_string(&b)?)?;
+                }
+            }
+            Ok(Value::Table(t))
+        }
     }
 }
 
@@ -1096,7 +1159,7 @@ impl UserData for Stmt {
                     let class = if read { QueryClass::Read } else { write_class(rs.nrows) };
                     c.record(kind, started, class);
                     drop(c);
-                    ok_value(rs, lua)
+                    publish(&this.conn, rs)
                 }
                 Err(e) => failure(lua, &e),
             }
@@ -1181,7 +1244,7 @@ impl UserData for Stmt {
                         QueryClass::Other
                     };
                     ctx(&lua).record(kind, started, class);
-                    ok_value(rs, &lua)
+                    publish(&this.conn, rs)
                 }
                 Err(e) => failure(&lua, &e),
             }
@@ -1189,19 +1252,23 @@ impl UserData for Stmt {
     }
 }
 
-/// A statement's result: its rows (a read) or the rows it changed (a write). As under
-/// sysbench, a result is good until the next statement on its connection; prepared reads keep
-/// their rows in the statement's buffer, shared here, and converted only when fetched.
-pub struct ResultSet {
+/// A statement's result before it is published to its connection: its rows (a read) or the
+/// rows it changed (a write).
+struct ResultSet {
     nrows: u64,
     nfields: usize,
     data: RowData,
-    next: usize,
 }
 
+/// The rows of a connection's last result, converted to Lua strings only when fetched.
 enum RowData {
     None,
-    Text(Vec<Option<String>>),
+    /// Text-protocol rows, row-major.
+    Text {
+        cells: Vec<Option<String>>,
+        nfields: usize,
+    },
+    /// A prepared read's rows, in its statement's reused buffer.
     Rows(Rc<RefCell<Rows>>),
 }
 
@@ -1211,7 +1278,6 @@ impl ResultSet {
             nrows: n,
             nfields: 0,
             data: RowData::None,
-            next: 0,
         }
     }
 
@@ -1220,8 +1286,10 @@ impl ResultSet {
         ResultSet {
             nrows: rows.len() as u64,
             nfields,
-            data: RowData::Text(rows.into_iter().flatten().collect()),
-            next: 0,
+            data: RowData::Text {
+                cells: rows.into_iter().flatten().collect(),
+                nfields,
+            },
         }
     }
 
@@ -1234,7 +1302,6 @@ impl ResultSet {
             nrows,
             nfields,
             data: RowData::Rows(rows),
-            next: 0,
         }
     }
 }
@@ -1246,53 +1313,6 @@ fn cell_text(rows: &Rows, r: usize, c: usize) -> Option<Vec<u8>> {
         crate::driver::rows::Cell::Int(i) => Some(i.to_string().into_bytes()),
         crate::driver::rows::Cell::Float(f) => Some(lua_number(f).into_bytes()),
         crate::driver::rows::Cell::Bytes(..) => rows.bytes(r, c).map(<[u8]>::to_vec),
-    }
-}
-
-impl UserData for ResultSet {
-    fn add_fields<F: mlua::UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("nrows", |_, this| Ok(this.nrows as f64));
-        f.add_field_method_get("nfields", |_, this| Ok(this.nfields));
-    }
-
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("fetch_row", |lua, this, ()| {
-            if this.nfields == 0 || this.next as u64 >= this.nrows {
-                return Ok(Value::Nil);
-            }
-            let t = lua.create_table_with_capacity(this.nfields, 0)?;
-            let row = this.next;
-            match &this.data {
-                RowData::None => return Ok(Value::Nil),
-                RowData::Text(cells) => {
-                    let start = row * this.nfields;
-                    for (i, cell) in cells[start..start + this.nfields].iter().enumerate() {
-                        if let Some(b) = cell {
-                            t.raw_set(i + 1, lua.create_string(b)?)?;
-                        }
-                    }
-                }
-                RowData::Rows(rows) => {
-                    let rows = rows.borrow();
-                    if row >= rows.len() {
-                        return Ok(Value::Nil);
-                    }
-                    for c in 0..this.nfields.min(rows.columns()) {
-                        if let Some(b) = cell_text(&rows, row, c) {
-                            t.raw_set(c + 1, lua.create_string(&b)?)?;
-                        }
-                    }
-                }
-            }
-            this.next += 1;
-            Ok(Value::Table(t))
-        });
-        m.add_method_mut("free", |_, this, ()| {
-            this.data = RowData::None;
-            this.nrows = 0;
-            this.next = 0;
-            Ok(true)
-        });
     }
 }
 

@@ -107,25 +107,47 @@ end
 local QUERY = raw.blocking and "query_now" or "query"
 local EXECUTE = raw.blocking and "execute_now" or "execute"
 
+-- A statement's result: nrows, nfields and fetch_row(), good until the connection's next
+-- statement (as in sysbench).
+local result_methods = {}
+local result_mt = { __index = result_methods, __tostring = function() return "<sql_result>" end }
+
+function result_methods.fetch_row(self)
+   local row = self._c:fetch_row(self._gen, self._row)
+   if row ~= nil then
+      self._row = self._row + 1
+   end
+   return row
+end
+
+function result_methods.free(self)
+   self._gen = -1
+   return true
+end
+
+local function result(c, nrows, nfields, gen)
+   return setmetatable({ nrows = nrows, nfields = nfields, _c = c, _gen = gen, _row = 0 }, result_mt)
+end
+
 function connection_methods.query(self, query)
    local c = self._raw
-   local rs, errno, state, msg, ignorable, class = c[QUERY](c, query)
-   if rs == false then
-      return raise(self, query, errno, state, msg, ignorable, class)
+   local nrows, a, b, msg, ignorable, class = c[QUERY](c, query)
+   if nrows == false then
+      return raise(self, query, a, b, msg, ignorable, class)
    end
-   return rs
+   return result(c, nrows, a, b)
 end
 
 function connection_methods.query_row(self, query)
    local c = self._raw
-   local rs, errno, state, msg, ignorable, class = c[QUERY](c, query)
-   if rs == false then
-      return raise(self, query, errno, state, msg, ignorable, class)
+   local nrows, a, b, msg, ignorable, class = c[QUERY](c, query)
+   if nrows == false then
+      return raise(self, query, a, b, msg, ignorable, class)
    end
-   if rs == nil or rs.nrows == 0 then
+   if nrows == 0 or a == 0 then
       return nil
    end
-   return unpack(rs:fetch_row(), 1, rs.nfields)
+   return unpack(c:fetch_row(b, 0), 1, a)
 end
 
 function connection_methods.prepare(self, query)
@@ -182,11 +204,11 @@ end
 
 function statement_methods.execute(self)
    local st = self._raw
-   local rs, errno, state, msg, ignorable, class = st[EXECUTE](st)
-   if rs == false then
-      return raise(self.connection, "<prepared statement>", errno, state, msg, ignorable, class)
+   local nrows, a, b, msg, ignorable, class = st[EXECUTE](st)
+   if nrows == false then
+      return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class)
    end
-   return rs
+   return result(self.connection._raw, nrows, a, b)
 end
 
 function statement_methods.close(self)
