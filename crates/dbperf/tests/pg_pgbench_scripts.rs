@@ -1,8 +1,11 @@
 //! `dbperf pgbench -f FILE@W` on a real PostgreSQL 15: two weighted script files using
 //! `\set`, `-D`, `\if`, `\gset` and `\sleep` run for 2 s, and `pg_stat_statements` shows
 //! their statements in the weights' proportions (and `\gset` really carried each value into
-//! the next statement), in `-M prepared` and `-M simple`; a broken script exits non-zero
-//! with `FILE:LINE` and no panic.
+//! the next statement), in `-M prepared` and `-M simple`, and the report's per-script lines
+//! and `pgbench-scripts.json` count them; a broken script exits non-zero with `FILE:LINE` and
+//! no panic. `-M extended` leaves no named statement on the server (each execution is an
+//! unnamed Parse/Bind/Execute) where `-M prepared` leaves one per statement, and in both a
+//! variable `\gset` from a NULL column is bound as SQL NULL.
 
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
@@ -59,7 +62,7 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     pg.psql("SELECT pg_stat_statements_reset()");
 
     let results = tempfile::tempdir().unwrap();
-    run_ok(
+    let out = run_ok(
         dbperf()
             .args([
                 "pgbench",
@@ -101,6 +104,27 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
         (done - updates - counts).abs() <= 1,
         "summary {done} vs {updates} + {counts}"
     );
+    // pgbench's per-script lines, and the same counts in pgbench-scripts.json.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "SQL script 1: {}\n - weight: 3 (targets 75.0% of total)",
+            counter.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SQL script 2: "), "{stdout}");
+    let scripts = read_json(&only_run_dir(results.path()).join("pgbench-scripts.json"));
+    let n = |k: usize| scripts[k]["transactions"].as_i64().unwrap();
+    assert_eq!(scripts[0]["name"], "counter.sql");
+    assert_eq!(scripts[1]["weight"], 1);
+    assert_eq!(n(0) + n(1), done);
+    assert!(
+        (n(0) - updates).abs() <= 1,
+        "{} counter transactions, {updates} updates",
+        n(0)
+    );
+    assert!(stdout.contains(&format!(" - {} transactions (", n(1))), "{stdout}");
 
     // -M simple: the values written into the text, \gset read from a text result.
     pg.psql("SELECT pg_stat_statements_reset()");
@@ -166,4 +190,69 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     );
     assert!(!err.contains("panicked"), "{err}");
     eprintln!("{err}");
+}
+
+/// Reads how many named statements the session has, and a NULL, then writes both.
+const NAMED: &str = "SELECT count(*) AS named, NULL::int AS nothing FROM pg_prepared_statements \\gset
+INSERT INTO seen (named, v) VALUES (:named, :nothing);
+";
+
+#[test]
+fn extended_mode_parses_every_execution_and_null_variables_bind_as_null() {
+    if !pg::available() {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let url = pg.url();
+    pg.psql_as("sb", "sbtest", "CREATE TABLE seen (named bigint NOT NULL, v int)");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("named.sql");
+    std::fs::write(&script, NAMED).unwrap();
+    let run = |mode: &str| {
+        pg.psql("SELECT pg_stat_statements_reset()");
+        pg.psql_as("sb", "sbtest", "TRUNCATE seen");
+        let results = tempfile::tempdir().unwrap();
+        run_ok(
+            dbperf()
+                .args([
+                    "pgbench",
+                    "--target",
+                    &url,
+                    "--no-telemetry",
+                    "-c",
+                    "2",
+                    "-T",
+                    "1",
+                    "-M",
+                    mode,
+                    "-f",
+                ])
+                .arg(&script)
+                .arg("--results-dir")
+                .arg(results.path()),
+        );
+        let summary = read_json(&only_run_dir(results.path()).join("summary.json"));
+        let done = summary["transactions"]["total"].as_i64().unwrap();
+        let row = pg.psql_as(
+            "sb",
+            "sbtest",
+            "SELECT count(*), count(*) FILTER (WHERE v IS NULL), min(named), max(named) FROM seen",
+        );
+        let got: Vec<i64> = row.split('\t').map(|x| x.parse().unwrap()).collect();
+        let inserts = calls(&pg, "INSERT INTO seen (named, v) VALUES ($1, $2)");
+        eprintln!("-M {mode}: {done} transactions, seen {got:?}, {inserts} inserts");
+        assert!(done > 50, "-M {mode}: {done} transactions");
+        assert!(
+            (got[0] - done).abs() <= 2,
+            "-M {mode}: {} rows for {done} transactions",
+            got[0]
+        );
+        assert_eq!(got[1], got[0], "-M {mode}: every NULL variable was bound as NULL");
+        assert_eq!(inserts, got[0], "-M {mode}: each insert a bound statement");
+        (got[2], got[3])
+    };
+    // Prepared: both statements are named on the server from the first transaction on.
+    assert_eq!(run("prepared"), (2, 2));
+    // Extended: nothing named, ever; each statement went as an unnamed Parse/Bind/Execute.
+    assert_eq!(run("extended"), (0, 0));
 }

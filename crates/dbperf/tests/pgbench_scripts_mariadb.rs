@@ -1,6 +1,7 @@
 //! `dbperf pgbench -f FILE` on a sandboxed MariaDB: the same script language on a MySQL
 //! target (`:name` bound as `?`), `\gset` carrying a value read into the next statement;
-//! the built-ins (PostgreSQL's SQL) are refused there with a hint.
+//! the built-ins (PostgreSQL's SQL) and `-M extended` (PostgreSQL's unnamed statements) are
+//! refused there with a hint.
 
 use dbperf::driver::mysql::IgnoreErrors;
 use dbperf::driver::wire::WireSession;
@@ -82,4 +83,15 @@ fn a_script_file_runs_on_mariadb_with_gset() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("run script files (-f) on a MySQL target"), "{err}");
+
+    let out = dbperf()
+        .args(["pgbench", "-M", "extended", "-f"])
+        .arg(&script)
+        .args(["--target", &url, "-T", "1", "--no-telemetry"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("MySQL has no unnamed statements"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

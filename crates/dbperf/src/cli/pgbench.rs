@@ -29,6 +29,7 @@ use crate::workloads::pgbench::lang::exec::{Program, QueryMode, ScriptWorkload};
 use crate::workloads::pgbench::lang::parse::Parsed;
 use crate::workloads::pgbench::report::PgbenchReport;
 use crate::workloads::pgbench::{PgbenchWorkload, Script};
+use crate::workloads::{FinalReport, ReportFile};
 
 /// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
 /// pgbench's spellings of the shared run flags: `-T`, `-R`, `-P`/`--progress`, `-j`/`--jobs`.
@@ -90,7 +91,7 @@ pub struct PgbenchArgs {
     /// Sets a script variable before the run: NAME=VALUE (repeatable; also default_seed).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub define: Vec<String>,
-    /// Query mode: prepared (prepared once per connection, variables bound) or simple (text, variables written in). extended is not supported yet.
+    /// Query mode: prepared (prepared once per connection, variables bound), extended (an unnamed statement parsed for every execution, variables bound; PostgreSQL with --client-impl wire only) or simple (text, variables written in).
     #[arg(short = 'M', long = "protocol", default_value = "prepared")]
     pub protocol: String,
     /// Where to connect (--target, DBPERF_TARGET or --target-file): postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
@@ -220,6 +221,7 @@ fn run_script<S: Session + 'static>(
         scale,
         seed,
         facts,
+        scripts: Vec::new(),
     };
     measured(a, workload, &target, common, argv)
 }
@@ -347,6 +349,9 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
         bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target");
     }
     let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+    if p.mode == QueryMode::Extended && client != Client::PgWire {
+        bail!("{}", crate::workloads::pgbench::lang::exec::EXTENDED_NEEDS);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -374,7 +379,16 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
     let seed = a.random_seed.unwrap_or_else(clock_seed);
     let labels = p.labels.join(" ");
     let mode = p.mode;
+    let weights = p.weights.clone();
     let program = Arc::new(Program::new(p.parsed, p.weights, p.mode, &p.defines, scale, seed).map_err(|e| anyhow!(e))?);
+    let scripts = program
+        .ops()
+        .transactions
+        .into_iter()
+        .zip(p.labels)
+        .zip(weights)
+        .map(|((name, label), weight)| ScriptShare { name, label, weight })
+        .collect();
     let common = Common {
         label: labels,
         run_name: "pgbench_script".into(),
@@ -382,6 +396,7 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
         scale,
         seed,
         facts,
+        scripts,
     };
     match client {
         Client::TokioPostgres => {
@@ -433,6 +448,110 @@ struct Common {
     scale: i64,
     seed: u64,
     facts: ServerFacts,
+    /// Script runs: each script's transaction name, label and weight (pgbench's
+    /// "SQL script N" lines); empty on the built-in fast path.
+    scripts: Vec<ScriptShare>,
+}
+
+/// One script of a run, for the per-script report.
+#[derive(Debug, Clone, serde::Serialize)]
+struct ScriptShare {
+    /// Its transaction name (in `summary.json`'s `per_type`).
+    name: String,
+    /// What the command line named: `FILE@W` or `BUILTIN@W`.
+    label: String,
+    weight: u64,
+}
+
+/// A script's row of `pgbench-scripts.json`.
+#[derive(Debug, serde::Serialize)]
+struct ScriptOutcome<'a> {
+    #[serde(flatten)]
+    script: &'a ScriptShare,
+    /// Its weight over the sum of the weights.
+    target_share: f64,
+    transactions: u64,
+    /// Its transactions over all the run's.
+    share: f64,
+    tps: f64,
+    latency_ms: Option<&'a crate::results::summary::LatencyBlock>,
+}
+
+/// pgbench's report, then (with several scripts) pgbench's per-script lines: weight,
+/// transactions, their share and rate, latency. `pgbench-scripts.json` keeps them.
+struct ScriptsReport {
+    inner: PgbenchReport,
+    scripts: Vec<ScriptShare>,
+}
+
+impl ScriptsReport {
+    fn outcomes<'a>(&'a self, summary: &'a crate::results::Summary) -> Vec<ScriptOutcome<'a>> {
+        let weights: u64 = self.scripts.iter().map(|s| s.weight).sum();
+        let total = summary.transactions.total;
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        self.scripts
+            .iter()
+            .map(|s| {
+                let block = summary.per_type.get(&s.name);
+                let transactions = block.map_or(0, |b| b.count);
+                ScriptOutcome {
+                    script: s,
+                    target_share: ratio(s.weight, weights),
+                    transactions,
+                    share: ratio(transactions, total),
+                    tps: if summary.duration_s > 0.0 {
+                        transactions as f64 / summary.duration_s
+                    } else {
+                        0.0
+                    },
+                    latency_ms: block.map(|b| &b.latency_ms),
+                }
+            })
+            .collect()
+    }
+}
+
+impl FinalReport for ScriptsReport {
+    fn final_report(
+        &self,
+        outcome: &dbperf_engine::RunOutcome,
+        summary: &crate::results::Summary,
+    ) -> (String, Vec<ReportFile>) {
+        let (mut text, mut files) = self.inner.final_report(outcome, summary);
+        if self.scripts.is_empty() {
+            return (text, files);
+        }
+        let rows = self.outcomes(summary);
+        if rows.len() > 1 {
+            text.push_str(&scripts_text(&rows));
+        }
+        files.push(ReportFile::json("pgbench-scripts.json", &rows));
+        (text, files)
+    }
+}
+
+/// pgbench's "SQL script N" lines.
+fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
+    let mut text = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        text.push_str(&format!(
+            "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
+            k + 1,
+            r.script.label.rsplit_once('@').map_or(r.script.label.as_str(), |(l, _)| l),
+            r.script.weight,
+            100.0 * r.target_share,
+            r.transactions,
+            100.0 * r.share,
+            r.tps
+        ));
+        if let Some(l) = r.latency_ms {
+            text.push_str(&format!(
+                " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms\n",
+                l.mean, l.p95, l.max
+            ));
+        }
+    }
+    text
 }
 
 /// The measured run of `workload`, its options recorded and its report printed.
@@ -505,8 +624,11 @@ fn measured<W: dbperf_engine::Workload + 'static>(
         settle: a.run.out.settle(),
     };
     let m = measure::measure(spec, workload, argv)?;
-    let report = PgbenchReport {
-        client_threads: run.client_threads,
+    let report = ScriptsReport {
+        inner: PgbenchReport {
+            client_threads: run.client_threads,
+        },
+        scripts: c.scripts,
     };
     Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }
@@ -558,7 +680,11 @@ mod tests {
         assert!(e(&["-D", "novalue"]).contains("NAME=VALUE"));
         assert!(e(&["-D", "=5"]).contains("variable name"));
         assert!(e(&["-D", "a b=5"]).contains("variable name"));
-        assert!(e(&["-M", "extended"]).contains("not supported yet"));
+        assert!(e(&["-M", "fast"]).contains("simple, extended or prepared"));
+        let Plan::Scripts(p) = script_plan(&args(&["-M", "extended"])).unwrap() else {
+            panic!("-M extended runs the built-in as a script");
+        };
+        assert_eq!(p.mode, QueryMode::Extended);
         assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
     }
 

@@ -1,10 +1,13 @@
 //! The transport and the startup exchange: [`Conn`] is the socket with its reused read
 //! and write buffers; [`connect`] opens one and logs in (cleartext, md5 or SCRAM-SHA-256
 //! as the server asks); [`CancelToken`] cancels a running statement from elsewhere.
+//! The hot path reads messages in place ([`Conn::recv_frame`]): a header, a body borrowed
+//! from the read buffer, then [`Conn::consume`], with no per-message allocation or
+//! reference counting.
 
 use std::io;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
@@ -52,9 +55,21 @@ impl Conn {
         self.wbuf.len()
     }
 
-    /// Sends what was built, in one write.
+    /// Sends what was built, in one write: tried at once (a socket is nearly always
+    /// writable), waiting for the socket only for what that left.
     pub(crate) async fn send(&mut self) -> Result<(), DbError> {
-        let r = self.stream.write_all(&self.wbuf).await.map_err(lost);
+        let sent = match self.stream.try_write(&self.wbuf) {
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => 0,
+            Err(e) => {
+                self.wbuf.clear();
+                return Err(lost(e));
+            }
+        };
+        let r = match sent < self.wbuf.len() {
+            true => self.stream.write_all(&self.wbuf[sent..]).await.map_err(lost),
+            false => Ok(()),
+        };
         self.wbuf.clear();
         r
     }
@@ -73,6 +88,58 @@ impl Conn {
                 m => return Ok(m),
             }
         }
+    }
+
+    /// The next message of the response, read in place: its type byte and body length;
+    /// the body is [`Conn::body`] until [`Conn::consume`] drops it. Notices, parameter
+    /// changes and notifications are skipped, as [`Conn::recv`] skips them.
+    pub(crate) async fn recv_frame(&mut self) -> Result<(u8, usize), DbError> {
+        loop {
+            if self.rbuf.len() >= 5 {
+                let b = &self.rbuf[..5];
+                let len = i32::from_be_bytes([b[1], b[2], b[3], b[4]]);
+                if len < 4 {
+                    return Err(protocol(format!(
+                        "message length {len} in a {:?} message",
+                        b[0] as char
+                    )));
+                }
+                let whole = 1 + len as usize;
+                if self.rbuf.len() >= whole {
+                    match self.rbuf[0] {
+                        b'N' | b'S' | b'A' => self.rbuf.advance(whole),
+                        tag => return Ok((tag, whole - 5)),
+                    }
+                    continue;
+                }
+                if self.rbuf.capacity() < whole {
+                    self.rbuf.reserve(whole - self.rbuf.len());
+                }
+            }
+            if self.rbuf.capacity() - self.rbuf.len() < READ_BUFFER / 4 {
+                self.rbuf.reserve(READ_BUFFER);
+            }
+            if self.stream.read_buf(&mut self.rbuf).await.map_err(lost)? == 0 {
+                return Err(lost(io::ErrorKind::UnexpectedEof.into()));
+            }
+        }
+    }
+
+    /// The body of the message [`Conn::recv_frame`] returned (`len` bytes).
+    pub(crate) fn body(&self, len: usize) -> &[u8] {
+        &self.rbuf[5..5 + len]
+    }
+
+    /// Drops the message [`Conn::recv_frame`] returned.
+    pub(crate) fn consume(&mut self, len: usize) {
+        self.rbuf.advance(5 + len);
+    }
+
+    /// The message [`Conn::recv_frame`] returned, parsed (for the rare ones: errors).
+    pub(crate) fn take_message(&mut self) -> Result<Message, DbError> {
+        Message::parse(&mut self.rbuf)
+            .map_err(|e| protocol(e.to_string()))?
+            .ok_or_else(|| protocol("a message cut short".into()))
     }
 
     async fn recv_any(&mut self) -> Result<Message, DbError> {

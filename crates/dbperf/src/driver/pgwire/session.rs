@@ -2,7 +2,10 @@
 //!
 //! A prepare is Parse + Describe + Sync, once, learning the parameter types the server
 //! inferred and the result columns; an execute is Bind + Execute + Sync in one write
-//! (parameters and results in binary), then the response is read to ReadyForQuery.
+//! (parameters and results in binary), then the response is read to ReadyForQuery in
+//! place. [`PgWireSession::exec_unnamed`] is Parse + Bind + Execute + Sync of an unnamed
+//! statement (text parameters and results), for `pgbench -M extended`;
+//! [`PgWireSession::exec_nullable`] binds NULL parameters.
 //! `query` and `query_rows` use the simple-query protocol; `copy_in` runs
 //! `COPY ... FROM STDIN`.
 
@@ -12,7 +15,7 @@ use bytes::Bytes;
 use dbperf_engine::ErrorClass;
 use fallible_iterator::FallibleIterator;
 use futures_util::{Stream, StreamExt};
-use postgres_protocol::message::backend::{DataRowBody, Message};
+use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend::{self, BindError};
 use postgres_protocol::IsNull;
 use postgres_types::{Kind, Type};
@@ -223,7 +226,8 @@ impl PgWireSession {
         &mut self,
         stmt: StmtId,
         params: &[Param<'_>],
-        mut rows: Option<&mut Rows>,
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
     ) -> Result<ExecInfo, DbError> {
         let PgWireSession {
             conn,
@@ -249,46 +253,88 @@ impl PgWireSession {
             &st.name,
             Some(1),
             params.iter().zip(&st.params).enumerate(),
-            |(i, (p, ty)), buf| match encode_param(ty, *p, buf) {
-                Ok(()) => Ok(IsNull::No),
-                Err(e) => Err(format!("parameter {} ({ty}): {e}", i + 1).into()),
+            |(i, (p, ty)), buf| {
+                if nulls.get(i).copied().unwrap_or(false) {
+                    return Ok(IsNull::Yes);
+                }
+                match encode_param(ty, *p, buf) {
+                    Ok(()) => Ok(IsNull::No),
+                    Err(e) => Err(format!("parameter {} ({ty}): {e}", i + 1).into()),
+                }
             },
             Some(1),
             c.out(),
         );
         if let Err(e) = bound {
-            c.discard();
-            *busy = false;
-            return Err(misuse(match e {
-                BindError::Conversion(e) => format!("error serializing {e}"),
-                BindError::Serialization(e) => e.to_string(),
-            }));
+            return Err(unbound(c, busy, e));
         }
         frontend::execute("", 0, c.out()).map_err(encoding)?;
         frontend::sync(c.out());
         c.send().await?;
-        if let Some(rows) = rows.as_deref_mut() {
-            rows.reset(st.columns.len());
-        }
-        let (mut n, mut tagged) = (0, 0);
-        drain(c, busy, ignore, |m| {
-            match m {
-                Message::DataRow(body) => {
-                    n += 1;
-                    if let Some(rows) = rows.as_deref_mut() {
-                        push_row(rows, &st.columns, &body)?;
-                    }
+        read_result(c, busy, ignore, Some(&st.columns), rows).await
+    }
+
+    /// Runs `sql` (with `$1..$n` placeholders) as an unnamed statement: Parse, Bind,
+    /// Execute and Sync in one write, the statement parsed again on every call, as
+    /// `pgbench -M extended` does. Parameters go as text for the server to read as the
+    /// types it infers (`nulls[k]`: parameter `k` is NULL); rows come back as text into
+    /// `rows` when given.
+    pub async fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        let r = self.unnamed_on_server(sql, params, nulls, rows).await;
+        self.finish(r)
+    }
+
+    async fn unnamed_on_server(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        let PgWireSession { conn, busy, ignore, .. } = self;
+        let c = start(conn, busy)?;
+        frontend::parse("", sql, std::iter::empty(), c.out()).map_err(encoding)?;
+        let bound = frontend::bind(
+            "",
+            "",
+            Some(0),
+            params.iter().enumerate(),
+            |(i, p), buf| {
+                if nulls.get(i).copied().unwrap_or(false) {
+                    return Ok(IsNull::Yes);
                 }
-                Message::CommandComplete(b) => tagged = affected(b.tag().map_err(|e| protocol(e.to_string()))?),
-                Message::BindComplete | Message::EmptyQueryResponse => {}
-                _ => return Err(protocol("unexpected message in the response to Bind/Execute".into())),
-            }
-            Ok(())
-        })
-        .await?;
-        Ok(ExecInfo {
-            affected_rows: if rows.is_some() { n } else { tagged },
-        })
+                encode_text(*p, buf);
+                Ok(IsNull::No)
+            },
+            Some(0),
+            c.out(),
+        );
+        if let Err(e) = bound {
+            return Err(unbound(c, busy, e));
+        }
+        frontend::execute("", 0, c.out()).map_err(encoding)?;
+        frontend::sync(c.out());
+        c.send().await?;
+        read_result(c, busy, ignore, None, rows).await
+    }
+
+    /// Executes prepared `stmt` like [`Session::exec`] (or [`Session::exec_rows`] when
+    /// `rows` is given), parameter `k` bound as SQL NULL where `nulls[k]` is true.
+    pub async fn exec_nullable(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        let r = self.exec_on_server(stmt, params, nulls, rows).await;
+        self.finish(r)
     }
 
     /// Runs `sql` as a simple query; rows go to `text` as strings when it is given.
@@ -337,16 +383,136 @@ fn type_of(oid: u32) -> Type {
     Type::from_oid(oid).unwrap_or_else(|| Type::new(format!("oid {oid}"), oid, Kind::Simple, "pg_catalog".into()))
 }
 
-/// Pushes one binary DataRow into `rows`.
-fn push_row(rows: &mut Rows, columns: &[Type], body: &DataRowBody) -> Result<(), DbError> {
-    let mut cells = body.ranges();
-    for ty in columns {
-        let Some(cell) = cells.next().map_err(|e| protocol(e.to_string()))? else {
-            return Err(protocol("a row with fewer columns than described".into()));
+/// Pushes the cells of one DataRow body into `rows`: binary cells of `columns`' types, or
+/// text cells (`columns` `None`).
+fn push_row(rows: &mut Rows, columns: Option<&[Type]>, body: &[u8]) -> Result<(), DbError> {
+    let short = || protocol("a DataRow cut short".into());
+    let count = u16::from_be_bytes([*body.first().ok_or_else(short)?, *body.get(1).ok_or_else(short)?]) as usize;
+    if columns.is_some_and(|c| c.len() != count) {
+        return Err(protocol(format!(
+            "a row of {count} columns where {} were described",
+            columns.map_or(0, <[Type]>::len)
+        )));
+    }
+    let mut at = 2;
+    for k in 0..count {
+        let len = body.get(at..at + 4).ok_or_else(short)?;
+        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+        at += 4;
+        let cell = if len < 0 {
+            None
+        } else {
+            let v = body.get(at..at + len as usize).ok_or_else(short)?;
+            at += len as usize;
+            Some(v)
         };
-        push_cell(rows, ty, cell.map(|r| &body.buffer()[r]));
+        match (columns, cell) {
+            (Some(types), v) => push_cell(rows, &types[k], v),
+            (None, Some(v)) => rows.push_bytes(v),
+            (None, None) => rows.push_null(),
+        }
     }
     Ok(())
+}
+
+/// Writes `p` as text, for the server to read as the type it infers.
+fn encode_text(p: Param<'_>, buf: &mut bytes::BytesMut) {
+    use std::fmt::Write as _;
+    match p {
+        Param::Int(i) => {
+            let _ = write!(buf, "{i}");
+        }
+        Param::Bytes(b) => bytes::BufMut::put_slice(buf, b),
+    }
+}
+
+/// A Bind that would not encode: the request is dropped unsent, the connection usable.
+fn unbound(c: &mut Conn, busy: &mut bool, e: BindError) -> DbError {
+    c.discard();
+    *busy = false;
+    misuse(match e {
+        BindError::Conversion(e) => format!("error serializing {e}"),
+        BindError::Serialization(e) => e.to_string(),
+    })
+}
+
+/// Reads the response to an execute (BindComplete, rows, CommandComplete, ReadyForQuery;
+/// ParseComplete first for an unnamed statement) in place. With `rows`, the rows go there
+/// (binary cells of `columns`' types, or text without them) and their count is returned;
+/// without, the count the command tag reports.
+async fn read_result(
+    c: &mut Conn,
+    busy: &mut bool,
+    ignore: &IgnoreErrors,
+    columns: Option<&[Type]>,
+    mut rows: Option<&mut Rows>,
+) -> Result<ExecInfo, DbError> {
+    if let Some(rows) = rows.as_deref_mut() {
+        rows.reset(columns.map_or(0, <[Type]>::len));
+    }
+    let (mut n, mut tagged) = (0u64, 0u64);
+    let mut failed: Option<DbError> = None;
+    loop {
+        let (tag, len) = match c.recv_frame().await {
+            Ok(f) => f,
+            Err(e) => return Err(failed.unwrap_or(e)),
+        };
+        match tag {
+            b'Z' => {
+                c.consume(len);
+                *busy = false;
+                return match failed {
+                    Some(e) => Err(e),
+                    None => Ok(ExecInfo {
+                        affected_rows: if rows.is_some() { n } else { tagged },
+                    }),
+                };
+            }
+            b'E' => {
+                let m = c.take_message()?;
+                if let (None, Message::ErrorResponse(b)) = (&failed, m) {
+                    failed = Some(server_error(&b, ignore));
+                }
+                continue;
+            }
+            _ if failed.is_some() => {}
+            b'D' => {
+                n += 1;
+                if let Some(rows) = rows.as_deref_mut() {
+                    let body = c.body(len);
+                    if columns.is_none() && n == 1 {
+                        let count = body.get(..2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
+                        rows.reset(count);
+                    }
+                    push_row(rows, columns, body)?;
+                }
+            }
+            b'C' => tagged = affected_bytes(c.body(len)),
+            b'1' | b'2' | b'I' | b'n' => {}
+            other => {
+                return Err(protocol(format!(
+                    "unexpected message {:?} in the response to Bind/Execute",
+                    other as char
+                )))
+            }
+        }
+        c.consume(len);
+    }
+}
+
+/// [`affected`] of a CommandComplete body (the tag, NUL-terminated), read in place.
+fn affected_bytes(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    let digits = match tag.iter().rposition(|&b| b == b' ') {
+        Some(p) => &tag[p + 1..],
+        None => tag,
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    digits
+        .iter()
+        .fold(0u64, |a, &d| a.wrapping_mul(10).wrapping_add((d - b'0') as u64))
 }
 
 /// Rows a command tag reports (`UPDATE 3`, `INSERT 0 1`, `SELECT 10`); 0 when it has none.
@@ -419,13 +585,13 @@ impl Session for PgWireSession {
     }
 
     async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
-        let r = self.exec_on_server(stmt, params, None).await;
+        let r = self.exec_on_server(stmt, params, &[], None).await;
         self.finish(r)
     }
 
     async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
         rows.reset(0);
-        let r = self.exec_on_server(stmt, params, Some(rows)).await;
+        let r = self.exec_on_server(stmt, params, &[], Some(rows)).await;
         self.finish(r)
     }
 
@@ -467,6 +633,11 @@ mod tests {
         assert_eq!(affected("COPY 1000"), 1000);
         assert_eq!(affected("BEGIN"), 0);
         assert_eq!(affected(""), 0);
+        for tag in ["UPDATE 3", "INSERT 0 1", "SELECT 10", "BEGIN", ""] {
+            let mut body = tag.as_bytes().to_vec();
+            body.push(0);
+            assert_eq!(affected_bytes(&body), affected(tag), "{tag}");
+        }
     }
 
     #[test]

@@ -35,7 +35,10 @@ pub(crate) fn encode_param(ty: &Type, p: Param<'_>, out: &mut BytesMut) -> Resul
         }),
         Type::NUMERIC => numeric_from_int(int(p)?, out),
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA => match p {
-            Param::Int(i) => out.put_slice(i.to_string().as_bytes()),
+            Param::Int(i) => {
+                use std::fmt::Write as _;
+                write!(out, "{i}")?
+            }
             Param::Bytes(b) => out.put_slice(b),
         },
         ref other => {

@@ -1,8 +1,14 @@
 //! Runs parsed scripts: [`ScriptWorkload`] (the run's definition: scripts, weights, query
 //! mode, `-D` variables) and [`ScriptWorker`], one per connection, which picks a script per
 //! transaction by weight (as pgbench does), evaluates its meta-commands and sends its SQL
-//! (`prepared`: prepared once per connection, variables bound as parameters; `simple`: text
-//! with the variables' values written into it).
+//! (`prepared`: prepared once per connection, variables bound as parameters; `extended`: an
+//! unnamed statement parsed for every execution, variables bound; `simple`: text with the
+//! variables' values written into it). A NULL variable is bound as SQL NULL.
+//! [`ScriptSession`] is what scripts need of a session beyond [`Session`].
+//!
+//! The hot path allocates nothing in steady state: the program is borrowed (not cloned)
+//! per transaction, parameters borrow the variables, and text forms, NULL flags and rows
+//! go to buffers each client reuses.
 //!
 //! `\sleep` before the script's first SQL command or after its last is a pause outside the
 //! response time ([`Worker::pause`]); a `\sleep` between SQL commands is inside it, as in
@@ -20,7 +26,8 @@ use super::expr::{eval, Env, Value};
 use super::parse::{Amount, Op, Parsed, Piece};
 use super::{CLIENT_ID, RANDOM_SEED, SCALE};
 use crate::driver::mysql::IgnoreErrors;
-use crate::driver::{abort_transaction, Cell, DbError, Param, Rows, Session, StmtId, Target};
+use crate::driver::pgwire::PgWireSession;
+use crate::driver::{abort_transaction, Cell, DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 
 /// pgbench's `-M`: how statements go to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +36,8 @@ pub enum QueryMode {
     Simple,
     /// Prepared once per connection, variables bound as parameters.
     Prepared,
+    /// An unnamed statement parsed for every execution, variables bound as parameters.
+    Extended,
 }
 
 impl QueryMode {
@@ -37,12 +46,10 @@ impl QueryMode {
         match s {
             "simple" => Ok(QueryMode::Simple),
             "prepared" => Ok(QueryMode::Prepared),
-            "extended" => Err(
-                "-M extended (an unnamed statement parsed for every execution) is not supported yet; \
-                 use -M prepared (the same parameters, parsed once per connection) or -M simple"
-                    .into(),
-            ),
-            other => Err(format!("unknown query mode -M {other:?}: use simple or prepared")),
+            "extended" => Ok(QueryMode::Extended),
+            other => Err(format!(
+                "unknown query mode -M {other:?}: use simple, extended or prepared"
+            )),
         }
     }
 
@@ -51,6 +58,7 @@ impl QueryMode {
         match self {
             QueryMode::Simple => "simple",
             QueryMode::Prepared => "prepared",
+            QueryMode::Extended => "extended",
         }
     }
 }
@@ -63,6 +71,8 @@ pub struct Program {
     pub parsed: Parsed,
     /// Each script's weight.
     pub weights: Vec<u64>,
+    /// Their sum.
+    total_weight: u64,
     /// How statements are sent.
     pub mode: QueryMode,
     /// `-D name=value`, and the automatic variables, by slot.
@@ -74,6 +84,8 @@ pub struct Program {
     reads: Vec<bool>,
     /// For each script, the index of its last SQL command (a `\sleep` after it is a pause).
     last_sql: Vec<usize>,
+    /// `-M extended`: each statement with `$1..$n` placeholders.
+    unnamed: Vec<String>,
 }
 
 impl Program {
@@ -137,8 +149,17 @@ impl Program {
             .iter()
             .map(|s| s.cmds.iter().rposition(|c| matches!(c.op, Op::Sql { .. })).unwrap_or(0))
             .collect();
+        let unnamed = match mode {
+            QueryMode::Extended => parsed
+                .statements
+                .iter()
+                .map(|s| crate::driver::pg::translate_placeholders(&s.placeholders))
+                .collect(),
+            _ => Vec::new(),
+        };
         Ok(Program {
             parsed,
+            total_weight: weights.iter().sum(),
             weights,
             mode,
             initial,
@@ -146,6 +167,7 @@ impl Program {
             kinds,
             reads,
             last_sql,
+            unnamed,
         })
     }
 
@@ -168,6 +190,88 @@ impl Program {
     }
 }
 
+/// What scripts need of a session beyond [`Session`]: parameters that are NULL (a
+/// variable `\gset` from a NULL column), and `-M extended`'s unnamed statements. Only
+/// dbperf's own PostgreSQL session ([`PgWireSession`]) has both; the others refuse with
+/// an error saying what to use instead.
+pub trait ScriptSession: Session {
+    /// Whether [`ScriptSession::exec_unnamed`] works (`-M extended` is refused otherwise).
+    const EXTENDED: bool = false;
+
+    /// Executes prepared `stmt`, parameter `k` bound as SQL NULL where `nulls[k]`; the
+    /// rows of its result go to `rows` when given.
+    fn exec_nulls(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
+        let _ = (stmt, params, nulls, rows);
+        async {
+            Err(unsupported(
+                "this client binds no NULL parameters: run with --client-impl wire on a postgres:// \
+                 target, or -M simple (NULL written into the statement)",
+            ))
+        }
+    }
+
+    /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
+    /// execution, as `pgbench -M extended` does.
+    fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
+        let _ = (sql, params, nulls, rows);
+        async { Err(unsupported(EXTENDED_NEEDS)) }
+    }
+}
+
+/// Why `-M extended` is refused where it is.
+pub const EXTENDED_NEEDS: &str = "-M extended (an unnamed statement parsed for every execution) is \
+    PostgreSQL's extended query protocol and needs dbperf's own PostgreSQL client (--client-impl wire, \
+    the default) on a postgres:// target; MySQL has no unnamed statements: use -M prepared or -M simple";
+
+fn unsupported(message: &str) -> DbError {
+    DbError {
+        class: ErrorClass::Fatal,
+        code: None,
+        sqlstate: None,
+        message: message.into(),
+    }
+}
+
+impl ScriptSession for PgWireSession {
+    const EXTENDED: bool = true;
+
+    async fn exec_nulls(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        self.exec_nullable(stmt, params, nulls, rows).await
+    }
+
+    async fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        nulls: &[bool],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        PgWireSession::exec_unnamed(self, sql, params, nulls, rows).await
+    }
+}
+
+impl ScriptSession for crate::driver::pg::PgSession {}
+impl ScriptSession for crate::driver::wire::WireSession {}
+impl ScriptSession for crate::driver::mysql::MysqlSession {}
+
 /// A run of scripts on sessions of type `S`.
 pub struct ScriptWorkload<S> {
     program: Arc<Program>,
@@ -177,7 +281,7 @@ pub struct ScriptWorkload<S> {
     session: std::marker::PhantomData<fn() -> S>,
 }
 
-impl<S: Session + 'static> ScriptWorkload<S> {
+impl<S: ScriptSession + 'static> ScriptWorkload<S> {
     /// `program` against `target`.
     pub fn new(program: Arc<Program>, target: Target, ignore: IgnoreErrors, seed: u64) -> ScriptWorkload<S> {
         ScriptWorkload {
@@ -190,7 +294,7 @@ impl<S: Session + 'static> ScriptWorkload<S> {
     }
 }
 
-impl<S: Session + 'static> Workload for ScriptWorkload<S> {
+impl<S: ScriptSession + 'static> Workload for ScriptWorkload<S> {
     type Worker = ScriptWorker<S>;
 
     fn ops(&self) -> OpTable {
@@ -198,40 +302,55 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
     }
 
     async fn connect(&self, worker: usize) -> Result<ScriptWorker<S>, TxnError> {
+        if self.program.mode == QueryMode::Extended && !S::EXTENDED {
+            return Err(TxnError::new(ErrorClass::Fatal, None, EXTENDED_NEEDS.to_string()));
+        }
         let session = S::connect(&self.target, self.ignore.clone()).await?;
         let mut values = self.program.initial.clone();
         values[CLIENT_ID as usize] = Some(Value::Int(worker as i64));
         let mut w = ScriptWorker {
-            session,
             program: self.program.clone(),
-            values,
-            rng: SmallRng::seed_from_u64(
-                self.seed
-                    .wrapping_add(0x2545_f491_4f6c_dd1d_u64.wrapping_mul(worker as u64 + 1)),
-            ),
-            stmts: Vec::new(),
-            rows: Rows::new(),
-            sql: String::new(),
-            texts: Vec::new(),
-            next: None,
-            failed: None,
-            deferred_us: 0,
+            st: State {
+                session,
+                values,
+                rng: SmallRng::seed_from_u64(
+                    self.seed
+                        .wrapping_add(0x2545_f491_4f6c_dd1d_u64.wrapping_mul(worker as u64 + 1)),
+                ),
+                stmts: Vec::new(),
+                rows: Rows::new(),
+                sql: String::new(),
+                texts: Vec::new(),
+                nulls: Vec::new(),
+                next: None,
+                failed: None,
+                deferred_us: 0,
+            },
         };
-        w.prepare_all().await?;
+        w.st.prepare_all(&w.program).await?;
         Ok(w)
     }
 }
 
-/// One pgbench client running scripts.
+/// One pgbench client running scripts: the shared program, and its own state (kept apart
+/// so the hot path borrows the program without touching its reference count).
 pub struct ScriptWorker<S: Session> {
-    session: S,
     program: Arc<Program>,
+    st: State<S>,
+}
+
+/// A client's session, variables and reused buffers.
+struct State<S: Session> {
+    session: S,
     values: Vec<Option<Value>>,
     rng: SmallRng,
     stmts: Vec<StmtId>,
     rows: Rows,
     sql: String,
+    /// Text forms of the parameters that are neither integers nor strings.
     texts: Vec<String>,
+    /// Which parameters of the statement being sent are NULL.
+    nulls: Vec<bool>,
     /// The script chosen and the command to continue at, once [`Worker::pause`] ran its
     /// leading meta-commands.
     next: Option<(usize, usize)>,
@@ -268,11 +387,11 @@ fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
     )
 }
 
-impl<S: Session> ScriptWorker<S> {
-    async fn prepare_all(&mut self) -> Result<(), DbError> {
+impl<S: ScriptSession> State<S> {
+    async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
-        if self.program.mode == QueryMode::Prepared {
-            for s in &self.program.parsed.statements {
+        if program.mode == QueryMode::Prepared {
+            for s in &program.parsed.statements {
                 let id = self.session.prepare(&s.placeholders).await?;
                 self.stmts.push(id);
             }
@@ -280,12 +399,12 @@ impl<S: Session> ScriptWorker<S> {
         Ok(())
     }
 
-    fn choose(&mut self) -> usize {
-        let w = &self.program.weights;
+    fn choose(&mut self, program: &Program) -> usize {
+        let w = &program.weights;
         if w.len() == 1 {
             return 0;
         }
-        let mut r = self.rng.random_range(0..w.iter().sum::<u64>());
+        let mut r = self.rng.random_range(0..program.total_weight);
         for (i, &x) in w.iter().enumerate() {
             if r < x {
                 return i;
@@ -299,8 +418,13 @@ impl<S: Session> ScriptWorker<S> {
     /// need no server; returns where it stopped and the microseconds of `\sleep` met.
     /// A `\sleep` between SQL commands stops it when `sleep_inline` (the caller sleeps in
     /// the transaction): returns the next command, that sleep and the sleeps that are pauses.
-    fn run_local(&mut self, script: usize, mut pc: usize, sleep_inline: bool) -> Result<(usize, u64, u64), TxnError> {
-        let program = self.program.clone();
+    fn run_local(
+        &mut self,
+        program: &Program,
+        script: usize,
+        mut pc: usize,
+        sleep_inline: bool,
+    ) -> Result<(usize, u64, u64), TxnError> {
         let cmds = &program.parsed.scripts[script].cmds;
         let mut paused = 0u64;
         while pc < cmds.len() {
@@ -372,13 +496,18 @@ impl<S: Session> ScriptWorker<S> {
         Ok((pc, 0, paused))
     }
 
-    async fn transaction(&mut self, script: usize, mut pc: usize, log: &mut StatementLog) -> Result<(), Fail> {
-        let program = self.program.clone();
+    async fn transaction(
+        &mut self,
+        program: &Program,
+        script: usize,
+        mut pc: usize,
+        log: &mut StatementLog,
+    ) -> Result<(), Fail> {
         let cmds = &program.parsed.scripts[script].cmds;
         while pc < cmds.len() {
             let c = &cmds[pc];
             let Op::Sql { stmt, store } = &c.op else {
-                let (next, inline, paused) = self.run_local(script, pc, true)?;
+                let (next, inline, paused) = self.run_local(program, script, pc, true)?;
                 self.deferred_us = self.deferred_us.saturating_add(paused);
                 if inline > 0 {
                     tokio::time::sleep(Duration::from_micros(inline)).await;
@@ -388,8 +517,10 @@ impl<S: Session> ScriptWorker<S> {
             };
             let start = now_ns();
             let result = match program.mode {
-                QueryMode::Prepared => self.exec_prepared(*stmt, store.is_some(), &c.loc).await,
-                QueryMode::Simple => self.exec_simple(*stmt, store.is_some(), &c.loc).await,
+                QueryMode::Prepared | QueryMode::Extended => {
+                    self.exec_bound(program, *stmt, store.is_some(), &c.loc).await
+                }
+                QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some(), &c.loc).await,
             };
             let result = match result {
                 Ok(r) => r,
@@ -416,19 +547,27 @@ impl<S: Session> ScriptWorker<S> {
         Ok(())
     }
 
-    async fn exec_prepared(
+    /// Sends statement `stmt` with its variables bound as parameters: prepared (`-M
+    /// prepared`) or as an unnamed statement (`-M extended`). NULL variables are bound as
+    /// SQL NULL.
+    async fn exec_bound(
         &mut self,
+        program: &Program,
         stmt: usize,
         rows: bool,
         loc: &super::parse::Loc,
-    ) -> Result<crate::driver::ExecInfo, Fail> {
-        let program = self.program.clone();
+    ) -> Result<ExecInfo, Fail> {
         let s = &program.parsed.statements[stmt];
-        // Text forms of non-integer values, kept in reused strings.
-        self.texts.resize(s.params.len(), String::new());
+        let n = s.params.len();
+        // Text forms of values that are neither integers nor strings, in reused strings.
+        if self.texts.len() < n {
+            self.texts.resize(n, String::new());
+        }
+        self.nulls.clear();
+        self.nulls.resize(n, false);
+        let mut any_null = false;
         for (k, slot) in s.params.iter().enumerate() {
             use std::fmt::Write as _;
-            self.texts[k].clear();
             match &self.values[*slot as usize] {
                 None => {
                     return Err(script_error(
@@ -438,17 +577,12 @@ impl<S: Session> ScriptWorker<S> {
                     .into())
                 }
                 Some(Value::Null) => {
-                    return Err(script_error(
-                        loc,
-                        &format!(
-                            "variable \"{}\" is NULL, and dbperf binds no NULL parameters yet",
-                            program.parsed.vars.name(*slot)
-                        ),
-                    )
-                    .into())
+                    self.nulls[k] = true;
+                    any_null = true;
                 }
                 Some(Value::Int(_) | Value::Str(_)) => {}
                 Some(v) => {
+                    self.texts[k].clear();
                     let _ = write!(self.texts[k], "{v}");
                 }
             }
@@ -461,35 +595,47 @@ impl<S: Session> ScriptWorker<S> {
             let param = |k: usize, slot: &u32| match &values[*slot as usize] {
                 Some(Value::Int(i)) => Param::Int(*i),
                 Some(Value::Str(t)) => Param::Bytes(t.as_bytes()),
-                _ => Param::Bytes(texts[k].as_bytes()),
+                Some(Value::Null) | None => Param::Int(0),
+                Some(_) => Param::Bytes(texts[k].as_bytes()),
             };
-            if s.params.len() <= small.len() {
+            if n <= small.len() {
                 for (k, slot) in s.params.iter().enumerate() {
                     small[k] = param(k, slot);
                 }
-                &small[..s.params.len()]
+                &small[..n]
             } else {
                 big.extend(s.params.iter().enumerate().map(|(k, slot)| param(k, slot)));
                 &big
             }
         };
-        let id = self.stmts[stmt];
-        let r = if rows {
-            self.session.exec_rows(id, params, &mut self.rows).await
-        } else {
-            self.session.exec(id, params).await
+        let out = rows.then_some(&mut self.rows);
+        let r = match program.mode {
+            QueryMode::Extended => {
+                let nulls: &[bool] = if any_null { &self.nulls } else { &[] };
+                self.session
+                    .exec_unnamed(&program.unnamed[stmt], params, nulls, out)
+                    .await
+            }
+            _ => {
+                let id = self.stmts[stmt];
+                match (any_null, out) {
+                    (true, out) => self.session.exec_nulls(id, params, &self.nulls, out).await,
+                    (false, Some(rows)) => self.session.exec_rows(id, params, rows).await,
+                    (false, None) => self.session.exec(id, params).await,
+                }
+            }
         };
         Ok(r?)
     }
 
     async fn exec_simple(
         &mut self,
+        program: &Program,
         stmt: usize,
         rows: bool,
         loc: &super::parse::Loc,
-    ) -> Result<crate::driver::ExecInfo, Fail> {
+    ) -> Result<ExecInfo, Fail> {
         use std::fmt::Write as _;
-        let program = self.program.clone();
         let s = &program.parsed.statements[stmt];
         self.sql.clear();
         for p in &s.pieces {
@@ -529,7 +675,7 @@ impl<S: Session> ScriptWorker<S> {
                 }
             }
         }
-        Ok(crate::driver::ExecInfo::default())
+        Ok(ExecInfo::default())
     }
 
     fn store(&mut self, store: &super::parse::Store, loc: &super::parse::Loc) -> Result<(), TxnError> {
@@ -552,6 +698,10 @@ impl<S: Session> ScriptWorker<S> {
         }
         for r in 0..n {
             for (col, slot) in store.vars.iter().enumerate() {
+                let s = *slot as usize;
+                if s >= self.values.len() {
+                    self.values.resize(s + 1, None);
+                }
                 let v = match self.rows.cell(r, col) {
                     Cell::Null => Value::Null,
                     Cell::Int(i) => Value::Int(i),
@@ -561,14 +711,18 @@ impl<S: Session> ScriptWorker<S> {
                         let t = String::from_utf8_lossy(b);
                         match t.parse::<i64>() {
                             Ok(i) => Value::Int(i),
-                            Err(_) => Value::Str(t.into_owned()),
+                            Err(_) => {
+                                // Reuses the string the variable held, if it held one.
+                                if let Some(Value::Str(old)) = &mut self.values[s] {
+                                    old.clear();
+                                    old.push_str(&t);
+                                    continue;
+                                }
+                                Value::Str(t.into_owned())
+                            }
                         }
                     }
                 };
-                let s = *slot as usize;
-                if s >= self.values.len() {
-                    self.values.resize(s + 1, None);
-                }
                 self.values[s] = Some(v);
             }
         }
@@ -576,51 +730,54 @@ impl<S: Session> ScriptWorker<S> {
     }
 }
 
-impl<S: Session> Worker for ScriptWorker<S> {
+impl<S: ScriptSession> Worker for ScriptWorker<S> {
     fn pause(&mut self) -> Option<Duration> {
-        if self.next.is_some() || self.failed.is_some() {
+        let ScriptWorker { program, st } = self;
+        if st.next.is_some() || st.failed.is_some() {
             return None;
         }
-        let script = self.choose();
-        let mut us = std::mem::take(&mut self.deferred_us);
-        match self.run_local(script, 0, false) {
+        let script = st.choose(program);
+        let mut us = std::mem::take(&mut st.deferred_us);
+        match st.run_local(program, script, 0, false) {
             Ok((pc, _, paused)) => {
-                self.next = Some((script, pc));
+                st.next = Some((script, pc));
                 us = us.saturating_add(paused);
             }
-            Err(e) => self.failed = Some(e),
+            Err(e) => st.failed = Some(e),
         }
         (us > 0).then(|| Duration::from_micros(us))
     }
 
     async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
-        if let Some(e) = self.failed.take() {
+        let ScriptWorker { program, st } = self;
+        if let Some(e) = st.failed.take() {
             return Err(e);
         }
-        let (script, pc) = match self.next.take() {
+        let (script, pc) = match st.next.take() {
             Some(x) => x,
             None => {
-                let script = self.choose();
-                let (pc, _, paused) = self.run_local(script, 0, false)?;
-                self.deferred_us = self.deferred_us.saturating_add(paused);
+                let script = st.choose(program);
+                let (pc, _, paused) = st.run_local(program, script, 0, false)?;
+                st.deferred_us = st.deferred_us.saturating_add(paused);
                 (script, pc)
             }
         };
-        match self.transaction(script, pc, log).await {
+        match st.transaction(program, script, pc, log).await {
             Ok(()) => Ok(TxnDone::committed(script as u16)),
             Err(Fail::Script(e)) => {
                 // Roll back whatever the script had begun, then stop: the script is wrong.
-                let _ = self.session.query("ROLLBACK").await;
+                let _ = st.session.query("ROLLBACK").await;
                 Err(e)
             }
-            Err(Fail::Db(e)) => Err(abort_transaction(&mut self.session, e).await),
+            Err(Fail::Db(e)) => Err(abort_transaction(&mut st.session, e).await),
         }
     }
 
     async fn reconnect(&mut self) -> Result<(), TxnError> {
-        self.next = None;
-        self.session.reconnect().await?;
-        self.prepare_all().await?;
+        let ScriptWorker { program, st } = self;
+        st.next = None;
+        st.session.reconnect().await?;
+        st.prepare_all(program).await?;
         Ok(())
     }
 }
@@ -694,6 +851,55 @@ mod tests {
         }
     }
 
+    /// `[a,NULL,'b']`: what a statement was sent.
+    fn shown(params: &[Param<'_>], nulls: &[bool]) -> String {
+        let ps: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(k, p)| match p {
+                _ if nulls.get(k) == Some(&true) => "NULL".to_string(),
+                Param::Int(i) => i.to_string(),
+                Param::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
+            })
+            .collect();
+        format!("[{}]", ps.join(","))
+    }
+
+    impl ScriptSession for Fake {
+        const EXTENDED: bool = true;
+
+        async fn exec_nulls(
+            &mut self,
+            stmt: StmtId,
+            params: &[Param<'_>],
+            nulls: &[bool],
+            rows: Option<&mut Rows>,
+        ) -> Result<ExecInfo, DbError> {
+            let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params, nulls));
+            self.sent.push(sent);
+            if let Some(rows) = rows {
+                rows.reset(0);
+            }
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+
+        async fn exec_unnamed(
+            &mut self,
+            sql: &str,
+            params: &[Param<'_>],
+            nulls: &[bool],
+            rows: Option<&mut Rows>,
+        ) -> Result<ExecInfo, DbError> {
+            self.sent.push(format!("unnamed {sql} {}", shown(params, nulls)));
+            if let Some(rows) = rows {
+                rows.reset(2);
+                rows.push_null();
+                rows.push_bytes(b"x");
+            }
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+    }
+
     fn worker(scripts: &[(&str, u64)], mode: QueryMode, defines: &[(&str, &str)]) -> ScriptWorker<Fake> {
         let mut parsed = Parsed::default();
         for (k, (text, _)) in scripts.iter().enumerate() {
@@ -716,7 +922,7 @@ mod tests {
     }
 
     fn var(w: &ScriptWorker<Fake>, name: &str) -> Option<Value> {
-        w.values
+        w.st.values
             .get(w.program.parsed.vars.find(name)? as usize)
             .cloned()
             .flatten()
@@ -745,9 +951,9 @@ mod tests {
             QueryMode::Prepared,
             &[("label", "abc"), ("half", "0.5")],
         );
-        assert_eq!(w.session.prepared.len(), 3);
+        assert_eq!(w.st.session.prepared.len(), 3);
         assert_eq!(
-            w.session.prepared[1],
+            w.st.session.prepared[1],
             "SELECT abalance, filler FROM pgbench_accounts WHERE aid = ?"
         );
         let done = txn(&mut w).unwrap();
@@ -761,12 +967,44 @@ mod tests {
         assert_eq!(var(&w, "filler"), Some(Value::Str("x".into())));
         assert_eq!(var(&w, "twice"), Some(Value::Int(17)));
         assert_eq!(
-            w.session.sent,
+            w.st.session.sent,
             [
                 format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = ? [{aid}]"),
                 format!("UPDATE t SET v = ?, w = ?, d = ? WHERE id = ? [17,'abc','0.5',{aid}]"),
             ]
         );
+    }
+
+    #[test]
+    fn null_variables_are_bound_as_sql_null() {
+        // Extended mode: every statement is sent with $n placeholders; the \gset stores
+        // the NULL column as NULL, and the next statement binds it as NULL, not as text.
+        let mut w = worker(
+            &[(
+                "SELECT v, w FROM t WHERE id = :client_id \\gset\nUPDATE t SET v = :v, w = :w WHERE id = 1;\n",
+                1,
+            )],
+            QueryMode::Extended,
+            &[],
+        );
+        assert!(w.st.session.prepared.is_empty());
+        txn(&mut w).unwrap();
+        assert_eq!(var(&w, "v"), Some(Value::Null));
+        assert_eq!(
+            w.st.session.sent,
+            [
+                "unnamed SELECT v, w FROM t WHERE id = $1 [3]",
+                "unnamed UPDATE t SET v = $1, w = $2 WHERE id = 1 [NULL,'x']",
+            ]
+        );
+        // Prepared mode: a NULL from -D-free state (the \set of a NULL) goes as NULL too.
+        let mut w = worker(
+            &[("\\set n NULL\nUPDATE t SET v = :n WHERE id = :client_id;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        txn(&mut w).unwrap();
+        assert_eq!(w.st.session.sent, ["UPDATE t SET v = ? WHERE id = ? [NULL,3]"]);
     }
 
     #[test]
@@ -776,11 +1014,11 @@ mod tests {
             QueryMode::Simple,
             &[("label", "'abc'"), ("half", "0.5")],
         );
-        assert!(w.session.prepared.is_empty());
+        assert!(w.st.session.prepared.is_empty());
         txn(&mut w).unwrap();
         let aid = var(&w, "aid").unwrap();
         assert_eq!(
-            w.session.sent,
+            w.st.session.sent,
             [
                 format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = {aid}"),
                 format!("UPDATE t SET v = 17, w = 'abc', d = 0.5 WHERE id = {aid}"),
@@ -799,7 +1037,7 @@ mod tests {
             e.message
         );
         // The first statement ran; the failed transaction was rolled back.
-        assert_eq!(w.session.sent.last().map(String::as_str), Some("ROLLBACK"));
+        assert_eq!(w.st.session.sent.last().map(String::as_str), Some("ROLLBACK"));
 
         let mut w = worker(
             &[("\\set x 1\n\\set y :x / (:x - 1)\nSELECT :y;\n", 1)],
@@ -814,10 +1052,10 @@ mod tests {
     #[test]
     fn a_server_error_that_stops_the_run_names_the_command() {
         let mut w = worker(&[("\\set x 1\nSELECT :x;\n", 1)], QueryMode::Prepared, &[]);
-        w.session.fail_next = true;
+        w.st.session.fail_next = true;
         let e = txn(&mut w).unwrap_err();
         assert_eq!(e.message, "s0.sql:2: relation \"t\" does not exist (in: SELECT :x;)");
-        assert_eq!(w.session.sent.last().map(String::as_str), Some("ROLLBACK"));
+        assert_eq!(w.st.session.sent.last().map(String::as_str), Some("ROLLBACK"));
     }
 
     #[test]
@@ -846,7 +1084,7 @@ mod tests {
         );
         let mut n = [0usize; 3];
         for _ in 0..40_000 {
-            n[w.choose()] += 1;
+            n[w.st.choose(&w.program)] += 1;
         }
         assert_eq!(n[2], 0);
         let ratio = n[0] as f64 / n[1] as f64;
@@ -858,8 +1096,10 @@ mod tests {
 
     #[test]
     fn modes_and_weights_are_checked() {
-        assert!(QueryMode::parse("extended").unwrap_err().contains("not supported yet"));
-        assert!(QueryMode::parse("fast").unwrap_err().contains("simple or prepared"));
+        assert_eq!(QueryMode::parse("extended"), Ok(QueryMode::Extended));
+        assert!(QueryMode::parse("fast")
+            .unwrap_err()
+            .contains("simple, extended or prepared"));
         let mut parsed = Parsed::default();
         parsed.add("a", "a.sql", "SELECT 1;\n").unwrap();
         assert!(Program::new(parsed.clone(), vec![0], QueryMode::Prepared, &[], 1, 1)
