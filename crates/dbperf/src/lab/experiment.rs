@@ -1602,8 +1602,8 @@ users = [1, 8]
             ("\"select@1\"", "\"tpcc\"", "\"tpcc\"", "builtins:"),
             (
                 "protocol = \"simple\"",
-                "protocol = \"extended\"",
-                "\"extended\"",
+                "protocol = \"pipelined\"",
+                "\"pipelined\"",
                 "protocol:",
             ),
             ("n = 7", "\"a b\" = 7", "7, name", "letters, digits and _"),
