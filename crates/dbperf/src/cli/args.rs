@@ -198,6 +198,45 @@ impl TargetArgs {
     }
 }
 
+/// sysbench's random-number options beside `--rand-type`, shared by `dbperf sysbench` and
+/// `dbperf lua`.
+#[derive(Debug, Clone, Args)]
+pub struct RandArgs {
+    /// Seed for every random stream (0 = from the clock; the manifest records it).
+    #[arg(long, default_value_t = 0, help_heading = "Random numbers")]
+    pub rand_seed: u64,
+    /// Uniforms per gaussian/special draw.
+    #[arg(long, default_value_t = 12, help_heading = "Random numbers")]
+    pub rand_spec_iter: u32,
+    /// special: percent of the range that is hot.
+    #[arg(long, default_value_t = 1, help_heading = "Random numbers")]
+    pub rand_spec_pct: u32,
+    /// special: percent of draws that go to the hot part.
+    #[arg(long, default_value_t = 75, help_heading = "Random numbers")]
+    pub rand_spec_res: u32,
+    /// pareto: h.
+    #[arg(long, default_value_t = 0.2, help_heading = "Random numbers")]
+    pub rand_pareto_h: f64,
+    /// zipfian: exponent.
+    #[arg(long, default_value_t = 0.8, help_heading = "Random numbers")]
+    pub rand_zipfian_exp: f64,
+}
+
+impl RandArgs {
+    /// The distributions' parameters, checked.
+    pub fn params(
+        &self,
+    ) -> Result<crate::workloads::sysbench::rand::RandParams, crate::workloads::sysbench::rand::RandError> {
+        crate::workloads::sysbench::rand::RandParams::new(
+            self.rand_spec_iter,
+            self.rand_spec_pct,
+            self.rand_spec_res,
+            self.rand_pareto_h,
+            self.rand_zipfian_exp,
+        )
+    }
+}
+
 /// Checks that `dbperf sysbench TEST run --KEY=VALUE` would accept the option (an experiment's
 /// workload `options`); the error names the option and what is wrong with it.
 pub fn check_sysbench_option(test: &str, key: &str, value: &str) -> Result<(), String> {
@@ -299,24 +338,9 @@ pub struct SysbenchArgs {
     /// Key distribution: uniform, gaussian, special, pareto, zipfian (see below).
     #[arg(long, default_value = "uniform", help_heading = "Random numbers")]
     pub rand_type: String,
-    /// Seed for every random stream (0 = from the clock; the manifest records it).
-    #[arg(long, default_value_t = 0, help_heading = "Random numbers")]
-    pub rand_seed: u64,
-    /// Uniforms per gaussian/special draw.
-    #[arg(long, default_value_t = 12, help_heading = "Random numbers")]
-    pub rand_spec_iter: u32,
-    /// special: percent of the range that is hot.
-    #[arg(long, default_value_t = 1, help_heading = "Random numbers")]
-    pub rand_spec_pct: u32,
-    /// special: percent of draws that go to the hot part.
-    #[arg(long, default_value_t = 75, help_heading = "Random numbers")]
-    pub rand_spec_res: u32,
-    /// pareto: h.
-    #[arg(long, default_value_t = 0.2, help_heading = "Random numbers")]
-    pub rand_pareto_h: f64,
-    /// zipfian: exponent.
-    #[arg(long, default_value_t = 0.8, help_heading = "Random numbers")]
-    pub rand_zipfian_exp: f64,
+    /// The seed and the distributions' parameters.
+    #[command(flatten)]
+    pub rand: RandArgs,
 
     /// Number of tables.
     #[arg(long, default_value_t = 1, help_heading = "OLTP")]

@@ -17,7 +17,7 @@ use clap::{Args, CommandFactory};
 use dbperf_engine::{Arrival, IntervalReport, StatementNames};
 use mlua::{Lua, Table, Value};
 
-use super::args::{SysbenchFlags, TargetArgs};
+use super::args::{RandArgs, SysbenchFlags, TargetArgs};
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
@@ -31,7 +31,7 @@ use crate::workloads::lua::options::{self, OptValue};
 use crate::workloads::lua::worker::LuaWorkload;
 use crate::workloads::lua::{Naming, SCRIPT_COUNTERS};
 use crate::workloads::sysbench::event::UniqueIds;
-use crate::workloads::sysbench::rand::{RandParams, RandType};
+use crate::workloads::sysbench::rand::RandType;
 use crate::workloads::sysbench::report::SysbenchReport;
 
 const LUA_HELP: &str = "\
@@ -135,24 +135,9 @@ pub struct LuaArgs {
     /// sysbench.rand.default's distribution: uniform, gaussian, special (sysbench 1.0's default), pareto, zipfian.
     #[arg(long, default_value = "special", help_heading = "Random numbers")]
     pub rand_type: String,
-    /// Seed of every thread's random numbers (0 = from the clock; the manifest records it).
-    #[arg(long, default_value_t = 0, help_heading = "Random numbers")]
-    pub rand_seed: u64,
-    /// Uniforms per gaussian/special draw.
-    #[arg(long, default_value_t = 12, help_heading = "Random numbers")]
-    pub rand_spec_iter: u32,
-    /// special: percent of the range that is hot.
-    #[arg(long, default_value_t = 1, help_heading = "Random numbers")]
-    pub rand_spec_pct: u32,
-    /// special: percent of draws that go to the hot part.
-    #[arg(long, default_value_t = 75, help_heading = "Random numbers")]
-    pub rand_spec_res: u32,
-    /// pareto: h.
-    #[arg(long, default_value_t = 0.2, help_heading = "Random numbers")]
-    pub rand_pareto_h: f64,
-    /// zipfian: exponent.
-    #[arg(long, default_value_t = 0.8, help_heading = "Random numbers")]
-    pub rand_zipfian_exp: f64,
+    /// The seed (0 = from the clock; the manifest records it) and the distributions' parameters.
+    #[command(flatten)]
+    pub rand: RandArgs,
 }
 
 /// A script option set aside from clap: the name as typed (without `--`) and its value.
@@ -284,11 +269,11 @@ fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> 
         ("validate".into(), OptValue::Bool(false)),
         ("rand-type".into(), s(&a.rand_type)),
         ("rand-seed".into(), n(seed as f64)),
-        ("rand-spec-iter".into(), n(a.rand_spec_iter as f64)),
-        ("rand-spec-pct".into(), n(a.rand_spec_pct as f64)),
-        ("rand-spec-res".into(), n(a.rand_spec_res as f64)),
-        ("rand-pareto-h".into(), n(a.rand_pareto_h)),
-        ("rand-zipfian-exp".into(), n(a.rand_zipfian_exp)),
+        ("rand-spec-iter".into(), n(a.rand.rand_spec_iter as f64)),
+        ("rand-spec-pct".into(), n(a.rand.rand_spec_pct as f64)),
+        ("rand-spec-res".into(), n(a.rand.rand_spec_res as f64)),
+        ("rand-pareto-h".into(), n(a.rand.rand_pareto_h)),
+        ("rand-zipfian-exp".into(), n(a.rand.rand_zipfian_exp)),
         ("db-driver".into(), s(driver)),
         ("db-ps-mode".into(), s(&a.db_ps_mode)),
         ("db-debug".into(), OptValue::Bool(false)),
@@ -337,16 +322,13 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         other => bail!("--db-ps-mode={other}: use auto (server-side prepared statements) or disable"),
     };
     let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
-    let rand = RandParams::new(
-        a.rand_spec_iter,
-        a.rand_spec_pct,
-        a.rand_spec_res,
-        a.rand_pareto_h,
-        a.rand_zipfian_exp,
-    )
-    .map_err(|e| anyhow!(e.to_string()))?;
+    let rand = a.rand.params().map_err(|e| anyhow!(e.to_string()))?;
     let naming = Naming::parse(&a.statement_names).map_err(|e| anyhow!(e))?;
-    let seed = if a.rand_seed == 0 { clock_seed() } else { a.rand_seed };
+    let seed = if a.rand.rand_seed == 0 {
+        clock_seed()
+    } else {
+        a.rand.rand_seed
+    };
     let general = general_opt(&a, driver, seed);
     let mut shared = Shared {
         script: script.clone(),

@@ -22,7 +22,7 @@ use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::RunShape;
 use crate::workloads::sysbench::prepare::{self, PrepareConfig};
-use crate::workloads::sysbench::rand::{Distribution, RandParams, RandType};
+use crate::workloads::sysbench::rand::{Distribution, RandType};
 use crate::workloads::sysbench::report::SysbenchReport;
 use crate::workloads::sysbench::schema::Dialect;
 use crate::workloads::sysbench::{OltpOptions, OltpWorkload, Test};
@@ -121,16 +121,10 @@ impl Plan {
         };
         opts.validate_for(test, dialect).map_err(|e| anyhow!(e))?;
         let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
-        let params = RandParams::new(
-            a.rand_spec_iter,
-            a.rand_spec_pct,
-            a.rand_spec_res,
-            a.rand_pareto_h,
-            a.rand_zipfian_exp,
-        )?;
+        let params = a.rand.params()?;
         let dist = Distribution::new(rand_type, params)?;
-        let seed = if a.rand_seed != 0 {
-            a.rand_seed
+        let seed = if a.rand.rand_seed != 0 {
+            a.rand.rand_seed
         } else {
             SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -187,7 +181,7 @@ impl Plan {
             connections: self.connections,
             k_sampler: self.dist.sampler(1, self.opts.table_size.max(1))?,
             seed: self.seed,
-            seed_given: self.args.rand_seed != 0,
+            seed_given: self.args.rand.rand_seed != 0,
             progress: true,
         })
     }

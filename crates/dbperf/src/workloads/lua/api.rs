@@ -1071,6 +1071,55 @@ struct Stmt {
     rows: Rc<RefCell<Rows>>,
 }
 
+/// The parameters of one execution from the bound values (doubles written as text into
+/// `doubles`); a NULL is refused.
+fn bind_values<'a, I>(vals: I, doubles: &'a mut String) -> mlua::Result<Vec<Param<'a>>>
+where
+    I: Iterator<Item = &'a PVal> + Clone,
+{
+    for v in vals.clone() {
+        if let PVal::Double(d) = v {
+            doubles.push_str(&lua_number(*d));
+            doubles.push('\0');
+        }
+    }
+    let doubles: &'a String = doubles;
+    let mut parts = doubles.split('\0');
+    vals.map(|v| match v {
+        PVal::Null => Err(mlua::Error::runtime(
+            "a NULL parameter (param:set(nil)) is not supported by dbperf yet: bind a value, or write NULL in the statement",
+        )),
+        PVal::Int(i) => Ok(Param::Int(*i)),
+        PVal::Double(_) => Ok(Param::Bytes(parts.next().unwrap_or("").as_bytes())),
+        PVal::Str(b) => Ok(Param::Bytes(b)),
+    })
+    .collect()
+}
+
+/// Statement `index` of `conn`: its kind, whether it reads, and its server id (None: it runs
+/// as text, which is rendered from `params` into `buf` here).
+fn slot(
+    conn: &RefCell<ConnInner>,
+    index: usize,
+    buf: &mut Vec<u8>,
+    params: &[Param<'_>],
+) -> mlua::Result<(u16, bool, Option<StmtId>)> {
+    {
+        let conn = conn.borrow();
+        let Some(slot) = conn.stmts.get(index) else {
+            return Err(mlua::Error::runtime("statement handle out of range"));
+        };
+        if !slot.open {
+            return Err(mlua::Error::runtime("stmt:execute() after stmt:close()"));
+        }
+        if slot.id.is_none() {
+            buf.clear();
+            slot.text.render(params, buf);
+        }
+        Ok((slot.kind, slot.read, slot.id))
+    }
+}
+
 impl UserData for Stmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut(
@@ -1090,40 +1139,8 @@ impl UserData for Stmt {
             let c = ctx(lua);
             let guards: Vec<std::cell::Ref<'_, PVal>> = this.params.iter().map(|p| p.v.borrow()).collect();
             let mut doubles = String::new();
-            for g in &guards {
-                if let PVal::Double(d) = &**g {
-                    doubles.push_str(&lua_number(*d));
-                    doubles.push('\0');
-                }
-            }
-            let mut parts = doubles.split('\0');
-            let mut params: Vec<Param<'_>> = Vec::with_capacity(guards.len());
-            for g in &guards {
-                params.push(match &**g {
-                    PVal::Null => {
-                        return Err(mlua::Error::runtime(
-                            "a NULL parameter (param:set(nil)) is not supported by dbperf yet: bind a value, or write NULL in the statement",
-                        ))
-                    }
-                    PVal::Int(i) => Param::Int(*i),
-                    PVal::Double(_) => Param::Bytes(parts.next().unwrap_or("").as_bytes()),
-                    PVal::Str(b) => Param::Bytes(b),
-                });
-            }
-            let (kind, read, id) = {
-                let conn = this.conn.borrow();
-                let Some(slot) = conn.stmts.get(this.index) else {
-                    return Err(mlua::Error::runtime("statement handle out of range"));
-                };
-                if !slot.open {
-                    return Err(mlua::Error::runtime("stmt:execute() after stmt:close()"));
-                }
-                if slot.id.is_none() {
-                    this.buf.clear();
-                    slot.text.render(&params, &mut this.buf);
-                }
-                (slot.kind, slot.read, slot.id)
-            };
+            let params = bind_values(guards.iter().map(|g| &**g), &mut doubles)?;
+            let (kind, read, id) = slot(&this.conn, this.index, &mut this.buf, &params)?;
             let Some(mut s) = take_session(&this.conn) else {
                 return failure(lua, &closed());
             };
@@ -1167,48 +1184,9 @@ impl UserData for Stmt {
         m.add_async_method_mut("execute", |lua, mut this: UserDataRefMut<Stmt>, ()| async move {
             let this = &mut *this;
             let vals: Vec<PVal> = this.params.iter().map(|p| p.v.borrow().clone()).collect();
-            let mut doubles: Vec<String> = Vec::new();
-            for v in &vals {
-                if let PVal::Double(d) = v {
-                    doubles.push(lua_number(*d));
-                }
-            }
-            let mut di = 0;
-            let mut params: Vec<Param<'_>> = Vec::with_capacity(vals.len());
-            let mut nulls = false;
-            for v in &vals {
-                params.push(match v {
-                    PVal::Null => {
-                        nulls = true;
-                        Param::Bytes(b"")
-                    }
-                    PVal::Int(i) => Param::Int(*i),
-                    PVal::Double(_) => {
-                        di += 1;
-                        Param::Bytes(doubles[di - 1].as_bytes())
-                    }
-                    PVal::Str(s) => Param::Bytes(s),
-                });
-            }
-            if nulls {
-                return Err(mlua::Error::runtime(
-                    "a NULL parameter (param:set(nil)) is not supported by dbperf yet: bind a value, or write NULL in the statement",
-                ));
-            }
-            let (kind, read, id) = {
-                let c = this.conn.borrow();
-                let Some(slot) = c.stmts.get(this.index) else {
-                    return Err(mlua::Error::runtime("statement handle out of range"));
-                };
-                if !slot.open {
-                    return Err(mlua::Error::runtime("stmt:execute() after stmt:close()"));
-                }
-                if slot.id.is_none() {
-                    this.buf.clear();
-                    slot.text.render(&params, &mut this.buf);
-                }
-                (slot.kind, slot.read, slot.id)
-            };
+            let mut doubles = String::new();
+            let params = bind_values(vals.iter(), &mut doubles)?;
+            let (kind, read, id) = slot(&this.conn, this.index, &mut this.buf, &params)?;
             let Some(mut s) = take_session(&this.conn) else {
                 return failure(&lua, &closed());
             };
