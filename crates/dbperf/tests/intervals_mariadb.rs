@@ -49,8 +49,10 @@ fn a_two_second_report_interval_stores_one_second_intervals_and_prints_lines_ove
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("[ ")).collect();
     assert_eq!(lines.len(), 2, "one line per 2 s:\n{stdout}");
+    // The last line ends at the last transaction of the grace period: "[ 4s ]", or "[ 4.0s ]"
+    // when that came more than 5 ms after the deadline (a loaded machine).
     assert!(
-        lines[0].starts_with("[ 2s ]") && lines[1].starts_with("[ 4s ]"),
+        lines[0].starts_with("[ 2s ]") && (lines[1].starts_with("[ 4s ]") || lines[1].starts_with("[ 4.0s ]")),
         "{stdout}"
     );
 
