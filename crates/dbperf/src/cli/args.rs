@@ -262,7 +262,7 @@ pub fn check_sysbench_option(test: &str, key: &str, value: &str) -> Result<(), S
 }
 
 /// Parses a sysbench boolean: on/off, true/false, yes/no, 1/0.
-fn parse_bool(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),

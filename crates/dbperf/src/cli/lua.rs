@@ -123,8 +123,8 @@ pub struct LuaArgs {
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
     pub percentile: f64,
     /// Print the latency histogram in the final report.
-    #[arg(long, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
-    pub histogram: String,
+    #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
+    pub histogram: bool,
     /// sysbench's verbosity (accepted for compatibility).
     #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
     pub verbosity: u32,
@@ -263,7 +263,7 @@ fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> 
         ("warmup-time".into(), n(a.run.warmup_time as f64)),
         ("report-interval".into(), n(a.run.report_interval)),
         ("percentile".into(), n(a.percentile)),
-        ("histogram".into(), OptValue::Bool(a.histogram == "on")),
+        ("histogram".into(), OptValue::Bool(a.histogram)),
         ("verbosity".into(), n(a.verbosity as f64)),
         ("debug".into(), OptValue::Bool(false)),
         ("validate".into(), OptValue::Bool(false)),
@@ -324,6 +324,12 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
     let rand = a.rand.params().map_err(|e| anyhow!(e.to_string()))?;
     let naming = Naming::parse(&a.statement_names).map_err(|e| anyhow!(e))?;
+    if !(a.percentile > 0.0 && a.percentile < 100.0) {
+        bail!(
+            "--percentile must be between 0 and 100 (exclusive), got {}",
+            a.percentile
+        );
+    }
     let seed = if a.rand.rand_seed == 0 {
         clock_seed()
     } else {
@@ -679,7 +685,7 @@ fn run_measured(
     let report = SysbenchReport {
         percentile: a.percentile,
         client_threads: run.client_threads,
-        histogram: a.histogram == "on",
+        histogram: a.histogram,
     };
     Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }
