@@ -198,6 +198,15 @@ impl TargetArgs {
     }
 }
 
+/// A seed from the clock (nanoseconds since the epoch), for a seed option left at "from the
+/// clock" (`--rand-seed=0`, no `--random-seed`); the manifest records the seed used.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
 /// sysbench's random-number options beside `--rand-type`, shared by `dbperf sysbench` and
 /// `dbperf lua`.
 #[derive(Debug, Clone, Args)]

@@ -243,13 +243,6 @@ fn target(a: &LuaArgs) -> Result<Target> {
     }
 }
 
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-}
-
 /// sysbench.opt's general options.
 fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> {
     let n = |v: f64| OptValue::Number(v);
@@ -331,7 +324,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         );
     }
     let seed = if a.rand.rand_seed == 0 {
-        clock_seed()
+        super::args::clock_seed()
     } else {
         a.rand.rand_seed
     };

@@ -7,7 +7,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -212,7 +211,7 @@ fn run_script<S: Session + 'static>(
     argv: &[String],
 ) -> Result<ExitCode> {
     check_run(a)?;
-    let seed = a.random_seed.unwrap_or_else(clock_seed);
+    let seed = a.random_seed.unwrap_or_else(super::args::clock_seed);
     let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
     let common = Common {
         label: script.name().to_string(),
@@ -376,7 +375,7 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
         }
     })?;
     drop(rt);
-    let seed = a.random_seed.unwrap_or_else(clock_seed);
+    let seed = a.random_seed.unwrap_or_else(super::args::clock_seed);
     let labels = p.labels.join(" ");
     let mode = p.mode;
     let weights = p.weights.clone();
@@ -431,13 +430,6 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
             measured(a, wl, &target, common, argv)
         }
     }
-}
-
-fn clock_seed() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
 }
 
 /// What a run records besides the shared options.
