@@ -5,17 +5,19 @@
 //! [`LuaArgs`]), and the script's own (`--tables=4`), known only once the script has declared
 //! them in `sysbench.cmdline.options`. [`split_argv`] sets the latter aside before clap parses
 //! the rest; [`run`] loads the script once to read its declarations and checks them.
-//! `run` is a measured dbperf run (run directory, catalog, report); other commands are the
-//! script's, run on `--threads` states when the script marks them parallel.
+//! This file owns the command line: parsing it, finding the script, the target, sysbench.opt's
+//! general options, and the measured run's setup (run directory, manifest, report); what is
+//! done with the script (its commands, its help, its main state and report hooks) is
+//! [`crate::workloads::lua::commands`]'s.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, CommandFactory};
-use dbperf_engine::{Arrival, IntervalReport, StatementNames};
-use mlua::{Lua, Table, Value};
+use dbperf_engine::{Arrival, StatementNames};
 
 use super::args::{RandArgs, SysbenchFlags, TargetArgs};
 use crate::driver::any::AnySession;
@@ -23,13 +25,13 @@ use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
 use crate::driver::{pg, Session, Target};
 use crate::run::args::record_run_options;
-use crate::run::record::LiveLine;
 use crate::run::session::{self as measure, MeasureSpec};
 use crate::run::{RunArgs, RunShape};
-use crate::workloads::lua::api::{self, lua_message, Shared};
+use crate::workloads::lua::api::{self, Shared};
+use crate::workloads::lua::commands;
 use crate::workloads::lua::options::{self, OptValue};
 use crate::workloads::lua::worker::LuaWorkload;
-use crate::workloads::lua::{Naming, SCRIPT_COUNTERS};
+use crate::workloads::lua::Naming;
 use crate::workloads::sysbench::event::UniqueIds;
 use crate::workloads::sysbench::rand::RandType;
 use crate::workloads::sysbench::report::SysbenchReport;
@@ -346,14 +348,14 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
     };
     // Load the script once to read the options it declares.
-    let probe = api::new_state(&Arc::new(shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
+    let probe = api::new_state(&Arc::new(commands::shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
     let defs = options::script_options(&probe).map_err(|e| anyhow!("{}: {e}", script.display()))?;
     let script_label = script.display().to_string();
     if help {
         if command.is_empty() && !script_opts.is_empty() {
             options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
         }
-        print_help(&probe, &script_label, &defs);
+        commands::print_help(&probe, &script_label, &defs);
         if command.is_empty() {
             bail!("no command: give run, prepare, cleanup, prewarm, help or one of the script's commands after {script_label}");
         }
@@ -368,170 +370,12 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     if command == "run" {
         return run_measured(&a, shared, &target, &script_name, &values, argv);
     }
-    run_command(&a, shared, &command)?;
+    commands::run_command(shared, &command, a.threads as usize)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The probe's view: no server (nothing may connect while options are read).
-fn shared_probe(s: &Shared) -> Shared {
-    Shared::offline(&s.script, &s.command, s.argv.clone(), s.opt.clone())
-}
-
-fn print_help(lua: &Lua, script: &str, defs: &[options::OptDef]) {
-    let commands = script_commands(lua);
-    println!("Usage: dbperf lua {script} COMMAND [options]");
-    println!(
-        "Commands: run{}",
-        commands.iter().map(|c| format!(", {c}")).collect::<String>()
-    );
-    if defs.is_empty() {
-        println!("{script} declares no options of its own.");
-    } else {
-        println!("{script} options:");
-        print!("{}", options::help_text(defs));
-    }
-    println!("dbperf's and sysbench's general options: dbperf lua --help");
-}
-
-/// The commands a script offers: `sysbench.cmdline.commands` and old-style global functions.
-fn script_commands(lua: &Lua) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(t) = lua
-        .globals()
-        .get::<Table>("sysbench")
-        .and_then(|s| s.get::<Table>("cmdline"))
-        .and_then(|c| c.get::<Table>("commands"))
-    {
-        for (k, _) in t.pairs::<String, Value>().flatten() {
-            out.push(k);
-        }
-    }
-    for f in ["prepare", "cleanup", "prewarm"] {
-        if matches!(lua.globals().get::<Value>(f), Ok(Value::Function(_))) && !out.iter().any(|c| c == f) {
-            out.push(f.to_string());
-        }
-    }
-    out.sort();
-    out
-}
-
-/// A script command (prepare, cleanup, prewarm, its own): on `--threads` states at once when
-/// the script marks it parallel, else on one.
-fn run_command(a: &LuaArgs, shared: Arc<Shared>, command: &str) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let local = tokio::task::LocalSet::new();
-    let script = shared.script.display().to_string();
-    local.block_on(&rt, async {
-        let first = api::new_state(&shared, 0).map_err(|e| anyhow!(e))?;
-        let is_defined = |lua: &Lua, what: &str| -> bool {
-            let f: mlua::Result<Value> = lua
-                .load(format!("return sysbench.cmdline.{what}(...)"))
-                .call(command.to_string());
-            matches!(f, Ok(Value::Boolean(true)))
-        };
-        let defined = is_defined(&first, "command_defined");
-        let parallel = defined && is_defined(&first, "command_parallel");
-        let global = matches!(first.globals().get::<Value>(command), Ok(Value::Function(_)));
-        if !defined && !global {
-            let known = script_commands(&first);
-            bail!(
-                "{script} has no command {command:?}: it offers run{}",
-                known.iter().map(|c| format!(", {c}")).collect::<String>()
-            );
-        }
-        let threads = if parallel { a.threads as usize } else { 1 };
-        let mut states = vec![first];
-        for tid in 1..threads {
-            states.push(api::new_state(&shared, tid).map_err(|e| anyhow!(e))?);
-        }
-        let mut tasks = Vec::new();
-        for lua in states {
-            let command = command.to_string();
-            tasks.push(tokio::task::spawn_local(async move {
-                let r = if defined {
-                    let f: mlua::Function = lua
-                        .load("return function(name) return sysbench.cmdline.call_command(name) end")
-                        .eval()?;
-                    api::call(&f, command.clone()).await
-                } else {
-                    let f: mlua::Function = lua.globals().get(command.as_str())?;
-                    api::call(&f, ()).await
-                };
-                api::clear_log(&lua);
-                match r {
-                    Ok(Value::Boolean(false)) => Err(mlua::Error::runtime(format!("command {command} failed"))),
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(e),
-                }
-            }));
-        }
-        let mut first_error = None;
-        for t in tasks {
-            match t.await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    first_error.get_or_insert(lua_message(&e));
-                }
-                Err(e) => {
-                    first_error.get_or_insert(e.to_string());
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(anyhow!("{script} {command}: {e}")),
-            None => Ok(()),
-        }
-    })
-}
-
-/// What a report hook's `stat` table is made of.
-struct Stat<'a> {
-    threads: usize,
-    interval_s: f64,
-    total_s: f64,
-    stats: &'a dbperf_engine::Stats,
-}
-
-/// The script's report hook `name`, if it sets one.
-fn report_hook(lua: &Lua, name: &str, _percentile: f64) -> Option<mlua::Function> {
-    let hooks: Table = lua.globals().get::<Table>("sysbench").ok()?.get("hooks").ok()?;
-    hooks.get::<mlua::Function>(name).ok()
-}
-
-/// Calls a report hook with sysbench's stat fields; returns what it printed (a failing hook
-/// is reported in the line instead).
-fn call_report(lua: &Lua, hook: &mlua::Function, s: &Stat<'_>, percentile: f64) -> String {
-    let build = || -> mlua::Result<String> {
-        let t = lua.create_table()?;
-        let q = s.stats.queries;
-        let latency_us = if s.stats.response.is_empty() {
-            0
-        } else {
-            s.stats.response.value_at_quantile(percentile / 100.0)
-        };
-        t.set("threads_running", s.threads)?;
-        t.set("time_interval", s.interval_s.max(1e-9))?;
-        t.set("time_total", s.total_s)?;
-        t.set("latency_pct", latency_us as f64 / 1e6)?;
-        t.set("events", s.stats.transactions)?;
-        t.set("reads", q[0])?;
-        t.set("writes", q[1])?;
-        t.set("other", q[2])?;
-        t.set("errors", s.stats.total_errors())?;
-        t.set("reconnects", s.stats.reconnects)?;
-        t.set("queue_length", 0)?;
-        t.set("concurrency", s.threads)?;
-        let capture: mlua::Function = lua
-            .globals()
-            .get::<Table>("sysbench")?
-            .get::<Table>("__dbperf")?
-            .get("capture")?;
-        capture.call::<String>((hook.clone(), t))
-    };
-    build().unwrap_or_else(|e| format!("(the script's report hook failed: {})", lua_message(&e)))
-}
-
-/// `run`: `init()` in a main state, the measured run, `done()`.
+/// `run`: `init()` in the script's main state, the measured run, the script's report hooks
+/// and `done()` ([`commands::MainState`]), dbperf's final report.
 fn run_measured(
     a: &LuaArgs,
     shared: Arc<Shared>,
@@ -541,18 +385,14 @@ fn run_measured(
     argv: &[String],
 ) -> Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let local = tokio::task::LocalSet::new();
-    let facts = local.block_on(&rt, async {
+    let facts = tokio::task::LocalSet::new().block_on(&rt, async {
         let mut s = AnySession::connect(target, shared.ignore.clone())
             .await
             .context("connecting to the server")?;
         measure::server_facts(&mut s, target.scheme).await
     })?;
-    let main = api::new_state(&shared, a.threads as usize).map_err(|e| anyhow!(e))?;
-    local
-        .block_on(&rt, api::call_global(&main, "init", ()))
-        .map_err(|e| anyhow!("{}: init(): {}", shared.script.display(), lua_message(&e)))?;
-    api::clear_log(&main);
+    drop(rt);
+    let main = commands::MainState::init(&shared, a.threads as usize)?;
 
     let run = a.run.config(&RunShape {
         connections: a.threads as usize,
@@ -563,7 +403,7 @@ fn run_measured(
         seed: shared.seed,
     })?;
     let mut options = serde_json::Map::new();
-    options.insert("script".into(), shared.script.display().to_string().into());
+    commands::record_script(&mut options, &shared.script, values);
     options.insert("command".into(), "run".into());
     options.insert("threads".into(), a.threads.into());
     options.insert("events".into(), a.events.into());
@@ -572,20 +412,6 @@ fn run_measured(
     options.insert("rand_type".into(), a.rand_type.clone().into());
     options.insert("db_ps_mode".into(), a.db_ps_mode.clone().into());
     options.insert("statement_names".into(), a.statement_names.clone().into());
-    let mut script_options = serde_json::Map::new();
-    for (k, v) in values {
-        script_options.insert(
-            k.clone(),
-            match v {
-                OptValue::Bool(b) => (*b).into(),
-                OptValue::Number(n) => serde_json::json!(n),
-                OptValue::Str(s) => s.clone().into(),
-                OptValue::List(l) => l.clone().into(),
-                OptValue::Nil => serde_json::Value::Null,
-            },
-        );
-    }
-    options.insert("script_options".into(), script_options.into());
     record_run_options(&run, &mut options);
     a.run.out.record_options(&mut options);
     let version = facts.version.clone();
@@ -621,60 +447,19 @@ fn run_measured(
         rand_type: shared.rand_type.name(),
         threads: a.threads,
         banner: &banner,
-        live: report_hook(&main, "report_intermediate", a.percentile).map_or(LiveLine::Standard, |f| {
-            let main = main.clone();
-            let percentile = a.percentile;
-            LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
-                let stat = Stat {
-                    threads: r.connections,
-                    interval_s: r.len_s(),
-                    total_s: r.end_s,
-                    stats: r.stats,
-                };
-                call_report(&main, &f, &stat, percentile)
-            }))
-        }),
+        live: main.live_line(a.percentile),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
     };
     if a.run.time > 0 {
-        // A statement still waiting on its server gives up after the run's end and grace,
-        // counted generously from now (connecting and settling come first).
+        // Counted generously from now: connecting and settling come first.
         let secs = a.run.warmup_time + a.run.time + a.shutdown_grace.ceil() as u64 + 60;
-        let at = dbperf_engine::clock::now_ns().saturating_add(secs.saturating_mul(1_000_000_000));
-        let settle = a.run.out.settle().map_or(0, |d| d.as_nanos() as u64);
-        shared
-            .give_up_at
-            .store(at.saturating_add(settle), std::sync::atomic::Ordering::Relaxed);
+        let settle = a.run.out.settle().unwrap_or_default();
+        commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
     }
     let workload = Arc::new(LuaWorkload::new(shared.clone(), script_name.to_string()));
     let m = measure::measure(spec, workload, argv)?;
-    if let Some(f) = report_hook(&main, "report_cumulative", a.percentile) {
-        let stat = Stat {
-            threads: a.threads as usize,
-            interval_s: m.outcome.measured_s,
-            total_s: m.outcome.measured_s,
-            stats: &m.outcome.total,
-        };
-        let text = call_report(&main, &f, &stat, a.percentile);
-        if !text.is_empty() {
-            println!("{text}");
-        }
-    }
-    if let Err(e) = local.block_on(&rt, api::call_global(&main, "done", ())) {
-        eprintln!("warning: {}: done(): {}", shared.script.display(), lua_message(&e));
-    }
-    let counted: Vec<String> = ["other", "read", "write", "transaction", "error", "reconnect"]
-        .iter()
-        .zip(SCRIPT_COUNTERS.iter())
-        .filter_map(|(n, c)| {
-            let v = c.load(std::sync::atomic::Ordering::Relaxed);
-            (v > 0).then(|| format!("{n} {v}"))
-        })
-        .collect();
-    if !counted.is_empty() {
-        println!("Counted by the script (sb_counter_inc): {}", counted.join(", "));
-    }
+    main.finish(a.threads as usize, m.outcome.measured_s, &m.outcome.total, a.percentile);
     let report = SysbenchReport {
         percentile: a.percentile,
         client_threads: run.client_threads,

@@ -10,8 +10,10 @@
 //! What dbperf adds is the run around it: open or closed loop with latency from the intended
 //! start, HDR latency per transaction and per statement (named from the SQL text), error
 //! classes and retries, telemetry, the run directory and the catalog.
+//! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done).
 
 pub mod api;
+pub mod commands;
 pub mod options;
 pub mod worker;
 
