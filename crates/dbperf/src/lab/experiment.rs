@@ -257,31 +257,9 @@ pub const BYTES_PER_ROW: f64 = 240.0;
 /// The largest `data_vs_buffer_pool`: data a thousand times the buffer pool.
 const MAX_DATA_VS_BUFFER_POOL: f64 = 1000.0;
 
-/// Sysbench options the lab sets itself, so a workload may not.
-const LAB_OWNED_OPTIONS: &[&str] = &[
-    "threads",
-    "time",
-    "warmup_time",
-    "report_interval",
-    "tables",
-    "table_size",
-    "target",
-    "target_file",
-    "results_dir",
-    "summary_json",
-    "mysql_host",
-    "mysql_port",
-    "mysql_socket",
-    "mysql_user",
-    "mysql_password",
-    "mysql_db",
-    "pgsql_host",
-    "pgsql_port",
-    "pgsql_user",
-    "pgsql_password",
-    "pgsql_db",
-    "events",
-];
+/// A sysbench workload's own keys that are also sysbench options: the lab passes them, so
+/// `options` may not (beside [`super::LAB_OWNED_OPTIONS`]).
+const SYSBENCH_DATA_KEYS: &[&str] = &["tables", "table_size"];
 
 /// The first line of the copy `lab run` keeps of an experiment file, followed by the original's
 /// path: relative paths in the copy (scripts, pgbench files) are read from the original's
@@ -756,7 +734,7 @@ fn sysbench_keys(
     let mut options = Vec::new();
     for (k, v) in r.options.as_ref().map(|o| o.get_ref().iter()).into_iter().flatten() {
         let key = k.replace('-', "_");
-        if LAB_OWNED_OPTIONS.contains(&key.as_str()) {
+        if super::LAB_OWNED_OPTIONS.contains(&key.as_str()) || SYSBENCH_DATA_KEYS.contains(&key.as_str()) {
             return Err(at(
                 v.span(),
                 format!("option {k:?} is set by the lab itself; use the workload's or the file's own keys (tables, table_size, users, duration, warmup)"),
@@ -1532,6 +1510,29 @@ warmup = 5
         assert!(err.contains("`script` is a pgbench/lua key"), "{err}");
         assert!(error_at(d, &LUA.replace("kind = \"lua\"", "kind = \"luajit\""))
             .contains("\"lua\" (a sysbench Lua script)"));
+    }
+
+    #[test]
+    fn sysbench_and_lua_workloads_refuse_the_same_lab_owned_options() {
+        let dir = script_dir();
+        let d = dir.path();
+        for key in super::super::LAB_OWNED_OPTIONS {
+            let lua = LUA.replace("rows = 500", &format!("{key} = \"1\""));
+            let err = error_at(d, &lua);
+            assert!(err.contains("set by the lab itself"), "lua {key}: {err}");
+            let sysbench = MINIMAL.replace(
+                "table_size = 1000",
+                &format!("table_size = 1000\noptions = {{ {} = \"1\" }}", key.replace('_', "-")),
+            );
+            let err = error(&sysbench);
+            assert!(err.contains("set by the lab itself"), "sysbench {key}: {err}");
+        }
+        // A sysbench workload's own keys, not a Lua script's: `tables` is the script's option
+        // here, checked against what it declares.
+        let err = error(&MINIMAL.replace("table_size = 1000", "table_size = 1000\noptions = { tables = 3 }"));
+        assert!(err.contains("set by the lab itself"), "{err}");
+        let err = error_at(d, &LUA.replace("rows = 500", "tables = 3"));
+        assert!(err.contains("unknown option --tables"), "{err}");
     }
 
     const PG_FILES: &str = r#"[[server]]

@@ -52,33 +52,6 @@ const OLTP_DATA_OPTIONS: &[&str] = &[
     "secondary",
 ];
 
-/// `dbperf lua`'s general options that the lab sets itself (per point, or from the server).
-const LAB_OWNED: &[&str] = &[
-    "threads",
-    "time",
-    "warmup_time",
-    "report_interval",
-    "results_dir",
-    "summary_json",
-    "target",
-    "target_file",
-    "events",
-    "db_driver",
-    "mysql_host",
-    "mysql_port",
-    "mysql_socket",
-    "mysql_user",
-    "mysql_password",
-    "mysql_db",
-    "pgsql_host",
-    "pgsql_port",
-    "pgsql_user",
-    "pgsql_password",
-    "pgsql_db",
-    "help",
-    "version",
-];
-
 /// A `kind = "lua"` workload's own keys, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lua {
@@ -278,7 +251,7 @@ pub(super) fn lua_keys(
         if let Some(def) = d.options.iter().find(|d| canon(&d.name) == key) {
             lua_options::parse_value(&def.name, def.ty, Some(&value)).map_err(|m| (v.span(), m))?;
             own.push((def.name.clone(), value));
-        } else if LAB_OWNED.contains(&key.as_str()) {
+        } else if super::LAB_OWNED_OPTIONS.contains(&key.as_str()) {
             return Err((
                 v.span(),
                 format!(

@@ -24,6 +24,37 @@ mod mutations;
 pub use experiment::{Experiment, ExperimentError, Order};
 pub use plan::Plan;
 
+/// Options of the child `dbperf sysbench` or `dbperf lua` that the lab sets itself, per point
+/// (threads, time, results) or from the server (target, driver, connection), so a workload's
+/// `options` may not; `help` and `version` would print instead of running. Checked for the
+/// sysbench and lua kinds alike; a sysbench workload also keeps `tables` and `table_size`
+/// (its own keys).
+pub(crate) const LAB_OWNED_OPTIONS: &[&str] = &[
+    "threads",
+    "time",
+    "warmup_time",
+    "report_interval",
+    "results_dir",
+    "summary_json",
+    "target",
+    "target_file",
+    "events",
+    "db_driver",
+    "mysql_host",
+    "mysql_port",
+    "mysql_socket",
+    "mysql_user",
+    "mysql_password",
+    "mysql_db",
+    "pgsql_host",
+    "pgsql_port",
+    "pgsql_user",
+    "pgsql_password",
+    "pgsql_db",
+    "help",
+    "version",
+];
+
 /// `text` with every character other than ASCII letters, digits and those in `keep` replaced
 /// by `with`: names that are safe as file names and sandbox names.
 pub(crate) fn name_safe(text: &str, keep: &[char], with: char) -> String {
