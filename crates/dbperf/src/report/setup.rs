@@ -604,9 +604,13 @@ fn redo(v: &BTreeMap<String, String>) -> Option<String> {
     }
 }
 
-/// The data set: tables x rows, warehouses, scale factor, LinkBench's node ids.
+/// The data set: tables x rows, warehouses, scale factor, LinkBench's node ids; for a Lua
+/// script ([`lua_data`]) the script and its size options.
 fn data(m: &Manifest) -> String {
     let o: &Map<String, Value> = &m.workload.options;
+    if let Some(d) = lua_data(o) {
+        return d;
+    }
     let n = |k: &str| o.get(k).and_then(number);
     let mut parts = Vec::new();
     if let (Some(t), Some(rows)) = (n("tables"), n("table_size")) {
@@ -631,6 +635,27 @@ fn data(m: &Manifest) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// A `dbperf lua` run's data set, from what its manifest records (`script` and the values of
+/// the script's own options, `script_options`): the script's file name and, where it declares
+/// them as sysbench's oltp scripts do, `tables` x `table_size` rows. `None` for other runs.
+fn lua_data(o: &Map<String, Value>) -> Option<String> {
+    let script_options = o.get("script_options")?.as_object()?;
+    let script = o.get("script").and_then(Value::as_str).unwrap_or_default();
+    let file = script
+        .rsplit('/')
+        .next()
+        .filter(|f| !f.is_empty())
+        .unwrap_or("the script");
+    let n = |k: &str| script_options.get(k).and_then(number);
+    let size = match (n("tables"), n("table_size")) {
+        (Some(t), Some(rows)) => format!("{} tables x {} rows", count(t), count(rows)),
+        (Some(t), None) => format!("{} tables", count(t)),
+        (None, Some(rows)) => format!("{} rows per table", count(rows)),
+        (None, None) => "size not recorded (the script has no tables or table_size option)".into(),
+    };
+    Some(format!("{file}, {size}"))
 }
 
 /// Measured time and warmup (or what else ends the run).
@@ -777,6 +802,42 @@ mod tests {
         assert_eq!(json["fields"][0]["name"], "CPUs");
         assert_eq!(json["fields"][0]["value"], "16 logical, Xeon");
         assert!(json["fields"][0].get("values").is_none());
+    }
+
+    #[test]
+    fn a_lua_run_shows_its_script_and_the_tables_it_declares() {
+        use crate::workloads::lua::commands::record_script;
+        use crate::workloads::lua::options::OptValue;
+        let lua_run = |values: &[(&str, OptValue)]| {
+            let mut m = manifest(4, "1073741824", None);
+            m.workload.name = "lua_oltp_read_write".into();
+            let options = &mut m.workload.options;
+            options.remove("tables");
+            options.remove("table_size");
+            let values: Vec<(String, OptValue)> = values.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+            record_script(
+                options,
+                std::path::Path::new("/usr/share/sysbench/oltp_read_write.lua"),
+                &values,
+            );
+            value(&Setup::of_run("r", &m), "data").value.clone().unwrap()
+        };
+        let oltp = [
+            ("tables", OptValue::Number(4.0)),
+            ("table_size", OptValue::Number(20_000.0)),
+            ("skip_trx", OptValue::Bool(false)),
+        ];
+        assert_eq!(lua_run(&oltp), "oltp_read_write.lua, 4 tables x 20,000 rows");
+        assert_eq!(lua_run(&oltp[1..]), "oltp_read_write.lua, 20,000 rows per table");
+        let own = lua_run(&[("rows", OptValue::Number(500.0))]);
+        assert!(own.starts_with("oltp_read_write.lua, size not recorded"), "{own}");
+        // Other runs that record a `script` (pgbench's) keep their own description.
+        let mut m = manifest(4, "1073741824", None);
+        m.workload.options.insert("script".into(), "tpcb-like".into());
+        assert_eq!(
+            value(&Setup::of_run("r", &m), "data").value.as_deref(),
+            Some("8 tables x 100,000 rows")
+        );
     }
 
     #[test]
