@@ -4,8 +4,9 @@
 //! the next statement), in `-M prepared` and `-M simple`, and the report's per-script lines
 //! and `pgbench-scripts.json` count them; a broken script exits non-zero with `FILE:LINE` and
 //! no panic. `-M extended` leaves no named statement on the server (each execution is an
-//! unnamed Parse/Bind/Execute) where `-M prepared` leaves one per statement, and in both a
-//! variable `\gset` from a NULL column is bound as SQL NULL.
+//! unnamed Parse/Bind/Execute) where `-M prepared` leaves one per statement, and in both (and
+//! with `--client-impl tokio-postgres`) a variable `\gset` from a NULL column, or `\set` to
+//! NULL, is bound as SQL NULL.
 
 mod common;
 use common::{dbperf, only_run_dir, read_json, run_ok};
@@ -192,9 +193,11 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
     eprintln!("{err}");
 }
 
-/// Reads how many named statements the session has, and a NULL, then writes both.
+/// Reads how many named statements the session has, and a NULL, then writes both and a
+/// NULL from `\set`.
 const NAMED: &str = "SELECT count(*) AS named, NULL::int AS nothing FROM pg_prepared_statements \\gset
-INSERT INTO seen (named, v) VALUES (:named, :nothing);
+\\set none NULL
+INSERT INTO seen (named, v, w) VALUES (:named, :nothing, :none);
 ";
 
 #[test]
@@ -204,11 +207,15 @@ fn extended_mode_parses_every_execution_and_null_variables_bind_as_null() {
     }
     let pg = TempPg::start(&[]);
     let url = pg.url();
-    pg.psql_as("sb", "sbtest", "CREATE TABLE seen (named bigint NOT NULL, v int)");
+    pg.psql_as(
+        "sb",
+        "sbtest",
+        "CREATE TABLE seen (named bigint NOT NULL, v int, w text)",
+    );
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("named.sql");
     std::fs::write(&script, NAMED).unwrap();
-    let run = |mode: &str| {
+    let run = |mode: &str, client: &str| {
         pg.psql("SELECT pg_stat_statements_reset()");
         pg.psql_as("sb", "sbtest", "TRUNCATE seen");
         let results = tempfile::tempdir().unwrap();
@@ -225,6 +232,8 @@ fn extended_mode_parses_every_execution_and_null_variables_bind_as_null() {
                     "1",
                     "-M",
                     mode,
+                    "--client-impl",
+                    client,
                     "-f",
                 ])
                 .arg(&script)
@@ -236,11 +245,11 @@ fn extended_mode_parses_every_execution_and_null_variables_bind_as_null() {
         let row = pg.psql_as(
             "sb",
             "sbtest",
-            "SELECT count(*), count(*) FILTER (WHERE v IS NULL), min(named), max(named) FROM seen",
+            "SELECT count(*), count(*) FILTER (WHERE v IS NULL AND w IS NULL), min(named), max(named) FROM seen",
         );
         let got: Vec<i64> = row.split('\t').map(|x| x.parse().unwrap()).collect();
-        let inserts = calls(&pg, "INSERT INTO seen (named, v) VALUES ($1, $2)");
-        eprintln!("-M {mode}: {done} transactions, seen {got:?}, {inserts} inserts");
+        let inserts = calls(&pg, "INSERT INTO seen (named, v, w) VALUES ($1, $2, $3)");
+        eprintln!("-M {mode} --client-impl {client}: {done} transactions, seen {got:?}, {inserts} inserts");
         assert!(done > 50, "-M {mode}: {done} transactions");
         assert!(
             (got[0] - done).abs() <= 2,
@@ -252,7 +261,9 @@ fn extended_mode_parses_every_execution_and_null_variables_bind_as_null() {
         (got[2], got[3])
     };
     // Prepared: both statements are named on the server from the first transaction on.
-    assert_eq!(run("prepared"), (2, 2));
+    assert_eq!(run("prepared", "wire"), (2, 2));
     // Extended: nothing named, ever; each statement went as an unnamed Parse/Bind/Execute.
-    assert_eq!(run("extended"), (0, 0));
+    assert_eq!(run("extended", "wire"), (0, 0));
+    // tokio-postgres prepares both statements too, and binds the NULLs as NULL.
+    assert_eq!(run("prepared", "tokio-postgres"), (2, 2));
 }

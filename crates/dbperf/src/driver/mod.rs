@@ -31,6 +31,15 @@ pub enum Param<'a> {
     Int(i64),
     /// A string or binary value.
     Bytes(&'a [u8]),
+    /// SQL NULL.
+    Null,
+}
+
+impl Param<'_> {
+    /// True for [`Param::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Param::Null)
+    }
 }
 
 /// MySQL's ER_UNSUPPORTED_PS: "This command is not supported in the prepared statement
@@ -74,7 +83,7 @@ impl TextStatement {
     }
 
     /// The SQL with each `?` replaced by its parameter as a literal (strings quoted and
-    /// escaped), into `out`.
+    /// escaped, NULL as the keyword `NULL`), into `out`.
     pub fn render(&self, params: &[Param<'_>], out: &mut Vec<u8>) {
         let mut next = params.iter();
         let mut quote: Option<u8> = None;
@@ -97,6 +106,7 @@ impl TextStatement {
                 }
                 (None, b'?') => match next.next() {
                     Some(Param::Int(i)) => out.extend_from_slice(i.to_string().as_bytes()),
+                    Some(Param::Null) => out.extend_from_slice(b"NULL"),
                     Some(Param::Bytes(v)) => {
                         out.push(b'\'');
                         for &c in *v {
@@ -344,5 +354,14 @@ mod tests {
             "SELECT c FROM t WHERE id = -7 AND c = '?' AND pad = 'it\\'s a\\\\b\\0'"
         );
         assert_eq!(TextStatement::new("BEGIN").placeholders(), 0);
+        // NULL goes unquoted, wherever it is; a `?` inside quotes stays a `?`.
+        let t = TextStatement::new("INSERT INTO t VALUES (?, '?', ?, ?)");
+        assert_eq!(t.placeholders(), 3);
+        let mut out = Vec::new();
+        t.render(&[Param::Null, Param::Bytes(b"NULL"), Param::Null], &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "INSERT INTO t VALUES (NULL, '?', 'NULL', NULL)"
+        );
     }
 }

@@ -242,6 +242,15 @@ impl MysqlSession {
     }
 }
 
+/// `p` as `mysql_async` binds it (NULL sets the parameter's bit in the NULL bitmap).
+fn value(p: &Param<'_>) -> Value {
+    match *p {
+        Param::Int(i) => Value::Int(i),
+        Param::Bytes(b) => Value::Bytes(b.to_vec()),
+        Param::Null => Value::NULL,
+    }
+}
+
 impl Session for MysqlSession {
     async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<MysqlSession, DbError> {
         MysqlSession::connect(target, ignore).await
@@ -264,10 +273,7 @@ impl Session for MysqlSession {
         // Reuse the parameter vector's allocation; the driver takes ownership per call.
         let mut values = std::mem::take(&mut self.params);
         values.clear();
-        values.extend(params.iter().map(|p| match *p {
-            Param::Int(i) => Value::Int(i),
-            Param::Bytes(b) => Value::Bytes(b.to_vec()),
-        }));
+        values.extend(params.iter().map(value));
         let statement = self.statements.get(stmt.0 as usize).cloned().ok_or_else(|| DbError {
             class: ErrorClass::Fatal,
             code: None,
@@ -298,13 +304,7 @@ impl Session for MysqlSession {
     }
 
     async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
-        let values: Vec<Value> = params
-            .iter()
-            .map(|p| match *p {
-                Param::Int(i) => Value::Int(i),
-                Param::Bytes(b) => Value::Bytes(b.to_vec()),
-            })
-            .collect();
+        let values: Vec<Value> = params.iter().map(value).collect();
         let statement = match self.statements.get(stmt.0 as usize).cloned() {
             Some(Prepared::Server(s)) => s,
             Some(Prepared::Text(t)) => {

@@ -117,14 +117,14 @@ pub struct PgSession {
     version: String,
 }
 
-/// A [`Param`] encoded for the type the server expects.
+/// A [`Param`] encoded for the type the server expects; [`Param::Null`] answers
+/// [`IsNull::Yes`], as an `Option` that is `None` would.
 #[derive(Debug)]
 struct Bind<'a>(Param<'a>);
 
 impl ToSql for Bind<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        encode_param(ty, self.0, out)?;
-        Ok(IsNull::No)
+        encode_param(ty, self.0, out)
     }
 
     fn accepts(_: &Type) -> bool {

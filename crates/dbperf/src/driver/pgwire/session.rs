@@ -4,8 +4,8 @@
 //! inferred and the result columns; an execute is Bind + Execute + Sync in one write
 //! (parameters and results in binary), then the response is read to ReadyForQuery in
 //! place. [`PgWireSession::exec_unnamed`] is Parse + Bind + Execute + Sync of an unnamed
-//! statement (text parameters and results), for `pgbench -M extended`;
-//! [`PgWireSession::exec_nullable`] binds NULL parameters.
+//! statement (text parameters and results), for `pgbench -M extended`; both share
+//! `bind_execute`. A [`Param::Null`] is bound as NULL (length -1).
 //! `query` and `query_rows` use the simple-query protocol; `copy_in` runs
 //! `COPY ... FROM STDIN`.
 
@@ -226,7 +226,6 @@ impl PgWireSession {
         &mut self,
         stmt: StmtId,
         params: &[Param<'_>],
-        nulls: &[bool],
         rows: Option<&mut Rows>,
     ) -> Result<ExecInfo, DbError> {
         let PgWireSession {
@@ -248,45 +247,25 @@ impl PgWireSession {
             )));
         }
         let c = start(conn, busy)?;
-        let bound = frontend::bind(
-            "",
-            &st.name,
-            Some(1),
-            params.iter().zip(&st.params).enumerate(),
-            |(i, (p, ty)), buf| {
-                if nulls.get(i).copied().unwrap_or(false) {
-                    return Ok(IsNull::Yes);
-                }
-                match encode_param(ty, *p, buf) {
-                    Ok(()) => Ok(IsNull::No),
-                    Err(e) => Err(format!("parameter {} ({ty}): {e}", i + 1).into()),
-                }
-            },
-            Some(1),
-            c.out(),
-        );
-        if let Err(e) = bound {
-            return Err(unbound(c, busy, e));
-        }
-        frontend::execute("", 0, c.out()).map_err(encoding)?;
-        frontend::sync(c.out());
-        c.send().await?;
-        read_result(c, busy, ignore, Some(&st.columns), rows).await
+        let typed = Typed {
+            params: &st.params,
+            columns: &st.columns,
+        };
+        bind_execute(c, busy, ignore, &st.name, params, Some(typed), rows).await
     }
 
     /// Runs `sql` (with `$1..$n` placeholders) as an unnamed statement: Parse, Bind,
     /// Execute and Sync in one write, the statement parsed again on every call, as
     /// `pgbench -M extended` does. Parameters go as text for the server to read as the
-    /// types it infers (`nulls[k]`: parameter `k` is NULL); rows come back as text into
-    /// `rows` when given.
+    /// types it infers ([`Param::Null`] as NULL); rows come back as text into `rows` when
+    /// given.
     pub async fn exec_unnamed(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
-        nulls: &[bool],
         rows: Option<&mut Rows>,
     ) -> Result<ExecInfo, DbError> {
-        let r = self.unnamed_on_server(sql, params, nulls, rows).await;
+        let r = self.unnamed_on_server(sql, params, rows).await;
         self.finish(r)
     }
 
@@ -294,47 +273,12 @@ impl PgWireSession {
         &mut self,
         sql: &str,
         params: &[Param<'_>],
-        nulls: &[bool],
         rows: Option<&mut Rows>,
     ) -> Result<ExecInfo, DbError> {
         let PgWireSession { conn, busy, ignore, .. } = self;
         let c = start(conn, busy)?;
         frontend::parse("", sql, std::iter::empty(), c.out()).map_err(encoding)?;
-        let bound = frontend::bind(
-            "",
-            "",
-            Some(0),
-            params.iter().enumerate(),
-            |(i, p), buf| {
-                if nulls.get(i).copied().unwrap_or(false) {
-                    return Ok(IsNull::Yes);
-                }
-                encode_text(*p, buf);
-                Ok(IsNull::No)
-            },
-            Some(0),
-            c.out(),
-        );
-        if let Err(e) = bound {
-            return Err(unbound(c, busy, e));
-        }
-        frontend::execute("", 0, c.out()).map_err(encoding)?;
-        frontend::sync(c.out());
-        c.send().await?;
-        read_result(c, busy, ignore, None, rows).await
-    }
-
-    /// Executes prepared `stmt` like [`Session::exec`] (or [`Session::exec_rows`] when
-    /// `rows` is given), parameter `k` bound as SQL NULL where `nulls[k]` is true.
-    pub async fn exec_nullable(
-        &mut self,
-        stmt: StmtId,
-        params: &[Param<'_>],
-        nulls: &[bool],
-        rows: Option<&mut Rows>,
-    ) -> Result<ExecInfo, DbError> {
-        let r = self.exec_on_server(stmt, params, nulls, rows).await;
-        self.finish(r)
+        bind_execute(c, busy, ignore, "", params, None, rows).await
     }
 
     /// Runs `sql` as a simple query; rows go to `text` as strings when it is given.
@@ -415,15 +359,66 @@ fn push_row(rows: &mut Rows, columns: Option<&[Type]>, body: &[u8]) -> Result<()
     Ok(())
 }
 
-/// Writes `p` as text, for the server to read as the type it infers.
-fn encode_text(p: Param<'_>, buf: &mut bytes::BytesMut) {
+/// Writes `p` as text, for the server to read as the type it infers; NULL writes nothing
+/// and says so.
+fn encode_text(p: Param<'_>, buf: &mut bytes::BytesMut) -> IsNull {
     use std::fmt::Write as _;
     match p {
         Param::Int(i) => {
             let _ = write!(buf, "{i}");
         }
         Param::Bytes(b) => bytes::BufMut::put_slice(buf, b),
+        Param::Null => return IsNull::Yes,
     }
+    IsNull::No
+}
+
+/// What the server told of a prepared statement: its parameters go and its rows come in
+/// binary, as these types.
+#[derive(Clone, Copy)]
+struct Typed<'t> {
+    params: &'t [Type],
+    columns: &'t [Type],
+}
+
+/// Appends Bind (of `statement` to the unnamed portal), Execute and Sync to what `c` is
+/// about to send, sends it all and reads the response into `rows` (see [`read_result`]).
+/// With `typed`, parameters and rows are binary, of its types; without, text, for the
+/// server to read (and write) as the types it infers. [`Param::Null`] is bound as NULL
+/// (length -1) either way. Writes into the connection's buffer, allocating nothing.
+async fn bind_execute(
+    c: &mut Conn,
+    busy: &mut bool,
+    ignore: &IgnoreErrors,
+    statement: &str,
+    params: &[Param<'_>],
+    typed: Option<Typed<'_>>,
+    rows: Option<&mut Rows>,
+) -> Result<ExecInfo, DbError> {
+    let format = i16::from(typed.is_some());
+    let bound = frontend::bind(
+        "",
+        statement,
+        Some(format),
+        params.iter().enumerate(),
+        |(i, p), buf| match typed {
+            Some(t) => match encode_param(&t.params[i], *p, buf) {
+                Ok(postgres_types::IsNull::Yes) => Ok(IsNull::Yes),
+                Ok(postgres_types::IsNull::No) => Ok(IsNull::No),
+                Err(e) => Err(format!("parameter {} ({}): {e}", i + 1, t.params[i]).into()),
+            },
+            None => Ok(encode_text(*p, buf)),
+        },
+        Some(format),
+        c.out(),
+    );
+    if let Err(e) = bound {
+        return Err(unbound(c, busy, e));
+    }
+    frontend::execute("", 0, c.out()).map_err(encoding)?;
+    frontend::sync(c.out());
+    c.send().await?;
+    read_result(c, busy, ignore, typed.map(|t| t.columns), rows).await
 }
 
 /// A Bind that would not encode: the request is dropped unsent, the connection usable.
@@ -585,13 +580,13 @@ impl Session for PgWireSession {
     }
 
     async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
-        let r = self.exec_on_server(stmt, params, &[], None).await;
+        let r = self.exec_on_server(stmt, params, None).await;
         self.finish(r)
     }
 
     async fn exec_rows(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> Result<ExecInfo, DbError> {
         rows.reset(0);
-        let r = self.exec_on_server(stmt, params, &[], Some(rows)).await;
+        let r = self.exec_on_server(stmt, params, Some(rows)).await;
         self.finish(r)
     }
 

@@ -4,20 +4,33 @@
 //! its decimal text, anything else as the bytes the server sent).
 
 use bytes::{BufMut, BytesMut};
-use postgres_types::Type;
+use postgres_types::{IsNull, Type};
 
 use crate::driver::{Param, Rows};
 
 /// Why a parameter could not be encoded.
 pub(crate) type EncodeError = Box<dyn std::error::Error + Sync + Send>;
 
+/// A parameter that is not NULL.
+#[derive(Clone, Copy)]
+enum Given<'a> {
+    Int(i64),
+    Bytes(&'a [u8]),
+}
+
 /// Encodes `p` in the binary format of `ty`: an `Int` bound to a `text` placeholder goes
-/// as its digits, `Bytes` bound to an `int4` as the parsed number.
-pub(crate) fn encode_param(ty: &Type, p: Param<'_>, out: &mut BytesMut) -> Result<(), EncodeError> {
-    let int = |p: Param<'_>| -> Result<i64, EncodeError> {
+/// as its digits, `Bytes` bound to an `int4` as the parsed number. `Null` writes nothing
+/// and answers [`IsNull::Yes`] (the message then says length -1), whatever the type.
+pub(crate) fn encode_param(ty: &Type, p: Param<'_>, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
+    let p = match p {
+        Param::Null => return Ok(IsNull::Yes),
+        Param::Int(i) => Given::Int(i),
+        Param::Bytes(b) => Given::Bytes(b),
+    };
+    let int = |p: Given<'_>| -> Result<i64, EncodeError> {
         match p {
-            Param::Int(i) => Ok(i),
-            Param::Bytes(b) => Ok(std::str::from_utf8(b)?.trim().parse()?),
+            Given::Int(i) => Ok(i),
+            Given::Bytes(b) => Ok(std::str::from_utf8(b)?.trim().parse()?),
         }
     };
     match *ty {
@@ -26,20 +39,20 @@ pub(crate) fn encode_param(ty: &Type, p: Param<'_>, out: &mut BytesMut) -> Resul
         Type::INT8 => out.put_i64(int(p)?),
         Type::OID => out.put_u32(u32::try_from(int(p)?)?),
         Type::FLOAT8 => out.put_f64(match p {
-            Param::Int(i) => i as f64,
-            Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
+            Given::Int(i) => i as f64,
+            Given::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
         }),
         Type::FLOAT4 => out.put_f32(match p {
-            Param::Int(i) => i as f32,
-            Param::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
+            Given::Int(i) => i as f32,
+            Given::Bytes(b) => std::str::from_utf8(b)?.trim().parse()?,
         }),
         Type::NUMERIC => numeric_from_int(int(p)?, out),
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA => match p {
-            Param::Int(i) => {
+            Given::Int(i) => {
                 use std::fmt::Write as _;
                 write!(out, "{i}")?
             }
-            Param::Bytes(b) => out.put_slice(b),
+            Given::Bytes(b) => out.put_slice(b),
         },
         ref other => {
             return Err(format!(
@@ -48,7 +61,7 @@ pub(crate) fn encode_param(ty: &Type, p: Param<'_>, out: &mut BytesMut) -> Resul
             .into())
         }
     }
-    Ok(())
+    Ok(IsNull::No)
 }
 
 /// Pushes one binary result cell of type `ty` (`None` is NULL) into `rows`.
@@ -177,7 +190,10 @@ mod tests {
     fn params_encode_for_the_inferred_type() {
         let enc = |ty: &Type, p: Param<'_>| {
             let mut out = BytesMut::new();
-            encode_param(ty, p, &mut out).map(|()| out.to_vec())
+            encode_param(ty, p, &mut out).map(|null| {
+                assert!(matches!(null, IsNull::No));
+                out.to_vec()
+            })
         };
         assert_eq!(enc(&Type::INT4, Param::Bytes(b" 42 ")).unwrap(), 42i32.to_be_bytes());
         assert_eq!(enc(&Type::INT2, Param::Int(-3)).unwrap(), (-3i16).to_be_bytes());
@@ -191,6 +207,15 @@ mod tests {
         assert!(enc(&Type::INT4, Param::Bytes(b"x")).is_err());
         let e = enc(&Type::TIMESTAMP, Param::Int(0)).unwrap_err().to_string();
         assert!(e.contains("CAST(? AS TEXT)"), "{e}");
+        // NULL is NULL of any type, even one dbperf cannot encode a value of.
+        for ty in [Type::INT4, Type::TEXT, Type::TIMESTAMP] {
+            let mut out = BytesMut::new();
+            assert!(
+                matches!(encode_param(&ty, Param::Null, &mut out), Ok(IsNull::Yes)),
+                "{ty}"
+            );
+            assert!(out.is_empty());
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::driver::mysql::IgnoreErrors;
 use crate::driver::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// Binary-protocol parameter types.
+const MYSQL_TYPE_NULL: u8 = 0x06;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
 
@@ -22,6 +23,8 @@ const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
 const BULK_SEND_TYPES: u16 = 128;
 /// COM_STMT_BULK_EXECUTE parameter indicator: a value follows.
 const BULK_INDICATOR_NONE: u8 = 0;
+/// COM_STMT_BULK_EXECUTE parameter indicator: the value is NULL (none follows).
+const BULK_INDICATOR_NULL: u8 = 1;
 
 /// A MySQL-protocol session on dbperf's own wire code (see the [module](super) docs).
 pub struct WireSession {
@@ -150,15 +153,15 @@ impl WireSession {
     /// `params`, `per_row` values each, in one COM_STMT_BULK_EXECUTE: the server parses
     /// and binds the statement once and then only converts each row's binary values,
     /// which makes it MariaDB's cheapest way to store rows. Every row must give a column
-    /// the same kind of value. Returns the rows the statement changed.
+    /// the same kind of value or NULL. Returns the rows the statement changed.
     pub async fn exec_bulk(&mut self, stmt: StmtId, params: &[Param<'_>], per_row: usize) -> Result<ExecInfo, DbError> {
         if !self.bulk {
             return Err(misuse(
                 "the server does not take COM_STMT_BULK_EXECUTE (MariaDB 10.2.7 or later does)".into(),
             ));
         }
-        let id = match self.statements.get(stmt.0 as usize) {
-            Some(Statement::Server(st)) if st.types.len() == per_row => st.id,
+        let st = match self.statements.get_mut(stmt.0 as usize) {
+            Some(Statement::Server(st)) if st.types.len() == per_row => st,
             Some(Statement::Server(st)) => {
                 return Err(misuse(format!(
                     "statement {} takes {} parameters per row, {per_row} given",
@@ -180,33 +183,36 @@ impl WireSession {
                 params.len()
             )));
         }
-        let first = &params[..per_row];
-        let differs = |row: &[Param<'_>]| row.iter().zip(first).position(|(p, q)| type_of(p) != type_of(q));
-        if let Some((r, c)) = params
-            .chunks_exact(per_row)
-            .enumerate()
-            .find_map(|(r, row)| differs(row).map(|c| (r, c)))
-        {
-            return Err(misuse(format!(
-                "row {} gives parameter {} a different type than row 1",
+        let types = bulk_types(params, per_row).map_err(|(r, c)| {
+            misuse(format!(
+                "row {} gives parameter {} a different type than the rows before it",
                 r + 1,
                 c + 1
-            )));
-        }
+            ))
+        })?;
+        // The bulk command binds these types on the server: the next execute sends its own.
+        let id = st.id;
+        st.types_sent = false;
         let r = async {
             let conn = start(&mut self.conn, &mut self.busy)?;
             let w = conn.command();
             w.push(COM_STMT_BULK_EXECUTE);
             w.extend_from_slice(&id.to_le_bytes());
             w.extend_from_slice(&BULK_SEND_TYPES.to_le_bytes());
-            for p in first {
-                w.extend_from_slice(&[type_of(p), 0]);
+            for t in &types {
+                w.extend_from_slice(&[*t, 0]);
             }
             for p in params {
-                w.push(BULK_INDICATOR_NONE);
                 match *p {
-                    Param::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
-                    Param::Bytes(b) => put_lenenc_bytes(w, b),
+                    Param::Int(i) => {
+                        w.push(BULK_INDICATOR_NONE);
+                        w.extend_from_slice(&i.to_le_bytes())
+                    }
+                    Param::Bytes(b) => {
+                        w.push(BULK_INDICATOR_NONE);
+                        put_lenenc_bytes(w, b)
+                    }
+                    Param::Null => w.push(BULK_INDICATOR_NULL),
                 }
             }
             conn.send().await?;
@@ -310,32 +316,7 @@ impl WireSession {
             )));
         }
         let conn = start(&mut self.conn, &mut self.busy)?;
-        let w = conn.command();
-        w.push(COM_STMT_EXECUTE);
-        w.extend_from_slice(&st.id.to_le_bytes());
-        w.push(0); // CURSOR_TYPE_NO_CURSOR
-        w.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if !params.is_empty() {
-            // NULL bitmap: no parameter is NULL.
-            w.resize(w.len() + params.len().div_ceil(8), 0);
-            // Types go to the server the first time and when they change (as libmysqlclient).
-            let changed = params.iter().zip(&st.types).any(|(p, &t)| type_of(p) != t);
-            let send_types = changed || !st.types_sent;
-            w.push(u8::from(send_types));
-            if send_types {
-                for (p, t) in params.iter().zip(st.types.iter_mut()) {
-                    *t = type_of(p);
-                    w.extend_from_slice(&[*t, 0]);
-                }
-                st.types_sent = true;
-            }
-            for p in params {
-                match *p {
-                    Param::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
-                    Param::Bytes(b) => put_lenenc_bytes(w, b),
-                }
-            }
-        }
+        st.write_execute(conn.command(), params);
         conn.send().await?;
         let sink = match rows {
             Some(rows) => Sink::Cells {
@@ -349,10 +330,78 @@ impl WireSession {
     }
 }
 
+impl Prepared {
+    /// Writes the COM_STMT_EXECUTE of this statement with `params` (as many as it takes)
+    /// into `w`: the NULL bitmap (bit `k % 8` of byte `k / 8` set when parameter `k` is
+    /// NULL), the parameter types when the server does not know them yet, and the values of
+    /// the parameters that are not NULL.
+    fn write_execute(&mut self, w: &mut Vec<u8>, params: &[Param<'_>]) {
+        w.push(COM_STMT_EXECUTE);
+        w.extend_from_slice(&self.id.to_le_bytes());
+        w.push(0); // CURSOR_TYPE_NO_CURSOR
+        w.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if params.is_empty() {
+            return;
+        }
+        let bitmap = w.len();
+        w.resize(bitmap + params.len().div_ceil(8), 0);
+        for (k, p) in params.iter().enumerate() {
+            if p.is_null() {
+                w[bitmap + k / 8] |= 1 << (k % 8);
+            }
+        }
+        // Types go to the server the first time and when they change (as libmysqlclient).
+        // The server reads no value and no type for a NULL parameter, so a NULL keeps the
+        // type sent before (a script alternating NULL and a value resends nothing); one
+        // never sent goes as MYSQL_TYPE_NULL.
+        let changed = params
+            .iter()
+            .zip(&self.types)
+            .any(|(p, &t)| !p.is_null() && type_of(p) != t);
+        let send_types = changed || !self.types_sent;
+        w.push(u8::from(send_types));
+        if send_types {
+            for (p, t) in params.iter().zip(self.types.iter_mut()) {
+                if !p.is_null() || !self.types_sent {
+                    *t = type_of(p);
+                }
+                w.extend_from_slice(&[*t, 0]);
+            }
+            self.types_sent = true;
+        }
+        for p in params {
+            match *p {
+                Param::Int(i) => w.extend_from_slice(&i.to_le_bytes()),
+                Param::Bytes(b) => put_lenenc_bytes(w, b),
+                Param::Null => {}
+            }
+        }
+    }
+}
+
+/// The type of each column of a COM_STMT_BULK_EXECUTE of `params` in rows of `per_row`:
+/// that of its first value that is not NULL (MYSQL_TYPE_NULL for a column all NULL). A
+/// value of another type is refused as (row, column), both from 0.
+fn bulk_types(params: &[Param<'_>], per_row: usize) -> Result<Vec<u8>, (usize, usize)> {
+    let mut types = vec![MYSQL_TYPE_NULL; per_row];
+    for (r, row) in params.chunks_exact(per_row).enumerate() {
+        for (c, (p, t)) in row.iter().zip(types.iter_mut()).enumerate() {
+            match (p.is_null(), *t == MYSQL_TYPE_NULL) {
+                (true, _) => {}
+                (false, true) => *t = type_of(p),
+                (false, false) if type_of(p) != *t => return Err((r, c)),
+                (false, false) => {}
+            }
+        }
+    }
+    Ok(types)
+}
+
 fn type_of(p: &Param<'_>) -> u8 {
     match p {
         Param::Int(_) => MYSQL_TYPE_LONGLONG,
         Param::Bytes(_) => MYSQL_TYPE_VAR_STRING,
+        Param::Null => MYSQL_TYPE_NULL,
     }
 }
 
@@ -456,5 +505,121 @@ impl Session for WireSession {
 impl Drop for WireSession {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(n: usize) -> Prepared {
+        Prepared {
+            id: 7,
+            types: vec![0; n],
+            types_sent: false,
+            columns: Vec::new(),
+        }
+    }
+
+    /// The COM_STMT_EXECUTE of `params`, split after the fixed header (command, id, flags,
+    /// iteration count): (NULL bitmap, new-params-bound flag and types, values).
+    fn execute(st: &mut Prepared, params: &[Param<'_>]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let mut w = Vec::new();
+        st.write_execute(&mut w, params);
+        assert_eq!(w[..10], [COM_STMT_EXECUTE, 7, 0, 0, 0, 0, 1, 0, 0, 0]);
+        let rest = &w[10..];
+        let bitmap = params.len().div_ceil(8);
+        let types = if rest[bitmap] == 1 { 1 + 2 * params.len() } else { 1 };
+        (
+            rest[..bitmap].to_vec(),
+            rest[bitmap..bitmap + types].to_vec(),
+            rest[bitmap + types..].to_vec(),
+        )
+    }
+
+    #[test]
+    fn null_parameters_set_their_bit_and_send_no_value() {
+        const L: u8 = MYSQL_TYPE_LONGLONG;
+        const S: u8 = MYSQL_TYPE_VAR_STRING;
+        const N: u8 = MYSQL_TYPE_NULL;
+        // NULL first, between values, last.
+        let mut st = prepared(3);
+        let (bitmap, types, values) = execute(&mut st, &[Param::Null, Param::Int(5), Param::Bytes(b"ab")]);
+        assert_eq!(bitmap, [0b001]);
+        assert_eq!(types, [1, N, 0, L, 0, S, 0]);
+        assert_eq!(values, [5, 0, 0, 0, 0, 0, 0, 0, 2, b'a', b'b']);
+        // The same statement with the NULL moved: the value that was NULL has a type the
+        // server does not know yet, so the types go again; the NULL keeps the one sent.
+        let (bitmap, types, values) = execute(&mut st, &[Param::Int(1), Param::Null, Param::Bytes(b"")]);
+        assert_eq!(bitmap, [0b010]);
+        assert_eq!(types, [1, L, 0, L, 0, S, 0]);
+        assert_eq!(values, [1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // Every type known: NULL or not, nothing is resent.
+        let (bitmap, types, values) = execute(&mut st, &[Param::Null, Param::Int(2), Param::Null]);
+        assert_eq!((bitmap, types), (vec![0b101], vec![0]));
+        assert_eq!(values, [2, 0, 0, 0, 0, 0, 0, 0]);
+        let (bitmap, types, _) = execute(&mut st, &[Param::Int(3), Param::Int(4), Param::Bytes(b"c")]);
+        assert_eq!((bitmap, types), (vec![0], vec![0]));
+
+        // Nine parameters: NULL at 0, 7 and 8 spans two bitmap bytes.
+        let nine = |null: &[usize]| -> Vec<Param<'static>> {
+            (0..9)
+                .map(|k| {
+                    if null.contains(&k) {
+                        Param::Null
+                    } else {
+                        Param::Int(k as i64)
+                    }
+                })
+                .collect()
+        };
+        let mut st = prepared(9);
+        let (bitmap, types, values) = execute(&mut st, &nine(&[0, 7, 8]));
+        assert_eq!(bitmap, [0b1000_0001, 0b0000_0001]);
+        assert_eq!(types[0], 1);
+        assert_eq!(
+            types[1..].chunks(2).map(|t| t[0]).collect::<Vec<_>>(),
+            [N, L, L, L, L, L, L, N, N]
+        );
+        assert_eq!(values.len(), 6 * 8, "only the six values that are not NULL");
+        assert_eq!(values[..8], 1i64.to_le_bytes());
+        let (bitmap, _, values) = execute(&mut st, &nine(&[8]));
+        assert_eq!(bitmap, [0, 0b1]);
+        assert_eq!(values.len(), 8 * 8);
+        let (bitmap, _, _) = execute(&mut st, &nine(&[7]));
+        assert_eq!(bitmap, [0b1000_0000, 0]);
+        let (bitmap, types, values) = execute(&mut st, &nine(&[]));
+        assert_eq!((bitmap, types), (vec![0, 0], vec![0]), "all types known by now");
+        assert_eq!(values.len(), 9 * 8);
+
+        // No parameters: no bitmap, no flag.
+        let mut st = prepared(0);
+        let mut w = Vec::new();
+        st.write_execute(&mut w, &[]);
+        assert_eq!(w.len(), 10);
+    }
+
+    #[test]
+    fn bulk_columns_take_the_type_of_their_first_value() {
+        const L: u8 = MYSQL_TYPE_LONGLONG;
+        const S: u8 = MYSQL_TYPE_VAR_STRING;
+        let rows = [
+            Param::Null,
+            Param::Int(1),
+            Param::Null,
+            Param::Bytes(b"a"),
+            Param::Null,
+            Param::Null,
+        ];
+        assert_eq!(bulk_types(&rows, 3), Ok(vec![S, L, MYSQL_TYPE_NULL]));
+        let bad = [
+            Param::Int(1),
+            Param::Null,
+            Param::Null,
+            Param::Null,
+            Param::Bytes(b"x"),
+            Param::Int(2),
+        ];
+        assert_eq!(bulk_types(&bad, 2), Err((2, 0)));
     }
 }

@@ -7,8 +7,8 @@
 //! [`ScriptSession`] is what scripts need of a session beyond [`Session`].
 //!
 //! The hot path allocates nothing in steady state: the program is borrowed (not cloned)
-//! per transaction, parameters borrow the variables, and text forms, NULL flags and rows
-//! go to buffers each client reuses.
+//! per transaction, parameters borrow the variables, and text forms and rows go to
+//! buffers each client reuses.
 //!
 //! `\sleep` before the script's first SQL command or after its last is a pause outside the
 //! response time ([`Worker::pause`]); a `\sleep` between SQL commands is inside it, as in
@@ -190,31 +190,13 @@ impl Program {
     }
 }
 
-/// What scripts need of a session beyond [`Session`]: parameters that are NULL (a
-/// variable `\gset` from a NULL column), and `-M extended`'s unnamed statements. Only
-/// dbperf's own PostgreSQL session ([`PgWireSession`]) has both; the others refuse with
-/// an error saying what to use instead.
+/// What scripts need of a session beyond [`Session`]: `-M extended`'s unnamed
+/// statements. Only dbperf's own PostgreSQL session ([`PgWireSession`]) has them; the
+/// others refuse with an error saying what to use instead. (A NULL variable is a
+/// [`Param::Null`], which every session binds.)
 pub trait ScriptSession: Session {
     /// Whether [`ScriptSession::exec_unnamed`] works (`-M extended` is refused otherwise).
     const EXTENDED: bool = false;
-
-    /// Executes prepared `stmt`, parameter `k` bound as SQL NULL where `nulls[k]`; the
-    /// rows of its result go to `rows` when given.
-    fn exec_nulls(
-        &mut self,
-        stmt: StmtId,
-        params: &[Param<'_>],
-        nulls: &[bool],
-        rows: Option<&mut Rows>,
-    ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
-        let _ = (stmt, params, nulls, rows);
-        async {
-            Err(unsupported(
-                "this client binds no NULL parameters: run with --client-impl wire on a postgres:// \
-                 target, or -M simple (NULL written into the statement)",
-            ))
-        }
-    }
 
     /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
     /// execution, as `pgbench -M extended` does.
@@ -222,10 +204,9 @@ pub trait ScriptSession: Session {
         &mut self,
         sql: &str,
         params: &[Param<'_>],
-        nulls: &[bool],
         rows: Option<&mut Rows>,
     ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
-        let _ = (sql, params, nulls, rows);
+        let _ = (sql, params, rows);
         async { Err(unsupported(EXTENDED_NEEDS)) }
     }
 }
@@ -247,24 +228,13 @@ fn unsupported(message: &str) -> DbError {
 impl ScriptSession for PgWireSession {
     const EXTENDED: bool = true;
 
-    async fn exec_nulls(
-        &mut self,
-        stmt: StmtId,
-        params: &[Param<'_>],
-        nulls: &[bool],
-        rows: Option<&mut Rows>,
-    ) -> Result<ExecInfo, DbError> {
-        self.exec_nullable(stmt, params, nulls, rows).await
-    }
-
     async fn exec_unnamed(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
-        nulls: &[bool],
         rows: Option<&mut Rows>,
     ) -> Result<ExecInfo, DbError> {
-        PgWireSession::exec_unnamed(self, sql, params, nulls, rows).await
+        PgWireSession::exec_unnamed(self, sql, params, rows).await
     }
 }
 
@@ -321,7 +291,6 @@ impl<S: ScriptSession + 'static> Workload for ScriptWorkload<S> {
                 rows: Rows::new(),
                 sql: String::new(),
                 texts: Vec::new(),
-                nulls: Vec::new(),
                 next: None,
                 failed: None,
                 deferred_us: 0,
@@ -349,8 +318,6 @@ struct State<S: Session> {
     sql: String,
     /// Text forms of the parameters that are neither integers nor strings.
     texts: Vec<String>,
-    /// Which parameters of the statement being sent are NULL.
-    nulls: Vec<bool>,
     /// The script chosen and the command to continue at, once [`Worker::pause`] ran its
     /// leading meta-commands.
     next: Option<(usize, usize)>,
@@ -563,9 +530,6 @@ impl<S: ScriptSession> State<S> {
         if self.texts.len() < n {
             self.texts.resize(n, String::new());
         }
-        self.nulls.clear();
-        self.nulls.resize(n, false);
-        let mut any_null = false;
         for (k, slot) in s.params.iter().enumerate() {
             use std::fmt::Write as _;
             match &self.values[*slot as usize] {
@@ -576,11 +540,7 @@ impl<S: ScriptSession> State<S> {
                     )
                     .into())
                 }
-                Some(Value::Null) => {
-                    self.nulls[k] = true;
-                    any_null = true;
-                }
-                Some(Value::Int(_) | Value::Str(_)) => {}
+                Some(Value::Null | Value::Int(_) | Value::Str(_)) => {}
                 Some(v) => {
                     self.texts[k].clear();
                     let _ = write!(self.texts[k], "{v}");
@@ -595,7 +555,7 @@ impl<S: ScriptSession> State<S> {
             let param = |k: usize, slot: &u32| match &values[*slot as usize] {
                 Some(Value::Int(i)) => Param::Int(*i),
                 Some(Value::Str(t)) => Param::Bytes(t.as_bytes()),
-                Some(Value::Null) | None => Param::Int(0),
+                Some(Value::Null) | None => Param::Null,
                 Some(_) => Param::Bytes(texts[k].as_bytes()),
             };
             if n <= small.len() {
@@ -610,18 +570,12 @@ impl<S: ScriptSession> State<S> {
         };
         let out = rows.then_some(&mut self.rows);
         let r = match program.mode {
-            QueryMode::Extended => {
-                let nulls: &[bool] = if any_null { &self.nulls } else { &[] };
-                self.session
-                    .exec_unnamed(&program.unnamed[stmt], params, nulls, out)
-                    .await
-            }
+            QueryMode::Extended => self.session.exec_unnamed(&program.unnamed[stmt], params, out).await,
             _ => {
                 let id = self.stmts[stmt];
-                match (any_null, out) {
-                    (true, out) => self.session.exec_nulls(id, params, &self.nulls, out).await,
-                    (false, Some(rows)) => self.session.exec_rows(id, params, rows).await,
-                    (false, None) => self.session.exec(id, params).await,
+                match out {
+                    Some(rows) => self.session.exec_rows(id, params, rows).await,
+                    None => self.session.exec(id, params).await,
                 }
             }
         };
@@ -812,15 +766,8 @@ mod tests {
                     message: "relation \"t\" does not exist".into(),
                 });
             }
-            let ps: Vec<String> = params
-                .iter()
-                .map(|p| match p {
-                    Param::Int(i) => i.to_string(),
-                    Param::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
-                })
-                .collect();
-            self.sent
-                .push(format!("{} [{}]", self.prepared[stmt.0 as usize], ps.join(",")));
+            let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params));
+            self.sent.push(sent);
             Ok(ExecInfo { affected_rows: 1 })
         }
         async fn exec_rows(
@@ -852,12 +799,11 @@ mod tests {
     }
 
     /// `[a,NULL,'b']`: what a statement was sent.
-    fn shown(params: &[Param<'_>], nulls: &[bool]) -> String {
+    fn shown(params: &[Param<'_>]) -> String {
         let ps: Vec<String> = params
             .iter()
-            .enumerate()
-            .map(|(k, p)| match p {
-                _ if nulls.get(k) == Some(&true) => "NULL".to_string(),
+            .map(|p| match p {
+                Param::Null => "NULL".to_string(),
                 Param::Int(i) => i.to_string(),
                 Param::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
             })
@@ -868,29 +814,13 @@ mod tests {
     impl ScriptSession for Fake {
         const EXTENDED: bool = true;
 
-        async fn exec_nulls(
-            &mut self,
-            stmt: StmtId,
-            params: &[Param<'_>],
-            nulls: &[bool],
-            rows: Option<&mut Rows>,
-        ) -> Result<ExecInfo, DbError> {
-            let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params, nulls));
-            self.sent.push(sent);
-            if let Some(rows) = rows {
-                rows.reset(0);
-            }
-            Ok(ExecInfo { affected_rows: 1 })
-        }
-
         async fn exec_unnamed(
             &mut self,
             sql: &str,
             params: &[Param<'_>],
-            nulls: &[bool],
             rows: Option<&mut Rows>,
         ) -> Result<ExecInfo, DbError> {
-            self.sent.push(format!("unnamed {sql} {}", shown(params, nulls)));
+            self.sent.push(format!("unnamed {sql} {}", shown(params)));
             if let Some(rows) = rows {
                 rows.reset(2);
                 rows.push_null();
