@@ -276,7 +276,7 @@ fn the_oltp_scripts_send_the_statements_sysbench_sends_on_postgresql() {
     }
 }
 
-const OWN: &str = r#"
+const OWN: &str = r####"
 sysbench.cmdline.options = {
    rows = {"Rows in t", 50},
    fail_once = {"Raise a deadlock-like ignorable error in the first event", false},
@@ -287,14 +287,14 @@ function cmd_fill()
    local con = sysbench.sql.driver():connect()
    -- Each parallel thread fills its own share of the ids.
    for i = sysbench.tid + 1, sysbench.opt.rows, sysbench.opt.threads do
-      con:query(string.format("INSERT INTO t VALUES (%d, 0)", i))
+      con:query(string.format("INSERT INTO t (id, v) VALUES (%d, 0)", i))
    end
 end
 
 sysbench.cmdline.commands = {
    prepare = {function()
       local con = sysbench.sql.driver():connect()
-      con:query("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)")
+      con:query("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL, note VARCHAR(20) NULL, d DOUBLE NULL)")
    end},
    fill = {cmd_fill, sysbench.cmdline.PARALLEL_COMMAND},
    cleanup = {function() sysbench.sql.driver():connect():query("DROP TABLE t") end},
@@ -309,10 +309,49 @@ end
 function thread_init()
    con = sysbench.sql.driver():connect()
    events = 0
+   -- Bound parameters of every kind: VARCHAR (a value, a number, a random string, NULL),
+   -- DOUBLE, INT (from a string).
+   upd = con:prepare("UPDATE t SET note = ?, d = ? WHERE id = ?")
+   p_note = upd:bind_create(sysbench.sql.type.VARCHAR, 20)
+   p_d = upd:bind_create(sysbench.sql.type.DOUBLE)
+   p_id = upd:bind_create(sysbench.sql.type.INT)
+   upd:bind_param(p_note, p_d, p_id)
+   sel = con:prepare("SELECT note, d FROM t WHERE id = ?")
+   p_sel = sel:bind_create(sysbench.sql.type.BIGINT)
+   sel:bind_param(p_sel)
+end
+
+-- Sets row `id` through the bound parameters and reads it back through a prepared SELECT.
+local function roundtrip(id, note, d)
+   p_note:set(note)
+   p_d:set(d)
+   p_id:set(tostring(id))
+   upd:execute()
+   p_sel:set(id)
+   local rs = sel:execute()
+   assert(rs.nrows == 1, "rows " .. tostring(rs.nrows))
+   return rs:fetch_row()
+end
+
+function check_params()
+   local row = roundtrip(2, nil, 1.5)
+   assert(row[1] == nil and tonumber(row[2]) == 1.5, "NULL note, d 1.5: " .. tostring(row[1]) .. " " .. tostring(row[2]))
+   row = roundtrip(3, 42, 2)
+   assert(row[1] == "42", "a number bound to VARCHAR: " .. tostring(row[1]))
+   p_note:set_rand_str("###-@@@")
+   p_d:set(nil)
+   p_id:set(4)
+   upd:execute()
+   p_sel:set(4)
+   row = sel:execute():fetch_row()
+   assert(row[1]:match("^%d%d%d%-%l%l%l$") and row[2] == nil, "set_rand_str: " .. tostring(row[1]))
+   row = roundtrip(5, string.rep("x", 30), -3)
+   assert(row[1] == string.rep("x", 20), "cut at max_len: " .. tostring(row[1]))
 end
 
 function event()
    events = events + 1
+   check_params()
    local n = con:query_row("SELECT count(*) FROM t")
    assert(tonumber(n) == sysbench.opt.rows, "count(*) = " .. tostring(n))
    local rs = con:query("SELECT id, v FROM t ORDER BY id LIMIT 3")
@@ -322,7 +361,7 @@ function event()
    con:query("UPDATE t SET v = v + 1 WHERE id = " .. sysbench.rand.uniform(1, sysbench.opt.rows))
    if sysbench.opt.fail_once and restarts == 0 then
       -- A duplicate key, made ignorable with --mysql-ignore-errors=1062.
-      con:query("INSERT INTO t VALUES (1, 0)")
+      con:query("INSERT INTO t (id, v) VALUES (1, 0)")
    end
    -- stop_after events, then this thread is done.
    return sysbench.opt.stop_after > 0 and events >= sysbench.opt.stop_after
@@ -340,7 +379,7 @@ function thread_done()
    local v = con:query_row("SELECT sum(v) FROM t")
    print(string.format("thread %d done: sum %s, restarts %d", sysbench.tid, v, restarts))
 end
-"#;
+"####;
 
 #[test]
 fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
@@ -386,6 +425,19 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
     );
     let per_type = &summary["per_type"];
     assert!(per_type["UPDATE t"]["count"].as_u64().unwrap() >= 10, "{per_type}");
+    // The same on event-loop threads (open loop), where statements yield instead of blocking.
+    let out = run_ok(&mut lua(&[
+        "run",
+        "--threads=1",
+        "--time=20",
+        "--rate=100",
+        "--rows=50",
+        "--fail-once",
+        "--mysql-ignore-errors=1062",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("thread 0 done: sum 20, restarts 1"), "{stdout}");
+    std::fs::remove_dir_all(only_run_dir(results.path())).unwrap();
     // Its interval hook prints in place of dbperf's live line, once a second.
     let out = run_ok(&mut lua(&[
         "run",
@@ -408,6 +460,14 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
         ),
         ("function event()\n  error('boom')\nend\n", "own_broken.lua:2: boom"),
         ("x = 1\n", "defines no event() function"),
+        (
+            "function thread_init()\n  local s = sysbench.sql.driver():connect():prepare('SELECT ?')\n  s:bind_param(5)\nend\nfunction event() end\n",
+            "own_broken.lua:3: stmt:bind_param(): argument 1 is not a parameter made by stmt:bind_create()",
+        ),
+        (
+            "function event()\n  sysbench.rand.uniform(5, 2)\nend\n",
+            "own_broken.lua:2: sysbench.rand.uniform(5, 2): need 0 <= a <= b",
+        ),
     ];
     for (text, want) in broken {
         let bad = dir.path().join("own_broken.lua");

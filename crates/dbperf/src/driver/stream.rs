@@ -6,6 +6,8 @@
 //! ([`dbperf_engine::blocking_io`]) is a [`Blocking`] one: that thread owns one connection and
 //! nothing else, so a read sleeps in the kernel until the reply arrives instead of going
 //! through the runtime's event loop (one system call and one wake-up per reply, no epoll).
+//! It is opened blocking too (no reactor involved), so a session can be opened from code that
+//! cannot await, such as a Lua script's plain call on that thread.
 //! Reads and writes time out every [`dbperf_engine::BLOCKING_SLICE`]; the future then yields
 //! once, so timers, the interval ticker and the bounded shutdown still run while a server
 //! hangs, and dropping the future abandons the wait.
@@ -103,33 +105,64 @@ async fn retry_busy<T, F: Future<Output = io::Result<T>>>(mut connect: impl FnMu
     }
 }
 
+/// How long a blocking TCP connect waits for the server (the engine's connect timeout, which
+/// cannot interrupt a blocking call).
+const BLOCKING_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// [`retry_busy`] for a blocking connect: the pauses are slept.
+fn retry_busy_blocking<T>(mut connect: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match connect() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && started.elapsed() < BUSY_RETRY_FOR => {
+                let jitter = dbperf_engine::clock::now_ns() % pause.as_nanos() as u64;
+                std::thread::sleep(pause / 2 + Duration::from_nanos(jitter));
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// A blocking TCP connect to the first address of `host:port` that answers.
+fn tcp_blocking(host: &str, port: u16) -> io::Result<std::net::TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host}: no address"));
+    for addr in (host, port).to_socket_addrs()? {
+        match std::net::TcpStream::connect_timeout(&addr, BLOCKING_CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 impl Stream {
     /// Connects to `host:port` with TCP_NODELAY (a request is one write; nothing to batch).
-    /// (A blocking socket on a blocking-I/O engine thread; the connect itself is async, so
-    /// the connect timeout applies as always.)
+    /// (A blocking socket, connected blocking, on a blocking-I/O engine thread.)
     pub(crate) async fn tcp(host: &str, port: u16) -> io::Result<Stream> {
-        let s = retry_busy(|| TcpStream::connect((host, port))).await?;
-        s.set_nodelay(true)?;
         if dbperf_engine::blocking_io() {
-            let s = s.into_std()?;
-            s.set_nonblocking(false)?;
+            let s = retry_busy_blocking(|| tcp_blocking(host, port))?;
+            s.set_nodelay(true)?;
             s.set_read_timeout(Some(dbperf_engine::BLOCKING_SLICE))?;
             s.set_write_timeout(Some(dbperf_engine::BLOCKING_SLICE))?;
             return Ok(Stream::Blocking(Blocking::Tcp(s)));
         }
+        let s = retry_busy(|| TcpStream::connect((host, port))).await?;
+        s.set_nodelay(true)?;
         Ok(Stream::Tcp(s))
     }
 
     /// Connects to the Unix socket at `path` (blocking on a blocking-I/O engine thread).
     pub(crate) async fn unix(path: &str) -> io::Result<Stream> {
-        let s = retry_busy(|| UnixStream::connect(path)).await?;
         if dbperf_engine::blocking_io() {
-            let s = s.into_std()?;
-            s.set_nonblocking(false)?;
+            let s = retry_busy_blocking(|| std::os::unix::net::UnixStream::connect(path))?;
             s.set_read_timeout(Some(dbperf_engine::BLOCKING_SLICE))?;
             s.set_write_timeout(Some(dbperf_engine::BLOCKING_SLICE))?;
             return Ok(Stream::Blocking(Blocking::Unix(s)));
         }
+        let s = retry_busy(|| UnixStream::connect(path)).await?;
         Ok(Stream::Unix(s))
     }
 

@@ -10,7 +10,7 @@
 //! sessions for both server families; `?` placeholders work on PostgreSQL as sysbench's pgsql
 //! driver makes them.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
@@ -18,10 +18,14 @@ use std::sync::Arc;
 
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{ErrorClass, QueryClass, StatementNames};
-use mlua::{AnyUserData, Function, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods, UserDataRefMut, Value};
+use mlua::{
+    AnyUserData, Function, LightUserData, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods, UserDataRefMut,
+    Value,
+};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+use super::fast::{self, FfiResult, ParamBox, ParamView};
 use super::options::OptValue;
 use super::Naming;
 use crate::driver::any::AnySession;
@@ -101,23 +105,30 @@ pub type Logged = (u16, u64, QueryClass);
 
 /// A state's own context, kept in the Lua state's app data.
 pub struct Ctx {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// Statements sent since the last [`take_log`].
     pub log: RefCell<Vec<Logged>>,
     /// Connections opened by this state, for [`reconnect_all`].
     conns: RefCell<Vec<std::rc::Weak<RefCell<ConnInner>>>>,
     /// Names already resolved to a kind, by SQL text (bounded).
     kinds: RefCell<HashMap<Box<str>, (u16, bool)>>,
-    rng: RefCell<SmallRng>,
-    /// sysbench.rand.default's distribution.
-    dist: Distribution,
+    pub(super) rng: RefCell<SmallRng>,
+    /// The distributions of sysbench.rand.uniform, default, gaussian, special, pareto and
+    /// zipfian (`None`: its parameters are invalid; calling it says why).
+    pub(super) dists: [Option<Distribution>; 6],
+    /// Bound parameters made by `stmt:bind_create`, by number (never freed before the state).
+    /// Boxed: the script holds their addresses, which must not move when the list grows.
+    #[allow(clippy::vec_box)]
+    pub(super) params: RefCell<Vec<Box<ParamBox>>>,
+    /// The message of the last misuse seen by a [`fast`] entry point.
+    fast_error: RefCell<Option<String>>,
 }
 
 /// How many SQL texts a state remembers the kind of (dynamic SQL is named again past it).
 const KIND_CACHE: usize = 4096;
 
 impl Ctx {
-    fn kind_of(&self, sql: &str) -> (u16, bool) {
+    pub(super) fn kind_of(&self, sql: &str) -> (u16, bool) {
         if let Some(k) = self.kinds.borrow().get(sql) {
             return *k;
         }
@@ -138,7 +149,13 @@ impl Ctx {
         k
     }
 
-    fn record(&self, kind: u16, started: u64, class: QueryClass) {
+    pub(super) fn set_fast_error(&self, message: String) {
+        if let Ok(mut e) = self.fast_error.try_borrow_mut() {
+            *e = Some(message);
+        }
+    }
+
+    pub(super) fn record(&self, kind: u16, started: u64, class: QueryClass) {
         self.log
             .borrow_mut()
             .push((kind, now_ns().saturating_sub(started), class));
@@ -197,17 +214,31 @@ pub fn shape(sql: &str) -> String {
 /// connection may be opened (the option probe).
 pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
     // SAFETY: sysbench scripts may use LuaJIT's ffi library, as under sysbench; it is the
-    // user's own script, run with the user's own rights.
+    // user's own script, run with the user's own rights. (No pool of coroutines: events on
+    // blocking-I/O threads are plain calls, and on event-loop threads, where connections are
+    // many, a kept coroutine would cost each state its grown stack.)
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     let seed = shared.seed ^ (tid as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let dist = Distribution::new(shared.rand_type, shared.rand).map_err(|e| e.to_string())?;
+    // The default distribution must work; the named ones fail when called.
+    Distribution::new(shared.rand_type, shared.rand).map_err(|e| e.to_string())?;
+    let dists = [
+        RandType::Uniform,
+        shared.rand_type,
+        RandType::Gaussian,
+        RandType::Special,
+        RandType::Pareto,
+        RandType::Zipfian,
+    ]
+    .map(|t| Distribution::new(t, shared.rand).ok());
     lua.set_app_data(Ctx {
         shared: shared.clone(),
         log: RefCell::new(Vec::with_capacity(64)),
         conns: RefCell::new(Vec::new()),
         kinds: RefCell::new(HashMap::new()),
         rng: RefCell::new(SmallRng::seed_from_u64(seed)),
-        dist,
+        dists,
+        params: RefCell::new(Vec::new()),
+        fast_error: RefCell::new(None),
     });
     install(&lua, shared, tid).map_err(|e| format!("setting up the sysbench API: {e}"))?;
     load_script(&lua, &shared.script)?;
@@ -334,6 +365,36 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize) -> mlua::Result<()> {
 
     let raw = lua.create_table()?;
     raw.set("rand", rand_table(lua)?)?;
+    // The context lives in the state's app data, which is never replaced: its address holds
+    // for the state's life.
+    let ctx_ptr: *const Ctx = &*ctx(lua);
+    raw.set("fast", fast::entry_points(lua, ctx_ptr)?)?;
+    raw.set(
+        "fast_error",
+        lua.create_function(|lua, ()| {
+            Ok(ctx(lua)
+                .fast_error
+                .borrow_mut()
+                .take()
+                .unwrap_or_else(|| "unknown error".into()))
+        })?,
+    )?;
+    // Why a named distribution cannot be drawn from (its parameters), by its number.
+    let rand_errors = lua.create_table()?;
+    for (i, t) in [
+        RandType::Gaussian,
+        RandType::Special,
+        RandType::Pareto,
+        RandType::Zipfian,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if let Err(e) = Distribution::new(t, shared.rand) {
+            rand_errors.raw_set(i + 2, e.to_string())?;
+        }
+    }
+    raw.set("rand_errors", rand_errors)?;
     // On a blocking-I/O thread statements complete inside the Lua call, without a coroutine
     // switch (`query_now`, `execute_now`).
     raw.set("blocking", dbperf_engine::blocking_io())?;
@@ -367,8 +428,26 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize) -> mlua::Result<()> {
         lua.create_async_function(|lua, ()| async move { connect(&lua).await })?,
     )?;
     raw.set(
-        "param",
-        lua.create_function(|_, (btype, max_len): (i64, Option<i64>)| BindParam::new(btype, max_len))?,
+        "connect_now",
+        lua.create_function(|lua, ()| {
+            let c = ctx(lua);
+            run_now(&c, connect(lua)).unwrap_or_else(|| {
+                Err(mlua::Error::runtime(
+                    "connection creation failed: the run ended or was interrupted",
+                ))
+            })
+        })?,
+    )?;
+    raw.set(
+        "param_new",
+        lua.create_function(|lua, (btype, max_len): (i64, Option<i64>)| {
+            let c = ctx(lua);
+            let mut params = c.params.borrow_mut();
+            let p = ParamBox::new(btype, max_len, params.len()).map_err(mlua::Error::runtime)?;
+            let ptr = LightUserData(p.ffi_ptr().cast());
+            params.push(p);
+            Ok(ptr)
+        })?,
     )?;
     lua.load(PRELUDE).set_name("=dbperf prelude").call::<()>(raw)?;
     Ok(())
@@ -380,48 +459,8 @@ fn ctx(lua: &Lua) -> mlua::AppDataRef<'_, Ctx> {
 }
 
 fn rand_table(lua: &Lua) -> mlua::Result<Table> {
+    // uniform, default and the named distributions are the prelude's (through ffi).
     let t = lua.create_table()?;
-    fn range(a: i64, b: i64) -> mlua::Result<(u32, u32)> {
-        let a = u32::try_from(a).map_err(|_| mlua::Error::runtime(format!("sysbench.rand: {a} is not a u32")))?;
-        let b = u32::try_from(b).map_err(|_| mlua::Error::runtime(format!("sysbench.rand: {b} is not a u32")))?;
-        if b < a {
-            return Err(mlua::Error::runtime(format!("sysbench.rand: empty range {a}..{b}")));
-        }
-        Ok((a, b))
-    }
-    t.set(
-        "uniform",
-        lua.create_function(|lua, (a, b): (i64, i64)| {
-            let (a, b) = range(a, b)?;
-            Ok(ctx(lua).rng.borrow_mut().random_range(a..=b))
-        })?,
-    )?;
-    t.set(
-        "default",
-        lua.create_function(|lua, (a, b): (i64, i64)| {
-            let (a, b) = range(a, b)?;
-            let c = ctx(lua);
-            let v = c.dist.sample(&mut *c.rng.borrow_mut(), a, b);
-            Ok(v)
-        })?,
-    )?;
-    for (name, ty) in [
-        ("gaussian", RandType::Gaussian),
-        ("special", RandType::Special),
-        ("pareto", RandType::Pareto),
-        ("zipfian", RandType::Zipfian),
-    ] {
-        t.set(
-            name,
-            lua.create_function(move |lua, (a, b): (i64, i64)| {
-                let (a, b) = range(a, b)?;
-                let c = ctx(lua);
-                let d = Distribution::new(ty, c.shared.rand).map_err(|e| mlua::Error::runtime(e.to_string()))?;
-                let v = d.sample(&mut *c.rng.borrow_mut(), a, b);
-                Ok(v)
-            })?,
-        )?;
-    }
     t.set(
         "uniform_uint64",
         lua.create_function(|lua, ()| Ok(ctx(lua).rng.borrow_mut().random::<u64>() as f64))?,
@@ -471,8 +510,8 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// A connection's session and what it prepared.
-struct ConnInner {
-    session: Option<AnySession>,
+pub(super) struct ConnInner {
+    pub(super) session: Option<AnySession>,
     /// Prepared statements: SQL, server id (None: run as text), kind, read.
     stmts: Vec<StmtSlot>,
     bulk: Option<(String, String, usize)>,
@@ -482,6 +521,10 @@ struct ConnInner {
     last: RowData,
     /// Its number: a result table of an older statement fetches nothing.
     gen: u64,
+    /// The last result's counts where the prelude reads them (`dbperf_result`).
+    res: Box<UnsafeCell<FfiResult>>,
+    /// The error of the last statement sent through [`fast`], for `con:last_error()`.
+    pub(super) err: Option<DbError>,
 }
 
 struct StmtSlot {
@@ -516,22 +559,29 @@ async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
         closed: false,
         last: RowData::None,
         gen: 0,
+        res: Box::default(),
+        err: None,
     }));
     ctx(lua).conns.borrow_mut().push(Rc::downgrade(&inner));
     lua.create_userdata(Conn(inner))
 }
 
-/// The Lua values of a failed statement: `false, errno, sqlstate, message, ignorable, class`.
 /// What a statement primitive returns to the Lua half: its result, or `false` and the error's
 /// errno, sqlstate, message, whether it is ignorable and its class (a tuple: no allocation).
 type Ret = (Value, Value, Value, Value, Value, Value);
 
 fn failure(lua: &Lua, e: &DbError) -> mlua::Result<Ret> {
+    let (errno, state, message, ignorable, class) = error_values(lua, e)?;
+    Ok((Value::Boolean(false), errno, state, message, ignorable, class))
+}
+
+/// An error as the prelude's `raise` takes it: errno, sqlstate, message, whether it is
+/// ignorable, its class.
+fn error_values(lua: &Lua, e: &DbError) -> mlua::Result<(Value, Value, Value, Value, Value)> {
     let ignorable = e.class != ErrorClass::Fatal;
     let errno = e.code.map_or(0.0, f64::from);
     let state = e.sqlstate.clone().unwrap_or_else(|| "HY000".into());
     Ok((
-        Value::Boolean(false),
         Value::Number(errno),
         Value::String(lua.create_string(&state)?),
         Value::String(lua.create_string(&e.message)?),
@@ -540,7 +590,7 @@ fn failure(lua: &Lua, e: &DbError) -> mlua::Result<Ret> {
     ))
 }
 
-fn closed() -> DbError {
+pub(super) fn closed() -> DbError {
     DbError {
         class: ErrorClass::Fatal,
         code: None,
@@ -587,87 +637,18 @@ impl UserData for Conn {
             match result {
                 Ok((class, rs)) => {
                     ctx(&lua).record(kind, started, class);
-                    publish(&inner, rs)
+                    published(&inner, rs)
                 }
                 Err(e) => failure(&lua, &e),
-            }
-        });
-        m.add_method("query_now", |lua, this, sql: mlua::LuaString| {
-            let sql = sql.to_str()?;
-            let c = ctx(lua);
-            let (kind, read) = c.kind_of(&sql);
-            let Some(mut s) = take_session(&this.0) else {
-                return failure(lua, &closed());
-            };
-            let started = now_ns();
-            let result = if read {
-                run_now(&c, s.query_rows(&sql)).map(|r| r.map(|rows| (QueryClass::Read, ResultSet::from_text(rows))))
-            } else {
-                run_now(&c, s.query(&sql))
-                    .map(|r| r.map(|info| (write_class(info.affected_rows), ResultSet::affected(info.affected_rows))))
-            };
-            let Some(result) = result else {
-                return failure(lua, &gave_up());
-            };
-            if let Err(e) = &result {
-                run_now(&c, after_error(&mut s, e));
-            }
-            put_session(&this.0, s);
-            match result {
-                Ok((class, rs)) => {
-                    c.record(kind, started, class);
-                    drop(c);
-                    publish(&this.0, rs)
-                }
-                Err(e) => failure(lua, &e),
             }
         });
         m.add_async_method("prepare", |lua, this, sql: mlua::LuaString| async move {
             let inner = this.0.clone();
             drop(this);
-            let sql = sql.to_str()?.to_string();
-            let (kind, read) = ctx(&lua).kind_of(&sql);
-            let ps_disabled = ctx(&lua).shared.ps_disabled;
-            let Some(mut s) = take_session(&inner) else {
-                return failure(&lua, &closed());
-            };
-            let id = if ps_disabled {
-                Ok(None)
-            } else {
-                match s.prepare(&sql).await {
-                    Ok(id) => Ok(Some(id)),
-                    // MySQL will not prepare some statements (BEGIN on 8.0): run them as
-                    // text, as sysbench's --db-ps-mode=auto does.
-                    Err(e) if e.code == Some(ER_UNSUPPORTED_PS) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            };
-            put_session(&inner, s);
-            let id = match id {
-                Ok(id) => id,
-                Err(e) => return failure(&lua, &e),
-            };
-            let mut c = inner.borrow_mut();
-            let index = c.stmts.len();
-            c.stmts.push(StmtSlot {
-                text: TextStatement::new(&sql),
-                sql,
-                id,
-                kind,
-                read,
-                open: true,
-            });
-            drop(c);
-            ok_value(
-                Stmt {
-                    conn: inner,
-                    index,
-                    params: Vec::new(),
-                    buf: Vec::new(),
-                    rows: Rc::new(RefCell::new(Rows::new())),
-                },
-                &lua,
-            )
+            prepare_on(&lua, inner, sql).await
+        });
+        m.add_method("prepare_now", |lua, this, sql: mlua::LuaString| {
+            now(lua, prepare_on(lua, this.0.clone(), sql))
         });
         m.add_method("bulk_insert_init", |_, this, sql: String| {
             this.0.borrow_mut().bulk = Some((sql, String::new(), 0));
@@ -676,49 +657,39 @@ impl UserData for Conn {
         m.add_async_method("bulk_insert_next", |lua, this, values: mlua::LuaString| async move {
             let inner = this.0.clone();
             drop(this);
-            let values = values.to_str()?.to_string();
-            let full = {
-                let mut c = inner.borrow_mut();
-                let Some((prefix, buf, rows)) = c.bulk.as_mut() else {
-                    return Err(mlua::Error::runtime(
-                        "bulk_insert_next() without bulk_insert_init(): call con:bulk_insert_init(\"INSERT INTO t VALUES\") first",
-                    ));
-                };
-                let mut out = None;
-                if *rows > 0 && prefix.len() + buf.len() + values.len() + 1 > BULK_PACKET {
-                    out = Some(format!("{prefix}{buf}"));
-                    buf.clear();
-                    *rows = 0;
-                }
-                if *rows > 0 {
-                    buf.push(',');
-                }
-                buf.push_str(&values);
-                *rows += 1;
-                out
-            };
-            match full {
-                Some(sql) => flush(&lua, &inner, &sql).await,
-                None => ok_value(true, &lua),
-            }
+            bulk_next_on(&lua, inner, values).await
+        });
+        m.add_method("bulk_insert_next_now", |lua, this, values: mlua::LuaString| {
+            now(lua, bulk_next_on(lua, this.0.clone(), values))
         });
         m.add_async_method("bulk_insert_done", |lua, this, ()| async move {
             let inner = this.0.clone();
             drop(this);
-            let sql = {
-                let mut c = inner.borrow_mut();
-                match c.bulk.take() {
-                    Some((prefix, buf, rows)) if rows > 0 => Some(format!("{prefix}{buf}")),
-                    _ => None,
-                }
-            };
-            match sql {
-                Some(sql) => flush(&lua, &inner, &sql).await,
-                None => ok_value(true, &lua),
-            }
+            bulk_done_on(&lua, inner).await
+        });
+        m.add_method("bulk_insert_done_now", |lua, this, ()| {
+            now(lua, bulk_done_on(lua, this.0.clone()))
         });
         m.add_method("fetch_row", |lua, this, (gen, row): (u64, usize)| {
             fetch_row(lua, &this.0, gen, row)
+        });
+        // The connection and its result where the prelude's ffi calls take them.
+        m.add_method("ptrs", |_, this, ()| {
+            let res = this.0.borrow().res.get();
+            Ok((
+                LightUserData(Rc::as_ptr(&this.0) as *mut std::ffi::c_void),
+                LightUserData(res.cast()),
+            ))
+        });
+        // The error of the last statement sent through ffi.
+        m.add_method("last_error", |lua, this, ()| {
+            let e = this.0.borrow_mut().err.take().unwrap_or_else(|| DbError {
+                class: ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: "unknown error".into(),
+            });
+            error_values(lua, &e)
         });
         m.add_method("disconnect", |_, this, ()| {
             let mut c = this.0.borrow_mut();
@@ -729,22 +700,131 @@ impl UserData for Conn {
         m.add_async_method("reconnect", |lua, this, ()| async move {
             let inner = this.0.clone();
             drop(this);
-            match reconnect_conn(&lua, &inner).await {
-                Ok(()) => ok_value(true, &lua),
-                Err(e) => Ok((
-                    Value::Boolean(false),
-                    Value::String(lua.create_string(e.to_string())?),
-                    Value::Nil,
-                    Value::Nil,
-                    Value::Nil,
-                    Value::Nil,
-                )),
-            }
+            reconnect_on(&lua, inner).await
+        });
+        m.add_method("reconnect_now", |lua, this, ()| {
+            now(lua, reconnect_on(lua, this.0.clone()))
         });
     }
 }
 
-async fn flush(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, sql: &str) -> mlua::Result<Ret> {
+/// `con:prepare(sql)`.
+async fn prepare_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>, sql: mlua::LuaString) -> mlua::Result<Ret> {
+    let sql = sql.to_str()?.to_string();
+    let (kind, read) = ctx(lua).kind_of(&sql);
+    let ps_disabled = ctx(lua).shared.ps_disabled;
+    let Some(mut s) = take_session(&inner) else {
+        return failure(lua, &closed());
+    };
+    let id = if ps_disabled {
+        Ok(None)
+    } else {
+        match s.prepare(&sql).await {
+            Ok(id) => Ok(Some(id)),
+            // MySQL will not prepare some statements (BEGIN on 8.0): run them as
+            // text, as sysbench's --db-ps-mode=auto does.
+            Err(e) if e.code == Some(ER_UNSUPPORTED_PS) => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    put_session(&inner, s);
+    let id = match id {
+        Ok(id) => id,
+        Err(e) => return failure(lua, &e),
+    };
+    let mut c = inner.borrow_mut();
+    let index = c.stmts.len();
+    c.stmts.push(StmtSlot {
+        text: TextStatement::new(&sql),
+        sql,
+        id,
+        kind,
+        read,
+        open: true,
+    });
+    drop(c);
+    ok_value(
+        Stmt(Box::new(StmtCore {
+            conn: inner,
+            index,
+            params: Vec::new(),
+            buf: Vec::new(),
+            rows: Rc::new(RefCell::new(Rows::new())),
+        })),
+        lua,
+    )
+}
+
+/// `con:bulk_insert_next(values)`.
+async fn bulk_next_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>, values: mlua::LuaString) -> mlua::Result<Ret> {
+    let values = values.to_str()?.to_string();
+    let full = {
+        let mut c = inner.borrow_mut();
+        let Some((prefix, buf, rows)) = c.bulk.as_mut() else {
+            return Err(mlua::Error::runtime(
+                "bulk_insert_next() without bulk_insert_init(): call con:bulk_insert_init(\"INSERT INTO t VALUES\") first",
+            ));
+        };
+        let mut out = None;
+        if *rows > 0 && prefix.len() + buf.len() + values.len() + 1 > BULK_PACKET {
+            out = Some(format!("{prefix}{buf}"));
+            buf.clear();
+            *rows = 0;
+        }
+        if *rows > 0 {
+            buf.push(',');
+        }
+        buf.push_str(&values);
+        *rows += 1;
+        out
+    };
+    match full {
+        Some(sql) => flush(lua, &inner, &sql).await,
+        None => ok_value(true, lua),
+    }
+}
+
+/// `con:bulk_insert_done()`.
+async fn bulk_done_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<Ret> {
+    let sql = {
+        let mut c = inner.borrow_mut();
+        match c.bulk.take() {
+            Some((prefix, buf, rows)) if rows > 0 => Some(format!("{prefix}{buf}")),
+            _ => None,
+        }
+    };
+    match sql {
+        Some(sql) => flush(lua, &inner, &sql).await,
+        None => ok_value(true, lua),
+    }
+}
+
+/// `con:reconnect()`.
+async fn reconnect_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<Ret> {
+    match reconnect_conn(lua, &inner).await {
+        Ok(()) => ok_value(true, lua),
+        Err(e) => Ok((
+            Value::Boolean(false),
+            Value::String(lua.create_string(e.to_string())?),
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+        )),
+    }
+}
+
+/// A primitive's future run to its end inside a plain call (a blocking-I/O thread); past the
+/// run's end or after an interrupt, the statement's connection is given up.
+fn now(lua: &Lua, fut: impl std::future::Future<Output = mlua::Result<Ret>>) -> mlua::Result<Ret> {
+    let c = ctx(lua);
+    match run_now(&c, fut) {
+        Some(r) => r,
+        None => failure(lua, &gave_up()),
+    }
+}
+
+async fn flush(lua: &Lua, inner: &RefCell<ConnInner>, sql: &str) -> mlua::Result<Ret> {
     let (kind, _) = ctx(lua).kind_of(sql.split(" VALUES").next().unwrap_or(sql));
     let Some(mut s) = take_session(inner) else {
         return failure(lua, &closed());
@@ -767,7 +847,7 @@ async fn flush(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, sql: &str) -> mlua::Re
 /// After an ignorable error on PostgreSQL the transaction is aborted: roll it back so the
 /// event can run again, as sysbench's pgsql driver does (MySQL has already rolled back a
 /// deadlock victim, and sysbench leaves its other errors to the script).
-async fn after_error(s: &mut AnySession, e: &DbError) {
+pub(super) async fn after_error(s: &mut AnySession, e: &DbError) {
     if s.scheme() == Scheme::Postgres && !matches!(e.class, ErrorClass::Fatal | ErrorClass::ConnectionLost) {
         let _ = s.query("ROLLBACK").await;
     }
@@ -775,7 +855,7 @@ async fn after_error(s: &mut AnySession, e: &DbError) {
 
 /// Drives `fut` to completion on this thread (a blocking-I/O thread: each poll blocks in the
 /// kernel for at most one slice). Gives up when the run is past its end or interrupted.
-fn run_now<F: std::future::Future>(c: &Ctx, fut: F) -> Option<F::Output> {
+pub(super) fn run_now<F: std::future::Future>(c: &Ctx, fut: F) -> Option<F::Output> {
     let mut fut = std::pin::pin!(fut);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     loop {
@@ -790,7 +870,7 @@ fn run_now<F: std::future::Future>(c: &Ctx, fut: F) -> Option<F::Output> {
 }
 
 /// The error of a statement abandoned by [`run_now`]; its connection is dropped.
-fn gave_up() -> DbError {
+pub(super) fn gave_up() -> DbError {
     DbError {
         class: ErrorClass::ConnectionLost,
         code: Some(2013),
@@ -800,12 +880,12 @@ fn gave_up() -> DbError {
 }
 
 /// Takes a connection's session out for an await (no borrow is held across it).
-fn take_session(inner: &Rc<RefCell<ConnInner>>) -> Option<AnySession> {
+pub(super) fn take_session(inner: &RefCell<ConnInner>) -> Option<AnySession> {
     inner.borrow_mut().session.take()
 }
 
 /// Puts it back, unless the script disconnected meanwhile.
-fn put_session(inner: &Rc<RefCell<ConnInner>>, s: AnySession) {
+pub(super) fn put_session(inner: &RefCell<ConnInner>, s: AnySession) {
     let mut c = inner.borrow_mut();
     if !c.closed {
         c.session = Some(s);
@@ -813,7 +893,7 @@ fn put_session(inner: &Rc<RefCell<ConnInner>>, s: AnySession) {
 }
 
 /// sysbench's counter for a statement without rows: write when it changed rows.
-fn write_class(affected: u64) -> QueryClass {
+pub(super) fn write_class(affected: u64) -> QueryClass {
     if affected > 0 {
         QueryClass::Write
     } else {
@@ -821,16 +901,30 @@ fn write_class(affected: u64) -> QueryClass {
     }
 }
 
-/// Makes `rs` its connection's current result; what the Lua half builds the script's result
-/// table from: `nrows, nfields, generation`.
-fn publish(inner: &Rc<RefCell<ConnInner>>, rs: ResultSet) -> mlua::Result<Ret> {
-    let mut c = inner.borrow_mut();
+/// Makes `rs` its connection's current result, its counts in the connection's
+/// [`FfiResult`]: `nrows, nfields, generation`.
+pub(super) fn publish(c: &mut ConnInner, rs: ResultSet) -> (f64, f64, u64) {
     c.gen += 1;
     c.last = rs.data;
+    let counts = (rs.nrows as f64, rs.nfields as f64, c.gen);
+    // SAFETY: the prelude reads the struct only from Lua code, not running now.
+    unsafe {
+        *c.res.get() = FfiResult {
+            nrows: counts.0,
+            gen: counts.2 as f64,
+            nfields: counts.1,
+        };
+    }
+    counts
+}
+
+/// [`publish`], answering the Lua half: `nrows, nfields, generation`.
+fn published(inner: &RefCell<ConnInner>, rs: ResultSet) -> mlua::Result<Ret> {
+    let (nrows, nfields, gen) = publish(&mut inner.borrow_mut(), rs);
     Ok((
-        Value::Number(rs.nrows as f64),
-        Value::Integer(rs.nfields as i64),
-        Value::Integer(c.gen as i64),
+        Value::Number(nrows),
+        Value::Number(nfields),
+        Value::Number(gen as f64),
         Value::Nil,
         Value::Nil,
         Value::Nil,
@@ -839,7 +933,7 @@ fn publish(inner: &Rc<RefCell<ConnInner>>, rs: ResultSet) -> mlua::Result<Ret> {
 
 /// Row `row` (0-based) of result `gen` of a connection, as sysbench's fetch_row gives it: a
 /// table of strings, NULL as a hole; nil past the end or once another statement ran.
-fn fetch_row(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, gen: u64, row: usize) -> mlua::Result<Value> {
+fn fetch_row(lua: &Lua, inner: &RefCell<ConnInner>, gen: u64, row: usize) -> mlua::Result<Value> {
     let c = inner.borrow();
     if gen != c.gen {
         return Ok(Value::Nil);
@@ -876,7 +970,7 @@ fn fetch_row(lua: &Lua, inner: &Rc<RefCell<ConnInner>>, gen: u64, row: usize) ->
 }
 
 /// Reopens a connection and prepares its statements again.
-async fn reconnect_conn(lua: &Lua, inner: &Rc<RefCell<ConnInner>>) -> Result<(), DbError> {
+async fn reconnect_conn(lua: &Lua, inner: &RefCell<ConnInner>) -> Result<(), DbError> {
     let mut s = match take_session(inner) {
         Some(s) => s,
         // Dropped mid-statement: open a new one.
@@ -946,114 +1040,8 @@ pub fn clear_log(lua: &Lua) {
     ctx(lua).log.borrow_mut().clear();
 }
 
-/// A bound parameter's value (`stmt:bind_create` / `param:set`).
-#[derive(Clone, Debug)]
-enum PVal {
-    Null,
-    Int(i64),
-    Double(f64),
-    Str(Vec<u8>),
-}
-
-/// `stmt:bind_create(type, max_len)`: a parameter slot shared with the statements it is
-/// bound to.
-#[derive(Clone)]
-pub struct BindParam {
-    v: Rc<RefCell<PVal>>,
-    int: bool,
-    double: bool,
-    max_len: usize,
-}
-
-impl BindParam {
-    fn new(btype: i64, max_len: Option<i64>) -> mlua::Result<BindParam> {
-        let (int, double) = match btype {
-            1..=4 => (true, false),
-            5 | 6 => (false, true),
-            11 | 12 => (false, false),
-            other => {
-                return Err(mlua::Error::runtime(format!(
-                    "Unsupported argument type: {other} (use sysbench.sql.type INT, BIGINT, DOUBLE, CHAR or VARCHAR)"
-                )))
-            }
-        };
-        let max_len = if int || double {
-            8
-        } else {
-            max_len.filter(|&n| n > 0).ok_or_else(|| {
-                mlua::Error::runtime("bind_create(sysbench.sql.type.CHAR/VARCHAR, max_len): max_len is needed")
-            })? as usize
-        };
-        Ok(BindParam {
-            v: Rc::new(RefCell::new(PVal::Null)),
-            int,
-            double,
-            max_len,
-        })
-    }
-}
-
-impl UserData for BindParam {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("set", |_, this, v: Value| {
-            let new = match v {
-                Value::Nil => PVal::Null,
-                Value::Integer(i) if this.int => PVal::Int(i),
-                Value::Number(n) if this.int => PVal::Int(n as i64),
-                Value::Integer(i) if this.double => PVal::Double(i as f64),
-                Value::Number(n) if this.double => PVal::Double(n),
-                Value::String(s) if this.int => PVal::Int(
-                    s.to_str()?
-                        .trim()
-                        .parse()
-                        .map_err(|_| mlua::Error::runtime("param:set(): not an integer"))?,
-                ),
-                Value::String(s) if this.double => PVal::Double(
-                    s.to_str()?
-                        .trim()
-                        .parse()
-                        .map_err(|_| mlua::Error::runtime("param:set(): not a number"))?,
-                ),
-                Value::String(s) => {
-                    let b = s.as_bytes();
-                    PVal::Str(b[..b.len().min(this.max_len)].to_vec())
-                }
-                Value::Integer(i) => PVal::Str(i.to_string().into_bytes()),
-                Value::Number(n) => PVal::Str(lua_number(n).into_bytes()),
-                Value::Boolean(b) => PVal::Int(b as i64),
-                other => {
-                    return Err(mlua::Error::runtime(format!(
-                        "param:set(): cannot bind a {}",
-                        other.type_name()
-                    )))
-                }
-            };
-            *this.v.borrow_mut() = new;
-            Ok(())
-        });
-        m.add_method("set_rand_str", |lua, this, fmt: mlua::LuaString| {
-            if this.int || this.double {
-                return Err(mlua::Error::runtime(
-                    "param:set_rand_str() needs a CHAR or VARCHAR parameter",
-                ));
-            }
-            let fmt = fmt.as_bytes();
-            let n = fmt.len().min(this.max_len);
-            let mut v = this.v.borrow_mut();
-            let mut buf = match std::mem::replace(&mut *v, PVal::Null) {
-                PVal::Str(b) => b,
-                _ => Vec::new(),
-            };
-            buf.resize(n, 0);
-            fill_template(&mut *ctx(lua).rng.borrow_mut(), &fmt[..n], &mut buf);
-            *v = PVal::Str(buf);
-            Ok(())
-        });
-    }
-}
-
 /// Lua's text for a number (integers without a fraction).
-fn lua_number(n: f64) -> String {
+pub(super) fn lua_number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         format!("{}", n as i64)
     } else {
@@ -1061,132 +1049,112 @@ fn lua_number(n: f64) -> String {
     }
 }
 
-/// `con:prepare()`'s handle.
-struct Stmt {
-    conn: Rc<RefCell<ConnInner>>,
-    index: usize,
-    params: Vec<BindParam>,
-    buf: Vec<u8>,
-    /// The rows of its last read, reused (shared with the result handed to the script).
-    rows: Rc<RefCell<Rows>>,
-}
+/// `con:prepare()`'s handle; its core stays where it is (the prelude's ffi calls hold its
+/// address).
+struct Stmt(Box<StmtCore>);
 
-/// The parameters of one execution from the bound values (doubles written as text into
-/// `doubles`); a NULL is refused.
-fn bind_values<'a, I>(vals: I, doubles: &'a mut String) -> mlua::Result<Vec<Param<'a>>>
-where
-    I: Iterator<Item = &'a PVal> + Clone,
-{
-    for v in vals.clone() {
-        if let PVal::Double(d) = v {
-            doubles.push_str(&lua_number(*d));
-            doubles.push('\0');
-        }
-    }
-    let doubles: &'a String = doubles;
-    let mut parts = doubles.split('\0');
-    vals.map(|v| match v {
-        PVal::Null => Err(mlua::Error::runtime(
-            "a NULL parameter (param:set(nil)) is not supported by dbperf yet: bind a value, or write NULL in the statement",
-        )),
-        PVal::Int(i) => Ok(Param::Int(*i)),
-        PVal::Double(_) => Ok(Param::Bytes(parts.next().unwrap_or("").as_bytes())),
-        PVal::Str(b) => Ok(Param::Bytes(b)),
-    })
-    .collect()
+/// A prepared statement of a connection, and what it is bound to.
+pub(super) struct StmtCore {
+    pub(super) conn: Rc<RefCell<ConnInner>>,
+    pub(super) index: usize,
+    /// The state's parameters bound to it, by number.
+    pub(super) params: Vec<usize>,
+    /// The statement's text with the values written in, when it runs as text.
+    pub(super) buf: Vec<u8>,
+    /// The rows of its last read, reused (shared with the result handed to the script).
+    pub(super) rows: Rc<RefCell<Rows>>,
 }
 
 /// Statement `index` of `conn`: its kind, whether it reads, and its server id (None: it runs
 /// as text, which is rendered from `params` into `buf` here).
-fn slot(
-    conn: &RefCell<ConnInner>,
+pub(super) fn slot(
+    conn: &ConnInner,
     index: usize,
     buf: &mut Vec<u8>,
     params: &[Param<'_>],
-) -> mlua::Result<(u16, bool, Option<StmtId>)> {
-    {
-        let conn = conn.borrow();
-        let Some(slot) = conn.stmts.get(index) else {
-            return Err(mlua::Error::runtime("statement handle out of range"));
-        };
-        if !slot.open {
-            return Err(mlua::Error::runtime("stmt:execute() after stmt:close()"));
+) -> Result<(u16, bool, Option<StmtId>), String> {
+    let Some(slot) = conn.stmts.get(index) else {
+        return Err("statement handle out of range".into());
+    };
+    if !slot.open {
+        return Err("stmt:execute() after stmt:close()".into());
+    }
+    if slot.id.is_none() {
+        buf.clear();
+        slot.text.render(params, buf);
+    }
+    Ok((slot.kind, slot.read, slot.id))
+}
+
+/// A parameter's value kept across an await (the script may set it again meanwhile).
+enum Owned {
+    Null,
+    Int(i64),
+    Double(f64),
+    Bytes(Vec<u8>),
+}
+
+impl Owned {
+    fn view(&self) -> ParamView<'_> {
+        match self {
+            Owned::Null => ParamView::Null,
+            Owned::Int(i) => ParamView::Int(*i),
+            Owned::Double(d) => ParamView::Double(*d),
+            Owned::Bytes(b) => ParamView::Bytes(b),
         }
-        if slot.id.is_none() {
-            buf.clear();
-            slot.text.render(params, buf);
-        }
-        Ok((slot.kind, slot.read, slot.id))
     }
 }
 
 impl UserData for Stmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut(
-            "bind_param",
-            |_, this, args: mlua::Variadic<mlua::UserDataRef<BindParam>>| {
-                this.params = args.iter().map(|p| (**p).clone()).collect();
-                Ok(0)
-            },
-        );
+        m.add_method_mut("bind_param", |lua, this, ids: mlua::Variadic<i64>| {
+            let known = ctx(lua).params.borrow().len();
+            let mut params = Vec::with_capacity(ids.len());
+            for (n, id) in ids.iter().enumerate() {
+                match usize::try_from(*id) {
+                    Ok(i) if i < known => params.push(i),
+                    _ => {
+                        return Err(mlua::Error::runtime(format!(
+                            "stmt:bind_param(): argument {} is not a parameter made by stmt:bind_create()",
+                            n + 1
+                        )))
+                    }
+                }
+            }
+            this.0.params = params;
+            Ok(0)
+        });
         m.add_method_mut("close", |_, this, ()| {
-            if let Some(s) = this.conn.borrow_mut().stmts.get_mut(this.index) {
+            if let Some(s) = this.0.conn.borrow_mut().stmts.get_mut(this.0.index) {
                 s.open = false;
             }
             Ok(0)
         });
-        m.add_method_mut("execute_now", |lua, this, ()| {
-            let c = ctx(lua);
-            let guards: Vec<std::cell::Ref<'_, PVal>> = this.params.iter().map(|p| p.v.borrow()).collect();
-            let mut doubles = String::new();
-            let params = bind_values(guards.iter().map(|g| &**g), &mut doubles)?;
-            let (kind, read, id) = slot(&this.conn, this.index, &mut this.buf, &params)?;
-            let Some(mut s) = take_session(&this.conn) else {
-                return failure(lua, &closed());
-            };
-            let started = now_ns();
-            let result = match id {
-                Some(id) if read => {
-                    let shared = this.rows.clone();
-                    let mut rows = shared.borrow_mut();
-                    let r = run_now(&c, s.exec_rows(id, &params, &mut rows));
-                    drop(rows);
-                    r.map(|r| r.map(|_| ResultSet::from_rows(shared)))
-                }
-                Some(id) => run_now(&c, s.exec(id, &params)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows))),
-                None => {
-                    let sql = String::from_utf8_lossy(&this.buf).into_owned();
-                    if read {
-                        run_now(&c, s.query_rows(&sql)).map(|r| r.map(ResultSet::from_text))
-                    } else {
-                        run_now(&c, s.query(&sql)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows)))
-                    }
-                }
-            };
-            drop(guards);
-            let Some(result) = result else {
-                return failure(lua, &gave_up());
-            };
-            if let Err(e) = &result {
-                run_now(&c, after_error(&mut s, e));
-            }
-            put_session(&this.conn, s);
-            match result {
-                Ok(rs) => {
-                    let class = if read { QueryClass::Read } else { write_class(rs.nrows) };
-                    c.record(kind, started, class);
-                    drop(c);
-                    publish(&this.conn, rs)
-                }
-                Err(e) => failure(lua, &e),
-            }
+        // The statement where the prelude's ffi calls take it.
+        m.add_method_mut("ptr", |_, this, ()| {
+            let core: *mut StmtCore = &mut *this.0;
+            Ok(LightUserData(core.cast()))
         });
         m.add_async_method_mut("execute", |lua, mut this: UserDataRefMut<Stmt>, ()| async move {
-            let this = &mut *this;
-            let vals: Vec<PVal> = this.params.iter().map(|p| p.v.borrow().clone()).collect();
+            let this = &mut *this.0;
+            let vals: Vec<Owned> = {
+                let c = ctx(&lua);
+                let arena = c.params.borrow();
+                this.params
+                    .iter()
+                    .map(|&i| match arena[i].view() {
+                        ParamView::Null => Owned::Null,
+                        ParamView::Int(v) => Owned::Int(v),
+                        ParamView::Double(d) => Owned::Double(d),
+                        ParamView::Bytes(b) => Owned::Bytes(b.to_vec()),
+                    })
+                    .collect()
+            };
+            let views: Vec<ParamView<'_>> = vals.iter().map(Owned::view).collect();
             let mut doubles = String::new();
-            let params = bind_values(vals.iter(), &mut doubles)?;
-            let (kind, read, id) = slot(&this.conn, this.index, &mut this.buf, &params)?;
+            let params = fast::bind_values(&views, &mut doubles);
+            let (kind, read, id) =
+                slot(&this.conn.borrow(), this.index, &mut this.buf, &params).map_err(mlua::Error::runtime)?;
             let Some(mut s) = take_session(&this.conn) else {
                 return failure(&lua, &closed());
             };
@@ -1214,15 +1182,9 @@ impl UserData for Stmt {
             put_session(&this.conn, s);
             match result {
                 Ok(rs) => {
-                    let class = if read {
-                        QueryClass::Read
-                    } else if rs.nrows > 0 {
-                        QueryClass::Write
-                    } else {
-                        QueryClass::Other
-                    };
+                    let class = if read { QueryClass::Read } else { write_class(rs.nrows) };
                     ctx(&lua).record(kind, started, class);
-                    publish(&this.conn, rs)
+                    published(&this.conn, rs)
                 }
                 Err(e) => failure(&lua, &e),
             }
@@ -1232,8 +1194,8 @@ impl UserData for Stmt {
 
 /// A statement's result before it is published to its connection: its rows (a read) or the
 /// rows it changed (a write).
-struct ResultSet {
-    nrows: u64,
+pub(super) struct ResultSet {
+    pub(super) nrows: u64,
     nfields: usize,
     data: RowData,
 }
@@ -1251,7 +1213,7 @@ enum RowData {
 }
 
 impl ResultSet {
-    fn affected(n: u64) -> ResultSet {
+    pub(super) fn affected(n: u64) -> ResultSet {
         ResultSet {
             nrows: n,
             nfields: 0,
@@ -1259,7 +1221,7 @@ impl ResultSet {
         }
     }
 
-    fn from_text(rows: Vec<Vec<Option<String>>>) -> ResultSet {
+    pub(super) fn from_text(rows: Vec<Vec<Option<String>>>) -> ResultSet {
         let nfields = rows.first().map_or(0, Vec::len);
         ResultSet {
             nrows: rows.len() as u64,
@@ -1271,7 +1233,7 @@ impl ResultSet {
         }
     }
 
-    fn from_rows(rows: Rc<RefCell<Rows>>) -> ResultSet {
+    pub(super) fn from_rows(rows: Rc<RefCell<Rows>>) -> ResultSet {
         let (nrows, nfields) = {
             let r = rows.borrow();
             (r.len() as u64, r.columns())

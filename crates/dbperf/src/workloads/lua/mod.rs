@@ -11,9 +11,12 @@
 //! start, HDR latency per transaction and per statement (named from the SQL text), error
 //! classes and retries, telemetry, the run directory and the catalog.
 //! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done).
+//! [`fast`] is the hot path the prelude calls through LuaJIT's ffi (parameters, random numbers,
+//! statements on blocking-I/O threads), so a script's loops compile as they do under sysbench.
 
 pub mod api;
 pub mod commands;
+pub mod fast;
 pub mod options;
 pub mod worker;
 

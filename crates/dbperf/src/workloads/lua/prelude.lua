@@ -7,12 +7,32 @@
 local raw = ...
 
 ffi = require("ffi")
--- Types scripts name in their own ffi.cdef blocks (sysbench declares them in its API).
+-- Types scripts name in their own ffi.cdef blocks (sysbench declares them in its API), and
+-- dbperf's own: a bound parameter the script writes itself, a connection's last result.
 ffi.cdef[[
 typedef enum {
   SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT, SB_CNT_MAX
 } sb_counter_type;
+typedef struct {
+  int32_t state; int32_t btype; uint32_t len; uint32_t cap; int64_t i; double d; uint8_t *buf; int32_t id;
+} dbperf_param;
+typedef struct { double nrows; double gen; double nfields; } dbperf_result;
 ]]
+
+-- The hot path's entry points (see fast.rs), called through ffi as sysbench calls its own
+-- C API, so LuaJIT compiles a script's loops with them inside. Kept local: nothing else
+-- may call them.
+local fast = raw.fast
+raw.fast = nil
+-- Pointers are passed as cdata: the JIT compiles no conversion from a lightuserdata.
+local voidp = ffi.typeof("void *")
+local CTX = ffi.cast(voidp, fast.ctx)
+local f_rand = ffi.cast("uint32_t (*)(void *, int32_t, uint32_t, uint32_t)", fast.rand)
+local f_rand_str = ffi.cast("int32_t (*)(void *, int32_t, const char *, size_t)", fast.rand_str)
+local f_execute = ffi.cast("int32_t (*)(void *, void *)", fast.execute)
+local f_query = ffi.cast("int32_t (*)(void *, void *, const char *, size_t)", fast.query)
+local param_ptr = ffi.typeof("dbperf_param *")
+local result_ptr = ffi.typeof("const dbperf_result *")
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = sysbench.hooks or {}
@@ -51,6 +71,28 @@ end
 
 sysbench.rand = raw.rand
 
+local function rand_fn(which, name)
+   local why = raw.rand_errors[which]
+   if why then
+      return function()
+         error("sysbench.rand." .. name .. ": " .. why, 2)
+      end
+   end
+   return function(a, b)
+      if not (type(a) == "number" and type(b) == "number" and a >= 0 and b >= a and b <= 4294967295) then
+         error(string.format("sysbench.rand.%s(%s, %s): need 0 <= a <= b <= 4294967295", name,
+                             tostring(a), tostring(b)), 2)
+      end
+      return f_rand(CTX, which, a, b)
+   end
+end
+sysbench.rand.uniform = rand_fn(0, "uniform")
+sysbench.rand.default = rand_fn(1, "default")
+sysbench.rand.gaussian = rand_fn(2, "gaussian")
+sysbench.rand.special = rand_fn(3, "special")
+sysbench.rand.pareto = rand_fn(4, "pareto")
+sysbench.rand.zipfian = rand_fn(5, "zipfian")
+
 -- ---------------------------------------------------------------------------------------
 -- SQL
 
@@ -68,6 +110,24 @@ local driver_mt = { __index = driver_methods, __tostring = function() return "<s
 local connection_mt = { __index = connection_methods, __tostring = function() return "<sql_connection>" end }
 local statement_mt = { __index = statement_methods, __tostring = function() return "<sql_statement>" end }
 
+-- A statement's result: nrows, nfields and fetch_row(), good until the connection's next
+-- statement. As in sysbench, a connection has one result, which each statement overwrites.
+local result_methods = {}
+local result_mt = { __index = result_methods, __tostring = function() return "<sql_result>" end }
+
+function result_methods.fetch_row(self)
+   local row = self._c:fetch_row(self._gen, self._row)
+   if row ~= nil then
+      self._row = self._row + 1
+   end
+   return row
+end
+
+function result_methods.free(self)
+   self._gen = -1
+   return true
+end
+
 function sql.driver(name)
    local drv = raw.driver(name)
    return setmetatable({ _name = drv }, driver_mt)
@@ -77,9 +137,19 @@ function driver_methods.name(self)
    return self._name
 end
 
+-- On a blocking-I/O thread every primitive completes inside the call (`*_now`, and ffi for
+-- statements), so events run as plain calls; on an event-loop thread they yield to it.
+local NOW = raw.blocking and "_now" or ""
+local CONNECT = raw.blocking and raw.connect_now or raw.connect
+local PREPARE, RECONNECT = "prepare" .. NOW, "reconnect" .. NOW
+local BULK_NEXT, BULK_DONE = "bulk_insert_next" .. NOW, "bulk_insert_done" .. NOW
+
 function driver_methods.connect(self)
-   local c = raw.connect()
-   return setmetatable({ _raw = c, driver = self }, connection_mt)
+   local c = CONNECT()
+   local p, res = c:ptrs()
+   local con = setmetatable({ _raw = c, _p = ffi.cast(voidp, p), _res = ffi.cast(result_ptr, res), driver = self }, connection_mt)
+   con._rs = setmetatable({ nrows = 0, nfields = 0, _c = c, _gen = -1, _row = 0 }, result_mt)
+   return con
 end
 
 -- Raises the error of a failed statement the way sysbench does. `ignorable` is the driver's
@@ -102,60 +172,63 @@ local function raise(con, query, errno, state, msg, ignorable, class)
    error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
 end
 
--- On a blocking-I/O thread statements complete inside the call (`query_now`, `execute_now`);
--- on an event-loop thread they yield to it (`query`, `execute`).
-local QUERY = raw.blocking and "query_now" or "query"
-local EXECUTE = raw.blocking and "execute_now" or "execute"
+-- The connection's result after a statement (counts from the primitive's answer).
+local function result(con, nrows, nfields, gen)
+   local rs = con._rs
+   rs.nrows, rs.nfields, rs._gen, rs._row = nrows, nfields, gen, 0
+   return rs
+end
 
--- A statement's result: nrows, nfields and fetch_row(), good until the connection's next
--- statement (as in sysbench).
-local result_methods = {}
-local result_mt = { __index = result_methods, __tostring = function() return "<sql_result>" end }
+-- The same after a statement sent through ffi (counts from the connection's dbperf_result).
+local function fast_result(con)
+   local rs, r = con._rs, con._res
+   rs.nrows, rs.nfields, rs._gen, rs._row = r.nrows, r.nfields, r.gen, 0
+   return rs
+end
 
-function result_methods.fetch_row(self)
-   local row = self._c:fetch_row(self._gen, self._row)
-   if row ~= nil then
-      self._row = self._row + 1
+local query
+if raw.blocking then
+   query = function(self, q)
+      if type(q) ~= "string" then
+         error("con:query(): the query must be a string, not " .. type(q), 3)
+      end
+      local rc = f_query(CTX, self._p, q, #q)
+      if rc == 0 then
+         return fast_result(self)
+      elseif rc == 1 then
+         return raise(self, q, self._raw:last_error())
+      end
+      error(raw.fast_error(), 3)
    end
-   return row
-end
-
-function result_methods.free(self)
-   self._gen = -1
-   return true
-end
-
-local function result(c, nrows, nfields, gen)
-   return setmetatable({ nrows = nrows, nfields = nfields, _c = c, _gen = gen, _row = 0 }, result_mt)
-end
-
-function connection_methods.query(self, query)
-   local c = self._raw
-   local nrows, a, b, msg, ignorable, class = c[QUERY](c, query)
-   if nrows == false then
-      return raise(self, query, a, b, msg, ignorable, class)
+else
+   query = function(self, q)
+      local nrows, a, b, msg, ignorable, class = self._raw:query(q)
+      if nrows == false then
+         return raise(self, q, a, b, msg, ignorable, class)
+      end
+      return result(self, nrows, a, b)
    end
-   return result(c, nrows, a, b)
 end
 
-function connection_methods.query_row(self, query)
-   local c = self._raw
-   local nrows, a, b, msg, ignorable, class = c[QUERY](c, query)
-   if nrows == false then
-      return raise(self, query, a, b, msg, ignorable, class)
-   end
-   if nrows == 0 or a == 0 then
+function connection_methods.query(self, q)
+   return query(self, q)
+end
+
+function connection_methods.query_row(self, q)
+   local rs = query(self, q)
+   if rs.nrows == 0 or rs.nfields == 0 then
       return nil
    end
-   return unpack(c:fetch_row(b, 0), 1, a)
+   return unpack(self._raw:fetch_row(rs._gen, 0), 1, rs.nfields)
 end
 
-function connection_methods.prepare(self, query)
-   local st, errno, state, msg, ignorable, class = self._raw:prepare(query)
+function connection_methods.prepare(self, q)
+   local c = self._raw
+   local st, errno, state, msg, ignorable, class = c[PREPARE](c, q)
    if st == false then
-      return raise(self, query, errno, state, msg, ignorable, class)
+      return raise(self, q, errno, state, msg, ignorable, class)
    end
-   return setmetatable({ _raw = st, connection = self }, statement_mt)
+   return setmetatable({ _raw = st, _p = ffi.cast(voidp, st:ptr()), connection = self }, statement_mt)
 end
 
 function connection_methods.bulk_insert_init(self, query)
@@ -163,7 +236,8 @@ function connection_methods.bulk_insert_init(self, query)
 end
 
 function connection_methods.bulk_insert_next(self, values)
-   local ok, errno, state, msg, ignorable, class = self._raw:bulk_insert_next(values)
+   local c = self._raw
+   local ok, errno, state, msg, ignorable, class = c[BULK_NEXT](c, values)
    if ok == false then
       return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
    end
@@ -171,7 +245,8 @@ function connection_methods.bulk_insert_next(self, values)
 end
 
 function connection_methods.bulk_insert_done(self)
-   local ok, errno, state, msg, ignorable, class = self._raw:bulk_insert_done()
+   local c = self._raw
+   local ok, errno, state, msg, ignorable, class = c[BULK_DONE](c)
    if ok == false then
       return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
    end
@@ -183,7 +258,8 @@ function connection_methods.disconnect(self)
 end
 
 function connection_methods.reconnect(self)
-   local ok, msg = self._raw:reconnect()
+   local c = self._raw
+   local ok, msg = c[RECONNECT](c)
    if not ok then
       error(msg, 2)
    end
@@ -194,21 +270,121 @@ function connection_methods.check_error(self, rs, query)
    return rs
 end
 
+-- Bound parameters: dbperf_param structs the script writes through ffi (as sysbench's own
+-- are), read by the statements they are bound to when those run.
+local param_methods = {}
+local NULL, INT, DOUBLE, BYTES = 0, 1, 2, 3
+local floor, huge = math.floor, math.huge
+
+local function number_text(v)
+   if v == floor(v) and v > -1e15 and v < 1e15 then
+      return string.format("%d", v)
+   end
+   return tostring(v)
+end
+
+function param_methods.set(p, v)
+   if v == nil then
+      p.state = NULL
+      return
+   end
+   local t, bt = type(v), p.btype
+   if t == "boolean" then
+      p.i = v and 1 or 0
+      p.state = INT
+   elseif bt == INT then
+      if t == "string" then
+         local n = tonumber(v)
+         if n == nil or n ~= floor(n) or n == huge or n == -huge then
+            error("param:set(): " .. string.format("%q", v) .. " is not an integer", 2)
+         end
+         v = n
+      elseif t ~= "number" then
+         error("param:set(): cannot bind a " .. t, 2)
+      end
+      p.i = v
+      p.state = INT
+   elseif bt == DOUBLE then
+      if t == "string" then
+         local n = tonumber(v)
+         if n == nil then
+            error("param:set(): " .. string.format("%q", v) .. " is not a number", 2)
+         end
+         v = n
+      elseif t ~= "number" then
+         error("param:set(): cannot bind a " .. t, 2)
+      end
+      p.d = v
+      p.state = DOUBLE
+   else
+      if t == "number" then
+         v = number_text(v)
+      elseif t ~= "string" then
+         error("param:set(): cannot bind a " .. t, 2)
+      end
+      local n = #v
+      if n > p.cap then
+         n = p.cap
+      end
+      ffi.copy(p.buf, v, n)
+      p.len = n
+      p.state = BYTES
+   end
+end
+
+function param_methods.set_rand_str(p, fmt)
+   if p.btype ~= BYTES then
+      error("param:set_rand_str() needs a CHAR or VARCHAR parameter", 2)
+   end
+   if type(fmt) ~= "string" then
+      error("param:set_rand_str(): the template must be a string", 2)
+   end
+   if f_rand_str(CTX, p.id, fmt, #fmt) ~= 0 then
+      error(raw.fast_error(), 2)
+   end
+end
+
+ffi.metatype("dbperf_param", {
+   __index = param_methods,
+   __tostring = function() return "<sql_param>" end,
+})
+
 function statement_methods.bind_create(self, btype, max_len)
-   return raw.param(btype, max_len)
+   return ffi.cast(param_ptr, raw.param_new(btype, max_len))
 end
 
 function statement_methods.bind_param(self, ...)
-   return self._raw:bind_param(...)
+   local n = select("#", ...)
+   local ids = {}
+   for i = 1, n do
+      local p = select(i, ...)
+      if not ffi.istype(param_ptr, p) then
+         error("stmt:bind_param(): argument " .. i .. " is not a parameter made by stmt:bind_create()", 2)
+      end
+      ids[i] = p.id
+   end
+   return self._raw:bind_param(unpack(ids, 1, n))
 end
 
-function statement_methods.execute(self)
-   local st = self._raw
-   local nrows, a, b, msg, ignorable, class = st[EXECUTE](st)
-   if nrows == false then
-      return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class)
+if raw.blocking then
+   function statement_methods.execute(self)
+      local rc = f_execute(CTX, self._p)
+      local con = self.connection
+      if rc == 0 then
+         return fast_result(con)
+      elseif rc == 1 then
+         return raise(con, "<prepared statement>", con._raw:last_error())
+      end
+      error(raw.fast_error(), 2)
    end
-   return result(self.connection._raw, nrows, a, b)
+else
+   function statement_methods.execute(self)
+      local nrows, a, b, msg, ignorable, class = self._raw:execute()
+      if nrows == false then
+         return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class)
+      end
+      return result(self.connection, nrows, a, b)
+   end
 end
 
 function statement_methods.close(self)
@@ -275,6 +451,7 @@ strict(sql, "sysbench.sql.", "use sysbench.sql.driver(), type and error")
 strict(connection_methods, "con:", "connections have query, query_row, prepare, bulk_insert_init/next/done, " ..
        "disconnect and reconnect")
 strict(statement_methods, "stmt:", "statements have bind_create, bind_param, execute and close")
+strict(param_methods, "param:", "parameters have set and set_rand_str")
 sysbench.db = strict({}, "sysbench.db.", "the sysbench 0.5 db_* API is gone in sysbench 1.0 too: use " ..
                      "sysbench.sql.driver():connect() and con:query()")
 sysbench.histogram = strict({}, "sysbench.histogram.", "dbperf keeps HDR histograms of every " ..

@@ -30,6 +30,8 @@ pub struct LuaWorker {
     lua: Lua,
     runner: Function,
     tid: usize,
+    /// This is a blocking-I/O thread (see the prelude's `*_now` primitives).
+    blocking: bool,
     done: bool,
     /// The error description of the last ignorable error: the next attempt runs the script's
     /// `before_restart_event(err)` first.
@@ -72,6 +74,7 @@ impl Workload for LuaWorkload {
             lua,
             runner,
             tid: worker,
+            blocking: dbperf_engine::blocking_io(),
             done: false,
             restart: None,
         })
@@ -100,14 +103,24 @@ impl Worker for LuaWorker {
                 .and_then(|s| s.get::<Table>("hooks"))
                 .and_then(|h| h.get::<Value>("before_restart_event"));
             if let Ok(Value::Function(f)) = hook {
-                let r = api::call(&f, err).await;
+                let r = if self.blocking {
+                    f.call::<Value>(err)
+                } else {
+                    api::call(&f, err).await
+                };
                 api::take_log(&self.lua, log);
                 if let Err(e) = r {
                     return Err(fatal(format!("before_restart_event: {}", lua_message(&e))));
                 }
             }
         }
-        let r = self.runner.call_async::<(Value, Value)>(self.tid).await;
+        // On a blocking-I/O thread every primitive completes inside its call, so the event
+        // is a plain call (no coroutine to make and resume).
+        let r = if self.blocking {
+            self.runner.call::<(Value, Value)>(self.tid)
+        } else {
+            self.runner.call_async::<(Value, Value)>(self.tid).await
+        };
         api::take_log(&self.lua, log);
         match r {
             Ok((Value::Boolean(true), ret)) => {
