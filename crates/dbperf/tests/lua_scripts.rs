@@ -465,6 +465,10 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
             "own_broken.lua:3: stmt:bind_param(): argument 1 is not a parameter made by stmt:bind_create()",
         ),
         (
+            "function thread_init()\n  local s = sysbench.sql.driver():connect():prepare('SELECT ?')\n  local p = s:bind_create(sysbench.sql.type.INT)\n  p:set('abc')\nend\nfunction event() end\n",
+            "own_broken.lua:4: param:set(): \"abc\" is not an integer",
+        ),
+        (
             "function event()\n  sysbench.rand.uniform(5, 2)\nend\n",
             "own_broken.lua:2: sysbench.rand.uniform(5, 2): need 0 <= a <= b",
         ),

@@ -283,6 +283,21 @@ local function number_text(v)
    return tostring(v)
 end
 
+-- A value bound to a numeric parameter: a number, or a string that reads as one (a whole
+-- number where `integer`).
+local function numeric(v, t, integer)
+   if t == "number" then
+      return v
+   elseif t == "string" then
+      local n = tonumber(v)
+      if n ~= nil and (not integer or (n == floor(n) and n ~= huge and n ~= -huge)) then
+         return n
+      end
+      error("param:set(): " .. string.format("%q", v) .. (integer and " is not an integer" or " is not a number"), 3)
+   end
+   error("param:set(): cannot bind a " .. t, 3)
+end
+
 function param_methods.set(p, v)
    if v == nil then
       p.state = NULL
@@ -293,28 +308,10 @@ function param_methods.set(p, v)
       p.i = v and 1 or 0
       p.state = INT
    elseif bt == INT then
-      if t == "string" then
-         local n = tonumber(v)
-         if n == nil or n ~= floor(n) or n == huge or n == -huge then
-            error("param:set(): " .. string.format("%q", v) .. " is not an integer", 2)
-         end
-         v = n
-      elseif t ~= "number" then
-         error("param:set(): cannot bind a " .. t, 2)
-      end
-      p.i = v
+      p.i = numeric(v, t, true)
       p.state = INT
    elseif bt == DOUBLE then
-      if t == "string" then
-         local n = tonumber(v)
-         if n == nil then
-            error("param:set(): " .. string.format("%q", v) .. " is not a number", 2)
-         end
-         v = n
-      elseif t ~= "number" then
-         error("param:set(): cannot bind a " .. t, 2)
-      end
-      p.d = v
+      p.d = numeric(v, t, false)
       p.state = DOUBLE
    else
       if t == "number" then
