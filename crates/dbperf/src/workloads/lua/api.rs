@@ -219,9 +219,8 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
     // many, a kept coroutine would cost each state its grown stack.)
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     let seed = shared.seed ^ (tid as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    // The default distribution must work; the named ones fail when called.
-    Distribution::new(shared.rand_type, shared.rand).map_err(|e| e.to_string())?;
-    let dists = [
+    // The default distribution must work; the named ones fail when called (`rand_errors`).
+    let made = [
         RandType::Uniform,
         shared.rand_type,
         RandType::Gaussian,
@@ -229,7 +228,16 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
         RandType::Pareto,
         RandType::Zipfian,
     ]
-    .map(|t| Distribution::new(t, shared.rand).ok());
+    .map(|t| Distribution::new(t, shared.rand).map_err(|e| e.to_string()));
+    if let Err(e) = &made[1] {
+        return Err(e.clone());
+    }
+    let rand_errors: Vec<(usize, String)> = made
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| d.as_ref().err().map(|e| (i, e.clone())))
+        .collect();
+    let dists = made.map(Result::ok);
     lua.set_app_data(Ctx {
         shared: shared.clone(),
         log: RefCell::new(Vec::with_capacity(64)),
@@ -240,7 +248,7 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
         params: RefCell::new(Vec::new()),
         fast_error: RefCell::new(None),
     });
-    install(&lua, shared, tid).map_err(|e| format!("setting up the sysbench API: {e}"))?;
+    install(&lua, shared, tid, rand_errors).map_err(|e| format!("setting up the sysbench API: {e}"))?;
     load_script(&lua, &shared.script)?;
     // Options again after the script: values the script's own table may not override.
     set_opt(&lua, &shared.opt).map_err(|e| e.to_string())?;
@@ -324,7 +332,7 @@ fn set_opt(lua: &Lua, opt: &[(String, OptValue)]) -> mlua::Result<()> {
     sysbench.set("opt", t)
 }
 
-fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize) -> mlua::Result<()> {
+fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize, String)>) -> mlua::Result<()> {
     let g = lua.globals();
     // package.path: the script's directory first, then sysbench's own.
     let dir = shared
@@ -379,22 +387,8 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize) -> mlua::Result<()> {
                 .unwrap_or_else(|| "unknown error".into()))
         })?,
     )?;
-    // Why a named distribution cannot be drawn from (its parameters), by its number.
-    let rand_errors = lua.create_table()?;
-    for (i, t) in [
-        RandType::Gaussian,
-        RandType::Special,
-        RandType::Pareto,
-        RandType::Zipfian,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if let Err(e) = Distribution::new(t, shared.rand) {
-            rand_errors.raw_set(i + 2, e.to_string())?;
-        }
-    }
-    raw.set("rand_errors", rand_errors)?;
+    // Why a distribution cannot be drawn from (its parameters), by its number.
+    raw.set("rand_errors", lua.create_table_from(rand_errors)?)?;
     // On a blocking-I/O thread statements complete inside the Lua call, without a coroutine
     // switch (`query_now`, `execute_now`).
     raw.set("blocking", dbperf_engine::blocking_io())?;
@@ -621,22 +615,14 @@ impl UserData for Conn {
                 return failure(&lua, &closed());
             };
             let started = now_ns();
-            let result = if read {
-                s.query_rows(&sql)
-                    .await
-                    .map(|rows| (QueryClass::Read, ResultSet::from_text(rows)))
-            } else {
-                s.query(&sql)
-                    .await
-                    .map(|info| (write_class(info.affected_rows), ResultSet::affected(info.affected_rows)))
-            };
+            let result = send(&mut s, Statement::Text(sql.as_str().into()), read).await;
             if let Err(e) = &result {
                 after_error(&mut s, e).await;
             }
             put_session(&inner, s);
             match result {
-                Ok((class, rs)) => {
-                    ctx(&lua).record(kind, started, class);
+                Ok(rs) => {
+                    ctx(&lua).record(kind, started, class_of(read, &rs));
                     published(&inner, rs)
                 }
                 Err(e) => failure(&lua, &e),
@@ -892,12 +878,54 @@ pub(super) fn put_session(inner: &RefCell<ConnInner>, s: AnySession) {
     }
 }
 
-/// sysbench's counter for a statement without rows: write when it changed rows.
-pub(super) fn write_class(affected: u64) -> QueryClass {
-    if affected > 0 {
+/// sysbench's counter for a statement: read when it returns rows, write when it changed
+/// rows, other otherwise.
+pub(super) fn class_of(read: bool, rs: &ResultSet) -> QueryClass {
+    if read {
+        QueryClass::Read
+    } else if rs.nrows > 0 {
         QueryClass::Write
     } else {
         QueryClass::Other
+    }
+}
+
+/// What a statement primitive sends.
+pub(super) enum Statement<'a> {
+    /// A prepared statement with its parameters; a read's rows go into its reused buffer.
+    Prepared(StmtId, &'a [Param<'a>], &'a Rc<RefCell<Rows>>),
+    /// SQL text (a query, or a statement the server would not prepare, values written in).
+    Text(std::borrow::Cow<'a, str>),
+}
+
+/// A prepared statement's [`Statement`]: by its server id, or as the text rendered into `buf`.
+pub(super) fn statement<'a>(
+    id: Option<StmtId>,
+    params: &'a [Param<'a>],
+    buf: &'a [u8],
+    rows: &'a Rc<RefCell<Rows>>,
+) -> Statement<'a> {
+    match id {
+        Some(id) => Statement::Prepared(id, params, rows),
+        // Rendered from a Lua string and parameters, which may hold any bytes.
+        None => Statement::Text(String::from_utf8_lossy(buf)),
+    }
+}
+
+/// Sends `st` on `s`: a read's rows, or the rows a write changed. The one place both the
+/// blocking ([`fast`]) and the event-loop paths send statements.
+pub(super) async fn send(s: &mut AnySession, st: Statement<'_>, read: bool) -> Result<ResultSet, DbError> {
+    match st {
+        Statement::Prepared(id, params, rows) if read => {
+            // Out of its cell for the await (no borrow held across it), then back.
+            let mut taken = std::mem::replace(&mut *rows.borrow_mut(), Rows::new());
+            let r = s.exec_rows(id, params, &mut taken).await;
+            *rows.borrow_mut() = taken;
+            r.map(|_| ResultSet::from_rows(rows.clone()))
+        }
+        Statement::Prepared(id, params, _) => s.exec(id, params).await.map(|i| ResultSet::affected(i.affected_rows)),
+        Statement::Text(sql) if read => s.query_rows(&sql).await.map(ResultSet::from_text),
+        Statement::Text(sql) => s.query(&sql).await.map(|i| ResultSet::affected(i.affected_rows)),
     }
 }
 
@@ -1159,31 +1187,14 @@ impl UserData for Stmt {
                 return failure(&lua, &closed());
             };
             let started = now_ns();
-            let result = match id {
-                Some(id) if read => {
-                    let mut rows = Rows::new();
-                    s.exec_rows(id, &params, &mut rows)
-                        .await
-                        .map(|_| ResultSet::from_rows(Rc::new(RefCell::new(rows))))
-                }
-                Some(id) => s.exec(id, &params).await.map(|i| ResultSet::affected(i.affected_rows)),
-                None => {
-                    let sql = String::from_utf8_lossy(&this.buf).into_owned();
-                    if read {
-                        s.query_rows(&sql).await.map(ResultSet::from_text)
-                    } else {
-                        s.query(&sql).await.map(|i| ResultSet::affected(i.affected_rows))
-                    }
-                }
-            };
+            let result = send(&mut s, statement(id, &params, &this.buf, &this.rows), read).await;
             if let Err(e) = &result {
                 after_error(&mut s, e).await;
             }
             put_session(&this.conn, s);
             match result {
                 Ok(rs) => {
-                    let class = if read { QueryClass::Read } else { write_class(rs.nrows) };
-                    ctx(&lua).record(kind, started, class);
+                    ctx(&lua).record(kind, started, class_of(read, &rs));
                     published(&this.conn, rs)
                 }
                 Err(e) => failure(&lua, &e),

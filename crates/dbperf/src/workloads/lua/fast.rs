@@ -15,13 +15,12 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use dbperf_engine::clock::now_ns;
-use dbperf_engine::QueryClass;
 use mlua::{LightUserData, Lua, Table};
 use rand::RngExt;
 use smallvec::SmallVec;
 
 use super::api::{self, ConnInner, Ctx, ResultSet, StmtCore};
-use crate::driver::{DbError, Param, Session};
+use crate::driver::{DbError, Param};
 use crate::workloads::sysbench::strings::fill_template;
 
 /// A bound parameter as the prelude sees it (`dbperf_param` in its `ffi.cdef`): the script's
@@ -217,24 +216,10 @@ fn execute_now(c: &Ctx, core: &mut StmtCore) -> Result<i32, String> {
         return Ok(failed(conn, api::closed()));
     };
     let started = now_ns();
-    let result = match id {
-        Some(id) if read => {
-            let shared = core.rows.clone();
-            let mut rows = shared.borrow_mut();
-            let r = api::run_now(c, s.exec_rows(id, &params, &mut rows));
-            drop(rows);
-            r.map(|r| r.map(|_| ResultSet::from_rows(shared)))
-        }
-        Some(id) => api::run_now(c, s.exec(id, &params)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows))),
-        None => {
-            let sql = String::from_utf8_lossy(&core.buf);
-            if read {
-                api::run_now(c, s.query_rows(&sql)).map(|r| r.map(ResultSet::from_text))
-            } else {
-                api::run_now(c, s.query(&sql)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows)))
-            }
-        }
-    };
+    let result = api::run_now(
+        c,
+        api::send(s, api::statement(id, &params, &core.buf, &core.rows), read),
+    );
     Ok(finish(c, conn, result, kind, read, started))
 }
 
@@ -251,11 +236,7 @@ extern "C" fn query(ctx: *const Ctx, conn: *const RefCell<ConnInner>, sql: *cons
             return Ok(failed(conn, api::closed()));
         };
         let started = now_ns();
-        let result = if read {
-            api::run_now(c, s.query_rows(sql)).map(|r| r.map(ResultSet::from_text))
-        } else {
-            api::run_now(c, s.query(sql)).map(|r| r.map(|i| ResultSet::affected(i.affected_rows)))
-        };
+        let result = api::run_now(c, api::send(s, api::Statement::Text(sql.into()), read));
         Ok(finish(c, conn, result, kind, read, started))
     })
 }
@@ -276,12 +257,7 @@ fn finish(
     };
     match result {
         Ok(rs) => {
-            let class = if read {
-                QueryClass::Read
-            } else {
-                api::write_class(rs.nrows)
-            };
-            c.record(kind, started, class);
+            c.record(kind, started, api::class_of(read, &rs));
             api::publish(conn, rs);
             OK
         }
