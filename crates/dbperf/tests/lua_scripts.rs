@@ -319,6 +319,9 @@ function thread_init()
    sel = con:prepare("SELECT note, d FROM t WHERE id = ?")
    p_sel = sel:bind_create(sysbench.sql.type.BIGINT)
    sel:bind_param(p_sel)
+   first = con:prepare("SELECT id, v FROM t WHERE id <= ? ORDER BY id")
+   p_first = first:bind_create(sysbench.sql.type.INT)
+   first:bind_param(p_first)
 end
 
 -- Sets row `id` through the bound parameters and reads it back through a prepared SELECT.
@@ -347,6 +350,15 @@ function check_params()
    assert(row[1]:match("^%d%d%d%-%l%l%l$") and row[2] == nil, "set_rand_str: " .. tostring(row[1]))
    row = roundtrip(5, string.rep("x", 30), -3)
    assert(row[1] == string.rep("x", 20), "cut at max_len: " .. tostring(row[1]))
+   -- A prepared read of several rows, fetched one by one to the end.
+   p_first:set(3)
+   local rs = first:execute()
+   assert(rs.nrows == 3 and rs.nfields == 2, "rows " .. tostring(rs.nrows))
+   for id = 1, 3 do
+      row = rs:fetch_row()
+      assert(row[1] == tostring(id) and tonumber(row[2]) ~= nil, "row " .. id .. ": " .. tostring(row[1]))
+   end
+   assert(rs:fetch_row() == nil, "past the last row")
 end
 
 function event()

@@ -80,6 +80,15 @@ async fn observe<S: Session>(url: &str) -> (Vec<Vec<Value>>, Vec<Vec<Option<Stri
         .await
         .unwrap();
     assert_eq!(n.affected_rows, 3);
+    // Rows a driver may keep as received (a script's) read the same once decoded.
+    let mut kept = Rows::deferred();
+    s.exec_rows(sel, &[Param::Bytes(b"1"), Param::Bytes(b"%")], &mut kept)
+        .await
+        .unwrap();
+    assert_eq!((kept.len(), kept.columns()), (3, 13), "counted before decoding");
+    kept.decode().unwrap();
+    // Debug text, as NaN is not equal to itself.
+    assert_eq!(format!("{:?}", values(&kept)), format!("{:?}", values(&rows)));
     let text = s.query_rows("SELECT * FROM typed ORDER BY id").await.unwrap();
     let up = s.prepare("UPDATE typed SET s = s WHERE id <= ?").await.unwrap();
     // NULL binds as NULL even for a type dbperf cannot bind a value of.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use dbperf::driver::mysql::{IgnoreErrors, MysqlSession};
 use dbperf::driver::wire::WireSession;
-use dbperf::driver::{Param, Session, StmtId, Target};
+use dbperf::driver::{Param, Rows, Session, StmtId, Target};
 use dbperf_engine::ErrorClass;
 use futures_util::StreamExt;
 
@@ -460,6 +460,24 @@ fn exec_allocates_nothing_in_steady_state() {
             mixed_executes(&mut s, [select, range, update], i).await;
         }
         assert_eq!(allocations() - before, 0, "heap allocations in 3000 executes");
+        // Rows kept undecoded (a script's results) reuse their buffers too, decoded or not.
+        let mut kept = Rows::deferred();
+        let mut deferred_executes = async |s: &mut WireSession, n: i64| {
+            for i in 0..n {
+                s.exec_rows(range, &[Param::Int(i % 900 + 1), Param::Int(i % 900 + 101)], &mut kept)
+                    .await
+                    .unwrap();
+                assert_eq!(kept.len(), 101);
+                if i % 10 == 0 {
+                    kept.decode().unwrap();
+                    assert_eq!(kept.int(100, 0), Some(i % 900 + 101));
+                }
+            }
+        };
+        deferred_executes(&mut s, 100).await;
+        let before = allocations();
+        deferred_executes(&mut s, 2000).await;
+        assert_eq!(allocations() - before, 0, "heap allocations in 2000 deferred executes");
         // Every third update wrote NULL: the last write of each row decides.
         assert_eq!(
             one_value(&mut s, "SELECT COUNT(*) FROM a WHERE c IS NULL")
@@ -556,6 +574,30 @@ fn same_results_as_mysql_async() {
         assert_eq!(a, b);
         let both = "SELECT id, k, c, pad, NULL, 1.5, NOW() > 0 FROM t_wire ORDER BY id";
         assert_eq!(w.query_rows(both).await.unwrap(), m.query_rows(both).await.unwrap());
+        // Prepared, binary rows: decoded at once, kept undecoded then decoded, and
+        // mysql_async's, cell for cell.
+        let typed = "SELECT id, k, c, pad, NULL, 1.5e0, CAST(-2 AS SIGNED), CAST(id AS UNSIGNED) \
+                     FROM t_wire WHERE id <= ? ORDER BY id";
+        let (ws, ms) = (w.prepare(typed).await.unwrap(), m.prepare(typed).await.unwrap());
+        let (mut now, mut kept, mut theirs) = (Rows::new(), Rows::deferred(), Rows::new());
+        w.exec_rows(ws, &[Param::Int(40)], &mut now).await.unwrap();
+        w.exec_rows(ws, &[Param::Int(40)], &mut kept).await.unwrap();
+        m.exec_rows(ms, &[Param::Int(40)], &mut theirs).await.unwrap();
+        assert_eq!((kept.len(), kept.columns()), (40, 8), "counted before decoding");
+        kept.decode().unwrap();
+        for rows in [&kept, &theirs] {
+            assert_eq!((rows.len(), rows.columns()), (now.len(), now.columns()));
+            for r in 0..now.len() {
+                for c in 0..now.columns() {
+                    assert_eq!(rows.int(r, c), now.int(r, c), "({r}, {c})");
+                    assert_eq!(rows.float(r, c), now.float(r, c), "({r}, {c})");
+                    assert_eq!(rows.bytes(r, c), now.bytes(r, c), "({r}, {c})");
+                }
+            }
+        }
+        assert_eq!(now.int(2, 0), Some(3));
+        assert_eq!(now.bytes(2, 2), None, "id 3's c is NULL");
+        assert_eq!(now.int(2, 6), Some(-2));
     });
 }
 

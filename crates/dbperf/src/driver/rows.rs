@@ -1,7 +1,15 @@
 //! [`Rows`]: the rows of a prepared statement kept for the caller in reused buffers, for
 //! workloads that read what they select (TPC-C). Cells are integers, floats, byte strings
 //! or NULL; integer and float accessors also parse text and DECIMAL cells, so a caller
-//! need not know whether the server sent a value in binary or as text.
+//! need not know whether the server sent a value in binary or as text. Rows made with
+//! [`Rows::deferred`] may be kept as the server sent them and decoded only when asked
+//! ([`Rows::decode`]), as a script's results are: most are never read.
+
+use super::DbError;
+
+/// Decodes one row as its driver received it, with the driver's description of the
+/// columns, into cells pushed onto the rows.
+pub type RowDecoder = fn(&[u8], &[u8], &mut Rows) -> Result<(), DbError>;
 
 /// One value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,6 +31,19 @@ pub struct Rows {
     columns: usize,
     cells: Vec<Cell>,
     data: Vec<u8>,
+    /// Set by [`Rows::deferred`]: rows the driver may keep undecoded.
+    deferred: Option<Box<Undecoded>>,
+}
+
+/// Rows as the driver received them, waiting for [`Rows::decode`].
+#[derive(Clone, Debug, Default)]
+struct Undecoded {
+    /// The rows, one after another; row `i` ends at `ends[i]`.
+    packets: Vec<u8>,
+    ends: Vec<u32>,
+    /// The driver's description of the columns, read only by `decoder`.
+    columns: Vec<u8>,
+    decoder: Option<RowDecoder>,
 }
 
 impl Rows {
@@ -31,11 +52,72 @@ impl Rows {
         Rows::default()
     }
 
+    /// Empty rows that a driver may fill undecoded: call [`decode`](Self::decode) before
+    /// reading cells. Drivers that cannot defer decode as usual.
+    pub fn deferred() -> Rows {
+        Rows {
+            deferred: Some(Box::default()),
+            ..Rows::default()
+        }
+    }
+
     /// Empties the rows and sets the column count of the rows to come.
     pub fn reset(&mut self, columns: usize) {
         self.columns = columns;
         self.cells.clear();
         self.data.clear();
+        if let Some(d) = &mut self.deferred {
+            d.packets.clear();
+            d.ends.clear();
+            d.decoder = None;
+        }
+    }
+
+    /// True when these rows may be kept undecoded ([`Rows::deferred`]).
+    pub(crate) fn can_defer(&self) -> bool {
+        self.deferred.is_some()
+    }
+
+    /// Starts keeping the rows to come undecoded, if these rows allow it: `columns`
+    /// describes them to `decoder`. False when the rows must be decoded now.
+    pub(crate) fn defer(&mut self, columns: &[u8], decoder: RowDecoder) -> bool {
+        let Some(d) = &mut self.deferred else {
+            return false;
+        };
+        d.columns.clear();
+        d.columns.extend_from_slice(columns);
+        d.decoder = Some(decoder);
+        true
+    }
+
+    /// Keeps one row as received, after [`defer`](Self::defer) said yes.
+    pub(crate) fn push_undecoded(&mut self, row: &[u8]) {
+        if let Some(d) = &mut self.deferred {
+            d.packets.extend_from_slice(row);
+            d.ends.push(d.packets.len() as u32);
+        }
+    }
+
+    /// Decodes the rows kept undecoded, if any, into cells; the rows read as usual after.
+    pub fn decode(&mut self) -> Result<(), DbError> {
+        let Some(mut d) = self.deferred.take() else {
+            return Ok(());
+        };
+        let r = match d.decoder.take() {
+            Some(decoder) => {
+                let mut start = 0;
+                d.ends.iter().try_for_each(|&end| {
+                    let row = &d.packets[start..end as usize];
+                    start = end as usize;
+                    decoder(row, &d.columns, self)
+                })
+            }
+            None => Ok(()),
+        };
+        d.packets.clear();
+        d.ends.clear();
+        self.deferred = Some(d);
+        r
     }
 
     /// Appends an integer cell.
@@ -60,9 +142,12 @@ impl Rows {
         self.cells.push(Cell::Bytes(start, self.data.len() as u32));
     }
 
-    /// Number of rows.
+    /// Number of rows (those not decoded yet too).
     pub fn len(&self) -> usize {
-        self.cells.len().checked_div(self.columns).unwrap_or(0)
+        match &self.deferred {
+            Some(d) if d.decoder.is_some() => d.ends.len(),
+            _ => self.cells.len().checked_div(self.columns).unwrap_or(0),
+        }
     }
 
     /// True when there are no rows.
@@ -77,6 +162,10 @@ impl Rows {
 
     /// The cell at (`row`, `col`), NULL when out of range.
     pub fn cell(&self, row: usize, col: usize) -> Cell {
+        debug_assert!(
+            self.deferred.as_ref().is_none_or(|d| d.decoder.is_none()),
+            "cells read before Rows::decode"
+        );
         if col >= self.columns {
             return Cell::Null;
         }
@@ -142,5 +231,52 @@ mod tests {
         assert_eq!(r.cell(5, 0), Cell::Null);
         r.reset(1);
         assert!(r.is_empty());
+    }
+
+    /// A toy driver format: one cell per byte, 0 for NULL, else the byte as an integer.
+    fn bytes_as_ints(row: &[u8], columns: &[u8], rows: &mut Rows) -> Result<(), DbError> {
+        if row.len() != columns.len() {
+            return Err(DbError {
+                class: crate::driver::ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: format!("row of {} cells, {} columns", row.len(), columns.len()),
+            });
+        }
+        for &b in row {
+            if b == 0 {
+                rows.push_null();
+            } else {
+                rows.push_int(b.into());
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn deferred_rows_count_before_and_read_after_decoding() {
+        let mut plain = Rows::new();
+        plain.reset(2);
+        assert!(!plain.defer(&[0, 0], bytes_as_ints), "plain rows decode now");
+
+        let mut r = Rows::deferred();
+        r.reset(2);
+        assert!(r.defer(&[0, 0], bytes_as_ints));
+        r.push_undecoded(&[1, 2]);
+        r.push_undecoded(&[0, 9]);
+        assert_eq!((r.len(), r.columns()), (2, 2));
+        r.decode().unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r.int(0, 0), r.int(0, 1)), (Some(1), Some(2)));
+        assert_eq!((r.int(1, 0), r.int(1, 1)), (None, Some(9)));
+        // Decoding twice changes nothing; the next result starts empty.
+        r.decode().unwrap();
+        assert_eq!(r.int(1, 1), Some(9));
+        r.reset(2);
+        assert!(r.is_empty());
+        assert!(r.defer(&[0, 0], bytes_as_ints));
+        r.push_undecoded(&[7]);
+        let e = r.decode().unwrap_err();
+        assert!(e.message.contains("row of 1 cells, 2 columns"), "{}", e.message);
     }
 }

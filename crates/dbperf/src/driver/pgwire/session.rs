@@ -327,6 +327,26 @@ fn type_of(oid: u32) -> Type {
     Type::from_oid(oid).unwrap_or_else(|| Type::new(format!("oid {oid}"), oid, Kind::Simple, "pg_catalog".into()))
 }
 
+/// Makes `rows` keep the DataRows to come undecoded: binary cells described by their type
+/// oids (4 bytes each), or text cells (`columns` `None`).
+fn defer(rows: &mut Rows, columns: Option<&[Type]>) {
+    match columns {
+        Some(types) => {
+            let oids: smallvec::SmallVec<[u8; 64]> = types.iter().flat_map(|t| t.oid().to_le_bytes()).collect();
+            rows.defer(&oids, |body, oids, rows| {
+                let types: Vec<Type> = oids
+                    .chunks_exact(4)
+                    .map(|b| type_of(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                    .collect();
+                push_row(rows, Some(&types), body)
+            });
+        }
+        None => {
+            rows.defer(&[], |body, _, rows| push_row(rows, None, body));
+        }
+    }
+}
+
 /// Pushes the cells of one DataRow body into `rows`: binary cells of `columns`' types, or
 /// text cells (`columns` `None`).
 fn push_row(rows: &mut Rows, columns: Option<&[Type]>, body: &[u8]) -> Result<(), DbError> {
@@ -475,11 +495,21 @@ async fn read_result(
                 n += 1;
                 if let Some(rows) = rows.as_deref_mut() {
                     let body = c.body(len);
-                    if columns.is_none() && n == 1 {
-                        let count = body.get(..2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
-                        rows.reset(count);
+                    if n == 1 {
+                        if columns.is_none() {
+                            let count = body.get(..2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
+                            rows.reset(count);
+                        }
+                        // Rows that allow it are kept as received, decoded only if read.
+                        if rows.can_defer() {
+                            defer(rows, columns);
+                        }
                     }
-                    push_row(rows, columns, body)?;
+                    if rows.can_defer() {
+                        rows.push_undecoded(body);
+                    } else {
+                        push_row(rows, columns, body)?;
+                    }
                 }
             }
             b'C' => tagged = affected_bytes(c.body(len)),

@@ -1,6 +1,7 @@
 //! Reading a command's response: OK, ERR, a LOCAL INFILE request, or result sets
-//! (text or binary rows, drained without decoding unless the caller wants them as text),
-//! following `SERVER_MORE_RESULTS_EXISTS` to the last result.
+//! (text or binary rows: drained without decoding, decoded into the caller's cells, or
+//! kept as received for the caller to decode if it reads them), following
+//! `SERVER_MORE_RESULTS_EXISTS` to the last result.
 
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
@@ -127,11 +128,31 @@ async fn read_result_set(
             return Err(protocol("no EOF packet after the column definitions".into()));
         }
     }
+    // Rows that allow it are kept as received, and decoded only if they are read.
+    let deferred = match &mut sink {
+        Sink::Cells {
+            rows,
+            types,
+            binary: true,
+        } if rows.can_defer() => {
+            let described: smallvec::SmallVec<[u8; 32]> =
+                types.iter().flat_map(|t| [t.code, u8::from(t.unsigned)]).collect();
+            rows.defer(&described, decode_binary)
+        }
+        Sink::Cells {
+            rows, binary: false, ..
+        } => rows.defer(&[], decode_text),
+        _ => false,
+    };
     // A row may start with 0xFE too (a text value of 16 MiB or more), but then its
     // packet is at least that long.
     let terminator_below = if proto.deprecate_eof { MAX_PAYLOAD } else { 9 };
     loop {
-        conn.recv().await?;
+        // Rows usually wait in the buffer: no future for those.
+        match conn.buffered() {
+            Some(r) => r?,
+            None => conn.recv().await?,
+        }
         let p = conn.payload();
         match p.first() {
             Some(0xFE) if p.len() < terminator_below => {
@@ -146,6 +167,7 @@ async fn read_result_set(
             Some(0xFF) => return Err(server_error(p, ignore)),
             _ => match &mut sink {
                 Sink::Discard => {}
+                Sink::Cells { rows, .. } if deferred => rows.push_undecoded(p),
                 Sink::Text(rows) => rows.push(text_row(p, columns)?),
                 Sink::Cells {
                     rows, binary: false, ..
@@ -214,6 +236,24 @@ fn text_cells(p: &[u8], columns: u64, rows: &mut Rows) -> Result<(), DbError> {
         rows.push_bytes(b);
     }
     Ok(())
+}
+
+/// [`RowDecoder`](crate::driver::rows::RowDecoder) of a text row (of the rows' column count).
+fn decode_text(p: &[u8], _: &[u8], rows: &mut Rows) -> Result<(), DbError> {
+    text_cells(p, rows.columns() as u64, rows)
+}
+
+/// [`RowDecoder`](crate::driver::rows::RowDecoder) of a binary row; `columns` holds each
+/// column's type code and UNSIGNED flag.
+fn decode_binary(p: &[u8], columns: &[u8], rows: &mut Rows) -> Result<(), DbError> {
+    let types: smallvec::SmallVec<[ColType; 16]> = columns
+        .chunks_exact(2)
+        .map(|c| ColType {
+            code: c[0],
+            unsigned: c[1] != 0,
+        })
+        .collect();
+    binary_cells(p, &types, rows)
 }
 
 /// Decodes a binary-protocol row: a 0x00 header, a NULL bitmap offset by two bits, then

@@ -24,6 +24,7 @@ use mlua::{
 };
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
+use smallvec::SmallVec;
 
 use super::fast::{self, FfiResult, ParamBox, ParamView};
 use super::options::OptValue;
@@ -106,8 +107,9 @@ pub type Logged = (u16, u64, QueryClass);
 /// A state's own context, kept in the Lua state's app data.
 pub struct Ctx {
     pub(super) shared: Arc<Shared>,
-    /// Statements sent since the last [`take_log`].
-    pub log: RefCell<Vec<Logged>>,
+    /// Statements sent since the last [`take_log`]; shared with the state's worker, which
+    /// takes them after every event.
+    pub log: Rc<RefCell<Vec<Logged>>>,
     /// Connections opened by this state, for [`reconnect_all`].
     conns: RefCell<Vec<std::rc::Weak<RefCell<ConnInner>>>>,
     /// Names already resolved to a kind, by SQL text (bounded).
@@ -240,7 +242,7 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
     let dists = made.map(Result::ok);
     lua.set_app_data(Ctx {
         shared: shared.clone(),
-        log: RefCell::new(Vec::with_capacity(64)),
+        log: Rc::new(RefCell::new(Vec::with_capacity(64))),
         conns: RefCell::new(Vec::new()),
         kinds: RefCell::new(HashMap::new()),
         rng: RefCell::new(SmallRng::seed_from_u64(seed)),
@@ -425,7 +427,7 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
         "connect_now",
         lua.create_function(|lua, ()| {
             let c = ctx(lua);
-            run_now(&c, connect(lua)).unwrap_or_else(|| {
+            run_now(&c, std::pin::pin!(connect(lua))).unwrap_or_else(|| {
                 Err(mlua::Error::runtime(
                     "connection creation failed: the run ended or was interrupted",
                 ))
@@ -735,7 +737,7 @@ async fn prepare_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>, sql: mlua::LuaStri
             index,
             params: Vec::new(),
             buf: Vec::new(),
-            rows: Rc::new(RefCell::new(Rows::new())),
+            rows: Rc::new(RefCell::new(Rows::deferred())),
         })),
         lua,
     )
@@ -804,7 +806,7 @@ async fn reconnect_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<
 /// run's end or after an interrupt, the statement's connection is given up.
 fn now(lua: &Lua, fut: impl std::future::Future<Output = mlua::Result<Ret>>) -> mlua::Result<Ret> {
     let c = ctx(lua);
-    match run_now(&c, fut) {
+    match run_now(&c, std::pin::pin!(fut)) {
         Some(r) => r,
         None => failure(lua, &gave_up()),
     }
@@ -841,8 +843,9 @@ pub(super) async fn after_error(s: &mut AnySession, e: &DbError) {
 
 /// Drives `fut` to completion on this thread (a blocking-I/O thread: each poll blocks in the
 /// kernel for at most one slice). Gives up when the run is past its end or interrupted.
-pub(super) fn run_now<F: std::future::Future>(c: &Ctx, fut: F) -> Option<F::Output> {
-    let mut fut = std::pin::pin!(fut);
+/// `fut` comes pinned by the caller (`pin!`), made in place: a statement's future is large, and
+/// moving it in would copy it for every statement.
+pub(super) fn run_now<F: std::future::Future>(c: &Ctx, mut fut: std::pin::Pin<&mut F>) -> Option<F::Output> {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     loop {
         if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
@@ -982,6 +985,10 @@ fn fetch_row(lua: &Lua, inner: &RefCell<ConnInner>, gen: u64, row: usize) -> mlu
             Ok(Value::Table(t))
         }
         RowData::Rows(rows) => {
+            // Kept as received until the script reads them (most results are never read).
+            rows.borrow_mut()
+                .decode()
+                .map_err(|e| mlua::Error::runtime(format!("fetch_row: {}", e.message)))?;
             let rows = rows.borrow();
             if row >= rows.len() {
                 return Ok(Value::Nil);
@@ -1054,9 +1061,14 @@ pub async fn reconnect_all(lua: &Lua) -> Result<(), DbError> {
 }
 
 /// Takes the statements logged since the last call.
-pub fn take_log(lua: &Lua, out: &mut dbperf_engine::StatementLog) {
-    let c = ctx(lua);
-    let mut log = c.log.borrow_mut();
+/// The state's statement log, for [`take_log`].
+pub fn log_of(lua: &Lua) -> Rc<RefCell<Vec<Logged>>> {
+    ctx(lua).log.clone()
+}
+
+/// Moves the statements of `log` (a state's, from [`log_of`]) to the engine's `out`.
+pub fn take_log(log: &RefCell<Vec<Logged>>, out: &mut dbperf_engine::StatementLog) {
+    let mut log = log.borrow_mut();
     for &(kind, service, class) in log.iter() {
         out.push_timed(kind, service, class);
     }
@@ -1178,9 +1190,9 @@ impl UserData for Stmt {
                     })
                     .collect()
             };
-            let views: Vec<ParamView<'_>> = vals.iter().map(Owned::view).collect();
             let mut doubles = String::new();
-            let params = fast::bind_values(&views, &mut doubles);
+            let mut params = SmallVec::new();
+            fast::bind_values(vals.iter().map(Owned::view), &mut doubles, &mut params);
             let (kind, read, id) =
                 slot(&this.conn.borrow(), this.index, &mut this.buf, &params).map_err(mlua::Error::runtime)?;
             let Some(mut s) = take_session(&this.conn) else {

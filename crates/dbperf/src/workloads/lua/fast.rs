@@ -13,6 +13,7 @@
 use std::cell::{RefCell, UnsafeCell};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
 
 use dbperf_engine::clock::now_ns;
 use mlua::{LightUserData, Lua, Table};
@@ -150,23 +151,26 @@ pub struct FfiResult {
 
 /// What a statement's parameters are bound as: NULL, integers and bytes as they are, doubles
 /// as their text (written into `doubles`).
-pub fn bind_values<'a>(vals: &[ParamView<'a>], doubles: &'a mut String) -> SmallVec<[Param<'a>; 16]> {
-    for v in vals {
+/// Into `out`, not returned: moving a parameter list copies all of its inline space.
+pub fn bind_values<'a>(
+    vals: impl Iterator<Item = ParamView<'a>> + Clone,
+    doubles: &'a mut String,
+    out: &mut SmallVec<[Param<'a>; 16]>,
+) {
+    for v in vals.clone() {
         if let ParamView::Double(d) = v {
-            doubles.push_str(&api::lua_number(*d));
+            doubles.push_str(&api::lua_number(d));
             doubles.push('\0');
         }
     }
     let doubles: &'a String = doubles;
     let mut parts = doubles.split('\0');
-    vals.iter()
-        .map(|v| match *v {
-            ParamView::Null => Param::Null,
-            ParamView::Int(i) => Param::Int(i),
-            ParamView::Double(_) => Param::Bytes(parts.next().unwrap_or("").as_bytes()),
-            ParamView::Bytes(b) => Param::Bytes(b),
-        })
-        .collect()
+    out.extend(vals.map(|v| match v {
+        ParamView::Null => Param::Null,
+        ParamView::Int(i) => Param::Int(i),
+        ParamView::Double(_) => Param::Bytes(parts.next().unwrap_or("").as_bytes()),
+        ParamView::Bytes(b) => Param::Bytes(b),
+    }));
 }
 
 /// Status of an entry point: done, an SQL error (in the connection), misuse (in the context).
@@ -204,9 +208,9 @@ extern "C" fn execute(ctx: *const Ctx, stmt: *mut StmtCore) -> i32 {
 
 fn execute_now(c: &Ctx, core: &mut StmtCore) -> Result<i32, String> {
     let arena = c.params.try_borrow().map_err(|e| e.to_string())?;
-    let vals: SmallVec<[ParamView<'_>; 16]> = core.params.iter().map(|&i| arena[i].view()).collect();
     let mut doubles = String::new();
-    let params = bind_values(&vals, &mut doubles);
+    let mut params = SmallVec::new();
+    bind_values(core.params.iter().map(|&i| arena[i].view()), &mut doubles, &mut params);
     // The connection stays borrowed for the whole statement (nothing else runs on this
     // thread meanwhile), its session used in place.
     let mut conn = core.conn.try_borrow_mut().map_err(|e| e.to_string())?;
@@ -218,7 +222,7 @@ fn execute_now(c: &Ctx, core: &mut StmtCore) -> Result<i32, String> {
     let started = now_ns();
     let result = api::run_now(
         c,
-        api::send(s, api::statement(id, &params, &core.buf, &core.rows), read),
+        pin!(api::send(s, api::statement(id, &params, &core.buf, &core.rows), read)),
     );
     Ok(finish(c, conn, result, kind, read, started))
 }
@@ -236,7 +240,7 @@ extern "C" fn query(ctx: *const Ctx, conn: *const RefCell<ConnInner>, sql: *cons
             return Ok(failed(conn, api::closed()));
         };
         let started = now_ns();
-        let result = api::run_now(c, api::send(s, api::Statement::Text(sql.into()), read));
+        let result = api::run_now(c, pin!(api::send(s, api::Statement::Text(sql.into()), read)));
         Ok(finish(c, conn, result, kind, read, started))
     })
 }
@@ -263,7 +267,7 @@ fn finish(
         }
         Err(e) => {
             if let Some(s) = conn.session.as_mut() {
-                api::run_now(c, api::after_error(s, &e));
+                api::run_now(c, pin!(api::after_error(s, &e)));
             }
             failed(conn, e)
         }
@@ -364,7 +368,8 @@ mod tests {
             ParamView::Bytes(b"x"),
             ParamView::Double(2.0),
         ];
-        let params = bind_values(&vals, &mut doubles);
+        let mut params = SmallVec::new();
+        bind_values(vals.iter().copied(), &mut doubles, &mut params);
         assert_eq!(
             params.as_slice(),
             &[

@@ -484,9 +484,11 @@ for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_inse
    end
 end
 
--- One event, as sysbench's thread loop runs it: `true, event's result` when it ran through;
--- `false, errdesc` after an ignorable SQL error (the event runs again); `nil, message` (with
--- the script's traceback) after any other error.
+-- One event, as sysbench's thread loop runs it; one number back (cheap to read on every
+-- event): 0 when it ran through, 1 when it ran through and returned something (its thread is
+-- done), 2 after an ignorable SQL error (the event runs again; its errdesc in
+-- raw.failure), 3 after any other error (its message, with the script's traceback, in
+-- raw.failure).
 local traceback = debug.traceback
 local function on_error(err)
    if raw.is_restart(err) then
@@ -498,12 +500,11 @@ end
 function raw.run_event(tid)
    local ok, res = xpcall(event, on_error, tid)
    if ok then
-      return true, res
+      -- sysbench: an event that returns anything but nil or false ends its thread.
+      return (res == nil or res == false) and 0 or 1
    end
-   if type(res) == "table" then
-      return false, res
-   end
-   return nil, res
+   raw.failure = res
+   return type(res) == "table" and 2 or 3
 end
 
 -- Calls a report hook with `print` collecting its lines, which dbperf prints where its own

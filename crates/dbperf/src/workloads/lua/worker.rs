@@ -5,10 +5,12 @@
 //! opened and prepares their statements again); the script's `before_restart_event` hook runs
 //! before the event runs again. Any other error stops the run with the script's `file:line`.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use dbperf_engine::{ErrorClass, OpTable, StatementLog, StatementNames, TxnDone, TxnError, Worker, Workload};
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, Table, Thread, Value};
 
 use super::api::{self, lua_message, Shared};
 
@@ -28,10 +30,17 @@ impl LuaWorkload {
 /// One connection's state.
 pub struct LuaWorker {
     lua: Lua,
+    /// The prelude's table (`sysbench.__dbperf`): `run_event`'s failure is left there.
+    raw: Table,
     runner: Function,
+    /// The state's statement log.
+    log: Rc<RefCell<Vec<api::Logged>>>,
     tid: usize,
     /// This is a blocking-I/O thread (see the prelude's `*_now` primitives).
     blocking: bool,
+    /// On a blocking-I/O thread: a Lua thread whose stack holds `run_event`, which
+    /// [`run_event_raw`] calls.
+    event_thread: Option<Thread>,
     done: bool,
     /// The error description of the last ignorable error: the next attempt runs the script's
     /// `before_restart_event(err)` first.
@@ -60,21 +69,30 @@ impl Workload for LuaWorkload {
                 "{script} defines no event() function, so it has nothing to run (sysbench calls event() once per transaction)"
             )));
         }
-        let runner: Function = lua
+        let blocking = dbperf_engine::blocking_io();
+        let raw: Table = lua
             .globals()
             .get::<Table>("sysbench")
             .and_then(|s| s.get::<Table>("__dbperf"))
-            .and_then(|r| r.get("run_event"))
             .map_err(|e| fatal(e.to_string()))?;
+        let runner: Function = raw.get("run_event").map_err(|e| fatal(e.to_string()))?;
+        let event_thread = match blocking {
+            true => Some(lua.create_thread(runner.clone()).map_err(|e| fatal(e.to_string()))?),
+            false => None,
+        };
         api::call_global(&lua, "thread_init", worker)
             .await
             .map_err(|e| fatal(format!("thread_init: {}", lua_message(&e))))?;
         api::clear_log(&lua);
+        let log = api::log_of(&lua);
         Ok(LuaWorker {
             lua,
             runner,
+            raw,
+            log,
             tid: worker,
-            blocking: dbperf_engine::blocking_io(),
+            blocking,
+            event_thread,
             done: false,
             restart: None,
         })
@@ -82,6 +100,37 @@ impl Workload for LuaWorkload {
 
     fn statement_names(&self) -> Option<Arc<StatementNames>> {
         Some(self.shared.names.clone())
+    }
+}
+
+/// `run_event(tid)` called on `t` (whose stack holds just `run_event`) through LuaJIT's C API:
+/// one event costs a `lua_pcall` and no conversions, where mlua's call would move the function
+/// and the results between stacks. A plain call: right for a blocking-I/O thread, whose events
+/// complete inside the call.
+fn run_event_raw(t: &Thread, tid: usize) -> Result<u8, mlua::Error> {
+    use mlua::ffi;
+    let l = t.state();
+    // SAFETY: `t` is a thread of this worker's state, alive while `t` is, used by nothing
+    // else, never resumed (so not suspended), on this state's only OS thread. Its stack holds
+    // `run_event` at 1 (lua_newthread's stack has room for the three values pushed here); the
+    // call is protected, so a Lua error stops at lua_pcall; the stack is cut back to 1 after.
+    unsafe {
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushinteger(l, tid as ffi::lua_Integer);
+        let status = ffi::lua_pcall(l, 1, 1, 0);
+        let r = if status == 0 {
+            Ok(ffi::lua_tointeger(l, -1) as u8)
+        } else {
+            let mut len = 0;
+            let p = ffi::lua_tolstring(l, -1, &mut len);
+            let message = match p.is_null() {
+                true => format!("event() failed (Lua status {status})"),
+                false => String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned(),
+            };
+            Err(mlua::Error::runtime(message))
+        };
+        ffi::lua_settop(l, 1);
+        r
     }
 }
 
@@ -108,7 +157,7 @@ impl Worker for LuaWorker {
                 } else {
                     api::call(&f, err).await
                 };
-                api::take_log(&self.lua, log);
+                api::take_log(&self.log, log);
                 if let Err(e) = r {
                     return Err(fatal(format!("before_restart_event: {}", lua_message(&e))));
                 }
@@ -116,21 +165,22 @@ impl Worker for LuaWorker {
         }
         // On a blocking-I/O thread every primitive completes inside its call, so the event
         // is a plain call (no coroutine to make and resume).
-        let r = if self.blocking {
-            self.runner.call::<(Value, Value)>(self.tid)
-        } else {
-            self.runner.call_async::<(Value, Value)>(self.tid).await
+        let r = match &self.event_thread {
+            Some(t) => run_event_raw(t, self.tid),
+            None => self.runner.call_async::<u8>(self.tid).await,
         };
-        api::take_log(&self.lua, log);
+        api::take_log(&self.log, log);
+        let failure = || self.raw.get::<Value>("failure");
         match r {
-            Ok((Value::Boolean(true), ret)) => {
-                // sysbench: an event that returns anything but nil or false ends its thread.
-                if !matches!(ret, Value::Nil | Value::Boolean(false)) {
-                    self.done = true;
-                }
+            Ok(0) => Ok(TxnDone::committed(0)),
+            Ok(1) => {
+                self.done = true;
                 Ok(TxnDone::committed(0))
             }
-            Ok((Value::Boolean(false), Value::Table(err))) => {
+            Ok(2) => {
+                let Ok(Value::Table(err)) = failure() else {
+                    return Err(fatal("event() failed without its error description".into()));
+                };
                 let class = class_of(&err.get::<String>("dbperf_class").unwrap_or_default());
                 let errno: f64 = err.get("sql_errno").unwrap_or(0.0);
                 let msg: String = err.get("sql_errmsg").unwrap_or_default();
@@ -145,8 +195,10 @@ impl Worker for LuaWorker {
                     msg,
                 ))
             }
-            Ok((_, Value::String(msg))) => Err(fatal(msg.to_string_lossy())),
-            Ok((_, other)) => Err(fatal(format!("event() failed with {other:?}"))),
+            Ok(_) => Err(fatal(match failure() {
+                Ok(Value::String(msg)) => msg.to_string_lossy(),
+                other => format!("event() failed with {other:?}"),
+            })),
             Err(e) => Err(fatal(lua_message(&e))),
         }
     }
