@@ -1083,11 +1083,13 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
                         _ = ctx.stop.wait() => return,
                     }
                 }
-                t
+                Some(t)
             }
-            None => now_ns(),
+            None => None,
         };
         let started = now_ns();
+        // In closed loop a transaction is intended to start when it starts.
+        let intended = intended.unwrap_or(started);
         if deadline.is_some_and(|d| started >= d) {
             if local.schedule.is_some() {
                 local.unstarted.set(local.unstarted.get() + 1);
@@ -1148,7 +1150,7 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
         if worker.finished() {
             return;
         }
-        if ctx.cfg.blocking_io && now_ns() >= local.next_boundary.get() {
+        if ctx.cfg.blocking_io && local.last_recorded.get() >= local.next_boundary.get() {
             // A blocking worker never waits in the runtime while its server answers: let
             // the ticker close the interval (and the shutdown select look at the clock).
             tokio::task::yield_now().await;
