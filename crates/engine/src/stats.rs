@@ -106,8 +106,11 @@ pub struct Stats {
     pub service: Histogram<u64>,
     /// Per transaction type, indexed like [`OpTable::transactions`], when there are several;
     /// empty for a workload of one type, whose times are [`Stats::response`] and
-    /// [`Stats::service`] (recorded once, not twice, per transaction).
+    /// [`Stats::service`] (recorded once, not twice, per transaction). [`Stats::per_type`]
+    /// gives both cases alike.
     pub per_txn: Vec<TxnStats>,
+    /// The workload has exactly one transaction type.
+    single_type: bool,
     /// Service time per statement kind, indexed like [`OpTable::statements`].
     pub per_stmt: Vec<Histogram<u64>>,
     /// Completed transactions (including expected rollbacks).
@@ -144,6 +147,7 @@ impl Stats {
                     service: new_histogram(),
                 })
                 .collect(),
+            single_type: ops.transactions.len() == 1,
             per_stmt: ops.statements.iter().map(|_| new_histogram()).collect(),
             transactions: 0,
             expected_rollbacks: 0,
@@ -154,6 +158,15 @@ impl Stats {
             late_starts: 0,
             down_ns: 0,
         }
+    }
+
+    /// Response and service times per transaction type, indexed like
+    /// [`OpTable::transactions`] (a workload of one type: the totals).
+    pub fn per_type(&self) -> impl Iterator<Item = (&Histogram<u64>, &Histogram<u64>)> {
+        let single = self.single_type.then_some((&self.response, &self.service));
+        single
+            .into_iter()
+            .chain(self.per_txn.iter().map(|t| (&t.response, &t.service)))
     }
 
     /// Records a completed transaction. Times in nanoseconds.
@@ -338,6 +351,25 @@ mod tests {
             transactions: vec!["t".into()],
             statements: vec!["a".into(), "b".into()],
         }
+    }
+
+    #[test]
+    fn per_type_times_come_from_the_totals_for_one_type_and_apart_for_several() {
+        let mut one = Stats::new(&ops());
+        one.record_txn(0, 3_000, 2_000, false);
+        let types: Vec<_> = one.per_type().map(|(r, s)| (r.len(), r.max(), s.max())).collect();
+        assert_eq!(types, [(1, 3, 2)]);
+        assert!(one.per_txn.is_empty(), "one type is recorded once");
+
+        let mut two = Stats::new(&OpTable {
+            transactions: vec!["x".into(), "y".into()],
+            statements: Vec::new(),
+        });
+        two.record_txn(1, 5_000, 4_000, false);
+        two.record_txn(1, 5_000, 4_000, false);
+        let types: Vec<_> = two.per_type().map(|(r, _)| r.len()).collect();
+        assert_eq!(types, [0, 2]);
+        assert_eq!(two.response.len(), 2);
     }
 
     #[test]

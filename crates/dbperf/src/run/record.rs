@@ -152,11 +152,10 @@ impl Recorder<'_, '_> {
                 Err(e) => Err(e.to_string()),
             }
         };
-        for (i, t) in s.per_txn.iter().enumerate() {
-            let name = &self.ops.transactions[i];
-            put(&format!("response:{name}"), &t.response)?;
+        for (name, (response, service)) in self.ops.transactions.iter().zip(s.per_type()) {
+            put(&format!("response:{name}"), response)?;
             if self.open_loop {
-                put(&format!("service:{name}"), &t.service)?;
+                put(&format!("service:{name}"), service)?;
             }
         }
         for (i, h) in s.per_stmt.iter().enumerate() {
@@ -235,14 +234,14 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
     let d = out.measured_s;
     let open = cx.arrival.rate().is_some();
     let mut per_type = BTreeMap::new();
-    for (i, s) in t.per_txn.iter().enumerate() {
+    for (name, (response, service)) in ops.transactions.iter().zip(t.per_type()) {
         per_type.insert(
-            ops.transactions[i].clone(),
+            name.clone(),
             TypeBlock {
                 kind: TypeKind::Transaction,
-                count: s.response.len(),
-                latency_ms: LatencyBlock::from_histogram(&s.response),
-                service_time_ms: open.then(|| LatencyBlock::from_histogram(&s.service)),
+                count: response.len(),
+                latency_ms: LatencyBlock::from_histogram(response),
+                service_time_ms: open.then(|| LatencyBlock::from_histogram(service)),
             },
         );
     }
