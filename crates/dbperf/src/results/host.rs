@@ -1,9 +1,13 @@
 //! Facts about the machine that ran the client, for the manifest: CPU model and count, memory,
 //! kernel, hostname, OS release, CPU frequency governor, and whether it is a virtual machine or
-//! a container. Collecting never fails; a fact that cannot be read is `None`.
+//! a container (asked once per boot: see `VirtCache`). Collecting never fails; a fact that
+//! cannot be read is `None`.
 
 use std::ffi::CStr;
 use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
@@ -50,7 +54,7 @@ impl HostInfo {
         let read = |path: &str| fs::read_to_string(path).ok();
         let cpuinfo = read("/proc/cpuinfo").map(|t| parse_cpuinfo(&t));
         let uname = Uname::read();
-        let virt = Virtualization::detect(cpuinfo.as_ref().is_some_and(|c| c.hypervisor_flag));
+        let virt = Virtualization::detect_cached(cpuinfo.as_ref().is_some_and(|c| c.hypervisor_flag));
         HostInfo {
             cpu_model: cpuinfo.as_ref().and_then(|c| c.model.clone()),
             logical_cpus: cpuinfo.and_then(|c| c.logical_cpus),
@@ -86,6 +90,21 @@ struct Virtualization {
 }
 
 impl Virtualization {
+    /// [`Virtualization::detect`]'s answer, from this boot's cache when it has one: asking
+    /// `systemd-detect-virt` starts two processes (about 12 ms of CPU, in every run's client
+    /// CPU), and the answer cannot change before the next boot.
+    fn detect_cached(hypervisor_flag: bool) -> Virtualization {
+        let cache = VirtCache::locate();
+        if let Some(v) = cache.as_ref().and_then(VirtCache::load) {
+            return v;
+        }
+        let v = Virtualization::detect(hypervisor_flag);
+        if let Some(c) = &cache {
+            c.store(&v);
+        }
+        v
+    }
+
     fn detect(hypervisor_flag: bool) -> Virtualization {
         let read = |path: &str| fs::read_to_string(path).ok().and_then(|t| non_empty(t.trim()));
         let vm = detect_virt("--vm").or_else(|| {
@@ -105,6 +124,88 @@ impl Virtualization {
             }
         });
         Virtualization { vm, container }
+    }
+}
+
+/// Where this boot's [`Virtualization`] is kept: a file in the owner-only, per-boot runtime
+/// directory (`$XDG_RUNTIME_DIR`, or `/run/dbperf` for root; nothing is cached otherwise), its
+/// first line naming the boot (the kernel's boot id) and the root directory (device and inode:
+/// a container has its own), so an answer is never taken for another boot or container.
+struct VirtCache {
+    path: PathBuf,
+    key: String,
+}
+
+impl VirtCache {
+    const FILE: &'static str = "dbperf-host-virtualization";
+
+    fn locate() -> Option<VirtCache> {
+        let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            Some(d) => PathBuf::from(d),
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            None if unsafe { libc::geteuid() } == 0 => {
+                let d = PathBuf::from("/run/dbperf");
+                match fs::DirBuilder::new().mode(0o700).create(&d) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(_) => return None,
+                }
+                d
+            }
+            None => return None,
+        };
+        VirtCache::at(&dir)
+    }
+
+    fn at(dir: &Path) -> Option<VirtCache> {
+        let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let root = fs::metadata("/").ok()?;
+        Some(VirtCache {
+            path: dir.join(Self::FILE),
+            key: format!("{} {}:{}", boot.trim(), root.dev(), root.ino()),
+        })
+    }
+
+    /// The cached answer, if the file is this user's own, writable by nobody else, and names
+    /// this boot and root.
+    fn load(&self) -> Option<Virtualization> {
+        let meta = fs::symlink_metadata(&self.path).ok()?;
+        // SAFETY: as above.
+        let mine = meta.uid() == unsafe { libc::geteuid() };
+        if !meta.is_file() || !mine || meta.mode() & 0o022 != 0 {
+            return None;
+        }
+        let text = fs::read_to_string(&self.path).ok()?;
+        let mut lines = text.lines();
+        if lines.next()? != self.key {
+            return None;
+        }
+        let field = |l: Option<&str>| l.map(|v| (v != "-").then(|| v.to_string()));
+        Some(Virtualization {
+            vm: field(lines.next())?,
+            container: field(lines.next())?,
+        })
+    }
+
+    /// Writes the answer (a temporary file renamed into place, owner-only); a failure only
+    /// means the next run asks again.
+    fn store(&self, v: &Virtualization) {
+        let text = format!(
+            "{}\n{}\n{}\n",
+            self.key,
+            v.vm.as_deref().unwrap_or("-"),
+            v.container.as_deref().unwrap_or("-")
+        );
+        let tmp = self.path.with_extension(std::process::id().to_string());
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        if written.and_then(|()| fs::rename(&tmp, &self.path)).is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
     }
 }
 
@@ -334,6 +435,34 @@ mod tests {
             Some("none")
         );
         assert_eq!(vm_from_dmi(None, None, false), None);
+    }
+
+    #[test]
+    fn the_virtualization_cache_answers_only_for_its_own_boot_and_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = VirtCache::at(dir.path()).unwrap();
+        assert!(cache.load().is_none(), "nothing cached yet");
+        let v = Virtualization {
+            vm: Some("kvm".into()),
+            container: None,
+        };
+        cache.store(&v);
+        let got = cache.load().unwrap();
+        assert_eq!((got.vm.as_deref(), got.container), (Some("kvm"), None));
+        // Another boot (or another container's root) has another key.
+        let other = VirtCache {
+            path: cache.path.clone(),
+            key: "another-boot 1:2".into(),
+        };
+        assert!(other.load().is_none());
+        // A file others may write is not believed.
+        fs::set_permissions(&cache.path, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(cache.load().is_none());
+        // A truncated file neither.
+        fs::write(&cache.path, format!("{}\nkvm\n", cache.key)).unwrap();
+        fs::set_permissions(&cache.path, fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(cache.load().is_none());
     }
 
     #[test]
