@@ -346,6 +346,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         names: Arc::new(StatementNames::after(0)),
         naming,
         give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
+        chunks: Arc::default(),
     };
     // Load the script once to read the options it declares.
     let probe = api::new_state(&Arc::new(commands::shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;

@@ -7,9 +7,29 @@
 
 use super::DbError;
 
-/// Decodes one row as its driver received it, with the driver's description of the
-/// columns, into cells pushed onto the rows.
-pub type RowDecoder = fn(&[u8], &[u8], &mut Rows) -> Result<(), DbError>;
+/// Decodes rows as their driver received them, with the driver's description of the
+/// columns (read once for all the rows), into cells pushed onto the rows.
+pub type RowDecoder = fn(&Received<'_>, &mut Rows) -> Result<(), DbError>;
+
+/// Rows kept as a driver received them, handed to its [`RowDecoder`].
+pub struct Received<'a> {
+    packets: &'a [u8],
+    ends: &'a [u32],
+    /// The driver's description of the columns, as it gave it to [`Rows::defer`].
+    pub columns: &'a [u8],
+}
+
+impl<'a> Received<'a> {
+    /// Each row's bytes, in order.
+    pub fn rows(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let row = &self.packets[start..end as usize];
+            start = end as usize;
+            row
+        })
+    }
+}
 
 /// One value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,12 +125,12 @@ impl Rows {
         };
         let r = match d.decoder.take() {
             Some(decoder) => {
-                let mut start = 0;
-                d.ends.iter().try_for_each(|&end| {
-                    let row = &d.packets[start..end as usize];
-                    start = end as usize;
-                    decoder(row, &d.columns, self)
-                })
+                let received = Received {
+                    packets: &d.packets,
+                    ends: &d.ends,
+                    columns: &d.columns,
+                };
+                decoder(&received, self)
             }
             None => Ok(()),
         };
@@ -234,20 +254,23 @@ mod tests {
     }
 
     /// A toy driver format: one cell per byte, 0 for NULL, else the byte as an integer.
-    fn bytes_as_ints(row: &[u8], columns: &[u8], rows: &mut Rows) -> Result<(), DbError> {
-        if row.len() != columns.len() {
-            return Err(DbError {
-                class: crate::driver::ErrorClass::Fatal,
-                code: None,
-                sqlstate: None,
-                message: format!("row of {} cells, {} columns", row.len(), columns.len()),
-            });
-        }
-        for &b in row {
-            if b == 0 {
-                rows.push_null();
-            } else {
-                rows.push_int(b.into());
+    fn bytes_as_ints(received: &Received<'_>, rows: &mut Rows) -> Result<(), DbError> {
+        let columns = received.columns;
+        for row in received.rows() {
+            if row.len() != columns.len() {
+                return Err(DbError {
+                    class: crate::driver::ErrorClass::Fatal,
+                    code: None,
+                    sqlstate: None,
+                    message: format!("row of {} cells, {} columns", row.len(), columns.len()),
+                });
+            }
+            for &b in row {
+                if b == 0 {
+                    rows.push_null();
+                } else {
+                    rows.push_int(b.into());
+                }
             }
         }
         Ok(())

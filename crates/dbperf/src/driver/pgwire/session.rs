@@ -328,22 +328,24 @@ fn type_of(oid: u32) -> Type {
 }
 
 /// Makes `rows` keep the DataRows to come undecoded: binary cells described by their type
-/// oids (4 bytes each), or text cells (`columns` `None`).
-fn defer(rows: &mut Rows, columns: Option<&[Type]>) {
+/// oids (4 bytes each), or text cells (`columns` `None`). False when the rows must be
+/// decoded now.
+fn defer(rows: &mut Rows, columns: Option<&[Type]>) -> bool {
     match columns {
         Some(types) => {
             let oids: smallvec::SmallVec<[u8; 64]> = types.iter().flat_map(|t| t.oid().to_le_bytes()).collect();
-            rows.defer(&oids, |body, oids, rows| {
-                let types: Vec<Type> = oids
+            rows.defer(&oids, |received, rows| {
+                let types: Vec<Type> = received
+                    .columns
                     .chunks_exact(4)
                     .map(|b| type_of(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
                     .collect();
-                push_row(rows, Some(&types), body)
-            });
+                received.rows().try_for_each(|body| push_row(rows, Some(&types), body))
+            })
         }
-        None => {
-            rows.defer(&[], |body, _, rows| push_row(rows, None, body));
-        }
+        None => rows.defer(&[], |received, rows| {
+            received.rows().try_for_each(|body| push_row(rows, None, body))
+        }),
     }
 }
 
@@ -467,6 +469,7 @@ async fn read_result(
     }
     let (mut n, mut tagged) = (0u64, 0u64);
     let mut failed: Option<DbError> = None;
+    let mut deferred = false;
     loop {
         let (tag, len) = match c.recv_frame().await {
             Ok(f) => f,
@@ -501,11 +504,9 @@ async fn read_result(
                             rows.reset(count);
                         }
                         // Rows that allow it are kept as received, decoded only if read.
-                        if rows.can_defer() {
-                            defer(rows, columns);
-                        }
+                        deferred = defer(rows, columns);
                     }
-                    if rows.can_defer() {
+                    if deferred {
                         rows.push_undecoded(body);
                     } else {
                         push_row(rows, columns, body)?;

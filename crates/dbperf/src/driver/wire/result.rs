@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use super::packet::{PacketConn, Reader, MAX_PAYLOAD};
 use super::{client_error, protocol, server_error, SERVER_MORE_RESULTS_EXISTS};
 use crate::driver::mysql::IgnoreErrors;
+use crate::driver::rows::Received;
 use crate::driver::{DbError, ExecInfo, Rows};
 
 /// How this connection frames results, as negotiated at login.
@@ -238,22 +239,24 @@ fn text_cells(p: &[u8], columns: u64, rows: &mut Rows) -> Result<(), DbError> {
     Ok(())
 }
 
-/// [`RowDecoder`](crate::driver::rows::RowDecoder) of a text row (of the rows' column count).
-fn decode_text(p: &[u8], _: &[u8], rows: &mut Rows) -> Result<(), DbError> {
-    text_cells(p, rows.columns() as u64, rows)
+/// [`RowDecoder`](crate::driver::rows::RowDecoder) of text rows (of the rows' column count).
+fn decode_text(received: &Received<'_>, rows: &mut Rows) -> Result<(), DbError> {
+    let columns = rows.columns() as u64;
+    received.rows().try_for_each(|p| text_cells(p, columns, rows))
 }
 
-/// [`RowDecoder`](crate::driver::rows::RowDecoder) of a binary row; `columns` holds each
-/// column's type code and UNSIGNED flag.
-fn decode_binary(p: &[u8], columns: &[u8], rows: &mut Rows) -> Result<(), DbError> {
-    let types: smallvec::SmallVec<[ColType; 16]> = columns
+/// [`RowDecoder`](crate::driver::rows::RowDecoder) of binary rows; the description holds
+/// each column's type code and UNSIGNED flag.
+fn decode_binary(received: &Received<'_>, rows: &mut Rows) -> Result<(), DbError> {
+    let types: smallvec::SmallVec<[ColType; 16]> = received
+        .columns
         .chunks_exact(2)
         .map(|c| ColType {
             code: c[0],
             unsigned: c[1] != 0,
         })
         .collect();
-    binary_cells(p, &types, rows)
+    received.rows().try_for_each(|p| binary_cells(p, &types, rows))
 }
 
 /// Decodes a binary-protocol row: a 0x00 header, a NULL bitmap offset by two bits, then

@@ -12,15 +12,15 @@
 
 use std::cell::{RefCell, UnsafeCell};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{ErrorClass, QueryClass, StatementNames};
 use mlua::{
-    AnyUserData, Function, LightUserData, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods, UserDataRefMut,
-    Value,
+    chunk::ChunkMode, AnyUserData, Function, LightUserData, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods,
+    UserDataRefMut, Value,
 };
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -76,6 +76,85 @@ pub struct Shared {
     /// run's end plus its grace): past it, or after an interrupt, the connection is dropped
     /// and the statement fails as a lost connection. `u64::MAX`: never.
     pub give_up_at: std::sync::atomic::AtomicU64,
+    /// The script and the modules it requires, compiled once for all of the run's states.
+    pub chunks: Arc<Chunks>,
+}
+
+/// Lua files compiled to bytecode by the first state that loaded them, for the next states:
+/// a state per thread would otherwise lex and parse every file again (at 1024 threads, about
+/// half a second of CPU for sysbench's oltp scripts). Bytecode keeps the file's name, so
+/// errors still point at `file:line`.
+#[derive(Default)]
+pub struct Chunks(Mutex<HashMap<PathBuf, Arc<[u8]>>>);
+
+impl Chunks {
+    /// Whether `path` is compiled already.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).contains_key(path)
+    }
+
+    /// `path` as a function of `lua`, named `@path`: from its bytecode when an earlier state
+    /// compiled it, else read (a leading `#!` line blanked, keeping line numbers) and compiled.
+    pub fn load(&self, lua: &Lua, path: &Path) -> Result<Function, ChunkError> {
+        let name = format!("@{}", path.display());
+        let cached = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(path).cloned();
+        if let Some(bytecode) = cached {
+            return lua
+                .load(&bytecode[..])
+                .set_mode(ChunkMode::Binary)
+                .set_name(name)
+                .into_function()
+                .map_err(ChunkError::Lua);
+        }
+        let text = std::fs::read(path).map_err(ChunkError::Read)?;
+        let text = match text.strip_prefix(b"#!") {
+            // A shebang line (scripts run as `#!/usr/bin/env sysbench`): keep the line count.
+            Some(rest) => {
+                let nl = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                let mut t = b"--".to_vec();
+                t.extend_from_slice(&rest[nl..]);
+                t
+            }
+            None => text,
+        };
+        let f = lua
+            .load(&text[..])
+            .set_mode(ChunkMode::Text)
+            .set_name(name)
+            .into_function()
+            .map_err(ChunkError::Lua)?;
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), f.dump(false).into());
+        Ok(f)
+    }
+}
+
+/// Why [`Chunks::load`] could not load a file.
+pub enum ChunkError {
+    Read(std::io::Error),
+    Lua(mlua::Error),
+}
+
+/// The prelude as a function of `lua`, compiled once per process.
+fn prelude(lua: &Lua) -> mlua::Result<Function> {
+    static BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+    const NAME: &str = "=dbperf prelude";
+    if let Some(bytecode) = BYTECODE.get() {
+        return lua
+            .load(&bytecode[..])
+            .set_mode(ChunkMode::Binary)
+            .set_name(NAME)
+            .into_function();
+    }
+    let f = lua
+        .load(PRELUDE)
+        .set_mode(ChunkMode::Text)
+        .set_name(NAME)
+        .into_function()?;
+    let _ = BYTECODE.set(f.dump(false));
+    Ok(f)
 }
 
 impl Shared {
@@ -97,6 +176,7 @@ impl Shared {
             names: Arc::new(StatementNames::after(0)),
             naming: Naming::Table,
             give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
+            chunks: Arc::default(),
         }
     }
 }
@@ -251,29 +331,20 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
         fast_error: RefCell::new(None),
     });
     install(&lua, shared, tid, rand_errors).map_err(|e| format!("setting up the sysbench API: {e}"))?;
-    load_script(&lua, &shared.script)?;
+    load_script(&lua, &shared.script, &shared.chunks)?;
     // Options again after the script: values the script's own table may not override.
     set_opt(&lua, &shared.opt).map_err(|e| e.to_string())?;
     Ok(lua)
 }
 
-/// Loads and runs `script` in `lua`, errors as `file:line: message`.
-pub fn load_script(lua: &Lua, script: &Path) -> Result<(), String> {
-    let text = std::fs::read(script).map_err(|e| format!("{}: {e}", script.display()))?;
-    let text = match text.strip_prefix(b"#!") {
-        // A shebang line (scripts run as `#!/usr/bin/env sysbench`): keep the line count.
-        Some(rest) => {
-            let nl = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-            let mut t = b"--".to_vec();
-            t.extend_from_slice(&rest[nl..]);
-            t
-        }
-        None => text,
-    };
-    lua.load(&text[..])
-        .set_name(format!("@{}", script.display()))
-        .exec()
-        .map_err(|e| lua_message(&e))
+/// Loads and runs `script` in `lua` (compiled once for the run: `chunks`), errors as
+/// `file:line: message`.
+pub fn load_script(lua: &Lua, script: &Path, chunks: &Chunks) -> Result<(), String> {
+    match chunks.load(lua, script) {
+        Ok(f) => f.call::<()>(()).map_err(|e| lua_message(&e)),
+        Err(ChunkError::Read(e)) => Err(format!("{}: {e}", script.display())),
+        Err(ChunkError::Lua(e)) => Err(lua_message(&e)),
+    }
 }
 
 /// A Lua error as a person reads it: the message (which names `file:line`), and the script
@@ -294,17 +365,18 @@ pub fn lua_message(e: &mlua::Error) -> String {
             }
         }
         mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => {
-            let mut lines = m.lines();
+            // The message may have lines of its own (`require`'s "no file ..." list), then
+            // the traceback, of which the script's frames are kept.
+            let (message, traceback) = m.split_once("stack traceback:").unwrap_or((m, ""));
+            let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("").to_string();
-            let frames: Vec<&str> = lines
-                .filter(|l| l.contains(".lua:") && !l.contains("[C]") && !l.contains("prelude"))
-                .map(str::trim)
-                .collect();
-            if frames.is_empty() {
-                first
-            } else {
-                format!("{first}\n  {}", frames.join("\n  "))
-            }
+            let rest = lines.chain(
+                traceback
+                    .lines()
+                    .filter(|l| l.contains(".lua:") && !l.contains("[C]") && !l.contains("prelude"))
+                    .map(str::trim),
+            );
+            rest.fold(first, |out, l| out + "\n  " + l)
         }
         mlua::Error::ExternalError(e) => e.to_string(),
         mlua::Error::WithContext { context, cause } => format!("{context}: {}", lua_message(cause)),
@@ -445,7 +517,22 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
             Ok(ptr)
         })?,
     )?;
-    lua.load(PRELUDE).set_name("=dbperf prelude").call::<()>(raw)?;
+    // `require` of a Lua module: found as Lua's own searcher finds it (package.path), and
+    // compiled once for the run.
+    let chunks = shared.chunks.clone();
+    raw.set(
+        "load_module",
+        lua.create_function(move |lua, (name, path): (String, String)| {
+            chunks.load(lua, Path::new(&path)).map_err(|e| {
+                let why = match e {
+                    ChunkError::Read(e) => format!("cannot read {path}: {e}"),
+                    ChunkError::Lua(e) => lua_message(&e),
+                };
+                mlua::Error::runtime(format!("error loading module '{name}' from file '{path}':\n\t{why}"))
+            })
+        })?,
+    )?;
+    prelude(lua)?.call::<()>(raw)?;
     Ok(())
 }
 

@@ -22,7 +22,10 @@ use crate::run::record::LiveLine;
 
 /// The probe's view: no server (nothing may connect while options are read).
 pub fn shared_probe(s: &Shared) -> Shared {
-    Shared::offline(&s.script, &s.command, s.argv.clone(), s.opt.clone())
+    Shared {
+        chunks: s.chunks.clone(),
+        ..Shared::offline(&s.script, &s.command, s.argv.clone(), s.opt.clone())
+    }
 }
 
 /// `dbperf lua SCRIPT help`: the script's commands and its own options.
@@ -357,6 +360,46 @@ function event() end
         );
         let probe = api::new_state(&Arc::new(shared_probe(&shared)), 0).unwrap();
         assert_eq!(script_commands(&probe), ["narrow", "prewarm", "refuse", "wide"]);
+    }
+
+    #[test]
+    fn states_after_the_first_load_the_script_and_its_modules_compiled_and_errors_keep_file_line() {
+        let body = "local m = require('helper')\nfunction event() return m.twice(21) end\n";
+        let (dir, shared) = script(body, "run");
+        std::fs::write(
+            dir.path().join("helper.lua"),
+            "local M = {}\nfunction M.twice(x)\n  if x > 100 then error('too big') end\n  return 2 * x\nend\nreturn M\n",
+        )
+        .unwrap();
+        let first = api::new_state(&shared, 0).unwrap();
+        // The probe's Shared shares the cache, as a run's probe does.
+        let second = api::new_state(&Arc::new(shared_probe(&shared)), 1).unwrap();
+        // Both files were compiled once (the second state found them cached) and work.
+        let cached = ["t.lua", "helper.lua"].map(|f| dir.path().join(f));
+        assert!(cached.iter().all(|p| shared.chunks.holds(p)));
+        for lua in [&first, &second] {
+            let event: mlua::Function = lua.globals().get("event").unwrap();
+            assert_eq!(event.call::<i64>(()).unwrap(), 42);
+            let m: mlua::Table = lua.load("return require('helper')").eval().unwrap();
+            let twice: mlua::Function = m.get("twice").unwrap();
+            let err = api::lua_message(&twice.call::<i64>(500).unwrap_err());
+            assert!(err.contains("helper.lua:3: too big"), "{err}");
+        }
+        // A module that does not compile names its file and line; a missing one where it
+        // was looked for.
+        let (d2, fresh) = script("require('broken')\n", "run");
+        std::fs::write(d2.path().join("broken.lua"), "local x = = 1\n").unwrap();
+        let err = api::new_state(&fresh, 0).err().unwrap();
+        assert!(
+            err.contains("error loading module 'broken' from file") && err.contains("broken.lua:1:"),
+            "{err}"
+        );
+        let (_d3, missing) = script("require('nowhere')\n", "run");
+        let err = api::new_state(&missing, 0).err().unwrap();
+        assert!(
+            err.contains("module 'nowhere' not found") && err.contains("no file") && err.contains("nowhere.lua'"),
+            "{err}"
+        );
     }
 
     #[test]

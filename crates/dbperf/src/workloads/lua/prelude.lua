@@ -6,6 +6,20 @@
 
 local raw = ...
 
+-- `require` of a Lua file: package.path searched as Lua's own searcher (the second in
+-- package.loaders, replaced here) searches it, the file compiled once for all of the run's
+-- states (raw.load_module).
+do
+   local searchpath = package.searchpath
+   package.loaders[2] = function(name)
+      local path, err = searchpath(name, package.path)
+      if not path then
+         return err
+      end
+      return raw.load_module(name, path)
+   end
+end
+
 ffi = require("ffi")
 -- Types scripts name in their own ffi.cdef blocks (sysbench declares them in its API), and
 -- dbperf's own: a bound parameter the script writes itself, a connection's last result.

@@ -170,7 +170,12 @@ impl Worker for LuaWorker {
             None => self.runner.call_async::<u8>(self.tid).await,
         };
         api::take_log(&self.log, log);
-        let failure = || self.raw.get::<Value>("failure");
+        // Taken, not read: a later failure must not find this one's description.
+        let failure = || {
+            let v = self.raw.get::<Value>("failure");
+            let _ = self.raw.set("failure", Value::Nil);
+            v
+        };
         match r {
             Ok(0) => Ok(TxnDone::committed(0)),
             Ok(1) => {
