@@ -47,6 +47,50 @@ fn every_example_plans() {
 }
 
 #[test]
+fn a_search_file_plans_is_not_run_by_lab_run_and_its_parameters_are_checked_against_the_server() {
+    let home = tempfile::tempdir().unwrap();
+    let file = examples().join("tune-dirty-pages.toml");
+    let out = run_ok(dbperf(home.path()).args(["lab", "plan"]).arg(&file));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "a settings search",
+        "max notpm on mariadb-10.11, tpcc at 32 users",
+        "innodb_io_capacity          100 .. 20000, whole numbers, log scale",
+        "budget: 30 trials; seed 1",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from\n{text}");
+    }
+    let out = dbperf(home.path()).args(["lab", "run"]).arg(&file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("has a [search]") && err.contains("`lab run` cannot run them"),
+        "{err}"
+    );
+    // A misspelt parameter is named, with the server's nearest names, where the server is
+    // installed (the plan of an uninstalled server only notes it).
+    let dir = tempfile::tempdir().unwrap();
+    let misspelt = dir.path().join("tune.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &misspelt,
+        text.replace("innodb_flush_neighbors =", "innodb_flush_neighbours ="),
+    )
+    .unwrap();
+    if available("mariadb-10.11") {
+        let out = dbperf(home.path())
+            .args(["lab", "plan"])
+            .arg(&misspelt)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("[search] parameters") && err.contains("innodb_flush_neighbors"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn malformed_files_get_file_line_column() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.toml");

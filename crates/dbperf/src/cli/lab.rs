@@ -321,7 +321,17 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
             restart,
             reprepare,
         } => {
-            let plan = plan(experiment(&file, &shape)?, &file, &shape)?;
+            let e = experiment(&file, &shape)?;
+            if e.search.is_some() {
+                anyhow::bail!(
+                    "{} has a [search]: its trials are chosen as the search goes, so `lab run` cannot run \
+                     them; `dbperf lab plan {}` shows the search (running it, `dbperf lab tune`, is not \
+                     built yet: remove [search] to run the file's one point)",
+                    file.display(),
+                    file.display()
+                );
+            }
+            let plan = plan(e, &file, &shape)?;
             let opts = LabOptions {
                 results_dir,
                 restart,

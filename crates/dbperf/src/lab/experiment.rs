@@ -50,6 +50,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
+use super::search::Search;
 pub use super::settings::parse_size;
 use super::settings::{check_max_connections, setting, setting_value};
 use super::workload::RawWorkload;
@@ -133,6 +134,7 @@ struct RawFile {
     pinnings: Vec<Spanned<RawPinning>>,
     #[serde(default, rename = "workload")]
     workloads: Vec<Spanned<RawWorkload>>,
+    search: Option<Spanned<super::search::RawSearch>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -248,6 +250,8 @@ pub struct Experiment {
     pub variants: Vec<Variant>,
     pub pinnings: Vec<Pinning>,
     pub workloads: Vec<WorkloadSpec>,
+    /// A settings search (`[search]`, run by `dbperf lab tune`).
+    pub search: Option<Search>,
 }
 
 /// Bytes one sysbench row takes in InnoDB with its `k` index (a table of 1M rows is about
@@ -589,6 +593,12 @@ impl Experiment {
             });
         }
         check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
+        let search = match &raw.search {
+            Some(s) => Some(super::search::parse(
+                s, &servers, &variants, &pinnings, &workloads, &at,
+            )?),
+            None => None,
+        };
 
         let experiment = Experiment {
             name,
@@ -603,6 +613,7 @@ impl Experiment {
             variants,
             pinnings,
             workloads,
+            search,
         };
         let runs = experiment.runs();
         if runs > bounds::MAX_POINTS {

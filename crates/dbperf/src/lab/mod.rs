@@ -7,6 +7,7 @@
 //! | `workload.rs` | workload kinds (sysbench, tpcc, linkbench, tpch, pgbench, lua): their keys and checks, `restore` |
 //! | `lua.rs` | users' scripts: Lua scripts (found, their declared options checked) and pgbench script files |
 //! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
+//! | `search.rs` | the `[search]` section (`lab tune`): parameters and their ranges, objective, constraints, budget |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
@@ -15,6 +16,7 @@ pub mod experiment;
 pub mod lua;
 pub mod plan;
 pub mod run;
+pub mod search;
 pub mod settings;
 pub mod workload;
 

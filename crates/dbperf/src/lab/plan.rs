@@ -13,6 +13,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use super::experiment::{parse_size, Cold, DataSize, Experiment, Order, Params, Restore, TpchTest, BYTES_PER_ROW};
+use super::search::Search;
 
 /// The buffer pool a sandbox gets when the experiment does not set one (the benchmark profile).
 pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
@@ -515,6 +516,9 @@ impl Plan {
     /// The text `dbperf lab plan` prints.
     pub fn render(&self) -> String {
         let e = &self.experiment;
+        if let Some(search) = &e.search {
+            return self.render_search(search);
+        }
         let mut out = self.totals().render(e);
         let _ = writeln!(out);
         let labels = workload_labels(e);
@@ -579,6 +583,106 @@ impl Plan {
                 servers_with_settings.join("\n")
             );
         }
+        out
+    }
+}
+
+impl Plan {
+    /// `lab plan` of a search file: the base every trial shares, the space, the objective and
+    /// constraints, and the budget with its estimated time: a trial is a server start with its
+    /// settings on a fresh copy of the data and one run; the best is then confirmed against
+    /// the defaults, `repetitions` runs each.
+    fn render_search(&self, search: &Search) -> String {
+        let e = &self.experiment;
+        let (Some(g), Some(d)) = (self.groups.first(), self.datasets.first()) else {
+            return String::new();
+        };
+        let Some(p) = g.points.first() else {
+            return String::new();
+        };
+        let trial_s = self.group_overhead_estimate(g) + self.point_estimate(p);
+        let confirm = 2 * u64::from(e.repetitions);
+        let by_trials = search.trials.map(|t| (u64::from(t) + confirm) as f64 * trial_s);
+        let searched_s = match (by_trials, search.time) {
+            (Some(t), Some(limit)) => t.min(limit.as_secs_f64()),
+            (Some(t), None) => t,
+            (None, Some(limit)) => limit.as_secs_f64(),
+            (None, None) => 0.0,
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "Experiment {} ({}): a settings search", e.name, e.path.display());
+        if let Some(desc) = &e.description {
+            let _ = writeln!(out, "  {}", desc.trim());
+        }
+        let server = &e.servers[0];
+        let label = workload_labels(e).into_iter().next().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}{} on {}, {} at {} users, data {}",
+            search.objective.text(),
+            match search.objective {
+                super::search::Objective::MinP99 => " (at the workload's fixed rate)",
+                _ => "",
+            },
+            server.label,
+            label,
+            p.users,
+            d.key()
+        );
+        if !server.settings.is_empty() {
+            let set: Vec<String> = server.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(out, "  every trial: {}", set.join(" "));
+        }
+        let mut table = vec![vec!["parameter".to_string(), "values".into()]];
+        for param in &search.parameters {
+            table.push(vec![param.name.clone(), param.domain.to_string()]);
+        }
+        out.push('\n');
+        for line in align(&table).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        let _ = writeln!(
+            out,
+            "  space: {}",
+            match search.space_size() {
+                Some(n) => format!("{n} settings"),
+                None => "continuous (a parameter takes any number in its range)".into(),
+            }
+        );
+        let constraints: Vec<String> = search.constraints.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  constraints: {}",
+            if constraints.is_empty() {
+                "none".to_string()
+            } else {
+                constraints.join(", ")
+            }
+        );
+        let budget = match (search.trials, search.time) {
+            (Some(t), Some(limit)) => format!("{t} trials or {}, whichever ends first", hms(limit.as_secs_f64())),
+            (Some(t), None) => format!("{t} trials"),
+            (None, Some(limit)) => hms(limit.as_secs_f64()),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(out, "  budget: {budget}; seed {}", search.seed);
+        let _ = writeln!(
+            out,
+            "  a trial: a server start with its settings, the data restored, one run: about {}",
+            hms(trial_s)
+        );
+        let _ = writeln!(
+            out,
+            "  then the best against the defaults, {} run(s) each",
+            e.repetitions
+        );
+        let _ = writeln!(
+            out,
+            "  estimated time: {} (prepare {}, trials and confirmation {})",
+            hms(self.prepare_estimate(d) + searched_s),
+            hms(self.prepare_estimate(d)),
+            hms(searched_s)
+        );
         out
     }
 }

@@ -485,6 +485,16 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                 names.push((k.clone(), v.clone()));
             }
         }
+        if let Some(search) = &e.search {
+            // The searched settings, each at one of its values: only the names are checked.
+            let searched: Vec<(String, String)> = search
+                .parameters
+                .iter()
+                .map(|p| (p.name.clone(), p.domain.first_value()))
+                .collect();
+            home.check_settings(s.spec, &parse_settings(&searched)?)
+                .with_context(|| format!("[search] parameters on server {:?}", s.label))?;
+        }
         if home.check_settings(s.spec, &parse_settings(&names)?).is_err() {
             for v in &e.variants {
                 home.check_settings(s.spec, &parse_settings(&v.settings)?)
