@@ -383,3 +383,158 @@ fn lab_children_get_their_target_from_the_environment_not_argv() {
         );
     }
 }
+
+/// A short search: the buffer pool and flush_neighbors for read-only sysbench, four trials.
+const SMOKE_SEARCH: &str = r#"name = "tune-smoke"
+duration = "2s"
+warmup = "0s"
+report_interval = "1s"
+
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+test = "oltp_read_only"
+tables = 1
+table_size = 2000
+users = [2]
+
+[search]
+objective = "max tps"
+trials = 4
+seed = 11
+constraints = ["cv <= 90%"]
+
+[search.parameters]
+innodb_buffer_pool_size = { log_range = ["16M", "256M"] }
+innodb_flush_neighbors = { choice = [0, 1] }
+"#;
+
+/// `innodb_buffer_pool_size=48M` -> its bytes; other values as they are.
+fn setting_value(name: &str, text: &str) -> String {
+    if name != "innodb_buffer_pool_size" {
+        return text.to_string();
+    }
+    let (n, unit) = text.split_at(text.len() - 1);
+    let shift = match unit {
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return text.to_string(),
+    };
+    (n.parse::<u64>().unwrap() << shift).to_string()
+}
+
+#[test]
+fn a_search_runs_its_trials_as_lab_points_resumes_after_ctrl_c_and_prints_the_winner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let file = tmp.path().join("tune-smoke.toml");
+    std::fs::write(&file, SMOKE_SEARCH).unwrap();
+    // The plan lists the trials the seed fixes: the defaults, then the design.
+    let plan = run_ok(dbperf(&home).args(["lab", "plan"]).arg(&file));
+    let plan = String::from_utf8_lossy(&plan.stdout).into_owned();
+    let planned: Vec<String> = plan
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("trial "))
+        .filter(|l| !l.contains("defaults"))
+        .map(|l| l.split_once(": ").unwrap().1.to_string())
+        .collect();
+    assert_eq!(planned.len(), 3, "{plan}");
+
+    let args = |c: &mut Command| {
+        c.args(["lab", "tune"]).arg(&file).arg("--results-dir").arg(&results);
+    };
+    let mut cmd = dbperf(&home);
+    args(&mut cmd);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let tune_file = results.join("lab/tune-smoke/tune.json");
+    let measured = |v: &Value| {
+        v["trials"]
+            .as_array()
+            .map_or(0, |t| t.iter().filter(|t| !t["measured"].is_null()).count())
+    };
+    let started = Instant::now();
+    loop {
+        let v = std::fs::read(&tune_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if v.as_ref().is_some_and(|v| measured(v) >= 2) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(240), "no progress");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: plain kill of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let first = read_json(&tune_file);
+    let before: Vec<Value> = first["trials"].as_array().unwrap().clone();
+
+    let mut cmd = dbperf(&home);
+    args(&mut cmd);
+    let out = run_ok(&mut cmd);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Resuming tune-smoke"), "{text}");
+    let st = read_json(&tune_file);
+    let trials = st["trials"].as_array().unwrap();
+    // The trials from before Ctrl-C are the same trials, their runs not redone.
+    for (a, b) in before.iter().zip(trials) {
+        assert_eq!(a["settings"], b["settings"]);
+        if !a["measured"].is_null() {
+            assert_eq!(a["measured"]["run_id"], b["measured"]["run_id"]);
+        }
+    }
+    // The defaults first, then the design the plan showed.
+    let roles: Vec<&str> = trials.iter().map(|t| t["role"].as_str().unwrap()).collect();
+    assert_eq!(&roles[..4], ["defaults", "design", "design", "design"], "{st}");
+    let tried: Vec<String> = trials[1..4]
+        .iter()
+        .map(|t| {
+            t["settings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|kv| format!("{}={}", kv[0].as_str().unwrap(), kv[1].as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(tried, planned);
+    // Every trial is a lab point whose server ran with the trial's settings.
+    for t in trials {
+        let m = &t["measured"];
+        assert!(!m.is_null(), "every trial finished: {t}");
+        assert!(m["figure"].as_f64().unwrap() > 0.0);
+        let dir = PathBuf::from(m["run_dir"].as_str().unwrap());
+        let manifest = read_json(&dir.join("manifest.json"));
+        assert_eq!(manifest["lab"]["point"], t["point"]);
+        for kv in t["settings"].as_array().unwrap() {
+            let (k, v) = (kv[0].as_str().unwrap(), kv[1].as_str().unwrap());
+            assert_eq!(
+                manifest["server"]["variables"][k].as_str().unwrap(),
+                setting_value(k, v),
+                "trial {} ran with {k}={v}",
+                t["n"]
+            );
+        }
+    }
+    // The best was confirmed against the defaults (three runs each), or the defaults won.
+    let confirms = roles.iter().filter(|r| r.starts_with("confirm")).count();
+    if text.contains("The server's defaults were the best") {
+        assert_eq!(confirms, 0, "{text}");
+    } else {
+        assert_eq!(confirms, 6, "{text}");
+        assert!(text.contains("Confirmed against the defaults, interleaved"), "{text}");
+        assert!(text.contains("--set innodb_buffer_pool_size="), "{text}");
+        assert!(text.contains("[mysqld]"), "{text}");
+    }
+    let dir = results.join("lab/tune-smoke");
+    let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
+    assert!(md.contains("## Trials"), "{md}");
+    let html = std::fs::read_to_string(dir.join("tune.html")).unwrap();
+    assert!(html.contains("tps by innodb_buffer_pool_size") && html.contains("partial dependence"));
+    // The sandbox is stopped at the end.
+    let list = run_ok(dbperf(&home).args(["server", "list"]));
+    assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));
+}

@@ -1,4 +1,4 @@
-//! `dbperf lab plan|run FILE` and `dbperf lab report NAME`: experiments from a TOML file
+//! `dbperf lab plan|run|tune FILE` and `dbperf lab report NAME`: experiments from a TOML file
 //! (see [`crate::lab`]) and their published tables: each workload by its own figures (see
 //! [`crate::report::compare`], `Metric::own`) with each point's explanation from its telemetry
 //! ([`crate::report::analysis::explain`]); TPC-H points as per-query tables relative to the
@@ -55,6 +55,29 @@ pub enum LabCommand {
         #[arg(long)]
         restart: bool,
         /// Prepare the data sets again even when prepared copies exist.
+        #[arg(long)]
+        reprepare: bool,
+    },
+    /// Search the settings of a file's [search] section: trial after trial (each a lab run
+    /// with its own server start), the best measured again, then confirmed against the
+    /// defaults; prints the winner as a ready --set line. Rerun the same command to resume.
+    Tune {
+        /// The experiment file (TOML) with a [search] section.
+        file: PathBuf,
+        /// How trials are chosen: model (Bayesian optimisation), or the plain random or grid
+        /// searches to compare it with [default: model, or the strategy of the search being resumed].
+        #[arg(long, value_enum)]
+        strategy: Option<crate::lab::tuner::Strategy>,
+        /// A smoke test of the file: 2 s runs, at most 2,000 rows per table; named NAME-quick.
+        #[arg(long)]
+        quick: bool,
+        /// Root of the run directories; the search's files go to RESULTS_DIR/lab/NAME/.
+        #[arg(long, default_value = "dbperf-results")]
+        results_dir: PathBuf,
+        /// Forget the earlier search of this file and start again (its runs are kept).
+        #[arg(long)]
+        restart: bool,
+        /// Prepare the data set again even when a prepared copy exists.
         #[arg(long)]
         reprepare: bool,
     },
@@ -314,6 +337,47 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCommand::Report(a) => report(a),
+        LabCommand::Tune {
+            file,
+            strategy,
+            quick,
+            results_dir,
+            restart,
+            reprepare,
+        } => {
+            let mut e = Experiment::load(&file)?;
+            if quick {
+                e = e.quick();
+            }
+            if e.search.is_none() {
+                anyhow::bail!(
+                    "{} has no [search] section, so there is nothing to tune: `dbperf lab run {}` runs it as an \
+                     experiment; see `dbperf lab tune --help` and examples/tune-dirty-pages.toml for a search",
+                    file.display(),
+                    file.display()
+                );
+            }
+            let opts = crate::lab::tune::TuneOptions {
+                lab: LabOptions {
+                    results_dir,
+                    restart,
+                    reprepare,
+                },
+                strategy,
+            };
+            match crate::lab::tune::tune(&e, &opts)? {
+                crate::lab::tune::TuneOutcome::Done { .. } => Ok(ExitCode::SUCCESS),
+                crate::lab::tune::TuneOutcome::Interrupted => {
+                    eprintln!(
+                        "Interrupted; finished trials are kept in {}/lab/{}/tune.json. Run the same command again \
+                         to resume.",
+                        opts.lab.results_dir.display(),
+                        e.name
+                    );
+                    Ok(ExitCode::from(130))
+                }
+            }
+        }
         LabCommand::Run {
             file,
             shape,
@@ -325,8 +389,8 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
             if e.search.is_some() {
                 anyhow::bail!(
                     "{} has a [search]: its trials are chosen as the search goes, so `lab run` cannot run \
-                     them; `dbperf lab plan {}` shows the search (running it, `dbperf lab tune`, is not \
-                     built yet: remove [search] to run the file's one point)",
+                     them; `dbperf lab tune {}` runs the search (`dbperf lab plan {}` shows it)",
+                    file.display(),
                     file.display(),
                     file.display()
                 );

@@ -62,12 +62,9 @@ use crate::workloads::sysbench::options::Test;
 /// A file that could not be read or does not describe a valid experiment.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The message names the cause itself, so the cause is not also chained (it would print twice).
+    #[error("cannot read {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
     /// `file:line:column: message`.
     #[error("{path}:{line}:{column}: {message}")]
     At {
@@ -273,9 +270,9 @@ pub const ORIGIN_LINE: &str = "# dbperf lab: a copy of ";
 impl Experiment {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| ExperimentError::Read {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         let origin = text
             .lines()

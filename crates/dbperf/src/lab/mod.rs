@@ -8,6 +8,9 @@
 //! | `lua.rs` | users' scripts: Lua scripts (found, their declared options checked) and pgbench script files |
 //! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
 //! | `search.rs` | the `[search]` section (`lab tune`): parameters and their ranges, objective, constraints, budget |
+//! | `tuner.rs` | choosing trials: the space as coordinates, the model (Bayesian optimisation), random and grid strategies |
+//! | `tune.rs` | carrying a search out (`lab tune`): trials as lab points, re-measurement, confirmation, `tune.md` |
+//! | `tune_html.rs` | `tune.html`: each parameter's trials and the model's partial dependence |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
@@ -18,6 +21,9 @@ pub mod plan;
 pub mod run;
 pub mod search;
 pub mod settings;
+pub mod tune;
+mod tune_html;
+pub mod tuner;
 pub mod workload;
 
 #[cfg(test)]

@@ -601,7 +601,8 @@ impl Plan {
             return String::new();
         };
         let trial_s = self.group_overhead_estimate(g) + self.point_estimate(p);
-        let confirm = 2 * u64::from(e.repetitions);
+        let reps = e.repetitions.max(super::tune::MIN_CONFIRMATIONS);
+        let confirm = 2 * u64::from(reps);
         let by_trials = search.trials.map(|t| (u64::from(t) + confirm) as f64 * trial_s);
         let searched_s = match (by_trials, search.time) {
             (Some(t), Some(limit)) => t.min(limit.as_secs_f64()),
@@ -666,6 +667,31 @@ impl Plan {
             (None, None) => String::new(),
         };
         let _ = writeln!(out, "  budget: {budget}; seed {}", search.seed);
+        // The trials the seed fixes before any measurement: the defaults and the design.
+        let tuner = super::tuner::Tuner {
+            space: super::tuner::Space {
+                params: search.parameters.clone(),
+            },
+            strategy: super::tuner::Strategy::Model,
+            seed: search.seed,
+            constraints: search.constraints.len(),
+            budget: search.trials.map_or_else(
+                || (searched_s / trial_s.max(1.0)).floor().max(1.0) as usize,
+                |t| t as usize,
+            ),
+        };
+        let _ = writeln!(out, "  first trials (the seed sets them; the model chooses the rest):");
+        let _ = writeln!(out, "    trial 1: the server's defaults");
+        for k in 0..tuner.design_size() {
+            let (x, _) = tuner.propose(&[], k);
+            let set: Vec<String> = tuner
+                .space
+                .settings(&x)
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(out, "    trial {}: {}", k + 2, set.join(" "));
+        }
         let _ = writeln!(
             out,
             "  a trial: a server start with its settings, the data restored, one run: about {}",
@@ -673,8 +699,7 @@ impl Plan {
         );
         let _ = writeln!(
             out,
-            "  then the best against the defaults, {} run(s) each",
-            e.repetitions
+            "  then the best measured again, and confirmed against the defaults: {reps} run(s) each, interleaved"
         );
         let _ = writeln!(
             out,

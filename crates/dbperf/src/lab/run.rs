@@ -158,37 +158,13 @@ fn install_interrupt() -> Arc<Interrupt> {
 /// Runs `plan`, resuming from its state file unless `opts.restart`.
 pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     let e = &plan.experiment;
-    let dir = lab_dir(&opts.results_dir, &e.name);
-    std::fs::create_dir_all(dir.join("logs")).with_context(|| format!("creating {}", dir.display()))?;
-    if let Ok(text) = std::fs::read_to_string(&e.path) {
-        let origin = std::path::absolute(&e.path).unwrap_or_else(|_| e.path.clone());
-        let _ = std::fs::write(
-            dir.join("experiment.toml"),
-            format!("{}{}\n{text}", super::experiment::ORIGIN_LINE, origin.display()),
-        );
-    }
-    let mut state = if opts.restart {
-        LabState {
-            experiment: e.name.clone(),
-            ..LabState::default()
-        }
-    } else {
-        load_state(&opts.results_dir, &e.name)?
-    };
-    // A point whose run directory has gone is not done.
-    state.done.retain(|_, d| d.run_dir.join("summary.json").is_file());
-    save_state(&dir, &state)?;
-
-    let home = SandboxHome::from_env()?;
-    check_servers(e, &home, true)?;
-    let exe = std::env::current_exe().context("finding the dbperf binary")?;
-    let interrupt = install_interrupt();
+    let mut session = LabSession::open(e, opts)?;
     let total = plan.points();
     let todo: usize = plan
         .groups
         .iter()
         .flat_map(|g| &g.points)
-        .filter(|p| !state.done.contains_key(&p.id))
+        .filter(|p| !session.state.done.contains_key(&p.id))
         .count();
     let skipped = total - todo;
     if skipped > 0 {
@@ -203,50 +179,180 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
             eta(Duration::from_secs_f64(plan.estimate()))
         );
     }
-    let mut remaining_estimate: f64 = plan
-        .groups
-        .iter()
-        .filter(|g| g.points.iter().any(|p| !state.done.contains_key(&p.id)))
-        .map(|g| {
-            (1 + plan.restores_in(g)) as f64 * plan.group_overhead_estimate(g)
-                + g.points
-                    .iter()
-                    .filter(|p| !state.done.contains_key(&p.id))
-                    .map(|p| plan.point_estimate(p))
-                    .sum::<f64>()
-        })
-        .sum();
-    let started = Instant::now();
-    let mut spent_estimate = 0.0;
+    let mut pace = Pace::new(
+        plan.groups
+            .iter()
+            .filter(|g| g.points.iter().any(|p| !session.state.done.contains_key(&p.id)))
+            .map(|g| {
+                (1 + plan.restores_in(g)) as f64 * plan.group_overhead_estimate(g)
+                    + g.points
+                        .iter()
+                        .filter(|p| !session.state.done.contains_key(&p.id))
+                        .map(|p| plan.point_estimate(p))
+                        .sum::<f64>()
+            })
+            .sum(),
+    );
     let (mut ran, mut failed) = (0usize, 0usize);
-    let mut prepared: Vec<DataSet> = Vec::new();
-    let labels = super::plan::workload_labels(e);
-
     for group in &plan.groups {
+        let end = session.run_group(plan, group, &mut pace, &|_, done| format!("[{}/{total}]", done + 1))?;
+        ran += end.ran;
+        failed += end.failed;
+        if end.interrupted {
+            return Ok(LabOutcome::Interrupted { ran });
+        }
+    }
+    if failed > 0 {
+        Ok(LabOutcome::Failed { ran, failed })
+    } else {
+        Ok(LabOutcome::Complete { ran, skipped })
+    }
+}
+
+/// The estimate of what is left, scaled by how fast things went so far (the ETA).
+pub(crate) struct Pace {
+    started: Instant,
+    remaining: f64,
+    spent: f64,
+}
+
+impl Pace {
+    /// `remaining`: the estimated seconds of all that is to be done.
+    pub(crate) fn new(remaining: f64) -> Pace {
+        Pace {
+            started: Instant::now(),
+            remaining,
+            spent: 0.0,
+        }
+    }
+
+    /// Adds `secs` to the work (a data set that had to be prepared, more trials).
+    pub(crate) fn add(&mut self, secs: f64) {
+        self.remaining += secs;
+    }
+
+    /// Counts `secs` of the estimate as done.
+    fn spend(&mut self, secs: f64) {
+        self.spent += secs;
+    }
+
+    /// What is left, at the pace so far.
+    pub(crate) fn left(&self) -> Duration {
+        let left = (self.remaining - self.spent).max(0.0);
+        let pace = if self.spent > 0.0 {
+            self.started.elapsed().as_secs_f64() / self.spent
+        } else {
+            1.0
+        };
+        Duration::from_secs_f64(left * pace.clamp(0.5, 3.0))
+    }
+}
+
+/// How a group's runs went.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct GroupEnd {
+    pub ran: usize,
+    pub failed: usize,
+    /// Ctrl-C or SIGTERM: the caller stops, what finished is in the state file.
+    pub interrupted: bool,
+}
+
+/// An open lab: its directory and state file, the sandbox home, the servers checked, Ctrl-C
+/// caught. `lab run` runs a plan's groups through it; `lab tune` one trial's group at a time.
+pub(crate) struct LabSession {
+    pub dir: PathBuf,
+    pub state: LabState,
+    pub home: SandboxHome,
+    exe: PathBuf,
+    interrupt: Arc<Interrupt>,
+    results_dir: PathBuf,
+    reprepare: bool,
+    prepared: Vec<DataSet>,
+}
+
+impl LabSession {
+    /// Creates the lab directory, copies the experiment file in, reads the state (forgotten
+    /// with `opts.restart`), installs missing servers and checks their settings.
+    pub(crate) fn open(e: &Experiment, opts: &LabOptions) -> Result<LabSession> {
+        let dir = lab_dir(&opts.results_dir, &e.name);
+        std::fs::create_dir_all(dir.join("logs")).with_context(|| format!("creating {}", dir.display()))?;
+        if let Ok(text) = std::fs::read_to_string(&e.path) {
+            let origin = std::path::absolute(&e.path).unwrap_or_else(|_| e.path.clone());
+            let _ = std::fs::write(
+                dir.join("experiment.toml"),
+                format!("{}{}\n{text}", super::experiment::ORIGIN_LINE, origin.display()),
+            );
+        }
+        let mut state = if opts.restart {
+            LabState {
+                experiment: e.name.clone(),
+                ..LabState::default()
+            }
+        } else {
+            load_state(&opts.results_dir, &e.name)?
+        };
+        // A point whose run directory has gone is not done.
+        state.done.retain(|_, d| d.run_dir.join("summary.json").is_file());
+        save_state(&dir, &state)?;
+        let home = SandboxHome::from_env()?;
+        check_servers(e, &home, true)?;
+        Ok(LabSession {
+            dir,
+            state,
+            home,
+            exe: std::env::current_exe().context("finding the dbperf binary")?,
+            interrupt: install_interrupt(),
+            results_dir: opts.results_dir.clone(),
+            reprepare: opts.reprepare,
+            prepared: Vec::new(),
+        })
+    }
+
+    /// Whether Ctrl-C or SIGTERM arrived.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupt.stop.load(Ordering::SeqCst)
+    }
+
+    /// Runs the points of `group` not done yet: prepares its data set if no prepared copy
+    /// exists, starts the server on a fresh copy with the group's settings, runs each point
+    /// as a child and records it in the state file. `label(point, done)` starts each
+    /// progress line (`done`: points finished so far).
+    pub(crate) fn run_group(
+        &mut self,
+        plan: &Plan,
+        group: &Group,
+        pace: &mut Pace,
+        label: &dyn Fn(&Point, usize) -> String,
+    ) -> Result<GroupEnd> {
+        let e = &plan.experiment;
+        let mut end = GroupEnd::default();
         let todo: Vec<&Point> = group
             .points
             .iter()
-            .filter(|p| !state.done.contains_key(&p.id))
+            .filter(|p| !self.state.done.contains_key(&p.id))
             .collect();
         if todo.is_empty() {
-            continue;
+            return Ok(end);
         }
-        if interrupt.stop.load(Ordering::SeqCst) {
-            return Ok(LabOutcome::Interrupted { ran });
+        if self.interrupted() {
+            end.interrupted = true;
+            return Ok(end);
         }
+        let (home, dir) = (&self.home, self.dir.clone());
         let server = &e.servers[group.server];
         let sandbox = sandbox_name(&e.name, group.server);
-        let golden = golden_dir(&home, plan, group);
-        if !prepared.contains(&group.data) {
-            if opts.reprepare || !golden.join(READY_MARK).is_file() {
-                prepare_data_set(plan, group, &home, &sandbox, &golden, &exe, &dir)?;
-                remaining_estimate += plan.prepare_estimate(&group.data);
-                spent_estimate += plan.prepare_estimate(&group.data);
+        let golden = golden_dir(home, plan, group);
+        if !self.prepared.contains(&group.data) {
+            if self.reprepare || !golden.join(READY_MARK).is_file() {
+                prepare_data_set(plan, group, home, &sandbox, &golden, &self.exe, &dir)?;
+                pace.add(plan.prepare_estimate(&group.data));
+                pace.spend(plan.prepare_estimate(&group.data));
             }
-            prepared.push(group.data.clone());
+            self.prepared.push(group.data.clone());
         }
-        if interrupt.stop.load(Ordering::SeqCst) {
-            return Ok(LabOutcome::Interrupted { ran });
+        if self.interrupted() {
+            end.interrupted = true;
+            return Ok(end);
         }
         let variant = &e.variants[group.variant];
         let pinning = &e.pinnings[group.pinning];
@@ -258,15 +364,15 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
             group.data.key(),
             todo.len()
         );
-        spent_estimate += plan.group_overhead_estimate(group);
+        pace.spend(plan.group_overhead_estimate(group));
         let fresh = Fresh {
-            home: &home,
+            home,
             sandbox: &sandbox,
             golden: &golden,
             server,
             variant,
             pinning,
-            exe: &exe,
+            exe: &self.exe,
             plan,
             group,
             lab_dir: &dir,
@@ -277,18 +383,20 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
             server.label,
             golden.file_name().unwrap_or_default().to_string_lossy()
         );
+        let labels = super::plan::workload_labels(e);
         // Points run on the data since it was last copied in.
         let mut since_restore = 0u32;
 
         for point in todo {
-            if interrupt.stop.load(Ordering::SeqCst) {
-                stop_quietly(&home, &sandbox);
-                save_state(&dir, &state)?;
-                return Ok(LabOutcome::Interrupted { ran });
+            if self.interrupted() {
+                stop_quietly(home, &sandbox);
+                save_state(&dir, &self.state)?;
+                end.interrupted = true;
+                return Ok(end);
             }
             let w = &e.workloads[point.workload];
             if since_restore > 0 && plan.restores_before(point) {
-                spent_estimate += plan.group_overhead_estimate(group);
+                pace.spend(plan.group_overhead_estimate(group));
                 url = fresh.start()?;
                 since_restore = 0;
             }
@@ -324,12 +432,11 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                 data_checksum,
             };
             since_restore += 1;
-            let n = state.done.len() + 1;
-            print!("[{n}/{total}] {} ... ", point.id);
+            print!("{} {} ... ", label(point, self.state.done.len()), point.id);
             let _ = std::io::stdout().flush();
             let outcome = run_point(
                 &RunPoint {
-                    exe: &exe,
+                    exe: &self.exe,
                     url: &url,
                     sandbox: &sandbox,
                     plan,
@@ -337,52 +444,38 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                     point,
                     lab: &lab,
                     client_cpus: pinning.client_cpus.as_ref(),
-                    results_dir: &opts.results_dir,
+                    results_dir: &self.results_dir,
                     lab_dir: &dir,
                 },
-                &interrupt,
+                &self.interrupt,
             );
-            spent_estimate += plan.point_estimate(point);
-            let left = (remaining_estimate - spent_estimate).max(0.0);
-            // Scale the estimate by how fast things actually went.
-            let pace = if spent_estimate > 0.0 {
-                started.elapsed().as_secs_f64() / spent_estimate
-            } else {
-                1.0
-            };
+            pace.spend(plan.point_estimate(point));
             match outcome {
                 Ok(PointOutcome::Done(d)) => {
-                    println!(
-                        "{}  (ETA {})",
-                        d.figure_text(),
-                        eta(Duration::from_secs_f64(left * pace.clamp(0.5, 3.0)))
-                    );
-                    state.failed.remove(&point.id);
-                    state.done.insert(point.id.clone(), d);
-                    ran += 1;
+                    println!("{}  (ETA {})", d.figure_text(), eta(pace.left()));
+                    self.state.failed.remove(&point.id);
+                    self.state.done.insert(point.id.clone(), d);
+                    end.ran += 1;
                 }
                 Ok(PointOutcome::Interrupted) => {
                     println!("interrupted");
-                    state.failed.insert(point.id.clone(), "interrupted".into());
-                    save_state(&dir, &state)?;
-                    stop_quietly(&home, &sandbox);
-                    return Ok(LabOutcome::Interrupted { ran });
+                    self.state.failed.insert(point.id.clone(), "interrupted".into());
+                    save_state(&dir, &self.state)?;
+                    stop_quietly(home, &sandbox);
+                    end.interrupted = true;
+                    return Ok(end);
                 }
                 Ok(PointOutcome::Failed(why)) | Err(why) => {
                     let why = format!("{why:#}");
                     println!("FAILED: {why}");
-                    state.failed.insert(point.id.clone(), why);
-                    failed += 1;
+                    self.state.failed.insert(point.id.clone(), why);
+                    end.failed += 1;
                 }
             }
-            save_state(&dir, &state)?;
+            save_state(&dir, &self.state)?;
         }
-        stop_quietly(&home, &sandbox);
-    }
-    if failed > 0 {
-        Ok(LabOutcome::Failed { ran, failed })
-    } else {
-        Ok(LabOutcome::Complete { ran, skipped })
+        stop_quietly(home, &sandbox);
+        Ok(end)
     }
 }
 

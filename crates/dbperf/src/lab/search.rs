@@ -743,7 +743,8 @@ innodb_flush_neighbors = { choice = [0, 1, 2] }
             "10 .. 90, whole numbers",
             "constraints: cv <= 5%, stalls == 0, sync_flush <= 1%",
             "budget: 24 trials; seed 7",
-            "then the best against the defaults, 1 run(s) each",
+            "confirmed against the defaults: 3 run(s) each, interleaved",
+            "trial 1: the server's defaults",
             "estimated time:",
         ] {
             assert!(text.contains(line), "{line:?} missing from\n{text}");

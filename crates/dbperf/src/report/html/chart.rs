@@ -66,6 +66,9 @@ pub struct Series {
     /// Also mark each point (for sparse series such as users sweeps).
     #[serde(skip)]
     pub markers: bool,
+    /// Only mark each point, with no line (measurements that are not a sequence).
+    #[serde(skip)]
+    pub dots: bool,
 }
 
 impl Series {
@@ -77,6 +80,7 @@ impl Series {
             color,
             secondary: false,
             markers: false,
+            dots: false,
         }
     }
 
@@ -89,6 +93,12 @@ impl Series {
     /// The same line with a marker at each point.
     pub fn with_markers(mut self) -> Series {
         self.markers = true;
+        self
+    }
+
+    /// The points as markers only, no line.
+    pub fn dots(mut self) -> Series {
+        self.dots = true;
         self
     }
 }
@@ -325,7 +335,13 @@ impl Chart {
         for s in &self.series {
             let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| finite(*x, *y)).collect();
             let (xs, ys): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
-            let mode = if s.markers { Mode::LinesMarkers } else { Mode::Lines };
+            let mode = if s.dots {
+                Mode::Markers
+            } else if s.markers {
+                Mode::LinesMarkers
+            } else {
+                Mode::Lines
+            };
             let mut t = Scatter::new(xs.clone(), ys)
                 .name(s.name.clone())
                 .mode(mode)
