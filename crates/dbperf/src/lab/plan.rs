@@ -750,10 +750,10 @@ pub fn hms(secs: f64) -> String {
     }
 }
 
-/// Left-aligned columns separated by two spaces.
-fn align(rows: &[Vec<String>]) -> String {
+/// The width of each column of `rows`, in characters (rows may be ragged).
+pub(crate) fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
+    (0..cols)
         .map(|c| {
             rows.iter()
                 .filter_map(|r| r.get(c))
@@ -761,7 +761,12 @@ fn align(rows: &[Vec<String>]) -> String {
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// Left-aligned columns separated by two spaces.
+fn align(rows: &[Vec<String>]) -> String {
+    let widths = column_widths(rows);
     let mut out = String::new();
     for r in rows {
         let line: Vec<String> = r

@@ -1258,16 +1258,8 @@ fn number(v: f64) -> String {
 
 /// A markdown table, columns padded.
 fn markdown(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let width = super::plan::column_widths(rows);
+    let cols = width.len();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         let cells: Vec<String> = (0..cols)
