@@ -571,10 +571,7 @@ impl Plan {
             .servers
             .iter()
             .filter(|s| !s.settings.is_empty())
-            .map(|s| {
-                let set: Vec<String> = s.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!("  {}: {}", s.label, set.join(" "))
-            })
+            .map(|s| format!("  {}: {}", s.label, super::settings::settings_text(&s.settings)))
             .collect();
         if !servers_with_settings.is_empty() {
             let _ = writeln!(
@@ -631,8 +628,11 @@ impl Plan {
             d.key()
         );
         if !server.settings.is_empty() {
-            let set: Vec<String> = server.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let _ = writeln!(out, "  every trial: {}", set.join(" "));
+            let _ = writeln!(
+                out,
+                "  every trial: {}",
+                super::settings::settings_text(&server.settings)
+            );
         }
         let mut table = vec![vec!["parameter".to_string(), "values".into()]];
         for param in &search.parameters {
@@ -684,13 +684,8 @@ impl Plan {
         let _ = writeln!(out, "    trial 1: the server's defaults");
         for k in 0..tuner.design_size() {
             let (x, _) = tuner.propose(&[], k);
-            let set: Vec<String> = tuner
-                .space
-                .settings(&x)
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            let _ = writeln!(out, "    trial {}: {}", k + 2, set.join(" "));
+            let set = super::settings::settings_text(&tuner.space.settings(&x));
+            let _ = writeln!(out, "    trial {}: {set}", k + 2);
         }
         let _ = writeln!(
             out,

@@ -111,6 +111,15 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mult)
 }
 
+/// Settings as one line, `key=value key=value`, in their order.
+pub(crate) fn settings_text(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -563,19 +563,13 @@ impl Tuning<'_> {
             }],
             ..self.base.clone()
         };
-        // A point done in the lab's state (its run finished but tune.json was not written).
         let started = Instant::now();
         let total = self.search.trials.map_or_else(|| "?".to_string(), |t| t.to_string());
         let role = trial.role.name();
         let settings = if trial.settings.is_empty() {
             "the server's defaults".to_string()
         } else {
-            trial
-                .settings
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+            super::settings::settings_text(&trial.settings)
         };
         println!("trial {} ({role}): {settings}", trial.n);
         let n = trial.n;
@@ -841,12 +835,7 @@ impl Tuning<'_> {
                 let _ = writeln!(
                     out,
                     "\n(measured with the file's own settings too: {})",
-                    server
-                        .settings
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    super::settings::settings_text(&server.settings)
                 );
             }
         }
