@@ -759,6 +759,9 @@ mod tests {
             },
             target: String::new(),
             lab: None,
+            network: None,
+            shard: None,
+            merged: None,
         }
     }
 

@@ -42,6 +42,98 @@ pub struct Manifest {
     /// Set when `dbperf lab run` made this run: which point of which experiment it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lab: Option<LabPoint>,
+    /// The path between client and server: a Unix socket, loopback, another host, or a network
+    /// namespace of its own (`--client-netns`); `null` in manifests written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkRecord>,
+    /// Set when the run is one shard of a run spread over several clients (`--shard I/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// Set on the run directory `dbperf merge` wrote from shards: which shards it covers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergeRecord>,
+}
+
+/// How the client reached the server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetworkRecord {
+    /// `unix-socket`, `loopback`, `tcp` (another host) or `netns` (the client in a network
+    /// namespace of its own, over a veth pair).
+    pub path: String,
+    /// Where the client connected (`host:port` or the socket's path).
+    pub address: String,
+    /// `netns` only: the namespace, the pair's two ends and what the host end forwards to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<NetnsRecord>,
+}
+
+/// The client's network namespace (`--client-netns`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetnsRecord {
+    /// Namespace name (`ip netns list`).
+    pub namespace: String,
+    /// The veth end in the namespace, and its address (`dbp1234c`, `198.18.0.2/30`).
+    pub client_interface: String,
+    pub client_address: String,
+    /// The veth end on the host, and its address, which the client connects to.
+    pub host_interface: String,
+    pub host_address: String,
+    /// Where the kernel forwards what reaches the host end (the server's loopback port).
+    pub forwards_to: String,
+    /// Shaping as given (`rate=1gbit`), empty when none.
+    pub shaping: BTreeMap<String, String>,
+    /// The queueing disciplines installed, as `tc qdisc show` printed them, per interface.
+    pub qdiscs: BTreeMap<String, String>,
+    /// MTU of the pair.
+    pub mtu: u32,
+}
+
+/// One shard of a run spread over several clients (`--shard I/N --start-at TIME`). Every
+/// shard's measured phase starts at `start_at`; its `intervals.hlog` has `start_at` minus the
+/// warmup as its base time, so interval K of every shard covers the same wall-clock second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    /// This shard, from 1.
+    pub index: u32,
+    /// Shards in the run.
+    pub count: u32,
+    /// When every shard's measured phase starts, RFC 3339 UTC with milliseconds.
+    pub start_at: String,
+    /// The same instant, milliseconds since the Unix epoch.
+    pub start_at_unix_ms: i64,
+    /// The run's users (connections) over all shards.
+    pub users_total: u64,
+    /// This shard's users: global connection numbers `first_user .. first_user + users`.
+    pub first_user: u64,
+    pub users: u64,
+    /// The run's `--rate` over all shards (`null`: closed loop); this shard runs its users'
+    /// share of it.
+    pub rate_total: Option<f64>,
+    /// The seed of this shard's open-loop arrivals, derived from the run's seed and `index`.
+    pub schedule_seed: u64,
+}
+
+/// What a merged run directory was made from (`dbperf merge`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergeRecord {
+    /// Shards the run was split into.
+    pub count: u32,
+    /// The shards merged: index and run id, in index order.
+    pub shards: Vec<MergedShard>,
+    /// Shards missing or failed, each with the reason (not merged).
+    pub left_out: Vec<MergedShard>,
+}
+
+/// One shard as the merge saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergedShard {
+    /// Shard index, from 1.
+    pub index: u32,
+    /// Its run id (empty when missing).
+    pub run_id: String,
+    /// Why it was left out (empty when merged).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// The coordinates of one lab run inside its experiment, for grouping and comparing.
@@ -123,6 +215,9 @@ impl Manifest {
             host: HostInfo::collect(),
             target: redact_text(target),
             lab: None,
+            network: None,
+            shard: None,
+            merged: None,
         }
     }
 }
