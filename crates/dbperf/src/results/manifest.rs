@@ -93,7 +93,7 @@ pub struct NetnsRecord {
 /// warmup as its base time, so interval K of every shard covers the same wall-clock second.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShardRecord {
-    /// This shard, from 1.
+    /// This shard, from 0 (as Kubernetes' `JOB_COMPLETION_INDEX` counts).
     pub index: u32,
     /// Shards in the run.
     pub count: u32,
@@ -127,7 +127,7 @@ pub struct MergeRecord {
 /// One shard as the merge saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MergedShard {
-    /// Shard index, from 1.
+    /// Shard index, from 0.
     pub index: u32,
     /// Its run id (empty when missing).
     pub run_id: String,
