@@ -25,6 +25,8 @@ deps:
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1 || missing="$$missing libjemalloc2"; \
 	command -v setfacl >/dev/null 2>&1 || missing="$$missing acl"; \
+	[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
+	[ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \

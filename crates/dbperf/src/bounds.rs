@@ -57,9 +57,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let scale = match unit.trim() {
         "" | "s" | "sec" => 1.0,
         "ms" => 0.001,
+        "us" | "µs" => 0.000_001,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        u => return Err(format!("unknown duration unit {u:?} in {s:?} (use ms, s, m or h)")),
+        u => return Err(format!("unknown duration unit {u:?} in {s:?} (use us, ms, s, m or h)")),
     };
     in_range(n * scale).ok_or_else(|| format!("a duration must be {}, got {s:?}", secs_range()))
 }

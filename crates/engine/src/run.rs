@@ -86,6 +86,20 @@ pub struct RunConfig {
     /// instead of waiting in the runtime's event loop (closed loop only; `client_threads` is
     /// then ignored). On a 2-vCPU VM this halved the client's CPU per point select.
     pub blocking_io: bool,
+    /// The number of this run's first connection among the connections of every client
+    /// taking part (a shard of a run spread over several clients): connection `i` is opened
+    /// as [`Workload::connect`]`(worker_offset + i)`, so each shard's connections are its
+    /// share of one numbering. 0 for a run on one client.
+    pub worker_offset: usize,
+    /// The wall-clock instant time zero must fall on, instead of the moment every connection
+    /// is open: shards on several clients then share interval boundaries. The collector waits
+    /// for it once the connections are open; a run whose connections open after it fails with
+    /// [`RunError::Config`] (nothing is measured).
+    pub start_at: Option<std::time::SystemTime>,
+    /// A network namespace (a file such as `/run/netns/NAME`) every client thread joins before
+    /// it opens its connections, so the workload's sockets live there; the collector and the
+    /// caller's other threads stay where they are.
+    pub client_netns: Option<std::path::PathBuf>,
 }
 
 /// How long a blocking read or write on a [`blocking_io`] thread waits before it yields to
@@ -123,6 +137,9 @@ impl RunConfig {
             late_threshold: Duration::from_millis(1),
             seed: 0,
             blocking_io: false,
+            worker_offset: 0,
+            start_at: None,
+            client_netns: None,
         }
     }
 }
@@ -577,7 +594,7 @@ pub fn run<W: Workload>(
         let ctx = ThreadCtx {
             thread,
             threads,
-            workers: lo..hi,
+            workers: cfg.worker_offset + lo..cfg.worker_offset + hi,
             workload: workload.clone(),
             cfg: cfg.clone(),
             ops: ops.clone(),
@@ -612,17 +629,26 @@ pub fn run<W: Workload>(
             Err(_) => break,
         }
     }
-    if connect_error.is_some() {
-        t0.store(u64::MAX, Ordering::SeqCst);
-    } else {
-        t0.store(now_ns(), Ordering::SeqCst);
-    }
+    let mut late = None;
+    let start = match (&connect_error, cfg.start_at) {
+        (Some(_), _) => u64::MAX,
+        (None, None) => now_ns(),
+        (None, Some(at)) => wait_for(at, cfg.warmup, &stop).unwrap_or_else(|e| {
+            late = Some(e);
+            u64::MAX
+        }),
+    };
+    t0.store(start, Ordering::SeqCst);
     barrier.wait();
-    if let Some(e) = connect_error {
+    if start == u64::MAX {
         for h in handles {
             let _ = h.join();
         }
-        return Err(RunError::Connect(e));
+        return Err(match (late, connect_error) {
+            (Some(late), _) => RunError::Config(late),
+            (None, Some(e)) => RunError::Connect(e),
+            (None, None) => unreachable!("time zero is unset only after an error"),
+        });
     }
     // A panicking observer is a crash like a panicking worker: the run stops, and the
     // intervals it did record are kept.
@@ -807,6 +833,49 @@ pub fn run<W: Workload>(
     })
 }
 
+/// Waits until `warmup` before `measured_at` (a wall-clock instant) and returns that instant on
+/// the monotonic clock: time zero. A stop ends the wait early (time zero is then now, and the
+/// run stops at once). An instant already past is an error that says by how much.
+fn wait_for(measured_at: std::time::SystemTime, warmup: Duration, stop: &StopSignal) -> Result<u64, String> {
+    let zero = measured_at.checked_sub(warmup).unwrap_or(measured_at);
+    let (wall, mono) = (std::time::SystemTime::now(), now_ns());
+    let ahead = zero.duration_since(wall).map_err(|e| {
+        format!(
+            "the shared start time passed {:.1} s before this client's connections were open (the warmup of {} s \
+             starts before it): give every shard a --start-at later by at least that",
+            e.duration().as_secs_f64(),
+            warmup.as_secs()
+        )
+    })?;
+    let t0 = mono.saturating_add(ahead.as_nanos() as u64);
+    loop {
+        let now = now_ns();
+        if now >= t0 {
+            return Ok(t0);
+        }
+        if stop.is_stopped() {
+            return Ok(now);
+        }
+        std::thread::sleep(Duration::from_nanos((t0 - now).min(50_000_000)));
+    }
+}
+
+/// Joins the network namespace at `path` (the calling thread only).
+fn join_netns(path: &std::path::Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("cannot open the client's network namespace {}: {e}", path.display()))?;
+    // SAFETY: setns on a descriptor we own; CLONE_NEWNET moves only this thread.
+    if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(format!(
+            "cannot join the client's network namespace {}: {} (it needs CAP_SYS_ADMIN)",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// How far a client thread got, for what a panic must still do so nobody waits for it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -817,6 +886,15 @@ enum Phase {
 
 fn client_thread<W: Workload>(ctx: ThreadCtx<W>) {
     set_thread_timer_slack();
+    if let Some(ns) = &ctx.cfg.client_netns {
+        if let Err(e) = join_netns(ns) {
+            let _ = ctx.tx.send(Msg::Ready {
+                error: Some(TxnError::new(ErrorClass::Fatal, None, e)),
+            });
+            ctx.barrier.wait();
+            return;
+        }
+    }
     BLOCKING_IO.with(|b| b.set(ctx.cfg.blocking_io));
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,

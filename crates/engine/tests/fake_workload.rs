@@ -58,6 +58,8 @@ struct Fake {
     origin: u64,
     /// (thread, blocking_io() there) of every connect.
     connected_on: Mutex<Vec<(std::thread::ThreadId, bool)>>,
+    /// The number of every connection opened.
+    ids: Mutex<Vec<usize>>,
 }
 
 struct FakeWorker {
@@ -85,7 +87,8 @@ impl Workload for Fake {
             statements: vec!["stmt".into()],
         }
     }
-    async fn connect(&self, _worker: usize) -> Result<FakeWorker, TxnError> {
+    async fn connect(&self, worker: usize) -> Result<FakeWorker, TxnError> {
+        self.ids.lock().unwrap().push(worker);
         self.connected_on
             .lock()
             .unwrap()
@@ -162,9 +165,15 @@ struct Collect {
     /// Per stored interval: response times recorded, statements.
     recorded: Vec<(u64, u64)>,
     reports: Vec<Reported>,
+    /// The wall clock when the run started.
+    started: Option<std::time::SystemTime>,
 }
 
 impl Observer for Collect {
+    fn on_start(&mut self, _connections: usize, _t0_ns: u64) {
+        self.started = Some(std::time::SystemTime::now());
+    }
+
     fn on_report(&mut self, r: &IntervalReport<'_>) {
         self.reports.push((
             r.start_s,
@@ -198,6 +207,7 @@ fn fake(script: Script) -> Arc<Fake> {
         attempts: Arc::new(AtomicU64::new(0)),
         origin: now_ns(),
         connected_on: Mutex::new(Vec::new()),
+        ids: Mutex::new(Vec::new()),
     })
 }
 
@@ -780,4 +790,43 @@ fn reports_end_at_the_warmup_and_keep_their_pace_when_not_a_multiple_of_the_inte
     assert_eq!(measured, out.total.transactions);
     let warmup: u64 = obs.intervals.iter().filter(|i| i.3).map(|i| i.5).sum();
     assert_eq!(obs.reports[0].4, warmup);
+}
+
+/// A shard of a run on several clients: its connections are numbered from its offset, and
+/// time zero falls on the shared start minus the warmup, not when its connections opened; a
+/// start already past is refused before anything is measured.
+#[test]
+fn a_shard_starts_on_the_shared_clock_with_its_own_connection_numbers() {
+    let mut cfg = RunConfig::new(3, Some(Duration::from_millis(300)));
+    cfg.interval = Duration::from_millis(100);
+    cfg.warmup = Duration::from_millis(200);
+    cfg.worker_offset = 5;
+    let at = std::time::SystemTime::now() + Duration::from_millis(700);
+    cfg.start_at = Some(at);
+    let workload = fake(Script::default());
+    let mut obs = Collect::default();
+    let out = run(&cfg, workload.clone(), StopSignal::new(), &mut obs).unwrap();
+    let mut ids = workload.ids.lock().unwrap().clone();
+    ids.sort_unstable();
+    assert_eq!(ids, [5, 6, 7]);
+    let zero = at - cfg.warmup;
+    let started = obs.started.unwrap();
+    let off = match started.duration_since(zero) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    };
+    assert!((0.0..0.03).contains(&off), "time zero {off} s off the shared clock");
+    assert!(out.total.transactions > 0);
+    assert!(obs.intervals.iter().any(|i| i.3) && obs.intervals.iter().any(|i| !i.3));
+
+    cfg.start_at = Some(std::time::SystemTime::now() - Duration::from_secs(1));
+    let mut obs = Collect::default();
+    match run(&cfg, fake(Script::default()), StopSignal::new(), &mut obs) {
+        Err(dbperf_engine::RunError::Config(m)) => {
+            assert!(m.contains("start time passed") && m.contains("--start-at"), "{m}")
+        }
+        Err(e) => panic!("a past start is a configuration error, got {e}"),
+        Ok(_) => panic!("a past start must not run"),
+    }
+    assert!(obs.intervals.is_empty());
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -208,10 +208,7 @@ impl Plan {
         let seed = match (command, a.seed) {
             (_, Some(s)) => s,
             (Command::Load | Command::Cleanup, None) => 1,
-            (Command::Request, None) => SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as i64)
-                .unwrap_or(1),
+            (Command::Request, None) => a.run.default_seed() as i64,
         };
         let ignore = match dialect {
             Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
@@ -315,15 +312,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
     let model = Arc::new(Model::new(plan.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
     let requesters = a.requesters as usize;
     let rngs = requester_rngs(plan.seeding, plan.seed, requesters);
-    let workload = Arc::new(LinkBenchWorkload::<S> {
-        target: plan.target.clone(),
-        ignore: plan.ignore.clone(),
-        dialect: plan.dialect,
-        model,
-        rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
-        session: std::marker::PhantomData,
-    });
-    let run = a.run.config(&RunShape {
+    let mut run = a.run.config(&RunShape {
         connections: requesters,
         events: (a.requests_per_requester > 0).then(|| a.requests_per_requester * requesters as u64),
         arrival: "poisson",
@@ -344,6 +333,15 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
     options.insert("client_impl".into(), a.client_impl.clone().into());
     a.run.out.record_options(&mut options);
     options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
+    let place = a.run.place(&plan.target, &facts, &mut run)?;
+    let workload = Arc::new(LinkBenchWorkload::<S> {
+        target: place.path.target.clone(),
+        ignore: plan.ignore.clone(),
+        dialect: plan.dialect,
+        model,
+        rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
+        session: std::marker::PhantomData,
+    });
     let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
     let version = facts.version.clone();
     let banner = |dir: &std::path::Path| {
@@ -371,6 +369,7 @@ fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<Exi
         live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
+        place,
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = report::LinkbenchReport {

@@ -326,7 +326,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         );
     }
     let seed = if a.rand.rand_seed == 0 {
-        super::args::clock_seed()
+        a.run.default_seed()
     } else {
         a.rand.rand_seed
     };
@@ -337,6 +337,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         argv: argv.to_vec(),
         opt: general.clone(),
         target: None,
+        client_target: None,
         ignore,
         ps_disabled,
         rand,
@@ -366,11 +367,11 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     let values = options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
     shared.opt.extend(values.iter().cloned());
     shared.target = target.clone();
-    let shared = Arc::new(shared);
     let target = target.expect("a target for every command but help");
     if command == "run" {
         return run_measured(&a, shared, &target, &script_name, &values, argv);
     }
+    let shared = Arc::new(shared);
     commands::run_command(shared, &command, a.threads as usize)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -379,7 +380,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
 /// and `done()` ([`commands::MainState`]), dbperf's final report.
 fn run_measured(
     a: &LuaArgs,
-    shared: Arc<Shared>,
+    mut shared: Shared,
     target: &Target,
     script_name: &str,
     values: &[(String, OptValue)],
@@ -393,9 +394,7 @@ fn run_measured(
         measure::server_facts(&mut s, target.scheme).await
     })?;
     drop(rt);
-    let main = commands::MainState::init(&shared, a.threads as usize)?;
-
-    let run = a.run.config(&RunShape {
+    let mut run = a.run.config(&RunShape {
         connections: a.threads as usize,
         events: (a.events > 0).then_some(a.events),
         arrival: &a.arrival,
@@ -415,6 +414,10 @@ fn run_measured(
     options.insert("statement_names".into(), a.statement_names.clone().into());
     record_run_options(&run, &mut options);
     a.run.out.record_options(&mut options);
+    let place = a.run.place(target, &facts, &mut run)?;
+    shared.client_target = Some(place.path.target.clone());
+    let shared = Arc::new(shared);
+    let main = commands::MainState::init(&shared, a.threads as usize)?;
     let version = facts.version.clone();
     let family = match target.scheme {
         Scheme::Postgres => "PostgreSQL",
@@ -451,6 +454,7 @@ fn run_measured(
         live: main.live_line(a.percentile),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
+        place,
     };
     if a.run.time > 0 {
         // Counted generously from now: connecting and settling come first.

@@ -211,8 +211,8 @@ fn run_script<S: Session + 'static>(
     argv: &[String],
 ) -> Result<ExitCode> {
     check_run(a)?;
-    let seed = a.random_seed.unwrap_or_else(super::args::clock_seed);
-    let workload = Arc::new(PgbenchWorkload::<S>::new(script, scale, target.clone(), ignore, seed));
+    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
+    let workload = |t: Target| Arc::new(PgbenchWorkload::<S>::new(script, scale, t, ignore, seed));
     let common = Common {
         label: script.name().to_string(),
         run_name: format!("pgbench_{}", script.name().replace('-', "_")),
@@ -375,7 +375,7 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
         }
     })?;
     drop(rt);
-    let seed = a.random_seed.unwrap_or_else(super::args::clock_seed);
+    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
     let labels = p.labels.join(" ");
     let mode = p.mode;
     let weights = p.weights.clone();
@@ -399,34 +399,27 @@ fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) 
     };
     match client {
         Client::TokioPostgres => {
-            let wl = Arc::new(ScriptWorkload::<PgSession>::new(program, target.clone(), ignore, seed));
+            let wl = |t: Target| Arc::new(ScriptWorkload::<PgSession>::new(program, t, ignore, seed));
             measured(a, wl, &target, common, argv)
         }
         Client::MysqlWire => {
-            let wl = Arc::new(ScriptWorkload::<crate::driver::wire::WireSession>::new(
-                program,
-                target.clone(),
-                ignore,
-                seed,
-            ));
+            let wl = |t: Target| {
+                Arc::new(ScriptWorkload::<crate::driver::wire::WireSession>::new(
+                    program, t, ignore, seed,
+                ))
+            };
             measured(a, wl, &target, common, argv)
         }
         Client::MysqlAsync => {
-            let wl = Arc::new(ScriptWorkload::<crate::driver::mysql::MysqlSession>::new(
-                program,
-                target.clone(),
-                ignore,
-                seed,
-            ));
+            let wl = |t: Target| {
+                Arc::new(ScriptWorkload::<crate::driver::mysql::MysqlSession>::new(
+                    program, t, ignore, seed,
+                ))
+            };
             measured(a, wl, &target, common, argv)
         }
         Client::PgWire => {
-            let wl = Arc::new(ScriptWorkload::<PgWireSession>::new(
-                program,
-                target.clone(),
-                ignore,
-                seed,
-            ));
+            let wl = |t: Target| Arc::new(ScriptWorkload::<PgWireSession>::new(program, t, ignore, seed));
             measured(a, wl, &target, common, argv)
         }
     }
@@ -549,12 +542,12 @@ fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
 /// The measured run of `workload`, its options recorded and its report printed.
 fn measured<W: dbperf_engine::Workload + 'static>(
     a: &PgbenchArgs,
-    workload: Arc<W>,
+    workload: impl FnOnce(Target) -> Arc<W>,
     target: &Target,
     c: Common,
     argv: &[String],
 ) -> Result<ExitCode> {
-    let run = a.run.config(&RunShape {
+    let mut run = a.run.config(&RunShape {
         connections: a.clients as usize,
         events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
         arrival: "poisson",
@@ -578,6 +571,8 @@ fn measured<W: dbperf_engine::Workload + 'static>(
     }
     options.insert("client_impl".into(), a.client_impl.clone().into());
     a.run.out.record_options(&mut options);
+    let place = a.run.place(target, &c.facts, &mut run)?;
+    let workload = workload(place.path.target.clone());
     let version = c.facts.version.clone();
     let family = match target.scheme {
         Scheme::Postgres => "PostgreSQL",
@@ -614,6 +609,7 @@ fn measured<W: dbperf_engine::Workload + 'static>(
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
+        place,
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = ScriptsReport {

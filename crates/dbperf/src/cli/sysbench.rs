@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
 use dbperf_engine::{Arrival, RunConfig};
@@ -126,10 +125,7 @@ impl Plan {
         let seed = if a.rand.rand_seed != 0 {
             a.rand.rand_seed
         } else {
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
+            a.run.default_seed()
         };
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let connections = match (&command, a.threads) {
@@ -249,19 +245,7 @@ async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
     Ok(facts)
 }
 
-fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
-    let workload = Arc::new(
-        OltpWorkload::<S>::new(
-            plan.test,
-            plan.opts.clone(),
-            plan.target.clone(),
-            plan.ignore.clone(),
-            plan.dist,
-            plan.connections,
-            plan.seed,
-        )
-        .map_err(|e| anyhow!(e))?,
-    );
+fn run_benchmark<S: Session + 'static>(mut plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
     let mut options = serde_json::to_value(&plan.opts)?
         .as_object()
         .cloned()
@@ -274,6 +258,19 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
     options.insert("warmup_s".into(), plan.args.run.warmup_time.into());
     options.insert("events".into(), plan.args.events.into());
     plan.args.run.out.record_options(&mut options);
+    let place = plan.args.run.place(&plan.target, &facts, &mut plan.run)?;
+    let workload = Arc::new(
+        OltpWorkload::<S>::new(
+            plan.test,
+            plan.opts.clone(),
+            place.path.target.clone(),
+            plan.ignore.clone(),
+            plan.dist,
+            plan.connections,
+            plan.seed,
+        )
+        .map_err(|e| anyhow!(e))?,
+    );
     let server_version = facts.version.clone();
     let banner = |dir: &std::path::Path| {
         format!(
@@ -308,6 +305,7 @@ fn run_benchmark<S: Session + 'static>(plan: Plan, facts: ServerFacts, argv: &[S
         live: LiveLine::Standard,
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
+        place,
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = SysbenchReport {

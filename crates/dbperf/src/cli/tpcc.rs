@@ -4,7 +4,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -237,10 +236,7 @@ impl Plan {
         let seed = match (command, a.seed) {
             (_, Some(s)) if s != 0 => s,
             (Command::Prepare, _) => 1,
-            _ => SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1),
+            _ => a.run.default_seed(),
         };
         let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
         let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
@@ -365,18 +361,6 @@ fn run_benchmark<S: Session + 'static>(
     let w = plan.warehouses.expect("validated");
     let load_c = c_last_load.unwrap_or_else(|| NuConstants::for_load(plan.seed).c_last);
     let constants = NuConstants::for_run(plan.seed, load_c);
-    let workload = Arc::new(TpccWorkload::<S> {
-        target: plan.target.clone(),
-        ignore: plan.ignore.clone(),
-        schema: plan.schema,
-        warehouses: w,
-        mode: plan.mode,
-        warehouse_choice: plan.warehouse_choice,
-        wait_scale: plan.args.wait_scale,
-        constants,
-        seed: plan.seed,
-        session: std::marker::PhantomData,
-    });
     let a = &plan.args;
     let mut options = serde_json::Map::new();
     options.insert("warehouses".into(), w.into());
@@ -391,6 +375,20 @@ fn run_benchmark<S: Session + 'static>(
     options.insert("time_s".into(), a.run.time.into());
     options.insert("warmup_s".into(), a.run.warmup_time.into());
     options.insert("delivery".into(), "inline".into());
+    let mut run = plan.run.clone();
+    let place = a.run.place(&plan.target, &facts, &mut run)?;
+    let workload = Arc::new(TpccWorkload::<S> {
+        target: place.path.target.clone(),
+        ignore: plan.ignore.clone(),
+        schema: plan.schema,
+        warehouses: w,
+        mode: plan.mode,
+        warehouse_choice: plan.warehouse_choice,
+        wait_scale: plan.args.wait_scale,
+        constants,
+        seed: plan.seed,
+        session: std::marker::PhantomData,
+    });
     let seeds = serde_json::json!({
         "rand_seed": plan.seed,
         "c_last_load": c_last_load,
@@ -420,7 +418,7 @@ fn run_benchmark<S: Session + 'static>(
         seeds,
         target: &plan.target,
         facts,
-        run: &plan.run,
+        run: &run,
         print_every: 1,
         telemetry: a.run.out.telemetry(&plan.target),
         rand_type: "nurand",
@@ -429,11 +427,12 @@ fn run_benchmark<S: Session + 'static>(
         live: LiveLine::Custom(Box::new(report::interval_line)),
         metrics_addr: a.run.out.metrics_addr.as_deref(),
         settle: a.run.out.settle(),
+        place,
     };
     let m = measure::measure(spec, workload, argv)?;
     let report = TpccReport {
         warehouses: w,
-        terminals: plan.connections as usize,
+        terminals: run.connections,
         spec_waits: plan.mode == Mode::Spec && a.wait_scale == 1.0,
     };
     Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))

@@ -198,6 +198,8 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         seeds: serde_json::json!({ "qgen": seed }),
         target: &target,
         facts,
+        network: None,
+        shard: None,
     })?;
     let dir = session.dir();
     eprintln!(

@@ -101,6 +101,8 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         seeds: serde_json::json!({ "qgen": seed }),
         target: &target,
         facts: rt.block_on(server_facts(&target))?,
+        network: None,
+        shard: None,
     })?;
     let dir = session.dir();
     eprintln!(

@@ -13,12 +13,16 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::client;
+use super::network::NetSpec;
+use super::place::{apply_shard, seed_from_start, ClientPath, Shard};
 use crate::driver::Target;
+use crate::results::manifest::ShardRecord;
+use crate::results::ServerFacts;
 use crate::telemetry::sampler::TelemetryConfig;
 
 /// A command's spellings, defaults and help texts of the shared run flags.
@@ -110,12 +114,42 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = F::REPORT_HEADING
     )]
     pub report_interval: f64,
+    /// Run one shard of a run spread over several clients: I/N, this shard's index from 0 and
+    /// the number of shards. The shard runs its share of the users (and of --rate and
+    /// --events) and writes an ordinary run directory; `dbperf merge` makes one run of them.
+    /// Needs --start-at.
+    #[arg(long, value_name = "I/N", requires = "start_at", help_heading = "Several clients")]
+    pub shard: Option<Shard>,
+    /// When the measured phase starts (the warmup runs before it): a Unix time in seconds or an
+    /// RFC 3339 timestamp. Every shard of a run gets the same.
+    #[arg(long, value_name = "TIME", value_parser = super::place::parse_start_at, help_heading = "Several clients")]
+    pub start_at: Option<SystemTime>,
+    /// Run the client in a network namespace of its own, over a veth pair to the server on
+    /// this machine (root only), optionally shaped: rate=10gbit (tbf), delay=200us and loss=0.1
+    /// (netem, where the kernel has it), burst=, queue=. Removed after the run.
+    #[arg(
+        long,
+        value_name = "SHAPING",
+        num_args = 0..=1,
+        default_missing_value = "",
+        help_heading = "Network"
+    )]
+    pub client_netns: Option<NetSpec>,
     /// Run directory, summary, live metrics and telemetry.
     #[command(flatten)]
     pub out: RunOutputArgs,
     #[arg(skip)]
     #[doc(hidden)]
     pub flags: PhantomData<F>,
+}
+
+/// Where a run's client stands ([`RunArgs::place`]): its path to the server and its shard.
+#[derive(Debug)]
+pub struct Placement {
+    /// The target the workload connects to, the path's record, the namespace.
+    pub path: ClientPath,
+    /// The shard's record for the manifest.
+    pub shard: Option<ShardRecord>,
 }
 
 /// What a workload adds to the shared flags to make its engine run.
@@ -154,6 +188,34 @@ impl<F: RunFlags> RunArgs<F> {
             cpus(),
         )
         .map_err(anyhow::Error::msg)
+    }
+
+    /// Where this run's client stands, once the server's facts are known: the path to the
+    /// server (`--client-netns` sets up the namespace here; it is removed when the
+    /// [`Placement`] is dropped) and, with `--shard`, `run` (built for the whole run by
+    /// [`RunArgs::config`]) cut down to this shard's users, rate and events, starting at
+    /// `--start-at`.
+    pub fn place(&self, target: &Target, facts: &ServerFacts, run: &mut RunConfig) -> anyhow::Result<Placement> {
+        let shard = match (self.shard, self.start_at) {
+            (Some(s), Some(at)) => Some(apply_shard(run, s, at).map_err(anyhow::Error::msg)?),
+            (None, at) => {
+                run.start_at = at;
+                None
+            }
+            (Some(_), None) => anyhow::bail!("--shard needs --start-at: the instant every shard starts measuring"),
+        };
+        let path = ClientPath::open(target, self.client_netns.as_ref(), facts)?;
+        run.client_netns = path.netns_path();
+        Ok(Placement { path, shard })
+    }
+
+    /// The run's seed when its seed option is left to the clock: from `--start-at` when
+    /// given (so every shard has the same), else from the clock.
+    pub fn default_seed(&self) -> u64 {
+        match self.start_at {
+            Some(at) => seed_from_start(at),
+            None => crate::cli::args::clock_seed(),
+        }
     }
 
     /// Live lines printed every this many live reports: 1 (every report) with a report

@@ -24,11 +24,13 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::record::{self, LiveLine, Recorder, SummaryContext};
+use super::Placement;
 use crate::driver::any::AnySession;
 use crate::driver::mysql::IgnoreErrors;
 use crate::driver::target::Scheme;
 use crate::driver::{Session, Target};
 use crate::report::metrics::{LiveMetrics, MetricsServer};
+use crate::results::manifest::{NetworkRecord, ShardRecord};
 use crate::results::recording::{record_in_catalog, RunDirState};
 use crate::results::{
     client_usage, AppendFile, Manifest, ResultsError, RunDir, ServerFacts, Summary, WorkloadInfo, WriteLoss,
@@ -52,6 +54,10 @@ pub struct SessionSpec<'a> {
     pub target: &'a Target,
     /// Its version and variables.
     pub facts: ServerFacts,
+    /// How the client reached the server (`None`: as the target says).
+    pub network: Option<NetworkRecord>,
+    /// The run's shard of a run on several clients.
+    pub shard: Option<ShardRecord>,
 }
 
 /// A run directory with its manifest written and its catalog row recorded as started.
@@ -76,6 +82,11 @@ impl RunSession {
             &spec.target.redacted(),
         );
         manifest.seeds = spec.seeds;
+        manifest.network = Some(
+            spec.network
+                .unwrap_or_else(|| super::place::ClientPath::direct(spec.target).record),
+        );
+        manifest.shard = spec.shard;
         if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
             manifest.lab = Some(
                 serde_json::from_str(&point)
@@ -148,6 +159,9 @@ pub struct MeasureSpec<'a> {
     pub metrics_addr: Option<&'a str>,
     /// Wait up to this long for the server to settle before measuring (`--settle`).
     pub settle: Option<Duration>,
+    /// The client's path to the server and its shard ([`super::RunArgs::place`]); a network
+    /// namespace lives until the run ends.
+    pub place: Placement,
 }
 
 /// What [`measure`] hands back.
@@ -228,6 +242,7 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
             anyhow::bail!("interrupted while waiting for the server to settle: nothing was measured");
         }
     }
+    let place = spec.place;
     let session = RunSession::create(SessionSpec {
         results_dir: spec.results_dir,
         name: spec.name,
@@ -236,14 +251,38 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
         seeds: spec.seeds,
         target: spec.target,
         facts: spec.facts,
+        network: Some(place.path.record.clone()),
+        shard: place.shard.clone(),
     })?;
     let server_version = session.server_version().to_string();
     let dir = session.dir();
     println!("{}", (spec.banner)(dir.path()));
+    if place.path.record.netns.is_some() {
+        println!("Network: {}", place.path.describe());
+    }
+    if let Some(s) = &place.shard {
+        let now = super::place::unix_ms(SystemTime::now());
+        println!(
+            "Shard {}/{}: users {}..{} of {}; its measured phase starts at {} (in {:.0} s; the {} s warmup before it)",
+            s.index,
+            s.count,
+            s.first_user,
+            s.first_user + s.users,
+            s.users_total,
+            s.start_at,
+            ((s.start_at_unix_ms - now) as f64 / 1000.0).max(0.0),
+            spec.run.warmup.as_secs()
+        );
+    }
 
     let mut hlog_file = AppendFile::open(&dir.file("intervals.hlog")?)?;
     let mut serializer = V2DeflateSerializer::new();
-    let started = SystemTime::now();
+    // The log's base time is the run's time zero: for a run with a start time (a shard), the
+    // shared instant minus the warmup, so the shards' interval timestamps line up.
+    let started = match spec.run.start_at {
+        Some(at) => at.checked_sub(spec.run.warmup).unwrap_or(at),
+        None => SystemTime::now(),
+    };
     let hlog = IntervalLogWriterBuilder::new()
         .add_comment(&format!(
             "dbperf {} {} latency in microseconds",
@@ -295,7 +334,10 @@ pub fn measure<W: Workload>(spec: MeasureSpec<'_>, workload: Arc<W>, argv: &[Str
     let cx = SummaryContext {
         workload: spec.name,
         run_id: dir.run_id(),
-        threads: spec.threads,
+        threads: match place.shard {
+            Some(_) => spec.run.connections as u32,
+            None => spec.threads,
+        },
         arrival: spec.run.arrival,
         rand_type: spec.rand_type,
         server_version: Some(server_version),
@@ -523,6 +565,7 @@ pub fn on_interrupt(stopping: &'static str, second: &'static str, mut stop: impl
         hits += 1;
         if hits > 1 {
             eprintln!("\nSecond interrupt: {second}.");
+            super::network::remove_own();
             std::process::exit(130);
         }
         eprintln!("\n{stopping} (interrupt again to exit now)...");
@@ -553,6 +596,9 @@ mod tests {
                 version: "11.4.5-MariaDB".into(),
                 variables: Default::default(),
             },
+
+            network: None,
+            shard: None,
         })
         .unwrap();
         let manifest = std::fs::read_to_string(session.dir().path().join("manifest.json")).unwrap();

@@ -56,6 +56,9 @@ pub struct Shared {
     pub opt: Vec<(String, OptValue)>,
     /// Where connections go, and which errors are ignorable there.
     pub target: Option<Target>,
+    /// Where the measured run's connections go (its client threads' states: [`new_worker_state`]),
+    /// when the client has a path of its own (`--client-netns`); `None`: [`Shared::target`].
+    pub client_target: Option<Target>,
     /// `--mysql-ignore-errors` / `--pgsql-ignore-errors`.
     pub ignore: IgnoreErrors,
     /// `--db-ps-mode=disable`: statements are prepared client-side (values written in).
@@ -167,6 +170,7 @@ impl Shared {
             argv,
             opt,
             target: None,
+            client_target: None,
             ignore: IgnoreErrors::sysbench_default(),
             ps_disabled: false,
             rand: RandParams::default(),
@@ -187,6 +191,8 @@ pub type Logged = (u16, u64, QueryClass);
 /// A state's own context, kept in the Lua state's app data.
 pub struct Ctx {
     pub(super) shared: Arc<Shared>,
+    /// Where this state's connections go.
+    target: Option<Target>,
     /// Statements sent since the last [`take_log`]; shared with the state's worker, which
     /// takes them after every event.
     pub log: Rc<RefCell<Vec<Logged>>>,
@@ -295,6 +301,20 @@ pub fn shape(sql: &str) -> String {
 /// script loaded and run (its top level defines the functions). `raw_target` false: no
 /// connection may be opened (the option probe).
 pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
+    new_state_for(shared, tid, shared.target.clone())
+}
+
+/// A state for a measured run's worker `tid`: [`new_state`] whose connections go to
+/// [`Shared::client_target`] when there is one.
+pub fn new_worker_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
+    new_state_for(
+        shared,
+        tid,
+        shared.client_target.clone().or_else(|| shared.target.clone()),
+    )
+}
+
+fn new_state_for(shared: &Arc<Shared>, tid: usize, target: Option<Target>) -> Result<Lua, String> {
     // SAFETY: sysbench scripts may use LuaJIT's ffi library, as under sysbench; it is the
     // user's own script, run with the user's own rights. (No pool of coroutines: events on
     // blocking-I/O threads are plain calls, and on event-loop threads, where connections are
@@ -322,6 +342,7 @@ pub fn new_state(shared: &Arc<Shared>, tid: usize) -> Result<Lua, String> {
     let dists = made.map(Result::ok);
     lua.set_app_data(Ctx {
         shared: shared.clone(),
+        target,
         log: Rc::new(RefCell::new(Vec::with_capacity(64))),
         conns: RefCell::new(Vec::new()),
         kinds: RefCell::new(HashMap::new()),
@@ -625,7 +646,7 @@ struct Conn(Rc<RefCell<ConnInner>>);
 async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
     let (target, ignore) = {
         let c = ctx(lua);
-        let Some(t) = c.shared.target.clone() else {
+        let Some(t) = c.target.clone() else {
             return Err(mlua::Error::runtime(
                 "no server to connect to: give --target (or --mysql-*/--pgsql-* options)",
             ));
@@ -1099,7 +1120,7 @@ async fn reconnect_conn(lua: &Lua, inner: &RefCell<ConnInner>) -> Result<(), DbE
         None if !inner.borrow().closed => {
             let (target, ignore) = {
                 let c = ctx(lua);
-                match c.shared.target.clone() {
+                match c.target.clone() {
                     Some(t) => (t, c.shared.ignore.clone()),
                     None => return Ok(()),
                 }

@@ -62,7 +62,7 @@ impl Workload for LuaWorkload {
     }
 
     async fn connect(&self, worker: usize) -> Result<LuaWorker, TxnError> {
-        let lua = api::new_state(&self.shared, worker).map_err(fatal)?;
+        let lua = api::new_worker_state(&self.shared, worker).map_err(fatal)?;
         let script = self.shared.script.display().to_string();
         if !matches!(lua.globals().get::<Value>("event"), Ok(Value::Function(_))) {
             return Err(fatal(format!(
