@@ -132,6 +132,19 @@ struct RawFile {
     #[serde(default, rename = "workload")]
     workloads: Vec<Spanned<RawWorkload>>,
     search: Option<Spanned<super::search::RawSearch>>,
+    network: Option<Spanned<RawNetwork>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    client: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    burst: Option<Spanned<String>>,
+    queue: Option<Spanned<String>>,
+    delay: Option<Spanned<String>>,
+    loss: Option<Spanned<f64>>,
+    shards: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -249,6 +262,20 @@ pub struct Experiment {
     pub workloads: Vec<WorkloadSpec>,
     /// A settings search (`[search]`, run by `dbperf lab tune`).
     pub search: Option<Search>,
+    /// Where the client stands (`[network]`): its own network namespace, shaped, and how many
+    /// client processes share each point.
+    pub network: Network,
+}
+
+/// `[network]`: the client's path to the server and the shards of every point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Network {
+    /// `client = "netns"`: each point's client runs in a network namespace of its own, with
+    /// this `--client-netns` value (the shaping; empty: none). `None`: as the server's URL says.
+    pub netns: Option<String>,
+    /// Client processes each point is spread over (`--shard I/N`), merged into the point's
+    /// run; 1: one client.
+    pub shards: u32,
 }
 
 /// Bytes one sysbench row takes in InnoDB with its `k` index (a table of 1M rows is about
@@ -597,6 +624,10 @@ impl Experiment {
             None => None,
         };
 
+        let network = match &raw.network {
+            Some(n) => network(n, &workloads, &users_spans, &at)?,
+            None => Network { netns: None, shards: 1 },
+        };
         let experiment = Experiment {
             name,
             description: raw.description,
@@ -611,6 +642,7 @@ impl Experiment {
             pinnings,
             workloads,
             search,
+            network,
         };
         let runs = experiment.runs();
         if runs > bounds::MAX_POINTS {
@@ -631,6 +663,91 @@ impl Experiment {
         }
         Ok(experiment)
     }
+}
+
+/// Checks `[network]`: the client kind, the shaping (as `--client-netns` reads it), and shards
+/// that every workload can be split over.
+fn network(
+    raw: &Spanned<RawNetwork>,
+    workloads: &[WorkloadSpec],
+    users_spans: &[Range<usize>],
+    at: &dyn Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Network, ExperimentError> {
+    let n = raw.get_ref();
+    let netns = match n.client.as_ref().map(|c| (c.get_ref().as_str(), c.span())) {
+        None | Some(("local", _)) => false,
+        Some(("netns", _)) => true,
+        Some((other, span)) => {
+            return Err(at(
+                span,
+                format!("[network] client must be \"netns\" (a network namespace of its own, root only) or \"local\" (as the server's URL says), got {other:?}"),
+            ))
+        }
+    };
+    let mut shaping = Vec::new();
+    for (key, value) in [
+        ("rate", &n.rate),
+        ("burst", &n.burst),
+        ("queue", &n.queue),
+        ("delay", &n.delay),
+    ] {
+        if let Some(v) = value {
+            shaping.push((v.span(), format!("{key}={}", v.get_ref().trim())));
+        }
+    }
+    if let Some(l) = &n.loss {
+        shaping.push((l.span(), format!("loss={}", l.get_ref())));
+    }
+    if let Some((span, _)) = shaping.first().filter(|_| !netns) {
+        return Err(at(
+            span.clone(),
+            "[network] shapes the client's own namespace: add client = \"netns\"".into(),
+        ));
+    }
+    for (span, item) in &shaping {
+        item.parse::<crate::run::network::NetSpec>().map_err(|m| {
+            at(
+                span.clone(),
+                format!("[network] {}", m.trim_start_matches("--client-netns ")),
+            )
+        })?;
+    }
+    let spec: Vec<String> = shaping.into_iter().map(|(_, i)| i).collect();
+    let spec = spec.join(",");
+    spec.parse::<crate::run::network::NetSpec>()
+        .map_err(|m| at(raw.span(), format!("[network] {m}")))?;
+    let shards = match &n.shards {
+        Some(s) if !(1..=crate::run::place::MAX_SHARDS).contains(s.get_ref()) => {
+            return Err(at(
+                s.span(),
+                format!(
+                    "[network] shards must be 1 to {}, got {}",
+                    crate::run::place::MAX_SHARDS,
+                    s.get_ref()
+                ),
+            ))
+        }
+        Some(s) => *s.get_ref(),
+        None => 1,
+    };
+    for (w, span) in workloads.iter().zip(users_spans) {
+        if w.kind() == Kind::Tpch && (netns || shards > 1) {
+            return Err(at(
+                span.clone(),
+                "[network] applies to the workloads the engine runs (sysbench, tpcc, linkbench, pgbench, lua); TPC-H's power and throughput tests run their own streams: move it to an experiment without [network]".into(),
+            ));
+        }
+        if let Some(u) = w.users.iter().find(|u| **u < shards) {
+            return Err(at(
+                span.clone(),
+                format!("{u} user(s) cannot be spread over [network] shards = {shards}: every shard needs one"),
+            ));
+        }
+    }
+    Ok(Network {
+        netns: netns.then_some(spec),
+        shards,
+    })
 }
 
 impl Experiment {
@@ -834,6 +951,44 @@ tables = 2
 table_size = 1000
 users = [1, 4]
 "#;
+
+    #[test]
+    fn the_network_section_gives_the_client_namespace_shaping_and_shards() {
+        assert_eq!(parse(MINIMAL).unwrap().network, Network { netns: None, shards: 1 });
+        let with = |extra: &str| format!("{MINIMAL}\n[network]\n{extra}\n");
+        let n = parse(&with("client = \"netns\"\nrate = \"1gbit\"\nloss = 0.5"))
+            .unwrap()
+            .network;
+        assert_eq!(n.netns.as_deref(), Some("rate=1gbit,loss=0.5"));
+        assert_eq!(
+            parse(&with("client = \"netns\"")).unwrap().network.netns.as_deref(),
+            Some("")
+        );
+        let shards = with("shards = 4");
+        let e = error(&shards);
+        assert!(
+            e.contains("1 user(s) cannot be spread over [network] shards = 4"),
+            "{e}"
+        );
+        let ok = with("shards = 1");
+        assert_eq!(parse(&ok).unwrap().network.shards, 1);
+        for (extra, says, at) in [
+            ("client = \"remote\"", "must be \"netns\"", "\"remote\""),
+            ("rate = \"1gbit\"", "add client = \"netns\"", "\"1gbit\""),
+            ("client = \"netns\"\nrate = \"fast\"", "expected a rate", "\"fast\""),
+            ("client = \"netns\"\ndelay = \"soon\"", "delay=soon", "\"soon\""),
+            ("shards = 0", "shards must be 1 to", "0"),
+            ("hosts = 3", "unknown field `hosts`", "hosts"),
+        ] {
+            let text = with(extra);
+            let e = error(&text);
+            assert!(e.contains(says), "{extra}: {e}");
+            let needle = &text[text.find("[network]").unwrap()..];
+            let pos = text.len() - needle.len() + needle.find(at).unwrap();
+            let (line, _) = line_col(&text, pos);
+            assert!(e.starts_with(&format!("exp.toml:{line}:")), "{extra}: {e}");
+        }
+    }
 
     #[test]
     fn minimal_file_gets_defaults() {

@@ -580,7 +580,36 @@ impl Plan {
                 servers_with_settings.join("\n")
             );
         }
+        if let Some(line) = network_text(&e.network) {
+            let _ = writeln!(out, "\n{line}");
+        }
         out
+    }
+}
+
+/// How the plan's clients reach the server, when `[network]` says anything.
+fn network_text(n: &super::experiment::Network) -> Option<String> {
+    let client = match n.netns.as_deref() {
+        None => None,
+        Some("") => {
+            Some("each point's client in a network namespace of its own (veth pair, unshaped; root only)".to_string())
+        }
+        Some(s) => Some(format!(
+            "each point's client in a network namespace of its own (veth pair, {s}; root only)"
+        )),
+    };
+    let shards = (n.shards > 1).then(|| {
+        format!(
+            "each point spread over {} client processes (--shard I/{}), started together and merged into the point's run",
+            n.shards, n.shards
+        )
+    });
+    match (client, shards) {
+        (None, None) => None,
+        (c, s) => Some(format!(
+            "Network: {}",
+            [c, s].into_iter().flatten().collect::<Vec<_>>().join("; ")
+        )),
     }
 }
 

@@ -294,6 +294,9 @@ impl LabSession {
         // A point whose run directory has gone is not done.
         state.done.retain(|_, d| d.run_dir.join("summary.json").is_file());
         save_state(&dir, &state)?;
+        if e.network.netns.is_some() {
+            crate::run::network::check_privileges().map_err(|m| anyhow!("[network] client = \"netns\": {m}"))?;
+        }
         let home = SandboxHome::from_env()?;
         check_servers(e, &home, true)?;
         Ok(LabSession {
@@ -1112,6 +1115,9 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
                 .args(lua_option_args(l));
         }
         (Params::Sysbench(_), other) => bail!("a sysbench workload on data set {other:?}"),
+    }
+    if let Some(shaping) = &e.network.netns {
+        cmd.arg(format!("--client-netns={shaping}"));
     }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)

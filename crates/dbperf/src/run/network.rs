@@ -422,7 +422,7 @@ fn free_pair(id: u32) -> Result<(Ipv4Addr, Ipv4Addr), NetError> {
 
 /// Root, or the capabilities the set-up needs (CAP_NET_ADMIN for links, qdiscs and nft;
 /// CAP_SYS_ADMIN for the namespace's mount and for joining it).
-fn check_privileges() -> Result<(), NetError> {
+pub fn check_privileges() -> Result<(), NetError> {
     let eff = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
