@@ -463,7 +463,11 @@ impl Plan {
 
     /// Estimated seconds for one point.
     pub fn point_estimate(&self, p: &Point) -> f64 {
-        point_secs(&self.experiment, p.workload)
+        let sharded = match self.experiment.network.shards {
+            1 => 0.0,
+            _ => shard_allowance(p.users) as f64 + 2.0,
+        };
+        point_secs(&self.experiment, p.workload) + sharded
     }
 
     /// Estimated seconds to prepare a data set (init, start, load, stop, copy).
@@ -585,6 +589,12 @@ impl Plan {
         }
         out
     }
+}
+
+/// Seconds a shard of a point gets to open its connections before the shared start (which
+/// is this plus the warmup after the shards are started).
+pub fn shard_allowance(users: u32) -> u64 {
+    10 + u64::from(users) / 50
 }
 
 /// How the plan's clients reach the server, when `[network]` says anything.

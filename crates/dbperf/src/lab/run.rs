@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -135,19 +135,19 @@ fn save_state(dir: &Path, state: &LabState) -> Result<()> {
 /// Set by Ctrl-C or SIGTERM; the pid of the running child gets the signal forwarded.
 struct Interrupt {
     stop: AtomicBool,
-    child: AtomicI32,
+    /// The running children (one per shard), sent SIGINT on Ctrl-C.
+    children: std::sync::Mutex<Vec<i32>>,
 }
 
 fn install_interrupt() -> Arc<Interrupt> {
     let it = Arc::new(Interrupt {
         stop: AtomicBool::new(false),
-        child: AtomicI32::new(0),
+        children: std::sync::Mutex::new(Vec::new()),
     });
     let handler = it.clone();
     let _ = ctrlc::set_handler(move || {
         handler.stop.store(true, Ordering::SeqCst);
-        let pid = handler.child.load(Ordering::SeqCst);
-        if pid > 0 {
+        for &pid in handler.children.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             // SAFETY: kill has no memory preconditions; the child may already be gone.
             unsafe { libc::kill(pid, libc::SIGINT) };
         }
@@ -980,6 +980,7 @@ fn safe(s: &str) -> String {
     super::name_safe(s, &['-', '.'], '_')
 }
 
+#[derive(Clone, Copy)]
 struct RunPoint<'a> {
     exe: &'a Path,
     url: &'a str,
@@ -1146,33 +1147,21 @@ fn run_dirs(root: &Path) -> Vec<std::ffi::OsString> {
 }
 
 fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
+    let shards = r.plan.experiment.network.shards;
+    if shards > 1 {
+        return run_sharded(r, shards, interrupt);
+    }
     let stem = safe(&r.point.id.replace('/', "~"));
     let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
     let summary_path = r.lab_dir.join("logs").join(format!("{stem}.summary.json"));
     let _ = std::fs::remove_file(&summary_path);
     let w = &r.plan.experiment.workloads[r.point.workload];
-    let mut cmd = point_command(r, &summary_path)?;
+    let cmd = point_command(r, &summary_path)?;
     let before = run_dirs(r.results_dir);
-    if let Some(cpus) = r.client_cpus {
-        let cpus = cpus.cpus.clone();
-        // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(move || crate::cpus::restrict(0, &cpus));
-        }
-    }
     let what = format!("dbperf {}", w.kind().name());
-    let file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let err = file.try_clone()?;
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(file)
-        .stderr(err)
-        .spawn()
-        .with_context(|| format!("starting {what}"))?;
-    interrupt.child.store(child.id() as i32, Ordering::SeqCst);
+    let mut child = spawn_logged(cmd, &log, r.client_cpus, interrupt, &what)?;
     let status = child.wait();
-    interrupt.child.store(0, Ordering::SeqCst);
+    interrupt.children.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let status = status.with_context(|| format!("waiting for {what}"))?;
     if status.code() == Some(130) || interrupt.stop.load(Ordering::SeqCst) {
         return Ok(PointOutcome::Interrupted);
@@ -1183,6 +1172,142 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
             log.display()
         )));
     }
+    finished(r, &before, &summary_path, &log, &what)
+}
+
+/// Starts `cmd` with its output in `log`, on the client's CPUs, registered for Ctrl-C.
+fn spawn_logged(
+    mut cmd: Command,
+    log: &Path,
+    client_cpus: Option<&CpuSet>,
+    interrupt: &Interrupt,
+    what: &str,
+) -> Result<std::process::Child> {
+    if let Some(cpus) = client_cpus {
+        let cpus = cpus.cpus.clone();
+        // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || crate::cpus::restrict(0, &cpus));
+        }
+    }
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let err = file.try_clone()?;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .with_context(|| format!("starting {what}"))?;
+    interrupt
+        .children
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(child.id() as i32);
+    Ok(child)
+}
+
+/// A point spread over `shards` client processes: each runs `--shard I/N` with one shared
+/// `--start-at` (its run directory under the lab's `shards/`), then `dbperf merge` makes the
+/// point's run of them. A shard that fails fails the point (its figure would cover fewer
+/// users), naming the shard and its log.
+fn run_sharded(r: &RunPoint<'_>, shards: u32, interrupt: &Interrupt) -> Result<PointOutcome> {
+    let stem = safe(&r.point.id.replace('/', "~"));
+    let w = &r.plan.experiment.workloads[r.point.workload];
+    let what = format!("dbperf {}", w.kind().name());
+    let shard_root = r.lab_dir.join("shards");
+    std::fs::create_dir_all(&shard_root).with_context(|| format!("creating {}", shard_root.display()))?;
+    let start =
+        std::time::SystemTime::now() + Duration::from_secs(super::plan::shard_allowance(r.point.users)) + w.warmup;
+    let start_at = crate::run::place::unix_ms(start) as f64 / 1000.0;
+    let mut running = Vec::new();
+    for i in 0..shards {
+        let log = r.lab_dir.join("logs").join(format!("{stem}.shard{i}.log"));
+        let summary_path = r.lab_dir.join("logs").join(format!("{stem}.shard{i}.summary.json"));
+        let _ = std::fs::remove_file(&summary_path);
+        let mut cmd = point_command(
+            &RunPoint {
+                results_dir: &shard_root,
+                ..*r
+            },
+            &summary_path,
+        )?;
+        cmd.arg(format!("--shard={i}/{shards}"))
+            .arg(format!("--start-at={start_at:.3}"));
+        let child = spawn_logged(cmd, &log, r.client_cpus, interrupt, &what)?;
+        running.push((i, child, log, summary_path));
+    }
+    let mut failures = Vec::new();
+    let mut shard_dirs = Vec::new();
+    for (i, mut child, log, summary_path) in running {
+        let status = child.wait().with_context(|| format!("waiting for {what} shard {i}"))?;
+        if !status.success() {
+            failures.push(format!(
+                "shard {i}/{shards} exited with {status}; see {}",
+                log.display()
+            ));
+            continue;
+        }
+        let summary: Summary = serde_json::from_slice(
+            &std::fs::read(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
+        )
+        .with_context(|| format!("reading {}", summary_path.display()))?;
+        shard_dirs.push(shard_root.join(&summary.run_id));
+    }
+    interrupt.children.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    if interrupt.stop.load(Ordering::SeqCst) {
+        return Ok(PointOutcome::Interrupted);
+    }
+    if !failures.is_empty() {
+        return Ok(PointOutcome::Failed(anyhow!("{}", failures.join("; "))));
+    }
+    let log = r.lab_dir.join("logs").join(format!("{stem}.log"));
+    let before = run_dirs(r.results_dir);
+    let mut merge = Command::new(r.exe);
+    merge
+        .arg("merge")
+        .args(&shard_dirs)
+        .arg(format!("--results-dir={}", r.results_dir.display()));
+    let status = spawn_logged(merge, &log, None, interrupt, "dbperf merge")?
+        .wait()
+        .context("waiting for dbperf merge")?;
+    interrupt.children.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    if !status.success() {
+        return Ok(PointOutcome::Failed(anyhow!(
+            "dbperf merge of the point's {shards} shards exited with {status}; see {}",
+            log.display()
+        )));
+    }
+    let Some(merged) = run_dirs(r.results_dir)
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .max()
+    else {
+        return Ok(PointOutcome::Failed(anyhow!(
+            "dbperf merge wrote no run directory under {}; see {}",
+            r.results_dir.display(),
+            log.display()
+        )));
+    };
+    finished(
+        r,
+        &before,
+        &r.results_dir.join(merged).join("summary.json"),
+        &log,
+        &what,
+    )
+}
+
+/// The finished point: its run directory (TPC-H: the new one with a `tpch.json`; the others:
+/// the one `summary_path` names) and its figure.
+fn finished(
+    r: &RunPoint<'_>,
+    before: &[std::ffi::OsString],
+    summary_path: &Path,
+    log: &Path,
+    what: &str,
+) -> Result<PointOutcome> {
+    let w = &r.plan.experiment.workloads[r.point.workload];
     let finished_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     if let Params::Tpch(t) = &w.params {
         // TPC-H writes no summary.json: its run is the new run directory with a tpch.json.
@@ -1218,7 +1343,7 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
         }));
     }
     let summary: Summary = serde_json::from_slice(
-        &std::fs::read(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
+        &std::fs::read(summary_path).with_context(|| format!("reading {}", summary_path.display()))?,
     )
     .with_context(|| format!("reading {}", summary_path.display()))?;
     let run_dir = r.results_dir.join(&summary.run_id);
