@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use dbperf::server::testing::TempSandbox;
 use serde_json::Value;
@@ -285,4 +286,163 @@ fn which(prog: &str) -> Result<PathBuf, ()> {
         .map(|d| Path::new(d).join(prog))
         .find(|p| p.is_file())
         .ok_or(())
+}
+
+/// One histogram of every measured request a shard's `intervals.hlog` holds (the response
+/// times of intervals starting at or after the warmup), read as any HdrHistogram tool would.
+fn measured_histogram(dir: &Path, warmup_s: f64) -> hdrhistogram::Histogram<u64> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = std::fs::read(dir.join("intervals.hlog")).unwrap();
+    let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        let Ok(LogEntry::Interval(h)) = entry else { continue };
+        if !h.tag().is_some_and(|t| t.as_str().starts_with("response:")) {
+            continue;
+        }
+        if h.start_timestamp().as_secs_f64() + 1e-6 < warmup_s {
+            continue;
+        }
+        let raw = base64_decode(h.encoded_histogram());
+        let one: hdrhistogram::Histogram<u64> = de.deserialize(&mut raw.as_slice()).unwrap();
+        all.add(&one).unwrap();
+    }
+    all
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+/// Three shards in three namespaces against one sandbox, started together: each runs its
+/// share of the users on the shared clock; `dbperf merge` gives one run whose transactions
+/// are the sum of the shards' and whose percentiles are those of one histogram of every request
+/// in the shards' raw interval logs. A shard killed mid-run is named by the merge, which says
+/// what it covers. Nothing is left behind.
+#[test]
+fn three_shards_in_three_namespaces_merge_into_one_run() {
+    if !root_or_skip() {
+        return;
+    }
+    let sb = prepared();
+    let tmp = tempfile::tempdir().unwrap();
+    let shards_at = |results: &Path, time: u32| {
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 8;
+        (0..3)
+            .map(|i| {
+                dbperf()
+                    .args(["sysbench", "oltp_point_select", "run", "--target", &sb.url()])
+                    .args(["--tables=1", "--table-size=10000", "--threads=7", "--warmup-time=1"])
+                    .arg(format!("--time={time}"))
+                    .arg(format!("--shard={i}/3"))
+                    .arg(format!("--start-at={start}"))
+                    .arg("--client-netns=rate=20mbit")
+                    .arg("--results-dir")
+                    .arg(results)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let results = tmp.path().join("shards");
+    let children = shards_at(&results, 3);
+    let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dirs = run_dirs(&results);
+    assert_eq!(dirs.len(), 3);
+    let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let mut total = 0;
+    let mut users = Vec::new();
+    for d in &dirs {
+        let m = read_json(&d.join("manifest.json"));
+        let s = read_json(&d.join("summary.json"));
+        assert_eq!(m["shard"]["users_total"], 7);
+        users.push((m["shard"]["first_user"].as_u64().unwrap(), m["shard"]["users"].as_u64().unwrap()));
+        assert_eq!(m["network"]["path"], "netns");
+        let h = measured_histogram(d, 1.0);
+        assert_eq!(
+            h.len(),
+            s["transactions"]["total"].as_u64().unwrap(),
+            "{}: the interval log holds every measured transaction",
+            d.display()
+        );
+        total += h.len();
+        all.add(&h).unwrap();
+    }
+    users.sort_unstable();
+    assert_eq!(users, [(0, 2), (2, 2), (4, 3)]);
+    let merged_root = tmp.path().join("merged");
+    let out = dbperf()
+        .arg("merge")
+        .args(&dirs)
+        .arg("--results-dir")
+        .arg(&merged_root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let merged = run_dirs(&merged_root).pop().unwrap();
+    let s = read_json(&merged.join("summary.json"));
+    assert_eq!(s["transactions"]["total"].as_u64().unwrap(), total);
+    let ms = |q: f64| all.value_at_quantile(q) as f64 / 1000.0;
+    assert_eq!(s["latency_ms"]["p50"].as_f64().unwrap(), ms(0.50), "{s}");
+    assert_eq!(s["latency_ms"]["p99"].as_f64().unwrap(), ms(0.99), "{s}");
+    assert_eq!(s["threads"], 7);
+
+    // A shard killed mid-run: the merge names it and covers the other two.
+    let results = tmp.path().join("killed");
+    let mut children = shards_at(&results, 6);
+    let victim = children.remove(1);
+    let victim_pid = victim.id();
+    // Two seconds into the measured phase (8 s ahead, 1 s of warmup).
+    std::thread::sleep(Duration::from_secs(10));
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(victim_pid as i32, libc::SIGKILL) };
+    let _ = victim.wait_with_output();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dirs = run_dirs(&results);
+    assert_eq!(dirs.len(), 3, "the killed shard's run directory is there, without a summary");
+    let merged_root = tmp.path().join("merged-killed");
+    let out = dbperf()
+        .arg("merge")
+        .args(&dirs)
+        .arg("--results-dir")
+        .arg(&merged_root)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(text.contains("shard 1"), "{text}");
+    let merged = run_dirs(&merged_root).pop().expect("the merge of the other two");
+    let m = read_json(&merged.join("manifest.json"));
+    let left: Vec<u64> = m["merged"]["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(left, [1], "{m}");
+    // The killed shard's namespace goes with the next --client-netns run.
+    point_select(&sb.url(), &tmp.path().join("after"), 1, &["--client-netns"]);
+    for pid in pids.iter().chain([&victim_pid]) {
+        assert_eq!(leftovers_of(*pid), Vec::<String>::new());
+    }
 }
