@@ -15,6 +15,12 @@ TEST_SERVERS := mariadb-10.11.5 mariadb-11.4.5 mysql-8.0.31 mysql-8.0.15 \
                 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
                 postgres-15 postgres-16 postgres-17 postgres-18
 
+# The Kubernetes schema validator tests/kube_job.rs runs: PyPI's kubernetes-validate (the API's
+# JSON schemas for each Kubernetes version, bundled; validates offline), in a virtualenv of its
+# own so the system Python stays untouched. The test looks for it here (or DBPERF_KUBE_VALIDATE).
+KUBE_VALIDATE_VERSION := 1.37.0
+KUBE_VALIDATE_VENV ?= $(HOME)/.cache/dbperf/kubernetes-validate
+
 .PHONY: deps deps-servers build demo test lint bench clean
 
 # Installs the Debian packages the demo and the tests use, only when something is missing.
@@ -23,6 +29,7 @@ deps:
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1 || missing="$$missing libjemalloc2"; \
 	command -v setfacl >/dev/null 2>&1 || missing="$$missing acl"; \
 	[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
@@ -31,6 +38,12 @@ deps:
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@v="$(KUBE_VALIDATE_VENV)"; \
+	if [ "$$("$$v/bin/kubernetes-validate" --version 2>/dev/null)" != "$(KUBE_VALIDATE_VERSION)" ]; then \
+	  echo "Installing kubernetes-validate $(KUBE_VALIDATE_VERSION) into $$v"; \
+	  python3 -m venv --clear "$$v" && \
+	  "$$v/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$(KUBE_VALIDATE_VERSION)"; \
 	fi
 	@command -v $(CARGO) >/dev/null 2>&1 || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 
@@ -51,7 +64,7 @@ lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 
 test: deps deps-servers lint
-	$(CARGO) test --locked --workspace
+	DBPERF_KUBE_VALIDATE="$(KUBE_VALIDATE_VENV)/bin/kubernetes-validate" $(CARGO) test --locked --workspace
 
 bench: deps build
 	./bench/vs-sysbench

@@ -66,6 +66,8 @@ pub enum Command {
     Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
     /// A sysbench Lua script, unchanged: `dbperf lua oltp_read_write.lua run --threads=8 --tables=4 ...`
     Lua(Box<crate::cli::lua::LuaArgs>),
+    /// Kubernetes manifests for a run sharded over several client pods: `dbperf kube job --shards 3 ... -- sysbench oltp_point_select run ...`
+    Kube(crate::cli::kube::KubeArgs),
 }
 
 /// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment

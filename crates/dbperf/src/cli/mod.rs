@@ -15,6 +15,9 @@
 pub mod analyze;
 pub mod args;
 pub mod compare;
+pub mod kube;
+pub mod kube_check;
+pub mod kube_manifest;
 pub mod lab;
 pub mod linkbench;
 pub mod lua;
@@ -61,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Pgbench(a) => pgbench::run(*a, &argv),
         Command::Linkbench(a) => linkbench::run(*a, &argv),
         Command::Lua(a) => lua::run(*a, script_opts, &argv),
+        Command::Kube(a) => kube::run(a, &argv),
     };
     match result {
         Ok(code) => code,
