@@ -593,9 +593,6 @@ pub(crate) mod tests {
             threads,
             server_version: Some("10.11.6-MariaDB".to_string()),
             lab: None,
-            network: None,
-            shard: None,
-            merged: None,
             variables: Some(BTreeMap::new()),
             tps,
             qps: tps * 10.0,
@@ -631,9 +628,6 @@ pub(crate) mod tests {
                 rep,
                 ..LabPoint::default()
             }),
-            network: None,
-            shard: None,
-            merged: None,
             ..run(id, threads, tps)
         }
     }
