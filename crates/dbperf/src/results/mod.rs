@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
-//! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | — |
+//! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | read back: [`hlog`] |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | [`telemetry`] |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `tpcc.json` | at the end of `dbperf tpcc run` | [`tpcc`] |
@@ -22,6 +22,7 @@
 
 pub mod catalog;
 pub mod figures;
+pub mod hlog;
 pub mod host;
 pub mod interval;
 pub mod linkbench;
