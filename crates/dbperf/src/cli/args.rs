@@ -66,6 +66,8 @@ pub enum Command {
     Linkbench(Box<crate::cli::linkbench::LinkbenchArgs>),
     /// A sysbench Lua script, unchanged: `dbperf lua oltp_read_write.lua run --threads=8 --tables=4 ...`
     Lua(Box<crate::cli::lua::LuaArgs>),
+    /// One run from the run directories of a sharded run (`--shard I/N`): `dbperf merge DIR...`
+    Merge(crate::cli::merge::MergeArgs),
 }
 
 /// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment

@@ -13,6 +13,7 @@
 //! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
 //! | `linkbench.json` | at the end of `dbperf linkbench request` | [`linkbench`] |
 //! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
+//! | a merged run's directory (all of the above but the workload files) | `dbperf merge`, from the run directories of a sharded run's shards | [`merge`] |
 //! | `<results-root>/catalog.sqlite` | at each run's start and end ([`recording`]), and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
@@ -27,6 +28,7 @@ pub mod host;
 pub mod interval;
 pub mod linkbench;
 pub mod manifest;
+pub mod merge;
 pub mod recording;
 pub mod rundir;
 pub mod summary;
