@@ -68,6 +68,8 @@ pub enum Command {
     Lua(Box<crate::cli::lua::LuaArgs>),
     /// Kubernetes manifests for a run sharded over several client pods: `dbperf kube job --shards 3 ... -- sysbench oltp_point_select run ...`
     Kube(crate::cli::kube::KubeArgs),
+    /// One run from the run directories of a sharded run (`--shard I/N`): `dbperf merge DIR...`
+    Merge(crate::cli::merge::MergeArgs),
 }
 
 /// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment

@@ -459,21 +459,10 @@ pub fn start_time(start_at: Option<&str>, start_in: Option<&str>, now: DateTime<
     Ok(start)
 }
 
-/// A Unix time in whole seconds or an RFC 3339 timestamp.
+/// A Unix time in seconds or an RFC 3339 timestamp, read as the shards will read it.
 fn parse_start_at(text: &str) -> anyhow::Result<DateTime<Utc>> {
-    let parsed = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse::<i64>()
-            .ok()
-            .and_then(|secs| Utc.timestamp_opt(secs, 0).single())
-    } else {
-        DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
-    };
-    parsed.ok_or_else(|| {
-        anyhow!(
-            "--start-at {text:?}: expected a Unix time in seconds (e.g. 1767268800) or an RFC 3339 timestamp \
-             (e.g. 2026-01-01T12:00:00Z)"
-        )
-    })
+    let at = crate::run::place::parse_start_at(text).map_err(anyhow::Error::msg)?;
+    Ok(DateTime::<Utc>::from(at))
 }
 
 /// Indexed pods are named and host-named NAME-INDEX, and the merge Job NAME-merge: both must

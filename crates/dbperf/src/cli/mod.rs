@@ -8,7 +8,7 @@
 //! | 2 | bad arguments |
 //! | 3 | a run stopped on a fatal server error (summary written) |
 //! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
-//! | 5 | a run's results are incomplete: some could not be written (a full disk: the warnings name each file and the bytes lost), or the server was still unreachable when the run ended (`server_unreachable_s` says for how long); the report was printed and the summary written where the disk allowed ([`EXIT_RESULTS_INCOMPLETE`]) |
+//! | 5 | a run's results are incomplete: some could not be written (a full disk: the warnings name each file and the bytes lost), or the server was still unreachable when the run ended (`server_unreachable_s` says for how long); the report was printed and the summary written where the disk allowed ([`EXIT_RESULTS_INCOMPLETE`]); `dbperf merge` left a shard out (missing or failed: the merged run covers the others, and says which) |
 //! | 6 | a run stopped because part of dbperf crashed (a panic: a bug to report; summary written with the intervals finished before it) ([`EXIT_CRASHED`]) |
 //! | 130 | a run was interrupted (summary written) |
 
@@ -21,6 +21,7 @@ pub mod kube_manifest;
 pub mod lab;
 pub mod linkbench;
 pub mod lua;
+pub mod merge;
 pub mod pgbench;
 pub mod report;
 pub mod results;
@@ -65,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Linkbench(a) => linkbench::run(*a, &argv),
         Command::Lua(a) => lua::run(*a, script_opts, &argv),
         Command::Kube(a) => kube::run(a, &argv),
+        Command::Merge(a) => merge::run(a, &argv),
     };
     match result {
         Ok(code) => code,

@@ -122,6 +122,12 @@ pub struct MergeRecord {
     pub shards: Vec<MergedShard>,
     /// Shards missing or failed, each with the reason (not merged).
     pub left_out: Vec<MergedShard>,
+    /// Users (connections) of the shards merged (0 in records written before it was kept).
+    #[serde(default)]
+    pub users: u64,
+    /// Users of the whole run, every shard's.
+    #[serde(default)]
+    pub users_total: u64,
 }
 
 /// One shard as the merge saw it.

@@ -6,13 +6,14 @@
 //! |---|---|---|
 //! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
-//! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | — |
+//! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | read back: [`hlog`] |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | [`telemetry`] |
 //! | `summary.json` | at the end, derived from the intervals | [`summary`] |
 //! | `tpcc.json` | at the end of `dbperf tpcc run` | [`tpcc`] |
 //! | `tpch.json` | at the end of `dbperf tpch power` / `throughput` | [`tpch`] |
 //! | `linkbench.json` | at the end of `dbperf linkbench request` | [`linkbench`] |
 //! | (figures by name: `notpm`, `q5`, `geomean`, ...) | read from the files above | [`figures`] |
+//! | a merged run's directory (all of the above but the workload files) | `dbperf merge`, from the run directories of a sharded run's shards | [`merge`] |
 //! | `<results-root>/catalog.sqlite` | at each run's start and end ([`recording`]), and by `dbperf results index` | [`catalog`] |
 //!
 //! Every whole file is written atomically (temporary file + rename), and the interval log is
@@ -22,10 +23,12 @@
 
 pub mod catalog;
 pub mod figures;
+pub mod hlog;
 pub mod host;
 pub mod interval;
 pub mod linkbench;
 pub mod manifest;
+pub mod merge;
 pub mod recording;
 pub mod rundir;
 pub mod summary;

@@ -65,7 +65,9 @@ pub fn parse_start_at(s: &str) -> Result<SystemTime, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
         if !(secs.is_finite() && (0.0..4.0e9).contains(&secs)) {
-            return Err(format!("--start-at {s}: a Unix time in seconds is 0 to 4000000000"));
+            return Err(format!(
+                "--start-at {s}: a Unix time in seconds is 0 to 4000000000 (or give an RFC 3339 timestamp such as 2026-11-27T15:00:00Z)"
+            ));
         }
         return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
     }

@@ -13,14 +13,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
 use crate::report::stats::{mean, mean_cv, median};
+use crate::results::hlog::{Hlog, HlogError};
 use crate::results::interval::IntervalRecord;
 use crate::results::telemetry::{wait_totals, TelemetryRow, SINGLE_FLUSH_METRIC};
 use crate::results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
@@ -282,31 +279,22 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
 /// `response:new_order` histograms of `intervals.hlog` (`intervals.jsonl` holds only the
 /// rate of all five transactions). An interval without one completed no New-Order.
 pub fn new_orders_per_minute(hlog: &Path, measured: &[&IntervalRecord]) -> Result<Vec<(f64, f64)>, String> {
-    let mut bytes = std::fs::read(hlog).map_err(|e| {
-        format!(
-            "{} cannot be read ({e}): New-Order per interval is kept there",
+    let log = Hlog::read(hlog).map_err(|e| match e {
+        HlogError::Read { source, .. } => format!(
+            "{} cannot be read ({source}): New-Order per interval is kept there",
             hlog.display()
-        )
+        ),
+        e => e.to_string(),
     })?;
-    if let Some(t) = crate::results::TornRecord::at_end_of(hlog, &bytes) {
-        bytes.truncate(bytes.len() - t.bytes);
-    }
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut deserializer = Deserializer::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        let Ok(LogEntry::Interval(h)) = entry else {
-            continue;
-        };
-        if h.tag().map(|t| t.as_str()) != Some("response:new_order") {
+    for interval in &log.intervals {
+        if interval.tag.as_deref() != Some("response:new_order") {
             continue;
         }
-        let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(h.encoded_histogram()) else {
-            continue;
-        };
-        let hist: Histogram<u64> = deserializer
-            .deserialize(&mut &raw[..])
-            .map_err(|e| format!("{}: a bad histogram: {e:?}", hlog.display()))?;
-        *counts.entry(ms_key(h.start_timestamp().as_secs_f64())).or_default() += hist.len();
+        let hist = interval
+            .histogram()
+            .map_err(|e| format!("{}: a bad histogram: {e}", hlog.display()))?;
+        *counts.entry(ms_key(interval.start.as_secs_f64())).or_default() += hist.len();
     }
     Ok(measured
         .iter()

@@ -5,12 +5,10 @@
 
 use std::path::Path;
 
-use base64::Engine;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::ReportError;
+use crate::results::hlog::{Hlog, HlogError};
 use crate::results::TornRecord;
 
 /// Percentiles drawn, where the run has enough values to resolve them.
@@ -42,36 +40,25 @@ pub struct HlogSpectrum {
 /// `measured_from_s`. Every line of the log ends with a newline, so a last line without one was
 /// cut off mid-write: it is skipped and named in [`HlogSpectrum::torn`].
 pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<HlogSpectrum, ReportError> {
-    let Ok(mut bytes) = std::fs::read(hlog) else {
-        return Ok(HlogSpectrum::default());
-    };
-    let torn = TornRecord::at_end_of(hlog, &bytes);
-    if let Some(t) = &torn {
-        bytes.truncate(bytes.len() - t.bytes);
-    }
     let bad = |what: String| ReportError::Hlog {
         path: hlog.to_path_buf(),
         what,
     };
+    let log = match Hlog::read(hlog) {
+        Ok(log) => log,
+        Err(HlogError::Read { .. }) => return Ok(HlogSpectrum::default()),
+        Err(HlogError::Malformed { line, what, .. }) => return Err(bad(format!("line {line}: {what}"))),
+    };
     let mut merged: Option<Histogram<u64>> = None;
-    let mut deserializer = Deserializer::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        let LogEntry::Interval(h) = entry.map_err(|e| bad(format!("{e:?}")))? else {
-            continue;
-        };
-        if !h.tag().is_some_and(|t| t.as_str().starts_with("response:")) {
+    for interval in &log.intervals {
+        if !interval.tag.as_deref().is_some_and(|t| t.starts_with("response:")) {
             continue;
         }
         // Intervals are written with the run's start as BaseTime; allow for float rounding.
-        if h.start_timestamp().as_secs_f64() + 1e-6 < measured_from_s {
+        if interval.start.as_secs_f64() + 1e-6 < measured_from_s {
             continue;
         }
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(h.encoded_histogram())
-            .map_err(|e| bad(e.to_string()))?;
-        let hist: Histogram<u64> = deserializer
-            .deserialize(&mut &raw[..])
-            .map_err(|e| bad(format!("{e:?}")))?;
+        let hist = interval.histogram().map_err(bad)?;
         match &mut merged {
             Some(m) => m.add(&hist).map_err(|e| bad(format!("{e:?}")))?,
             None => {
@@ -84,7 +71,7 @@ pub fn latency_spectrum(hlog: &Path, measured_from_s: f64) -> Result<HlogSpectru
     }
     Ok(HlogSpectrum {
         spectrum: merged.filter(|m| !m.is_empty()).map(|m| spectrum_of(&m)),
-        torn,
+        torn: log.torn,
     })
 }
 
