@@ -538,3 +538,51 @@ fn a_search_runs_its_trials_as_lab_points_resumes_after_ctrl_c_and_prints_the_wi
     let list = run_ok(dbperf(&home).args(["server", "list"]));
     assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));
 }
+
+/// `[network]` with shards: each point runs as two `--shard` processes, each in a network
+/// namespace of its own, merged into the point's run (the run the lab's state and report
+/// use); the shards' run directories stay under the lab's `shards/`. Needs root.
+#[test]
+fn remote_client_example_runs_each_point_as_merged_shards_in_namespaces() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !common::skip_unless(
+        root,
+        "not root: [network] client = \"netns\"",
+        std::env::var_os("CI").is_some(),
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run", "--quick"])
+            .arg(examples().join("remote-client.toml"))
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 2 run(s)"), "{text}");
+    let points = manifests(&results);
+    assert_eq!(points.len(), 2, "the two merged runs, not their shards");
+    for m in &points {
+        assert_eq!(m["merged"]["count"], 2, "{m}");
+        assert_eq!(m["merged"]["shards"].as_array().unwrap().len(), 2);
+        assert!(m["merged"]["left_out"].as_array().unwrap().is_empty());
+        assert_eq!(m["lab"]["experiment"], "remote-client-quick");
+    }
+    let shards = manifests(&results.join("lab/remote-client-quick/shards"));
+    assert_eq!(shards.len(), 4);
+    for s in &shards {
+        assert_eq!(s["network"]["path"], "netns", "{s}");
+        assert_eq!(s["shard"]["count"], 2);
+    }
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "remote-client-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("16") && report.contains("64"), "{report}");
+}

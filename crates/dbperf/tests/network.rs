@@ -368,7 +368,10 @@ fn three_shards_in_three_namespaces_merge_into_one_run() {
         let m = read_json(&d.join("manifest.json"));
         let s = read_json(&d.join("summary.json"));
         assert_eq!(m["shard"]["users_total"], 7);
-        users.push((m["shard"]["first_user"].as_u64().unwrap(), m["shard"]["users"].as_u64().unwrap()));
+        users.push((
+            m["shard"]["first_user"].as_u64().unwrap(),
+            m["shard"]["users"].as_u64().unwrap(),
+        ));
         assert_eq!(m["network"]["path"], "netns");
         let h = measured_histogram(d, 1.0);
         assert_eq!(
@@ -415,7 +418,11 @@ fn three_shards_in_three_namespaces_merge_into_one_run() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let dirs = run_dirs(&results);
-    assert_eq!(dirs.len(), 3, "the killed shard's run directory is there, without a summary");
+    assert_eq!(
+        dirs.len(),
+        3,
+        "the killed shard's run directory is there, without a summary"
+    );
     let merged_root = tmp.path().join("merged-killed");
     let out = dbperf()
         .arg("merge")
