@@ -39,21 +39,27 @@ fn prepared() -> TempSandbox {
     sb
 }
 
-/// A 4-connection point-select run of `secs` seconds against `target` with `extra` flags;
-/// returns the run directory and the dbperf process id.
-fn point_select(target: &str, results: &Path, secs: u32, extra: &[&str]) -> (PathBuf, u32) {
-    let before = run_dirs(results);
-    let child = dbperf()
-        .args(["sysbench", "oltp_point_select", "run", "--target", target])
-        .args(["--tables=1", "--table-size=10000", "--threads=4"])
+/// `dbperf sysbench oltp_point_select run` on the prepared table with `threads` connections
+/// for `secs` seconds, its output piped.
+fn point_select_cmd(target: &str, results: &Path, threads: u32, secs: u32, extra: &[&str]) -> Command {
+    let mut c = dbperf();
+    c.args(["sysbench", "oltp_point_select", "run", "--target", target])
+        .args(["--tables=1", "--table-size=10000"])
+        .arg(format!("--threads={threads}"))
         .arg(format!("--time={secs}"))
         .arg("--results-dir")
         .arg(results)
         .args(extra)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    c
+}
+
+/// A 4-connection point-select run of `secs` seconds against `target` with `extra` flags;
+/// returns the run directory and the dbperf process id.
+fn point_select(target: &str, results: &Path, secs: u32, extra: &[&str]) -> (PathBuf, u32) {
+    let before = run_dirs(results);
+    let child = point_select_cmd(target, results, 4, secs, extra).spawn().unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -195,14 +201,7 @@ fn delay_needs_netem_and_says_so() {
     let sb = prepared();
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let child = dbperf()
-        .args(["sysbench", "oltp_point_select", "run", "--target", &sb.url()])
-        .args(["--tables=1", "--table-size=10000", "--threads=2", "--time=2"])
-        .arg("--results-dir")
-        .arg(&results)
-        .arg("--client-netns=delay=2ms")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let child = point_select_cmd(&sb.url(), &results, 2, 2, &["--client-netns=delay=2ms"])
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -229,12 +228,7 @@ fn what_a_killed_run_leaves_the_next_run_removes() {
     let sb = prepared();
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let mut child = dbperf()
-        .args(["sysbench", "oltp_point_select", "run", "--target", &sb.url()])
-        .args(["--tables=1", "--table-size=10000", "--threads=2", "--time=60"])
-        .arg("--results-dir")
-        .arg(&results)
-        .arg("--client-netns=rate=50mbit")
+    let mut child = point_select_cmd(&sb.url(), &results, 2, 60, &["--client-netns=rate=50mbit"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -336,19 +330,9 @@ fn three_shards_in_three_namespaces_merge_into_one_run() {
             + 8;
         (0..3)
             .map(|i| {
-                dbperf()
-                    .args(["sysbench", "oltp_point_select", "run", "--target", &sb.url()])
-                    .args(["--tables=1", "--table-size=10000", "--threads=7", "--warmup-time=1"])
-                    .arg(format!("--time={time}"))
-                    .arg(format!("--shard={i}/3"))
-                    .arg(format!("--start-at={start}"))
-                    .arg("--client-netns=rate=20mbit")
-                    .arg("--results-dir")
-                    .arg(results)
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                let (shard, start) = (format!("--shard={i}/3"), format!("--start-at={start}"));
+                let extra = ["--warmup-time=1", &shard, &start, "--client-netns=rate=20mbit"];
+                point_select_cmd(&sb.url(), results, 7, time, &extra).spawn().unwrap()
             })
             .collect::<Vec<_>>()
     };
