@@ -1221,26 +1221,48 @@ fn run_sharded(r: &RunPoint<'_>, shards: u32, interrupt: &Interrupt) -> Result<P
         std::time::SystemTime::now() + Duration::from_secs(super::plan::shard_allowance(r.point.users)) + w.warmup;
     let start_at = crate::run::place::unix_ms(start) as f64 / 1000.0;
     let mut running = Vec::new();
+    let mut not_started = None;
     for i in 0..shards {
         let log = r.lab_dir.join("logs").join(format!("{stem}.shard{i}.log"));
         let summary_path = r.lab_dir.join("logs").join(format!("{stem}.shard{i}.summary.json"));
         let _ = std::fs::remove_file(&summary_path);
-        let mut cmd = point_command(
-            &RunPoint {
-                results_dir: &shard_root,
-                ..*r
-            },
-            &summary_path,
-        )?;
-        cmd.arg(format!("--shard={i}/{shards}"))
-            .arg(format!("--start-at={start_at:.3}"));
-        let child = spawn_logged(cmd, &log, r.client_cpus, interrupt, &what)?;
-        running.push((i, child, log, summary_path));
+        let shard_point = RunPoint {
+            results_dir: &shard_root,
+            ..*r
+        };
+        let started = point_command(&shard_point, &summary_path).and_then(|mut cmd| {
+            cmd.arg(format!("--shard={i}/{shards}"))
+                .arg(format!("--start-at={start_at:.3}"));
+            spawn_logged(cmd, &log, r.client_cpus, interrupt, &what)
+        });
+        match started {
+            Ok(child) => running.push((i, child, log, summary_path)),
+            Err(e) => {
+                not_started = Some(e);
+                break;
+            }
+        }
+    }
+    if not_started.is_some() {
+        // The shards already started would measure a part of the point: stop them.
+        for (_, child, _, _) in &running {
+            // SAFETY: kill has no memory preconditions; the child may already be gone.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        }
+    }
+    // Every shard started is waited for before anything else happens.
+    let ended: Vec<_> = running
+        .into_iter()
+        .map(|(i, mut child, log, summary_path)| (i, child.wait(), log, summary_path))
+        .collect();
+    interrupt.children.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    if let Some(e) = not_started {
+        return Err(e);
     }
     let mut failures = Vec::new();
     let mut shard_dirs = Vec::new();
-    for (i, mut child, log, summary_path) in running {
-        let status = child.wait().with_context(|| format!("waiting for {what} shard {i}"))?;
+    for (i, status, log, summary_path) in ended {
+        let status = status.with_context(|| format!("waiting for {what} shard {i}"))?;
         if !status.success() {
             failures.push(format!(
                 "shard {i}/{shards} exited with {status}; see {}",
@@ -1254,7 +1276,6 @@ fn run_sharded(r: &RunPoint<'_>, shards: u32, interrupt: &Interrupt) -> Result<P
         .with_context(|| format!("reading {}", summary_path.display()))?;
         shard_dirs.push(shard_root.join(&summary.run_id));
     }
-    interrupt.children.lock().unwrap_or_else(|e| e.into_inner()).clear();
     if interrupt.stop.load(Ordering::SeqCst) {
         return Ok(PointOutcome::Interrupted);
     }

@@ -196,6 +196,16 @@ impl<F: RunFlags> RunArgs<F> {
     /// [`RunArgs::config`]) cut down to this shard's users, rate and events, starting at
     /// `--start-at`.
     pub fn place(&self, target: &Target, facts: &ServerFacts, run: &mut RunConfig) -> anyhow::Result<Placement> {
+        if let Some(at) = self.start_at {
+            let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
+            if ahead > Duration::from_secs(crate::bounds::MAX_SECS) {
+                anyhow::bail!(
+                    "--start-at is {:.0} days from now; a start at most {} from now is accepted",
+                    ahead.as_secs_f64() / 86_400.0,
+                    crate::bounds::secs_range().trim_start_matches("0 to ")
+                );
+            }
+        }
         let shard = match (self.shard, self.start_at) {
             (Some(s), Some(at)) => Some(apply_shard(run, s, at).map_err(anyhow::Error::msg)?),
             (None, at) => {

@@ -198,7 +198,7 @@ impl ClientNet {
     pub fn create(spec: &NetSpec, server: SocketAddrV4) -> Result<ClientNet, NetError> {
         check_privileges()?;
         for tool in [("ip", "iproute2"), ("tc", "iproute2"), ("nft", "nftables")] {
-            if !on_path(tool.0) {
+            if crate::server::find_program(tool.0).is_err() {
                 return Err(NetError(format!(
                     "--client-netns needs `{}` (Debian package {}): apt-get install {}",
                     tool.0, tool.1, tool.1
@@ -439,14 +439,6 @@ pub fn check_privileges() -> Result<(), NetError> {
     Err(NetError(
         "--client-netns needs root (or the capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN): it creates a network namespace, a veth pair, queueing disciplines and nftables rules; run as root, or drop --client-netns".into(),
     ))
-}
-
-fn on_path(prog: &str) -> bool {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain(["/usr/sbin".into(), "/sbin".into()])
-        .any(|d| d.join(prog).is_file())
 }
 
 /// Runs `prog args`; an error carries the command and what it printed.

@@ -37,6 +37,7 @@ pub mod cold;
 mod config;
 mod daemon;
 mod dist;
+pub(crate) use dist::find_program;
 mod home;
 mod options;
 mod postgres;
