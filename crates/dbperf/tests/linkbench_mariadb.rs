@@ -17,7 +17,7 @@ use md5::{Digest, Md5};
 #[path = "support/linkbench_checks.rs"]
 mod checks;
 mod common;
-use common::{dbperf, only_run_dir, run_ok};
+use common::{dbperf, only_run_dir, read_json, run_ok};
 
 /// One sandbox at a time: on a 2-core box parallel servers only slow each other down.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -291,6 +291,88 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
     assert_eq!(rw_threads, requesters);
     assert_eq!(flip_groups, flips);
     assert_counts_match_links(&sb);
+
+    sharded_request_phase_merges(&sb, tmp.path());
+    assert_counts_match_links(&sb);
+}
+
+/// Two shards of one request phase, started together as two clients would be, merged by
+/// `dbperf merge`: `linkbench.json` and the csvstats file of the merged run are LinkBench's
+/// report of one histogram per op of every request in the shards' raw interval logs.
+fn sharded_request_phase_merges(sb: &TempSandbox, tmp: &std::path::Path) {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    let shards_dir = tmp.join("shards");
+    let start_at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_secs(3))
+        .as_secs()
+        .to_string();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            linkbench(
+                sb,
+                &[
+                    "request",
+                    "--requesters",
+                    "2",
+                    "--time",
+                    "3",
+                    "--report-interval",
+                    "1",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                ],
+            )
+            .arg("--results-dir")
+            .arg(&shards_dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dirs = common::run_dirs(&shards_dir);
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    let merged_dir = tmp.join("merged");
+    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Merged: linkbench.json") && text.contains("GET_LINKS_LIST count = "),
+        "{text}"
+    );
+    let merged = only_run_dir(&merged_dir);
+    let stats = read_json(&merged.join("linkbench.json"));
+    let stats = stats.as_array().unwrap();
+    assert!(stats.len() >= 5, "{stats:?}");
+    for op in stats {
+        let name = op["op"].as_str().unwrap();
+        let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for d in &dirs {
+            all.add(common::measured_histogram(d, 0.0, &format!("response:{name}")))
+                .unwrap();
+        }
+        let expected = serde_json::to_value(dbperf::workloads::linkbench::report::op_stats(name, &all)).unwrap();
+        assert_eq!(op, &expected, "{name}");
+        let shard_counts: u64 = dirs
+            .iter()
+            .map(|d| {
+                read_json(&d.join("linkbench.json"))
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|o| o["op"] == name)
+                    .map_or(0, |o| o["count"].as_u64().unwrap())
+            })
+            .sum();
+        assert_eq!(op["count"].as_u64().unwrap(), shard_counts, "{name}");
+    }
+    let csv = std::fs::read_to_string(merged.join("linkbench-csvstats.csv")).unwrap();
+    assert_eq!(csv.lines().count(), stats.len() + 1, "{csv}");
 }
 
 /// Runs a java-compatible request phase with one requester and returns its statements with

@@ -282,34 +282,6 @@ fn which(prog: &str) -> Result<PathBuf, ()> {
         .ok_or(())
 }
 
-/// One histogram of every measured request a shard's `intervals.hlog` holds (the response
-/// times of intervals starting at or after the warmup), read as any HdrHistogram tool would.
-fn measured_histogram(dir: &Path, warmup_s: f64) -> hdrhistogram::Histogram<u64> {
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    use hdrhistogram::serialization::Deserializer;
-    let bytes = std::fs::read(dir.join("intervals.hlog")).unwrap();
-    let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
-    let mut de = Deserializer::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        let Ok(LogEntry::Interval(h)) = entry else { continue };
-        if !h.tag().is_some_and(|t| t.as_str().starts_with("response:")) {
-            continue;
-        }
-        if h.start_timestamp().as_secs_f64() + 1e-6 < warmup_s {
-            continue;
-        }
-        let raw = base64_decode(h.encoded_histogram());
-        let one: hdrhistogram::Histogram<u64> = de.deserialize(&mut raw.as_slice()).unwrap();
-        all.add(&one).unwrap();
-    }
-    all
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
-}
-
 /// Three shards in three namespaces against one sandbox, started together: each runs its
 /// share of the users on the shared clock; `dbperf merge` gives one run whose transactions
 /// are the sum of the shards' and whose percentiles are those of one histogram of every request
@@ -357,7 +329,7 @@ fn three_shards_in_three_namespaces_merge_into_one_run() {
             m["shard"]["users"].as_u64().unwrap(),
         ));
         assert_eq!(m["network"]["path"], "netns");
-        let h = measured_histogram(d, 1.0);
+        let h = common::measured_histogram(d, 1.0, "response:");
         assert_eq!(
             h.len(),
             s["transactions"]["total"].as_u64().unwrap(),
@@ -435,5 +407,129 @@ fn three_shards_in_three_namespaces_merge_into_one_run() {
     point_select(&sb.url(), &tmp.path().join("after"), 1, &["--client-netns"]);
     for pid in pids.iter().chain([&victim_pid]) {
         assert_eq!(leftovers_of(*pid), Vec::<String>::new());
+    }
+}
+
+/// TPC-H's own streams through the namespace: a throughput test whose streams are connected
+/// from inside it (seen there with `ss` while the test waits for its --start-at), whose
+/// manifest shows the path and whose Throughput@Size is computed; a power test through it; a
+/// cold power test and a sharded power test refused, saying why. Nothing is left behind.
+#[test]
+fn tpch_streams_run_inside_the_namespace() {
+    if !root_or_skip() {
+        return;
+    }
+    let sb = sandbox();
+    let url = sb.url();
+    run_ok(dbperf().args(["tpch", "prepare", "--sf", "0.01", "--target", &url]));
+    let tmp = tempfile::tempdir().unwrap();
+    let start_at = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 5)
+    .to_string();
+    let child = dbperf()
+        .args([
+            "tpch",
+            "throughput",
+            "--streams",
+            "2",
+            "--seed",
+            "7",
+            "--no-refresh",
+            "--target",
+            &url,
+        ])
+        .args(["--start-at", &start_at, "--client-netns", "rate=100mbit"])
+        .arg("--results-dir")
+        .arg(tmp.path().join("throughput"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // While the test waits for its start, its connections (the admin one and a stream each)
+    // are open from inside the namespace, to the host end of the pair.
+    let mut inside = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(4);
+    while std::time::Instant::now() < deadline && inside < 3 {
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &format!("dbperf-{pid}"),
+                "ss",
+                "-Htn",
+                "state",
+                "established",
+            ])
+            .output()
+            .unwrap();
+        inside = String::from_utf8_lossy(&out.stdout).lines().count();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(inside, 3, "connections seen inside the namespace");
+    assert!(text.contains("Throughput@Size "), "{text}");
+    let dir = run_dirs(&tmp.path().join("throughput")).pop().unwrap();
+    let net = network(&dir);
+    assert_eq!(net["path"], "netns", "{net}");
+    assert_eq!(net["netns"]["shaping"]["rate"], "100mbit", "{net}");
+    assert_eq!(leftovers_of(pid), Vec::<String>::new());
+
+    let child = dbperf()
+        .args([
+            "tpch",
+            "power",
+            "--queries",
+            "1,6",
+            "--no-refresh",
+            "--seed",
+            "7",
+            "--target",
+            &url,
+        ])
+        .arg("--client-netns")
+        .arg("--results-dir")
+        .arg(tmp.path().join("power"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = run_dirs(&tmp.path().join("power")).pop().unwrap();
+    assert_eq!(network(&dir)["path"], "netns");
+    let tpch = read_json(&dir.join("tpch.json"));
+    let statuses: Vec<&Value> = tpch["runs"][0]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| &q["status"])
+        .collect();
+    assert_eq!(statuses, [&Value::from("ok"), &Value::from("ok")], "{tpch}");
+    assert_eq!(leftovers_of(pid), Vec::<String>::new());
+
+    for (extra, says) in [
+        (
+            vec!["--cold", "query", "--client-netns"],
+            "--cold restarts the server from the client",
+        ),
+        (
+            vec!["--shard", "0/2", "--start-at", &start_at],
+            "the power test is one query stream",
+        ),
+    ] {
+        let out = dbperf()
+            .args(["tpch", "power", "--target", &url])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{extra:?}: {err}");
     }
 }

@@ -458,7 +458,85 @@ fn prepare_check_runs_mix_and_ratios() {
     );
     assert!(stdout(&out).contains("20 terminal(s)"), "{}", stdout(&out));
 
+    sharded_run_merges(&sb, tmp.path());
     assert_check_passes(&sb, "2");
+}
+
+/// Two shards of one max-mode run, started together as two clients would be, merged by
+/// `dbperf merge` into one `tpcc.json`: each type's count is the sum of the shards', the
+/// rollbacks too, and each type's p90 that of one histogram of every request in the shards'
+/// raw interval logs.
+fn sharded_run_merges(sb: &TempSandbox, tmp: &std::path::Path) {
+    let shards_dir = tmp.join("shards");
+    let start_at = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        + Duration::from_secs(3))
+    .as_secs()
+    .to_string();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            tpcc(
+                sb,
+                &[
+                    "run",
+                    "--warehouses",
+                    "2",
+                    "--threads",
+                    "4",
+                    "--time",
+                    "4",
+                    "--report-interval",
+                    "1",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                ],
+            )
+            .arg("--results-dir")
+            .arg(&shards_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dirs = common::run_dirs(&shards_dir);
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    let merged_dir = tmp.join("merged");
+    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Merged: tpcc.json") && text.contains("TPC-C results"),
+        "{text}"
+    );
+    let merged = read_json(&only_run_dir(&merged_dir).join("tpcc.json"));
+    let shards: Vec<serde_json::Value> = dirs.iter().map(|d| read_json(&d.join("tpcc.json"))).collect();
+    let sum = |f: &dyn Fn(&serde_json::Value) -> u64| shards.iter().map(f).sum::<u64>();
+    for t in ["new_order", "payment", "order_status", "delivery", "stock_level"] {
+        let count = |r: &serde_json::Value| r["types"][t]["count"].as_u64().unwrap();
+        assert_eq!(count(&merged), sum(&count), "{t}: {merged}");
+        let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for d in &dirs {
+            all.add(common::measured_histogram(d, 0.0, &format!("response:{t}")))
+                .unwrap();
+        }
+        assert_eq!(all.len(), count(&merged), "{t}: the raw logs hold every request");
+        let p90 = all.value_at_quantile(0.9) as f64 / 1000.0;
+        assert_eq!(merged["types"][t]["p90_ms"].as_f64().unwrap(), p90, "{t}: {merged}");
+    }
+    assert_eq!(
+        merged["rollbacks"].as_u64().unwrap(),
+        sum(&|r| r["rollbacks"].as_u64().unwrap())
+    );
+    assert!(merged["notpm"].as_f64().unwrap() > 0.0);
+    assert_eq!(merged["warehouses"], 2);
 }
 
 #[test]

@@ -224,6 +224,9 @@ fn load_validate_power_and_timeouts() {
         0
     );
 
+    sharded_throughput_merges(&url, &tp);
+    assert_eq!(count(&rt, &mut s, "SELECT COUNT(*) FROM orders"), 15000);
+
     // A tiny timeout: every query is cancelled on the server and the next one still runs.
     let (timed, tpch) = tpch_checks::power_with_tiny_timeout(&url, results.path(), &run);
     let timed = &timed;
@@ -462,4 +465,114 @@ fn an_interrupted_power_test_keeps_its_finished_queries() {
     );
     let text = String::from_utf8_lossy(&sql.stdout);
     assert!(text.contains("q14"), "the catalog row and Q14's figure: {text}");
+}
+
+/// A 3-stream throughput test spread over two clients started together (shard 0: stream 1
+/// and the refresh stream; shard 1: streams 2 and 3), merged by `dbperf merge` into one test:
+/// every stream in the order the unsharded test `whole` gave it, Ts over both shards, and
+/// Throughput@Size computed for the 3 streams, which neither shard's own report has. Merging
+/// only one shard names the other as missing and exits 5.
+fn sharded_throughput_merges(url: &str, whole: &serde_json::Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    let shards_dir = tmp.path().join("shards");
+    let start_at = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3)
+    .to_string();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            dbperf()
+                .args(["tpch", "throughput", "--streams", "3", "--seed", "7", "--target", url])
+                .args(["--shard", &shard, "--start-at", &start_at])
+                .arg("--results-dir")
+                .arg(&shards_dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Throughput@Size not computed: these are"), "{text}");
+    }
+    let mut dirs = common::run_dirs(&shards_dir);
+    dirs.sort_by_key(|d| read_json(&d.join("manifest.json"))["shard"]["index"].as_u64().unwrap());
+    let own: Vec<serde_json::Value> = dirs.iter().map(|d| read_json(&d.join("tpch.json"))).collect();
+    let streams_of = |r: &serde_json::Value| -> Vec<u64> {
+        r["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["stream"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(streams_of(&own[0]), [1]);
+    assert_eq!(streams_of(&own[1]), [2, 3]);
+    assert_eq!(own[0]["refresh"].as_array().unwrap().len(), 3);
+    assert!(own[1]["refresh"].as_array().unwrap().is_empty());
+    assert!(own
+        .iter()
+        .all(|r| r["throughput_at_size"].is_null() && r["streams_total"] == 3));
+
+    let merged_dir = tmp.path().join("merged");
+    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Throughput@Size ") && text.contains("3 of 3 streams"),
+        "{text}"
+    );
+    let merged = read_json(&only_run_dir(&merged_dir).join("tpch.json"));
+    assert_eq!(streams_of(&merged), [1, 2, 3]);
+    let order = |r: &serde_json::Value, i: usize| -> Vec<u64> {
+        r["streams"][i]["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["query"].as_u64().unwrap())
+            .collect()
+    };
+    // Streams 1 and 2 run the orders (and seeds) of the unsharded test's streams 1 and 2.
+    assert_eq!(order(&merged, 0), order(whole, 0));
+    assert_eq!(order(&merged, 1), order(whole, 1));
+    let ts = merged["ts_seconds"].as_f64().unwrap();
+    let longest = merged["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["seconds"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        ts >= longest && ts < longest + 60.0,
+        "Ts {ts}, longest stream {longest}"
+    );
+    let expected = 3.0 * 22.0 * 3600.0 * 0.01 / ts;
+    let got = merged["throughput_at_size"].as_f64().unwrap();
+    assert!((got - expected).abs() < 1e-6 * expected, "{got} vs {expected}");
+    assert_eq!(merged["refresh"].as_array().unwrap().len(), 3);
+
+    let partial = run_ok_or_5(
+        dbperf()
+            .arg("merge")
+            .arg(&dirs[1])
+            .arg("--results-dir")
+            .arg(tmp.path().join("partial")),
+    );
+    let text = String::from_utf8_lossy(&partial.stdout);
+    assert!(
+        text.contains("shard 0  missing") && text.contains("Throughput@Size not computed"),
+        "{text}"
+    );
+}
+
+/// Runs `cmd`, which must exit with 5 (results incomplete).
+fn run_ok_or_5(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    out
 }

@@ -860,8 +860,9 @@ fn wait_for(measured_at: std::time::SystemTime, warmup: Duration, stop: &StopSig
     }
 }
 
-/// Joins the network namespace at `path` (the calling thread only).
-fn join_netns(path: &std::path::Path) -> Result<(), String> {
+/// Joins the network namespace at `path` (the calling thread only; threads it starts after
+/// are in it too).
+pub fn join_netns(path: &std::path::Path) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     let file = std::fs::File::open(path)
         .map_err(|e| format!("cannot open the client's network namespace {}: {e}", path.display()))?;

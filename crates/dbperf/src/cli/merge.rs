@@ -1,7 +1,8 @@
 //! `dbperf merge DIR...`: one run from the run directories of a sharded run's shards. Finds
 //! each directory (a path, or a run id under --results-dir), merges them with
-//! [`crate::results::merge`], writes the merged run directory and prints what was merged,
-//! the totals, and what was left out. Exit code 0 when every shard was merged, 5
+//! [`crate::results::merge`] (the workload's own files with [`crate::workloads::merged`]),
+//! writes the merged run directory and prints the workload's report, what was merged, the
+//! totals, and what was left out. Exit code 0 when every shard was merged, 5
 //! ([`crate::run::EXIT_RESULTS_INCOMPLETE`]) when a shard was missing or failed (the merged
 //! run covers the others).
 
@@ -11,7 +12,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::results::merge::shards::GivenShards;
 use crate::results::merge::{merge_shards, MergedRun};
+use crate::workloads::tpch::merge::{merge_throughput, MergedThroughput, THROUGHPUT_WORKLOAD};
 
 /// Merge the run directories of a sharded run (`--shard I/N`) into one run.
 #[derive(Debug, Args)]
@@ -31,8 +34,21 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|d| find_dir(d, &args.results_dir))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let given = GivenShards::read(&dirs)?;
+    let workload = given
+        .by_index
+        .values()
+        .next()
+        .map_or(String::new(), |g| g.manifest.workload.name.clone());
+    if workload == THROUGHPUT_WORKLOAD {
+        return merge_tpch(given, &args.results_dir, argv);
+    }
     let mut merged = merge_shards(&dirs)?;
+    let workload_text = crate::workloads::merged::merge_own_files(&mut merged);
     let dir = merged.write(&args.results_dir, argv)?;
+    if !workload_text.is_empty() {
+        println!("{workload_text}");
+    }
     print!("{}", report_text(&merged, dir.path()));
     if merged.complete() {
         return Ok(ExitCode::SUCCESS);
@@ -43,6 +59,56 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         merged.record.left_out.len()
     );
     Ok(ExitCode::from(crate::run::EXIT_RESULTS_INCOMPLETE))
+}
+
+/// `dbperf merge` of a TPC-H throughput test's shards: the merged test's report, the shards
+/// merged and left out, the run directory.
+fn merge_tpch(given: GivenShards, results_dir: &Path, argv: &[String]) -> anyhow::Result<ExitCode> {
+    let mut m = merge_throughput(given)?;
+    let dir = m.write(results_dir, argv)?;
+    print!("{}", tpch_text(&m, dir.path()));
+    if m.complete() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "warning: results incomplete: the merged test covers {} of {} streams; {} shard(s) left out (listed above)",
+        m.record.users,
+        m.record.users_total,
+        m.record.left_out.len()
+    );
+    Ok(ExitCode::from(crate::run::EXIT_RESULTS_INCOMPLETE))
+}
+
+/// What `dbperf merge` prints for a TPC-H throughput test.
+fn tpch_text(m: &MergedThroughput, dir: &Path) -> String {
+    let mut out = crate::workloads::tpch::report::throughput_text(&m.report, None);
+    let _ = writeln!(
+        out,
+        "Merged tpch-throughput (shards {} of {}: {} of {} streams):",
+        m.merged.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join(", "),
+        m.record.count,
+        m.record.users,
+        m.record.users_total
+    );
+    for (index, run_id, streams, after) in &m.merged {
+        let list: Vec<String> = streams.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  shard {index}  {run_id}  streams {}, clock started {after:.3} s after the first",
+            list.join(", ")
+        );
+    }
+    if !m.complete() {
+        let _ = writeln!(out, "Left out:");
+        for s in &m.record.left_out {
+            let _ = writeln!(out, "  shard {}  {}", s.index, s.reason);
+        }
+    }
+    if let Some(from) = &m.telemetry_from {
+        let _ = writeln!(out, "Telemetry: copied from {}", from.display());
+    }
+    let _ = writeln!(out, "Run directory: {}", dir.display());
+    out
 }
 
 /// A directory given: a path, or a run id under `results_dir`.
@@ -95,6 +161,9 @@ pub fn report_text(m: &MergedRun, dir: &Path) -> String {
         "Latency (ms, every request of the merged shards): p50 {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
         l.p50, l.p95, l.p99, l.max
     );
+    for (file, _) in &m.own_files {
+        let _ = writeln!(out, "Merged: {file} (from every merged shard's requests)");
+    }
     for (file, shards) in &m.not_merged {
         let list: Vec<String> = shards.iter().map(u32::to_string).collect();
         let _ = writeln!(

@@ -21,7 +21,7 @@ use crate::workloads::tpch::compare::{table, Column};
 use crate::workloads::tpch::load;
 use crate::workloads::tpch::load::data_scale_factor;
 use crate::workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
-use crate::workloads::tpch::qgen::{check_seed, time_seed};
+use crate::workloads::tpch::qgen::{check_seed, seed_at, time_seed};
 use crate::workloads::tpch::validate as tpch_validate;
 
 /// `dbperf tpch validate`.
@@ -88,6 +88,9 @@ pub struct PowerArgs {
     pub results_dir: PathBuf,
     #[command(flatten)]
     pub conn: ConnArgs,
+    /// Where the client stands (--shard is refused: the power test is one stream).
+    #[command(flatten)]
+    pub place: crate::run::args::PlaceArgs,
 }
 
 /// `dbperf tpch compare`.
@@ -149,6 +152,20 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
 /// Runs `dbperf tpch power`; `argv` goes into the manifest.
 pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let target = a.conn.target()?;
+    if let Some(s) = a.place.shard {
+        bail!(
+            "--shard {}/{}: the power test is one query stream on one connection, which cannot be spread over \
+             clients; spread the throughput test instead (dbperf tpch throughput --shard I/N --start-at TIME)",
+            s.index,
+            s.count
+        );
+    }
+    if a.cold.is_some() && a.place.client_netns.is_some() {
+        bail!(
+            "--cold restarts the server from the client, which --client-netns puts in a network namespace of its \
+             own: the restarted server would listen inside it. Run cold tests without --client-netns"
+        );
+    }
     if a.repeat == 0 {
         bail!("--repeat 0: give at least 1 run");
     }
@@ -159,12 +176,15 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
             "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME"
         ),
     };
+    let start_at = a.place.start_at()?;
     let rt = runtime()?;
     let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
-    let seed = a.seed.unwrap_or_else(time_seed);
+    let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     check_seed(seed)?;
+    let facts = rt.block_on(server_facts(&target))?;
+    let path = crate::run::place::ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
     let cfg = PowerConfig {
-        target: target.clone(),
+        target: path.target.clone(),
         dialect: a.conn.dialect()?,
         sf,
         seed,
@@ -182,7 +202,6 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         cold_start,
         stop: Arc::new(AtomicBool::new(false)),
     };
-    let facts = rt.block_on(server_facts(&target))?;
     let mut options = serde_json::Map::new();
     options.insert("scale_factor".into(), sf.into());
     options.insert("validation".into(), a.validation.into());
@@ -198,13 +217,14 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         seeds: serde_json::json!({ "qgen": seed }),
         target: &target,
         facts,
-        network: None,
+        network: Some(path.record.clone()),
         shard: None,
     })?;
     let dir = session.dir();
     eprintln!(
-        "TPC-H power test: SF {sf}, seed {seed}{}, run directory {}",
+        "TPC-H power test: SF {sf}, seed {seed}{}, {}, run directory {}",
         if a.validation { " (validation parameters)" } else { "" },
+        path.describe(),
         dir.path().display()
     );
     let stop = Arc::clone(&cfg.stop);
@@ -213,7 +233,14 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         "exiting now; tpch.json is not written",
         move || stop.store(true, Ordering::Relaxed),
     );
-    let report = rt.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
+    if let Some(ahead) = start_at.and_then(|at| at.duration_since(std::time::SystemTime::now()).ok()) {
+        eprintln!("waiting {:.1} s for --start-at", ahead.as_secs_f64());
+        std::thread::sleep(ahead);
+    }
+    let report = path.run_inside(|| -> Result<_> {
+        // The query runtime is started inside the client's namespace, so its threads are too.
+        Ok(runtime()?.block_on(power::run(&cfg, |line| eprintln!("{line}")))?)
+    })??;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
     print!("{}", crate::workloads::tpch::report::power_text(&report));

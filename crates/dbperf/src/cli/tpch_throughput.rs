@@ -1,5 +1,7 @@
 //! `dbperf tpch throughput`: the throughput test into its own run directory, with
-//! Throughput@Size, and QphH@Size when a power run is named with `--power`.
+//! Throughput@Size, and QphH@Size when a power run is named with `--power`; through the
+//! client's network namespace (`--client-netns`), or as one shard of a test spread over
+//! several clients (`--shard I/N --start-at TIME`: this client's share of the streams).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,12 +14,14 @@ use clap::Args;
 use super::tpch::{runtime, ConnArgs};
 use super::tpch_run::{exit_code, server_facts, timeout};
 use crate::results::RunDir;
+use crate::run::args::PlaceArgs;
+use crate::run::place::{shard_record, ClientPath};
 use crate::run::session::on_interrupt;
 use crate::run::{RunSession, SessionSpec};
 use crate::workloads::tpch::load::data_scale_factor;
 use crate::workloads::tpch::metrics::min_streams;
 use crate::workloads::tpch::power::{PowerReport, TPCH_FILE};
-use crate::workloads::tpch::qgen::time_seed;
+use crate::workloads::tpch::qgen::{seed_at, time_seed};
 use crate::workloads::tpch::report;
 use crate::workloads::tpch::throughput::{self, ThroughputConfig};
 
@@ -30,7 +34,8 @@ pub struct ThroughputArgs {
     /// Scale factor of the loaded data (default: read from the supplier table).
     #[arg(long, visible_alias = "sf")]
     pub scale_factor: Option<f64>,
-    /// qgen seed; stream s uses seed + s (default: the time as MMDDhhmmss).
+    /// qgen seed; stream s uses seed + s (default: the time as MMDDhhmmss; with --start-at,
+    /// that time, the same in every shard).
     #[arg(long)]
     pub seed: Option<i64>,
     /// Use the spec's validation parameters in every stream.
@@ -49,6 +54,9 @@ pub struct ThroughputArgs {
     pub results_dir: PathBuf,
     #[command(flatten)]
     pub conn: ConnArgs,
+    /// Where the client stands.
+    #[command(flatten)]
+    pub place: PlaceArgs,
 }
 
 /// Runs `dbperf tpch throughput`.
@@ -74,17 +82,37 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
             min_streams(sf)
         );
     }
-    let seed = a.seed.unwrap_or_else(time_seed);
+    let start_at = a.place.start_at()?;
+    // Without --seed, the time as DBT-3 takes it: that of --start-at when given, so every
+    // shard generates the queries of the same test.
+    let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     crate::workloads::tpch::qgen::check_seed(seed)?;
+    let shard = match (a.place.shard, start_at) {
+        (Some(s), Some(at)) => {
+            Some(shard_record(u64::from(streams), s, at, "query streams").map_err(anyhow::Error::msg)?)
+        }
+        (Some(_), None) => bail!("--shard needs --start-at: the instant every shard starts its streams"),
+        (None, _) => None,
+    };
+    let stream_numbers = match &shard {
+        // Streams are numbered from 1; a shard's share is contiguous and never empty.
+        Some(r) => (r.first_user as u32 + 1)..=((r.first_user + r.users) as u32),
+        None => 1..=streams,
+    };
+    let facts = rt.block_on(server_facts(&target))?;
+    let path = ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
     let cfg = ThroughputConfig {
-        target: target.clone(),
+        target: path.target.clone(),
         dialect: a.conn.dialect()?,
         sf,
         seed,
         streams,
+        stream_numbers,
+        start_at,
+        shard: shard.is_some(),
         validation: a.validation,
         timeout: timeout(a.timeout)?,
-        refresh: !a.no_refresh,
+        refresh: !a.no_refresh && shard.as_ref().is_none_or(|r| r.index == 0),
         stop: Arc::new(AtomicBool::new(false)),
     };
     let mut options = serde_json::Map::new();
@@ -92,7 +120,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     options.insert("streams".into(), streams.into());
     options.insert("validation".into(), a.validation.into());
     options.insert("timeout_seconds".into(), a.timeout.into());
-    options.insert("refresh".into(), cfg.refresh.into());
+    options.insert("refresh".into(), (!a.no_refresh).into());
     let session = RunSession::create(SessionSpec {
         results_dir: &a.results_dir,
         name: "tpch-throughput",
@@ -100,13 +128,25 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         options,
         seeds: serde_json::json!({ "qgen": seed }),
         target: &target,
-        facts: rt.block_on(server_facts(&target))?,
-        network: None,
-        shard: None,
+        facts,
+        network: Some(path.record.clone()),
+        shard: shard.clone(),
     })?;
     let dir = session.dir();
+    let share = match &shard {
+        Some(r) => format!(
+            ", shard {}/{}: streams {}..{}{}",
+            r.index,
+            r.count,
+            cfg.stream_numbers.start(),
+            cfg.stream_numbers.end(),
+            if cfg.refresh { " and the refresh stream" } else { "" }
+        ),
+        None => String::new(),
+    };
     eprintln!(
-        "TPC-H throughput test: SF {sf}, {streams} streams, seed {seed}, run directory {}",
+        "TPC-H throughput test: SF {sf}, {streams} streams{share}, seed {seed}, {}, run directory {}",
+        path.describe(),
         dir.path().display()
     );
     let stop = Arc::clone(&cfg.stop);
@@ -115,7 +155,10 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         "exiting now; tpch.json is not written",
         move || stop.store(true, Ordering::Relaxed),
     );
-    let report = rt.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
+    let report = path.run_inside(|| -> Result<_> {
+        // The streams' runtime is started inside the client's namespace, so its threads are too.
+        Ok(runtime()?.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?)
+    })??;
     dir.write_json(TPCH_FILE, &report)?;
     let dir = session.end(&[]);
     print!("{}", report::throughput_text(&report, power.as_ref()));

@@ -731,11 +731,24 @@ fn network(
         None => 1,
     };
     for (w, span) in workloads.iter().zip(users_spans) {
-        if w.kind() == Kind::Tpch && (netns || shards > 1) {
+        if w.kind() == Kind::Tpch && shards > 1 {
             return Err(at(
                 span.clone(),
-                "[network] applies to the workloads the engine runs (sysbench, tpcc, linkbench, pgbench, lua); TPC-H's power and throughput tests run their own streams: move it to an experiment without [network]".into(),
+                "[network] shards applies to the workloads the engine runs (sysbench, tpcc, linkbench, pgbench, lua); \
+                 a TPC-H point runs on one client (spread a throughput test by hand: dbperf tpch throughput \
+                 --shard I/N --start-at TIME on each client, then dbperf merge): move it to an experiment without shards"
+                    .into(),
             ));
+        }
+        if let (super::workload::Params::Tpch(t), true) = (&w.params, netns) {
+            if t.cold != super::workload::Cold::Off {
+                return Err(at(
+                    span.clone(),
+                    "cold TPC-H runs restart the server from the client, which [network] client = \"netns\" puts in \
+                     a namespace of its own: run cold tests in an experiment without the netns client"
+                        .into(),
+                ));
+            }
         }
         if let Some(u) = w.users.iter().find(|u| **u < shards) {
             return Err(at(
@@ -988,6 +1001,24 @@ users = [1, 4]
             let (line, _) = line_col(&text, pos);
             assert!(e.starts_with(&format!("exp.toml:{line}:")), "{extra}: {e}");
         }
+    }
+
+    #[test]
+    fn a_tpch_point_takes_the_netns_client_but_not_shards_or_cold_runs() {
+        let tpch = |workload: &str, network: &str| {
+            format!("[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.1\n{workload}\n[network]\n{network}\n")
+        };
+        let n = parse(&tpch("", "client = \"netns\"\nrate = \"1gbit\""))
+            .unwrap()
+            .network;
+        assert_eq!(n.netns.as_deref(), Some("rate=1gbit"));
+        let e = error(&tpch("test = \"throughput\"\nstreams = 2", "shards = 2"));
+        assert!(
+            e.contains("a TPC-H point runs on one client") && e.contains("--shard I/N"),
+            "{e}"
+        );
+        let e = error(&tpch("cold = true", "client = \"netns\""));
+        assert!(e.contains("cold TPC-H runs restart the server"), "{e}");
     }
 
     #[test]

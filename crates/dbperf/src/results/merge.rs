@@ -13,8 +13,9 @@
 //! shard's `started_at`, no `shard`, and `merged` saying which shards it covers and which it
 //! leaves out. `telemetry.jsonl` is the first merged shard's, copied: its server rows are the
 //! server every shard ran against, but its OS and client rows are that one shard's host. A
-//! workload's own files (`tpcc.json`, `linkbench.json`, ...) are not merged; they stay in each
-//! shard's directory.
+//! workload's own files (`tpcc.json`, `linkbench.json`, ...) are merged by the workload
+//! ([`crate::workloads::merged`], through [`MergedRun::add_own_file`]) from
+//! [`MergedRun::measured`]; the others stay in each shard's directory.
 
 pub mod combine;
 pub mod shards;
@@ -23,6 +24,8 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use hdrhistogram::Histogram;
 
 pub use combine::ALIGNMENT_TOLERANCE_S;
 pub use shards::ShardSet;
@@ -207,6 +210,10 @@ pub struct MergedRun {
     pub telemetry_from: Option<PathBuf>,
     /// The workload's own files the shards have, which are not merged, and which shards have each.
     pub not_merged: BTreeMap<String, Vec<u32>>,
+    /// The measured histograms of every shard added up, by tag (`response:TYPE`, ...).
+    pub measured: BTreeMap<String, Histogram<u64>>,
+    /// The workload's own files merged (name, bytes), written beside the merged run's own.
+    pub own_files: Vec<(String, Vec<u8>)>,
     /// What reading the shards skipped (torn last records) or could not do.
     pub notes: Vec<String>,
 }
@@ -274,6 +281,8 @@ pub fn merge_shards(dirs: &[PathBuf]) -> Result<MergedRun, MergeError> {
         manifest,
         telemetry_from: telemetry.is_file().then_some(telemetry),
         not_merged,
+        measured: combined.measured,
+        own_files: Vec::new(),
         notes: set.usable.iter().flat_map(|s| s.notes.iter().cloned()).collect(),
     })
 }
@@ -282,6 +291,14 @@ impl MergedRun {
     /// True when every shard of the run was merged.
     pub fn complete(&self) -> bool {
         self.record.left_out.is_empty()
+    }
+
+    /// Adds a workload's own file, merged from the shards' (`tpcc.json`, ...): it is written
+    /// into the merged run directory and no longer listed as not merged.
+    pub fn add_own_file(&mut self, name: &str, bytes: Vec<u8>) {
+        self.not_merged.remove(name);
+        self.own_files.retain(|(n, _)| n != name);
+        self.own_files.push((name.to_string(), bytes));
     }
 
     /// `shards 0 and 2 of 3: 8 of 12 users`.
@@ -328,6 +345,9 @@ impl MergedRun {
         }
         dir.write_atomic(INTERVALS_FILE, &lines).map_err(text)?;
         dir.write_atomic(HLOG_FILE, &self.hlog).map_err(text)?;
+        for (name, bytes) in &self.own_files {
+            dir.write_atomic(name, bytes).map_err(text)?;
+        }
         if let Some(from) = &self.telemetry_from {
             let to = dir.file(TELEMETRY_FILE).map_err(text)?;
             if let Err(e) = std::fs::copy(from, &to) {

@@ -210,9 +210,18 @@ pub struct ThroughputReport {
     pub refresh: Vec<RefreshPair>,
     /// Ts: first submission to last completion.
     pub ts_seconds: f64,
-    /// `None` when a query timed out or failed, or the test was interrupted.
+    /// `None` when a query timed out or failed, or the test was interrupted, and in a shard's
+    /// report (the merged run has it).
     pub throughput_at_size: Option<f64>,
     /// Stopped by Ctrl-C: the streams hold the queries that finished before it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The wall clock of the first submission, milliseconds since the Unix epoch (absent in
+    /// reports of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<i64>,
+    /// A shard's report (`--shard I/N`): the test's query streams over all shards, of which
+    /// `streams` holds this shard's share. Absent for the whole test and a merged one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams_total: Option<u32>,
 }

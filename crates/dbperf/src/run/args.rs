@@ -114,10 +114,26 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = F::REPORT_HEADING
     )]
     pub report_interval: f64,
+    /// Where the client stands: --shard, --start-at, --client-netns.
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    /// Run directory, summary, live metrics and telemetry.
+    #[command(flatten)]
+    pub out: RunOutputArgs,
+    #[arg(skip)]
+    #[doc(hidden)]
+    pub flags: PhantomData<F>,
+}
+
+/// Where a run's client stands, shared by every measuring command (TPC-H's tests too): one
+/// shard of a run spread over several clients, the instant the measured phase starts, and
+/// the client's network namespace.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PlaceArgs {
     /// Run one shard of a run spread over several clients: I/N, this shard's index from 0 and
     /// the number of shards. The shard runs its share of the users (and of --rate and
-    /// --events) and writes an ordinary run directory; `dbperf merge` makes one run of them.
-    /// Needs --start-at.
+    /// --events; TPC-H throughput: of the query streams) and writes an ordinary run directory;
+    /// `dbperf merge` makes one run of them. Needs --start-at.
     #[arg(long, value_name = "I/N", requires = "start_at", help_heading = "Several clients")]
     pub shard: Option<Shard>,
     /// When the measured phase starts (the warmup runs before it): a Unix time in seconds or an
@@ -135,12 +151,32 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = "Network"
     )]
     pub client_netns: Option<NetSpec>,
-    /// Run directory, summary, live metrics and telemetry.
-    #[command(flatten)]
-    pub out: RunOutputArgs,
-    #[arg(skip)]
-    #[doc(hidden)]
-    pub flags: PhantomData<F>,
+}
+
+impl PlaceArgs {
+    /// `--start-at`, refused when it is further ahead than any run may wait.
+    pub fn start_at(&self) -> anyhow::Result<Option<SystemTime>> {
+        if let Some(at) = self.start_at {
+            let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
+            if ahead > Duration::from_secs(crate::bounds::MAX_SECS) {
+                anyhow::bail!(
+                    "--start-at is {:.0} days from now; a start at most {} from now is accepted",
+                    ahead.as_secs_f64() / 86_400.0,
+                    crate::bounds::secs_range().trim_start_matches("0 to ")
+                );
+            }
+        }
+        Ok(self.start_at)
+    }
+
+    /// The run's seed when its seed option is left to the clock: from `--start-at` when
+    /// given (so every shard has the same), else from the clock.
+    pub fn default_seed(&self) -> u64 {
+        match self.start_at {
+            Some(at) => seed_from_start(at),
+            None => crate::cli::args::clock_seed(),
+        }
+    }
 }
 
 /// Where a run's client stands ([`RunArgs::place`]): its path to the server and its shard.
@@ -196,17 +232,8 @@ impl<F: RunFlags> RunArgs<F> {
     /// [`RunArgs::config`]) cut down to this shard's users, rate and events, starting at
     /// `--start-at`.
     pub fn place(&self, target: &Target, facts: &ServerFacts, run: &mut RunConfig) -> anyhow::Result<Placement> {
-        if let Some(at) = self.start_at {
-            let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
-            if ahead > Duration::from_secs(crate::bounds::MAX_SECS) {
-                anyhow::bail!(
-                    "--start-at is {:.0} days from now; a start at most {} from now is accepted",
-                    ahead.as_secs_f64() / 86_400.0,
-                    crate::bounds::secs_range().trim_start_matches("0 to ")
-                );
-            }
-        }
-        let shard = match (self.shard, self.start_at) {
+        let p = &self.place;
+        let shard = match (p.shard, p.start_at()?) {
             (Some(s), Some(at)) => Some(apply_shard(run, s, at).map_err(anyhow::Error::msg)?),
             (None, at) => {
                 run.start_at = at;
@@ -214,18 +241,15 @@ impl<F: RunFlags> RunArgs<F> {
             }
             (Some(_), None) => anyhow::bail!("--shard needs --start-at: the instant every shard starts measuring"),
         };
-        let path = ClientPath::open(target, self.client_netns.as_ref(), facts)?;
+        let path = ClientPath::open(target, p.client_netns.as_ref(), facts)?;
         run.client_netns = path.netns_path();
         Ok(Placement { path, shard })
     }
 
-    /// The run's seed when its seed option is left to the clock: from `--start-at` when
-    /// given (so every shard has the same), else from the clock.
+    /// The run's seed when its seed option is left to the clock (see
+    /// [`PlaceArgs::default_seed`]).
     pub fn default_seed(&self) -> u64 {
-        match self.start_at {
-            Some(at) => seed_from_start(at),
-            None => crate::cli::args::clock_seed(),
-        }
+        self.place.default_seed()
     }
 
     /// Live lines printed every this many live reports: 1 (every report) with a report

@@ -111,15 +111,9 @@ pub fn share(total: u64, s: Shard) -> (u64, u64) {
 /// records.
 pub fn apply_shard(run: &mut RunConfig, s: Shard, start_at: SystemTime) -> Result<ShardRecord, String> {
     let total = run.connections as u64;
-    let (first, users) = share(total, s);
-    if total < u64::from(s.count) {
-        return Err(format!(
-            "--shard {}/{}: the run has {total} users (connections), too few for {} shards; give at most {total} shards",
-            s.index, s.count, s.count
-        ));
-    }
-    let rate_total = run.arrival.rate();
-    let part = users as f64 / total as f64;
+    let mut record = shard_record(total, s, start_at, "users (connections)")?;
+    let part = record.users as f64 / total as f64;
+    record.rate_total = run.arrival.rate();
     run.arrival = match run.arrival {
         dbperf_engine::Arrival::Closed => dbperf_engine::Arrival::Closed,
         dbperf_engine::Arrival::Fixed { rate } => dbperf_engine::Arrival::Fixed { rate: rate * part },
@@ -129,11 +123,26 @@ pub fn apply_shard(run: &mut RunConfig, s: Shard, start_at: SystemTime) -> Resul
         let (i, n) = (u64::from(s.index), u64::from(s.count));
         e * (i + 1) / n - e * i / n
     });
-    run.connections = users as usize;
+    run.connections = record.users as usize;
     run.client_threads = run.client_threads.min(run.connections).max(1);
-    run.worker_offset = first as usize;
+    run.worker_offset = record.first_user as usize;
     run.seed = mix(run.seed ^ (u64::from(s.index) + 1).wrapping_mul(0x5851_f42d_4c95_7f2d));
     run.start_at = Some(start_at);
+    record.schedule_seed = run.seed;
+    Ok(record)
+}
+
+/// The manifest's record of shard `s` of a run of `total` users (`what` they are, for the
+/// error: "users (connections)", "query streams"), starting at `start_at`: its share of them
+/// ([`share`]). Refused when there are fewer users than shards.
+pub fn shard_record(total: u64, s: Shard, start_at: SystemTime, what: &str) -> Result<ShardRecord, String> {
+    if total < u64::from(s.count) {
+        return Err(format!(
+            "--shard {}/{}: the run has {total} {what}, too few for {} shards; give at most {total} shards",
+            s.index, s.count, s.count
+        ));
+    }
+    let (first, users) = share(total, s);
     Ok(ShardRecord {
         index: s.index,
         count: s.count,
@@ -142,8 +151,8 @@ pub fn apply_shard(run: &mut RunConfig, s: Shard, start_at: SystemTime) -> Resul
         users_total: total,
         first_user: first,
         users,
-        rate_total,
-        schedule_seed: run.seed,
+        rate_total: None,
+        schedule_seed: 0,
     })
 }
 
@@ -196,6 +205,26 @@ impl ClientPath {
     /// The namespace the engine's client threads join.
     pub fn netns_path(&self) -> Option<std::path::PathBuf> {
         self.net.as_ref().map(ClientNet::netns_path)
+    }
+
+    /// Runs `f` on a thread of its own inside the client's namespace, or on this thread when
+    /// there is none. The threads `f` starts (a Tokio runtime's workers) are in the namespace
+    /// too, and so is any process they start: `f` must not start the server. For the clients
+    /// the engine does not run (TPC-H's query streams).
+    pub fn run_inside<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
+        let Some(ns) = self.netns_path() else {
+            return Ok(f());
+        };
+        let joined = std::thread::scope(|scope| {
+            let client = std::thread::Builder::new()
+                .name("dbperf-netns-client".into())
+                .spawn_scoped(scope, || dbperf_engine::join_netns(&ns).map(|()| f()))?;
+            Ok::<_, std::io::Error>(client.join())
+        })?;
+        match joined {
+            Ok(result) => result.map_err(anyhow::Error::msg),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 
     /// One line for the banner: how the client reaches the server.

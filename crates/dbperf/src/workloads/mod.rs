@@ -10,6 +10,7 @@ use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 pub mod ddl;
 pub mod linkbench;
 pub mod lua;
+pub mod merged;
 pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;

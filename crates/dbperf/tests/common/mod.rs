@@ -199,3 +199,31 @@ pub fn http_get(addr: &str, path: &str) -> String {
     s.read_to_string(&mut out).unwrap();
     out
 }
+
+/// One histogram of every measured request a run directory's `intervals.hlog` holds: the
+/// histograms tagged `prefix...` (`response:` for every transaction, `response:new_order` for
+/// one type) of the intervals starting at or after `warmup_s`, read as any HdrHistogram tool
+/// would.
+pub fn measured_histogram(dir: &Path, warmup_s: f64, prefix: &str) -> hdrhistogram::Histogram<u64> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = std::fs::read(dir.join("intervals.hlog")).unwrap();
+    let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        let Ok(LogEntry::Interval(h)) = entry else { continue };
+        if !h.tag().is_some_and(|t| t.as_str().starts_with(prefix)) {
+            continue;
+        }
+        if h.start_timestamp().as_secs_f64() + 1e-6 < warmup_s {
+            continue;
+        }
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(h.encoded_histogram())
+            .unwrap();
+        let one: hdrhistogram::Histogram<u64> = de.deserialize(&mut raw.as_slice()).unwrap();
+        all.add(&one).unwrap();
+    }
+    all
+}

@@ -32,6 +32,9 @@ pub struct Combined {
     pub hlog: Vec<u8>,
     /// `summary.json` (its `run_id` is set when the run directory exists).
     pub summary: Summary,
+    /// The measured intervals' histograms added up, by tag (`response:TYPE`, ...): every
+    /// measured request of every shard, for the workloads' own result files.
+    pub measured: BTreeMap<String, Histogram<u64>>,
 }
 
 /// One merged interval: its counts added up, and where its shards keep theirs.
@@ -143,6 +146,7 @@ pub fn combine(shards: &[UsableShard]) -> Result<Combined, MergeError> {
         intervals,
         hlog,
         summary,
+        measured,
     })
 }
 

@@ -71,18 +71,35 @@ pub struct ShardInterval {
 }
 
 /// A directory given, with the manifest that says which shard it is.
-struct Given {
-    dir: PathBuf,
-    run_id: String,
-    manifest: Manifest,
-    shard: ShardRecord,
+#[derive(Debug)]
+pub struct Given {
+    /// The directory, as given.
+    pub dir: PathBuf,
+    /// Its run id (the directory's name).
+    pub run_id: String,
+    /// `manifest.json`.
+    pub manifest: Manifest,
+    /// `manifest.shard`.
+    pub shard: ShardRecord,
 }
 
-impl ShardSet {
-    /// Reads every directory in `dirs` and checks that they are shards of one run. Refused
-    /// (nothing to merge) when one is not a shard, does not belong with the first, repeats an
-    /// index, or when no shard finished.
-    pub fn read(dirs: &[PathBuf]) -> Result<ShardSet, MergeError> {
+/// The directories given, checked to be shards of one run, before anything else of theirs
+/// is read.
+#[derive(Debug)]
+pub struct GivenShards {
+    /// Shards the run was split into.
+    pub count: u32,
+    /// The run's users over all shards.
+    pub users_total: u64,
+    /// The directories by shard index.
+    pub by_index: BTreeMap<u32, Given>,
+}
+
+impl GivenShards {
+    /// Reads the manifest of every directory in `dirs` and checks that they are shards of one
+    /// run: refused when one is not a shard, does not belong with the first, or repeats an
+    /// index.
+    pub fn read(dirs: &[PathBuf]) -> Result<GivenShards, MergeError> {
         let given: Vec<Given> = dirs.iter().map(|d| read_given(d)).collect::<Result<_, _>>()?;
         let Some(reference) = given.first() else {
             return Err(MergeError::NoDirectories);
@@ -117,15 +134,38 @@ impl ShardSet {
             }
             by_index.insert(g.shard.index, g);
         }
+        Ok(GivenShards {
+            count,
+            users_total,
+            by_index,
+        })
+    }
+
+    /// The reason a shard that no directory holds is left out.
+    pub fn missing(index: u32) -> MergedShard {
+        MergedShard {
+            index,
+            run_id: String::new(),
+            reason: "missing: no run directory of this shard was given".to_string(),
+        }
+    }
+}
+
+impl ShardSet {
+    /// Reads every directory in `dirs` and checks that they are shards of one run. Refused
+    /// (nothing to merge) when one is not a shard, does not belong with the first, repeats an
+    /// index, or when no shard finished.
+    pub fn read(dirs: &[PathBuf]) -> Result<ShardSet, MergeError> {
+        let GivenShards {
+            count,
+            users_total,
+            mut by_index,
+        } = GivenShards::read(dirs)?;
         let mut usable = Vec::new();
         let mut left_out = Vec::new();
         for index in 0..count {
             let Some(g) = by_index.remove(&index) else {
-                left_out.push(MergedShard {
-                    index,
-                    run_id: String::new(),
-                    reason: "missing: no run directory of this shard was given".to_string(),
-                });
+                left_out.push(GivenShards::missing(index));
                 continue;
             };
             match load_files(&g) {

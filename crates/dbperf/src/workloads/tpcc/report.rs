@@ -78,6 +78,25 @@ pub fn interval_line(r: &IntervalReport<'_>) -> String {
     line
 }
 
+/// Why a run without spec mode's keying and think times has no tpmC (one of `why_no_tpmc`).
+const NO_SPEC_WAITS: &str = "no keying/think times at the spec's values";
+
+/// What [`TpccResult::from_parts`] is made from: a run's (or a merged run's) totals.
+pub struct TpccTotals<'a> {
+    /// Each type's response-time histogram (microseconds), in [`txn_types`] order.
+    pub per_type: [Option<&'a hdrhistogram::Histogram<u64>>; 5],
+    /// Measured seconds.
+    pub measured_s: f64,
+    /// Completed transactions of every type.
+    pub transactions: u64,
+    /// New-Orders rolled back on the unused item.
+    pub rollbacks: u64,
+    /// Attempts retried.
+    pub retries: u64,
+    /// Failed attempts by class name.
+    pub errors: BTreeMap<String, u64>,
+}
+
 impl TpccResult {
     /// The run's totals in TPC-C's terms.
     ///
@@ -85,35 +104,59 @@ impl TpccResult {
     /// them, or with the mix or a p90 out of bounds, its NOTPM is not a tpmC.
     pub fn from_outcome(out: &RunOutcome, warehouses: u32, terminals: usize, spec_waits: bool) -> TpccResult {
         let t = &out.total;
-        let minutes = (out.measured_s / 60.0).max(1e-9);
+        let mut per_type = [None; 5];
+        for (slot, s) in per_type.iter_mut().zip(&t.per_txn) {
+            *slot = Some(&s.response);
+        }
+        let totals = TpccTotals {
+            per_type,
+            measured_s: out.measured_s,
+            transactions: t.transactions,
+            rollbacks: t.expected_rollbacks,
+            retries: t.retries,
+            errors: ErrorClass::ALL
+                .iter()
+                .filter(|c| t.errors[c.index()] > 0)
+                .map(|c| (c.name().to_string(), t.errors[c.index()]))
+                .collect(),
+        };
+        TpccResult::from_parts(&totals, warehouses, terminals, spec_waits)
+    }
+
+    /// The totals of `terminals` terminals on `warehouses` warehouses in TPC-C's terms (see
+    /// [`TpccResult::from_outcome`]).
+    pub fn from_parts(t: &TpccTotals<'_>, warehouses: u32, terminals: usize, spec_waits: bool) -> TpccResult {
+        let minutes = (t.measured_s / 60.0).max(1e-9);
         let total = t.transactions.max(1) as f64;
-        let ms = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        let ms = |h: Option<&hdrhistogram::Histogram<u64>>, q: f64| {
+            h.map_or(0.0, |h| h.value_at_quantile(q) as f64 / 1000.0)
+        };
         let mut types = BTreeMap::new();
-        for ((ty, name), s) in txn_types().zip(&t.per_txn) {
-            let h = &s.response;
+        for ((ty, name), h) in txn_types().zip(t.per_type) {
+            let count = h.map_or(0, |h| h.len());
             let p90 = ms(h, 0.9);
             types.insert(
                 name.to_string(),
                 TypeResult {
-                    count: h.len(),
-                    share: h.len() as f64 / total,
+                    count,
+                    share: count as f64 / total,
                     min_share: ty.min_share(),
                     p50_ms: ms(h, 0.5),
                     p90_ms: p90,
                     p95_ms: ms(h, 0.95),
                     p99_ms: ms(h, 0.99),
-                    max_ms: h.max() as f64 / 1000.0,
+                    max_ms: h.map_or(0.0, |h| h.max() as f64 / 1000.0),
                     limit_s: ty.limit_s(),
                     within_limit: p90 / 1000.0 <= ty.limit_s(),
                 },
             );
         }
-        let no = t.per_txn.first().map_or(0, |s| s.response.len());
+        let no = t.per_type[0].map_or(0, |h| h.len());
         let notpm = no as f64 / minutes;
         let mix = judge_mix(&types, terminals);
         let response_times_ok = types.values().all(|r| r.within_limit);
         let why_no_tpmc: Vec<String> = [
-            (!spec_waits, "no keying/think times at the spec's values"),
+            (!spec_waits, NO_SPEC_WAITS),
             (mix == Mix::Below, "the mix is below a minimum share"),
             (mix == Mix::TooShort, "too few transactions to judge the mix"),
             (!response_times_ok, "a p90 exceeds its limit"),
@@ -124,7 +167,7 @@ impl TpccResult {
         .collect();
         TpccResult {
             warehouses,
-            measured_s: out.measured_s,
+            measured_s: t.measured_s,
             notpm,
             tpmc: why_no_tpmc.is_empty().then_some(notpm),
             why_no_tpmc,
@@ -132,15 +175,53 @@ impl TpccResult {
             mix,
             response_times_ok,
             types,
-            rollbacks: t.expected_rollbacks,
+            rollbacks: t.rollbacks,
             retries: t.retries,
-            errors: ErrorClass::ALL
-                .iter()
-                .filter(|c| t.errors[c.index()] > 0)
-                .map(|c| (c.name().to_string(), t.errors[c.index()]))
-                .collect(),
+            errors: t.errors.clone(),
             delivery: "inline (one transaction for the 10 districts, on the terminal's connection)".into(),
         }
+    }
+
+    /// The `tpcc.json` of a sharded run merged: the shards' own `tpcc.json` (`shards`, at
+    /// least one; they ran on the same warehouses for the same time) for the counts the
+    /// histograms do not hold (rollbacks, retries, errors, whether spec mode's waits were on),
+    /// and the merged run's per-type response histograms (`histogram(name)`, every request of
+    /// every shard) for the counts, shares and percentiles, judged for `terminals`, all the
+    /// shards' terminals together. `Err` names what keeps the shards from being merged.
+    pub fn merged<'a>(
+        shards: &[TpccResult],
+        histogram: impl Fn(&str) -> Option<&'a hdrhistogram::Histogram<u64>>,
+        terminals: usize,
+    ) -> Result<TpccResult, String> {
+        let Some(first) = shards.first() else {
+            return Err("no shard has tpcc.json".into());
+        };
+        if let Some(other) = shards.iter().find(|s| s.warehouses != first.warehouses) {
+            return Err(format!(
+                "the shards ran on different warehouse counts ({} and {})",
+                first.warehouses, other.warehouses
+            ));
+        }
+        let mut per_type = [None; 5];
+        for (slot, (_, name)) in per_type.iter_mut().zip(txn_types()) {
+            *slot = histogram(name);
+        }
+        let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+        for (class, n) in shards.iter().flat_map(|s| &s.errors) {
+            *errors.entry(class.clone()).or_default() += n;
+        }
+        let totals = TpccTotals {
+            transactions: per_type.iter().flatten().map(|h| h.len()).sum(),
+            per_type,
+            measured_s: shards.iter().map(|s| s.measured_s).fold(0.0, f64::max),
+            rollbacks: shards.iter().map(|s| s.rollbacks).sum(),
+            retries: shards.iter().map(|s| s.retries).sum(),
+            errors,
+        };
+        let spec_waits = shards.iter().all(|s| !s.why_no_tpmc.iter().any(|w| w == NO_SPEC_WAITS));
+        let mut merged = TpccResult::from_parts(&totals, first.warehouses, terminals, spec_waits);
+        merged.delivery = first.delivery.clone();
+        Ok(merged)
     }
 }
 
@@ -391,5 +472,80 @@ mod tests {
         assert_eq!(judge_mix(&types([470, 450, 40, 40, 0]), 1), Mix::Below);
         // 40 terminals that dealt a couple of cards each: nothing to judge.
         assert_eq!(judge_mix(&types([24, 39, 4, 2, 4]), 40), Mix::TooShort);
+    }
+
+    /// Response times (µs) in ascending order, `n` of them from `from` in steps of `step`.
+    fn histogram(from: u64, step: u64, n: u64) -> hdrhistogram::Histogram<u64> {
+        let mut h = hdrhistogram::Histogram::new(3).unwrap();
+        for k in 0..n {
+            h.record(from + k * step).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn merged_shards_count_every_request_and_judge_all_terminals_together() {
+        // Two shards of 2 terminals each: one fast, one slow; both dealt whole decks.
+        let fast: Vec<_> = [450, 430, 40, 40, 40].map(|n| histogram(1_000, 1, n)).into();
+        let slow: Vec<_> = [450, 430, 40, 40, 40].map(|n| histogram(9_000, 10, n)).into();
+        let shard = |per_type: &[hdrhistogram::Histogram<u64>], rollbacks, errors: &[(&str, u64)], spec| {
+            let mut refs = [None; 5];
+            for (r, h) in refs.iter_mut().zip(per_type) {
+                *r = Some(h);
+            }
+            let totals = TpccTotals {
+                per_type: refs,
+                measured_s: 60.0,
+                transactions: per_type.iter().map(|h| h.len()).sum(),
+                rollbacks,
+                retries: 1,
+                errors: errors.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            };
+            TpccResult::from_parts(&totals, 4, 2, spec)
+        };
+        let a = shard(&fast, 4, &[("deadlock", 1)], true);
+        let b = shard(&slow, 5, &[("deadlock", 2), ("lock_wait_timeout", 1)], true);
+        let all: Vec<_> = fast
+            .iter()
+            .zip(&slow)
+            .map(|(f, s)| {
+                let mut h = f.clone();
+                h.add(s).unwrap();
+                h
+            })
+            .collect();
+        let by_name: BTreeMap<&str, &hdrhistogram::Histogram<u64>> =
+            txn_types().map(|(_, name)| name).zip(&all).collect();
+        let m = TpccResult::merged(&[a.clone(), b.clone()], |name| by_name.get(name).copied(), 4).unwrap();
+        assert_eq!(m.types["new_order"].count, 900);
+        assert_eq!(m.types["payment"].count, 860);
+        // The p90 of every request: in the slow shard's range, not a mean of the two p90s.
+        assert_eq!(
+            m.types["new_order"].p90_ms,
+            all[0].value_at_quantile(0.9) as f64 / 1000.0
+        );
+        let mean_of_p90s = (a.types["new_order"].p90_ms + b.types["new_order"].p90_ms) / 2.0;
+        assert!(m.types["new_order"].p90_ms >= 9.0 && mean_of_p90s < 9.0, "{m:?}");
+        assert_eq!(m.notpm, 900.0);
+        assert_eq!(m.tpm_total, 2000.0);
+        assert_eq!((m.rollbacks, m.retries), (9, 2));
+        assert_eq!(
+            m.errors,
+            BTreeMap::from([("deadlock".into(), 3), ("lock_wait_timeout".into(), 1)])
+        );
+        assert_eq!(m.mix, Mix::Holds);
+        assert_eq!(m.tpmc, Some(900.0));
+        // A shard without spec mode's waits keeps the merged run from a tpmC, saying why.
+        let c = shard(&slow, 5, &[], false);
+        let m = TpccResult::merged(&[a.clone(), c], |name| by_name.get(name).copied(), 4).unwrap();
+        assert!(
+            m.tpmc.is_none() && m.why_no_tpmc.iter().any(|w| w == NO_SPEC_WAITS),
+            "{m:?}"
+        );
+        // Shards on different warehouse counts are not one run.
+        let mut other = b.clone();
+        other.warehouses = 8;
+        let err = TpccResult::merged(&[a, other], |name| by_name.get(name).copied(), 4).unwrap_err();
+        assert!(err.contains("different warehouse counts (4 and 8)"), "{err}");
     }
 }

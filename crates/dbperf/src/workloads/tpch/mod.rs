@@ -16,7 +16,8 @@
 //! | [`metrics`] | Power@Size, Throughput@Size, QphH@Size |
 //! | [`runner`] | one query: setup/teardown, a timeout that cancels it on the server, its plan |
 //! | [`power`] | the power test: RF1, 22 queries, RF2, repetitions, cold runs, `tpch.json` |
-//! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream |
+//! | [`throughput`] | the throughput test: concurrent query streams and the refresh stream, or a shard's share of them |
+//! | [`merge`] | the shards of a throughput test spread over several clients, made one test (`dbperf merge`) |
 //! | [`compare`] | the per-query comparison table across runs |
 //! | [`report`] | the power and throughput tests' final report text |
 //! | [`validate`] | `tpch validate`: the 22 answers checked (or written), the self-compare refusal |
@@ -26,6 +27,7 @@ pub mod compare;
 pub mod dists;
 mod insert;
 pub mod load;
+pub mod merge;
 pub mod metrics;
 pub mod power;
 pub mod qgen;

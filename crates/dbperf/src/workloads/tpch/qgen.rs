@@ -153,7 +153,17 @@ pub fn next_rand(x: i64) -> i64 {
 
 /// DBT-3's default seed: the time as MMDDhhmmss.
 pub fn time_seed() -> i64 {
-    chrono::Utc::now().format("%m%d%H%M%S").to_string().parse().unwrap_or(1)
+    seed_at(std::time::SystemTime::now())
+}
+
+/// DBT-3's seed of the instant `at` (MMDDhhmmss, UTC): every shard of a test started with
+/// the same `--start-at` gets the same.
+pub fn seed_at(at: std::time::SystemTime) -> i64 {
+    chrono::DateTime::<chrono::Utc>::from(at)
+        .format("%m%d%H%M%S")
+        .to_string()
+        .parse()
+        .unwrap_or(1)
 }
 
 /// Refuses a seed the generator cannot use (0 modulo 2^31 − 1).

@@ -106,9 +106,19 @@ pub fn throughput_text(report: &ThroughputReport, power: Option<&PowerReport>) -
                 "Interrupted: the streams cover the {finished} queries that finished; Throughput@Size not computed"
             );
         }
-        None => {
-            let _ = writeln!(out, "Throughput@Size not computed (a query timed out or failed)");
-        }
+        None => match report.streams_total {
+            Some(total) => {
+                let _ = writeln!(
+                    out,
+                    "Throughput@Size not computed: these are {} of the test's {total} streams (a shard's share, or a \
+                     merge that left shards out); merge every shard's run directory with dbperf merge",
+                    report.streams.len()
+                );
+            }
+            None => {
+                let _ = writeln!(out, "Throughput@Size not computed (a query timed out or failed)");
+            }
+        },
     }
     out
 }

@@ -2,10 +2,16 @@
 //! queries in its own order (stream `s` uses `PERMUTATION[s]` and seed + s), concurrently
 //! with one refresh session running `streams` RF1/RF2 pairs one after another. Ts runs
 //! from the first query's submission to the last completion.
+//!
+//! Spread over several clients (`--shard I/N --start-at TIME`), each client runs its share of
+//! the query streams, numbered as in the whole test (so each keeps its order and its seed),
+//! and the first shard runs the refresh stream; every client starts its clock at the same
+//! wall-clock instant, and [`merge`] makes one test of the shards' reports.
 
+use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::metrics::throughput_at_size;
 use super::power::{stream_params, QueryTiming};
@@ -29,13 +35,21 @@ pub struct ThroughputConfig {
     pub sf: f64,
     /// qgen seed; stream `s` uses seed + s.
     pub seed: i64,
-    /// Query streams.
+    /// Query streams of the whole test.
     pub streams: u32,
+    /// The streams this client runs: all of `1..=streams`, or a shard's share.
+    pub stream_numbers: RangeInclusive<u32>,
+    /// When the test's clock starts, on the wall clock (every shard's the same); `None`: as
+    /// soon as every stream is connected.
+    pub start_at: Option<SystemTime>,
+    /// This client runs a shard's share of the test (Throughput@Size is the merged run's).
+    pub shard: bool,
     /// Use the validation parameters in every stream.
     pub validation: bool,
     /// Cancel a query after this long.
     pub timeout: Option<Duration>,
-    /// Run the refresh stream.
+    /// Run the refresh stream (`streams` RF1/RF2 pairs; in a sharded test only the first
+    /// shard does).
     pub refresh: bool,
     /// Set (by Ctrl-C) to stop: each stream after its query in progress, the refresh
     /// stream after its pair in progress; the report keeps what finished.
@@ -59,10 +73,26 @@ pub async fn run(
     }
     let sets_planned = sets.len();
     let mut runners = Vec::new();
-    for s in 1..=cfg.streams {
+    for s in cfg.stream_numbers.clone() {
         runners.push((s, QueryRunner::connect(&cfg.target, cfg.dialect).await?));
     }
+    if let Some(at) = cfg.start_at {
+        match at.duration_since(SystemTime::now()) {
+            Ok(ahead) => {
+                progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
+                tokio::time::sleep(ahead).await;
+            }
+            Err(late) => {
+                return Err(TpchError::Invalid(format!(
+                    "--start-at passed {:.1} s ago, before this shard's streams were connected: give every shard a \
+                     start far enough ahead for all of them to connect",
+                    late.duration().as_secs_f64()
+                )))
+            }
+        }
+    }
     let started = Instant::now();
+    let started_unix_ms = crate::run::place::unix_ms(SystemTime::now());
     let mut tasks = tokio::task::JoinSet::new();
     for (s, mut runner) in runners {
         let (cfg, progress) = (cfg.clone(), progress.clone());
@@ -142,8 +172,10 @@ pub async fn run(
         streams,
         refresh,
         ts_seconds: ts,
-        throughput_at_size: all_ok.then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
+        throughput_at_size: (all_ok && !cfg.shard).then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
         interrupted,
+        started_unix_ms: Some(started_unix_ms),
+        streams_total: cfg.shard.then_some(cfg.streams),
     })
 }
 

@@ -1,0 +1,73 @@
+//! A sharded run's own result files, merged for `dbperf merge`: TPC-C's `tpcc.json` and
+//! LinkBench's `linkbench.json` and `linkbench-csvstats.csv`, computed again from the merged
+//! run's histograms (every measured request of every shard) and, for what a histogram does
+//! not hold (TPC-C's rollbacks, retries and errors), from the shards' own files. Any other
+//! workload file stays in each shard's run directory, and the merge says so.
+
+use hdrhistogram::Histogram;
+
+use crate::results::merge::MergedRun;
+use crate::results::tpcc::{TpccResult, TPCC_FILE};
+use crate::workloads::linkbench::config::OP_NAMES;
+use crate::workloads::linkbench::report as linkbench;
+use crate::workloads::tpcc::report as tpcc;
+
+/// `linkbench.json`'s name in a run directory.
+const LINKBENCH_JSON: &str = crate::results::linkbench::LINKBENCH_FILE;
+/// LinkBench's `-csvstats` file in a run directory.
+const LINKBENCH_CSV: &str = "linkbench-csvstats.csv";
+
+/// Merges the workload files `m`'s shards have and this module knows (see the module
+/// documentation) into `m`, and returns the workload's report text for them. A file that
+/// cannot be merged stays listed as not merged, with a note saying why.
+pub fn merge_own_files(m: &mut MergedRun) -> String {
+    let mut text = String::new();
+    if m.not_merged.contains_key(TPCC_FILE) {
+        match merged_tpcc(m) {
+            Ok(result) => {
+                text.push_str(&tpcc::final_text(&result));
+                m.add_own_file(TPCC_FILE, pretty(&result));
+            }
+            Err(why) => m.notes.push(format!("{TPCC_FILE} not merged: {why}")),
+        }
+    }
+    if m.not_merged.contains_key(LINKBENCH_JSON) {
+        let empty = Histogram::<u64>::new(3).ok();
+        let per_op: Vec<&Histogram<u64>> = OP_NAMES
+            .iter()
+            .filter_map(|op| m.measured.get(&format!("response:{op}")).or(empty.as_ref()))
+            .collect();
+        if per_op.len() == OP_NAMES.len() {
+            let ops = dbperf_engine::stats::OpTable {
+                transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
+                statements: Vec::new(),
+            };
+            let stats = linkbench::all_stats(&ops, &per_op);
+            text.push_str(&linkbench::text(&stats));
+            m.add_own_file(LINKBENCH_CSV, linkbench::csv(&stats).into_bytes());
+            m.add_own_file(LINKBENCH_JSON, pretty(&stats));
+        }
+    }
+    text
+}
+
+/// The shards' `tpcc.json` merged with the merged run's per-type histograms.
+fn merged_tpcc(m: &MergedRun) -> Result<TpccResult, String> {
+    let mut shards = Vec::with_capacity(m.merged.len());
+    for shard in &m.merged {
+        let path = shard.dir.join(TPCC_FILE);
+        let read = std::fs::read(&path).map_err(|e| format!("shard {}: {}: {e}", shard.index, path.display()))?;
+        let result: TpccResult =
+            serde_json::from_slice(&read).map_err(|e| format!("shard {}: {}: {e}", shard.index, path.display()))?;
+        shards.push(result);
+    }
+    let terminals = usize::try_from(m.record.users).unwrap_or(usize::MAX);
+    TpccResult::merged(&shards, |name| m.measured.get(&format!("response:{name}")), terminals)
+}
+
+/// A result file's bytes, as a run writes them (pretty JSON and a newline).
+fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
