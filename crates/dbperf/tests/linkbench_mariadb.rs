@@ -300,52 +300,14 @@ fn load_is_consistent_and_requests_follow_the_mix_and_sql() {
 /// `dbperf merge`: `linkbench.json` and the csvstats file of the merged run are LinkBench's
 /// report of one histogram per op of every request in the shards' raw interval logs.
 fn sharded_request_phase_merges(sb: &TempSandbox, tmp: &std::path::Path) {
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
-    let shards_dir = tmp.join("shards");
-    let start_at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_secs(3))
-        .as_secs()
-        .to_string();
-    let children: Vec<_> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            linkbench(
-                sb,
-                &[
-                    "request",
-                    "--requesters",
-                    "2",
-                    "--time",
-                    "3",
-                    "--report-interval",
-                    "1",
-                    "--shard",
-                    &shard,
-                    "--start-at",
-                    &start_at,
-                ],
-            )
-            .arg("--results-dir")
-            .arg(&shards_dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let dirs = common::run_dirs(&shards_dir);
-    assert_eq!(dirs.len(), 2, "{dirs:?}");
-    let merged_dir = tmp.join("merged");
-    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let request = ["request", "--requesters", "2", "--time", "3", "--report-interval", "1"];
+    let shards = common::run_shards(2, &tmp.join("shards"), |_| linkbench(sb, &request));
+    let dirs: Vec<std::path::PathBuf> = shards.into_iter().map(|(d, _)| d).collect();
+    let (text, merged) = common::merge_ok(&dirs, &tmp.join("merged"));
     assert!(
         text.contains("Merged: linkbench.json") && text.contains("GET_LINKS_LIST count = "),
         "{text}"
     );
-    let merged = only_run_dir(&merged_dir);
     let stats = read_json(&merged.join("linkbench.json"));
     let stats = stats.as_array().unwrap();
     assert!(stats.len() >= 5, "{stats:?}");

@@ -467,56 +467,25 @@ fn prepare_check_runs_mix_and_ratios() {
 /// rollbacks too, and each type's p90 that of one histogram of every request in the shards'
 /// raw interval logs.
 fn sharded_run_merges(sb: &TempSandbox, tmp: &std::path::Path) {
-    let shards_dir = tmp.join("shards");
-    let start_at = (std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        + Duration::from_secs(3))
-    .as_secs()
-    .to_string();
-    let children: Vec<_> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            tpcc(
-                sb,
-                &[
-                    "run",
-                    "--warehouses",
-                    "2",
-                    "--threads",
-                    "4",
-                    "--time",
-                    "4",
-                    "--report-interval",
-                    "1",
-                    "--shard",
-                    &shard,
-                    "--start-at",
-                    &start_at,
-                ],
-            )
-            .arg("--results-dir")
-            .arg(&shards_dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let dirs = common::run_dirs(&shards_dir);
-    assert_eq!(dirs.len(), 2, "{dirs:?}");
-    let merged_dir = tmp.join("merged");
-    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
-    let text = stdout(&out);
+    let run = [
+        "run",
+        "--warehouses",
+        "2",
+        "--threads",
+        "4",
+        "--time",
+        "4",
+        "--report-interval",
+        "1",
+    ];
+    let shards = common::run_shards(2, &tmp.join("shards"), |_| tpcc(sb, &run));
+    let dirs: Vec<std::path::PathBuf> = shards.into_iter().map(|(d, _)| d).collect();
+    let (text, merged_dir) = common::merge_ok(&dirs, &tmp.join("merged"));
     assert!(
         text.contains("Merged: tpcc.json") && text.contains("TPC-C results"),
         "{text}"
     );
-    let merged = read_json(&only_run_dir(&merged_dir).join("tpcc.json"));
+    let merged = read_json(&merged_dir.join("tpcc.json"));
     let shards: Vec<serde_json::Value> = dirs.iter().map(|d| read_json(&d.join("tpcc.json"))).collect();
     let sum = |f: &dyn Fn(&serde_json::Value) -> u64| shards.iter().map(f).sum::<u64>();
     for t in ["new_order", "payment", "order_status", "delivery", "stock_level"] {

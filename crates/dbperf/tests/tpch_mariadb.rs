@@ -474,35 +474,15 @@ fn an_interrupted_power_test_keeps_its_finished_queries() {
 /// only one shard names the other as missing and exits 5.
 fn sharded_throughput_merges(url: &str, whole: &serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();
-    let shards_dir = tmp.path().join("shards");
-    let start_at = (std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 3)
-    .to_string();
-    let children: Vec<_> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            dbperf()
-                .args(["tpch", "throughput", "--streams", "3", "--seed", "7", "--target", url])
-                .args(["--shard", &shard, "--start-at", &start_at])
-                .arg("--results-dir")
-                .arg(&shards_dir)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "shard: {}", String::from_utf8_lossy(&out.stderr));
-        let text = String::from_utf8_lossy(&out.stdout);
+    let shards = common::run_shards(2, &tmp.path().join("shards"), |_| {
+        let mut c = dbperf();
+        c.args(["tpch", "throughput", "--streams", "3", "--seed", "7", "--target", url]);
+        c
+    });
+    for (_, text) in &shards {
         assert!(text.contains("Throughput@Size not computed: these are"), "{text}");
     }
-    let mut dirs = common::run_dirs(&shards_dir);
-    dirs.sort_by_key(|d| read_json(&d.join("manifest.json"))["shard"]["index"].as_u64().unwrap());
+    let dirs: Vec<std::path::PathBuf> = shards.into_iter().map(|(d, _)| d).collect();
     let own: Vec<serde_json::Value> = dirs.iter().map(|d| read_json(&d.join("tpch.json"))).collect();
     let streams_of = |r: &serde_json::Value| -> Vec<u64> {
         r["streams"]
@@ -520,14 +500,12 @@ fn sharded_throughput_merges(url: &str, whole: &serde_json::Value) {
         .iter()
         .all(|r| r["throughput_at_size"].is_null() && r["streams_total"] == 3));
 
-    let merged_dir = tmp.path().join("merged");
-    let out = run_ok(dbperf().arg("merge").args(&dirs).arg("--results-dir").arg(&merged_dir));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, merged_dir) = common::merge_ok(&dirs, &tmp.path().join("merged"));
     assert!(
         text.contains("Throughput@Size ") && text.contains("3 of 3 streams"),
         "{text}"
     );
-    let merged = read_json(&only_run_dir(&merged_dir).join("tpch.json"));
+    let merged = read_json(&merged_dir.join("tpch.json"));
     assert_eq!(streams_of(&merged), [1, 2, 3]);
     let order = |r: &serde_json::Value, i: usize| -> Vec<u64> {
         r["streams"][i]["queries"]

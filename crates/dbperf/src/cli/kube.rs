@@ -118,7 +118,7 @@ pub struct JobArgs {
     #[command(flatten)]
     pub pod: PodArgs,
     /// The measuring command each shard runs, after `--`: sysbench TEST run, tpcc run,
-    /// linkbench request, pgbench ..., or lua SCRIPT run, with its flags but without --target,
+    /// linkbench request, pgbench ..., lua SCRIPT run or tpch throughput, with its flags but without --target,
     /// --shard, --start-at or --results-dir (the Job sets those).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

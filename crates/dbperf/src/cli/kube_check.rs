@@ -16,7 +16,7 @@ const MAX_SUBDOMAIN: usize = 253;
 /// password. Each refusal names the argument.
 pub fn check_command(command: &[String]) -> anyhow::Result<()> {
     const USAGE: &str = "give a measuring command after --: sysbench TEST run, tpcc run, linkbench request, \
-                         pgbench (a script or built-in run), or lua SCRIPT run";
+                         pgbench (a script or built-in run), lua SCRIPT run, or tpch throughput";
     let Some(first) = command.first() else {
         bail!("no command: {USAGE}");
     };
@@ -24,6 +24,16 @@ pub fn check_command(command: &[String]) -> anyhow::Result<()> {
         "sysbench" | "tpcc" | "lua" => Some("run"),
         "linkbench" => Some("request"),
         "pgbench" => None,
+        "tpch" => match command.get(1).map(String::as_str) {
+            Some("throughput") => None,
+            Some("power") => bail!(
+                "`tpch power` is one query stream on one connection, which cannot be spread over clients: give \
+                 `tpch throughput --streams N` (each shard runs its share of the streams)"
+            ),
+            _ => {
+                bail!("`tpch` without `throughput`: the TPC-H test a Job can spread over clients is `tpch throughput`")
+            }
+        },
         other => bail!("{other:?} is not a measuring command: {USAGE}"),
     };
     if let Some(phase) = phase {
@@ -315,9 +325,12 @@ mod tests {
             "pgbench -c 8 -T 60 select-only",
             "lua oltp_read_write.lua run --threads=8",
             "sysbench oltp_read_write run --db-ps-mode=disable",
+            "tpch throughput --streams 8 --seed 101000000",
         ] {
             check_command(&words(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
         }
+        assert!(refusal("tpch power --repeat 3").contains("one query stream"));
+        assert!(refusal("tpch prepare --sf 1").contains("without `throughput`"));
     }
 
     #[test]

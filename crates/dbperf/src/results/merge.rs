@@ -287,6 +287,31 @@ pub fn merge_shards(dirs: &[PathBuf]) -> Result<MergedRun, MergeError> {
     })
 }
 
+/// Creates a merged run directory of `workload` under `results_dir`, fills it with `write`
+/// (on an error it is removed again, and the error names what failed) and records it in the
+/// catalog: complete when every shard was merged.
+pub fn write_merged_dir(
+    results_dir: &Path,
+    workload: &str,
+    complete: bool,
+    write: impl FnOnce(&RunDir) -> Result<(), String>,
+) -> Result<RunDir, MergeError> {
+    let dir = RunDir::create(results_dir, workload).map_err(MergeError::Create)?;
+    if let Err(what) = write(&dir) {
+        let _ = std::fs::remove_dir_all(dir.path());
+        return Err(MergeError::Write {
+            dir: dir.path().to_path_buf(),
+            what,
+        });
+    }
+    let state = match complete {
+        true => RunDirState::Complete,
+        false => RunDirState::Incomplete,
+    };
+    record_in_catalog(results_dir, &dir, state);
+    Ok(dir)
+}
+
 impl MergedRun {
     /// True when every shard of the run was merged.
     pub fn complete(&self) -> bool {
@@ -316,23 +341,13 @@ impl MergedRun {
     /// command line is `argv`, redacted) and records it in the catalog: complete when every
     /// shard was merged. On a write error the directory is removed again.
     pub fn write(&mut self, results_dir: &Path, argv: &[String]) -> Result<RunDir, MergeError> {
-        let dir = RunDir::create(results_dir, &self.manifest.workload.name).map_err(MergeError::Create)?;
-        self.summary.run_id = dir.run_id().to_string();
-        self.manifest.command_line = redact_args(argv);
-        self.manifest.merged = Some(self.record.clone());
-        if let Err(what) = self.write_files(&dir) {
-            let _ = std::fs::remove_dir_all(dir.path());
-            return Err(MergeError::Write {
-                dir: dir.path().to_path_buf(),
-                what,
-            });
-        }
-        let state = match self.complete() {
-            true => RunDirState::Complete,
-            false => RunDirState::Incomplete,
-        };
-        record_in_catalog(results_dir, &dir, state);
-        Ok(dir)
+        let (workload, complete) = (self.manifest.workload.name.clone(), self.complete());
+        write_merged_dir(results_dir, &workload, complete, |dir| {
+            self.summary.run_id = dir.run_id().to_string();
+            self.manifest.command_line = redact_args(argv);
+            self.manifest.merged = Some(self.record.clone());
+            self.write_files(dir)
+        })
     }
 
     fn write_files(&mut self, dir: &RunDir) -> Result<(), String> {

@@ -227,3 +227,48 @@ pub fn measured_histogram(dir: &Path, warmup_s: f64, prefix: &str) -> hdrhistogr
     }
     all
 }
+
+/// Starts the `n` shards of one run together, as `n` clients would be: `command(i)` with
+/// `--shard i/n`, one `--start-at` 3 s ahead and `--results-dir results`. Waits for every
+/// shard, each of which must succeed, and returns their run directories in shard order with
+/// what each printed.
+pub fn run_shards(n: u32, results: &Path, command: impl Fn(u32) -> Command) -> Vec<(PathBuf, String)> {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let start_at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 3).to_string();
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            let mut c = command(i);
+            c.arg(format!("--shard={i}/{n}"))
+                .arg(format!("--start-at={start_at}"))
+                .arg("--results-dir")
+                .arg(results)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    let printed: Vec<String> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, child)| {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "shard {i}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect();
+    let mut dirs = run_dirs(results);
+    dirs.sort_by_key(|d| read_json(&d.join("manifest.json"))["shard"]["index"].as_u64());
+    assert_eq!(dirs.len(), n as usize, "{dirs:?}");
+    dirs.into_iter().zip(printed).collect()
+}
+
+/// `dbperf merge DIRS --results-dir results`, which must succeed: what it printed and the
+/// merged run directory.
+pub fn merge_ok(dirs: &[PathBuf], results: &Path) -> (String, PathBuf) {
+    let out = run_ok(dbperf().arg("merge").args(dirs).arg("--results-dir").arg(results));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), only_run_dir(results))
+}

@@ -13,8 +13,7 @@ use super::power::TPCH_FILE;
 use super::runner::Status;
 use crate::results::manifest::{redact_args, Manifest, MergeRecord, MergedShard};
 use crate::results::merge::shards::{Given, GivenShards};
-use crate::results::merge::MergeError;
-use crate::results::recording::{record_in_catalog, RunDirState};
+use crate::results::merge::{write_merged_dir, MergeError};
 use crate::results::tpch::ThroughputReport;
 use crate::results::{RunDir, TELEMETRY_FILE};
 
@@ -182,10 +181,9 @@ impl MergedThroughput {
     /// `argv`, redacted) and records it in the catalog. On a write error the directory is
     /// removed again.
     pub fn write(&mut self, results_dir: &Path, argv: &[String]) -> Result<RunDir, MergeError> {
-        let dir = RunDir::create(results_dir, THROUGHPUT_WORKLOAD).map_err(MergeError::Create)?;
         self.manifest.command_line = redact_args(argv);
         self.manifest.merged = Some(self.record.clone());
-        let written = (|| -> Result<(), String> {
+        write_merged_dir(results_dir, THROUGHPUT_WORKLOAD, self.complete(), |dir| {
             dir.write_json("manifest.json", &self.manifest)
                 .map_err(|e| e.to_string())?;
             dir.write_json(TPCH_FILE, &self.report).map_err(|e| e.to_string())?;
@@ -194,20 +192,7 @@ impl MergedThroughput {
                 std::fs::copy(from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
             }
             Ok(())
-        })();
-        if let Err(what) = written {
-            let _ = std::fs::remove_dir_all(dir.path());
-            return Err(MergeError::Write {
-                dir: dir.path().to_path_buf(),
-                what,
-            });
-        }
-        let state = match self.complete() {
-            true => RunDirState::Complete,
-            false => RunDirState::Incomplete,
-        };
-        record_in_catalog(results_dir, &dir, state);
-        Ok(dir)
+        })
     }
 }
 
