@@ -80,7 +80,13 @@ pub async fn run(
         match at.duration_since(SystemTime::now()) {
             Ok(ahead) => {
                 progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
-                tokio::time::sleep(ahead).await;
+                // In steps, so that Ctrl-C ends the wait (the test then stops at once).
+                while !cfg.stop.load(Ordering::Relaxed) {
+                    let Ok(left) = at.duration_since(SystemTime::now()) else {
+                        break;
+                    };
+                    tokio::time::sleep(left.min(Duration::from_millis(100))).await;
+                }
             }
             Err(late) => {
                 return Err(TpchError::Invalid(format!(
