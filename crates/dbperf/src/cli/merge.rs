@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::results::merge::shards::GivenShards;
-use crate::results::merge::{merge_shards, MergedRun};
-use crate::workloads::tpch::merge::{merge_throughput, MergedThroughput, THROUGHPUT_WORKLOAD};
+use crate::results::merge::{merge_given, MergedRun};
+use crate::workloads::tpch::merge::{merge_throughput, THROUGHPUT_WORKLOAD};
 
 /// Merge the run directories of a sharded run (`--shard I/N`) into one run.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
     if workload == THROUGHPUT_WORKLOAD {
         return merge_tpch(given, &args.results_dir, argv);
     }
-    let mut merged = merge_shards(&dirs)?;
+    let mut merged = merge_given(given)?;
     let workload_text = crate::workloads::merged::merge_own_files(&mut merged);
     let dir = merged.write(&args.results_dir, argv)?;
     if !workload_text.is_empty() {
@@ -66,7 +66,7 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
 fn merge_tpch(given: GivenShards, results_dir: &Path, argv: &[String]) -> anyhow::Result<ExitCode> {
     let mut m = merge_throughput(given)?;
     let dir = m.write(results_dir, argv)?;
-    print!("{}", tpch_text(&m, dir.path()));
+    print!("{}", m.text(dir.path()));
     if m.complete() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -77,38 +77,6 @@ fn merge_tpch(given: GivenShards, results_dir: &Path, argv: &[String]) -> anyhow
         m.record.left_out.len()
     );
     Ok(ExitCode::from(crate::run::EXIT_RESULTS_INCOMPLETE))
-}
-
-/// What `dbperf merge` prints for a TPC-H throughput test.
-fn tpch_text(m: &MergedThroughput, dir: &Path) -> String {
-    let mut out = crate::workloads::tpch::report::throughput_text(&m.report, None);
-    let _ = writeln!(
-        out,
-        "Merged tpch-throughput (shards {} of {}: {} of {} streams):",
-        m.merged.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join(", "),
-        m.record.count,
-        m.record.users,
-        m.record.users_total
-    );
-    for (index, run_id, streams, after) in &m.merged {
-        let list: Vec<String> = streams.iter().map(u32::to_string).collect();
-        let _ = writeln!(
-            out,
-            "  shard {index}  {run_id}  streams {}, clock started {after:.3} s after the first",
-            list.join(", ")
-        );
-    }
-    if !m.complete() {
-        let _ = writeln!(out, "Left out:");
-        for s in &m.record.left_out {
-            let _ = writeln!(out, "  shard {}  {}", s.index, s.reason);
-        }
-    }
-    if let Some(from) = &m.telemetry_from {
-        let _ = writeln!(out, "Telemetry: copied from {}", from.display());
-    }
-    let _ = writeln!(out, "Run directory: {}", dir.display());
-    out
 }
 
 /// A directory given: a path, or a run id under `results_dir`.

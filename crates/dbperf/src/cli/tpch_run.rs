@@ -201,6 +201,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         },
         cold_start,
         stop: Arc::new(AtomicBool::new(false)),
+        start_at,
     };
     let mut options = serde_json::Map::new();
     options.insert("scale_factor".into(), sf.into());
@@ -233,18 +234,6 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         "exiting now; tpch.json is not written",
         move || stop.store(true, Ordering::Relaxed),
     );
-    if let Some(at) = start_at {
-        if let Ok(ahead) = at.duration_since(std::time::SystemTime::now()) {
-            eprintln!("waiting {:.1} s for --start-at", ahead.as_secs_f64());
-        }
-        // In steps, so that Ctrl-C ends the wait (the test then stops at once).
-        while let (Ok(left), false) = (
-            at.duration_since(std::time::SystemTime::now()),
-            cfg.stop.load(Ordering::Relaxed),
-        ) {
-            std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
-        }
-    }
     let report = path.run_inside(|| -> Result<_> {
         // The query runtime is started inside the client's namespace, so its threads are too.
         Ok(runtime()?.block_on(power::run(&cfg, |line| eprintln!("{line}")))?)

@@ -94,11 +94,6 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         (Some(_), None) => bail!("--shard needs --start-at: the instant every shard starts its streams"),
         (None, _) => None,
     };
-    let stream_numbers = match &shard {
-        // Streams are numbered from 1; a shard's share is contiguous and never empty.
-        Some(r) => (r.first_user as u32 + 1)..=((r.first_user + r.users) as u32),
-        None => 1..=streams,
-    };
     let facts = rt.block_on(server_facts(&target))?;
     let path = ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
     let cfg = ThroughputConfig {
@@ -107,12 +102,11 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         sf,
         seed,
         streams,
-        stream_numbers,
+        shard: shard.clone(),
         start_at,
-        shard: shard.is_some(),
         validation: a.validation,
         timeout: timeout(a.timeout)?,
-        refresh: !a.no_refresh && shard.as_ref().is_none_or(|r| r.index == 0),
+        refresh: !a.no_refresh,
         stop: Arc::new(AtomicBool::new(false)),
     };
     let mut options = serde_json::Map::new();
@@ -120,7 +114,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     options.insert("streams".into(), streams.into());
     options.insert("validation".into(), a.validation.into());
     options.insert("timeout_seconds".into(), a.timeout.into());
-    options.insert("refresh".into(), (!a.no_refresh).into());
+    options.insert("refresh".into(), cfg.refresh.into());
     let session = RunSession::create(SessionSpec {
         results_dir: &a.results_dir,
         name: "tpch-throughput",
@@ -138,9 +132,13 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
             ", shard {}/{}: streams {}..{}{}",
             r.index,
             r.count,
-            cfg.stream_numbers.start(),
-            cfg.stream_numbers.end(),
-            if cfg.refresh { " and the refresh stream" } else { "" }
+            cfg.stream_numbers().start(),
+            cfg.stream_numbers().end(),
+            if cfg.runs_refresh() {
+                " and the refresh stream"
+            } else {
+                ""
+            }
         ),
         None => String::new(),
     };

@@ -221,7 +221,12 @@ pub struct MergedRun {
 /// Reads the shards' run directories `dirs`, checks that they belong together and merges the
 /// shards that finished. Nothing is written: see [`MergedRun::write`].
 pub fn merge_shards(dirs: &[PathBuf]) -> Result<MergedRun, MergeError> {
-    let set = ShardSet::read(dirs)?;
+    merge_given(shards::GivenShards::read(dirs)?)
+}
+
+/// Merges the shards `given` (already checked to belong together) that finished.
+pub fn merge_given(given: shards::GivenShards) -> Result<MergedRun, MergeError> {
+    let set = ShardSet::load(given)?;
     let combined = combine::combine(&set.usable)?;
     let Some(first) = set.usable.first() else {
         return Err(MergeError::NothingToMerge {

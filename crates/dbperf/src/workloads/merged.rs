@@ -4,18 +4,15 @@
 //! not hold (TPC-C's rollbacks, retries and errors), from the shards' own files. Any other
 //! workload file stays in each shard's run directory, and the merge says so.
 
-use hdrhistogram::Histogram;
-
 use crate::results::merge::MergedRun;
 use crate::results::tpcc::{TpccResult, TPCC_FILE};
 use crate::workloads::linkbench::config::OP_NAMES;
 use crate::workloads::linkbench::report as linkbench;
 use crate::workloads::tpcc::report as tpcc;
+use crate::workloads::ReportFile;
 
-/// `linkbench.json`'s name in a run directory.
-const LINKBENCH_JSON: &str = crate::results::linkbench::LINKBENCH_FILE;
-/// LinkBench's `-csvstats` file in a run directory.
-const LINKBENCH_CSV: &str = "linkbench-csvstats.csv";
+use crate::results::linkbench::LINKBENCH_FILE as LINKBENCH_JSON;
+use crate::workloads::linkbench::report::CSVSTATS_FILE as LINKBENCH_CSV;
 
 /// Merges the workload files `m`'s shards have and this module knows (see the module
 /// documentation) into `m`, and returns the workload's report text for them. A file that
@@ -26,27 +23,20 @@ pub fn merge_own_files(m: &mut MergedRun) -> String {
         match merged_tpcc(m) {
             Ok(result) => {
                 text.push_str(&tpcc::final_text(&result));
-                m.add_own_file(TPCC_FILE, pretty(&result));
+                m.add_own_file(TPCC_FILE, ReportFile::json(TPCC_FILE, &result).bytes);
             }
             Err(why) => m.notes.push(format!("{TPCC_FILE} not merged: {why}")),
         }
     }
     if m.not_merged.contains_key(LINKBENCH_JSON) {
-        let empty = Histogram::<u64>::new(3).ok();
-        let per_op: Vec<&Histogram<u64>> = OP_NAMES
+        let per_op: Vec<_> = OP_NAMES
             .iter()
-            .filter_map(|op| m.measured.get(&format!("response:{op}")).or(empty.as_ref()))
+            .map(|op| m.measured.get(&format!("response:{op}")))
             .collect();
-        if per_op.len() == OP_NAMES.len() {
-            let ops = dbperf_engine::stats::OpTable {
-                transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
-                statements: Vec::new(),
-            };
-            let stats = linkbench::all_stats(&ops, &per_op);
-            text.push_str(&linkbench::text(&stats));
-            m.add_own_file(LINKBENCH_CSV, linkbench::csv(&stats).into_bytes());
-            m.add_own_file(LINKBENCH_JSON, pretty(&stats));
-        }
+        let stats = linkbench::all_stats(&per_op);
+        text.push_str(&linkbench::text(&stats));
+        m.add_own_file(LINKBENCH_CSV, linkbench::csv(&stats).into_bytes());
+        m.add_own_file(LINKBENCH_JSON, ReportFile::json(LINKBENCH_JSON, &stats).bytes);
     }
     text
 }
@@ -63,11 +53,4 @@ fn merged_tpcc(m: &MergedRun) -> Result<TpccResult, String> {
     }
     let terminals = usize::try_from(m.record.users).unwrap_or(usize::MAX);
     TpccResult::merged(&shards, |name| m.measured.get(&format!("response:{name}")), terminals)
-}
-
-/// A result file's bytes, as a run writes them (pretty JSON and a newline).
-fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
 }

@@ -83,6 +83,9 @@ pub struct Given {
     pub shard: ShardRecord,
 }
 
+/// The shards [`GivenShards::load`] loaded (each with what it loaded), and those it left out.
+pub type Sorted<T> = (Vec<(Given, T)>, Vec<MergedShard>);
+
 /// The directories given, checked to be shards of one run, before anything else of theirs
 /// is read.
 #[derive(Debug)]
@@ -141,13 +144,37 @@ impl GivenShards {
         })
     }
 
-    /// The reason a shard that no directory holds is left out.
-    pub fn missing(index: u32) -> MergedShard {
-        MergedShard {
-            index,
-            run_id: String::new(),
-            reason: "missing: no run directory of this shard was given".to_string(),
+    /// Loads each shard with `load`, in index order: the shards it loads, and those left out
+    /// with their reason (missing: no directory holds it; failed: `load`'s reason). Refused
+    /// (nothing to merge) when none loads.
+    pub fn load<T>(self, mut load: impl FnMut(&Given) -> Result<T, String>) -> Result<Sorted<T>, MergeError> {
+        let GivenShards {
+            count, mut by_index, ..
+        } = self;
+        let mut loaded = Vec::new();
+        let mut left_out = Vec::new();
+        for index in 0..count {
+            let Some(g) = by_index.remove(&index) else {
+                left_out.push(MergedShard {
+                    index,
+                    run_id: String::new(),
+                    reason: "missing: no run directory of this shard was given".to_string(),
+                });
+                continue;
+            };
+            match load(&g) {
+                Ok(t) => loaded.push((g, t)),
+                Err(reason) => left_out.push(MergedShard {
+                    index,
+                    run_id: g.run_id,
+                    reason,
+                }),
+            }
         }
+        if loaded.is_empty() {
+            return Err(MergeError::NothingToMerge { count, left_out });
+        }
+        Ok((loaded, left_out))
     }
 }
 
@@ -156,34 +183,18 @@ impl ShardSet {
     /// (nothing to merge) when one is not a shard, does not belong with the first, repeats an
     /// index, or when no shard finished.
     pub fn read(dirs: &[PathBuf]) -> Result<ShardSet, MergeError> {
-        let GivenShards {
-            count,
-            users_total,
-            mut by_index,
-        } = GivenShards::read(dirs)?;
-        let mut usable = Vec::new();
-        let mut left_out = Vec::new();
-        for index in 0..count {
-            let Some(g) = by_index.remove(&index) else {
-                left_out.push(GivenShards::missing(index));
-                continue;
-            };
-            match load_files(&g) {
-                Ok(loaded) => usable.push(UsableShard::new(g, loaded)),
-                Err(reason) => left_out.push(MergedShard {
-                    index,
-                    run_id: g.run_id,
-                    reason,
-                }),
-            }
-        }
-        if usable.is_empty() {
-            return Err(MergeError::NothingToMerge { count, left_out });
-        }
+        ShardSet::load(GivenShards::read(dirs)?)
+    }
+
+    /// Loads the shards `given` (checked to be of one run): their summaries, intervals and
+    /// histograms. Refused (nothing to merge) when no shard finished.
+    pub fn load(given: GivenShards) -> Result<ShardSet, MergeError> {
+        let (count, users_total) = (given.count, given.users_total);
+        let (loaded, left_out) = given.load(load_files)?;
         Ok(ShardSet {
             count,
             users_total,
-            usable,
+            usable: loaded.into_iter().map(|(g, l)| UsableShard::new(g, l)).collect(),
             left_out,
         })
     }

@@ -7,8 +7,9 @@
 
 use std::fmt::Write as _;
 
-use dbperf_engine::stats::OpTable;
 use hdrhistogram::Histogram;
+
+use super::config::OP_NAMES;
 
 pub use crate::results::linkbench::OpStats;
 
@@ -18,6 +19,8 @@ const HUNDRED_MS: usize = 9;
 const SEC: usize = 9;
 /// Buckets of the reference's latency statistics.
 pub const BUCKETS: usize = SUB_MS + MS + HUNDRED_MS + SEC + 1;
+/// The `-csvstats` file's name in a run directory.
+pub const CSVSTATS_FILE: &str = "linkbench-csvstats.csv";
 /// Percentiles reported.
 pub const PERCENTILES: [u32; 5] = [25, 50, 75, 95, 99];
 
@@ -89,13 +92,13 @@ pub fn op_stats(op: &str, h: &Histogram<u64>) -> OpStats {
     }
 }
 
-/// The stats of every op that ran, in the reference's op order.
-pub fn all_stats(ops: &OpTable, per_op: &[&Histogram<u64>]) -> Vec<OpStats> {
-    per_op
+/// The stats of every op that ran, in the reference's op order: `per_op[i]` is the
+/// histogram of `OP_NAMES[i]` (`None` or empty: the op did not run).
+pub fn all_stats(per_op: &[Option<&Histogram<u64>>]) -> Vec<OpStats> {
+    OP_NAMES
         .iter()
-        .enumerate()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(i, h)| op_stats(&ops.transactions[i], h))
+        .zip(per_op)
+        .filter_map(|(op, h)| h.filter(|h| !h.is_empty()).map(|h| op_stats(op, h)))
         .collect()
 }
 
@@ -159,7 +162,7 @@ pub fn interval_line(r: &dbperf_engine::IntervalReport<'_>) -> String {
     let s = r.stats;
     let d = r.len_s();
     let mut line = format!("[ {:.0}s ] ops/s {:.1} |", r.end_s, s.transactions as f64 / d);
-    for (t, name) in s.per_txn.iter().zip(super::config::OP_NAMES) {
+    for (t, name) in s.per_txn.iter().zip(OP_NAMES) {
         if !t.response.is_empty() {
             let _ = write!(line, " {name} {:.1}", t.response.len() as f64 / d);
         }
@@ -190,20 +193,12 @@ impl crate::workloads::FinalReport for LinkbenchReport {
         outcome: &dbperf_engine::RunOutcome,
         _: &crate::results::Summary,
     ) -> (String, Vec<crate::workloads::ReportFile>) {
-        use super::config::{Op, OP_NAMES};
         use crate::workloads::{ReportFile, ReportPath};
-        let ops = OpTable {
-            transactions: OP_NAMES.iter().map(|s| s.to_string()).collect(),
-            statements: Vec::new(),
-        };
-        let per_op: Vec<_> = Op::ALL
-            .iter()
-            .map(|&o| &outcome.total.per_txn[o as usize].response)
-            .collect();
-        let stats = all_stats(&ops, &per_op);
+        let per_op: Vec<_> = outcome.total.per_txn.iter().map(|t| Some(&t.response)).collect();
+        let stats = all_stats(&per_op);
         let csv = csv(&stats);
         let mut files = vec![ReportFile {
-            path: ReportPath::RunDir("linkbench-csvstats.csv"),
+            path: ReportPath::RunDir(CSVSTATS_FILE),
             bytes: csv.clone().into_bytes(),
         }];
         if let Some(path) = &self.csvstats {

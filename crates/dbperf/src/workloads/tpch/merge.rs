@@ -31,8 +31,21 @@ pub struct MergedThroughput {
     pub manifest: Manifest,
     /// The first merged shard's telemetry, copied.
     pub telemetry_from: Option<PathBuf>,
-    /// Each merged shard: index, run id, the streams it ran, its start after the earliest (s).
-    pub merged: Vec<(u32, String, Vec<u32>, f64)>,
+    /// Each merged shard, in index order.
+    pub merged: Vec<ShardStreams>,
+}
+
+/// A merged shard of a throughput test.
+#[derive(Debug)]
+pub struct ShardStreams {
+    /// Shard index.
+    pub index: u32,
+    /// Its run id.
+    pub run_id: String,
+    /// The streams it ran.
+    pub streams: Vec<u32>,
+    /// How long after the earliest shard's its clock started, seconds.
+    pub after_s: f64,
 }
 
 /// A shard's report, read.
@@ -44,31 +57,16 @@ struct Finished {
 
 /// Merges the throughput test's shards `set` (already checked to be shards of one run).
 pub fn merge_throughput(set: GivenShards) -> Result<MergedThroughput, MergeError> {
-    let GivenShards {
-        count,
-        users_total,
-        mut by_index,
-    } = set;
-    let mut finished: Vec<Finished> = Vec::new();
-    let mut left_out = Vec::new();
-    for index in 0..count {
-        let Some(given) = by_index.remove(&index) else {
-            left_out.push(GivenShards::missing(index));
-            continue;
-        };
-        match read_report(&given.dir) {
-            Ok((report, started_ms)) => finished.push(Finished {
-                given,
-                report,
-                started_ms,
-            }),
-            Err(reason) => left_out.push(MergedShard {
-                index,
-                run_id: given.run_id,
-                reason,
-            }),
-        }
-    }
+    let (count, users_total) = (set.count, set.users_total);
+    let (loaded, left_out) = set.load(|g| read_report(&g.dir))?;
+    let finished: Vec<Finished> = loaded
+        .into_iter()
+        .map(|(given, (report, started_ms))| Finished {
+            given,
+            report,
+            started_ms,
+        })
+        .collect();
     let Some(first) = finished.first() else {
         return Err(MergeError::NothingToMerge { count, left_out });
     };
@@ -136,9 +134,11 @@ pub fn merge_throughput(set: GivenShards) -> Result<MergedThroughput, MergeError
         },
         merged: finished
             .iter()
-            .map(|f| {
-                let streams = f.report.streams.iter().map(|s| s.stream).collect();
-                (f.given.shard.index, f.given.run_id.clone(), streams, offset(f))
+            .map(|f| ShardStreams {
+                index: f.given.shard.index,
+                run_id: f.given.run_id.clone(),
+                streams: f.report.streams.iter().map(|s| s.stream).collect(),
+                after_s: offset(f),
             })
             .collect(),
         report,
@@ -175,6 +175,45 @@ impl MergedThroughput {
     /// True when every shard was merged.
     pub fn complete(&self) -> bool {
         self.record.left_out.is_empty()
+    }
+
+    /// What `dbperf merge` prints: the merged test's report, the shards merged (their
+    /// streams and clocks) and left out, and the run directory `dir`.
+    pub fn text(&self, dir: &Path) -> String {
+        use std::fmt::Write as _;
+        let mut out = super::report::throughput_text(&self.report, None);
+        let indexes: Vec<String> = self.merged.iter().map(|s| s.index.to_string()).collect();
+        let r = &self.record;
+        let _ = writeln!(
+            out,
+            "Merged {THROUGHPUT_WORKLOAD} (shards {} of {}: {} of {} streams):",
+            indexes.join(", "),
+            r.count,
+            r.users,
+            r.users_total
+        );
+        for s in &self.merged {
+            let list: Vec<String> = s.streams.iter().map(u32::to_string).collect();
+            let _ = writeln!(
+                out,
+                "  shard {}  {}  streams {}, clock started {:.3} s after the first",
+                s.index,
+                s.run_id,
+                list.join(", "),
+                s.after_s
+            );
+        }
+        if !self.complete() {
+            let _ = writeln!(out, "Left out:");
+            for s in &r.left_out {
+                let _ = writeln!(out, "  shard {}  {}", s.index, s.reason);
+            }
+        }
+        if let Some(from) = &self.telemetry_from {
+            let _ = writeln!(out, "Telemetry: copied from {}", from.display());
+        }
+        let _ = writeln!(out, "Run directory: {}", dir.display());
+        out
     }
 
     /// Writes the merged run directory under `results_dir` (the manifest's command line is

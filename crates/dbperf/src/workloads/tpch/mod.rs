@@ -105,3 +105,21 @@ pub fn check_scale_factor(sf: f64) -> Result<(), TpchError> {
     }
     Ok(())
 }
+
+/// Waits until `at` on the wall clock (`--start-at`), in steps of at most 100 ms so that
+/// `stop` (Ctrl-C) ends the wait. `Err` says how long ago `at` had passed when it already had.
+pub async fn wait_until(
+    at: std::time::SystemTime,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(), std::time::Duration> {
+    if let Err(late) = at.duration_since(std::time::SystemTime::now()) {
+        return Err(late.duration());
+    }
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let Ok(left) = at.duration_since(std::time::SystemTime::now()) else {
+            break;
+        };
+        tokio::time::sleep(left.min(std::time::Duration::from_millis(100))).await;
+    }
+    Ok(())
+}

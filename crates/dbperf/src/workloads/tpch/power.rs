@@ -51,6 +51,8 @@ pub struct PowerConfig {
     /// Set (by Ctrl-C) to stop after the query in progress: RF2 still runs when RF1 did, so
     /// the data is as before, and the report keeps the finished queries.
     pub stop: Arc<AtomicBool>,
+    /// When to start, on the wall clock (`--start-at`; a time already past: at once).
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Value of `tpch.json`'s `schema` key.
@@ -78,6 +80,13 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
     let params = stream_params(cfg.sf, cfg.seed, 0, cfg.validation);
     let order = stream_order(0);
     let mut runner = QueryRunner::connect(&cfg.target, cfg.dialect).await?;
+    if let Some(at) = cfg.start_at {
+        if let Ok(ahead) = at.duration_since(std::time::SystemTime::now()) {
+            progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
+        }
+        // A start already past starts at once, as without --start-at.
+        let _ = super::wait_until(at, &cfg.stop).await;
+    }
     let order: Vec<u8> = order.iter().copied().filter(|q| cfg.queries.contains(q)).collect();
     if order.is_empty() {
         return Err(TpchError::Invalid(

@@ -22,6 +22,7 @@ use super::runner::{QueryRunner, Status};
 use super::schema::Dialect;
 use super::TpchError;
 use crate::driver::Target;
+use crate::results::manifest::ShardRecord;
 pub use crate::results::tpch::{RefreshPair, StreamRun, ThroughputReport};
 
 /// What to run.
@@ -37,23 +38,39 @@ pub struct ThroughputConfig {
     pub seed: i64,
     /// Query streams of the whole test.
     pub streams: u32,
-    /// The streams this client runs: all of `1..=streams`, or a shard's share.
-    pub stream_numbers: RangeInclusive<u32>,
+    /// This client's shard of a test spread over several clients (`users` are streams): it
+    /// runs its share of the streams, and Throughput@Size is the merged run's.
+    pub shard: Option<ShardRecord>,
     /// When the test's clock starts, on the wall clock (every shard's the same); `None`: as
     /// soon as every stream is connected.
     pub start_at: Option<SystemTime>,
-    /// This client runs a shard's share of the test (Throughput@Size is the merged run's).
-    pub shard: bool,
     /// Use the validation parameters in every stream.
     pub validation: bool,
     /// Cancel a query after this long.
     pub timeout: Option<Duration>,
-    /// Run the refresh stream (`streams` RF1/RF2 pairs; in a sharded test only the first
-    /// shard does).
+    /// Run the refresh stream (`streams` RF1/RF2 pairs; in a sharded test the first shard
+    /// does: [`ThroughputConfig::runs_refresh`]).
     pub refresh: bool,
     /// Set (by Ctrl-C) to stop: each stream after its query in progress, the refresh
     /// stream after its pair in progress; the report keeps what finished.
     pub stop: Arc<AtomicBool>,
+}
+
+impl ThroughputConfig {
+    /// The streams this client runs, numbered from 1 as in the whole test: all of them, or
+    /// its shard's share (contiguous, never empty).
+    pub fn stream_numbers(&self) -> RangeInclusive<u32> {
+        match &self.shard {
+            Some(r) => (r.first_user as u32 + 1)..=((r.first_user + r.users) as u32),
+            None => 1..=self.streams,
+        }
+    }
+
+    /// True when this client runs the refresh stream: asked for, and not a shard other than
+    /// the first.
+    pub fn runs_refresh(&self) -> bool {
+        self.refresh && self.shard.as_ref().is_none_or(|r| r.index == 0)
+    }
 }
 
 /// Runs the throughput test; `progress` gets one line per step.
@@ -65,7 +82,7 @@ pub async fn run(
     let server_version = admin.server_version();
     // Generate every refresh set before the clock starts.
     let mut sets = Vec::new();
-    if cfg.refresh {
+    if cfg.runs_refresh() {
         let first = next_set(admin.session(), cfg.sf).await?;
         for n in first..first + u64::from(cfg.streams) {
             sets.push(RefreshSet::generate(cfg.sf, n)?);
@@ -73,29 +90,20 @@ pub async fn run(
     }
     let sets_planned = sets.len();
     let mut runners = Vec::new();
-    for s in cfg.stream_numbers.clone() {
+    for s in cfg.stream_numbers() {
         runners.push((s, QueryRunner::connect(&cfg.target, cfg.dialect).await?));
     }
     if let Some(at) = cfg.start_at {
-        match at.duration_since(SystemTime::now()) {
-            Ok(ahead) => {
-                progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
-                // In steps, so that Ctrl-C ends the wait (the test then stops at once).
-                while !cfg.stop.load(Ordering::Relaxed) {
-                    let Ok(left) = at.duration_since(SystemTime::now()) else {
-                        break;
-                    };
-                    tokio::time::sleep(left.min(Duration::from_millis(100))).await;
-                }
-            }
-            Err(late) => {
-                return Err(TpchError::Invalid(format!(
-                    "--start-at passed {:.1} s ago, before this shard's streams were connected: give every shard a \
-                     start far enough ahead for all of them to connect",
-                    late.duration().as_secs_f64()
-                )))
-            }
+        if let Ok(ahead) = at.duration_since(SystemTime::now()) {
+            progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
         }
+        super::wait_until(at, &cfg.stop).await.map_err(|late| {
+            TpchError::Invalid(format!(
+                "--start-at passed {:.1} s ago, before this shard's streams were connected: give every shard a \
+                 start far enough ahead for all of them to connect",
+                late.as_secs_f64()
+            ))
+        })?;
     }
     let started = Instant::now();
     let started_unix_ms = crate::run::place::unix_ms(SystemTime::now());
@@ -178,10 +186,10 @@ pub async fn run(
         streams,
         refresh,
         ts_seconds: ts,
-        throughput_at_size: (all_ok && !cfg.shard).then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
+        throughput_at_size: (all_ok && cfg.shard.is_none()).then(|| throughput_at_size(cfg.sf, cfg.streams, ts)),
         interrupted,
         started_unix_ms: Some(started_unix_ms),
-        streams_total: cfg.shard.then_some(cfg.streams),
+        streams_total: cfg.shard.as_ref().map(|_| cfg.streams),
     })
 }
 
