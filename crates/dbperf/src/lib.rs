@@ -1,29 +1,18 @@
-//! dbperf: a database performance lab in one tool.
-//!
-//! The binary (`main.rs`) only parses arguments and calls into these modules:
-//!
-//! | module | owns |
-//! |---|---|
-//! | [`bounds`] | the allowed range of every duration and count (flags, experiment files), the duration parser |
-//! | [`cli`] | argument structs (sysbench-compatible spellings) and their validation into plans |
-//! | [`cpus`] | CPU lists (`0-3,6`) and pinning processes to them |
-//! | [`driver`] | connections, prepared statements, server error → [`dbperf_engine::ErrorClass`] |
-//! | [`workloads`] | benchmark definitions: schema, loaders, transaction mixes |
-//! | [`lab`] | experiments: many servers x variants x workloads x users, planned and run |
-//! | [`server`] | sandboxed database servers under `$DBPERF_HOME` |
-//! | [`run`] | the run layer under every workload: shared run flags → engine config, run directory + manifest + catalog row, Ctrl-C, exit codes |
-//! | [`results`] | the run directory: manifest, interval logs, `summary.json` |
-//! | [`report`] | what a person reads: live interval lines and the final summary |
-//! | [`telemetry`] | OS and server counters per interval; stall detection and attribution (`dbperf analyze`) |
+//! dbperf: a database performance lab in one tool. This crate is the binary's command line
+//! ([`cli`]: the command tree and the dispatch); everything it runs lives in the layered crates
+//! below it, re-exported here under their short names so that the integration tests (and anyone
+//! embedding dbperf) reach them through one path. `ARCHITECTURE.md` has the layer table.
 
-pub mod bounds;
 pub mod cli;
-pub mod cpus;
-pub mod driver;
-pub mod lab;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod server;
-pub mod telemetry;
-pub mod workloads;
+
+pub use dbperf_commands as commands;
+pub use dbperf_driver as driver;
+pub use dbperf_engine as engine;
+pub use dbperf_kube as kube;
+pub use dbperf_lab as lab;
+pub use dbperf_report as report;
+pub use dbperf_results as results;
+pub use dbperf_run as run;
+pub use dbperf_server as server;
+pub use dbperf_telemetry as telemetry;
+pub use dbperf_workloads as workloads;

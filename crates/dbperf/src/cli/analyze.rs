@@ -1,6 +1,6 @@
 //! `dbperf analyze RUN`: finds the run directory (a path, or a run id under --results-dir),
-//! runs [`crate::report::analysis::analyze`] on it and prints the stalls and the stability verdict,
-//! then the run's explanation ([`crate::report::analysis::explain`]).
+//! runs [`dbperf_report::analysis::analyze`] on it and prints the stalls and the stability verdict,
+//! then the run's explanation ([`dbperf_report::analysis::explain`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::report::analysis::explain::{explain, ExplainOptions, Explanation};
-use crate::report::setup::Setup;
+use dbperf_report::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use dbperf_report::analysis::explain::{explain, ExplainOptions, Explanation};
+use dbperf_report::setup::Setup;
 
 /// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.
 #[derive(Debug, Args)]
@@ -29,7 +29,7 @@ pub struct AnalyzeArgs {
     pub p99_factor: f64,
     /// The window of the explanation's average and CV: the last this long of the measured
     /// phase (`900`, `15m`); default: its second half.
-    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::secs_flag)]
+    #[arg(long, value_name = "DURATION", value_parser = dbperf_core::bounds::secs_flag)]
     pub last: Option<f64>,
     /// Directory holding the run directories (for a run id).
     #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
@@ -72,7 +72,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
-    let setup = crate::results::RunRecords::read(&dir)
+    let setup = dbperf_results::RunRecords::read(&dir)
         .ok()
         .map(|r| Setup::of_run(r.dir.run_id(), &r.manifest));
     match args.format {

@@ -1,5 +1,5 @@
 //! `dbperf compare`: finds the runs (paths or run ids via the catalog), builds the comparison
-//! with [`crate::report::compare`] and prints it.
+//! with [`dbperf_report::compare`] and prints it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::results::open_existing;
-use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use crate::report::setup::{render_comparison, Setup};
-use crate::results::RunRecords;
+use dbperf_report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use dbperf_report::setup::{render_comparison, Setup};
+use dbperf_results::RunRecords;
 
 /// Compare runs side by side: rows = client threads, columns = servers, variants or runs.
 #[derive(Debug, Args)]

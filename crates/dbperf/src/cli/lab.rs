@@ -1,8 +1,8 @@
 //! `dbperf lab plan|run|tune FILE` and `dbperf lab report NAME`: experiments from a TOML file
-//! (see [`crate::lab`]) and their published tables: each workload by its own figures (see
-//! [`crate::report::compare`], `Metric::own`) with each point's explanation from its telemetry
-//! ([`crate::report::analysis::explain`]); TPC-H points as per-query tables relative to the
-//! baseline server ([`crate::report::tpch`]).
+//! (see [`dbperf_lab`]) and their published tables: each workload by its own figures (see
+//! [`dbperf_report::compare`], `Metric::own`) with each point's explanation from its telemetry
+//! ([`dbperf_report::analysis::explain`]); TPC-H points as per-query tables relative to the
+//! baseline server ([`dbperf_report::tpch`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,14 +10,14 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::lab::plan::Totals;
-use crate::lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
-use crate::lab::{Experiment, Order, Plan};
-use crate::report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
-use crate::report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use crate::report::setup::{render_comparison, Setup};
-use crate::report::tpch::{lab_tables, TpchPoint};
-use crate::results::RunRecords;
+use dbperf_lab::plan::Totals;
+use dbperf_lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
+use dbperf_lab::{Experiment, Order, Plan};
+use dbperf_report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
+use dbperf_report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use dbperf_report::setup::{render_comparison, Setup};
+use dbperf_report::tpch::{lab_tables, TpchPoint};
+use dbperf_results::RunRecords;
 
 /// `dbperf lab ...`
 #[derive(Debug, Args)]
@@ -67,7 +67,7 @@ pub enum LabCommand {
         /// How trials are chosen: model (Bayesian optimisation), or the plain random or grid
         /// searches to compare it with [default: model, or the strategy of the search being resumed].
         #[arg(long, value_enum)]
-        strategy: Option<crate::lab::tuner::Strategy>,
+        strategy: Option<dbperf_lab::tuner::Strategy>,
         /// A smoke test of the file: 2 s runs, at most 2,000 rows per table; named NAME-quick.
         #[arg(long)]
         quick: bool,
@@ -149,7 +149,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     // Columns come in the order of their first run: the file's order of servers, variants and
     // pinnings (the first server is the baseline), not the point ids' alphabetical one.
     let experiment =
-        crate::lab::Experiment::load(&crate::lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"))
+        dbperf_lab::Experiment::load(&dbperf_lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"))
             .ok();
     if let Some(e) = &experiment {
         for runs in by_workload.values_mut() {
@@ -217,7 +217,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
 
 /// Where a run's server, variant and pinning come in the experiment file (unknown ones last);
 /// a stable sort by it keeps the point order within each.
-fn file_order(e: &crate::lab::Experiment, lab: Option<&crate::results::manifest::LabPoint>) -> (usize, usize, usize) {
+fn file_order(e: &dbperf_lab::Experiment, lab: Option<&dbperf_results::manifest::LabPoint>) -> (usize, usize, usize) {
     let Some(lab) = lab else {
         return (usize::MAX, usize::MAX, usize::MAX);
     };
@@ -308,8 +308,8 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
     match args.command {
         LabCommand::Plan { file, shape, points } => {
             let e = experiment(&file, &shape)?;
-            let home = crate::server::SandboxHome::from_env()?;
-            let notes = crate::lab::run::check_servers(&e, &home, false)?;
+            let home = dbperf_server::SandboxHome::from_env()?;
+            let notes = dbperf_lab::run::check_servers(&e, &home, false)?;
             let totals = Totals::of(&e);
             if (totals.runs > LIST_RUNS || totals.starts > LIST_STARTS) && !points && shape.only.is_empty() {
                 // Totals only: listing the server starts one by one would bury them.
@@ -357,7 +357,7 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
                     file.display()
                 );
             }
-            let opts = crate::lab::tune::TuneOptions {
+            let opts = dbperf_lab::tune::TuneOptions {
                 lab: LabOptions {
                     results_dir,
                     restart,
@@ -365,9 +365,9 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
                 },
                 strategy,
             };
-            match crate::lab::tune::tune(&e, &opts)? {
-                crate::lab::tune::TuneOutcome::Done { .. } => Ok(ExitCode::SUCCESS),
-                crate::lab::tune::TuneOutcome::Interrupted => {
+            match dbperf_lab::tune::tune(&e, &opts)? {
+                dbperf_lab::tune::TuneOutcome::Done { .. } => Ok(ExitCode::SUCCESS),
+                dbperf_lab::tune::TuneOutcome::Interrupted => {
                     eprintln!(
                         "Interrupted; finished trials are kept in {}/lab/{}/tune.json. Run the same command again \
                          to resume.",

@@ -1,9 +1,9 @@
 //! `dbperf merge DIR...`: one run from the run directories of a sharded run's shards. Finds
 //! each directory (a path, or a run id under --results-dir), merges them with
-//! [`crate::results::merge`] (the workload's own files with [`crate::workloads::merged`]),
+//! [`dbperf_results::merge`] (the workload's own files with [`dbperf_workloads::merged`]),
 //! writes the merged run directory and prints the workload's report, what was merged, the
 //! totals, and what was left out. Exit code 0 when every shard was merged, 5
-//! ([`crate::run::EXIT_RESULTS_INCOMPLETE`]) when a shard was missing or failed (the merged
+//! ([`dbperf_run::EXIT_RESULTS_INCOMPLETE`]) when a shard was missing or failed (the merged
 //! run covers the others).
 
 use std::fmt::Write as _;
@@ -12,9 +12,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::results::merge::shards::GivenShards;
-use crate::results::merge::{merge_given, MergedRun};
-use crate::workloads::tpch::merge::{merge_throughput, THROUGHPUT_WORKLOAD};
+use dbperf_results::merge::shards::GivenShards;
+use dbperf_results::merge::{merge_given, MergedRun};
+use dbperf_workloads::tpch::merge::{merge_throughput, THROUGHPUT_WORKLOAD};
 
 /// Merge the run directories of a sharded run (`--shard I/N`) into one run.
 #[derive(Debug, Args)]
@@ -44,7 +44,7 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         return merge_tpch(given, &args.results_dir, argv);
     }
     let mut merged = merge_given(given)?;
-    let workload_text = crate::workloads::merged::merge_own_files(&mut merged);
+    let workload_text = dbperf_workloads::merged::merge_own_files(&mut merged);
     let dir = merged.write(&args.results_dir, argv)?;
     if !workload_text.is_empty() {
         println!("{workload_text}");
@@ -58,7 +58,7 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         merged.covers(),
         merged.record.left_out.len()
     );
-    Ok(ExitCode::from(crate::run::EXIT_RESULTS_INCOMPLETE))
+    Ok(ExitCode::from(dbperf_run::EXIT_RESULTS_INCOMPLETE))
 }
 
 /// `dbperf merge` of a TPC-H throughput test's shards: the merged test's report, the shards
@@ -76,7 +76,7 @@ fn merge_tpch(given: GivenShards, results_dir: &Path, argv: &[String]) -> anyhow
         m.record.users_total,
         m.record.left_out.len()
     );
-    Ok(ExitCode::from(crate::run::EXIT_RESULTS_INCOMPLETE))
+    Ok(ExitCode::from(dbperf_run::EXIT_RESULTS_INCOMPLETE))
 }
 
 /// A directory given: a path, or a run id under `results_dir`.

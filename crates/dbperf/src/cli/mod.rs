@@ -1,44 +1,24 @@
-//! The command line: raw arguments ([`args`]), their validation into plans and the
-//! commands that carry them out. Exit codes:
-//!
-//! | code | meaning |
-//! |---|---|
-//! | 0 | done |
-//! | 1 | an error before or while running (message on stderr) |
-//! | 2 | bad arguments |
-//! | 3 | a run stopped on a fatal server error (summary written) |
-//! | 4 | `tpcc check` (or `tpcc run --check`): a consistency condition failed |
-//! | 5 | a run's results are incomplete: some could not be written (a full disk: the warnings name each file and the bytes lost), or the server was still unreachable when the run ended (`server_unreachable_s` says for how long); the report was printed and the summary written where the disk allowed ([`EXIT_RESULTS_INCOMPLETE`]); `dbperf merge` left a shard out (missing or failed: the merged run covers the others, and says which) |
-//! | 6 | a run stopped because part of dbperf crashed (a panic: a bug to report; summary written with the intervals finished before it) ([`EXIT_CRASHED`]) |
-//! | 130 | a run was interrupted (summary written) |
+//! The command line: the command tree ([`args`]) and the dispatch of each command to the crate
+//! that carries it out. The measuring commands are [`dbperf_commands`]'s, `kube` is
+//! [`dbperf_kube`]'s; the files here hold the flags of the others and print what comes back.
+//! Exit codes: [`dbperf_core::exit`].
 
 pub mod analyze;
 pub mod args;
 pub mod compare;
-pub mod kube;
-pub mod kube_check;
-pub mod kube_manifest;
 pub mod lab;
-pub mod linkbench;
-pub mod lua;
 pub mod merge;
-pub mod pgbench;
 pub mod report;
 pub mod results;
 pub mod server;
-pub mod sysbench;
-pub mod tpcc;
-pub mod tpch;
-pub mod tpch_run;
-pub mod tpch_throughput;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use crate::run::{EXIT_CRASHED, EXIT_RESULTS_INCOMPLETE};
-
-use args::{normalize, Cli, Command};
+use args::{Cli, Command};
+use dbperf_commands::args::normalize;
+use dbperf_commands::{linkbench, lua, pgbench, sysbench, tpcc, tpch};
 
 /// Parses the process arguments and runs the command.
 pub fn main() -> ExitCode {
@@ -65,7 +45,7 @@ pub fn main() -> ExitCode {
         Command::Pgbench(a) => pgbench::run(*a, &argv),
         Command::Linkbench(a) => linkbench::run(*a, &argv),
         Command::Lua(a) => lua::run(*a, script_opts, &argv),
-        Command::Kube(a) => kube::run(a, &argv),
+        Command::Kube(a) => dbperf_kube::run(a, &argv),
         Command::Merge(a) => merge::run(a, &argv),
     };
     match result {

@@ -9,19 +9,19 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use crate::lab::run::load_state;
-use crate::report::analysis::analyze::{analyze, AnalyzeOptions};
-use crate::report::analysis::explain::explain;
-use crate::report::compare::{compare_runs, CompareOptions, Format, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use crate::report::final_text;
-use crate::report::html::experiment::experiment_page;
-use crate::report::html::run::{run_page, RunData};
-use crate::report::html::tpch::tpch_page;
-use crate::report::setup::{render_comparison, Setup};
-use crate::results::interval::IntervalRecord;
-use crate::results::tpch::{PowerReport, TpchReport};
-use crate::results::TPCH_FILE;
-use crate::results::{RunDir, RunRecords};
+use dbperf_lab::run::load_state;
+use dbperf_report::analysis::analyze::{analyze, AnalyzeOptions};
+use dbperf_report::analysis::explain::explain;
+use dbperf_report::compare::{compare_runs, CompareOptions, Format, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use dbperf_report::final_text;
+use dbperf_report::html::experiment::experiment_page;
+use dbperf_report::html::run::{run_page, RunData};
+use dbperf_report::html::tpch::tpch_page;
+use dbperf_report::setup::{render_comparison, Setup};
+use dbperf_results::interval::IntervalRecord;
+use dbperf_results::tpch::{PowerReport, TpchReport};
+use dbperf_results::TPCH_FILE;
+use dbperf_results::{RunDir, RunRecords};
 
 /// `dbperf report` arguments.
 #[derive(Debug, Args)]
@@ -39,7 +39,7 @@ pub struct ReportArgs {
     pub format: ReportFormat,
     /// The window of a run's explanation (average and CV of the interval figure): the last
     /// this long of the measured phase (`900`, `15m`); default: its second half.
-    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::secs_flag)]
+    #[arg(long, value_name = "DURATION", value_parser = dbperf_core::bounds::secs_flag)]
     pub last: Option<f64>,
     /// Directory holding the run directories and `lab/`.
     #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
@@ -137,15 +137,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     .iter()
                     .any(|(_, p)| p.queries.iter().any(|q| q.timeouts > 0 || q.errors > 0))
                 {
-                    let columns: Vec<crate::report::tpch::Column<'_>> = power
+                    let columns: Vec<dbperf_report::tpch::Column<'_>> = power
                         .iter()
-                        .map(|(id, report)| crate::report::tpch::Column {
+                        .map(|(id, report)| dbperf_report::tpch::Column {
                             label: format!("{} {id}", report.server_version),
                             report,
                         })
                         .collect();
                     println!("Per query, with the queries that timed out (>T) or failed:");
-                    print!("{}", crate::report::tpch::table(&columns, DEFAULT_THRESHOLD_PCT));
+                    print!("{}", dbperf_report::tpch::table(&columns, DEFAULT_THRESHOLD_PCT));
                     println!();
                 }
                 report_runs(&dirs, &args)

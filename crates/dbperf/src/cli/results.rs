@@ -1,6 +1,6 @@
 //! `dbperf results index|sql`: the results catalog from the command line. The catalog itself
-//! is [`crate::results::catalog`]; this file parses flags and prints what comes back. Runs
-//! record themselves through [`crate::results::recording`].
+//! is [`dbperf_results::catalog`]; this file parses flags and prints what comes back. Runs
+//! record themselves through [`dbperf_results::recording`].
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use comfy_table::{presets, Table};
 
-use crate::results::catalog::Catalog;
+use dbperf_results::catalog::Catalog;
 
 /// The results catalog (<results-dir>/catalog.sqlite): an SQLite index of every run directory.
 #[derive(Debug, Args)]

@@ -1,6 +1,6 @@
 //! `dbperf server install|create|start|stop|list`: arguments and the runner that prints results.
 //!
-//! All the work happens in [`crate::server`]; this file only maps flags to a
+//! All the work happens in [`dbperf_server`]; this file only maps flags to a
 //! [`StartRequest`] and formats what comes back.
 
 use std::time::Duration;
@@ -8,11 +8,11 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use crate::server::{
+use dbperf_server::{
     lookup, InstallOutcome, RunState, SandboxHome, ServerKind, ServerSpec, Setting, StartRequest, StopOutcome,
     BENCH_DATABASE, BENCH_USER, CATALOG,
 };
-use crate::telemetry::server::PFS_STARTUP_INSTRUMENTS;
+use dbperf_telemetry::server::PFS_STARTUP_INSTRUMENTS;
 
 /// Sandboxed database servers under $DBPERF_HOME (default ~/.dbperf).
 #[derive(Debug, Args)]
@@ -86,7 +86,7 @@ pub struct LaunchArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<Setting>,
     /// Seconds to wait for the server to accept connections.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(value_parser = dbperf_core::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
     /// Run the server with Debian's libjemalloc2 preloaded (LD_PRELOAD).
     #[arg(long)]
@@ -108,7 +108,7 @@ pub struct StopArgs {
     /// Sandbox name.
     pub name: String,
     /// Seconds to wait for a clean shutdown before SIGKILL.
-    #[arg(value_parser = crate::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(value_parser = dbperf_core::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
 }
 
@@ -169,7 +169,7 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = match &a.cpus {
         Some(list) => Some(
-            crate::cpus::CpuSet::parse(list, available)
+            dbperf_core::cpus::CpuSet::parse(list, available)
                 .map_err(|e| anyhow::anyhow!("--cpus {list}: {e}"))?
                 .cpus,
         ),
@@ -221,7 +221,7 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         ServerKind::Postgres => println!(
             "  admin    psql -h {} -p {} -U postgres (over the owner-only socket)",
             r.socket.display(),
-            r.port.unwrap_or(crate::server::SOCKET_ONLY_PORT)
+            r.port.unwrap_or(dbperf_server::SOCKET_ONLY_PORT)
         ),
         ServerKind::Mariadb | ServerKind::Mysql => println!(
             "  admin    mariadb --defaults-file={} (root's generated password; the file is 0600)",

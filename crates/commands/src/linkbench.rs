@@ -1,0 +1,379 @@
+//! `dbperf linkbench load|request|cleanup`: the arguments (first stage), their validation into a
+//! plan (second stage), and the two phases. `request` goes through the shared measured-run
+//! pipeline ([`dbperf_run`]); LinkBench's bucket report and `-csvstats` file come from
+//! [`dbperf_workloads::linkbench::report`].
+//! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
+//! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+
+use super::args::TargetArgs;
+use dbperf_driver::mysql::{IgnoreErrors, MysqlSession};
+use dbperf_driver::pg::{self, PgSession};
+use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Scheme;
+use dbperf_driver::wire::WireSession;
+use dbperf_driver::{Session, Target};
+use dbperf_report::LiveLine;
+use dbperf_run::args::record_run_options;
+use dbperf_run::client::Client;
+use dbperf_run::session::{self as measure, MeasureSpec};
+use dbperf_run::{RunArgs, RunFlags, RunShape};
+use dbperf_workloads::linkbench::config;
+use dbperf_workloads::linkbench::load::{self, LoadConfig};
+use dbperf_workloads::linkbench::loaded::{self, LoadedGraph};
+use dbperf_workloads::linkbench::schema::Dialect;
+use dbperf_workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
+
+/// `dbperf linkbench COMMAND [OPTIONS]`.
+/// `dbperf linkbench`'s spellings of the shared run flags (`--rate` counts per requester).
+#[derive(Debug, Clone)]
+pub struct LinkbenchFlags;
+
+impl RunFlags for LinkbenchFlags {
+    const TIME_DEFAULT: &'static str = "60";
+    const TIME_HELP: &'static str = "request: measured seconds (the reference's maxtime)";
+    const WARMUP_HELP: &'static str = "request: seconds run before measuring";
+    const RATE_HELP: &'static str = "request: ops/s per requester with exponential gaps (the reference's requestrate; \
+        0 = as fast as possible)";
+    const INTERVAL_DEFAULT: &'static str = "10";
+    const INTERVAL_HELP: &'static str = "request: seconds between live lines, each over the whole interval (intervals \
+        are stored each second, finer when this is under 1 s)";
+    const THREADS_HELP: &'static str =
+        "OS threads driving the requesters with --client-io async (default: one per CPU)";
+    const IO_HELP: &'static str = "request: how the client waits for replies: blocking (a thread per requester \
+        sleeping in the kernel until its reply arrives: the least CPU per request), async (--client-threads event \
+        loops sharing the requesters: needed by --rate), or auto (blocking in closed loop up to 128 requesters, \
+        unless --client-threads is given)";
+}
+
+#[derive(Debug, Args)]
+pub struct LinkbenchArgs {
+    /// load (create the tables and load the graph), request (run the operation mix) or
+    /// cleanup (drop the tables load created).
+    pub command: String,
+    /// The server.
+    #[command(flatten)]
+    pub server: TargetArgs,
+    /// One past the last node id (the graph's size; the reference's maxid1). load needs it;
+    /// request defaults to what load recorded.
+    #[arg(long)]
+    pub maxid1: Option<i64>,
+    /// First node id.
+    #[arg(long, default_value_t = 1)]
+    pub startid1: i64,
+    /// load: loader connections, each on its own thread.
+    #[arg(long)]
+    pub loaders: Option<usize>,
+    /// load: rows per multi-row INSERT (the reference's mysql_bulk_insert_batch), or per
+    /// COPY on PostgreSQL.
+    #[arg(long, default_value_t = 1024)]
+    pub batch: usize,
+    /// load: linktable partitions (PARTITION BY KEY(id1)); 0 for none. Default 16 on
+    /// MySQL; PostgreSQL's linktable is not partitioned (as the mdcallag fork's).
+    #[arg(long)]
+    pub partitions: Option<u32>,
+    /// request: requester threads (each has a read-write and a read-only connection).
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 10)]
+    pub requesters: u32,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<LinkbenchFlags>,
+    /// request: stop after this many requests per requester (the reference's requests;
+    /// 0 = only --time). The total is exact; with several requesters the split between them is not.
+    #[arg(long, default_value_t = 0)]
+    pub requests_per_requester: u64,
+    /// The workload: fb2011 (FBWorkload.properties), fb2017, or a properties file whose keys override fb2011's.
+    #[arg(long, default_value = "fb2011")]
+    pub mix: String,
+    /// Seed of the load (default 1) or of the requesters (default: the clock).
+    #[arg(long)]
+    pub seed: Option<i64>,
+    /// Seed every stream as the Java reference does (SHA1PRNG master, java.util.Random per
+    /// thread): with one loader, or one requester, the rows and statements equal the reference's.
+    #[arg(long)]
+    pub java_compatible_rng: bool,
+    /// request: run even on a load that did not finish (interrupted, or from a dbperf that
+    /// did not record completion); the graph then lacks nodes and links.
+    #[arg(long)]
+    pub allow_incomplete_load: bool,
+    /// cleanup: also drop LinkBench tables dbperf did not create.
+    #[arg(long)]
+    pub force: bool,
+    /// request: also write LinkBench's -csvstats file here (it is always in the run directory).
+    #[arg(long)]
+    pub csvstats: Option<PathBuf>,
+    /// Server errors to roll back and retry ('all' or a list); the reference retries deadlocks and lock wait timeouts.
+    #[arg(long, default_value = "1213,1205")]
+    pub mysql_ignore_errors: String,
+    /// PostgreSQL SQLSTATEs to roll back and retry, 'none' or 'all' (default: deadlock and serialization failure).
+    #[arg(long, default_value = "40P01,40001")]
+    pub pgsql_ignore_errors: String,
+    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
+    #[arg(long, default_value = "wire")]
+    pub client_impl: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Load,
+    Request,
+    Cleanup,
+}
+
+/// A validated invocation.
+struct Plan {
+    command: Command,
+    target: Target,
+    client: Client,
+    dialect: Dialect,
+    partitions: u32,
+    mix: config::Workload,
+    seeding: Seeding,
+    seed: i64,
+    ignore: IgnoreErrors,
+    args: LinkbenchArgs,
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl Plan {
+    fn from_args(a: LinkbenchArgs) -> Result<Plan> {
+        let command = match a.command.as_str() {
+            "load" => Command::Load,
+            "request" => Command::Request,
+            "cleanup" => Command::Cleanup,
+            other => bail!("unknown linkbench command {other:?}: use load, request or cleanup"),
+        };
+        let target = a.server.resolve()?;
+        let dialect = match target.scheme {
+            Scheme::Mysql => Dialect::Mysql,
+            Scheme::Postgres => Dialect::Postgres,
+        };
+        let partitions = match (dialect, a.partitions) {
+            (Dialect::Mysql, p) => p.unwrap_or(16),
+            (Dialect::Postgres, None | Some(0)) => 0,
+            (Dialect::Postgres, Some(n)) => bail!(
+                "--partitions {n}: linktable is not partitioned on PostgreSQL (the schema of the mdcallag \
+                 fork's PostgreSQL port); drop --partitions or give 0"
+            ),
+        };
+        let props = config::mix_props(&a.mix).map_err(|e| anyhow!(e))?;
+        let mix = config::Workload::from_props(&props).map_err(|e| anyhow!("--mix {}: {e}", a.mix))?;
+        if command == Command::Load && a.maxid1.is_none() {
+            bail!("--maxid1 is needed for load: one past the last node id, e.g. --maxid1 100001 for 100,000 nodes");
+        }
+        if a.startid1 < 1 {
+            bail!("--startid1 must be at least 1");
+        }
+        if a.loaders == Some(0) {
+            bail!("--loaders must be at least 1");
+        }
+        if !(1..=8192).contains(&a.batch) {
+            bail!("--batch must be 1..8192 rows per INSERT (default 1024)");
+        }
+        if a.requesters == 0 {
+            bail!("--requesters must be at least 1");
+        }
+        if command == Command::Request && a.run.time == 0 && a.requests_per_requester == 0 {
+            bail!("the request phase needs a limit: --time SECONDS and/or --requests-per-requester N");
+        }
+        if !(a.run.rate.is_finite() && a.run.rate >= 0.0) {
+            bail!("--rate must be 0 (as fast as possible) or a positive number of ops/s per requester");
+        }
+        if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
+            bail!("--report-interval must be a positive number of seconds (default 10)");
+        }
+        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+        let seeding = if a.java_compatible_rng {
+            if command == Command::Load && a.loaders.is_some_and(|l| l > 1) {
+                bail!(
+                    "--java-compatible-rng loads with one link loader (the reference shares one generator \
+                     between its loader threads, so only one loader is reproducible): drop --loaders or use --loaders 1"
+                );
+            }
+            Seeding::JavaCompatible
+        } else {
+            Seeding::PerStream
+        };
+        let seed = match (command, a.seed) {
+            (_, Some(s)) => s,
+            (Command::Load | Command::Cleanup, None) => 1,
+            (Command::Request, None) => a.run.default_seed() as i64,
+        };
+        let ignore = match dialect {
+            Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
+            Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
+        }
+        .map_err(|e| anyhow!(e))?;
+        Ok(Plan {
+            command,
+            target,
+            client,
+            dialect,
+            partitions,
+            mix,
+            seeding,
+            seed,
+            ignore,
+            args: a,
+        })
+    }
+}
+
+/// Runs a linkbench command; `argv` is the whole command line, for the manifest.
+pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let plan = Plan::from_args(args)?;
+    match plan.command {
+        Command::Load => run_load(&plan),
+        Command::Cleanup => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            match plan.dialect {
+                Dialect::Mysql => rt.block_on(load::cleanup::<WireSession>(&plan.target, plan.args.force))?,
+                Dialect::Postgres => rt.block_on(load::cleanup::<PgWireSession>(&plan.target, plan.args.force))?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Request => match plan.client {
+            Client::MysqlWire => run_request::<WireSession>(&plan, argv),
+            Client::MysqlAsync => run_request::<MysqlSession>(&plan, argv),
+            Client::PgWire => run_request::<PgWireSession>(&plan, argv),
+            Client::TokioPostgres => run_request::<PgSession>(&plan, argv),
+        },
+    }
+}
+
+fn run_load(plan: &Plan) -> Result<ExitCode> {
+    let a = &plan.args;
+    let maxid1 = a.maxid1.expect("validated");
+    let model = Model::new(plan.mix.clone(), a.startid1, maxid1).map_err(|e| anyhow!(e))?;
+    let loaders = match plan.seeding {
+        Seeding::JavaCompatible => 1,
+        Seeding::PerStream => a.loaders.unwrap_or(cpus()),
+    };
+    let cfg = LoadConfig {
+        target: plan.target.clone(),
+        dialect: plan.dialect,
+        model: Arc::new(model),
+        loaders,
+        seeding: plan.seeding,
+        seed: plan.seed,
+        partitions: plan.partitions,
+        batch: a.batch,
+        progress: Some(Duration::from_secs(5)),
+        stop: Arc::new(AtomicBool::new(false)),
+    };
+    let stop = Arc::clone(&cfg.stop);
+    dbperf_core::interrupt::on_interrupt(
+        "Stopping: each loader quits after the id in progress, and the load stays marked incomplete",
+        "exiting now",
+        move || stop.store(true, Ordering::Relaxed),
+    );
+    eprintln!("{}", loaded::load_banner(&cfg));
+    let r = loaded::load_phase(&cfg)?;
+    println!("{}", loaded::load_text(&r, maxid1 - a.startid1));
+    Ok(if r.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<ExitCode> {
+    let a = &plan.args;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (facts, graph) = rt.block_on(async {
+        let mut s = measure::admin_session(&plan.target).await?;
+        let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
+        let graph = LoadedGraph::read(
+            &mut s,
+            &plan.target.database,
+            a.maxid1,
+            a.startid1,
+            plan.mix.link_types,
+            a.allow_incomplete_load,
+        )
+        .await?;
+        Ok::<_, anyhow::Error>((facts, graph))
+    })?;
+    for w in &graph.warnings {
+        eprintln!("warning: {w}");
+    }
+    let (startid1, maxid1) = (graph.startid1, graph.maxid1);
+    let model = Arc::new(Model::new(plan.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
+    let requesters = a.requesters as usize;
+    let rngs = requester_rngs(plan.seeding, plan.seed, requesters);
+    let mut run = a.run.config(&RunShape {
+        connections: requesters,
+        events: (a.requests_per_requester > 0).then(|| a.requests_per_requester * requesters as u64),
+        arrival: "poisson",
+        rate_per_connection: true,
+        shutdown_grace: None,
+        seed: plan.seed as u64,
+    })?;
+    let mut options = serde_json::Map::new();
+    options.insert("mix".into(), a.mix.clone().into());
+    options.insert("startid1".into(), startid1.into());
+    options.insert("maxid1".into(), maxid1.into());
+    options.insert("requesters".into(), requesters.into());
+    options.insert("requests_per_requester".into(), a.requests_per_requester.into());
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("rate_per_requester".into(), a.run.rate.into());
+    record_run_options(&run, &mut options);
+    options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.run.out.record_options(&mut options);
+    options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
+    let place = a.run.place(&plan.target, &facts, &mut run)?;
+    let workload = Arc::new(LinkBenchWorkload::<S> {
+        target: place.path.target.clone(),
+        ignore: plan.ignore.clone(),
+        dialect: plan.dialect,
+        model,
+        rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
+        session: std::marker::PhantomData,
+    });
+    let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
+    let version = facts.version.clone();
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — LinkBench {} request phase, ids [{startid1}, {maxid1}), {requesters} requester(s) on {} ({version}); results in {}",
+            env!("CARGO_PKG_VERSION"),
+            a.mix,
+            plan.target.endpoint(),
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.run.out.results_dir,
+        name: "linkbench",
+        options,
+        seeds,
+        target: &plan.target,
+        facts,
+        run: &run,
+        print_every: 1,
+        telemetry: a.run.out.telemetry(&plan.target),
+        rand_type: "linkbench",
+        threads: requesters as u32,
+        banner: &banner,
+        live: LiveLine::Custom(Box::new(report::interval_line)),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
+        place,
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    let report = report::LinkbenchReport {
+        csvstats: a.csvstats.clone(),
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}

@@ -1,0 +1,473 @@
+//! `dbperf lua SCRIPT.lua [prepare|run|cleanup|prewarm|help|COMMAND] [options]`: a sysbench
+//! 1.0 Lua script run unchanged ([`dbperf_workloads::lua`]), with sysbench's command line.
+//!
+//! The command line has three kinds of options: dbperf's and sysbench's general ones (clap,
+//! [`LuaArgs`]), and the script's own (`--tables=4`), known only once the script has declared
+//! them in `sysbench.cmdline.options`. [`split_argv`] sets the latter aside before clap parses
+//! the rest; [`run`] loads the script once to read its declarations and checks them.
+//! This file owns the command line: parsing it, finding the script, the target, sysbench.opt's
+//! general options, and the measured run's setup (run directory, manifest, report); what is
+//! done with the script (its commands, its help, its main state and report hooks) is
+//! [`dbperf_workloads::lua::commands`]'s.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use dbperf_engine::{Arrival, StatementNames};
+
+use super::args::{RandArgs, SysbenchFlags, TargetArgs};
+use dbperf_driver::any::AnySession;
+use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::target::Scheme;
+use dbperf_driver::{pg, Session, Target};
+use dbperf_run::args::record_run_options;
+use dbperf_run::session::{self as measure, MeasureSpec};
+use dbperf_run::{RunArgs, RunShape};
+use dbperf_workloads::lua::api::{self, Shared};
+use dbperf_workloads::lua::commands;
+use dbperf_workloads::lua::options::{self, OptValue};
+use dbperf_workloads::lua::worker::LuaWorkload;
+use dbperf_workloads::lua::Naming;
+use dbperf_workloads::sysbench::event::UniqueIds;
+use dbperf_workloads::sysbench::rand::RandType;
+use dbperf_workloads::sysbench::report::SysbenchReport;
+
+const LUA_HELP: &str = "\
+The script is a path, or the name of one of sysbench's own (oltp_read_write, or \
+oltp_read_write.lua: looked up in /usr/share/sysbench). Options may come before or after the \
+script and command, as `--name=value`; the script's own options (`dbperf lua SCRIPT help` \
+lists them) go with the others. `require` finds modules beside the script, then in \
+/usr/share/sysbench.
+
+Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
+a run directory in the catalog); prepare, cleanup, prewarm and the script's own commands run as \
+the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
+global function of that name (old-style scripts).
+
+The script sees sysbench 1.0's API: sysbench.opt, sysbench.tid, sysbench.cmdline (options, \
+commands, command, call_command, PARALLEL_COMMAND, argv, script_path), sysbench.rand (uniform, \
+default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, unique, string, \
+varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
+set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
+type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate: \
+its lines replace dbperf's live lines, report_cumulative: printed before dbperf's final \
+report; dbperf stores every interval either way), \
+sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
+too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
+connection) restarts the event; any other error stops the run naming file:line. Statements \
+are timed one by one and named by verb and table (SELECT sbtest1) or, with \
+--statement-names=shape, by their text with values as ?.";
+
+/// `dbperf lua`: the script, the command and every option dbperf or sysbench knows.
+#[derive(Debug, Args)]
+#[command(after_long_help = LUA_HELP)]
+pub struct LuaArgs {
+    /// The sysbench Lua script: a path, or a script of /usr/share/sysbench by name.
+    pub script: String,
+    /// prepare, run, cleanup, prewarm, help, or a command the script defines.
+    pub command: Option<String>,
+
+    /// The server (MySQL family).
+    #[command(flatten)]
+    pub server: TargetArgs,
+    /// PostgreSQL server host (with --db-driver=pgsql).
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_host: Option<String>,
+    /// PostgreSQL port.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_port: Option<u16>,
+    /// PostgreSQL user.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_user: Option<String>,
+    /// PostgreSQL password. Visible to other local users in the process list: prefer DBPERF_TARGET or --target-file.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_password: Option<String>,
+    /// PostgreSQL database.
+    #[arg(long, help_heading = "Connection")]
+    pub pgsql_db: Option<String>,
+    /// Database driver: mysql or pgsql (default: the target's family).
+    #[arg(long, help_heading = "Connection")]
+    pub db_driver: Option<String>,
+    /// Prepared statements: auto (server-side, as sysbench) or disable (values written into the text).
+    #[arg(long, default_value = "auto", help_heading = "Connection")]
+    pub db_ps_mode: String,
+    /// MySQL error numbers that restart the event, or 'all'.
+    #[arg(long, default_value = "1213,1020,1205", help_heading = "Connection")]
+    pub mysql_ignore_errors: String,
+    /// PostgreSQL SQLSTATEs that restart the event, 'none' or 'all'.
+    #[arg(long, default_value = "40P01,40001,23505", help_heading = "Connection")]
+    pub pgsql_ignore_errors: String,
+
+    /// Connections: sysbench threads, each with its own Lua state.
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 1, help_heading = "Load")]
+    pub threads: u32,
+    /// Time, rate, warmup, client I/O, report interval, results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<SysbenchFlags>,
+    /// Total events to start (0 = no limit).
+    #[arg(long, default_value_t = 0, help_heading = "Load")]
+    pub events: u64,
+    /// Open-loop arrivals: poisson (sysbench's) or fixed.
+    #[arg(long, default_value = "poisson", help_heading = "Load")]
+    pub arrival: String,
+    /// Seconds in-flight events may take to finish after --time.
+    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
+    pub shutdown_grace: f64,
+    /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
+    #[arg(long, help_heading = "Load", hide = true)]
+    pub forced_shutdown: Option<String>,
+
+    /// Extra percentile in the final report (and sysbench.opt.percentile).
+    #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
+    pub percentile: f64,
+    /// Print the latency histogram in the final report.
+    #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
+    pub histogram: bool,
+    /// sysbench's verbosity (accepted for compatibility).
+    #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
+    pub verbosity: u32,
+    /// How statements are named in the latencies: table (verb and table) or shape (the SQL, values as ?).
+    #[arg(long, default_value = "table", help_heading = "Reporting")]
+    pub statement_names: String,
+
+    /// sysbench.rand.default's distribution: uniform, gaussian, special (sysbench 1.0's default), pareto, zipfian.
+    #[arg(long, default_value = "special", help_heading = "Random numbers")]
+    pub rand_type: String,
+    /// The seed (0 = from the clock; the manifest records it) and the distributions' parameters.
+    #[command(flatten)]
+    pub rand: RandArgs,
+}
+
+/// A script option set aside from clap: the name as typed (without `--`) and its value.
+pub type ScriptOpt = (String, Option<String>);
+
+/// Splits `dbperf lua ...`'s command line: what clap parses (dbperf's and sysbench's general
+/// options, the script and the command) and the script's own `--name[=value]` options.
+pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
+    let lua = LuaArgs::augment_args(clap::Command::new("lua"));
+    let known = |name: &str| -> Option<bool> {
+        if name == "help" || name == "version" {
+            return Some(false);
+        }
+        lua.get_arguments()
+            .find(|a| a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values() && a.get_num_args().is_none_or(|n| n.min_values() > 0))
+    };
+    let mut clap_argv = Vec::new();
+    let mut script = Vec::new();
+    let mut it = argv.iter().cloned();
+    // Up to and including "lua".
+    for a in it.by_ref() {
+        let end = a == "lua";
+        clap_argv.push(a);
+        if end {
+            break;
+        }
+    }
+    while let Some(a) = it.next() {
+        let Some(body) = a.strip_prefix("--") else {
+            clap_argv.push(a);
+            continue;
+        };
+        if body.is_empty() {
+            clap_argv.push(a);
+            clap_argv.extend(it.by_ref());
+            break;
+        }
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        match known(&name.replace('_', "-")) {
+            Some(takes_value) => {
+                let next_is_value = takes_value && value.is_none();
+                clap_argv.push(a);
+                if next_is_value {
+                    if let Some(v) = it.next() {
+                        clap_argv.push(v);
+                    }
+                }
+            }
+            None => script.push((name, value)),
+        }
+    }
+    (clap_argv, script)
+}
+
+/// Finds the script: a path, or one of sysbench's by name.
+fn find_script(name: &str) -> Result<PathBuf> {
+    let p = Path::new(name);
+    if p.is_file() {
+        return Ok(p.to_path_buf());
+    }
+    if !name.contains('/') {
+        for dir in ["/usr/share/sysbench", "/usr/local/share/sysbench"] {
+            for candidate in [format!("{dir}/{name}"), format!("{dir}/{name}.lua")] {
+                if Path::new(&candidate).is_file() {
+                    return Ok(PathBuf::from(candidate));
+                }
+            }
+        }
+    }
+    bail!("no script {name:?}: give the path of a sysbench Lua script (or the name of one in /usr/share/sysbench, e.g. oltp_read_write)")
+}
+
+/// The target from --target or sysbench's --mysql-*/--pgsql-* options.
+fn target(a: &LuaArgs) -> Result<Target> {
+    let pg_parts = a.pgsql_host.is_some()
+        || a.pgsql_port.is_some()
+        || a.pgsql_user.is_some()
+        || a.pgsql_password.is_some()
+        || a.pgsql_db.is_some();
+    let t = if pg_parts && a.server.url.url()?.is_none() {
+        let mut u = url::Url::parse("postgres://localhost/").map_err(|e| anyhow!(e))?;
+        let host = a.pgsql_host.clone().unwrap_or_else(|| "localhost".into());
+        u.set_host(Some(&host))
+            .map_err(|e| anyhow!("--pgsql-host {host:?}: {e}"))?;
+        let _ = u.set_port(Some(a.pgsql_port.unwrap_or(5432)));
+        let _ = u.set_username(a.pgsql_user.as_deref().unwrap_or("sbtest"));
+        let _ = u.set_password(a.pgsql_password.as_deref());
+        u.set_path(a.pgsql_db.as_deref().unwrap_or("sbtest"));
+        Target::parse(u.as_str()).map_err(|e| anyhow!("the --pgsql-* options: {e}"))?
+    } else {
+        a.server.resolve()?
+    };
+    match (a.db_driver.as_deref(), t.scheme) {
+        (None, _) | (Some("mysql"), Scheme::Mysql) | (Some("pgsql"), Scheme::Postgres) => Ok(t),
+        (Some("mysql"), Scheme::Postgres) => bail!("--db-driver=mysql but the target is PostgreSQL: give a mysql:// target or --db-driver=pgsql"),
+        (Some("pgsql"), Scheme::Mysql) => bail!("--db-driver=pgsql but the target speaks the MySQL protocol: give a postgres:// target (or --pgsql-host ...)"),
+        (Some(other), _) => bail!("--db-driver={other}: dbperf runs mysql and pgsql"),
+    }
+}
+
+/// sysbench.opt's general options.
+fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> {
+    let n = |v: f64| OptValue::Number(v);
+    let s = |v: &str| OptValue::Str(v.to_string());
+    let o = |v: &Option<String>| OptValue::Str(v.clone().unwrap_or_default());
+    vec![
+        ("threads".into(), n(a.threads as f64)),
+        ("events".into(), n(a.events as f64)),
+        ("time".into(), n(a.run.time as f64)),
+        ("rate".into(), n(a.run.rate)),
+        ("warmup-time".into(), n(a.run.warmup_time as f64)),
+        ("report-interval".into(), n(a.run.report_interval)),
+        ("percentile".into(), n(a.percentile)),
+        ("histogram".into(), OptValue::Bool(a.histogram)),
+        ("verbosity".into(), n(a.verbosity as f64)),
+        ("debug".into(), OptValue::Bool(false)),
+        ("validate".into(), OptValue::Bool(false)),
+        ("rand-type".into(), s(&a.rand_type)),
+        ("rand-seed".into(), n(seed as f64)),
+        ("rand-spec-iter".into(), n(a.rand.rand_spec_iter as f64)),
+        ("rand-spec-pct".into(), n(a.rand.rand_spec_pct as f64)),
+        ("rand-spec-res".into(), n(a.rand.rand_spec_res as f64)),
+        ("rand-pareto-h".into(), n(a.rand.rand_pareto_h)),
+        ("rand-zipfian-exp".into(), n(a.rand.rand_zipfian_exp)),
+        ("db-driver".into(), s(driver)),
+        ("db-ps-mode".into(), s(&a.db_ps_mode)),
+        ("db-debug".into(), OptValue::Bool(false)),
+        ("mysql-host".into(), o(&a.server.mysql_host)),
+        ("mysql-port".into(), n(a.server.mysql_port.unwrap_or(3306) as f64)),
+        (
+            "mysql-user".into(),
+            s(a.server.mysql_user.as_deref().unwrap_or("sbtest")),
+        ),
+        ("mysql-db".into(), s(a.server.mysql_db.as_deref().unwrap_or("sbtest"))),
+        ("mysql-socket".into(), o(&a.server.mysql_socket)),
+        (
+            "mysql-ignore-errors".into(),
+            OptValue::List(a.mysql_ignore_errors.split(',').map(String::from).collect()),
+        ),
+        ("pgsql-host".into(), o(&a.pgsql_host)),
+        ("pgsql-port".into(), n(a.pgsql_port.unwrap_or(5432) as f64)),
+        ("pgsql-user".into(), s(a.pgsql_user.as_deref().unwrap_or("sbtest"))),
+        ("pgsql-db".into(), s(a.pgsql_db.as_deref().unwrap_or("sbtest"))),
+    ]
+}
+
+/// Runs `dbperf lua`; `script_opts` are the options [`split_argv`] set aside, `argv` the
+/// whole command line (for the manifest; passwords are not in it when given as advised).
+pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<ExitCode> {
+    let script = find_script(&a.script)?;
+    let script_name = script
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script".into());
+    let command = a.command.clone().unwrap_or_default();
+    let help = command.is_empty() || command == "help";
+    let target = if help { None } else { Some(target(&a)?) };
+    let scheme = target.as_ref().map(|t| t.scheme);
+    let driver = match scheme {
+        Some(Scheme::Postgres) => "pgsql",
+        _ => a.db_driver.as_deref().unwrap_or("mysql"),
+    };
+    let ignore = match scheme {
+        Some(Scheme::Postgres) => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+        _ => IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?,
+    };
+    let ps_disabled = match a.db_ps_mode.as_str() {
+        "auto" => false,
+        "disable" => true,
+        other => bail!("--db-ps-mode={other}: use auto (server-side prepared statements) or disable"),
+    };
+    let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
+    let rand = a.rand.params().map_err(|e| anyhow!(e.to_string()))?;
+    let naming = Naming::parse(&a.statement_names).map_err(|e| anyhow!(e))?;
+    if !(a.percentile > 0.0 && a.percentile < 100.0) {
+        bail!(
+            "--percentile must be between 0 and 100 (exclusive), got {}",
+            a.percentile
+        );
+    }
+    let seed = if a.rand.rand_seed == 0 {
+        a.run.default_seed()
+    } else {
+        a.rand.rand_seed
+    };
+    let general = general_opt(&a, driver, seed);
+    let mut shared = Shared {
+        script: script.clone(),
+        command: command.clone(),
+        argv: argv.to_vec(),
+        opt: general.clone(),
+        target: None,
+        client_target: None,
+        ignore,
+        ps_disabled,
+        rand,
+        rand_type,
+        seed,
+        unique: UniqueIds::new(seed),
+        names: Arc::new(StatementNames::after(0)),
+        naming,
+        give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
+        chunks: Arc::default(),
+    };
+    // Load the script once to read the options it declares.
+    let probe = api::new_state(&Arc::new(commands::shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
+    let defs = options::script_options(&probe).map_err(|e| anyhow!("{}: {e}", script.display()))?;
+    let script_label = script.display().to_string();
+    if help {
+        if command.is_empty() && !script_opts.is_empty() {
+            options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
+        }
+        commands::print_help(&probe, &script_label, &defs);
+        if command.is_empty() {
+            bail!("no command: give run, prepare, cleanup, prewarm, help or one of the script's commands after {script_label}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    drop(probe);
+    let values = options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
+    shared.opt.extend(values.iter().cloned());
+    shared.target = target.clone();
+    let target = target.expect("a target for every command but help");
+    if command == "run" {
+        return run_measured(&a, shared, &target, &script_name, &values, argv);
+    }
+    let shared = Arc::new(shared);
+    commands::run_command(shared, &command, a.threads as usize)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run`: `init()` in the script's main state, the measured run, the script's report hooks
+/// and `done()` ([`commands::MainState`]), dbperf's final report.
+fn run_measured(
+    a: &LuaArgs,
+    mut shared: Shared,
+    target: &Target,
+    script_name: &str,
+    values: &[(String, OptValue)],
+    argv: &[String],
+) -> Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let facts = tokio::task::LocalSet::new().block_on(&rt, async {
+        let mut s = AnySession::connect(target, shared.ignore.clone())
+            .await
+            .context("connecting to the server")?;
+        measure::server_facts(&mut s, target.scheme).await
+    })?;
+    drop(rt);
+    let mut run = a.run.config(&RunShape {
+        connections: a.threads as usize,
+        events: (a.events > 0).then_some(a.events),
+        arrival: &a.arrival,
+        rate_per_connection: false,
+        shutdown_grace: Some(a.shutdown_grace),
+        seed: shared.seed,
+    })?;
+    let mut options = serde_json::Map::new();
+    commands::record_script(&mut options, &shared.script, values);
+    options.insert("command".into(), "run".into());
+    options.insert("threads".into(), a.threads.into());
+    options.insert("events".into(), a.events.into());
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("rand_type".into(), a.rand_type.clone().into());
+    options.insert("db_ps_mode".into(), a.db_ps_mode.clone().into());
+    options.insert("statement_names".into(), a.statement_names.clone().into());
+    record_run_options(&run, &mut options);
+    a.run.out.record_options(&mut options);
+    let place = a.run.place(target, &facts, &mut run)?;
+    shared.client_target = Some(place.path.target.clone());
+    let shared = Arc::new(shared);
+    let main = commands::MainState::init(&shared, a.threads as usize)?;
+    let version = facts.version.clone();
+    let family = match target.scheme {
+        Scheme::Postgres => "PostgreSQL",
+        Scheme::Mysql => "MySQL",
+    };
+    let banner = |dir: &Path| {
+        format!(
+            "dbperf {} — {} on {} ({family} {version}), {} thread(s), {}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            shared.script.display(),
+            target.endpoint(),
+            a.threads,
+            match run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                r => format!("open loop at {} events/s", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let name = format!("lua_{script_name}");
+    let spec = MeasureSpec {
+        results_dir: &a.run.out.results_dir,
+        name: &name,
+        options,
+        seeds: serde_json::json!({ "rand_seed": shared.seed }),
+        target,
+        facts,
+        run: &run,
+        print_every: a.run.print_every(),
+        telemetry: a.run.out.telemetry(target),
+        rand_type: shared.rand_type.name(),
+        threads: a.threads,
+        banner: &banner,
+        live: main.live_line(a.percentile),
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
+        place,
+    };
+    if a.run.time > 0 {
+        // Counted generously from now: connecting and settling come first.
+        let secs = a.run.warmup_time + a.run.time + a.shutdown_grace.ceil() as u64 + 60;
+        let settle = a.run.out.settle().unwrap_or_default();
+        commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
+    }
+    let workload = Arc::new(LuaWorkload::new(shared.clone(), script_name.to_string()));
+    let m = measure::measure(spec, workload, argv)?;
+    main.finish(a.threads as usize, m.outcome.measured_s, &m.outcome.total, a.percentile);
+    let report = SysbenchReport {
+        percentile: a.percentile,
+        client_threads: run.client_threads,
+        histogram: a.histogram,
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}

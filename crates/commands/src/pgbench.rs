@@ -1,0 +1,689 @@
+//! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup` and `dbperf pgbench -f
+//! FILE[@W] -b NAME[@W] -D VAR=VALUE -M MODE`: pgbench's built-in workloads and users' own
+//! pgbench scripts ([`dbperf_workloads::pgbench::lang`]), validated into a plan and run
+//! through the shared measured run ([`dbperf_run`], its report from
+//! [`dbperf_workloads::pgbench::report`]); also the PostgreSQL server facts for the manifest,
+//! shared with `dbperf sysbench` on a postgres:// target.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use dbperf_engine::Arrival;
+
+use super::args::TargetUrl;
+use dbperf_driver::pg::{self, PgSession};
+use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Scheme;
+use dbperf_driver::{Session, Target};
+use dbperf_report::LiveLine;
+use dbperf_results::ServerFacts;
+use dbperf_run::args::record_run_options;
+use dbperf_run::client::Client;
+use dbperf_run::session::{self as measure, MeasureSpec};
+use dbperf_run::{RunArgs, RunFlags, RunShape};
+use dbperf_workloads::pgbench::init::{self, InitConfig};
+use dbperf_workloads::pgbench::lang::exec::{Program, QueryMode, ScriptWorkload};
+use dbperf_workloads::pgbench::lang::parse::Parsed;
+use dbperf_workloads::pgbench::report::PgbenchReport;
+use dbperf_workloads::pgbench::{PgbenchWorkload, Script};
+use dbperf_workloads::{FinalReport, ReportFile};
+
+/// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
+/// pgbench's spellings of the shared run flags: `-T`, `-R`, `-P`/`--progress`, `-j`/`--jobs`.
+#[derive(Debug, Clone)]
+pub struct PgbenchFlags;
+
+impl RunFlags for PgbenchFlags {
+    const TIME_SHORT: Option<char> = Some('T');
+    const TIME_DEFAULT: &'static str = "10";
+    const TIME_HELP: &'static str = "Measured run time in seconds (0 = no limit; then --transactions is needed)";
+    const WARMUP_HELP: &'static str = "Seconds to run before measuring";
+    const RATE_SHORT: Option<char> = Some('R');
+    const RATE_HELP: &'static str =
+        "Open loop: total transactions per second, Poisson arrivals as pgbench's -R (0 = closed loop)";
+    const INTERVAL_LONG: &'static str = "progress";
+    const INTERVAL_VALUE: &'static str = "PROGRESS";
+    const INTERVAL_SHORT: Option<char> = Some('P');
+    const INTERVAL_DEFAULT: &'static str = "0";
+    const INTERVAL_HELP: &'static str =
+        "Seconds between live lines (pgbench's -P), each over the whole interval; 0 = none. \
+        Intervals are stored each second (finer when this is under 1 s)";
+    const THREADS_LONG: &'static str = "jobs";
+    const THREADS_VALUE: &'static str = "JOBS";
+    const THREADS_SHORT: Option<char> = Some('j');
+    const THREADS_HELP: &'static str =
+        "Client threads (pgbench's jobs) sharing the clients with --client-io async; default: the CPUs";
+    const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per client sleeping in the \
+        kernel until its reply arrives: the least CPU per transaction), async (--jobs event loops sharing the \
+        clients: needed by --rate), or auto (blocking in closed loop up to 128 clients, unless --jobs is given)";
+}
+
+const SCRIPT_HELP: &str = "Scripts: -f FILE[@WEIGHT] runs a pgbench script file (repeatable), -b NAME[@WEIGHT] \
+a built-in (tpcb-like, simple-update, select-only, or a unique prefix); with several, each transaction \
+picks one at random by weight (default 1). The language is pgbench's: SQL ending at ';' (\\; joins \
+compound parts), :name variables (bound as parameters with -M prepared, written in as text with -M \
+simple), automatic :scale, :client_id, :default_seed, :random_seed; meta-commands \\set NAME EXPR \
+(pgbench's operators, CASE, abs debug double exp greatest hash hash_fnv1a hash_murmur2 int least ln \
+mod permute pi pow random random_exponential random_gaussian random_zipfian sqrt), \\sleep N [us|ms|s] \
+(before the first or after the last SQL command: a pause outside the latency; between SQL \
+commands: inside it, as in pgbench), \\if/\\elif/\\else/\\endif, \\gset [PREFIX] and \\aset \
+[PREFIX] after a query (columns named by the select list; name expressions with AS), \
+\\startpipeline/\\endpipeline (accepted; dbperf sends the statements one at a time). \\shell and \
+\\setshell are refused. Statements are reported by their first words (UPDATE pgbench_accounts). \
+Script files run on mysql:// targets too (:name becomes ?), where their SQL is valid there. \
+permute() is a permutation of its own: its values differ from pgbench's.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SCRIPT_HELP)]
+pub struct PgbenchArgs {
+    /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
+    /// one: the -f/-b scripts, or tpcb-like.
+    pub command: Option<String>,
+    /// A pgbench script file to run, optionally weighted: FILE or FILE@WEIGHT (repeatable; see --help).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub file: Vec<String>,
+    /// A built-in script, optionally weighted: tpcb-like, simple-update, select-only or a unique prefix, @WEIGHT (repeatable).
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtin: Vec<String>,
+    /// Sets a script variable before the run: NAME=VALUE (repeatable; also default_seed).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+    /// Query mode: prepared (prepared once per connection, variables bound), extended (an unnamed statement parsed for every execution, variables bound; PostgreSQL with --client-impl wire only) or simple (text, variables written in).
+    #[arg(short = 'M', long = "protocol", default_value = "prepared")]
+    pub protocol: String,
+    /// Where to connect (--target, DBPERF_TARGET or --target-file): postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
+    #[command(flatten)]
+    pub target: TargetUrl,
+    /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit; default 1). Runs:
+    /// the value of :scale for script files (default 1); built-ins read it from pgbench_branches.
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
+    /// init: fillfactor of accounts, tellers and branches (10..100).
+    #[arg(short = 'F', long, default_value_t = 100)]
+    pub fillfactor: u32,
+    /// init: create unlogged tables.
+    #[arg(long)]
+    pub unlogged_tables: bool,
+    /// Connections (pgbench's clients).
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), short = 'c', long, default_value_t = 1)]
+    pub clients: u32,
+    /// Time (-T), rate (-R), warmup, jobs (-j), client I/O, progress (-P), results directory and telemetry.
+    #[command(flatten)]
+    pub run: RunArgs<PgbenchFlags>,
+    /// Transactions per client (pgbench's -t); 0 = no limit.
+    #[arg(short = 't', long, default_value_t = 0)]
+    pub transactions: u64,
+    /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
+    #[arg(long)]
+    pub random_seed: Option<u64>,
+    /// Client: wire (dbperf's lean PostgreSQL session, default) or tokio-postgres.
+    #[arg(long, default_value = "wire")]
+    pub client_impl: String,
+    /// SQLSTATEs to retry after a rollback, 'none' or 'all'.
+    #[arg(long, default_value = "40P01,40001,23505")]
+    pub pgsql_ignore_errors: String,
+    /// Seconds to wait for in-flight transactions at the end.
+    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 5.0)]
+    pub shutdown_grace: f64,
+    /// cleanup: also drop pgbench tables dbperf did not create.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs a pgbench command; `argv` is the whole command line, for the manifest.
+pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let Some(target) = a.target.resolve()? else {
+        bail!("no server given: use --target postgres://USER:PASS@HOST:PORT/DB (or sandbox:NAME), DBPERF_TARGET or --target-file");
+    };
+    let command = a.command.clone().unwrap_or_default();
+    if !matches!(command.as_str(), "init" | "cleanup") {
+        let plan = script_plan(&a)?;
+        if let Plan::Scripts(p) = plan {
+            return run_scripts(&a, *p, target, argv);
+        }
+    }
+    if target.scheme != Scheme::Postgres {
+        bail!(
+            "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
+            target.redacted()
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    match command.as_str() {
+        "init" => {
+            let r = rt.block_on(init::init(&InitConfig {
+                target,
+                scale: a.scale.unwrap_or(1),
+                fillfactor: a.fillfactor,
+                unlogged: a.unlogged_tables,
+            }))?;
+            println!(
+                "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
+                r.elapsed.as_secs_f64(),
+                r.accounts,
+                r.generate.as_secs_f64(),
+                (r.elapsed - r.generate).as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        "cleanup" => {
+            rt.block_on(init::cleanup(&target, a.force))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            let script = match other {
+                "" => a
+                    .builtin
+                    .first()
+                    .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
+                _ => Script::by_prefix(other).map_err(|e| anyhow!("{e}, or init / cleanup"))?,
+            };
+            let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
+            let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+            let (facts, scale) = rt.block_on(async {
+                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
+                let scale = init::scale_of(&mut s).await?;
+                anyhow::Ok((facts, scale))
+            })?;
+            drop(rt);
+            match client {
+                Client::TokioPostgres => run_script::<PgSession>(&a, script, target, ignore, facts, scale, argv),
+                // A MySQL client was refused by Client::choose for this PostgreSQL target.
+                _ => run_script::<PgWireSession>(&a, script, target, ignore, facts, scale, argv),
+            }
+        }
+    }
+}
+
+fn run_script<S: Session + 'static>(
+    a: &PgbenchArgs,
+    script: Script,
+    target: Target,
+    ignore: dbperf_driver::mysql::IgnoreErrors,
+    facts: ServerFacts,
+    scale: i64,
+    argv: &[String],
+) -> Result<ExitCode> {
+    check_run(a)?;
+    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
+    let workload = |t: Target| Arc::new(PgbenchWorkload::<S>::new(script, scale, t, ignore, seed));
+    let common = Common {
+        label: script.name().to_string(),
+        run_name: format!("pgbench_{}", script.name().replace('-', "_")),
+        protocol: "prepared",
+        scale,
+        seed,
+        facts,
+        scripts: Vec::new(),
+    };
+    measured(a, workload, &target, common, argv)
+}
+
+/// A run needs clients and an end.
+fn check_run(a: &PgbenchArgs) -> Result<()> {
+    if a.clients == 0 {
+        bail!("--clients must be at least 1");
+    }
+    if a.run.time == 0 && a.transactions == 0 {
+        bail!("the run has no end: give --time (seconds) or --transactions (per client)");
+    }
+    Ok(())
+}
+
+/// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
+enum Plan {
+    Builtin,
+    Scripts(Box<ScriptPlan>),
+}
+
+/// Parsed scripts with their weights, and what the options recorded say about them.
+struct ScriptPlan {
+    parsed: Parsed,
+    weights: Vec<u64>,
+    labels: Vec<String>,
+    mode: QueryMode,
+    defines: Vec<(String, String)>,
+    uses_builtin: bool,
+}
+
+/// `NAME[@WEIGHT]` of `-b`.
+fn builtin_weight(spec: &str) -> Result<(Script, u64)> {
+    let (name, w) = split_weight(spec)?;
+    Ok((Script::by_prefix(name).map_err(|e| anyhow!("-b {spec}: {e}"))?, w))
+}
+
+/// `X@WEIGHT` → (X, WEIGHT); without a number after the last `@`, all of it is X, weight 1.
+fn split_weight(spec: &str) -> Result<(&str, u64)> {
+    match spec.rsplit_once('@') {
+        Some((x, w)) if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) => {
+            let w: u64 = w
+                .parse()
+                .ok()
+                .filter(|&w| w <= i32::MAX as u64)
+                .ok_or_else(|| anyhow!("weight of {spec} is too large (at most {})", i32::MAX))?;
+            Ok((x, w))
+        }
+        Some((_, w)) if w.starts_with('-') => bail!("weight of {spec} must be a number >= 0"),
+        _ => Ok((spec, 1)),
+    }
+}
+
+/// Reads `-f`, `-b`, `-D` and `-M` (and a built-in named as the command) into a plan.
+fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
+    let mode = QueryMode::parse(&a.protocol).map_err(|e| anyhow!(e))?;
+    let mut builtins = Vec::new();
+    if let Some(c) = a.command.as_deref() {
+        builtins.push((Script::by_prefix(c).map_err(|e| anyhow!("{e}, or init / cleanup"))?, 1));
+    }
+    for b in &a.builtin {
+        builtins.push(builtin_weight(b)?);
+    }
+    if a.file.is_empty() && builtins.len() == 1 && builtins[0].1 == 0 {
+        bail!("the only script has weight 0: give it a positive @WEIGHT (or none)");
+    }
+    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode == QueryMode::Prepared {
+        return Ok(Plan::Builtin);
+    }
+    let mut defines = Vec::new();
+    for d in &a.define {
+        let Some((name, value)) = d.split_once('=') else {
+            bail!("-D {d}: write NAME=VALUE");
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            bail!("-D {d}: a variable name is letters, digits and _ (as in :name), got {name:?}");
+        }
+        defines.push((name.to_string(), value.to_string()));
+    }
+    let mut parsed = Parsed::default();
+    let (mut weights, mut labels) = (Vec::new(), Vec::new());
+    for (s, w) in &builtins {
+        parsed
+            .add(s.name(), &format!("builtin {}", s.name()), &s.text())
+            .map_err(|e| anyhow!("{e}"))?;
+        weights.push(*w);
+        labels.push(format!("{}@{w}", s.name()));
+    }
+    for f in &a.file {
+        let (path, w) = split_weight(f)?;
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read script file {path}: {e}"))?;
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+        parsed.add(&name, path, &text).map_err(|e| anyhow!("{e}"))?;
+        weights.push(w);
+        labels.push(format!("{path}@{w}"));
+    }
+    if builtins.is_empty() && a.file.is_empty() {
+        let s = Script::TpcbLike;
+        parsed
+            .add(s.name(), &format!("builtin {}", s.name()), &s.text())
+            .map_err(|e| anyhow!("{e}"))?;
+        weights.push(1);
+        labels.push(format!("{}@1", s.name()));
+    }
+    Ok(Plan::Scripts(Box::new(ScriptPlan {
+        parsed,
+        weights,
+        labels,
+        mode,
+        defines,
+        uses_builtin: !builtins.is_empty() || a.file.is_empty(),
+    })))
+}
+
+/// Runs parsed scripts, on PostgreSQL or MySQL.
+fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) -> Result<ExitCode> {
+    check_run(a)?;
+    let ignore = match target.scheme {
+        Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+        Scheme::Mysql => dbperf_driver::mysql::IgnoreErrors::sysbench_default(),
+    };
+    if target.scheme == Scheme::Mysql && p.uses_builtin {
+        bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target");
+    }
+    let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+    if p.mode == QueryMode::Extended && client != Client::PgWire {
+        bail!("{}", dbperf_workloads::pgbench::lang::exec::EXTENDED_NEEDS);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (facts, scale) = rt.block_on(async {
+        match target.scheme {
+            Scheme::Postgres => {
+                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
+                let scale = match a.scale {
+                    Some(n) => n as i64,
+                    None if p.uses_builtin => init::scale_of(&mut s).await?,
+                    None => 1,
+                };
+                anyhow::Ok((facts, scale))
+            }
+            Scheme::Mysql => {
+                let mut s = dbperf_driver::wire::WireSession::connect(&target, ignore.clone()).await?;
+                let facts = measure::server_facts(&mut s, target.scheme).await?;
+                anyhow::Ok((facts, a.scale.unwrap_or(1) as i64))
+            }
+        }
+    })?;
+    drop(rt);
+    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
+    let labels = p.labels.join(" ");
+    let mode = p.mode;
+    let weights = p.weights.clone();
+    let program = Arc::new(Program::new(p.parsed, p.weights, p.mode, &p.defines, scale, seed).map_err(|e| anyhow!(e))?);
+    let scripts = program
+        .ops()
+        .transactions
+        .into_iter()
+        .zip(p.labels)
+        .zip(weights)
+        .map(|((name, label), weight)| ScriptShare { name, label, weight })
+        .collect();
+    let common = Common {
+        label: labels,
+        run_name: "pgbench_script".into(),
+        protocol: mode.name(),
+        scale,
+        seed,
+        facts,
+        scripts,
+    };
+    match client {
+        Client::TokioPostgres => {
+            let wl = |t: Target| Arc::new(ScriptWorkload::<PgSession>::new(program, t, ignore, seed));
+            measured(a, wl, &target, common, argv)
+        }
+        Client::MysqlWire => {
+            let wl = |t: Target| {
+                Arc::new(ScriptWorkload::<dbperf_driver::wire::WireSession>::new(
+                    program, t, ignore, seed,
+                ))
+            };
+            measured(a, wl, &target, common, argv)
+        }
+        Client::MysqlAsync => {
+            let wl = |t: Target| {
+                Arc::new(ScriptWorkload::<dbperf_driver::mysql::MysqlSession>::new(
+                    program, t, ignore, seed,
+                ))
+            };
+            measured(a, wl, &target, common, argv)
+        }
+        Client::PgWire => {
+            let wl = |t: Target| Arc::new(ScriptWorkload::<PgWireSession>::new(program, t, ignore, seed));
+            measured(a, wl, &target, common, argv)
+        }
+    }
+}
+
+/// What a run records besides the shared options.
+struct Common {
+    label: String,
+    run_name: String,
+    protocol: &'static str,
+    scale: i64,
+    seed: u64,
+    facts: ServerFacts,
+    /// Script runs: each script's transaction name, label and weight (pgbench's
+    /// "SQL script N" lines); empty on the built-in fast path.
+    scripts: Vec<ScriptShare>,
+}
+
+/// One script of a run, for the per-script report.
+#[derive(Debug, Clone, serde::Serialize)]
+struct ScriptShare {
+    /// Its transaction name (in `summary.json`'s `per_type`).
+    name: String,
+    /// What the command line named: `FILE@W` or `BUILTIN@W`.
+    label: String,
+    weight: u64,
+}
+
+/// A script's row of `pgbench-scripts.json`.
+#[derive(Debug, serde::Serialize)]
+struct ScriptOutcome<'a> {
+    #[serde(flatten)]
+    script: &'a ScriptShare,
+    /// Its weight over the sum of the weights.
+    target_share: f64,
+    transactions: u64,
+    /// Its transactions over all the run's.
+    share: f64,
+    tps: f64,
+    latency_ms: Option<&'a dbperf_results::summary::LatencyBlock>,
+}
+
+/// pgbench's report, then (with several scripts) pgbench's per-script lines: weight,
+/// transactions, their share and rate, latency. `pgbench-scripts.json` keeps them.
+struct ScriptsReport {
+    inner: PgbenchReport,
+    scripts: Vec<ScriptShare>,
+}
+
+impl ScriptsReport {
+    fn outcomes<'a>(&'a self, summary: &'a dbperf_results::Summary) -> Vec<ScriptOutcome<'a>> {
+        let weights: u64 = self.scripts.iter().map(|s| s.weight).sum();
+        let total = summary.transactions.total;
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        self.scripts
+            .iter()
+            .map(|s| {
+                let block = summary.per_type.get(&s.name);
+                let transactions = block.map_or(0, |b| b.count);
+                ScriptOutcome {
+                    script: s,
+                    target_share: ratio(s.weight, weights),
+                    transactions,
+                    share: ratio(transactions, total),
+                    tps: if summary.duration_s > 0.0 {
+                        transactions as f64 / summary.duration_s
+                    } else {
+                        0.0
+                    },
+                    latency_ms: block.map(|b| &b.latency_ms),
+                }
+            })
+            .collect()
+    }
+}
+
+impl FinalReport for ScriptsReport {
+    fn final_report(
+        &self,
+        outcome: &dbperf_engine::RunOutcome,
+        summary: &dbperf_results::Summary,
+    ) -> (String, Vec<ReportFile>) {
+        let (mut text, mut files) = self.inner.final_report(outcome, summary);
+        if self.scripts.is_empty() {
+            return (text, files);
+        }
+        let rows = self.outcomes(summary);
+        if rows.len() > 1 {
+            text.push_str(&scripts_text(&rows));
+        }
+        files.push(ReportFile::json("pgbench-scripts.json", &rows));
+        (text, files)
+    }
+}
+
+/// pgbench's "SQL script N" lines.
+fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
+    let mut text = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        text.push_str(&format!(
+            "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
+            k + 1,
+            r.script.label.rsplit_once('@').map_or(r.script.label.as_str(), |(l, _)| l),
+            r.script.weight,
+            100.0 * r.target_share,
+            r.transactions,
+            100.0 * r.share,
+            r.tps
+        ));
+        if let Some(l) = r.latency_ms {
+            text.push_str(&format!(
+                " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms\n",
+                l.mean, l.p95, l.max
+            ));
+        }
+    }
+    text
+}
+
+/// The measured run of `workload`, its options recorded and its report printed.
+fn measured<W: dbperf_engine::Workload + 'static>(
+    a: &PgbenchArgs,
+    workload: impl FnOnce(Target) -> Arc<W>,
+    target: &Target,
+    c: Common,
+    argv: &[String],
+) -> Result<ExitCode> {
+    let mut run = a.run.config(&RunShape {
+        connections: a.clients as usize,
+        events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
+        arrival: "poisson",
+        rate_per_connection: false,
+        shutdown_grace: Some(a.shutdown_grace),
+        seed: c.seed,
+    })?;
+    let scale = c.scale;
+    let mut options = serde_json::Map::new();
+    options.insert("script".into(), c.label.clone().into());
+    options.insert("scale".into(), scale.into());
+    options.insert("clients".into(), a.clients.into());
+    options.insert("jobs".into(), run.client_threads.into());
+    record_run_options(&run, &mut options);
+    options.insert("time_s".into(), a.run.time.into());
+    options.insert("transactions_per_client".into(), a.transactions.into());
+    options.insert("warmup_s".into(), a.run.warmup_time.into());
+    options.insert("protocol".into(), c.protocol.into());
+    if !a.define.is_empty() {
+        options.insert("define".into(), a.define.clone().into());
+    }
+    options.insert("client_impl".into(), a.client_impl.clone().into());
+    a.run.out.record_options(&mut options);
+    let place = a.run.place(target, &c.facts, &mut run)?;
+    let workload = workload(place.path.target.clone());
+    let version = c.facts.version.clone();
+    let family = match target.scheme {
+        Scheme::Postgres => "PostgreSQL",
+        Scheme::Mysql => "MySQL",
+    };
+    let banner = |dir: &std::path::Path| {
+        format!(
+            "dbperf {} — pgbench {} (scale {scale}, -M {}) on {} ({family} {version}), {} client(s), {}; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            c.label,
+            c.protocol,
+            target.endpoint(),
+            a.clients,
+            match run.arrival {
+                Arrival::Closed => "closed loop".to_string(),
+                r => format!("open loop at {} trx/s (poisson arrivals)", r.rate().unwrap_or(0.0)),
+            },
+            dir.display()
+        )
+    };
+    let spec = MeasureSpec {
+        results_dir: &a.run.out.results_dir,
+        name: &c.run_name,
+        options,
+        seeds: serde_json::json!({ "random_seed": c.seed }),
+        target,
+        facts: c.facts,
+        run: &run,
+        print_every: a.run.print_every(),
+        telemetry: a.run.out.telemetry(target),
+        rand_type: "uniform",
+        threads: a.clients,
+        banner: &banner,
+        live: LiveLine::Standard,
+        metrics_addr: a.run.out.metrics_addr.as_deref(),
+        settle: a.run.out.settle(),
+        place,
+    };
+    let m = measure::measure(spec, workload, argv)?;
+    let report = ScriptsReport {
+        inner: PgbenchReport {
+            client_threads: run.client_threads,
+        },
+        scripts: c.scripts,
+    };
+    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(argv: &[&str]) -> PgbenchArgs {
+        use clap::{Args as _, FromArgMatches as _};
+        let command = PgbenchArgs::augment_args(clap::Command::new("pgbench"));
+        let matches = command
+            .try_get_matches_from(std::iter::once("pgbench").chain(argv.iter().copied()))
+            .unwrap();
+        PgbenchArgs::from_arg_matches(&matches).unwrap()
+    }
+
+    #[test]
+    fn scripts_plan_mixes_files_and_builtins_and_keeps_the_fast_path_alone() {
+        assert!(matches!(script_plan(&args(&["tpcb-like"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&["-b", "sel"])).unwrap(), Plan::Builtin));
+        assert!(matches!(script_plan(&args(&[])).unwrap(), Plan::Builtin));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("mine.sql");
+        std::fs::write(&f, "\\set x random(1, :n)\nSELECT :x;\n").unwrap();
+        let file = format!("{}@4", f.display());
+        let Plan::Scripts(p) =
+            script_plan(&args(&["-f", &file, "-b", "simple@2", "-D", "n=7", "-M", "simple"])).unwrap()
+        else {
+            panic!("scripts expected");
+        };
+        assert_eq!(p.weights, [2, 4]);
+        assert_eq!(p.mode, QueryMode::Simple);
+        assert_eq!(p.defines, [("n".to_string(), "7".to_string())]);
+        assert!(p.uses_builtin);
+        assert_eq!(p.parsed.scripts[1].name, "mine.sql");
+        // -D alone moves a built-in to the script path, where :variables can be set.
+        assert!(matches!(
+            script_plan(&args(&["select-only", "-D", "x=1"])).unwrap(),
+            Plan::Scripts(_)
+        ));
+        let e = |argv: &[&str]| match script_plan(&args(argv)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{argv:?} accepted"),
+        };
+        assert!(e(&["-b", "tpcb@0"]).contains("weight 0"));
+        assert!(e(&["-D", "novalue"]).contains("NAME=VALUE"));
+        assert!(e(&["-D", "=5"]).contains("variable name"));
+        assert!(e(&["-D", "a b=5"]).contains("variable name"));
+        assert!(e(&["-M", "fast"]).contains("simple, extended or prepared"));
+        let Plan::Scripts(p) = script_plan(&args(&["-M", "extended"])).unwrap() else {
+            panic!("-M extended runs the built-in as a script");
+        };
+        assert_eq!(p.mode, QueryMode::Extended);
+        assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
+    }
+
+    #[test]
+    fn weights_split_at_the_last_at_sign() {
+        assert_eq!(split_weight("a.sql@3").unwrap(), ("a.sql", 3));
+        assert_eq!(split_weight("dir@x/a.sql").unwrap(), ("dir@x/a.sql", 1));
+        assert_eq!(split_weight("a.sql").unwrap(), ("a.sql", 1));
+        assert!(split_weight("a.sql@99999999999")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+        assert_eq!(builtin_weight("sel@0").unwrap(), (Script::SelectOnly, 0));
+        assert!(builtin_weight("s@2").unwrap_err().to_string().contains("ambiguous"));
+    }
+}

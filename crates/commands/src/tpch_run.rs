@@ -1,0 +1,357 @@
+//! `dbperf tpch validate`, `power` and `compare`: their arguments and plans. The answer
+//! checks are in [`dbperf_workloads::tpch::validate`], the run directory comes from
+//! [`dbperf_run::RunSession`], cold restarts from [`dbperf_server::cold`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+
+use super::tpch::{runtime, ConnArgs};
+use dbperf_core::interrupt::on_interrupt;
+use dbperf_driver::Target;
+use dbperf_results::manifest::ServerFacts;
+use dbperf_results::RunDir;
+use dbperf_run::{RunSession, SessionSpec};
+use dbperf_workloads::tpch::compare::{table, Column};
+use dbperf_workloads::tpch::load;
+use dbperf_workloads::tpch::load::data_scale_factor;
+use dbperf_workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
+use dbperf_workloads::tpch::qgen::{check_seed, seed_at, time_seed};
+use dbperf_workloads::tpch::validate as tpch_validate;
+
+/// `dbperf tpch validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Scale factor of the loaded data (default: read from the supplier table).
+    #[arg(long, visible_alias = "sf")]
+    pub scale_factor: Option<f64>,
+    /// Directory of answer files q1.out..q22.out (default at SF 1: the official answers).
+    #[arg(long, value_name = "DIR")]
+    pub answers: Option<PathBuf>,
+    /// Write the answers obtained into DIR as q<N>.out (golden answers for other scale factors).
+    #[arg(long, value_name = "DIR")]
+    pub write_answers: Option<PathBuf>,
+    /// Cancel a query after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+/// `--cold`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColdArg {
+    /// Restart the server and drop the OS page cache before each query.
+    Query,
+    /// ... before each run (repetition).
+    Run,
+}
+
+/// `dbperf tpch power`.
+#[derive(Debug, Args)]
+pub struct PowerArgs {
+    /// Scale factor of the loaded data (default: read from the supplier table).
+    #[arg(long, visible_alias = "sf")]
+    pub scale_factor: Option<f64>,
+    /// qgen seed (default, as DBT-3: the current time as MMDDhhmmss).
+    #[arg(long)]
+    pub seed: Option<i64>,
+    /// Use the spec's validation parameters instead of generated ones.
+    #[arg(long)]
+    pub validation: bool,
+    /// Cancel a query on the server after this many seconds and record it as timed out.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Run the whole test N times; per-query median, min and max.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Run only these queries (1 to 22, comma-separated), in the power test's order; Power@Size
+    /// needs all 22 [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub queries: Vec<u8>,
+    /// Restart the sandbox and drop the OS page cache before each query or each run (needs --target sandbox:NAME).
+    #[arg(long, value_enum)]
+    pub cold: Option<ColdArg>,
+    /// Skip RF1/RF2 (Power@Size is then not computed).
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// Do not store the plans (EXPLAIN FORMAT=JSON).
+    #[arg(long)]
+    pub no_explain: bool,
+    /// Directory for run directories.
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Where the client stands (--shard is refused: the power test is one stream).
+    #[command(flatten)]
+    pub place: dbperf_run::args::PlaceArgs,
+}
+
+/// `dbperf tpch compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Runs (directories, or run ids under --results-dir); the first is the baseline.
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<String>,
+    /// Differences up to this many percent of the baseline are draws (as in `dbperf compare`).
+    #[arg(long, value_name = "PERCENT", default_value_t = dbperf_core::stats::DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
+    pub results_dir: PathBuf,
+}
+
+pub(crate) fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
+    match secs {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => bail!("--timeout {s}: give a positive number of seconds, e.g. --timeout 7200"),
+    }
+}
+
+/// Runs `dbperf tpch validate`.
+pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
+    if let (Some(read), Some(write)) = (&a.answers, &a.write_answers) {
+        tpch_validate::refuse_self_compare(read, write)?;
+    }
+    let target = a.conn.target()?;
+    let dialect = a.conn.dialect()?;
+    let limit = timeout(a.timeout)?;
+    let rt = runtime()?;
+    let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
+    if a.answers.is_none() && sf != 1.0 && a.write_answers.is_none() {
+        bail!("the official answers are for SF 1 and the data is SF {sf}: give --answers DIR with answers for SF {sf} (e.g. golden answers written with --write-answers)");
+    }
+    if let Some(dir) = &a.write_answers {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let cfg = tpch_validate::ValidateConfig {
+        target,
+        dialect,
+        sf,
+        timeout: limit,
+        answers: a.answers,
+        write_answers: a.write_answers,
+    };
+    let failed = rt.block_on(tpch_validate::validate(&cfg, |line| println!("{line}")))?;
+    if failed > 0 {
+        eprintln!("{failed} of 22 queries did not match the answers");
+        return Ok(ExitCode::FAILURE);
+    }
+    if cfg.answers.is_some() || sf == 1.0 {
+        println!("all 22 queries match (SF {sf})");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `dbperf tpch power`; `argv` goes into the manifest.
+pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
+    let target = a.conn.target()?;
+    if let Some(s) = a.place.shard {
+        bail!(
+            "--shard {}/{}: the power test is one query stream on one connection, which cannot be spread over \
+             clients; spread the throughput test instead (dbperf tpch throughput --shard I/N --start-at TIME)",
+            s.index,
+            s.count
+        );
+    }
+    if a.cold.is_some() && a.place.client_netns.is_some() {
+        bail!(
+            "--cold restarts the server from the client, which --client-netns puts in a network namespace of its \
+             own: the restarted server would listen inside it. Run cold tests without --client-netns"
+        );
+    }
+    if a.repeat == 0 {
+        bail!("--repeat 0: give at least 1 run");
+    }
+    let cold_start = match (a.cold, a.conn.sandbox()) {
+        (None, _) => None,
+        (Some(_), Some(name)) => Some(Box::new(dbperf_server::cold::cold_restart(&name)?) as ColdStart),
+        (Some(_), None) => bail!(
+            "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME"
+        ),
+    };
+    let start_at = a.place.start_at()?;
+    let rt = runtime()?;
+    let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
+    let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
+    check_seed(seed)?;
+    let facts = rt.block_on(server_facts(&target))?;
+    let path = dbperf_run::place::ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
+    let cfg = PowerConfig {
+        target: path.target.clone(),
+        dialect: a.conn.dialect()?,
+        sf,
+        seed,
+        validation: a.validation,
+        timeout: timeout(a.timeout)?,
+        repeat: a.repeat,
+        queries: selected_queries(&a.queries)?,
+        refresh: !a.no_refresh,
+        explain: !a.no_explain,
+        cold: match a.cold {
+            None => Cold::Off,
+            Some(ColdArg::Query) => Cold::Query,
+            Some(ColdArg::Run) => Cold::Run,
+        },
+        cold_start,
+        stop: Arc::new(AtomicBool::new(false)),
+        start_at,
+    };
+    let mut options = serde_json::Map::new();
+    options.insert("scale_factor".into(), sf.into());
+    options.insert("validation".into(), a.validation.into());
+    options.insert("timeout_seconds".into(), a.timeout.into());
+    options.insert("repeat".into(), a.repeat.into());
+    options.insert("cold".into(), format!("{:?}", cfg.cold).to_lowercase().into());
+    options.insert("refresh".into(), cfg.refresh.into());
+    let session = RunSession::create(SessionSpec {
+        results_dir: &a.results_dir,
+        name: "tpch-power",
+        argv,
+        options,
+        seeds: serde_json::json!({ "qgen": seed }),
+        target: &target,
+        facts,
+        network: Some(path.record.clone()),
+        shard: None,
+    })?;
+    let dir = session.dir();
+    eprintln!(
+        "TPC-H power test: SF {sf}, seed {seed}{}, {}, run directory {}",
+        if a.validation { " (validation parameters)" } else { "" },
+        path.describe(),
+        dir.path().display()
+    );
+    let stop = Arc::clone(&cfg.stop);
+    on_interrupt(
+        "Stopping after the query in progress (and RF2, when RF1 ran); the finished queries are kept",
+        "exiting now; tpch.json is not written",
+        move || stop.store(true, Ordering::Relaxed),
+    );
+    let report = path.run_inside(|| -> Result<_> {
+        // The query runtime is started inside the client's namespace, so its threads are too.
+        Ok(runtime()?.block_on(power::run(&cfg, |line| eprintln!("{line}")))?)
+    })??;
+    dir.write_json(TPCH_FILE, &report)?;
+    let dir = session.end(&[]);
+    print!("{}", dbperf_workloads::tpch::report::power_text(&report));
+    println!("run directory: {}", dir.path().display());
+    Ok(exit_code(report.interrupted))
+}
+
+/// 130 when Ctrl-C cut the test short (what finished is in `tpch.json`), as the measured
+/// runs of the other workloads exit.
+pub(crate) fn exit_code(interrupted: bool) -> ExitCode {
+    if interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--queries`: each 1 to 22, no repeats; none given means all 22.
+fn selected_queries(given: &[u8]) -> Result<Vec<u8>> {
+    if given.is_empty() {
+        return Ok((1..=22).collect());
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(given.len());
+    for &q in given {
+        if !(1..=22).contains(&q) {
+            anyhow::bail!("--queries: {q} is not a TPC-H query: give numbers from 1 to 22, e.g. --queries 1,3,18");
+        }
+        if out.contains(&q) {
+            anyhow::bail!("--queries: query {q} is given twice: give each query once");
+        }
+        out.push(q);
+    }
+    Ok(out)
+}
+
+pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
+    let mut s = load::connect(target).await?;
+    dbperf_run::session::server_facts(&mut s, target.scheme).await
+}
+
+/// Runs `dbperf tpch compare`.
+pub fn compare(a: CompareArgs) -> Result<ExitCode> {
+    if !(a.threshold >= 0.0 && a.threshold.is_finite()) {
+        bail!(
+            "--threshold {} is not a percentage: give a number >= 0, e.g. 5",
+            a.threshold
+        );
+    }
+    let mut reports = Vec::new();
+    for run in &a.runs {
+        let given = PathBuf::from(run);
+        let path = if given.is_dir() { given } else { a.results_dir.join(run) };
+        let dir = RunDir::open(&path)
+            .with_context(|| format!("run {run:?}: give a run directory or a run id under --results-dir"))?;
+        let report: PowerReport = dir
+            .read_json(TPCH_FILE)
+            .with_context(|| format!("{} is not a TPC-H power run", path.display()))?;
+        reports.push((dir.run_id().to_string(), report));
+    }
+    let columns: Vec<Column<'_>> = reports
+        .iter()
+        .map(|(id, r)| Column {
+            label: format!("{} {}", r.server_version, id),
+            report: r,
+        })
+        .collect();
+    print!("{}", table(&columns, a.threshold));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_1_to_22_once_each_and_default_to_all() {
+        assert_eq!(selected_queries(&[]).unwrap(), (1..=22).collect::<Vec<u8>>());
+        assert_eq!(selected_queries(&[18, 1]).unwrap(), vec![18, 1]);
+        let err = selected_queries(&[0]).unwrap_err().to_string();
+        assert!(err.contains("0 is not a TPC-H query"), "{err}");
+        let err = selected_queries(&[23]).unwrap_err().to_string();
+        assert!(err.contains("23 is not a TPC-H query"), "{err}");
+        let err = selected_queries(&[5, 5]).unwrap_err().to_string();
+        assert!(err.contains("query 5 is given twice"), "{err}");
+    }
+
+    #[test]
+    fn answers_are_never_compared_with_themselves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let golden = tmp.path().join("golden");
+        std::fs::create_dir(&golden).unwrap();
+        std::fs::write(golden.join("q1.out"), "cnt\n1\n").unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&golden, &link).unwrap();
+        // The command refuses before it connects anywhere.
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            v: ValidateArgs,
+        }
+        let argv: Vec<std::ffi::OsString> = vec![
+            "validate".into(),
+            "--answers".into(),
+            golden.clone().into(),
+            "--write-answers".into(),
+            link.into(),
+            "--target".into(),
+            "mysql://sb:sb@127.0.0.1:1/none".into(),
+        ];
+        let args = <Cli as clap::Parser>::try_parse_from(argv).unwrap().v;
+        let err = validate(args).unwrap_err().to_string();
+        assert!(
+            err.contains("--answers") && err.contains("--write-answers") && err.contains("compared with themselves"),
+            "{err}"
+        );
+    }
+}

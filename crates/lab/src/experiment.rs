@@ -1,0 +1,1860 @@
+//! The experiment file (TOML): what it may say, how it is read, and every check that can be
+//! made without touching a server. Errors point at `file:line:column` and say what was
+//! expected.
+//!
+//! ```toml
+//! name = "checkpoint-stability"      # default: the file's stem
+//! repetitions = 3
+//! duration = "60s"                   # per point; also warmup, report_interval
+//! warmup = "10s"
+//! order = "shuffled"                 # or "stable" (the default)
+//! prewarm = true                     # read the tables into memory after every start
+//!
+//! [[server]]
+//! id = "mariadb-10.11"               # a `dbperf server list --available` id (postgres-17, ...)
+//! settings = { innodb_buffer_pool_size = "1G" }
+//! jemalloc = false
+//!
+//! [variants]                         # every combination of these values is a variant
+//! innodb_doublewrite = ["ON", "OFF"]
+//! innodb_io_capacity = [200, 2000]
+//!
+//! [[variant]]                        # or name variants one by one
+//! name = "small-redo"
+//! settings = { innodb_log_file_size = "64M" }
+//!
+//! [[pinning]]                        # optional: CPU sets as another axis
+//! name = "separate"
+//! server_cpus = "0"
+//! client_cpus = "1"
+//!
+//! [[workload]]
+//! test = "oltp_read_write"
+//! tables = 8
+//! table_size = 100000                # or data_vs_buffer_pool = 2.0
+//! users = [1, 4, 16, 64]
+//! options = { range_size = 100 }     # any other sysbench option
+//!
+//! [[workload]]
+//! kind = "lua"                       # a sysbench 1.0 Lua script, run by `dbperf lua`
+//! script = "my_oltp.lua"             # relative to this file, or "oltp_read_write" (sysbench's)
+//! options = { tables = 4, table_size = 10000 }   # the script's own options
+//! users = [1, 16]
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use super::search::Search;
+use super::settings::{check_max_connections, setting, setting_value};
+use super::workload::RawWorkload;
+pub use super::workload::{Cold, Kind, Lua, Params, PgbenchScripts, Restore, Sysbench, TpchTest};
+use dbperf_core::bounds;
+pub use dbperf_core::cpus::CpuSet;
+pub use dbperf_core::size::parse_size;
+use dbperf_workloads::sysbench::options::Test;
+
+/// A file that could not be read or does not describe a valid experiment.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    /// The message names the cause itself, so the cause is not also chained (it would print twice).
+    #[error("cannot read {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
+    /// `file:line:column: message`.
+    #[error("{path}:{line}:{column}: {message}")]
+    At {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Whole { path: PathBuf, message: String },
+}
+
+/// How points are ordered inside the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Servers, variants and pinnings in file order; inside each, repetition by repetition.
+    Stable,
+    /// Groups and the points inside each group in a seeded random order, to spread drift.
+    Shuffled,
+}
+
+/// A duration written as seconds (`60`) or with a unit (`"90s"`, `"5m"`, `"1h"`, `"500ms"`),
+/// within [`bounds::MAX_SECS`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Secs(pub(super) Duration);
+
+impl<'de> Deserialize<'de> for Secs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Float(f64),
+            Text(String),
+        }
+        let secs = match Raw::deserialize(d)? {
+            Raw::Int(n) => bounds::secs(n as f64),
+            Raw::Float(f) => bounds::secs(f),
+            Raw::Text(s) => bounds::parse_duration(&s),
+        };
+        secs.map(Secs).map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    repetitions: Option<Spanned<u32>>,
+    duration: Option<Spanned<Secs>>,
+    warmup: Option<Spanned<Secs>>,
+    report_interval: Option<Spanned<Secs>>,
+    order: Option<Order>,
+    seed: Option<u64>,
+    prewarm: Option<bool>,
+    #[serde(default, rename = "server")]
+    servers: Vec<Spanned<RawServer>>,
+    variants: Option<Spanned<BTreeMap<String, Spanned<Vec<Value>>>>>,
+    #[serde(default, rename = "variant")]
+    variant_list: Vec<Spanned<RawVariant>>,
+    #[serde(default, rename = "pinning")]
+    pinnings: Vec<Spanned<RawPinning>>,
+    #[serde(default, rename = "workload")]
+    workloads: Vec<Spanned<RawWorkload>>,
+    search: Option<Spanned<super::search::RawSearch>>,
+    network: Option<Spanned<RawNetwork>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    client: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    burst: Option<Spanned<String>>,
+    queue: Option<Spanned<String>>,
+    delay: Option<Spanned<String>>,
+    loss: Option<Spanned<f64>>,
+    shards: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    id: Spanned<String>,
+    label: Option<String>,
+    #[serde(default)]
+    settings: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    jemalloc: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: Spanned<String>,
+    #[serde(default)]
+    settings: BTreeMap<String, Spanned<Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPinning {
+    name: Spanned<String>,
+    server_cpus: Option<Spanned<String>>,
+    client_cpus: Option<Spanned<String>>,
+}
+
+/// One server of the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Catalog id (`mariadb-10.11`, `mysql-8.0.31`, ...), aliases resolved.
+    pub id: String,
+    /// The catalog entry.
+    pub spec: &'static dbperf_server::ServerSpec,
+    /// Name in tables; the id unless the file gives a label.
+    pub label: String,
+    /// Settings for every start of this server, in file order.
+    pub settings: Vec<(String, String)>,
+    /// Start the server with Debian's libjemalloc2 preloaded.
+    pub jemalloc: bool,
+}
+
+/// A named set of settings applied on top of the server's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub settings: Vec<(String, String)>,
+}
+
+/// Where server and client run. `None` means anywhere.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pinning {
+    pub name: String,
+    pub server_cpus: Option<CpuSet>,
+    pub client_cpus: Option<CpuSet>,
+}
+
+/// How many rows each table gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DataSize {
+    /// Exactly this many rows per table.
+    Rows(u32),
+    /// Data about this many times the server's buffer pool (rows computed per server).
+    VsBufferPool(f64),
+}
+
+/// One workload of the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadSpec {
+    /// The kind and its own keys.
+    pub params: Params,
+    /// Client connections, one point per count (sysbench threads, TPC-C terminals in max mode,
+    /// LinkBench requesters, pgbench clients; `[1]` for TPC-H, whose streams are its own key).
+    pub users: Vec<u32>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// When the prepared data is copied back (default: before every point for kinds that
+    /// write, once per server start otherwise).
+    pub restore: Restore,
+    /// Record a checksum of every table before each point (`CHECKSUM TABLE`, MySQL family).
+    pub checksum: bool,
+}
+
+impl WorkloadSpec {
+    pub fn kind(&self) -> Kind {
+        self.params.kind()
+    }
+
+    /// The sysbench keys, for a sysbench workload.
+    pub fn sysbench(&self) -> Option<&Sysbench> {
+        match &self.params {
+            Params::Sysbench(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A whole, checked experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    pub name: String,
+    pub description: Option<String>,
+    pub path: PathBuf,
+    pub repetitions: u32,
+    pub report_interval: Duration,
+    pub order: Order,
+    pub seed: u64,
+    /// Run `prewarm` after every server start (default true).
+    pub prewarm: bool,
+    pub servers: Vec<ServerSpec>,
+    pub variants: Vec<Variant>,
+    pub pinnings: Vec<Pinning>,
+    pub workloads: Vec<WorkloadSpec>,
+    /// A settings search (`[search]`, run by `dbperf lab tune`).
+    pub search: Option<Search>,
+    /// Where the client stands (`[network]`): its own network namespace, shaped, and how many
+    /// client processes share each point.
+    pub network: Network,
+}
+
+/// `[network]`: the client's path to the server and the shards of every point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Network {
+    /// `client = "netns"`: each point's client runs in a network namespace of its own, with
+    /// this `--client-netns` value (the shaping; empty: none). `None`: as the server's URL says.
+    pub netns: Option<String>,
+    /// Client processes each point is spread over (`--shard I/N`), merged into the point's
+    /// run; 1: one client.
+    pub shards: u32,
+}
+
+/// Bytes one sysbench row takes in InnoDB with its `k` index (a table of 1M rows is about
+/// 240 MB on disk); used only to turn `data_vs_buffer_pool` into rows.
+pub const BYTES_PER_ROW: f64 = 240.0;
+
+/// The largest `data_vs_buffer_pool`: data a thousand times the buffer pool.
+const MAX_DATA_VS_BUFFER_POOL: f64 = 1000.0;
+
+/// A sysbench workload's own keys that are also sysbench options: the lab passes them, so
+/// `options` may not (beside [`super::LAB_OWNED_OPTIONS`]).
+const SYSBENCH_DATA_KEYS: &[&str] = &["tables", "table_size"];
+
+/// The first line of the copy `lab run` keeps of an experiment file, followed by the original's
+/// path: relative paths in the copy (scripts, pgbench files) are read from the original's
+/// directory.
+pub const ORIGIN_LINE: &str = "# dbperf lab: a copy of ";
+
+impl Experiment {
+    /// Reads and checks `path`.
+    pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| ExperimentError::Read {
+            path: path.to_owned(),
+            cause,
+        })?;
+        let origin = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix(ORIGIN_LINE))
+            .map(PathBuf::from);
+        match origin.as_ref().and_then(|o| o.parent()) {
+            Some(base) => Experiment::parse_in(&text, path, base),
+            None => Experiment::parse(&text, path),
+        }
+    }
+
+    /// Parses and checks the text of an experiment file; `path` names it in errors, and
+    /// relative paths in it are read from its directory.
+    pub fn parse(text: &str, path: &Path) -> Result<Experiment, ExperimentError> {
+        Experiment::parse_in(text, path, path.parent().unwrap_or(Path::new("")))
+    }
+
+    /// [`Experiment::parse`] with relative paths read from `base`.
+    pub fn parse_in(text: &str, path: &Path, base: &Path) -> Result<Experiment, ExperimentError> {
+        let at = |span: Range<usize>, message: String| {
+            let (line, column) = line_col(text, span.start);
+            ExperimentError::At {
+                path: path.to_owned(),
+                line,
+                column,
+                message,
+            }
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().to_owned();
+            match e.span() {
+                Some(span) => at(span, message),
+                None => ExperimentError::Whole {
+                    path: path.to_owned(),
+                    message,
+                },
+            }
+        })?;
+        let whole = |message: &str| ExperimentError::Whole {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        };
+
+        let name = match &raw.name {
+            Some(n) => {
+                check_name(n.get_ref()).map_err(|m| at(n.span(), m))?;
+                n.get_ref().clone()
+            }
+            None => {
+                let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("experiment");
+                super::name_safe(stem, &['-', '_'], '-')
+            }
+        };
+        let repetitions = match &raw.repetitions {
+            Some(r) if !(1..=bounds::MAX_REPETITIONS).contains(r.get_ref()) => {
+                return Err(at(
+                    r.span(),
+                    format!(
+                        "repetitions must be 1 to {}, got {}",
+                        bounds::MAX_REPETITIONS,
+                        r.get_ref()
+                    ),
+                ))
+            }
+            Some(r) => *r.get_ref(),
+            None => 1,
+        };
+        let duration = whole_secs(&raw.duration, "duration", 1, &at)?.unwrap_or(Duration::from_secs(60));
+        let warmup = whole_secs(&raw.warmup, "warmup", 0, &at)?.unwrap_or(Duration::ZERO);
+        let report_interval = match &raw.report_interval {
+            Some(r) if r.get_ref().0 < Duration::from_secs(1) => {
+                return Err(at(
+                    r.span(),
+                    format!(
+                        "report_interval must be 1 s to {} s (the time between a run's live lines; intervals are \
+                         stored each second whatever it is), got {:?}",
+                        bounds::MAX_SECS,
+                        r.get_ref().0
+                    ),
+                ))
+            }
+            Some(r) => r.get_ref().0,
+            None => Duration::from_secs(10),
+        };
+
+        if raw.servers.is_empty() {
+            return Err(whole(
+                "no [[server]]: add at least one, e.g.\n  [[server]]\n  id = \"mariadb-10.11\"",
+            ));
+        }
+        let mut servers: Vec<ServerSpec> = Vec::new();
+        for s in &raw.servers {
+            let r = s.get_ref();
+            let id = r.id.get_ref().trim().to_owned();
+            let spec = dbperf_server::lookup(&id).map_err(|e| at(r.id.span(), e.to_string()))?;
+            let label = r.label.clone().unwrap_or_else(|| id.clone());
+            if servers.iter().any(|o| o.label == label) {
+                return Err(at(
+                    s.span(),
+                    format!("two servers are both called {label:?}: give one a different `label`"),
+                ));
+            }
+            servers.push(ServerSpec {
+                id: spec.id.to_owned(),
+                spec,
+                label,
+                settings: settings(&r.settings, &at)?,
+                jemalloc: r.jemalloc,
+            });
+        }
+
+        let mut variants = Vec::new();
+        if let Some(axes) = &raw.variants {
+            // Counted before any combination is made, so a file cannot ask for billions.
+            let combinations = axes
+                .get_ref()
+                .values()
+                .fold(1u64, |n, v| n.saturating_mul(v.get_ref().len() as u64));
+            if combinations.saturating_add(raw.variant_list.len() as u64) > bounds::MAX_VARIANTS {
+                let sizes: Vec<String> = axes.get_ref().values().map(|v| v.get_ref().len().to_string()).collect();
+                return Err(at(
+                    axes.span(),
+                    format!(
+                        "[variants] makes {combinations} combinations ({} values); an experiment may have at most {} variants: use fewer values, or split the experiment",
+                        sizes.join(" x "),
+                        bounds::MAX_VARIANTS
+                    ),
+                ));
+            }
+            let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+            for (key, values) in axes.get_ref() {
+                if values.get_ref().is_empty() {
+                    return Err(at(values.span(), format!("[variants] {key} has no values")));
+                }
+                let axis: Vec<String> = values
+                    .get_ref()
+                    .iter()
+                    .map(|v| setting(key, v).map_err(|m| at(values.span(), format!("[variants] {m}"))))
+                    .collect::<Result<_, _>>()?;
+                let mut next = Vec::new();
+                for combo in &combos {
+                    for v in &axis {
+                        let mut c = combo.clone();
+                        c.push((key.clone(), v.clone()));
+                        next.push(c);
+                    }
+                }
+                combos = next;
+            }
+            for c in combos {
+                let name = c
+                    .iter()
+                    .map(|(k, v)| format!("{}={v}", short_key(k)))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                variants.push(Variant { name, settings: c });
+            }
+        }
+        for v in &raw.variant_list {
+            let r = v.get_ref();
+            check_name(r.name.get_ref()).map_err(|m| at(r.name.span(), m))?;
+            if variants.iter().any(|o: &Variant| &o.name == r.name.get_ref()) {
+                return Err(at(
+                    r.name.span(),
+                    format!("two variants are called {:?}", r.name.get_ref()),
+                ));
+            }
+            variants.push(Variant {
+                name: r.name.get_ref().clone(),
+                settings: settings(&r.settings, &at)?,
+            });
+        }
+        if variants.is_empty() {
+            variants.push(Variant {
+                name: "default".into(),
+                settings: Vec::new(),
+            });
+        }
+
+        let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut pinnings = Vec::new();
+        for p in &raw.pinnings {
+            let r = p.get_ref();
+            check_name(r.name.get_ref()).map_err(|m| at(r.name.span(), m))?;
+            let cpus = |c: &Option<Spanned<String>>| -> Result<Option<CpuSet>, ExperimentError> {
+                match c {
+                    None => Ok(None),
+                    Some(s) if s.get_ref().trim() == "shared" || s.get_ref().trim().is_empty() => Ok(None),
+                    Some(s) => CpuSet::parse(s.get_ref(), available)
+                        .map(Some)
+                        .map_err(|m| at(s.span(), m)),
+                }
+            };
+            pinnings.push(Pinning {
+                name: r.name.get_ref().clone(),
+                server_cpus: cpus(&r.server_cpus)?,
+                client_cpus: cpus(&r.client_cpus)?,
+            });
+        }
+        if pinnings.is_empty() {
+            pinnings.push(Pinning {
+                name: "unpinned".into(),
+                server_cpus: None,
+                client_cpus: None,
+            });
+        }
+
+        if raw.workloads.is_empty() {
+            return Err(whole(
+                "no [[workload]]: add at least one, e.g.\n  [[workload]]\n  test = \"oltp_read_only\"\n  tables = 8\n  table_size = 100000\n  users = [1, 8, 64]",
+            ));
+        }
+        let mut workloads = Vec::new();
+        // Per workload: the span of its `users`, for the max_connections check below.
+        let mut users_spans = Vec::new();
+        for w in &raw.workloads {
+            let r = w.get_ref();
+            let params = match super::workload::params(r, w.span(), base).map_err(|(span, m)| at(span, m))? {
+                Some(p) => p,
+                None => Params::Sysbench(sysbench_keys(r, w.span(), &at)?),
+            };
+            let kind = params.kind();
+            let writes = params.writes();
+            let users = match (&r.users, kind) {
+                (Some(u), Kind::Tpch) => return Err(at(
+                    u.span(),
+                    "a tpch workload has no `users`: the power test is one stream, the throughput test takes `streams`"
+                        .into(),
+                )),
+                (None, Kind::Tpch) => vec![1],
+                (None, _) => {
+                    return Err(at(
+                        w.span(),
+                        format!(
+                        "this {} workload needs `users` (connection counts, one point each), e.g. users = [1, 8, 64]",
+                        kind.name()
+                    ),
+                    ))
+                }
+                (Some(u), _) => {
+                    let users = u.get_ref().clone();
+                    if let Some(bad) = users.iter().find(|n| !(1..=bounds::MAX_CONNECTIONS).contains(*n)) {
+                        return Err(at(
+                            u.span(),
+                            format!(
+                                "users must list connection counts from 1 to {}, e.g. [1, 8, 64]; got {bad}",
+                                bounds::MAX_CONNECTIONS
+                            ),
+                        ));
+                    }
+                    if users.is_empty() {
+                        return Err(at(
+                            u.span(),
+                            "users must list one or more connection counts, e.g. [1, 8, 64]".into(),
+                        ));
+                    }
+                    if let Some(twice) = users.iter().enumerate().find(|(i, n)| users[..*i].contains(n)) {
+                        return Err(at(
+                            u.span(),
+                            format!("users lists {} twice: each count makes one run per repetition", twice.1),
+                        ));
+                    }
+                    users
+                }
+            };
+            if let Some(c) = r.checksum.as_ref().filter(|c| *c.get_ref()) {
+                if let Some(pg) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor == dbperf_server::ServerKind::Postgres)
+                {
+                    return Err(at(
+                        c.span(),
+                        format!("checksum uses CHECKSUM TABLE, which {} (PostgreSQL) does not have: remove it or the server", pg.label),
+                    ));
+                }
+            }
+            if let Params::Tpch(t) = &params {
+                if let Some(engine) = &t.table_engine {
+                    if let Some(pg) = servers
+                        .iter()
+                        .find(|s| s.spec.flavor == dbperf_server::ServerKind::Postgres)
+                    {
+                        let span = r.table_engine.as_ref().map_or(w.span(), |e| e.span());
+                        return Err(at(
+                            span,
+                            format!("table_engine = {engine:?} is a MySQL-family table engine; {} is PostgreSQL: remove the key or the server", pg.label),
+                        ));
+                    }
+                }
+            }
+            if kind == Kind::Pgbench {
+                if let Some(other) = servers
+                    .iter()
+                    .find(|s| s.spec.flavor != dbperf_server::ServerKind::Postgres)
+                {
+                    return Err(at(
+                        r.kind.as_ref().map_or(w.span(), |k| k.span()),
+                        format!("pgbench runs on PostgreSQL only, and server {:?} is not PostgreSQL: use a postgres-NN server", other.label),
+                    ));
+                }
+            }
+            users_spans.push(r.users.as_ref().map_or(w.span(), |u| u.span()));
+            workloads.push(WorkloadSpec {
+                params,
+                users,
+                duration: whole_secs(&r.duration, "duration", 1, &at)?.unwrap_or(duration),
+                warmup: whole_secs(&r.warmup, "warmup", 0, &at)?.unwrap_or(warmup),
+                restore: match &r.restore {
+                    Some(x) => *x.get_ref(),
+                    None if writes => Restore::Point,
+                    None => Restore::Variant,
+                },
+                checksum: r.checksum.as_ref().is_some_and(|c| *c.get_ref()),
+            });
+        }
+        check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
+        let search = match &raw.search {
+            Some(s) => Some(super::search::parse(
+                s, &servers, &variants, &pinnings, &workloads, &at,
+            )?),
+            None => None,
+        };
+
+        let network = match &raw.network {
+            Some(n) => network(n, &workloads, &users_spans, &at)?,
+            None => Network { netns: None, shards: 1 },
+        };
+        let experiment = Experiment {
+            name,
+            description: raw.description,
+            path: path.to_owned(),
+            repetitions,
+            report_interval,
+            order: raw.order.unwrap_or(Order::Stable),
+            seed: raw.seed.unwrap_or(1),
+            prewarm: raw.prewarm.unwrap_or(true),
+            servers,
+            variants,
+            pinnings,
+            workloads,
+            search,
+            network,
+        };
+        let runs = experiment.runs();
+        if runs > bounds::MAX_POINTS {
+            let e = &experiment;
+            let message = format!(
+                "the experiment makes {runs} runs ({} server(s) x {} variant(s) x {} pinning(s) x {} user count(s) x {} repetition(s)); at most {} fit in one experiment: use fewer values, or split it into several files",
+                e.servers.len(),
+                e.variants.len(),
+                e.pinnings.len(),
+                e.workloads.iter().map(|w| w.users.len()).sum::<usize>(),
+                e.repetitions,
+                bounds::MAX_POINTS
+            );
+            return Err(match &raw.repetitions {
+                Some(r) => at(r.span(), message),
+                None => whole(&message),
+            });
+        }
+        Ok(experiment)
+    }
+}
+
+/// Checks `[network]`: the client kind, the shaping (as `--client-netns` reads it), and shards
+/// that every workload can be split over.
+fn network(
+    raw: &Spanned<RawNetwork>,
+    workloads: &[WorkloadSpec],
+    users_spans: &[Range<usize>],
+    at: &dyn Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Network, ExperimentError> {
+    let n = raw.get_ref();
+    let netns = match n.client.as_ref().map(|c| (c.get_ref().as_str(), c.span())) {
+        None | Some(("local", _)) => false,
+        Some(("netns", _)) => true,
+        Some((other, span)) => {
+            return Err(at(
+                span,
+                format!("[network] client must be \"netns\" (a network namespace of its own, root only) or \"local\" (as the server's URL says), got {other:?}"),
+            ))
+        }
+    };
+    let mut shaping = Vec::new();
+    for (key, value) in [
+        ("rate", &n.rate),
+        ("burst", &n.burst),
+        ("queue", &n.queue),
+        ("delay", &n.delay),
+    ] {
+        if let Some(v) = value {
+            shaping.push((v.span(), format!("{key}={}", v.get_ref().trim())));
+        }
+    }
+    if let Some(l) = &n.loss {
+        shaping.push((l.span(), format!("loss={}", l.get_ref())));
+    }
+    if let Some((span, _)) = shaping.first().filter(|_| !netns) {
+        return Err(at(
+            span.clone(),
+            "[network] shapes the client's own namespace: add client = \"netns\"".into(),
+        ));
+    }
+    for (span, item) in &shaping {
+        item.parse::<dbperf_run::network::NetSpec>().map_err(|m| {
+            at(
+                span.clone(),
+                format!("[network] {}", m.trim_start_matches("--client-netns ")),
+            )
+        })?;
+    }
+    let spec: Vec<String> = shaping.into_iter().map(|(_, i)| i).collect();
+    let spec = spec.join(",");
+    spec.parse::<dbperf_run::network::NetSpec>()
+        .map_err(|m| at(raw.span(), format!("[network] {m}")))?;
+    let shards = match &n.shards {
+        Some(s) if !(1..=dbperf_core::bounds::MAX_SHARDS).contains(s.get_ref()) => {
+            return Err(at(
+                s.span(),
+                format!(
+                    "[network] shards must be 1 to {}, got {}",
+                    dbperf_core::bounds::MAX_SHARDS,
+                    s.get_ref()
+                ),
+            ))
+        }
+        Some(s) => *s.get_ref(),
+        None => 1,
+    };
+    for (w, span) in workloads.iter().zip(users_spans) {
+        if w.kind() == Kind::Tpch && shards > 1 {
+            return Err(at(
+                span.clone(),
+                "[network] shards applies to the workloads the engine runs (sysbench, tpcc, linkbench, pgbench, lua); \
+                 a TPC-H point runs on one client (spread a throughput test by hand: dbperf tpch throughput \
+                 --shard I/N --start-at TIME on each client, then dbperf merge): move it to an experiment without shards"
+                    .into(),
+            ));
+        }
+        if let (super::workload::Params::Tpch(t), true) = (&w.params, netns) {
+            if t.cold != super::workload::Cold::Off {
+                return Err(at(
+                    span.clone(),
+                    "cold TPC-H runs restart the server from the client, which [network] client = \"netns\" puts in \
+                     a namespace of its own: run cold tests in an experiment without the netns client"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(u) = w.users.iter().find(|u| **u < shards) {
+            return Err(at(
+                span.clone(),
+                format!("{u} user(s) cannot be spread over [network] shards = {shards}: every shard needs one"),
+            ));
+        }
+    }
+    Ok(Network {
+        netns: netns.then_some(spec),
+        shards,
+    })
+}
+
+impl Experiment {
+    /// How many runs the plan of this experiment has (at most [`bounds::MAX_POINTS`]).
+    pub fn runs(&self) -> u64 {
+        let user_counts: u64 = self.workloads.iter().map(|w| w.users.len() as u64).sum();
+        [
+            self.servers.len() as u64,
+            self.variants.len() as u64,
+            self.pinnings.len() as u64,
+            user_counts,
+            u64::from(self.repetitions),
+        ]
+        .iter()
+        .fold(1, |n, m| n.saturating_mul(*m))
+    }
+
+    /// The same experiment cut down to a smoke test: one repetition, 2 s runs without warmup,
+    /// the first two user counts, and the smallest data: at most 2,000 rows per sysbench
+    /// table, 1 TPC-C warehouse, a LinkBench graph of 2,000 nodes, TPC-H SF 0.01 once with
+    /// cold restarts per run rather than per query and a 60 s timeout, pgbench scale 1. Its name gets `-quick` so its
+    /// runs and state stay apart from the real experiment's.
+    pub fn quick(mut self) -> Experiment {
+        self.name.push_str("-quick");
+        self.repetitions = 1;
+        self.report_interval = Duration::from_secs(1);
+        for w in &mut self.workloads {
+            w.duration = Duration::from_secs(2);
+            w.warmup = Duration::ZERO;
+            w.users.truncate(2);
+            match &mut w.params {
+                Params::Sysbench(s) => {
+                    s.size = match s.size {
+                        DataSize::Rows(r) => DataSize::Rows(r.min(2000)),
+                        DataSize::VsBufferPool(_) => DataSize::Rows(2000),
+                    }
+                }
+                Params::Tpcc(t) => t.warehouses = 1,
+                Params::Linkbench(l) => {
+                    l.maxid1 = l.maxid1.min(2001);
+                    l.requests_per_requester = l.requests_per_requester.min(500);
+                }
+                Params::Tpch(t) => {
+                    t.scale_factor = t.scale_factor.min(0.01);
+                    t.repeat = 1;
+                    t.streams = t.streams.min(2);
+                    t.timeout = Some(t.timeout.unwrap_or(60).min(60));
+                    if t.cold == Cold::Query {
+                        t.cold = Cold::Run;
+                    }
+                }
+                Params::Pgbench(p) => p.scale = 1,
+                Params::Lua(l) => l.quick(),
+            }
+        }
+        self
+    }
+}
+
+/// A sysbench workload's own keys (`test`, `tables`, `table_size` or `data_vs_buffer_pool`,
+/// `options`).
+fn sysbench_keys(
+    r: &RawWorkload,
+    whole: Range<usize>,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Sysbench, ExperimentError> {
+    let test: Test = match &r.test {
+        Some(t) => t.get_ref().parse().map_err(|e: String| at(t.span(), e))?,
+        None => {
+            return Err(at(
+                whole,
+                "this sysbench workload needs `test`, e.g. test = \"oltp_read_only\" (or give another `kind`)".into(),
+            ))
+        }
+    };
+    let tables = match &r.tables {
+        Some(t) if !(1..=bounds::MAX_TABLES).contains(t.get_ref()) => {
+            return Err(at(
+                t.span(),
+                format!("tables must be 1 to {}, got {}", bounds::MAX_TABLES, t.get_ref()),
+            ))
+        }
+        Some(t) => *t.get_ref(),
+        None => 1,
+    };
+    let size = match (&r.table_size, &r.data_vs_buffer_pool) {
+        (Some(_), Some(d)) => {
+            return Err(at(
+                d.span(),
+                "give either table_size or data_vs_buffer_pool, not both".into(),
+            ))
+        }
+        (Some(n), None) if *n.get_ref() == 0 => {
+            return Err(at(n.span(), format!("table_size must be 1 to {} rows, got 0", u32::MAX)))
+        }
+        (Some(n), None) => DataSize::Rows(*n.get_ref()),
+        (None, Some(d)) if !(*d.get_ref() > 0.0 && *d.get_ref() <= MAX_DATA_VS_BUFFER_POOL) => {
+            return Err(at(
+                d.span(),
+                format!(
+                    "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {}",
+                    d.get_ref()
+                ),
+            ))
+        }
+        (None, Some(d)) => DataSize::VsBufferPool(*d.get_ref()),
+        (None, None) => DataSize::Rows(10_000),
+    };
+    let mut options = Vec::new();
+    for (k, v) in r.options.as_ref().map(|o| o.get_ref().iter()).into_iter().flatten() {
+        let key = k.replace('-', "_");
+        if super::LAB_OWNED_OPTIONS.contains(&key.as_str()) || SYSBENCH_DATA_KEYS.contains(&key.as_str()) {
+            return Err(at(
+                v.span(),
+                format!("option {k:?} is set by the lab itself; use the workload's or the file's own keys (tables, table_size, users, duration, warmup)"),
+            ));
+        }
+        let value = setting_value(v.get_ref()).map_err(|m| at(v.span(), format!("option {k}: {m}")))?;
+        dbperf_commands::args::check_sysbench_option(test.name(), &key, &value).map_err(|m| at(v.span(), m))?;
+        options.push((key, value));
+    }
+    Ok(Sysbench {
+        test,
+        tables,
+        size,
+        options,
+    })
+}
+
+/// `innodb_max_dirty_pages_pct` → `max_dirty_pages_pct`, for short variant names.
+fn short_key(key: &str) -> &str {
+    key.strip_prefix("innodb_").unwrap_or(key)
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '=' | ','))
+    {
+        return Err(format!(
+            "{name:?} is not a usable name: use letters, digits, `-`, `_` and `.` only"
+        ));
+    }
+    Ok(())
+}
+
+fn settings(
+    raw: &BTreeMap<String, Spanned<Value>>,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Vec<(String, String)>, ExperimentError> {
+    raw.iter()
+        .map(|(k, v)| Ok((k.clone(), setting(k, v.get_ref()).map_err(|m| at(v.span(), m))?)))
+        .collect()
+}
+
+/// A duration the lab passes as `--time` or `--warmup-time`: whole seconds, `min` or more.
+fn whole_secs(
+    value: &Option<Spanned<Secs>>,
+    key: &str,
+    min: u64,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Option<Duration>, ExperimentError> {
+    let Some(v) = value else { return Ok(None) };
+    let d = v.get_ref().0;
+    if d.subsec_nanos() != 0 || d.as_secs() < min {
+        return Err(at(
+            v.span(),
+            format!(
+                "{key} must be whole seconds, {min} to {} (e.g. 90, \"90s\" or \"5m\"), got {d:?}",
+                bounds::MAX_SECS
+            ),
+        ));
+    }
+    Ok(Some(d))
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Experiment, ExperimentError> {
+        Experiment::parse(text, Path::new("exp.toml"))
+    }
+
+    const MINIMAL: &str = r#"
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+test = "oltp_read_only"
+tables = 2
+table_size = 1000
+users = [1, 4]
+"#;
+
+    #[test]
+    fn the_network_section_gives_the_client_namespace_shaping_and_shards() {
+        assert_eq!(parse(MINIMAL).unwrap().network, Network { netns: None, shards: 1 });
+        let with = |extra: &str| format!("{MINIMAL}\n[network]\n{extra}\n");
+        let n = parse(&with("client = \"netns\"\nrate = \"1gbit\"\nloss = 0.5"))
+            .unwrap()
+            .network;
+        assert_eq!(n.netns.as_deref(), Some("rate=1gbit,loss=0.5"));
+        assert_eq!(
+            parse(&with("client = \"netns\"")).unwrap().network.netns.as_deref(),
+            Some("")
+        );
+        let shards = with("shards = 4");
+        let e = error(&shards);
+        assert!(
+            e.contains("1 user(s) cannot be spread over [network] shards = 4"),
+            "{e}"
+        );
+        let ok = with("shards = 1");
+        assert_eq!(parse(&ok).unwrap().network.shards, 1);
+        for (extra, says, at) in [
+            ("client = \"remote\"", "must be \"netns\"", "\"remote\""),
+            ("rate = \"1gbit\"", "add client = \"netns\"", "\"1gbit\""),
+            ("client = \"netns\"\nrate = \"fast\"", "expected a rate", "\"fast\""),
+            ("client = \"netns\"\ndelay = \"soon\"", "delay=soon", "\"soon\""),
+            ("shards = 0", "shards must be 1 to", "0"),
+            ("hosts = 3", "unknown field `hosts`", "hosts"),
+        ] {
+            let text = with(extra);
+            let e = error(&text);
+            assert!(e.contains(says), "{extra}: {e}");
+            let needle = &text[text.find("[network]").unwrap()..];
+            let pos = text.len() - needle.len() + needle.find(at).unwrap();
+            let (line, _) = line_col(&text, pos);
+            assert!(e.starts_with(&format!("exp.toml:{line}:")), "{extra}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_tpch_point_takes_the_netns_client_but_not_shards_or_cold_runs() {
+        let tpch = |workload: &str, network: &str| {
+            format!("[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.1\n{workload}\n[network]\n{network}\n")
+        };
+        let n = parse(&tpch("", "client = \"netns\"\nrate = \"1gbit\""))
+            .unwrap()
+            .network;
+        assert_eq!(n.netns.as_deref(), Some("rate=1gbit"));
+        let e = error(&tpch("test = \"throughput\"\nstreams = 2", "shards = 2"));
+        assert!(
+            e.contains("a TPC-H point runs on one client") && e.contains("--shard I/N"),
+            "{e}"
+        );
+        let e = error(&tpch("cold = true", "client = \"netns\""));
+        assert!(e.contains("cold TPC-H runs restart the server"), "{e}");
+    }
+
+    #[test]
+    fn minimal_file_gets_defaults() {
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(e.name, "exp");
+        assert_eq!(e.repetitions, 1);
+        assert_eq!(e.order, Order::Stable);
+        assert_eq!(e.variants.len(), 1);
+        assert_eq!(e.variants[0].name, "default");
+        assert_eq!(e.pinnings[0].name, "unpinned");
+        let w = &e.workloads[0];
+        assert_eq!(
+            (
+                w.sysbench().unwrap().tables,
+                w.sysbench().unwrap().size,
+                w.users.clone()
+            ),
+            (2, DataSize::Rows(1000), vec![1, 4])
+        );
+        assert_eq!(w.duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn variant_axes_make_every_combination() {
+        let text = format!(
+            "{MINIMAL}\n[variants]\ninnodb_doublewrite = [true, false]\ninnodb_io_capacity = [200, 2000, 20000]\n"
+        );
+        let e = parse(&text).unwrap();
+        assert_eq!(e.variants.len(), 6);
+        assert_eq!(e.variants[0].name, "doublewrite=ON,io_capacity=200");
+        assert_eq!(
+            e.variants[5].settings,
+            vec![
+                ("innodb_doublewrite".to_string(), "OFF".to_string()),
+                ("innodb_io_capacity".to_string(), "20000".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_line_and_column() {
+        let err = parse("repetitions = 3\nduration = \n").unwrap_err().to_string();
+        assert!(err.starts_with("exp.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_key_is_pointed_at() {
+        let text = MINIMAL.replace("tables = 2", "tabels = 2");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("exp.toml:7:1:"), "{err}");
+        assert!(err.contains("tabels") && err.contains("expected"), "{err}");
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_value() {
+        let text = MINIMAL.replace("users = [1, 4]", "users = []");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("exp.toml:9:9:"), "{err}");
+        let text = MINIMAL.replace("oltp_read_only", "oltp_read_olny");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.starts_with("exp.toml:6:8:") && err.contains("oltp_read_olny"),
+            "{err}"
+        );
+        let text = MINIMAL.replace("table_size = 1000", "table_size = 1000\noptions = { threads = 4 }");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("set by the lab itself"), "{err}");
+        let text = MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { datadir = \"/x\" }",
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("exp.toml:4:") && err.contains("datadir"), "{err}");
+    }
+
+    /// The error of `text`, which must fail.
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn huge_durations_are_refused_with_the_range() {
+        for line in [
+            "duration = 1e30",
+            "warmup = \"6000000000000000h\"",
+            "report_interval = 1e30",
+            "duration = -5",
+        ] {
+            let err = error(&format!("{line}\n{MINIMAL}"));
+            let column = line.find('=').unwrap() + 3;
+            assert!(err.starts_with(&format!("exp.toml:1:{column}:")), "{line}: {err}");
+            assert!(err.contains("0 to 315360000 seconds (10 years)"), "{line}: {err}");
+        }
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [1, 4]\nwarmup = \"99999999999h\""));
+        assert!(err.starts_with("exp.toml:10:10:") && err.contains("10 years"), "{err}");
+    }
+
+    #[test]
+    fn durations_the_lab_cannot_pass_on_are_refused() {
+        let err = error(&format!("duration = \"90.5s\"\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:12:") && err.contains("whole seconds"),
+            "{err}"
+        );
+        let err = error(&format!("duration = 0\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:12:") && err.contains("1 to 315360000"),
+            "{err}"
+        );
+        let err = error(&format!("report_interval = 0\n{MINIMAL}"));
+        assert!(
+            err.starts_with("exp.toml:1:19:") && err.contains("report_interval must be 1 s"),
+            "{err}"
+        );
+        let e = parse(&format!("report_interval = \"2.5s\"\nwarmup = \"1m\"\n{MINIMAL}")).unwrap();
+        assert_eq!(e.report_interval, Duration::from_millis(2500));
+        assert_eq!(e.workloads[0].warmup, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn counts_are_range_checked_where_written() {
+        let err = error(&MINIMAL.replace("tables = 2", "tables = 0"));
+        assert!(
+            err.starts_with("exp.toml:7:10:") && err.contains("tables must be 1 to"),
+            "{err}"
+        );
+        let err = error(&MINIMAL.replace("table_size = 1000", "table_size = 0"));
+        assert!(err.starts_with("exp.toml:8:14:") && err.contains("table_size"), "{err}");
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [1, 100000000]"));
+        assert!(err.starts_with("exp.toml:9:9:") && err.contains("1 to 100000"), "{err}");
+        let err = error(&MINIMAL.replace("users = [1, 4]", "users = [4, 1, 4]"));
+        assert!(err.starts_with("exp.toml:9:9:") && err.contains("4 twice"), "{err}");
+        let err = error(&format!("repetitions = 1000000000\n{MINIMAL}"));
+        assert!(err.starts_with("exp.toml:1:15:") && err.contains("1 to 1000"), "{err}");
+        let err = error(&MINIMAL.replace("table_size = 1000", "data_vs_buffer_pool = 1e300"));
+        assert!(
+            err.starts_with("exp.toml:8:23:") && err.contains("at most 1000"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn plans_too_large_are_refused_before_they_are_made() {
+        // 1,000 repetitions x 200 user counts = 200,000 runs.
+        let users: Vec<String> = (1..=200).map(|u| u.to_string()).collect();
+        let text = format!(
+            "repetitions = 1000\n{}",
+            MINIMAL.replace("users = [1, 4]", &format!("users = [{}]", users.join(", ")))
+        );
+        let err = error(&text);
+        assert!(
+            err.starts_with("exp.toml:1:15:") && err.contains("200000 runs") && err.contains("at most 100000"),
+            "{err}"
+        );
+        // Six axes of ten values would be a million variants: refused before any is made.
+        let mut axes = String::from("\n[variants]\n");
+        for k in ["a_1", "a_2", "a_3", "a_4", "a_5", "a_6"] {
+            axes.push_str(&format!("innodb_{k} = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"));
+        }
+        let started = std::time::Instant::now();
+        let err = error(&format!("{MINIMAL}{axes}"));
+        assert!(
+            err.contains("1000000 combinations") && err.contains("at most 10000 variants"),
+            "{err}"
+        );
+        assert!(err.starts_with("exp.toml:11:"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn workload_options_must_be_sysbench_options() {
+        let with = |opts: &str| {
+            MINIMAL.replace(
+                "table_size = 1000",
+                &format!("table_size = 1000\noptions = {{ {opts} }}"),
+            )
+        };
+        let err = error(&with("rnage_size = 100"));
+        assert!(
+            err.starts_with("exp.toml:9:26:") && err.contains("\"rnage_size\" is not a sysbench option"),
+            "{err}"
+        );
+        let err = error(&with("target-file = \"/elsewhere\""));
+        assert!(err.contains("set by the lab itself"), "{err}");
+        let err = error(&with("range_size = \"wide\""));
+        assert!(
+            err.starts_with("exp.toml:9:26:") && err.contains("range_size") && err.contains("wide"),
+            "{err}"
+        );
+        let e = parse(&with("range-size = 5, skip_trx = true")).unwrap();
+        assert_eq!(
+            e.workloads[0].sysbench().unwrap().options,
+            vec![
+                ("range_size".to_string(), "5".to_string()),
+                ("skip_trx".to_string(), "ON".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn size_settings_must_be_sizes() {
+        let text = MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { innodb_buffer_pool_size = \"lots\" }",
+        );
+        let err = error(&text);
+        assert!(
+            err.starts_with("exp.toml:4:40:") && err.contains("\"lots\" is not a size"),
+            "{err}"
+        );
+        let err = error(&format!(
+            "{MINIMAL}\n[variants]\ninnodb_log_file_size = [\"64M\", \"big\"]\n"
+        ));
+        assert!(
+            err.starts_with("exp.toml:12:24:") && err.contains("\"big\" is not a size"),
+            "{err}"
+        );
+        let ok = MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { innodb_buffer_pool_size = \"2G\", innodb_log_file_size = 67108864 }",
+        );
+        assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn users_beyond_max_connections_are_refused() {
+        let text = MINIMAL
+            .replace(
+                "id = \"mariadb-10.11\"",
+                "id = \"mariadb-10.11\"\nsettings = { max_connections = 100 }",
+            )
+            .replace("users = [1, 4]", "users = [1, 99]");
+        let err = error(&text);
+        assert!(err.starts_with("exp.toml:10:9:"), "{err}");
+        assert!(
+            err.contains("max_connections = 100") && err.contains("at least 101"),
+            "{err}"
+        );
+        // A variant's max_connections wins over the server's.
+        let text = format!("{text}\n[[variant]]\nname = \"many\"\nsettings = {{ max_connections = 1000 }}\n");
+        assert!(parse(&text).is_ok());
+        let err = error(&MINIMAL.replace(
+            "id = \"mariadb-10.11\"",
+            "id = \"mariadb-10.11\"\nsettings = { max_connections = \"lots\" }",
+        ));
+        assert!(err.contains("not a number of connections"), "{err}");
+    }
+
+    const TPCC: &str = r#"
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+kind = "tpcc"
+warehouses = 2
+users = [4, 8]
+"#;
+
+    #[test]
+    fn workload_kinds_get_their_keys_and_defaults() {
+        let e = parse(TPCC).unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.kind(), Kind::Tpcc);
+        assert_eq!(
+            w.restore,
+            Restore::Point,
+            "tpcc writes: every point starts from the snapshot"
+        );
+        assert_eq!(
+            w.params,
+            Params::Tpcc(super::super::workload::Tpcc {
+                warehouses: 2,
+                mode: "max".into(),
+                wait_scale: 1.0,
+                schema: "dbperf".into()
+            })
+        );
+        // sysbench stays the default kind, restored once per server start.
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(
+            (e.workloads[0].kind(), e.workloads[0].restore),
+            (Kind::Sysbench, Restore::Variant)
+        );
+        let e = parse(&TPCC.replace(
+            "warehouses = 2",
+            "warehouses = 2\nrestore = \"variant\"\nmode = \"spec\"\nwait_scale = 0.5\nchecksum = true",
+        ))
+        .unwrap();
+        assert_eq!(e.workloads[0].restore, Restore::Variant);
+        assert!(e.workloads[0].checksum);
+        let lb = "[[server]]\nid = \"mysql-8.0.31\"\n[[workload]]\nkind = \"linkbench\"\nmaxid1 = 10001\nusers = [16]\nmix = \"fb2017\"\nrequests_per_requester = 100\n";
+        match &parse(lb).unwrap().workloads[0].params {
+            Params::Linkbench(l) => assert_eq!(
+                (l.maxid1, l.mix.as_str(), l.requests_per_requester),
+                (10001, "fb2017", 100)
+            ),
+            other => panic!("{other:?}"),
+        }
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.1\ncold = true\ntimeout = 600\ntable_engine = \"myisam\"\nrepeat = 5\n";
+        let e = parse(h).unwrap();
+        assert_eq!(e.workloads[0].users, vec![1]);
+        match &e.workloads[0].params {
+            Params::Tpch(t) => {
+                assert_eq!(
+                    (t.test, t.cold, t.timeout, t.repeat),
+                    (TpchTest::Power, Cold::Query, Some(600), 5)
+                );
+                assert_eq!(t.table_engine.as_deref(), Some("MyISAM"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let pg = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"pgbench\"\nscale = 10\nscript = \"select-only\"\nusers = [1, 8]\n";
+        assert_eq!(parse(pg).unwrap().workloads[0].restore, Restore::Point);
+    }
+
+    #[test]
+    fn tpch_queries_are_a_subset_of_the_22_for_power_only() {
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.01\nqueries = [18, 1, 9]\n";
+        match &parse(h).unwrap().workloads[0].params {
+            Params::Tpch(t) => assert_eq!(t.queries, vec![18, 1, 9]),
+            other => panic!("{other:?}"),
+        }
+        let all = h.replace("queries = [18, 1, 9]\n", "");
+        match &parse(&all).unwrap().workloads[0].params {
+            Params::Tpch(t) => assert!(t.queries.is_empty(), "none given: all 22"),
+            other => panic!("{other:?}"),
+        }
+        let err = error(&h.replace("[18, 1, 9]", "[1, 23]"));
+        assert!(
+            err.contains(":6:") && err.contains("queries must be 1 to 22, got 23"),
+            "{err}"
+        );
+        let err = error(&h.replace("[18, 1, 9]", "[3, 3]"));
+        assert!(err.contains("query 3 is listed twice"), "{err}");
+        let err = error(&h.replace("[18, 1, 9]", "[]"));
+        assert!(err.contains("queries is empty"), "{err}");
+        let err = error(&h.replace("queries", "test = \"throughput\"\nqueries"));
+        assert!(err.contains("queries is for test = \"power\""), "{err}");
+        let err = error(&h.replace(
+            "kind = \"tpch\"\nscale_factor = 0.01",
+            "kind = \"tpcc\"\nwarehouses = 1",
+        ));
+        assert!(err.contains("`queries` is a tpch key"), "{err}");
+    }
+
+    #[test]
+    fn keys_of_another_kind_are_refused_by_name_and_position() {
+        let err = error(&TPCC.replace("kind = \"tpcc\"", "kind = \"linkbench\"\nmaxid1 = 1001"));
+        assert!(err.starts_with("exp.toml:8:14:"), "{err}");
+        assert!(
+            err.contains("`warehouses` is a tpcc key; this workload is kind = \"linkbench\""),
+            "{err}"
+        );
+        // The default kind is sysbench.
+        let err = error(&MINIMAL.replace("tables = 2", "warehouses = 2"));
+        assert!(
+            err.starts_with("exp.toml:7:14:") && err.contains("`warehouses` is a tpcc key"),
+            "{err}"
+        );
+        assert!(err.contains("(the default)"), "{err}");
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\ntable_size = 100"));
+        assert!(
+            err.starts_with("exp.toml:8:14:") && err.contains("`table_size` is a sysbench key"),
+            "{err}"
+        );
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nscale_factor = 1"));
+        assert!(err.contains("`scale_factor` is a tpch key"), "{err}");
+        let err = error(&TPCC.replace("warehouses = 2", "warehouses = 2\nwarehuoses = 2"));
+        assert!(err.starts_with("exp.toml:8:1:") && err.contains("warehuoses"), "{err}");
+    }
+
+    #[test]
+    fn workload_values_are_checked_where_written() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("kind = \"tpcc\"", "kind = \"tpc-c\"", "exp.toml:6:8:"),
+            ("warehouses = 2", "warehouses = 0", "exp.toml:7:14:"),
+            ("warehouses = 2", "warehouses = 2\nmode = \"fast\"", "exp.toml:8:8:"),
+            ("warehouses = 2", "warehouses = 2\nwait_scale = -1.0", "exp.toml:8:14:"),
+            ("warehouses = 2", "warehouses = 2\nschema = \"tpcc\"", "exp.toml:8:10:"),
+            (
+                "warehouses = 2",
+                "warehouses = 2\nrestore = \"never\"",
+                "exp.toml:8:11:",
+            ),
+            ("users = [4, 8]", "users = [0]", "exp.toml:8:9:"),
+        ];
+        for (from, to, at) in cases {
+            let err = error(&TPCC.replace(from, to));
+            assert!(err.starts_with(at), "{to}: {err}");
+        }
+        let err = error(&TPCC.replace("warehouses = 2\n", ""));
+        assert!(err.contains("needs `warehouses`"), "{err}");
+        let err = error(&TPCC.replace("users = [4, 8]\n", ""));
+        assert!(err.contains("needs `users`"), "{err}");
+        let h = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 1\ntable_engine = \"MyISAM\"\n";
+        let err = error(h);
+        assert!(err.starts_with("exp.toml:6:16:") && err.contains("PostgreSQL"), "{err}");
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "streams = 4"));
+        assert!(err.starts_with("exp.toml:6:11:") && err.contains("throughput"), "{err}");
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "cold = \"always\""));
+        assert!(err.starts_with("exp.toml:6:8:") && err.contains("\"query\""), "{err}");
+        let err = error(
+            &h.replace("scale_factor = 1", "scale_factor = 0")
+                .replace("table_engine = \"MyISAM\"\n", ""),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:16:") && err.contains("scale_factor"),
+            "{err}"
+        );
+        let err = error(&h.replace("table_engine = \"MyISAM\"", "users = [2]"));
+        assert!(err.starts_with("exp.toml:6:9:") && err.contains("streams"), "{err}");
+        let err = error(
+            &TPCC
+                .replace("warehouses = 2", "warehouses = 2\nchecksum = true")
+                .replace("mariadb-10.11", "postgres-17"),
+        );
+        assert!(err.contains("CHECKSUM TABLE"), "{err}");
+        let pg = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"pgbench\"\nusers = [1]\n";
+        let err = error(pg);
+        assert!(
+            err.starts_with("exp.toml:4:8:") && err.contains("PostgreSQL only"),
+            "{err}"
+        );
+        let err = error(
+            &pg.replace("mariadb-10.11", "postgres-17")
+                .replace("users", "script = \"tpcc\"\nusers"),
+        );
+        assert!(
+            err.starts_with("exp.toml:5:10:") && err.contains("select-only"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn quick_shrinks_every_kind() {
+        let h = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 10\ncold = true\nrepeat = 5\n[[workload]]\nkind = \"tpcc\"\nwarehouses = 100\nusers = [1, 2, 4]\n";
+        let e = parse(h).unwrap().quick();
+        match &e.workloads[0].params {
+            Params::Tpch(t) => assert_eq!((t.scale_factor, t.repeat, t.cold), (0.01, 1, Cold::Run)),
+            other => panic!("{other:?}"),
+        }
+        match &e.workloads[1].params {
+            Params::Tpcc(t) => assert_eq!(t.warehouses, 1),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(e.workloads[1].users, vec![1, 2]);
+    }
+
+    #[test]
+    fn missing_sections_say_what_to_add() {
+        let err = parse("repetitions = 2").unwrap_err().to_string();
+        assert!(err.contains("[[server]]"), "{err}");
+        let err = parse("[[server]]\nid = \"mariadb-10.11\"\n").unwrap_err().to_string();
+        assert!(err.contains("[[workload]]"), "{err}");
+    }
+
+    /// A directory with an experiment file `exp.toml` (its text given later) and the scripts
+    /// it may name: `bench.lua` (options rows, mode, hot; a prepare), `noprep.lua` (no
+    /// prepare), `broken.lua` (a syntax error on line 2), `sql/a.sql`, `b.sql`, `shell.sql`.
+    fn script_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(
+            p.join("bench.lua"),
+            "sysbench.cmdline.options = {\n  rows = {\"Rows per table\", 100},\n  mode = {\"Mode\", \"fast\"},\n  hot = {\"Hot rows only\", false},\n}\nfunction prepare() end\nfunction event() end\n",
+        )
+        .unwrap();
+        std::fs::write(p.join("noprep.lua"), "function event() end\n").unwrap();
+        std::fs::write(p.join("broken.lua"), "function event()\n  local = 1\nend\n").unwrap();
+        std::fs::create_dir(p.join("sql")).unwrap();
+        std::fs::write(
+            p.join("sql/a.sql"),
+            "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
+        )
+        .unwrap();
+        std::fs::write(p.join("b.sql"), "SELECT :n;\n").unwrap();
+        std::fs::write(p.join("shell.sql"), "\\shell ls\nSELECT 1;\n").unwrap();
+        dir
+    }
+
+    const LUA: &str = r#"duration = 30
+[[server]]
+id = "mariadb-10.11"
+
+[[workload]]
+kind = "lua"
+script = "bench.lua"
+options = { rows = 500, hot = true }
+users = [1, 4]
+warmup = 5
+"#;
+
+    /// `text` as `exp.toml` in `dir`, parsed.
+    fn parse_at(dir: &Path, text: &str) -> Result<Experiment, ExperimentError> {
+        Experiment::parse(text, &dir.join("exp.toml"))
+    }
+
+    /// The error of `text` in `dir`, with the directory cut from its start: `exp.toml:L:C: ...`.
+    fn error_at(dir: &Path, text: &str) -> String {
+        let err = parse_at(dir, text).unwrap_err().to_string();
+        err.strip_prefix(&format!("{}/", dir.display()))
+            .unwrap_or(&err)
+            .to_owned()
+    }
+
+    /// `exp.toml:LINE:COLUMN:` of the first `needle` in `text`.
+    fn where_is(text: &str, needle: &str) -> String {
+        let (line, column) = line_col(text, text.find(needle).unwrap());
+        format!("exp.toml:{line}:{column}:")
+    }
+
+    #[test]
+    fn lua_workloads_take_a_script_beside_the_file_its_options_and_the_shared_keys() {
+        let dir = script_dir();
+        let e = parse_at(dir.path(), LUA).unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.kind(), Kind::Lua);
+        assert_eq!(
+            (w.users.clone(), w.duration, w.warmup),
+            (vec![1, 4], Duration::from_secs(30), Duration::from_secs(5))
+        );
+        let Params::Lua(l) = &w.params else {
+            panic!("{:?}", w.params)
+        };
+        assert_eq!(l.script, std::path::absolute(dir.path().join("bench.lua")).unwrap());
+        assert!(l.script.is_absolute(), "the child runs elsewhere: {:?}", l.script);
+        assert_eq!(l.name, "bench");
+        assert_eq!(
+            l.options,
+            vec![
+                ("hot".to_string(), "on".to_string()),
+                ("rows".to_string(), "500".to_string())
+            ]
+        );
+        assert!(l.general.is_empty() && !l.oltp_common && !l.prewarm);
+        assert_eq!(w.restore, Restore::Point, "a user's script is taken to write");
+        // Given at its default, an option does not make another data set.
+        let (by, data) = l.data();
+        assert_eq!(by, l.script.display().to_string());
+        assert_eq!(data, l.options);
+        let at_default = parse_at(dir.path(), &LUA.replace("rows = 500", "rows = 100")).unwrap();
+        let Params::Lua(d) = &at_default.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(d.data().1, vec![("hot".to_string(), "on".to_string())]);
+        // dbperf lua's general options pass through, `restore` overrides, --quick keeps it.
+        let e = parse_at(
+            dir.path(),
+            &LUA.replace(
+                "hot = true",
+                "hot = true, rand_type = \"uniform\", db-ps-mode = \"disable\"",
+            )
+            .replace("warmup = 5", "warmup = 5\nrestore = \"variant\""),
+        )
+        .unwrap();
+        let Params::Lua(l) = &e.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(
+            l.general,
+            vec![
+                ("db-ps-mode".to_string(), "disable".to_string()),
+                ("rand-type".to_string(), "uniform".to_string())
+            ]
+        );
+        assert_eq!(e.workloads[0].restore, Restore::Variant);
+        assert_eq!(e.clone().quick().workloads[0].kind(), Kind::Lua);
+        // The plan labels it by the script and keys its data by the script and options.
+        let plan = super::super::Plan::new(e);
+        assert_eq!(plan.groups[0].points[0].id, "mariadb-10.11/default/lua-bench/t1/r1");
+        assert!(
+            plan.datasets[0].key().starts_with("lua-bench-hot=on-rows=500"),
+            "{}",
+            plan.datasets[0].key()
+        );
+    }
+
+    #[test]
+    fn sysbench_scripts_by_name_share_oltp_data_and_read_only_ones_restore_once() {
+        if !Path::new("/usr/share/sysbench/oltp_common.lua").is_file() {
+            eprintln!("SKIPPED: sysbench's scripts are not installed (apt-get install -y sysbench)");
+            return;
+        }
+        let text = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\nkind = \"lua\"\nscript = \"oltp_point_select\"\noptions = { tables = 2, table_size = 1000, range_size = 5 }\nusers = [1]\n[[workload]]\nkind = \"lua\"\nscript = \"/usr/share/sysbench/oltp_write_only.lua\"\noptions = { tables = 2, table_size = 1000 }\nusers = [2]\n";
+        let e = parse(text).unwrap();
+        let (Params::Lua(ro), Params::Lua(rw)) = (&e.workloads[0].params, &e.workloads[1].params) else {
+            panic!()
+        };
+        assert_eq!(ro.script, Path::new("/usr/share/sysbench/oltp_point_select.lua"));
+        assert!(ro.read_only && ro.oltp_common && ro.prewarm, "{ro:?}");
+        assert!(!rw.read_only && rw.oltp_common, "{rw:?}");
+        assert_eq!(
+            (e.workloads[0].restore, e.workloads[1].restore),
+            (Restore::Variant, Restore::Point)
+        );
+        // range_size does not shape the tables: both scripts prepare one data set.
+        assert_eq!(ro.data(), rw.data());
+        let plan = super::super::Plan::new(e.clone());
+        assert_eq!(plan.datasets.len(), 1);
+        assert_eq!(plan.datasets[0].key(), "lua-oltp_common-table_size=1000-tables=2");
+        let quick = e.quick();
+        let Params::Lua(q) = &quick.workloads[0].params else {
+            panic!()
+        };
+        assert!(q.options.contains(&("table_size".to_string(), "1000".to_string())));
+        // The script's own option checks apply.
+        let err = error(&text.replace("range_size = 5", "range_size = \"wide\""));
+        assert!(
+            err.starts_with(&where_is(text, "5 }")) && err.contains("expected a number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lua_mistakes_are_errors_where_written_saying_what_to_do() {
+        let dir = script_dir();
+        let d = dir.path();
+        let cases: &[(&str, &str, &str, &str)] = &[
+            // (replace, with, where the error points, what it says)
+            (
+                "\"bench.lua\"",
+                "\"nope.lua\"",
+                "\"nope.lua\"",
+                "read from the experiment file's directory",
+            ),
+            (
+                "\"bench.lua\"",
+                "\"nope\"",
+                "\"nope\"",
+                "a sysbench script's name such as \"oltp_read_write\"",
+            ),
+            (
+                "\"bench.lua\"",
+                "\"noprep.lua\"",
+                "\"noprep.lua\"",
+                "has no prepare command",
+            ),
+            ("\"bench.lua\"", "\"broken.lua\"", "\"broken.lua\"", "broken.lua:2"),
+            ("rows = 500", "rwos = 500", "500", "did you mean --rows?"),
+            (
+                "rows = 500",
+                "rows = \"many\"",
+                "\"many\"",
+                "--rows=many: expected a number",
+            ),
+            ("rows = 500", "threads = 8", "8", "set by the lab itself"),
+            ("rows = 500", "percentile = \"high\"", "\"high\"", "option percentile"),
+            (
+                "rows = 500",
+                "rows = { a = 1 }",
+                "{ a = 1 }",
+                "option rows: expected a string, number",
+            ),
+        ];
+        for (from, to, at, says) in cases {
+            let text = LUA.replace(from, to);
+            let err = error_at(d, &text);
+            assert!(err.starts_with(&where_is(&text, at)), "{to}: {err}");
+            assert!(err.contains(says), "{to}: {err}");
+        }
+        // A misspelt key of the workload, a missing script, another kind's key.
+        let text = LUA.replace("script =", "scirpt =");
+        let err = error_at(d, &text);
+        assert!(
+            err.starts_with(&where_is(&text, "scirpt")) && err.contains("unknown field `scirpt`"),
+            "{err}"
+        );
+        let err = error_at(d, &LUA.replace("script = \"bench.lua\"\n", ""));
+        assert!(
+            err.contains("a lua workload needs `script`") && err.contains("oltp_read_write"),
+            "{err}"
+        );
+        let text = LUA.replace("users = [1, 4]", "users = [1, 4]\nwarehouses = 2");
+        let err = error_at(d, &text);
+        assert!(
+            err.starts_with(&where_is(&text, "2\n"))
+                && err.contains("`warehouses` is a tpcc key; this workload is kind = \"lua\""),
+            "{err}"
+        );
+        let text = LUA.replace("kind = \"lua\"", "kind = \"tpcc\"\nwarehouses = 1");
+        let err = error_at(d, &text);
+        assert!(err.contains("`script` is a pgbench/lua key"), "{err}");
+        assert!(error_at(d, &LUA.replace("kind = \"lua\"", "kind = \"luajit\""))
+            .contains("\"lua\" (a sysbench Lua script)"));
+    }
+
+    #[test]
+    fn sysbench_and_lua_workloads_refuse_the_same_lab_owned_options() {
+        let dir = script_dir();
+        let d = dir.path();
+        for key in super::super::LAB_OWNED_OPTIONS {
+            let lua = LUA.replace("rows = 500", &format!("{key} = \"1\""));
+            let err = error_at(d, &lua);
+            assert!(err.contains("set by the lab itself"), "lua {key}: {err}");
+            let sysbench = MINIMAL.replace(
+                "table_size = 1000",
+                &format!("table_size = 1000\noptions = {{ {} = \"1\" }}", key.replace('_', "-")),
+            );
+            let err = error(&sysbench);
+            assert!(err.contains("set by the lab itself"), "sysbench {key}: {err}");
+        }
+        // A sysbench workload's own keys, not a Lua script's: `tables` is the script's option
+        // here, checked against what it declares.
+        let err = error(&MINIMAL.replace("table_size = 1000", "table_size = 1000\noptions = { tables = 3 }"));
+        assert!(err.contains("set by the lab itself"), "{err}");
+        let err = error_at(d, &LUA.replace("rows = 500", "tables = 3"));
+        assert!(err.contains("unknown option --tables"), "{err}");
+    }
+
+    const PG_FILES: &str = r#"[[server]]
+id = "postgres-17"
+
+[[workload]]
+kind = "pgbench"
+scale = 2
+files = ["sql/a.sql@3", "b.sql"]
+builtins = ["select@1"]
+define = { n = 7, name = "x" }
+protocol = "simple"
+users = [1, 8]
+"#;
+
+    #[test]
+    fn pgbench_takes_script_files_builtins_defines_and_a_protocol() {
+        let dir = script_dir();
+        let d = dir.path();
+        let e = parse_at(d, PG_FILES).unwrap();
+        let Params::Pgbench(p) = &e.workloads[0].params else {
+            panic!()
+        };
+        let abs = |f: &str| std::path::absolute(d.join(f)).unwrap().display().to_string();
+        assert_eq!(
+            p.scripts.files,
+            vec![format!("{}@3", abs("sql/a.sql")), format!("{}@1", abs("b.sql"))]
+        );
+        assert_eq!(p.scripts.builtins, vec!["select-only@1"]);
+        assert_eq!(
+            p.scripts.define,
+            vec![
+                ("n".to_string(), "7".to_string()),
+                ("name".to_string(), "x".to_string())
+            ]
+        );
+        assert_eq!(p.scripts.protocol.as_deref(), Some("simple"));
+        assert_eq!((p.scale, p.script.as_str(), p.label()), (2, "", "select-only+a+b"));
+        assert_eq!(e.workloads[0].restore, Restore::Point);
+        let plan = super::super::Plan::new(e);
+        assert_eq!(
+            plan.groups[0].points[0].id,
+            "postgres-17/default/pgbench-select-only+a+b/t1/r1"
+        );
+        // `script` alone still names one built-in.
+        let one = "[[server]]\nid = \"postgres-17\"\n[[workload]]\nkind = \"pgbench\"\nscript = \"select-only\"\nusers = [1]\n";
+        let Params::Pgbench(p) = &parse(one).unwrap().workloads[0].params else {
+            panic!()
+        };
+        assert_eq!((p.script.as_str(), p.label()), ("select-only", "select-only"));
+        assert_eq!(
+            p.scripts,
+            PgbenchScripts {
+                label: String::new(),
+                ..Default::default()
+            }
+        );
+
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("\"b.sql\"", "\"c.sql\"", "\"c.sql\"", "c.sql is not a file"),
+            ("\"b.sql\"", "\"shell.sql\"", "\"shell.sql\"", "shell"),
+            (
+                "\"sql/a.sql@3\"",
+                "\"sql/a.sql@-1\"",
+                "\"sql/a.sql@-1\"",
+                "must be a number >= 0",
+            ),
+            ("\"select@1\"", "\"tpcc\"", "\"tpcc\"", "builtins:"),
+            (
+                "protocol = \"simple\"",
+                "protocol = \"pipelined\"",
+                "\"pipelined\"",
+                "protocol:",
+            ),
+            ("n = 7", "\"a b\" = 7", "7, name", "letters, digits and _"),
+            ("n = 7", "n = [7]", "[7]", "define n: expected a string or a number"),
+            (
+                "scale = 2",
+                "scale = 2\nscript = \"select-only\"",
+                "\"select-only\"",
+                "give either `script`",
+            ),
+            ("builtins = [\"select@1\"]", "builtins = []", "[]", "the list is empty"),
+            (
+                "@3\", \"b.sql\"",
+                "@0\", \"b.sql@0\"",
+                "[\"sql",
+                "every script has weight 0",
+            ),
+            (
+                "kind = \"pgbench\"",
+                "kind = \"pgbench\"\nprotocl = \"simple\"",
+                "protocl",
+                "unknown field `protocl`",
+            ),
+        ];
+        for (from, to, at, says) in cases {
+            let text = PG_FILES.replace(from, to);
+            assert_ne!(text, PG_FILES, "{from}");
+            // Every weight 0: the built-in (weight 1) goes too.
+            let text = if *from == "@3\", \"b.sql\"" {
+                text.replace("builtins = [\"select@1\"]\n", "")
+            } else {
+                text
+            };
+            let err = error_at(d, &text);
+            assert!(err.starts_with(&where_is(&text, at)), "{to}: {err}");
+            assert!(err.contains(says), "{to}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_lab_copy_of_a_file_reads_its_scripts_from_the_original_directory() {
+        let dir = script_dir();
+        let copy = tempfile::tempdir().unwrap();
+        let path = copy.path().join("experiment.toml");
+        let original = dir.path().join("exp.toml");
+        std::fs::write(&path, format!("{ORIGIN_LINE}{}\n{LUA}", original.display())).unwrap();
+        let e = Experiment::load(&path).unwrap();
+        let Params::Lua(l) = &e.workloads[0].params else {
+            panic!()
+        };
+        assert_eq!(l.script, std::path::absolute(dir.path().join("bench.lua")).unwrap());
+        // Without the line, the copy's own directory is searched.
+        std::fs::write(&path, LUA).unwrap();
+        assert!(Experiment::load(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("bench.lua is not a file"));
+    }
+}

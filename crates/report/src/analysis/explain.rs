@@ -1,0 +1,958 @@
+//! Each run's explanation, as the published studies give it (TPC-C checkpoint stability,
+//! LinkBench across servers): the interval figure's average over the last N minutes and its
+//! coefficient of variation (how flat the line is); the maximum checkpoint age against the redo
+//! capacity and the redo size that would have held it (+25%); dirty pages held against
+//! `innodb_max_dirty_pages_pct`; the top waits; single-page flushes; pages read and freed per
+//! second; the stalls of [`super::analyze`].
+//!
+//! Computed from a run directory only (`manifest.json`, `intervals.jsonl`, `intervals.hlog`
+//! for TPC-C's New-Order count per interval, the typed `telemetry.jsonl` rows), so the CLI, the
+//! lab report and the HTML experiment report all call [`explain`]. A figure the server version
+//! (or the run's telemetry) does not provide is [`Figure::NotAvailable`] with why, never 0.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
+use dbperf_core::stats::{mean, mean_cv, median};
+use dbperf_results::hlog::{Hlog, HlogError};
+use dbperf_results::interval::IntervalRecord;
+use dbperf_results::telemetry::{wait_totals, TelemetryRow, SINGLE_FLUSH_METRIC};
+use dbperf_results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
+
+/// Head room over the largest checkpoint age seen: study 001 reads the redo size a run needs
+/// as its maximum checkpoint age plus 25%.
+pub const REDO_HEADROOM: f64 = 1.25;
+/// Top waits listed.
+pub const TOP_WAITS: usize = 5;
+
+/// A figure, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure<T> {
+    /// The figure.
+    Value(T),
+    /// Why the run has none (a server version without the counter, telemetry off, ...).
+    NotAvailable(String),
+}
+
+impl<T> Figure<T> {
+    /// The value, if there is one.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Figure::Value(v) => Some(v),
+            Figure::NotAvailable(_) => None,
+        }
+    }
+
+    fn text(&self, f: impl Fn(&T) -> String) -> String {
+        match self {
+            Figure::Value(v) => f(v),
+            Figure::NotAvailable(why) => format!("not available ({why})"),
+        }
+    }
+}
+
+/// What to explain over.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ExplainOptions {
+    /// The window of the average and CV: the last this many seconds of the measured phase
+    /// (`None`: the second half of it).
+    pub last_s: Option<f64>,
+}
+
+/// The interval figure over the window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Throughput {
+    /// `tps`; `notpm` for TPC-C (New-Order per minute, from `intervals.hlog`); `rps` for
+    /// LinkBench (requests per second).
+    pub figure: String,
+    /// The window: the last this many seconds of the measured phase.
+    pub window_s: f64,
+    /// Intervals in the window.
+    pub intervals: usize,
+    /// Average of the interval figure over the window.
+    pub average: f64,
+    /// Coefficient of variation of the interval figure over the window, percent (sample standard
+    /// deviation over the mean: [`dbperf_core::stats::mean_cv`]).
+    pub cv_pct: f64,
+}
+
+/// The checkpoint age against the redo.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Checkpoint {
+    /// Largest checkpoint age sampled, bytes.
+    pub max_age_bytes: u64,
+    /// The redo's size (`innodb_log_file_size` × files, or `innodb_redo_log_capacity`;
+    /// PostgreSQL: `max_wal_size`), bytes; `None` when the manifest lacks the variables.
+    pub capacity_bytes: Option<u64>,
+    /// `max_age_bytes` in percent of `capacity_bytes`.
+    pub max_age_pct_of_capacity: Option<f64>,
+    /// The redo size that would have held the largest age: `max_age_bytes` × [`REDO_HEADROOM`].
+    pub redo_needed_bytes: u64,
+}
+
+/// Dirty pages against their limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dirty {
+    /// Average dirty pages over the window, percent of the buffer pool.
+    pub average_pct: f64,
+    /// Largest, percent.
+    pub max_pct: f64,
+    /// `innodb_max_dirty_pages_pct` (from the manifest's server variables, else the samples).
+    pub limit_pct: Option<f64>,
+}
+
+/// One wait event's share of the waiting over the window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WaitShare {
+    pub event: String,
+    /// Time waited over the window, ms (summed over threads).
+    pub time_ms: f64,
+    /// Percent of the time of all listed waits.
+    pub share_pct: f64,
+}
+
+/// Stalls of the analysis, in short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stalls {
+    pub count: usize,
+    /// Seconds stalled in all.
+    pub seconds: f64,
+    /// One line per stall: when, how deep, the first cause.
+    pub lines: Vec<String>,
+}
+
+/// One run's explanation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub run_dir: PathBuf,
+    /// The workload (manifest).
+    pub workload: String,
+    pub throughput: Figure<Throughput>,
+    pub checkpoint: Figure<Checkpoint>,
+    pub dirty_pages: Figure<Dirty>,
+    pub top_waits: Figure<Vec<WaitShare>>,
+    /// Single-page (LRU) flushes per second over the window.
+    pub single_page_flushes_s: Figure<f64>,
+    /// Pages read per second over the window.
+    pub pages_read_s: Figure<f64>,
+    /// Pages freed (evicted from the LRU) per second over the window.
+    pub pages_freed_s: Figure<f64>,
+    pub stalls: Figure<Stalls>,
+}
+
+/// Explains the run in `run_dir`.
+pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, AnalyzeError> {
+    if let Some(s) = opts.last_s {
+        if !(s > 0.0 && s.is_finite()) {
+            return Err(AnalyzeError::Options(format!(
+                "--last {s} is not a duration: give the window in seconds above 0, e.g. 900 for the last 15 minutes"
+            )));
+        }
+    }
+    let path = run_dir.join(INTERVALS_FILE);
+    if !path.is_file() {
+        return Err(AnalyzeError::NoIntervals { path });
+    }
+    let dir = RunDir::open(run_dir)?;
+    let manifest: Option<Manifest> = dir.read_json("manifest.json").ok();
+    let workload = manifest.as_ref().map(|m| m.workload.name.clone()).unwrap_or_default();
+    let variables = manifest
+        .as_ref()
+        .and_then(|m| m.server.as_ref())
+        .map(|s| s.variables.clone())
+        .unwrap_or_default();
+    let intervals: Vec<IntervalRecord> = read_jsonl::<IntervalRecord>(&path)?.records;
+    let measured: Vec<&IntervalRecord> = intervals.iter().filter(|r| !r.warmup).collect();
+    // A fragment (the last moments before the stop) has a meaningless rate, as in the analysis.
+    let step = median(&measured.iter().map(|r| r.end_s - r.start_s).collect::<Vec<_>>()).unwrap_or(0.0);
+    let measured: Vec<&IntervalRecord> = measured
+        .into_iter()
+        .filter(|r| r.end_s - r.start_s >= step / 2.0)
+        .collect();
+    if measured.is_empty() {
+        return Err(AnalyzeError::NothingMeasured {
+            path,
+            count: intervals.len(),
+        });
+    }
+    let (from, to) = (measured[0].start_s, measured[measured.len() - 1].end_s);
+    let window_s = opts.last_s.unwrap_or((to - from) / 2.0).min(to - from);
+    let window_from = to - window_s;
+
+    let tpcc = workload == "tpcc";
+    let series: Result<Vec<(f64, f64)>, String> = if tpcc {
+        new_orders_per_minute(&run_dir.join("intervals.hlog"), &measured)
+    } else {
+        Ok(measured.iter().map(|r| (r.start_s, r.tps)).collect())
+    };
+    let throughput = match series {
+        Ok(series) => {
+            // An interval is in the window when its middle is.
+            let values: Vec<f64> = series
+                .iter()
+                .zip(&measured)
+                .filter(|(_, r)| (r.start_s + r.end_s) / 2.0 >= window_from)
+                .map(|((_, v), _)| *v)
+                .collect();
+            match mean_cv(&values) {
+                Some((average, cv_pct)) => Figure::Value(Throughput {
+                    figure: match workload.as_str() {
+                        "tpcc" => "notpm",
+                        // A LinkBench request is one transaction: its figure is requests/s.
+                        "linkbench" => "rps",
+                        _ => "tps",
+                    }
+                    .into(),
+                    window_s,
+                    intervals: values.len(),
+                    average,
+                    cv_pct,
+                }),
+                None => Figure::NotAvailable("no measured interval in the window".into()),
+            }
+        }
+        Err(why) => Figure::NotAvailable(why),
+    };
+
+    let tel_path = run_dir.join(TELEMETRY_FILE);
+    let rows: Option<Vec<TelemetryRow>> = if tel_path.is_file() {
+        Some(read_jsonl::<TelemetryRow>(&tel_path)?.records)
+    } else {
+        None
+    };
+    let window: Vec<&TelemetryRow> = rows
+        .iter()
+        .flatten()
+        .filter(|r| r.mid_s(1.0) >= window_from && r.mid_s(1.0) <= to + 1.0)
+        .collect();
+    let stalls = match analyze(run_dir, &AnalyzeOptions::default()) {
+        Ok(a) => Figure::Value(Stalls {
+            count: a.stalls.len(),
+            seconds: a.stalls.iter().map(|s| s.end_s - s.start_s).sum(),
+            lines: a
+                .stalls
+                .iter()
+                .map(|s| {
+                    let cause = s.causes.first().map_or(String::new(), |c| format!(": {c}"));
+                    format!("{:.0}-{:.0} s, TPS down {:.0}%{cause}", s.start_s, s.end_s, s.drop_pct)
+                })
+                .collect(),
+        }),
+        Err(e) => Figure::NotAvailable(e.to_string()),
+    };
+    Ok(match rows {
+        None => {
+            let why = format!("no {TELEMETRY_FILE}: the run had --no-telemetry");
+            Explanation {
+                run_dir: run_dir.to_path_buf(),
+                workload,
+                throughput,
+                checkpoint: Figure::NotAvailable(why.clone()),
+                dirty_pages: Figure::NotAvailable(why.clone()),
+                top_waits: Figure::NotAvailable(why.clone()),
+                single_page_flushes_s: Figure::NotAvailable(why.clone()),
+                pages_read_s: Figure::NotAvailable(why.clone()),
+                pages_freed_s: Figure::NotAvailable(why.clone()),
+                stalls,
+            }
+        }
+        Some(_) => Explanation {
+            run_dir: run_dir.to_path_buf(),
+            workload,
+            throughput,
+            checkpoint: checkpoint(&window, &variables),
+            dirty_pages: dirty(&window, &variables),
+            top_waits: top_waits(&window, &variables),
+            single_page_flushes_s: single_page_flushes(&window, &variables),
+            pages_read_s: pages_read(&window),
+            pages_freed_s: pages_freed(&window),
+            stalls,
+        },
+    })
+}
+
+/// New-Order transactions per minute in each measured interval, from the
+/// `response:new_order` histograms of `intervals.hlog` (`intervals.jsonl` holds only the
+/// rate of all five transactions). An interval without one completed no New-Order.
+pub fn new_orders_per_minute(hlog: &Path, measured: &[&IntervalRecord]) -> Result<Vec<(f64, f64)>, String> {
+    let log = Hlog::read(hlog).map_err(|e| match e {
+        HlogError::Read { source, .. } => format!(
+            "{} cannot be read ({source}): New-Order per interval is kept there",
+            hlog.display()
+        ),
+        e => e.to_string(),
+    })?;
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    for interval in &log.intervals {
+        if interval.tag.as_deref() != Some("response:new_order") {
+            continue;
+        }
+        let hist = interval
+            .histogram()
+            .map_err(|e| format!("{}: a bad histogram: {e}", hlog.display()))?;
+        *counts.entry(ms_key(interval.start.as_secs_f64())).or_default() += hist.len();
+    }
+    Ok(measured
+        .iter()
+        .map(|r| {
+            let len = (r.end_s - r.start_s).max(1e-9);
+            let n = counts.get(&ms_key(r.start_s)).copied().unwrap_or(0);
+            (r.start_s, n as f64 * 60.0 / len)
+        })
+        .collect())
+}
+
+/// An interval start as a map key (milliseconds: the log stores it to the millisecond).
+fn ms_key(s: f64) -> i64 {
+    (s * 1000.0).round() as i64
+}
+
+fn var_f64(variables: &BTreeMap<String, String>, name: &str) -> Option<f64> {
+    variables.get(name).and_then(|v| v.trim().parse::<f64>().ok())
+}
+
+/// The redo's size from the server variables: `innodb_redo_log_capacity` (MySQL 8.0.30+),
+/// else `innodb_log_file_size` × `innodb_log_files_in_group` (1 where there is no such
+/// variable: MariaDB 10.5+ has one file); PostgreSQL: `max_wal_size` (in MB).
+pub fn redo_capacity(variables: &BTreeMap<String, String>) -> Option<u64> {
+    if let Some(c) = var_f64(variables, "innodb_redo_log_capacity") {
+        return Some(c as u64);
+    }
+    if let Some(size) = var_f64(variables, "innodb_log_file_size") {
+        let files = var_f64(variables, "innodb_log_files_in_group").unwrap_or(1.0);
+        return Some((size * files) as u64);
+    }
+    var_f64(variables, "max_wal_size").map(|mb| (mb * 1024.0 * 1024.0) as u64)
+}
+
+/// The largest checkpoint age of the window against the redo.
+pub fn checkpoint(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Checkpoint> {
+    let Some(max_age) = rows
+        .iter()
+        .filter_map(|r| r.server.as_ref()?.checkpoint_age_bytes)
+        .max()
+    else {
+        return Figure::NotAvailable(if rows.iter().all(|r| r.server.is_none()) {
+            "the server was not sampled in the window".into()
+        } else {
+            "the server reports no checkpoint age (MySQL before 8.0.30 without the log_lsn metrics or \
+             SHOW ENGINE INNODB STATUS access)"
+                .into()
+        });
+    };
+    let capacity = redo_capacity(variables);
+    Figure::Value(Checkpoint {
+        max_age_bytes: max_age,
+        capacity_bytes: capacity,
+        max_age_pct_of_capacity: capacity.filter(|c| *c > 0).map(|c| max_age as f64 * 100.0 / c as f64),
+        redo_needed_bytes: redo_needed(max_age),
+    })
+}
+
+/// The redo size that holds a checkpoint age of `max_age` bytes with [`REDO_HEADROOM`].
+pub fn redo_needed(max_age: u64) -> u64 {
+    (max_age as f64 * REDO_HEADROOM).ceil() as u64
+}
+
+/// Dirty pages over the window against `innodb_max_dirty_pages_pct`.
+pub fn dirty(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Dirty> {
+    let values: Vec<f64> = rows.iter().filter_map(|r| r.server.as_ref()?.dirty_pages_pct).collect();
+    let Some((average_pct, _)) = mean_cv(&values) else {
+        return Figure::NotAvailable(if rows.iter().any(|r| r.is_postgres()) {
+            "PostgreSQL has no dirty-pages limit (its background writer and checkpoints bound them)".into()
+        } else {
+            "the server was not sampled in the window".into()
+        });
+    };
+    Figure::Value(Dirty {
+        average_pct,
+        max_pct: values.iter().copied().fold(f64::MIN, f64::max),
+        limit_pct: var_f64(variables, "innodb_max_dirty_pages_pct")
+            .or_else(|| rows.iter().find_map(|r| r.server.as_ref()?.max_dirty_pages_pct)),
+    })
+}
+
+/// The wait events with the most time over the window.
+pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Vec<WaitShare>> {
+    let mut waits = wait_totals(rows.iter().copied());
+    if waits.is_empty() {
+        let pfs_off = variables
+            .get("performance_schema")
+            .is_some_and(|v| v.eq_ignore_ascii_case("OFF") || v == "0");
+        return Figure::NotAvailable(if pfs_off {
+            "performance_schema is OFF on this server".into()
+        } else if rows.iter().any(|r| r.is_postgres()) {
+            "no backend was seen waiting".into()
+        } else {
+            "no timed wait in the samples (turn performance_schema ON and run with --pfs-instruments)".into()
+        });
+    }
+    waits.truncate(TOP_WAITS);
+    let total: f64 = waits.iter().map(|w| w.1).sum();
+    Figure::Value(
+        waits
+            .into_iter()
+            .map(|(event, time_ms)| WaitShare {
+                event: event.to_string(),
+                time_ms,
+                share_pct: time_ms * 100.0 / total,
+            })
+            .collect(),
+    )
+}
+
+/// Average of a per-second rate over the samples that have it.
+fn rate(values: Vec<f64>) -> Option<f64> {
+    mean(&values)
+}
+
+/// Looks a counter up by name, in whatever case the server spells it.
+fn named<'a>(map: &'a BTreeMap<String, f64>, names: &[&str]) -> Option<&'a f64> {
+    map.iter()
+        .find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n)))
+        .map(|(_, v)| v)
+}
+
+/// Single-page flushes: a thread that found no free page flushed one itself (InnoDB of MySQL
+/// 5.6-8.0 and MariaDB before 10.5; INNODB_METRICS [`SINGLE_FLUSH_METRIC`], which the sampler
+/// enables; runs recorded before it did need `--innodb-metrics`).
+pub fn single_page_flushes(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<f64> {
+    let values: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.server.as_ref()?.innodb_metrics.get(SINGLE_FLUSH_METRIC).copied())
+        .collect();
+    if let Some(v) = rate(values) {
+        return Figure::Value(v);
+    }
+    if rows.iter().any(|r| r.is_postgres()) {
+        return Figure::NotAvailable("PostgreSQL has no LRU single-page flush".into());
+    }
+    let version = variables.get("version").map(String::as_str).unwrap_or("");
+    let wait_free = rate(
+        rows.iter()
+            .filter_map(|r| named(&r.server.as_ref()?.status_rates, &["Innodb_buffer_pool_wait_free"]).copied())
+            .collect(),
+    );
+    let also = wait_free.map_or(String::new(), |w| {
+        format!("; threads waited for a free page {w:.1}/s (Innodb_buffer_pool_wait_free)")
+    });
+    Figure::NotAvailable(if mariadb_at_least(version, (10, 5)) {
+        format!("MariaDB 10.5 and later have no single-page flush: the page cleaner frees pages{also}")
+    } else {
+        format!(
+            "not sampled: the server has no buffer_LRU_single_flush_num_scan, or the run predates \
+             dbperf enabling it (then --innodb-metrics){also}"
+        )
+    })
+}
+
+/// Whether `version` (`10.11.6-MariaDB-0+deb12u1`) is MariaDB at `min` (major, minor) or later.
+fn mariadb_at_least(version: &str, min: (u32, u32)) -> bool {
+    let mut parts = version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => version.contains("MariaDB") && (major, minor) >= min,
+        _ => false,
+    }
+}
+
+/// Pages read per second over the window.
+pub fn pages_read(rows: &[&TelemetryRow]) -> Figure<f64> {
+    match rate(rows.iter().filter_map(|r| r.server.as_ref()?.pages_read_s).collect()) {
+        Some(v) => Figure::Value(v),
+        None => Figure::NotAvailable("the server reported no page reads in the window".into()),
+    }
+}
+
+/// Pages evicted from the LRU per second: MariaDB's `Innodb_buffer_pool_pages_LRU_freed`,
+/// MySQL's metric `buffer_LRU_batch_evict_total_pages`, PostgreSQL's `pg_stat_io` evictions.
+pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<f64> {
+    let values: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            let s = r.server.as_ref()?;
+            named(&s.status_rates, &["Innodb_buffer_pool_pages_LRU_freed"])
+                .or_else(|| named(&s.innodb_metrics, &["buffer_LRU_batch_evict_total_pages"]))
+                .copied()
+                .or_else(|| {
+                    let pg = s.pg.as_ref()?;
+                    let ev: Vec<f64> = pg
+                        .io
+                        .iter()
+                        .filter(|(k, _)| k.ends_with(".evictions"))
+                        .map(|(_, v)| *v)
+                        .collect();
+                    (!ev.is_empty()).then(|| ev.iter().sum())
+                })
+        })
+        .collect();
+    // A counter that did not move in a sample is left out of the status rates: those
+    // samples freed nothing.
+    let sampled = rows.iter().filter(|r| r.server.is_some()).count();
+    match rate(values.clone()) {
+        Some(_) => Figure::Value(values.iter().sum::<f64>() / sampled.max(values.len()) as f64),
+        None if sampled > 0
+            && rows
+                .iter()
+                .any(|r| r.server.as_ref().is_some_and(|s| !s.status_rates.is_empty())) =>
+        {
+            Figure::NotAvailable(
+                "no LRU-freed counter moved in the window: MySQL needs --innodb-metrics for \
+                 buffer_LRU_batch_evict_total_pages, older MariaDB has no Innodb_buffer_pool_pages_LRU_freed; \
+                 where the server has one, nothing was evicted"
+                    .into(),
+            )
+        }
+        None => Figure::NotAvailable("the server was not sampled in the window".into()),
+    }
+}
+
+/// Bytes in MiB, with a decimal below 100 MiB (a 5.9 MiB age and its 7.4 MiB redo must not
+/// both read as whole numbers that hide the +25%).
+fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / (1024.0 * 1024.0);
+    if m < 100.0 {
+        format!("{m:.1} MiB")
+    } else {
+        format!("{m:.0} MiB")
+    }
+}
+
+impl Explanation {
+    /// Lines for a person.
+    pub fn render_text(&self) -> String {
+        let mut s = String::from("Explanation\n");
+        let line = |s: &mut String, name: &str, text: String| {
+            s.push_str(&format!("  {name:<22} {text}\n"));
+        };
+        line(
+            &mut s,
+            "throughput",
+            self.throughput.text(|t| {
+                format!(
+                    "{} {:.1} averaged over the last {:.0} s ({} intervals), CV {:.1}%",
+                    t.figure, t.average, t.window_s, t.intervals, t.cv_pct
+                )
+            }),
+        );
+        line(
+            &mut s,
+            "checkpoint age",
+            self.checkpoint.text(|c| {
+                let against = match (c.capacity_bytes, c.max_age_pct_of_capacity) {
+                    (Some(cap), Some(p)) => format!(" = {p:.0}% of the redo ({})", mib(cap)),
+                    _ => " (redo size not in the manifest)".into(),
+                };
+                format!(
+                    "max {}{against}; a redo of {} would have held it (+25%)",
+                    mib(c.max_age_bytes),
+                    mib(c.redo_needed_bytes)
+                )
+            }),
+        );
+        line(
+            &mut s,
+            "dirty pages",
+            self.dirty_pages.text(|d| {
+                let limit = d.limit_pct.map_or(" (limit unknown)".into(), |l| {
+                    format!(" against innodb_max_dirty_pages_pct {l:.0}")
+                });
+                format!("{:.1}% average, {:.1}% max{limit}", d.average_pct, d.max_pct)
+            }),
+        );
+        line(
+            &mut s,
+            "top waits",
+            self.top_waits.text(|w| {
+                w.iter()
+                    .map(|w| format!("{} {:.0}%", w.event, w.share_pct))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+        );
+        line(
+            &mut s,
+            "single-page flushes",
+            self.single_page_flushes_s.text(|v| format!("{v:.1}/s")),
+        );
+        line(&mut s, "pages read", self.pages_read_s.text(|v| format!("{v:.1}/s")));
+        line(&mut s, "pages freed", self.pages_freed_s.text(|v| format!("{v:.1}/s")));
+        line(
+            &mut s,
+            "stalls",
+            self.stalls.text(|st| {
+                if st.count == 0 {
+                    "none".into()
+                } else {
+                    format!("{} ({:.0} s): {}", st.count, st.seconds, st.lines.join("; "))
+                }
+            }),
+        );
+        s
+    }
+}
+
+/// The columns of the explanations table (one row per run: [`table_row`]), shared by the
+/// HTML experiment report and `dbperf lab report`.
+pub const TABLE_HEADER: [&str; 9] = [
+    "run",
+    "interval figure",
+    "max checkpoint age → redo needed (+25%)",
+    "dirty pages / limit",
+    "top waits",
+    "single-page flushes/s",
+    "pages read/s",
+    "pages freed/s",
+    "stalls",
+];
+
+/// One run's row of the explanations table, labelled `label` (a lab point id or a run id).
+/// A figure the server does not provide says why (`n/a: ...`), never 0.
+pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
+    // The reason's first clause: the full text is in `dbperf analyze RUN`.
+    let na = |why: &str| format!("n/a: {}", why.split([':', ';']).next().unwrap_or(why).trim());
+    let text = |f: &Figure<f64>| match f {
+        Figure::Value(v) => format!("{v:.1}"),
+        Figure::NotAvailable(why) => na(why),
+    };
+    vec![
+        label,
+        match &e.throughput {
+            Figure::Value(t) => format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.checkpoint {
+            Figure::Value(c) => format!(
+                "{}{} → redo {}",
+                mib(c.max_age_bytes),
+                c.max_age_pct_of_capacity
+                    .map_or(String::new(), |p| format!(" ({p:.0}% of redo)")),
+                mib(c.redo_needed_bytes)
+            ),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.dirty_pages {
+            Figure::Value(d) => format!(
+                "{:.0}% avg, {:.0}% max / limit {}",
+                d.average_pct,
+                d.max_pct,
+                d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
+            ),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.top_waits {
+            Figure::Value(w) => w
+                .iter()
+                .take(2)
+                .map(|w| format!("{} {:.0}%", w.event.trim_start_matches("wait/synch/"), w.share_pct))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Figure::NotAvailable(why) => na(why),
+        },
+        text(&e.single_page_flushes_s),
+        text(&e.pages_read_s),
+        text(&e.pages_freed_s),
+        match &e.stalls {
+            // `+ 0.0` turns a negative zero into "0".
+            Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds + 0.0),
+            Figure::NotAvailable(why) => na(why),
+        },
+    ]
+}
+
+/// The median of the throughput averages of several runs (the lab's repetitions).
+pub fn median_average(explanations: &[Explanation]) -> Option<f64> {
+    median(
+        &explanations
+            .iter()
+            .filter_map(|e| e.throughput.value().map(|t| t.average))
+            .collect::<Vec<_>>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbperf_results::telemetry::{ServerSample, Wait};
+
+    fn row(t: f64, server: ServerSample) -> TelemetryRow {
+        TelemetryRow {
+            t_s: t,
+            interval_s: Some(1.0),
+            server: Some(server),
+            ..TelemetryRow::default()
+        }
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn the_redo_needed_is_the_largest_age_plus_a_quarter() {
+        let rows: Vec<TelemetryRow> = [100u64, 800, 400]
+            .iter()
+            .enumerate()
+            .map(|(i, mb)| {
+                row(
+                    i as f64 + 1.0,
+                    ServerSample {
+                        checkpoint_age_bytes: Some(mb << 20),
+                        ..ServerSample::default()
+                    },
+                )
+            })
+            .collect();
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        let Figure::Value(c) = checkpoint(&refs, &vars(&[("innodb_log_file_size", "1073741824")])) else {
+            panic!()
+        };
+        assert_eq!(c.max_age_bytes, 800 << 20);
+        assert_eq!(c.redo_needed_bytes, 1000 << 20);
+        assert_eq!(c.capacity_bytes, Some(1 << 30));
+        assert!((c.max_age_pct_of_capacity.unwrap() - 78.125).abs() < 1e-9);
+        // MySQL 5.x: two files of the size.
+        assert_eq!(
+            redo_capacity(&vars(&[
+                ("innodb_log_file_size", "100"),
+                ("innodb_log_files_in_group", "2")
+            ])),
+            Some(200)
+        );
+        assert_eq!(
+            redo_capacity(&vars(&[
+                ("innodb_redo_log_capacity", "300"),
+                ("innodb_log_file_size", "100")
+            ])),
+            Some(300)
+        );
+    }
+
+    #[test]
+    fn without_a_checkpoint_age_it_says_why_not_zero() {
+        let rows = [row(1.0, ServerSample::default())];
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        assert!(
+            matches!(checkpoint(&refs, &BTreeMap::new()), Figure::NotAvailable(w) if w.contains("no checkpoint age"))
+        );
+        let none = [TelemetryRow::default()];
+        let refs: Vec<&TelemetryRow> = none.iter().collect();
+        assert!(matches!(checkpoint(&refs, &BTreeMap::new()), Figure::NotAvailable(w) if w.contains("not sampled")));
+    }
+
+    #[test]
+    fn dirty_pages_are_held_against_the_configured_limit() {
+        let rows: Vec<TelemetryRow> = [10.0, 30.0, 20.0]
+            .iter()
+            .map(|d| {
+                row(
+                    1.0,
+                    ServerSample {
+                        dirty_pages_pct: Some(*d),
+                        max_dirty_pages_pct: Some(90.0),
+                        ..ServerSample::default()
+                    },
+                )
+            })
+            .collect();
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        let Figure::Value(d) = dirty(&refs, &vars(&[("innodb_max_dirty_pages_pct", "15.000000")])) else {
+            panic!()
+        };
+        assert_eq!((d.average_pct, d.max_pct, d.limit_pct), (20.0, 30.0, Some(15.0)));
+        // Without the variable, the sampled limit.
+        let Figure::Value(d) = dirty(&refs, &BTreeMap::new()) else {
+            panic!()
+        };
+        assert_eq!(d.limit_pct, Some(90.0));
+    }
+
+    #[test]
+    fn top_waits_rank_by_time_and_performance_schema_off_is_named() {
+        let wait = |e: &str, t: f64| Wait {
+            event: e.into(),
+            count: 1,
+            time_ms: t,
+        };
+        let rows = [
+            row(
+                1.0,
+                ServerSample {
+                    waits: vec![
+                        wait("wait/synch/mutex/innodb/log_sys_mutex", 30.0),
+                        wait("wait/io/table/sql/handler", 900.0),
+                    ],
+                    ..ServerSample::default()
+                },
+            ),
+            row(
+                2.0,
+                ServerSample {
+                    waits: vec![
+                        wait("wait/synch/sxlock/innodb/index_tree_rw_lock", 10.0),
+                        wait("wait/synch/mutex/innodb/log_sys_mutex", 30.0),
+                    ],
+                    ..ServerSample::default()
+                },
+            ),
+        ];
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        let Figure::Value(w) = top_waits(&refs, &BTreeMap::new()) else {
+            panic!()
+        };
+        assert_eq!(w[0].event, "wait/synch/mutex/innodb/log_sys_mutex");
+        assert_eq!(w.len(), 2, "table I/O is no contention point: {w:?}");
+        assert!((w[0].share_pct - 600.0 / 7.0).abs() < 1e-9);
+        let quiet = [row(1.0, ServerSample::default())];
+        let refs: Vec<&TelemetryRow> = quiet.iter().collect();
+        assert!(matches!(
+            top_waits(&refs, &vars(&[("performance_schema", "OFF")])),
+            Figure::NotAvailable(w) if w.contains("performance_schema is OFF")
+        ));
+    }
+
+    #[test]
+    fn single_page_flushes_come_from_the_metric_or_say_why_not() {
+        let rows = [row(
+            1.0,
+            ServerSample {
+                innodb_metrics: [("buffer_LRU_single_flush_num_scan".to_string(), 4.0)].into(),
+                ..ServerSample::default()
+            },
+        )];
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        assert_eq!(single_page_flushes(&refs, &BTreeMap::new()), Figure::Value(4.0));
+        let rows = [row(
+            1.0,
+            ServerSample {
+                status_rates: [("Innodb_buffer_pool_wait_free".to_string(), 2.0)].into(),
+                ..ServerSample::default()
+            },
+        )];
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        let Figure::NotAvailable(why) = single_page_flushes(&refs, &vars(&[("version", "10.11.5-MariaDB")])) else {
+            panic!()
+        };
+        assert!(why.contains("MariaDB 10.5") && why.contains("2.0/s"), "{why}");
+        // MariaDB 10.4 has the counter: there it was not sampled.
+        let Figure::NotAvailable(why) = single_page_flushes(&refs, &vars(&[("version", "10.4.34-MariaDB")])) else {
+            panic!()
+        };
+        assert!(why.contains("--innodb-metrics"), "{why}");
+    }
+
+    fn interval(i: u32, start: f64, end: f64) -> IntervalRecord {
+        IntervalRecord {
+            index: i,
+            start_s: start,
+            end_s: end,
+            warmup: false,
+            threads: 1,
+            transactions: 0,
+            tps: 0.0,
+            qps: 0.0,
+            rwo_per_sec: [0.0; 3],
+            errors: BTreeMap::new(),
+            errors_per_sec: 0.0,
+            reconnects_per_sec: 0.0,
+            latency_ms: Default::default(),
+            service_time_ms: Default::default(),
+            late_starts: 0,
+            backlog: 0,
+            server_unreachable: false,
+        }
+    }
+
+    #[test]
+    fn notpm_per_interval_counts_the_new_order_histogram_of_each_interval() {
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        use std::time::{Duration, SystemTime};
+        let hist = |n: u64| {
+            let mut h = dbperf_engine::stats::new_histogram();
+            for _ in 0..n {
+                h.record(1500).unwrap();
+            }
+            h
+        };
+        let mut bytes = Vec::new();
+        let mut serializer = V2DeflateSerializer::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .with_base_time(SystemTime::UNIX_EPOCH)
+                .begin_log_with(&mut bytes, &mut serializer)
+                .unwrap();
+            let (no, pay) = (
+                Tag::new("response:new_order").unwrap(),
+                Tag::new("response:payment").unwrap(),
+            );
+            // 10 s intervals: 50 New-Order, then a payment only (no New-Order completed), then 20.
+            w.write_histogram(&hist(50), Duration::ZERO, Duration::from_secs(10), Some(no))
+                .unwrap();
+            w.write_histogram(&hist(70), Duration::ZERO, Duration::from_secs(10), Some(pay))
+                .unwrap();
+            w.write_histogram(&hist(9), Duration::from_secs(10), Duration::from_secs(10), Some(pay))
+                .unwrap();
+            w.write_histogram(&hist(20), Duration::from_secs(20), Duration::from_secs(10), Some(no))
+                .unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("intervals.hlog");
+        std::fs::write(&path, &bytes).unwrap();
+        let rows = [interval(0, 0.0, 10.0), interval(1, 10.0, 20.0), interval(2, 20.0, 30.0)];
+        let refs: Vec<&IntervalRecord> = rows.iter().collect();
+        assert_eq!(
+            new_orders_per_minute(&path, &refs).unwrap(),
+            [(0.0, 300.0), (10.0, 0.0), (20.0, 120.0)]
+        );
+        assert!(new_orders_per_minute(&dir.path().join("none"), &refs)
+            .unwrap_err()
+            .contains("cannot be read"));
+    }
+
+    #[test]
+    fn the_last_n_seconds_are_averaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = String::new();
+        for i in 0..10u32 {
+            let rec = IntervalRecord {
+                index: i,
+                start_s: f64::from(i),
+                end_s: f64::from(i + 1),
+                warmup: i < 2,
+                threads: 1,
+                transactions: 0,
+                tps: if i < 6 { 10.0 } else { 100.0 + f64::from(i % 2) * 20.0 },
+                qps: 0.0,
+                rwo_per_sec: [0.0; 3],
+                errors: BTreeMap::new(),
+                errors_per_sec: 0.0,
+                reconnects_per_sec: 0.0,
+                latency_ms: Default::default(),
+                service_time_ms: Default::default(),
+                late_starts: 0,
+                backlog: 0,
+                server_unreachable: false,
+            };
+            lines.push_str(&serde_json::to_string(&rec).unwrap());
+            lines.push('\n');
+        }
+        std::fs::write(dir.path().join(INTERVALS_FILE), lines).unwrap();
+        // The last 4 s: 100, 120, 100, 120.
+        let e = explain(dir.path(), &ExplainOptions { last_s: Some(4.0) }).unwrap();
+        let Figure::Value(t) = &e.throughput else { panic!() };
+        assert_eq!((t.figure.as_str(), t.intervals, t.average), ("tps", 4, 110.0));
+        // Sample standard deviation (n - 1), as `dbperf analyze` computes it: sqrt(400 / 3).
+        assert!((t.cv_pct - (400.0f64 / 3.0).sqrt() / 110.0 * 100.0).abs() < 1e-9);
+        // Default: half of the 8 measured seconds, the same four.
+        let e = explain(dir.path(), &ExplainOptions::default()).unwrap();
+        assert_eq!(e.throughput.value().unwrap().average, 110.0);
+        assert!(matches!(e.checkpoint, Figure::NotAvailable(w) if w.contains("no-telemetry")));
+        assert!(explain(dir.path(), &ExplainOptions { last_s: Some(-1.0) }).is_err());
+    }
+}

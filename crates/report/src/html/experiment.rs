@@ -1,0 +1,402 @@
+//! The HTML report of an experiment (the finished runs of a `dbperf lab` experiment, or any set
+//! of runs), with each study's charts chosen by the runs' workload (the manifest's):
+//!
+//! - every workload: the users x column tables of the workload's own figures
+//!   ([`Metric::own`]: NOTPM for TPC-C, requests/s and p99 for LinkBench, TPS and p99 for
+//!   sysbench and pgbench) with their verdicts and what the server did ("inside the server"),
+//!   the headline figure and p99 against users on log-log axes (one line per column: server or
+//!   variant), throughput over time and the latency spectrum of each column
+//!   at the highest user count, each run's explanation ([`crate::analysis::explain`]),
+//!   the server variables that differ, and the list of runs;
+//! - one panel per column of the interval figure (NOTPM for TPC-C, read from
+//!   `intervals.hlog`; TPS otherwise) with dirty pages % and checkpoint age % beside it, as
+//!   the TPC-C checkpoint-stability study draws them;
+//! - TPC-H runs (a `tpch.json`): the comparison by their own figures (power: the per-query
+//!   table with the geometric mean, and Power@Size; throughput: Throughput@Size); for power
+//!   runs each query's median relative to the first run with min/max whiskers and the ±5%
+//!   draw band ([`super::tpch::query_bars`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::chart::{Chart, Scale, Series, PALETTE};
+use super::page::{table_html, Page};
+use super::run::{dirty_pages_limit, spectrum_chart, RunData};
+use super::tpch::query_bars;
+use super::ReportError;
+use crate::analysis::explain::{explain, new_orders_per_minute, table_row, ExplainOptions, Explanation, TABLE_HEADER};
+use crate::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use dbperf_results::tpch::{PowerReport, TpchReport};
+use dbperf_results::{RunDir, RunRecords};
+
+/// The whole page for the runs in `run_dirs`, titled `name`.
+pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, ReportError> {
+    let mut by_workload: BTreeMap<String, Vec<(RunInfo, RunData)>> = BTreeMap::new();
+    let mut tpch: BTreeMap<String, Vec<RunInfo>> = BTreeMap::new();
+    let mut power: Vec<(String, PowerReport)> = Vec::new();
+    for dir in run_dirs {
+        let d = RunDir::open(dir)?;
+        if let Some(report) = TpchReport::read(&d)? {
+            let info = RunInfo::from_records(&RunRecords::read(dir)?)?;
+            if let TpchReport::Power(p) = report {
+                power.push((d.run_id().to_string(), p));
+            }
+            tpch.entry(info.workload.clone()).or_default().push(info);
+            continue;
+        }
+        let data = RunData::read(dir)?;
+        let info = RunInfo::from_records(&data.records)?;
+        by_workload.entry(info.workload.clone()).or_default().push((info, data));
+    }
+    let mut page = Page::new(&format!("dbperf experiment: {name}"));
+    page.paragraph(
+        &format!(
+            "{} finished run(s), {} workload(s). A cell is the median of a point's repetitions, with \
+             their range when there are several; a difference is called only when it is beyond the \
+             noise, else it is a draw (~).",
+            run_dirs.len(),
+            by_workload.len() + tpch.len()
+        ),
+        Some("note"),
+    );
+    for (workload, infos) in &tpch {
+        page.heading(workload);
+        super::setup::section(&mut page, infos, run_dirs)?;
+        comparison_tables(&mut page, infos)?;
+    }
+    if !power.is_empty() {
+        page.bar_chart(&query_bars(&power))?;
+    }
+    for (workload, runs) in &by_workload {
+        workload_section(&mut page, workload, runs)?;
+    }
+    Ok(page.finish())
+}
+
+/// The tables of the workload's own figures ([`Metric::own`]), each with its title; returns
+/// the comparisons, the headline first.
+fn comparison_tables(page: &mut Page, infos: &[RunInfo]) -> Result<Vec<Comparison>, ReportError> {
+    let workload = infos.first().map_or("", |i| i.workload.as_str());
+    let mut out = Vec::new();
+    for metric in Metric::own(workload, infos) {
+        let c = compare_runs(infos, &options(metric))?;
+        page.paragraph(&c.title(), None);
+        let (header, rows) = c.plain_table();
+        page.table(&header, &rows);
+        if let Some(note) = c.spread_note() {
+            page.paragraph(note, Some("note"));
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+fn options(metric: Metric) -> CompareOptions {
+    CompareOptions {
+        by: None,
+        metric,
+        threshold_pct: DEFAULT_THRESHOLD_PCT,
+        baseline: None,
+    }
+}
+
+/// `(column label, [(threads, median)])` from a comparison.
+fn per_column(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
+    c.columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let points = c
+                .rows
+                .iter()
+                .filter_map(|r| r.cells[i].as_ref().map(|cell| (r.threads as f64, cell.median)))
+                .collect();
+            (col.label.clone(), points)
+        })
+        .collect()
+}
+
+fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]) -> Result<(), ReportError> {
+    let infos: Vec<RunInfo> = runs.iter().map(|(i, _)| i.clone()).collect();
+    page.heading(workload);
+    super::setup::section_of(
+        page,
+        &infos,
+        runs.iter().map(|(i, d)| (i.run_id.as_str(), &d.records.manifest)),
+    )?;
+    let warnings = compare_runs(&infos, &options(Metric::Tps))?.variables.warnings;
+    for w in &warnings {
+        page.paragraph(
+            &format!(
+                "WARNING: {} differs between the columns ({}) without being what the experiment varies: \
+                 the comparison is not apples to apples.",
+                w.name,
+                w.values.join(" vs ")
+            ),
+            Some("stall"),
+        );
+    }
+    let own = comparison_tables(page, &infos)?;
+    // The headline figure (NOTPM, requests/s, TPS) for the charts; p99 for the latency one.
+    let head = match own.into_iter().next() {
+        Some(c) => c,
+        None => compare_runs(&infos, &options(Metric::Tps))?,
+    };
+    let p99 = compare_runs(&infos, &options(Metric::P99))?;
+    super::notes::warnings_section(page, &head.warnings);
+    if let Some((header, rows)) = head.plain_inside() {
+        page.paragraph(
+            "Inside the server (dbperf analyze over each column's runs; telemetry of the measured phase):",
+            None,
+        );
+        page.table(&header, &rows);
+    }
+
+    let threads: Vec<u32> = head.rows.iter().map(|r| r.threads).collect();
+    let spread = threads.last().copied().unwrap_or(1) as f64 / threads.first().copied().unwrap_or(1).max(1) as f64;
+    if threads.len() > 1 {
+        let mut t = Chart::new(
+            format!("{workload}: throughput by users (log-log)"),
+            "users (connections)",
+            format!("{} ({})", head.metric.name(), head.unit),
+        );
+        // Log-log, as the published users sweeps draw it: equal ratios look equal.
+        if spread >= 4.0 {
+            t.x_scale = Scale::Log2;
+        }
+        t.y_scale = Scale::Log;
+        for (i, (label, points)) in per_column(&head).into_iter().enumerate() {
+            t.series
+                .push(Series::new(label, PALETTE[i % PALETTE.len()], points).with_markers());
+        }
+        page.chart(&t)?;
+        let mut l = Chart::new(
+            format!("{workload}: 99th percentile response time by users (log-log)"),
+            "users (connections)",
+            "p99 response time (ms)",
+        );
+        l.x_scale = Scale::Log2;
+        l.y_scale = Scale::Log;
+        for (i, (label, points)) in per_column(&p99).into_iter().enumerate() {
+            l.series
+                .push(Series::new(label, PALETTE[i % PALETTE.len()], points).with_markers());
+        }
+        page.chart(&l)?;
+    }
+
+    // At the highest user count: one run per column (its first repetition) over time, and
+    // each column's spectrum.
+    if let Some(&top) = threads.last() {
+        let mut over_time = Chart::new(
+            format!("{workload}: throughput per interval at {top} users (first repetition of each column)"),
+            "time since start (s)",
+            "transactions/s",
+        );
+        let mut spectra = Vec::new();
+        for (i, col) in head.columns.iter().enumerate() {
+            let Some((_, data)) = runs
+                .iter()
+                .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
+            else {
+                continue;
+            };
+            over_time.series.push(Series::new(
+                col.label.clone(),
+                PALETTE[i % PALETTE.len()],
+                data.intervals
+                    .iter()
+                    .map(|r| ((r.start_s + r.end_s) / 2.0, r.tps))
+                    .collect(),
+            ));
+            if let Some(s) = &data.spectrum {
+                spectra.push((col.label.clone(), s));
+            }
+        }
+        over_time.x_range = time_span(runs, top);
+        page.chart(&over_time)?;
+        if !spectra.is_empty() {
+            let mut chart = spectrum_chart(&spectra);
+            chart.title = format!("{workload}: response time by percentile at {top} users");
+            page.chart(&chart)?;
+        }
+    }
+
+    stability_panels(page, workload, &head, runs, threads.last().copied())?;
+    explanations_table(page, runs);
+
+    if !head.variables.differing.is_empty() {
+        let rows: Vec<Vec<String>> = head
+            .variables
+            .differing
+            .iter()
+            .map(|d| {
+                std::iter::once(d.name.clone())
+                    .chain(d.values.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        let header: Vec<String> = std::iter::once("variable".to_string())
+            .chain(head.columns.iter().map(|c| c.label.clone()))
+            .collect();
+        page.details(
+            &format!("Other server variables that differ ({})", rows.len()),
+            &table_html(&header, &rows),
+        );
+    }
+    if let Some((header, rows)) = head.plain_defaults_changed() {
+        page.details(
+            &format!("Defaults that changed between server versions ({})", rows.len()),
+            &table_html(&header, &rows),
+        );
+    }
+    let lacking = head.plain_lacking();
+    if !lacking.is_empty() {
+        page.details(
+            "Settings only some server versions have",
+            &table_html(&["in", "not in", "how many", "variables"].map(String::from), &lacking),
+        );
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(info, _)| {
+            vec![
+                info.run_id.clone(),
+                info.lab.as_ref().map_or("-".into(), |l| l.point.clone()),
+                info.server_version.clone().unwrap_or_default(),
+                info.threads.to_string(),
+                format!("{:.1}", info.tps),
+                format!("{:.2}", info.p99_ms),
+            ]
+        })
+        .collect();
+    page.details(
+        &format!("Runs ({})", rows.len()),
+        &table_html(
+            &["run", "lab point", "server", "threads", "TPS", "p99 (ms)"].map(String::from),
+            &rows,
+        ),
+    );
+    Ok(())
+}
+
+/// The interval figure of a run over time: NOTPM for TPC-C (`intervals.hlog`), else TPS.
+fn interval_figure(workload: &str, dir: &std::path::Path, data: &RunData) -> (&'static str, Vec<(f64, f64)>) {
+    let mid = |start: f64| {
+        data.intervals
+            .iter()
+            .find(|r| r.start_s == start)
+            .map_or(start, |r| (r.start_s + r.end_s) / 2.0)
+    };
+    if workload == "tpcc" {
+        let all: Vec<_> = data.intervals.iter().collect();
+        if let Ok(points) = new_orders_per_minute(&dir.join("intervals.hlog"), &all) {
+            return ("NOTPM", points.into_iter().map(|(s, v)| (mid(s), v)).collect());
+        }
+    }
+    (
+        "TPS",
+        data.intervals
+            .iter()
+            .map(|r| ((r.start_s + r.end_s) / 2.0, r.tps))
+            .collect(),
+    )
+}
+
+/// One panel per column (its first run at `top` users): the interval figure with dirty pages
+/// and checkpoint age (percent of its maximum) on the right axis, and the dirty-pages limit.
+fn stability_panels(
+    page: &mut Page,
+    workload: &str,
+    tps: &Comparison,
+    runs: &[(RunInfo, RunData)],
+    top: Option<u32>,
+) -> Result<(), ReportError> {
+    let Some(top) = top else { return Ok(()) };
+    for col in &tps.columns {
+        let Some((_, data)) = runs
+            .iter()
+            .find(|(info, _)| info.threads == top && col.runs.contains(&info.run_id))
+        else {
+            continue;
+        };
+        let dir = data.records.dir.path();
+        let (figure, points) = interval_figure(workload, dir, data);
+        let mut c = Chart::new(
+            format!(
+                "{workload}: {figure} per interval with dirty pages and checkpoint age, {} at {top} users",
+                col.label
+            ),
+            "time since start (s)",
+            if figure == "NOTPM" {
+                "New-Order per minute"
+            } else {
+                "transactions/s"
+            },
+        );
+        c.series.push(Series::new(figure, PALETTE[0], points));
+        c.x_range = time_span(runs, top);
+        if !data.telemetry.is_empty() {
+            c.y2_label = Some("percent".into());
+            c.y2_range = Some((0.0, 100.0));
+            c.series.push(
+                Series::new(
+                    "dirty pages (% of buffer pool)",
+                    PALETTE[1],
+                    data.series(|s| s.server.as_ref()?.dirty_pages_pct),
+                )
+                .below(),
+            );
+            c.series.push(
+                Series::new(
+                    "checkpoint age (% of its maximum)",
+                    PALETTE[2],
+                    data.series(|s| {
+                        let s = s.server.as_ref()?;
+                        s.checkpoint_pct.or_else(|| {
+                            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
+                            (max > 0).then(|| age as f64 * 100.0 / max as f64)
+                        })
+                    }),
+                )
+                .below(),
+            );
+            c.limits.extend(dirty_pages_limit(data));
+        }
+        page.chart(&c)?;
+    }
+    Ok(())
+}
+
+/// From the start to the last interval or telemetry sample of the runs at `top` users, so
+/// their time charts share one axis.
+fn time_span(runs: &[(RunInfo, RunData)], top: u32) -> Option<(f64, f64)> {
+    let end = runs
+        .iter()
+        .filter(|(info, _)| info.threads == top)
+        .flat_map(|(_, d)| {
+            let intervals = d.intervals.iter().map(|r| r.end_s);
+            intervals.chain(d.telemetry.iter().map(|s| s.t_s))
+        })
+        .fold(0.0, f64::max);
+    (end > 0.0).then_some((0.0, end))
+}
+
+/// Each run's explanation in one table: the figures the studies read.
+fn explanations_table(page: &mut Page, runs: &[(RunInfo, RunData)]) {
+    let explained: Vec<(&RunInfo, Explanation)> = runs
+        .iter()
+        .filter_map(|(info, data)| Some((info, explain(data.records.dir.path(), &ExplainOptions::default()).ok()?)))
+        .collect();
+    if explained.is_empty() {
+        return;
+    }
+    let rows: Vec<Vec<String>> = explained
+        .iter()
+        .map(|(info, e)| table_row(info.lab.as_ref().map_or(info.run_id.clone(), |l| l.point.clone()), e))
+        .collect();
+    page.paragraph(
+        "Each run's explanation (second half of the measured phase; dbperf analyze RUN --last ... for another window):",
+        None,
+    );
+    page.table(&TABLE_HEADER.map(String::from), &rows);
+}

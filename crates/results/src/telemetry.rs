@@ -1,0 +1,425 @@
+//! The rows of `telemetry.jsonl`, as types: what the telemetry thread (`telemetry/sampler.rs`)
+//! writes once per period and what the analysis, the reports and the catalog read back. One
+//! [`TelemetryRow`] holds the OS's figures ([`OsSample`]), the server's ([`ServerSample`],
+//! with [`PgDetail`] on PostgreSQL) and dbperf's own ([`ClientSample`]).
+//!
+//! A figure a server version does not offer stays `None`; readers show it as not available,
+//! never as 0. A file written by an older dbperf lacks some fields: every optional part
+//! defaults, so such files still read.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What dbperf itself used in the period.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientSample {
+    /// CPU time of the dbperf process over the period, percent of one core.
+    pub cpu_pct: f64,
+    /// Resident memory at the sample, bytes.
+    pub rss_bytes: u64,
+}
+
+/// One line of `telemetry.jsonl`. Every part but `t_s` may be missing in a file written by
+/// an older dbperf (or cut short), so each is optional here; the sampler fills them all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TelemetryRow {
+    /// End of the period, seconds since the run's time zero (the intervals' clock).
+    pub t_s: f64,
+    /// Length of the period, seconds.
+    #[serde(default)]
+    pub interval_s: Option<f64>,
+    #[serde(default)]
+    pub os: Option<OsSample>,
+    #[serde(default)]
+    pub server: Option<ServerSample>,
+    #[serde(default)]
+    pub client: Option<ClientSample>,
+    /// Why `server` is missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_error: Option<String>,
+}
+
+/// One wait event's share of an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Wait {
+    /// Performance Schema event name, e.g. `wait/synch/sxlock/innodb/index_tree_rw_lock`.
+    pub event: String,
+    /// Waits in the interval.
+    pub count: u64,
+    /// Time waited in the interval, summed over threads, in milliseconds.
+    pub time_ms: f64,
+}
+
+/// One sample. Rates (`*_s`, the maps, `waits`) are per second over the interval since the
+/// previous sample and are absent in the first (priming) sample, where `interval_s` is `None`.
+/// A field the server version does not offer stays `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerSample {
+    /// Seconds since the previous sample (monotonic); `None` for the first sample.
+    pub interval_s: Option<f64>,
+    /// Wall time this sample's queries took, in milliseconds.
+    pub query_ms: f64,
+    pub checkpoint_age_bytes: Option<u64>,
+    pub checkpoint_max_bytes: Option<u64>,
+    /// `checkpoint_age_bytes / checkpoint_max_bytes × 100`.
+    pub checkpoint_pct: Option<f64>,
+    pub redo_written_bytes_s: Option<f64>,
+    pub dirty_pages_pct: Option<f64>,
+    pub max_dirty_pages_pct: Option<f64>,
+    pub free_pages: Option<u64>,
+    pub pages_read_s: Option<f64>,
+    pub pages_created_s: Option<f64>,
+    pub pages_written_s: Option<f64>,
+    pub lru_flushes_s: Option<f64>,
+    /// Pages written by InnoDB's sync flush batches (INNODB_METRICS
+    /// `buffer_flush_sync_total_pages`, which the sampler enables): above 0, writers waited
+    /// for flushing in the interval. `None` where the counter could not be enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_flush_pages_s: Option<f64>,
+    pub doublewrite_pages_s: Option<f64>,
+    pub history_list_length: Option<u64>,
+    pub rows_read_s: Option<f64>,
+    pub rows_inserted_s: Option<f64>,
+    pub rows_updated_s: Option<f64>,
+    pub rows_deleted_s: Option<f64>,
+    pub threads_running: Option<u64>,
+    /// Rate of every numeric `SHOW GLOBAL STATUS` counter that changed (gauges left out).
+    pub status_rates: BTreeMap<String, f64>,
+    /// Rate of every enabled INNODB_METRICS counter that changed (`TYPE='value'` gauges left out).
+    pub innodb_metrics: BTreeMap<String, f64>,
+    /// Top wait events by time in the interval; empty when performance_schema is OFF.
+    /// (PostgreSQL: sampled from `pg_stat_activity`, see `pg.rs`.)
+    pub waits: Vec<Wait>,
+    /// PostgreSQL: checkpoints requested in the interval (by WAL volume — the distance passed
+    /// [`ServerSample::checkpoint_trigger_pct`] — or by a `CHECKPOINT` command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints_requested: Option<u64>,
+    /// PostgreSQL: checkpoints started by `checkpoint_timeout` in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints_timed: Option<u64>,
+    /// PostgreSQL: the `checkpoint_pct` at which a checkpoint is requested
+    /// (`100 / (1 + checkpoint_completion_target)`); what sync flush is to InnoDB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_trigger_pct: Option<f64>,
+    /// PostgreSQL only: checkpointer, WAL, I/O, temp files, vacuum (`pg.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg: Option<PgDetail>,
+}
+
+/// What only PostgreSQL reports, per interval (rates per second, counts in the interval) or
+/// at the sample (gauges). Absent for the MySQL family.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PgDetail {
+    /// Checkpoint write and sync time spent in the interval, ms.
+    pub checkpoint_write_ms: Option<f64>,
+    pub checkpoint_sync_ms: Option<f64>,
+    /// Buffers written by the checkpointer, the background writer and client backends, per second.
+    pub buffers_checkpoint_s: Option<f64>,
+    pub buffers_clean_s: Option<f64>,
+    pub buffers_backend_s: Option<f64>,
+    pub buffers_alloc_s: Option<f64>,
+    pub wal_records_s: Option<f64>,
+    /// Full-page images written to WAL per second (high right after a checkpoint).
+    pub wal_fpi_s: Option<f64>,
+    /// Times WAL buffers were full and a backend had to write WAL itself.
+    pub wal_buffers_full_s: Option<f64>,
+    /// Temporary files created in the interval and bytes written to them per second.
+    pub temp_files: Option<u64>,
+    pub temp_bytes_s: Option<f64>,
+    /// Dead tuples in the sampled database's tables (`pg_stat_all_tables.n_dead_tup`), gauge.
+    pub dead_tuples: Option<u64>,
+    /// Autovacuum workers running at the sample.
+    pub autovacuum_workers: Option<u64>,
+    /// Autovacuum and autoanalyze runs finished in the interval (sampled database).
+    pub autovacuum_runs: Option<u64>,
+    /// Active client backends not waiting (on CPU) at the sample.
+    pub on_cpu: Option<u64>,
+    /// `pg_stat_io` rates (16+) summed per backend type: `BACKEND_TYPE.reads|writes|extends|fsyncs|evictions`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub io: BTreeMap<String, f64>,
+}
+
+/// What the OS did between two calls of `OsSampler::sample`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OsSample {
+    /// `all` first, then `cpu0`, `cpu1`, ...
+    pub cpus: Vec<CpuUsage>,
+    /// Context switches per second, all CPUs.
+    pub ctxt_per_s: f64,
+    /// Runnable tasks at the end of the interval.
+    pub procs_running: u64,
+    /// Tasks blocked on I/O at the end of the interval.
+    pub procs_blocked: u64,
+    /// Memory at the end of the interval.
+    pub mem: MemInfo,
+    /// Whole disks (partitions, loop and ram devices left out while a whole disk exists).
+    pub disks: Vec<DiskIo>,
+    /// Every network interface, loopback included.
+    pub net: Vec<NetIo>,
+}
+
+/// Share of one CPU's (or all CPUs') time in each state over the interval, percent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CpuUsage {
+    /// `all`, or `cpu0`, `cpu1`, ...
+    pub cpu: String,
+    /// User mode (guest time included, as the kernel counts it).
+    pub user: f64,
+    /// User mode at low priority.
+    pub nice: f64,
+    /// Kernel mode.
+    pub sys: f64,
+    /// Idle with I/O outstanding.
+    pub iowait: f64,
+    /// Hardware interrupts.
+    pub irq: f64,
+    /// Software interrupts.
+    pub softirq: f64,
+    /// Taken by the hypervisor.
+    pub steal: f64,
+    /// Idle.
+    pub idle: f64,
+}
+
+/// Memory, from `/proc/meminfo`, bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemInfo {
+    /// `MemTotal`.
+    pub total_bytes: u64,
+    /// `MemAvailable`: what can be allocated without swapping.
+    pub available_bytes: u64,
+    /// `MemFree`.
+    pub free_bytes: u64,
+    /// `Cached`: page cache.
+    pub cached_bytes: u64,
+    /// `Dirty`: page cache waiting to be written back.
+    pub dirty_bytes: u64,
+}
+
+/// One block device over the interval, with `iostat -x`'s columns and formulas.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiskIo {
+    /// Device name (`vda`, `nvme0n1`, ...).
+    pub name: String,
+    /// Reads completed per second.
+    pub r_s: f64,
+    /// Writes completed per second.
+    pub w_s: f64,
+    /// Reads merged per second.
+    pub rrqm_s: f64,
+    /// Writes merged per second.
+    pub wrqm_s: f64,
+    /// KiB read per second (sectors are 512 bytes whatever the device's block size).
+    pub rkb_s: f64,
+    /// KiB written per second.
+    pub wkb_s: f64,
+    /// Mean time a read took, queueing included, ms (0 without reads).
+    pub r_await_ms: f64,
+    /// Mean time a write took, queueing included, ms (0 without writes).
+    pub w_await_ms: f64,
+    /// Mean number of requests in flight (weighted time in queue / elapsed time).
+    pub aqu_sz: f64,
+    /// Share of the time the device had I/O in flight, percent.
+    pub util_pct: f64,
+}
+
+/// One network interface over the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetIo {
+    /// Interface name (`lo`, `eth0`, ...).
+    pub iface: String,
+    /// Bytes received per second.
+    pub rx_bytes_s: f64,
+    /// Bytes sent per second.
+    pub tx_bytes_s: f64,
+    /// Packets received per second.
+    pub rx_packets_s: f64,
+    /// Packets sent per second.
+    pub tx_packets_s: f64,
+}
+
+/// `server_error` of a sample whose server queries got no answer within the period (a hung or
+/// stopped server).
+pub const NO_ANSWER_QUERY: &str = "the server did not answer the telemetry queries within the period";
+/// `server_error` of a sample whose reconnect got no answer in time.
+pub const NO_ANSWER_CONNECT: &str = "the server did not answer the telemetry connection in time";
+
+/// INNODB_METRICS counter of single-page flushes (one per user thread that found no free page
+/// and flushed a page itself); the sampler enables it wherever the server has it.
+pub const SINGLE_FLUSH_METRIC: &str = "buffer_LRU_single_flush_num_scan";
+
+/// Wait classes left out of the top waits: `wait/io/table/` and `wait/lock/table/` time every
+/// row access of every statement (the handler call itself, with any mutex, lock or file wait
+/// inside it nested under it), so they would head the list in any busy interval and hide the
+/// contended mutex, rw-lock or file below them.
+pub const NOT_A_CONTENTION_POINT: [&str; 2] = ["wait/io/table/", "wait/lock/table/"];
+
+/// Whether `event` can head the top waits (see [`NOT_A_CONTENTION_POINT`]).
+pub fn is_contention_point(event: &str) -> bool {
+    !NOT_A_CONTENTION_POINT.iter().any(|p| event.starts_with(p))
+}
+
+/// Milliseconds waited per contention point over `rows`, the longest first (ties by name);
+/// events with no time are left out. Runs recorded before the per-row table waits were left
+/// out of the samples still have them: they are dropped here.
+pub fn wait_totals<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Vec<(String, f64)> {
+    let mut time: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
+    for w in rows
+        .into_iter()
+        .filter_map(|r| r.server.as_ref())
+        .flat_map(|s| &s.waits)
+    {
+        if is_contention_point(&w.event) {
+            *time.entry(w.event.as_str()).or_default() += w.time_ms;
+        }
+    }
+    let mut waits: Vec<(String, f64)> = time
+        .into_iter()
+        .filter(|(_, t)| *t > 0.0)
+        .map(|(e, t)| (e.to_owned(), t))
+        .collect();
+    waits.sort_by(|a, b| b.1.total_cmp(&a.1));
+    waits
+}
+
+/// The figures a reader takes off a row.
+impl TelemetryRow {
+    /// Pages written by sync flush batches per second (`None`: the counter was not sampled).
+    pub fn sync_flush_pages(&self) -> Option<f64> {
+        self.server.as_ref()?.sync_flush_pages_s
+    }
+
+    /// Whether the row comes from PostgreSQL (`pg.rs` writes `checkpoint_trigger_pct`).
+    pub fn is_postgres(&self) -> bool {
+        self.server.as_ref().is_some_and(|s| s.checkpoint_trigger_pct.is_some())
+    }
+
+    /// Checkpoint age, percent of its maximum (PostgreSQL: checkpoint distance, percent of
+    /// `max_wal_size`).
+    pub fn checkpoint_pct(&self) -> Option<f64> {
+        let s = self.server.as_ref()?;
+        s.checkpoint_pct.or_else(|| {
+            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
+            (max > 0).then(|| age as f64 * 100.0 / max as f64)
+        })
+    }
+
+    pub fn iowait(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
+    }
+
+    pub fn idle(&self) -> Option<f64> {
+        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.idle)
+    }
+
+    pub fn client_cpu(&self) -> Option<f64> {
+        Some(self.client.as_ref()?.cpu_pct)
+    }
+
+    /// Forgets the figures that are rates over the sample's period (OS CPU states, disks and
+    /// network, client CPU, the server's per-second counters and waits) and keeps the levels
+    /// (checkpoint age, dirty and free pages, history length). For a sample that covers a
+    /// fraction of its period (the catch-up after a pause) a rate is noise: 30 pages written
+    /// in 10 ms read as 3000/s.
+    pub fn drop_rates(&mut self) {
+        self.os = None;
+        self.client = None;
+        if let Some(s) = &mut self.server {
+            for rate in [
+                &mut s.redo_written_bytes_s,
+                &mut s.pages_read_s,
+                &mut s.pages_created_s,
+                &mut s.pages_written_s,
+                &mut s.lru_flushes_s,
+                &mut s.sync_flush_pages_s,
+                &mut s.doublewrite_pages_s,
+                &mut s.rows_read_s,
+                &mut s.rows_inserted_s,
+                &mut s.rows_updated_s,
+                &mut s.rows_deleted_s,
+            ] {
+                *rate = None;
+            }
+            s.status_rates.clear();
+            s.innodb_metrics.clear();
+            s.waits.clear();
+            if let Some(pg) = &mut s.pg {
+                for rate in [
+                    &mut pg.buffers_checkpoint_s,
+                    &mut pg.buffers_clean_s,
+                    &mut pg.buffers_backend_s,
+                    &mut pg.buffers_alloc_s,
+                    &mut pg.wal_records_s,
+                    &mut pg.wal_fpi_s,
+                    &mut pg.wal_buffers_full_s,
+                    &mut pg.temp_bytes_s,
+                ] {
+                    *rate = None;
+                }
+            }
+        }
+    }
+
+    /// The time the server's figures cover: its own `interval_s` (since the server sampler's
+    /// previous sample, which after a reconnect is moments ago), else the sample's.
+    pub fn server_interval_s(&self) -> Option<f64> {
+        self.server.as_ref().and_then(|s| s.interval_s).or(self.interval_s)
+    }
+
+    /// Middle of the time the sample covers.
+    pub fn mid_s(&self, default_interval: f64) -> f64 {
+        self.t_s - self.interval_s.unwrap_or(default_interval) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(waits: &[(&str, f64)]) -> TelemetryRow {
+        TelemetryRow {
+            server: Some(ServerSample {
+                waits: waits
+                    .iter()
+                    .map(|(event, time_ms)| Wait {
+                        event: (*event).to_owned(),
+                        count: 1,
+                        time_ms: *time_ms,
+                    })
+                    .collect(),
+                ..ServerSample::default()
+            }),
+            ..TelemetryRow::default()
+        }
+    }
+
+    /// Summed over samples, longest first; per-row table waits and waits without time left out.
+    #[test]
+    fn wait_totals_sum_contention_points_longest_first() {
+        let rows = [
+            row(&[
+                ("wait/io/table/sql/handler", 900.0),
+                ("wait/synch/mutex/innodb/log_sys_mutex", 5.0),
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock", 4.0),
+            ]),
+            row(&[
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock", 3.0),
+                ("wait/synch/mutex/innodb/fil_system_mutex", 0.0),
+            ]),
+        ];
+        assert_eq!(
+            wait_totals(&rows),
+            [
+                ("wait/synch/rwlock/innodb/index_tree_rw_lock".to_owned(), 7.0),
+                ("wait/synch/mutex/innodb/log_sys_mutex".to_owned(), 5.0),
+            ]
+        );
+    }
+}

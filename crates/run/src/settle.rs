@@ -1,0 +1,240 @@
+//! Waiting for the server to settle before a measured run (`--settle[=SECONDS]`): a run that
+//! starts right after a load measures the load's flushing (InnoDB writing back the dirty pages
+//! and advancing the checkpoint while the workload runs). On MariaDB and MySQL this samples the
+//! checkpoint age, dirty pages and pages written every second until they are low or the
+//! writing has stopped, or the limit is reached; on PostgreSQL it asks for a `CHECKPOINT`.
+//! It owns only the wait; the run that follows is measured as usual.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use dbperf_engine::StopSignal;
+
+use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Scheme;
+use dbperf_driver::{Session, Target};
+use dbperf_results::telemetry::ServerSample;
+use dbperf_telemetry::server::{ServerSampler, ServerTelemetryOptions};
+
+/// The wait when `--settle` is given without a value.
+pub const DEFAULT_SETTLE_SECS: u64 = 300;
+/// Checkpoint age, in percent of the age where InnoDB starts flushing synchronously, low enough
+/// to leave the run's own writes their full room.
+pub const SETTLED_CHECKPOINT_PCT: f64 = 10.0;
+/// Dirty pages, in percent of the buffer pool, low enough that the run does not inherit the
+/// load's write-back.
+pub const SETTLED_DIRTY_PCT: f64 = 5.0;
+/// Consecutive one-second samples with no page written after which the server has stopped
+/// flushing on its own: waiting longer changes nothing.
+pub const QUIET_SAMPLES: usize = 3;
+/// Seconds between progress lines while waiting.
+const PRINT_EVERY: u64 = 10;
+
+/// How the wait ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettleEnd {
+    /// Checkpoint age and dirty pages were below the settled levels.
+    Low,
+    /// The server stopped writing pages for [`QUIET_SAMPLES`] seconds.
+    Quiet,
+    /// The limit was reached first.
+    Limit,
+    /// Ctrl-C.
+    Stopped,
+    /// PostgreSQL: a `CHECKPOINT` wrote back the dirty buffers.
+    Checkpoint,
+}
+
+/// What the wait found at its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// How it ended.
+    pub end: SettleEnd,
+    /// Time spent waiting.
+    pub waited: Duration,
+    /// The last checkpoint age, in percent of its maximum (MariaDB/MySQL).
+    pub checkpoint_pct: Option<f64>,
+    /// The last dirty pages, in percent of the buffer pool (MariaDB/MySQL).
+    pub dirty_pct: Option<f64>,
+}
+
+impl Settled {
+    /// One line for the run's output.
+    pub fn line(&self) -> String {
+        let state = state_text(self.checkpoint_pct, self.dirty_pct, None);
+        let secs = self.waited.as_secs_f64();
+        match self.end {
+            SettleEnd::Low => format!("settle: settled after {secs:.0} s: {state}"),
+            SettleEnd::Quiet => format!("settle: the server stopped writing pages after {secs:.0} s: {state}"),
+            SettleEnd::Limit => format!(
+                "settle: still flushing after {secs:.0} s (the limit): {state}; measuring anyway \
+                 (a longer --settle=SECONDS waits longer)"
+            ),
+            SettleEnd::Stopped => format!("settle: interrupted after {secs:.0} s"),
+            SettleEnd::Checkpoint => format!("settle: CHECKPOINT done in {secs:.1} s"),
+        }
+    }
+}
+
+fn state_text(checkpoint: Option<f64>, dirty: Option<f64>, written: Option<f64>) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = checkpoint {
+        parts.push(format!("checkpoint age {c:.1}% of max"));
+    }
+    if let Some(d) = dirty {
+        parts.push(format!("dirty pages {d:.1}%"));
+    }
+    if let Some(w) = written {
+        parts.push(format!("writing {w:.0} pages/s"));
+    }
+    if parts.is_empty() {
+        "the server shows no checkpoint age or dirty pages".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// What one sample says about the wait: done (and how), or not yet.
+fn judge(sample: &ServerSample, quiet: &mut usize) -> Option<SettleEnd> {
+    let low = sample.checkpoint_pct.is_none_or(|c| c <= SETTLED_CHECKPOINT_PCT)
+        && sample.dirty_pages_pct.is_none_or(|d| d <= SETTLED_DIRTY_PCT);
+    if low {
+        return Some(SettleEnd::Low);
+    }
+    match sample.pages_written_s {
+        Some(w) if w < 1.0 => *quiet += 1,
+        Some(_) => *quiet = 0,
+        None => {}
+    }
+    (*quiet >= QUIET_SAMPLES).then_some(SettleEnd::Quiet)
+}
+
+/// Waits up to `limit` for the server behind `target` to settle, printing a progress line
+/// every [`PRINT_EVERY`] seconds and the outcome. Ctrl-C (`stop`) ends the wait.
+pub fn settle(target: &Target, limit: Duration, stop: &StopSignal) -> anyhow::Result<Settled> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let started = Instant::now();
+    let settled = match target.scheme {
+        Scheme::Postgres => rt.block_on(checkpoint(target)).map(|()| Settled {
+            end: SettleEnd::Checkpoint,
+            waited: started.elapsed(),
+            checkpoint_pct: None,
+            dirty_pct: None,
+        })?,
+        Scheme::Mysql => rt.block_on(wait_for_innodb(target, limit, stop, started))?,
+    };
+    println!("{}", settled.line());
+    Ok(settled)
+}
+
+async fn checkpoint(target: &Target) -> anyhow::Result<()> {
+    let mut session = PgWireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
+    session.query("CHECKPOINT").await.map_err(|e| {
+        anyhow::anyhow!(
+            "--settle: CHECKPOINT was refused ({e}); grant the role pg_checkpoint (PostgreSQL 15+) \
+             or superuser to the run's user, or run without --settle"
+        )
+    })?;
+    Ok(())
+}
+
+async fn wait_for_innodb(
+    target: &Target,
+    limit: Duration,
+    stop: &StopSignal,
+    started: Instant,
+) -> anyhow::Result<Settled> {
+    let mut sampler = ServerSampler::connect(target, &ServerTelemetryOptions::default()).await?;
+    let mut quiet = 0;
+    let mut next_print = PRINT_EVERY;
+    let result = loop {
+        let sample = sampler.sample().await?;
+        let waited = started.elapsed();
+        let settled = |end| Settled {
+            end,
+            waited,
+            checkpoint_pct: sample.checkpoint_pct,
+            dirty_pct: sample.dirty_pages_pct,
+        };
+        if let Some(end) = judge(&sample, &mut quiet) {
+            break settled(end);
+        }
+        if stop.is_stopped() {
+            break settled(SettleEnd::Stopped);
+        }
+        if waited >= limit {
+            break settled(SettleEnd::Limit);
+        }
+        if waited.as_secs() >= next_print {
+            next_print += PRINT_EVERY;
+            println!(
+                "settle: waiting for flushing ({:.0} s): {}",
+                waited.as_secs_f64(),
+                state_text(sample.checkpoint_pct, sample.dirty_pages_pct, sample.pages_written_s)
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    // The sampler enables a flushing counter or two: give them back before the run's own
+    // telemetry starts.
+    let _ = tokio::time::timeout(Duration::from_secs(3), sampler.restore()).await;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(checkpoint: Option<f64>, dirty: Option<f64>, written: Option<f64>) -> ServerSample {
+        ServerSample {
+            checkpoint_pct: checkpoint,
+            dirty_pages_pct: dirty,
+            pages_written_s: written,
+            ..ServerSample::default()
+        }
+    }
+
+    #[test]
+    fn low_checkpoint_age_and_dirty_pages_are_settled_at_once() {
+        let mut quiet = 0;
+        assert_eq!(
+            judge(&sample(Some(4.0), Some(1.0), Some(300.0)), &mut quiet),
+            Some(SettleEnd::Low)
+        );
+        // A server without the figures (nothing to wait for) is settled too.
+        assert_eq!(judge(&sample(None, None, None), &mut quiet), Some(SettleEnd::Low));
+    }
+
+    #[test]
+    fn flushing_is_waited_for_until_it_stops_for_three_samples() {
+        let mut quiet = 0;
+        let busy = sample(Some(60.0), Some(30.0), Some(200.0));
+        let idle = sample(Some(40.0), Some(12.0), Some(0.0));
+        assert_eq!(judge(&busy, &mut quiet), None);
+        assert_eq!(judge(&idle, &mut quiet), None);
+        assert_eq!(judge(&idle, &mut quiet), None);
+        assert_eq!(judge(&busy, &mut quiet), None, "writing again resets the count");
+        assert_eq!(judge(&idle, &mut quiet), None);
+        assert_eq!(judge(&idle, &mut quiet), None);
+        assert_eq!(judge(&idle, &mut quiet), Some(SettleEnd::Quiet));
+        // High dirty pages alone keep the wait going while pages are written.
+        let mut quiet = 0;
+        assert_eq!(judge(&sample(Some(2.0), Some(20.0), Some(50.0)), &mut quiet), None);
+    }
+
+    #[test]
+    fn the_outcome_line_says_what_was_found() {
+        let s = Settled {
+            end: SettleEnd::Limit,
+            waited: Duration::from_secs(300),
+            checkpoint_pct: Some(55.0),
+            dirty_pct: Some(20.5),
+        };
+        let line = s.line();
+        assert!(
+            line.contains("300 s") && line.contains("checkpoint age 55.0%") && line.contains("--settle="),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! Process plumbing for sandboxes: starting a server detached from dbperf, pid files, "is
+//! this pid still our mariadbd", signals with a deadline, and the per-sandbox lock that keeps
+//! two dbperf processes from racing.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::daemon::Launch;
+use super::ServerError;
+
+const POLL: Duration = Duration::from_millis(50);
+
+/// How [`open_nofollow`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// Appends, keeping what is there.
+    Append,
+    /// Starts the file over.
+    Truncate,
+    /// Neither (a lock file).
+    Keep,
+}
+
+/// Opens (creating) a file in a sandbox directory for writing without following a symbolic
+/// link in its place: the directory belongs to the server's account, which must not be able
+/// to steer a write of dbperf's (as root) onto another file.
+pub(crate) fn open_nofollow(path: &Path, how: Write) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).custom_flags(libc::O_NOFOLLOW);
+    match how {
+        Write::Append => options.append(true),
+        Write::Truncate => options.write(true).truncate(true),
+        Write::Keep => options.write(true).truncate(false),
+    };
+    options.open(path)
+}
+
+/// Spawns a server `cmd` in a session of its own (so dbperf's Ctrl-C does not reach it),
+/// stdin closed, stdout and stderr appended to `log`, with `launch`'s preload library and
+/// CPU set applied before it runs so every server thread inherits them. `on_spawn` turns a
+/// failed spawn into the caller's error.
+pub(crate) fn spawn_detached(
+    mut cmd: Command,
+    log: &Path,
+    launch: &Launch,
+    on_spawn: impl FnOnce(std::io::Error) -> ServerError,
+) -> Result<Child, ServerError> {
+    let out = open_nofollow(log, Write::Append).map_err(|e| ServerError::io("cannot open error log", log, e))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| ServerError::io("cannot reopen error log", log, e))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(lib) = &launch.preload {
+        cmd.env("LD_PRELOAD", lib);
+    }
+    let cpus = launch.cpus.clone();
+    // SAFETY: setsid and sched_setaffinity are async-signal-safe, and nothing here allocates.
+    // A wrapper that execs the server in place (`unshare`) keeps the pid and the affinity.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(cpus) = &cpus {
+                dbperf_core::cpus::restrict(0, cpus)?;
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(on_spawn)
+}
+
+/// Reads a pid file (the pid is its first line: PostgreSQL's `postmaster.pid` has more); a
+/// missing or garbled file means "no pid".
+pub(crate) fn read_pid_file(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|pid| *pid > 0)
+}
+
+/// True if `pid` is a live (non-zombie) process whose command line mentions `marker`
+/// (the sandbox's my.cnf path), so a stale pid file reused by another process reads as dead.
+pub(crate) fn is_our_server(pid: i32, marker: &Path) -> bool {
+    let state = proc_state(pid);
+    if matches!(state, Some('Z' | 'X') | None) {
+        // Reap it if it is our own child (SandboxHome::start spawns mariadbd in-process, as
+        // TempSandbox does); for any other pid this fails with ECHILD and changes nothing.
+        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let marker = marker.as_os_str().as_encoded_bytes();
+    cmdline.windows(marker.len()).any(|w| w == marker)
+}
+
+/// Sends `signal` to `pid`; ESRCH (already gone) is success.
+pub(crate) fn send_signal(name: &str, pid: i32, signal: libc::c_int) -> Result<(), ServerError> {
+    // SAFETY: kill(2) has no memory effects.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return Ok(());
+    }
+    Err(ServerError::Signal {
+        name: name.to_owned(),
+        pid,
+        source: err,
+    })
+}
+
+/// Polls until `pid` is no longer our server or `timeout` passes; true if it exited.
+pub(crate) fn wait_exit(pid: i32, marker: &Path, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if !is_our_server(pid, marker) {
+            await_gone(pid);
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        sleep(POLL);
+    }
+}
+
+/// Waits (up to 5 s) until an exiting `pid` is really gone, and reaps it if it is our own
+/// child (SandboxHome::start spawns the server in-process, as TempSandbox does).
+///
+/// The kernel frees a process's memory (its command line reads empty) before the process
+/// turns into a zombie, so "no longer our server" can be seen while it still runs its exit;
+/// a stop that returned then would leave a live process behind. A pid whose command line is
+/// not empty belongs to someone else by now, and is not waited for.
+fn await_gone(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects; for a
+        // pid that is not our child it fails with ECHILD and changes nothing.
+        if unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {
+            return;
+        }
+        let exiting = match proc_state(pid) {
+            // It may have turned into a zombie since the waitpid above: reap it now if it is
+            // ours (for anyone else's, waitpid fails with ECHILD and changes nothing).
+            Some('Z') => {
+                // SAFETY: as above.
+                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                // A leader thread that has exited shows Z while the process's other threads
+                // still run their shutdown (MySQL 5.6 ends its main thread first).
+                other_threads_run(pid)
+            }
+            None | Some('X') => false,
+            Some(_) => std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty()),
+        };
+        if !exiting || Instant::now() >= deadline {
+            return;
+        }
+        sleep(Duration::from_millis(10));
+    }
+}
+
+/// True if a thread of `pid` other than an exited (zombie or dead) one is still there.
+fn other_threads_run(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|stat| state_letter(&stat))
+            .is_some_and(|state| !matches!(state, 'Z' | 'X'))
+    })
+}
+
+/// The state letter of `/proc/PID/stat` (R, S, D, Z, X, ...), `None` once the pid is gone.
+fn proc_state(pid: i32) -> Option<char> {
+    state_letter(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Field 3 of a `stat` file, after the parenthesized command name (which may hold spaces).
+fn state_letter(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// An exclusive, non-blocking `flock` on a sandbox's lock file, released on drop.
+pub(crate) struct SandboxLock {
+    _file: File,
+}
+
+impl SandboxLock {
+    pub(crate) fn acquire(name: &str, path: PathBuf) -> Result<SandboxLock, ServerError> {
+        let file = open_nofollow(&path, Write::Keep).map_err(|e| ServerError::io("cannot open lock file", &path, e))?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(ServerError::Busy {
+                    name: name.to_owned(),
+                    path,
+                });
+            }
+            return Err(ServerError::io("cannot lock", &path, err));
+        }
+        Ok(SandboxLock { _file: file })
+    }
+}
+
+/// The last `n` lines written to a log file after byte `from` (where this start began), or a
+/// note saying why there are none.
+pub(crate) fn tail(path: &Path, from: u64, n: usize) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let from = usize::try_from(from).unwrap_or(0).min(bytes.len());
+            let text = String::from_utf8_lossy(&bytes[from..]);
+            let lines: Vec<&str> = text.lines().collect();
+            let start = lines.len().saturating_sub(n);
+            let tail = lines[start..].join("\n");
+            if tail.is_empty() {
+                "(nothing was logged)".to_owned()
+            } else {
+                tail
+            }
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_only_with_matching_marker() {
+        let me = std::process::id() as i32;
+        let exe = std::env::current_exe().unwrap();
+        assert!(is_our_server(me, &exe));
+        assert!(!is_our_server(me, Path::new("/nonexistent/my.cnf")));
+        assert!(!is_our_server(i32::MAX, &exe));
+    }
+
+    #[test]
+    #[allow(clippy::zombie_processes, reason = "wait_exit reaps it: that is what is tested")]
+    fn wait_exit_returns_only_once_the_process_is_gone() {
+        let child = Command::new("sleep").arg("3737").spawn().unwrap();
+        let pid = child.id() as i32;
+        // Between fork and exec the child still shows the test binary's command line.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !is_our_server(pid, Path::new("3737")) {
+            assert!(Instant::now() < deadline, "sleep 3737 never showed up as pid {pid}");
+            sleep(Duration::from_millis(5));
+        }
+        send_signal("test", pid, libc::SIGTERM).unwrap();
+        assert!(wait_exit(pid, Path::new("3737"), Duration::from_secs(5)));
+        // Our child, so it was reaped too: no zombie, no exiting process.
+        assert_eq!(proc_state(pid), None);
+    }
+
+    #[test]
+    fn tail_reads_only_after_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("error.log");
+        std::fs::write(&p, "old 1\nold 2\nnew 1\nnew 2\nnew 3\n").unwrap();
+        assert_eq!(tail(&p, 12, 2), "new 2\nnew 3");
+        assert_eq!(tail(&p, 12, 10), "new 1\nnew 2\nnew 3");
+        assert_eq!(tail(&p, 1000, 10), "(nothing was logged)");
+    }
+
+    #[test]
+    fn pid_file_parsing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.pid");
+        assert_eq!(read_pid_file(&p), None);
+        std::fs::write(&p, "1234\n").unwrap();
+        assert_eq!(read_pid_file(&p), Some(1234));
+        std::fs::write(&p, "junk").unwrap();
+        assert_eq!(read_pid_file(&p), None);
+    }
+}

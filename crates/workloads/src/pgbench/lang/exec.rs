@@ -1,0 +1,1049 @@
+//! Runs parsed scripts: [`ScriptWorkload`] (the run's definition: scripts, weights, query
+//! mode, `-D` variables) and [`ScriptWorker`], one per connection, which picks a script per
+//! transaction by weight (as pgbench does), evaluates its meta-commands and sends its SQL
+//! (`prepared`: prepared once per connection, variables bound as parameters; `extended`: an
+//! unnamed statement parsed for every execution, variables bound; `simple`: text with the
+//! variables' values written into it). A NULL variable is bound as SQL NULL.
+//! [`ScriptSession`] is what scripts need of a session beyond [`Session`].
+//!
+//! The hot path allocates nothing in steady state: the program is borrowed (not cloned)
+//! per transaction, parameters borrow the variables, and text forms and rows go to
+//! buffers each client reuses.
+//!
+//! `\sleep` before the script's first SQL command or after its last is a pause outside the
+//! response time ([`Worker::pause`]); a `\sleep` between SQL commands is inside it, as in
+//! pgbench. Pipelines run their statements one at a time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dbperf_engine::clock::now_ns;
+use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use super::expr::{eval, Env, Value};
+use super::parse::{Amount, Op, Parsed, Piece};
+use super::{CLIENT_ID, RANDOM_SEED, SCALE};
+use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::{abort_transaction, Cell, DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
+
+/// pgbench's `-M`: how statements go to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryMode {
+    /// Text queries, variables written in as their values.
+    Simple,
+    /// Prepared once per connection, variables bound as parameters.
+    Prepared,
+    /// An unnamed statement parsed for every execution, variables bound as parameters.
+    Extended,
+}
+
+impl QueryMode {
+    /// Parses `-M`.
+    pub fn parse(s: &str) -> Result<QueryMode, String> {
+        match s {
+            "simple" => Ok(QueryMode::Simple),
+            "prepared" => Ok(QueryMode::Prepared),
+            "extended" => Ok(QueryMode::Extended),
+            other => Err(format!(
+                "unknown query mode -M {other:?}: use simple, extended or prepared"
+            )),
+        }
+    }
+
+    /// pgbench's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Prepared => "prepared",
+            QueryMode::Extended => "extended",
+        }
+    }
+}
+
+/// Everything the workers share: the scripts, their weights, the mode and the starting
+/// variables.
+#[derive(Debug)]
+pub struct Program {
+    /// The scripts, variables and statements.
+    pub parsed: Parsed,
+    /// Each script's weight.
+    pub weights: Vec<u64>,
+    /// Their sum.
+    total_weight: u64,
+    /// How statements are sent.
+    pub mode: QueryMode,
+    /// `-D name=value`, and the automatic variables, by slot.
+    pub initial: Vec<Option<Value>>,
+    /// Statement names (the [`OpTable`] statements) and each statement's index among them.
+    names: Vec<String>,
+    kinds: Vec<u16>,
+    /// Statements that read (their verb is SELECT, WITH, SHOW, VALUES or TABLE).
+    reads: Vec<bool>,
+    /// For each script, the index of its last SQL command (a `\sleep` after it is a pause).
+    last_sql: Vec<usize>,
+    /// `-M extended`: each statement with `$1..$n` placeholders.
+    unnamed: Vec<String>,
+}
+
+impl Program {
+    /// A run of `parsed` with `weights` (one per script, not all zero), `-D` `defines`,
+    /// `scale` and the run's `seed`.
+    pub fn new(
+        mut parsed: Parsed,
+        weights: Vec<u64>,
+        mode: QueryMode,
+        defines: &[(String, String)],
+        scale: i64,
+        seed: u64,
+    ) -> Result<Program, String> {
+        if weights.iter().sum::<u64>() == 0 {
+            return Err("every script has weight 0: give at least one a positive @WEIGHT".into());
+        }
+        if mode == QueryMode::Simple {
+            if let Some(c) = parsed
+                .scripts
+                .iter()
+                .flat_map(|s| &s.cmds)
+                .find(|c| matches!(c.op, Op::StartPipeline))
+            {
+                return Err(format!(
+                    "{}: \\startpipeline needs -M prepared (pgbench refuses pipelines in simple mode)",
+                    c.loc
+                ));
+            }
+        }
+        let mut initial = vec![None; parsed.vars.len()];
+        initial[SCALE as usize] = Some(Value::Int(scale));
+        initial[parsed.vars.default_seed as usize] = Some(Value::Int((seed ^ 0x9e37_79b9_7f4a_7c15) as i64));
+        initial[RANDOM_SEED as usize] = Some(Value::Int(seed as i64));
+        for (name, value) in defines {
+            if !super::valid_name(name) {
+                return Err(format!(
+                    "-D {name}=...: a variable name is letters, digits and underscores"
+                ));
+            }
+            let slot = parsed.vars.slot(name) as usize;
+            initial.resize(parsed.vars.len(), None);
+            initial[slot] = Some(match value.trim().parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => match value.trim().parse::<f64>() {
+                    Ok(d) if value.contains(['.', 'e', 'E']) => Value::Double(d),
+                    _ => Value::Str(value.clone()),
+                },
+            });
+        }
+        let (names, kinds) = parsed.statement_kinds();
+        let reads = parsed
+            .statements
+            .iter()
+            .map(|s| {
+                let v = s.name.split(' ').next().unwrap_or("");
+                matches!(v, "SELECT" | "WITH" | "SHOW" | "VALUES" | "TABLE")
+            })
+            .collect();
+        let last_sql = parsed
+            .scripts
+            .iter()
+            .map(|s| s.cmds.iter().rposition(|c| matches!(c.op, Op::Sql { .. })).unwrap_or(0))
+            .collect();
+        let unnamed = match mode {
+            QueryMode::Extended => parsed
+                .statements
+                .iter()
+                .map(|s| dbperf_driver::pg::translate_placeholders(&s.placeholders))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(Program {
+            parsed,
+            total_weight: weights.iter().sum(),
+            weights,
+            mode,
+            initial,
+            names,
+            kinds,
+            reads,
+            last_sql,
+            unnamed,
+        })
+    }
+
+    /// The transaction and statement names.
+    pub fn ops(&self) -> OpTable {
+        let mut transactions: Vec<String> = Vec::new();
+        for s in &self.parsed.scripts {
+            let mut name = s.name.clone();
+            let mut k = 2;
+            while transactions.contains(&name) {
+                name = format!("{}#{k}", s.name);
+                k += 1;
+            }
+            transactions.push(name);
+        }
+        OpTable {
+            transactions,
+            statements: self.names.clone(),
+        }
+    }
+}
+
+/// What scripts need of a session beyond [`Session`]: `-M extended`'s unnamed
+/// statements. Only dbperf's own PostgreSQL session ([`PgWireSession`]) has them; the
+/// others refuse with an error saying what to use instead. (A NULL variable is a
+/// [`Param::Null`], which every session binds.)
+pub trait ScriptSession: Session {
+    /// Whether [`ScriptSession::exec_unnamed`] works (`-M extended` is refused otherwise).
+    const EXTENDED: bool = false;
+
+    /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
+    /// execution, as `pgbench -M extended` does.
+    fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
+        let _ = (sql, params, rows);
+        async { Err(unsupported(EXTENDED_NEEDS)) }
+    }
+}
+
+/// Why `-M extended` is refused where it is.
+pub const EXTENDED_NEEDS: &str = "-M extended (an unnamed statement parsed for every execution) is \
+    PostgreSQL's extended query protocol and needs dbperf's own PostgreSQL client (--client-impl wire, \
+    the default) on a postgres:// target; MySQL has no unnamed statements: use -M prepared or -M simple";
+
+fn unsupported(message: &str) -> DbError {
+    DbError {
+        class: ErrorClass::Fatal,
+        code: None,
+        sqlstate: None,
+        message: message.into(),
+    }
+}
+
+impl ScriptSession for PgWireSession {
+    const EXTENDED: bool = true;
+
+    async fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        PgWireSession::exec_unnamed(self, sql, params, rows).await
+    }
+}
+
+impl ScriptSession for dbperf_driver::pg::PgSession {}
+impl ScriptSession for dbperf_driver::wire::WireSession {}
+impl ScriptSession for dbperf_driver::mysql::MysqlSession {}
+
+/// A run of scripts on sessions of type `S`.
+pub struct ScriptWorkload<S> {
+    program: Arc<Program>,
+    target: Target,
+    ignore: IgnoreErrors,
+    seed: u64,
+    session: std::marker::PhantomData<fn() -> S>,
+}
+
+impl<S: ScriptSession + 'static> ScriptWorkload<S> {
+    /// `program` against `target`.
+    pub fn new(program: Arc<Program>, target: Target, ignore: IgnoreErrors, seed: u64) -> ScriptWorkload<S> {
+        ScriptWorkload {
+            program,
+            target,
+            ignore,
+            seed,
+            session: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<S: ScriptSession + 'static> Workload for ScriptWorkload<S> {
+    type Worker = ScriptWorker<S>;
+
+    fn ops(&self) -> OpTable {
+        self.program.ops()
+    }
+
+    async fn connect(&self, worker: usize) -> Result<ScriptWorker<S>, TxnError> {
+        if self.program.mode == QueryMode::Extended && !S::EXTENDED {
+            return Err(TxnError::new(ErrorClass::Fatal, None, EXTENDED_NEEDS.to_string()));
+        }
+        let session = S::connect(&self.target, self.ignore.clone()).await?;
+        let mut values = self.program.initial.clone();
+        values[CLIENT_ID as usize] = Some(Value::Int(worker as i64));
+        let mut w = ScriptWorker {
+            program: self.program.clone(),
+            st: State {
+                session,
+                values,
+                rng: SmallRng::seed_from_u64(
+                    self.seed
+                        .wrapping_add(0x2545_f491_4f6c_dd1d_u64.wrapping_mul(worker as u64 + 1)),
+                ),
+                stmts: Vec::new(),
+                rows: Rows::new(),
+                sql: String::new(),
+                texts: Vec::new(),
+                next: None,
+                failed: None,
+                deferred_us: 0,
+            },
+        };
+        w.st.prepare_all(&w.program).await?;
+        Ok(w)
+    }
+}
+
+/// One pgbench client running scripts: the shared program, and its own state (kept apart
+/// so the hot path borrows the program without touching its reference count).
+pub struct ScriptWorker<S: Session> {
+    program: Arc<Program>,
+    st: State<S>,
+}
+
+/// A client's session, variables and reused buffers.
+struct State<S: Session> {
+    session: S,
+    values: Vec<Option<Value>>,
+    rng: SmallRng,
+    stmts: Vec<StmtId>,
+    rows: Rows,
+    sql: String,
+    /// Text forms of the parameters that are neither integers nor strings.
+    texts: Vec<String>,
+    /// The script chosen and the command to continue at, once [`Worker::pause`] ran its
+    /// leading meta-commands.
+    next: Option<(usize, usize)>,
+    /// An error found by `pause`, reported by the next `execute`.
+    failed: Option<TxnError>,
+    /// `\sleep` after the last SQL command, waited before the next transaction.
+    deferred_us: u64,
+}
+
+/// Why a transaction stopped: the script (an expression, a variable) or the server.
+enum Fail {
+    Script(TxnError),
+    Db(DbError),
+}
+
+impl From<TxnError> for Fail {
+    fn from(e: TxnError) -> Fail {
+        Fail::Script(e)
+    }
+}
+
+impl From<DbError> for Fail {
+    fn from(e: DbError) -> Fail {
+        Fail::Db(e)
+    }
+}
+
+/// A script error at run time: `FILE:LINE: message`, with the line.
+fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
+    TxnError::new(
+        ErrorClass::Fatal,
+        None,
+        format!("{loc}: {message} (in: {})", loc.text.trim()),
+    )
+}
+
+impl<S: ScriptSession> State<S> {
+    async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
+        self.stmts.clear();
+        if program.mode == QueryMode::Prepared {
+            for s in &program.parsed.statements {
+                let id = self.session.prepare(&s.placeholders).await?;
+                self.stmts.push(id);
+            }
+        }
+        Ok(())
+    }
+
+    fn choose(&mut self, program: &Program) -> usize {
+        let w = &program.weights;
+        if w.len() == 1 {
+            return 0;
+        }
+        let mut r = self.rng.random_range(0..program.total_weight);
+        for (i, &x) in w.iter().enumerate() {
+            if r < x {
+                return i;
+            }
+            r -= x;
+        }
+        w.len() - 1
+    }
+
+    /// Runs the meta-commands of `script` from `pc` until SQL (or the end), which
+    /// need no server; returns where it stopped and the microseconds of `\sleep` met.
+    /// A `\sleep` between SQL commands stops it when `sleep_inline` (the caller sleeps in
+    /// the transaction): returns the next command, that sleep and the sleeps that are pauses.
+    fn run_local(
+        &mut self,
+        program: &Program,
+        script: usize,
+        mut pc: usize,
+        sleep_inline: bool,
+    ) -> Result<(usize, u64, u64), TxnError> {
+        let cmds = &program.parsed.scripts[script].cmds;
+        let mut paused = 0u64;
+        while pc < cmds.len() {
+            let c = &cmds[pc];
+            let mut env = Env {
+                values: &self.values,
+                vars: &program.parsed.vars,
+                rng: &mut self.rng,
+            };
+            match &c.op {
+                Op::Sql { .. } => break,
+                Op::Set { var, expr } => {
+                    let v = eval(expr, &mut env).map_err(|m| script_error(&c.loc, &m))?;
+                    self.values[*var as usize] = Some(v);
+                }
+                Op::Sleep { amount, unit_us } => {
+                    let n = match amount {
+                        Amount::Const(n) => *n,
+                        Amount::Var(slot) => match &self.values[*slot as usize] {
+                            Some(Value::Int(i)) => *i,
+                            Some(Value::Str(s)) => s.trim().parse().map_err(|_| {
+                                script_error(
+                                    &c.loc,
+                                    &format!(
+                                        "\\sleep: variable \"{}\" is not an integer ({s:?})",
+                                        program.parsed.vars.name(*slot)
+                                    ),
+                                )
+                            })?,
+                            Some(v) => {
+                                return Err(script_error(
+                                    &c.loc,
+                                    &format!(
+                                        "\\sleep: variable \"{}\" is not an integer ({v})",
+                                        program.parsed.vars.name(*slot)
+                                    ),
+                                ))
+                            }
+                            None => {
+                                return Err(script_error(
+                                    &c.loc,
+                                    &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
+                                ))
+                            }
+                        },
+                    };
+                    let us = (n.max(0) as u64).saturating_mul(*unit_us);
+                    if sleep_inline && pc < program.last_sql[script] {
+                        // Between SQL commands: the caller sleeps, inside the transaction.
+                        return Ok((pc + 1, us, paused));
+                    }
+                    paused = paused.saturating_add(us);
+                }
+                Op::JumpUnless { cond, to } => {
+                    let v = eval(cond, &mut env).map_err(|m| script_error(&c.loc, &m))?;
+                    if !v.is_true().map_err(|m| script_error(&c.loc, &m))? {
+                        pc = *to;
+                        continue;
+                    }
+                }
+                Op::Jump(to) => {
+                    pc = *to;
+                    continue;
+                }
+                Op::StartPipeline | Op::EndPipeline => {}
+            }
+            pc += 1;
+        }
+        Ok((pc, 0, paused))
+    }
+
+    async fn transaction(
+        &mut self,
+        program: &Program,
+        script: usize,
+        mut pc: usize,
+        log: &mut StatementLog,
+    ) -> Result<(), Fail> {
+        let cmds = &program.parsed.scripts[script].cmds;
+        while pc < cmds.len() {
+            let c = &cmds[pc];
+            let Op::Sql { stmt, store } = &c.op else {
+                let (next, inline, paused) = self.run_local(program, script, pc, true)?;
+                self.deferred_us = self.deferred_us.saturating_add(paused);
+                if inline > 0 {
+                    tokio::time::sleep(Duration::from_micros(inline)).await;
+                }
+                pc = next;
+                continue;
+            };
+            let start = now_ns();
+            let result = match program.mode {
+                QueryMode::Prepared | QueryMode::Extended => {
+                    self.exec_bound(program, *stmt, store.is_some(), &c.loc).await
+                }
+                QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some(), &c.loc).await,
+            };
+            let result = match result {
+                Ok(r) => r,
+                // An error that stops the run says which command of which script failed.
+                Err(Fail::Db(mut e)) if e.class == ErrorClass::Fatal => {
+                    e.message = format!("{}: {} (in: {})", c.loc, e.message, c.loc.text.trim());
+                    return Err(Fail::Db(e));
+                }
+                Err(e) => return Err(e),
+            };
+            let class = if program.reads[*stmt] {
+                QueryClass::Read
+            } else if result.affected_rows > 0 {
+                QueryClass::Write
+            } else {
+                QueryClass::Other
+            };
+            log.record(program.kinds[*stmt], start, class);
+            if let Some(store) = store {
+                self.store(store, &c.loc)?;
+            }
+            pc += 1;
+        }
+        Ok(())
+    }
+
+    /// Sends statement `stmt` with its variables bound as parameters: prepared (`-M
+    /// prepared`) or as an unnamed statement (`-M extended`). NULL variables are bound as
+    /// SQL NULL.
+    async fn exec_bound(
+        &mut self,
+        program: &Program,
+        stmt: usize,
+        rows: bool,
+        loc: &super::parse::Loc,
+    ) -> Result<ExecInfo, Fail> {
+        let s = &program.parsed.statements[stmt];
+        let n = s.params.len();
+        // Text forms of values that are neither integers nor strings, in reused strings.
+        if self.texts.len() < n {
+            self.texts.resize(n, String::new());
+        }
+        for (k, slot) in s.params.iter().enumerate() {
+            use std::fmt::Write as _;
+            match &self.values[*slot as usize] {
+                None => {
+                    return Err(script_error(
+                        loc,
+                        &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
+                    )
+                    .into())
+                }
+                Some(Value::Null | Value::Int(_) | Value::Str(_)) => {}
+                Some(v) => {
+                    self.texts[k].clear();
+                    let _ = write!(self.texts[k], "{v}");
+                }
+            }
+        }
+        let mut small = [Param::Int(0); 16];
+        let mut big = Vec::new();
+        let params: &[Param<'_>] = {
+            let values = &self.values;
+            let texts = &self.texts;
+            let param = |k: usize, slot: &u32| match &values[*slot as usize] {
+                Some(Value::Int(i)) => Param::Int(*i),
+                Some(Value::Str(t)) => Param::Bytes(t.as_bytes()),
+                Some(Value::Null) | None => Param::Null,
+                Some(_) => Param::Bytes(texts[k].as_bytes()),
+            };
+            if n <= small.len() {
+                for (k, slot) in s.params.iter().enumerate() {
+                    small[k] = param(k, slot);
+                }
+                &small[..n]
+            } else {
+                big.extend(s.params.iter().enumerate().map(|(k, slot)| param(k, slot)));
+                &big
+            }
+        };
+        let out = rows.then_some(&mut self.rows);
+        let r = match program.mode {
+            QueryMode::Extended => self.session.exec_unnamed(&program.unnamed[stmt], params, out).await,
+            _ => {
+                let id = self.stmts[stmt];
+                match out {
+                    Some(rows) => self.session.exec_rows(id, params, rows).await,
+                    None => self.session.exec(id, params).await,
+                }
+            }
+        };
+        Ok(r?)
+    }
+
+    async fn exec_simple(
+        &mut self,
+        program: &Program,
+        stmt: usize,
+        rows: bool,
+        loc: &super::parse::Loc,
+    ) -> Result<ExecInfo, Fail> {
+        use std::fmt::Write as _;
+        let s = &program.parsed.statements[stmt];
+        self.sql.clear();
+        for p in &s.pieces {
+            match p {
+                Piece::Text(t) => self.sql.push_str(t),
+                Piece::Quoted(slot, written) => match &self.values[*slot as usize] {
+                    Some(v) => {
+                        let _ = write!(self.sql, "{v}");
+                    }
+                    None => self.sql.push_str(written),
+                },
+                Piece::Var(slot) => match &self.values[*slot as usize] {
+                    None => {
+                        return Err(script_error(
+                            loc,
+                            &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
+                        )
+                        .into())
+                    }
+                    Some(Value::Null) => self.sql.push_str("NULL"),
+                    Some(v) => {
+                        let _ = write!(self.sql, "{v}");
+                    }
+                },
+            }
+        }
+        if !rows {
+            return Ok(self.session.query(&self.sql).await?);
+        }
+        let got = self.session.query_rows(&self.sql).await?;
+        self.rows.reset(got.first().map_or(0, |r| r.len()));
+        for row in &got {
+            for cell in row {
+                match cell {
+                    Some(t) => self.rows.push_bytes(t.as_bytes()),
+                    None => self.rows.push_null(),
+                }
+            }
+        }
+        Ok(ExecInfo::default())
+    }
+
+    fn store(&mut self, store: &super::parse::Store, loc: &super::parse::Loc) -> Result<(), TxnError> {
+        let n = self.rows.len();
+        if !store.all_rows && n != 1 {
+            return Err(script_error(
+                loc,
+                &format!("\\gset expects one row, the query returned {n}"),
+            ));
+        }
+        if n > 0 && self.rows.columns() != store.vars.len() {
+            return Err(script_error(
+                loc,
+                &format!(
+                    "the query returned {} column(s), and dbperf read {} name(s) from its select list",
+                    self.rows.columns(),
+                    store.vars.len()
+                ),
+            ));
+        }
+        for r in 0..n {
+            for (col, slot) in store.vars.iter().enumerate() {
+                let s = *slot as usize;
+                if s >= self.values.len() {
+                    self.values.resize(s + 1, None);
+                }
+                let v = match self.rows.cell(r, col) {
+                    Cell::Null => Value::Null,
+                    Cell::Int(i) => Value::Int(i),
+                    Cell::Float(f) => Value::Double(f),
+                    Cell::Bytes(..) => {
+                        let b = self.rows.bytes(r, col).unwrap_or_default();
+                        let t = String::from_utf8_lossy(b);
+                        match t.parse::<i64>() {
+                            Ok(i) => Value::Int(i),
+                            Err(_) => {
+                                // Reuses the string the variable held, if it held one.
+                                if let Some(Value::Str(old)) = &mut self.values[s] {
+                                    old.clear();
+                                    old.push_str(&t);
+                                    continue;
+                                }
+                                Value::Str(t.into_owned())
+                            }
+                        }
+                    }
+                };
+                self.values[s] = Some(v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<S: ScriptSession> Worker for ScriptWorker<S> {
+    fn pause(&mut self) -> Option<Duration> {
+        let ScriptWorker { program, st } = self;
+        if st.next.is_some() || st.failed.is_some() {
+            return None;
+        }
+        let script = st.choose(program);
+        let mut us = std::mem::take(&mut st.deferred_us);
+        match st.run_local(program, script, 0, false) {
+            Ok((pc, _, paused)) => {
+                st.next = Some((script, pc));
+                us = us.saturating_add(paused);
+            }
+            Err(e) => st.failed = Some(e),
+        }
+        (us > 0).then(|| Duration::from_micros(us))
+    }
+
+    async fn execute(&mut self, log: &mut StatementLog) -> Result<TxnDone, TxnError> {
+        let ScriptWorker { program, st } = self;
+        if let Some(e) = st.failed.take() {
+            return Err(e);
+        }
+        let (script, pc) = match st.next.take() {
+            Some(x) => x,
+            None => {
+                let script = st.choose(program);
+                let (pc, _, paused) = st.run_local(program, script, 0, false)?;
+                st.deferred_us = st.deferred_us.saturating_add(paused);
+                (script, pc)
+            }
+        };
+        match st.transaction(program, script, pc, log).await {
+            Ok(()) => Ok(TxnDone::committed(script as u16)),
+            Err(Fail::Script(e)) => {
+                // Roll back whatever the script had begun, then stop: the script is wrong.
+                let _ = st.session.query("ROLLBACK").await;
+                Err(e)
+            }
+            Err(Fail::Db(e)) => Err(abort_transaction(&mut st.session, e).await),
+        }
+    }
+
+    async fn reconnect(&mut self) -> Result<(), TxnError> {
+        let ScriptWorker { program, st } = self;
+        st.next = None;
+        st.session.reconnect().await?;
+        st.prepare_all(program).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbperf_driver::ExecInfo;
+
+    /// A session that logs what it is sent and answers `exec_rows` with one row `(7, 'x')`.
+    #[derive(Default)]
+    struct Fake {
+        prepared: Vec<String>,
+        sent: Vec<String>,
+        fail_next: bool,
+    }
+
+    impl Session for Fake {
+        async fn connect(_: &Target, _: IgnoreErrors) -> Result<Fake, DbError> {
+            Ok(Fake::default())
+        }
+        async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+            self.prepared.push(sql.to_string());
+            Ok(StmtId(self.prepared.len() as u32 - 1))
+        }
+        async fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<ExecInfo, DbError> {
+            if std::mem::take(&mut self.fail_next) {
+                return Err(DbError {
+                    class: ErrorClass::Fatal,
+                    code: None,
+                    sqlstate: Some("42P01".into()),
+                    message: "relation \"t\" does not exist".into(),
+                });
+            }
+            let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params));
+            self.sent.push(sent);
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+        async fn exec_rows(
+            &mut self,
+            stmt: StmtId,
+            params: &[Param<'_>],
+            rows: &mut Rows,
+        ) -> Result<ExecInfo, DbError> {
+            self.exec(stmt, params).await?;
+            rows.reset(2);
+            rows.push_int(7);
+            rows.push_bytes(b"x");
+            Ok(ExecInfo::default())
+        }
+        async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
+            self.sent.push(sql.to_string());
+            Ok(ExecInfo::default())
+        }
+        async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+            self.sent.push(sql.to_string());
+            Ok(vec![vec![Some("7".into()), Some("x".into())]])
+        }
+        async fn reconnect(&mut self) -> Result<(), DbError> {
+            Ok(())
+        }
+        fn server_version(&self) -> String {
+            "fake".into()
+        }
+    }
+
+    /// `[a,NULL,'b']`: what a statement was sent.
+    fn shown(params: &[Param<'_>]) -> String {
+        let ps: Vec<String> = params
+            .iter()
+            .map(|p| match p {
+                Param::Null => "NULL".to_string(),
+                Param::Int(i) => i.to_string(),
+                Param::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
+            })
+            .collect();
+        format!("[{}]", ps.join(","))
+    }
+
+    impl ScriptSession for Fake {
+        const EXTENDED: bool = true;
+
+        async fn exec_unnamed(
+            &mut self,
+            sql: &str,
+            params: &[Param<'_>],
+            rows: Option<&mut Rows>,
+        ) -> Result<ExecInfo, DbError> {
+            self.sent.push(format!("unnamed {sql} {}", shown(params)));
+            if let Some(rows) = rows {
+                rows.reset(2);
+                rows.push_null();
+                rows.push_bytes(b"x");
+            }
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+    }
+
+    fn worker(scripts: &[(&str, u64)], mode: QueryMode, defines: &[(&str, &str)]) -> ScriptWorker<Fake> {
+        let mut parsed = Parsed::default();
+        for (k, (text, _)) in scripts.iter().enumerate() {
+            let name = format!("s{k}.sql");
+            parsed.add(&name, &name, text).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let defines: Vec<(String, String)> = defines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let program =
+            Arc::new(Program::new(parsed, scripts.iter().map(|s| s.1).collect(), mode, &defines, 2, 42).unwrap());
+        let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
+        let wl = ScriptWorkload::<Fake>::new(program, target, dbperf_driver::pg::default_ignore(), 42);
+        rt().block_on(wl.connect(3)).unwrap_or_else(|e| panic!("{}", e.message))
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn var(w: &ScriptWorker<Fake>, name: &str) -> Option<Value> {
+        w.st.values
+            .get(w.program.parsed.vars.find(name)? as usize)
+            .cloned()
+            .flatten()
+    }
+
+    fn txn(w: &mut ScriptWorker<Fake>) -> Result<TxnDone, TxnError> {
+        let pause = w.pause();
+        assert!(pause.is_none_or(|p| p < Duration::from_secs(1)));
+        let mut log = StatementLog::with_capacity(8);
+        rt().block_on(w.execute(&mut log))
+    }
+
+    const SCRIPT: &str = "\\set aid random(1, 10 * :scale)\n\
+        \\if :aid > 100\n\
+        SELECT 'never';\n\
+        \\else\n\
+        SELECT abalance, filler FROM pgbench_accounts WHERE aid = :aid \\gset\n\
+        \\endif\n\
+        \\set twice :abalance * 2 + :client_id\n\
+        UPDATE t SET v = :twice, w = :label, d = :half WHERE id = :aid;\n";
+
+    #[test]
+    fn prepared_mode_binds_variables_and_stores_gset_columns() {
+        let mut w = worker(
+            &[(SCRIPT, 1)],
+            QueryMode::Prepared,
+            &[("label", "abc"), ("half", "0.5")],
+        );
+        assert_eq!(w.st.session.prepared.len(), 3);
+        assert_eq!(
+            w.st.session.prepared[1],
+            "SELECT abalance, filler FROM pgbench_accounts WHERE aid = ?"
+        );
+        let done = txn(&mut w).unwrap();
+        assert_eq!(done.kind, 0);
+        let aid = match var(&w, "aid") {
+            Some(Value::Int(i)) => i,
+            v => panic!("{v:?}"),
+        };
+        assert!((1..=20).contains(&aid));
+        assert_eq!(var(&w, "abalance"), Some(Value::Int(7)));
+        assert_eq!(var(&w, "filler"), Some(Value::Str("x".into())));
+        assert_eq!(var(&w, "twice"), Some(Value::Int(17)));
+        assert_eq!(
+            w.st.session.sent,
+            [
+                format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = ? [{aid}]"),
+                format!("UPDATE t SET v = ?, w = ?, d = ? WHERE id = ? [17,'abc','0.5',{aid}]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn null_variables_are_bound_as_sql_null() {
+        // Extended mode: every statement is sent with $n placeholders; the \gset stores
+        // the NULL column as NULL, and the next statement binds it as NULL, not as text.
+        let mut w = worker(
+            &[(
+                "SELECT v, w FROM t WHERE id = :client_id \\gset\nUPDATE t SET v = :v, w = :w WHERE id = 1;\n",
+                1,
+            )],
+            QueryMode::Extended,
+            &[],
+        );
+        assert!(w.st.session.prepared.is_empty());
+        txn(&mut w).unwrap();
+        assert_eq!(var(&w, "v"), Some(Value::Null));
+        assert_eq!(
+            w.st.session.sent,
+            [
+                "unnamed SELECT v, w FROM t WHERE id = $1 [3]",
+                "unnamed UPDATE t SET v = $1, w = $2 WHERE id = 1 [NULL,'x']",
+            ]
+        );
+        // Prepared mode: a NULL from -D-free state (the \set of a NULL) goes as NULL too.
+        let mut w = worker(
+            &[("\\set n NULL\nUPDATE t SET v = :n WHERE id = :client_id;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        txn(&mut w).unwrap();
+        assert_eq!(w.st.session.sent, ["UPDATE t SET v = ? WHERE id = ? [NULL,3]"]);
+    }
+
+    #[test]
+    fn simple_mode_writes_the_values_into_the_text() {
+        let mut w = worker(
+            &[(SCRIPT, 1)],
+            QueryMode::Simple,
+            &[("label", "'abc'"), ("half", "0.5")],
+        );
+        assert!(w.st.session.prepared.is_empty());
+        txn(&mut w).unwrap();
+        let aid = var(&w, "aid").unwrap();
+        assert_eq!(
+            w.st.session.sent,
+            [
+                format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = {aid}"),
+                format!("UPDATE t SET v = 17, w = 'abc', d = 0.5 WHERE id = {aid}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn run_time_errors_name_the_file_line_and_variable() {
+        let mut w = worker(&[("SELECT 1;\nSELECT :nope;\n", 1)], QueryMode::Prepared, &[]);
+        let e = txn(&mut w).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Fatal);
+        assert!(
+            e.message.starts_with("s0.sql:2: undefined variable \"nope\""),
+            "{}",
+            e.message
+        );
+        // The first statement ran; the failed transaction was rolled back.
+        assert_eq!(w.st.session.sent.last().map(String::as_str), Some("ROLLBACK"));
+
+        let mut w = worker(
+            &[("\\set x 1\n\\set y :x / (:x - 1)\nSELECT :y;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        let e = txn(&mut w).unwrap_err();
+        assert!(e.message.starts_with("s0.sql:2: division by zero"), "{}", e.message);
+        assert!(e.message.contains("\\set y :x / (:x - 1)"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_server_error_that_stops_the_run_names_the_command() {
+        let mut w = worker(&[("\\set x 1\nSELECT :x;\n", 1)], QueryMode::Prepared, &[]);
+        w.st.session.fail_next = true;
+        let e = txn(&mut w).unwrap_err();
+        assert_eq!(e.message, "s0.sql:2: relation \"t\" does not exist (in: SELECT :x;)");
+        assert_eq!(w.st.session.sent.last().map(String::as_str), Some("ROLLBACK"));
+    }
+
+    #[test]
+    fn leading_and_trailing_sleeps_are_pauses_and_middle_ones_are_not() {
+        let mut w = worker(
+            &[("\\sleep 3 ms\nSELECT 1;\n\\sleep 1 ms\nSELECT 2;\n\\sleep 5 ms\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        assert_eq!(w.pause(), Some(Duration::from_millis(3)));
+        let mut log = StatementLog::with_capacity(8);
+        let t = std::time::Instant::now();
+        rt().block_on(w.execute(&mut log)).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(1));
+        assert_eq!(log.samples().len(), 2);
+        // The trailing 5 ms come before the next transaction, with its leading 3 ms.
+        assert_eq!(w.pause(), Some(Duration::from_millis(8)));
+    }
+
+    #[test]
+    fn scripts_are_picked_by_weight() {
+        let mut w = worker(
+            &[("SELECT 1;\n", 3), ("SELECT 2;\n", 1), ("SELECT 3;\n", 0)],
+            QueryMode::Prepared,
+            &[],
+        );
+        let mut n = [0usize; 3];
+        for _ in 0..40_000 {
+            n[w.st.choose(&w.program)] += 1;
+        }
+        assert_eq!(n[2], 0);
+        let ratio = n[0] as f64 / n[1] as f64;
+        assert!((2.8..3.2).contains(&ratio), "{n:?}");
+        let ops = w.program.ops();
+        assert_eq!(ops.transactions, ["s0.sql", "s1.sql", "s2.sql"]);
+        assert_eq!(ops.statements, ["SELECT"]);
+    }
+
+    #[test]
+    fn modes_and_weights_are_checked() {
+        assert_eq!(QueryMode::parse("extended"), Ok(QueryMode::Extended));
+        assert!(QueryMode::parse("fast")
+            .unwrap_err()
+            .contains("simple, extended or prepared"));
+        let mut parsed = Parsed::default();
+        parsed.add("a", "a.sql", "SELECT 1;\n").unwrap();
+        assert!(Program::new(parsed.clone(), vec![0], QueryMode::Prepared, &[], 1, 1)
+            .unwrap_err()
+            .contains("weight 0"));
+        let bad = [("x-y".to_string(), "1".to_string())];
+        assert!(Program::new(parsed, vec![1], QueryMode::Prepared, &bad, 1, 1)
+            .unwrap_err()
+            .contains("-D x-y"));
+        let mut parsed = Parsed::default();
+        parsed
+            .add("a", "a.sql", "\\startpipeline\nSELECT 1;\n\\endpipeline\n")
+            .unwrap();
+        let e = Program::new(parsed, vec![1], QueryMode::Simple, &[], 1, 1).unwrap_err();
+        assert!(e.starts_with("a.sql:1: \\startpipeline needs -M prepared"), "{e}");
+    }
+}

@@ -1,0 +1,105 @@
+//! The sysbench table `sbtestN` in sysbench's MySQL and PostgreSQL (`pgsql` driver)
+//! dialects, its secondary index, listing and cleanup.
+
+use super::options::OltpOptions;
+use dbperf_driver::target::Scheme;
+
+/// Which SQL dialect `oltp_common.lua` would write: its `mysql` or its `pgsql` driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// MySQL, MariaDB, Percona Server.
+    Mysql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    /// The dialect of a target's server family.
+    pub fn of(scheme: Scheme) -> Dialect {
+        match scheme {
+            Scheme::Mysql => Dialect::Mysql,
+            Scheme::Postgres => Dialect::Postgres,
+        }
+    }
+
+    /// A query whose first column lists the `sbtest%` tables of the current database.
+    pub fn list_tables(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "SHOW TABLES LIKE 'sbtest%'",
+            Dialect::Postgres => {
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'sbtest%'"
+            }
+        }
+    }
+}
+
+/// `CREATE TABLE sbtestN(...)` exactly as `oltp_common.lua` writes it for the dialect, so
+/// `SHOW CREATE TABLE` (or `\d sbtestN`) is the same whichever tool prepared the table.
+/// On PostgreSQL sysbench has no engine clause and no table options; `--secondary` is
+/// refused by [`OltpOptions::validate_for`].
+pub fn create_table(n: u32, o: &OltpOptions, dialect: Dialect) -> String {
+    let id_index = if o.secondary { "KEY xid" } else { "PRIMARY KEY" };
+    let (id_def, tail) = match dialect {
+        Dialect::Mysql => (
+            if o.auto_inc {
+                "INTEGER NOT NULL AUTO_INCREMENT"
+            } else {
+                "INTEGER NOT NULL"
+            },
+            format!("/*! ENGINE = {} */ {}", o.mysql_storage_engine, o.create_table_options),
+        ),
+        Dialect::Postgres => (if o.auto_inc { "SERIAL" } else { "INTEGER NOT NULL" }, " ".to_string()),
+    };
+    format!(
+        "CREATE TABLE sbtest{n}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) {tail}"
+    )
+}
+
+/// After a PostgreSQL load with explicit ids, moves the `SERIAL` sequence past them, where
+/// sysbench's id-less INSERTs would have left it.
+pub fn sync_sequence(n: u32) -> String {
+    format!("SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), (SELECT max(id) FROM sbtest{n}))")
+}
+
+/// The secondary index on `k`, built after the load like sysbench does.
+pub fn create_secondary_index(n: u32) -> String {
+    format!("CREATE INDEX k_{n} ON sbtest{n}(k)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddl_matches_oltp_common() {
+        let ddl = create_table(3, &OltpOptions::default(), Dialect::Mysql);
+        assert_eq!(
+            ddl,
+            "CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */ "
+        );
+        let o = OltpOptions {
+            auto_inc: false,
+            secondary: true,
+            ..OltpOptions::default()
+        };
+        let ddl = create_table(1, &o, Dialect::Mysql);
+        assert!(
+            ddl.contains("id INTEGER NOT NULL,") && ddl.contains("KEY xid (id)"),
+            "{ddl}"
+        );
+        assert_eq!(create_secondary_index(2), "CREATE INDEX k_2 ON sbtest2(k)");
+    }
+
+    #[test]
+    fn ddl_matches_oltp_common_pgsql() {
+        assert_eq!(
+            create_table(2, &OltpOptions::default(), Dialect::Postgres),
+            "CREATE TABLE sbtest2(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)  "
+        );
+        let o = OltpOptions {
+            auto_inc: false,
+            ..OltpOptions::default()
+        };
+        assert!(create_table(1, &o, Dialect::Postgres).contains("id INTEGER NOT NULL,"));
+    }
+}
