@@ -29,6 +29,7 @@ impl RunFlags for SysbenchFlags {
         kernel until its reply arrives, as sysbench does: the least CPU per query), async (--client-threads event loops \
         sharing the connections: needed by --rate, lighter for very many connections), or auto (blocking in closed loop \
         up to 128 connections)";
+    const GRACE_DEFAULT: &'static str = "2";
 }
 
 /// Where to connect, as a URL or `sandbox:NAME`: `--target`, the `DBPERF_TARGET` environment
@@ -254,9 +255,6 @@ pub struct SysbenchArgs {
     /// Database driver: mysql, or pgsql (then --target must be postgres://).
     #[arg(long, default_value = "mysql", help_heading = "Connection")]
     pub db_driver: String,
-    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
-    #[arg(long, default_value = "wire", help_heading = "Connection")]
-    pub client_impl: String,
     /// Prepared statements: auto (use them).
     #[arg(long, default_value = "auto", help_heading = "Connection")]
     pub db_ps_mode: String,
@@ -275,12 +273,6 @@ pub struct SysbenchArgs {
     /// Total transactions to start (0 = no limit).
     #[arg(long, default_value_t = 0, help_heading = "Load")]
     pub events: u64,
-    /// Open-loop arrivals: poisson (sysbench's) or fixed.
-    #[arg(long, default_value = "poisson", help_heading = "Load")]
-    pub arrival: String,
-    /// Seconds in-flight transactions may take to finish after --time.
-    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
-    pub shutdown_grace: f64,
     /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
     #[arg(long, help_heading = "Load", hide = true)]
     pub forced_shutdown: Option<String>,

@@ -13,24 +13,29 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use dbperf_core::exit;
+use dbperf_engine::{RunConfig, RunOutcome};
 
 use super::args::TargetArgs;
-use dbperf_driver::mysql::{IgnoreErrors, MysqlSession};
-use dbperf_driver::pg::{self, PgSession};
+use dbperf_driver::any::AnySession;
+use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::pg;
 use dbperf_driver::pgwire::PgWireSession;
 use dbperf_driver::target::Scheme;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
-use dbperf_run::args::record_run_options;
+use dbperf_results::options::{LinkbenchOptions, WorkloadOptions};
+use dbperf_results::Summary;
 use dbperf_run::client::Client;
-use dbperf_run::session::{self as measure, MeasureSpec};
-use dbperf_run::{RunArgs, RunFlags, RunShape};
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArgs, RunFlags, RunShape, Shared};
 use dbperf_workloads::linkbench::config;
 use dbperf_workloads::linkbench::load::{self, LoadConfig};
 use dbperf_workloads::linkbench::loaded::{self, LoadedGraph};
 use dbperf_workloads::linkbench::schema::Dialect;
 use dbperf_workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
+use dbperf_workloads::{FinalReport, ReportFile};
 
 /// `dbperf linkbench COMMAND [OPTIONS]`.
 /// `dbperf linkbench`'s spellings of the shared run flags (`--rate` counts per requester).
@@ -52,6 +57,7 @@ impl RunFlags for LinkbenchFlags {
         sleeping in the kernel until its reply arrives: the least CPU per request), async (--client-threads event \
         loops sharing the requesters: needed by --rate), or auto (blocking in closed loop up to 128 requesters, \
         unless --client-threads is given)";
+    const GRACE_DEFAULT: &'static str = "2";
 }
 
 #[derive(Debug, Args)]
@@ -116,9 +122,6 @@ pub struct LinkbenchArgs {
     /// PostgreSQL SQLSTATEs to roll back and retry, 'none' or 'all' (default: deadlock and serialization failure).
     #[arg(long, default_value = "40P01,40001")]
     pub pgsql_ignore_errors: String,
-    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
-    #[arg(long, default_value = "wire")]
-    pub client_impl: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,13 +135,15 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
-    client: Client,
     dialect: Dialect,
     partitions: u32,
     mix: config::Workload,
     seeding: Seeding,
     seed: i64,
     ignore: IgnoreErrors,
+    shape: RunShape,
+    /// What the load left, read before the request phase.
+    graph: Option<LoadedGraph>,
     args: LinkbenchArgs,
 }
 
@@ -193,7 +198,6 @@ impl Plan {
         if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
-        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
         let seeding = if a.java_compatible_rng {
             if command == Command::Load && a.loaders.is_some_and(|l| l > 1) {
                 bail!(
@@ -215,16 +219,35 @@ impl Plan {
             Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
         }
         .map_err(|e| anyhow!(e))?;
+        let requesters = a.requesters as usize;
+        let events = match a.requests_per_requester {
+            0 => None,
+            n => Some(n.checked_mul(requesters as u64).ok_or_else(|| {
+                anyhow!("--requests-per-requester {n} x {requesters} requesters is more requests than can be counted")
+            })?),
+        };
+        let shape = RunShape {
+            connections: requesters,
+            events,
+            rate_per_connection: true,
+            seed: seed as u64,
+        };
+        if command == Command::Request {
+            // The run flags' errors before anything connects.
+            a.run.config(&shape)?;
+            Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+        }
         Ok(Plan {
             command,
             target,
-            client,
             dialect,
             partitions,
             mix,
             seeding,
             seed,
             ignore,
+            shape,
+            graph: None,
             args: a,
         })
     }
@@ -232,7 +255,7 @@ impl Plan {
 
 /// Runs a linkbench command; `argv` is the whole command line, for the manifest.
 pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
-    let plan = Plan::from_args(args)?;
+    let mut plan = Plan::from_args(args)?;
     match plan.command {
         Command::Load => run_load(&plan),
         Command::Cleanup => {
@@ -243,12 +266,10 @@ pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Request => match plan.client {
-            Client::MysqlWire => run_request::<WireSession>(&plan, argv),
-            Client::MysqlAsync => run_request::<MysqlSession>(&plan, argv),
-            Client::PgWire => run_request::<PgWireSession>(&plan, argv),
-            Client::TokioPostgres => run_request::<PgSession>(&plan, argv),
-        },
+        Command::Request => {
+            let (target, args) = (plan.target.clone(), plan.args.run.clone());
+            measured_run(&mut plan, Shared::Engine(&args), &target, argv)
+        }
     }
 }
 
@@ -282,98 +303,94 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     let r = loaded::load_phase(&cfg)?;
     println!("{}", loaded::load_text(&r, maxid1 - a.startid1));
     Ok(if r.interrupted {
-        ExitCode::from(130)
+        ExitCode::from(exit::INTERRUPTED)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-fn run_request<S: Session + 'static>(plan: &Plan, argv: &[String]) -> Result<ExitCode> {
-    let a = &plan.args;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (facts, graph) = rt.block_on(async {
-        let mut s = measure::admin_session(&plan.target).await?;
-        let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
+impl Plan {
+    /// The graph's id range, as the load recorded it (known after [`MeasuredRun::before`]).
+    fn ids(&self) -> (i64, i64) {
+        self.graph.as_ref().map_or((self.args.startid1, self.args.maxid1.unwrap_or(0)), |g| (g.startid1, g.maxid1))
+    }
+}
+
+/// `linkbench request`: the loaded graph read back and checked, the requesters on the engine.
+impl MeasuredRun for Plan {
+    fn name(&self) -> String {
+        "linkbench".into()
+    }
+
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        let a = &self.args;
         let graph = LoadedGraph::read(
-            &mut s,
-            &plan.target.database,
+            admin,
+            &self.target.database,
             a.maxid1,
             a.startid1,
-            plan.mix.link_types,
+            self.mix.link_types,
             a.allow_incomplete_load,
         )
         .await?;
-        Ok::<_, anyhow::Error>((facts, graph))
-    })?;
-    for w in &graph.warnings {
-        eprintln!("warning: {w}");
+        for w in &graph.warnings {
+            eprintln!("warning: {w}");
+        }
+        self.graph = Some(graph);
+        Ok(())
     }
-    let (startid1, maxid1) = (graph.startid1, graph.maxid1);
-    let model = Arc::new(Model::new(plan.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
-    let requesters = a.requesters as usize;
-    let rngs = requester_rngs(plan.seeding, plan.seed, requesters);
-    let mut run = a.run.config(&RunShape {
-        connections: requesters,
-        events: (a.requests_per_requester > 0).then(|| a.requests_per_requester * requesters as u64),
-        arrival: "poisson",
-        rate_per_connection: true,
-        shutdown_grace: None,
-        seed: plan.seed as u64,
-    })?;
-    let mut options = serde_json::Map::new();
-    options.insert("mix".into(), a.mix.clone().into());
-    options.insert("startid1".into(), startid1.into());
-    options.insert("maxid1".into(), maxid1.into());
-    options.insert("requesters".into(), requesters.into());
-    options.insert("requests_per_requester".into(), a.requests_per_requester.into());
-    options.insert("time_s".into(), a.run.time.into());
-    options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("rate_per_requester".into(), a.run.rate.into());
-    record_run_options(&run, &mut options);
-    options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.run.out.record_options(&mut options);
-    options.insert("java_compatible_rng".into(), a.java_compatible_rng.into());
-    let place = a.run.place(&plan.target, &facts, &mut run)?;
-    let workload = Arc::new(LinkBenchWorkload::<S> {
-        target: place.path.target.clone(),
-        ignore: plan.ignore.clone(),
-        dialect: plan.dialect,
-        model,
-        rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
-        session: std::marker::PhantomData,
-    });
-    let seeds = serde_json::json!({ "request_seed": plan.seed, "java_compatible": a.java_compatible_rng });
-    let version = facts.version.clone();
-    let banner = |dir: &std::path::Path| {
-        format!(
-            "dbperf {} — LinkBench {} request phase, ids [{startid1}, {maxid1}), {requesters} requester(s) on {} ({version}); results in {}",
-            env!("CARGO_PKG_VERSION"),
-            a.mix,
-            plan.target.endpoint(),
-            dir.display()
-        )
-    };
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: "linkbench",
-        options,
-        seeds,
-        target: &plan.target,
-        facts,
-        run: &run,
-        print_every: 1,
-        telemetry: a.run.out.telemetry(&plan.target),
-        rand_type: "linkbench",
-        threads: requesters as u32,
-        banner: &banner,
-        live: LiveLine::Custom(Box::new(report::interval_line)),
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-        place,
-    };
-    let m = measure::measure(spec, workload, argv)?;
-    let report = report::LinkbenchReport {
-        csvstats: a.csvstats.clone(),
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+
+    fn drive(&self) -> Drive {
+        Drive::Engine(self.shape)
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        let a = &self.args;
+        let (startid1, maxid1) = self.ids();
+        WorkloadOptions::Linkbench(LinkbenchOptions {
+            mix: a.mix.clone(),
+            startid1,
+            maxid1,
+            requesters: a.requesters.into(),
+            requests_per_requester: a.requests_per_requester,
+            rate_per_requester: a.run.rate,
+            java_compatible_rng: a.java_compatible_rng,
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "request_seed": self.seed, "java_compatible": self.args.java_compatible_rng })
+    }
+
+    fn describe(&self) -> Description {
+        let (startid1, maxid1) = self.ids();
+        Description {
+            what: format!("LinkBench {} request phase, ids [{startid1}, {maxid1})", self.args.mix),
+            users: "requester",
+            rate_of: "ops",
+            rand_type: "linkbench".into(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let (startid1, maxid1) = self.ids();
+        let model = Arc::new(Model::new(self.mix.clone(), startid1, maxid1).map_err(|e| anyhow!(e))?);
+        let rngs = requester_rngs(self.seeding, self.seed, self.args.requesters as usize);
+        let workload = Arc::new(LinkBenchWorkload::<S> {
+            target: m.target().clone(),
+            ignore: self.ignore.clone(),
+            dialect: self.dialect,
+            model,
+            rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
+            session: std::marker::PhantomData,
+        });
+        m.engine(workload, LiveLine::Custom(Box::new(report::interval_line)))
+    }
+
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary, _run: &RunConfig) -> (String, Vec<ReportFile>) {
+        report::LinkbenchReport {
+            csvstats: self.args.csvstats.clone(),
+        }
+        .final_report(outcome, summary)
+    }
 }

@@ -15,19 +15,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::{Arrival, StatementNames};
+use dbperf_engine::{RunConfig, RunOutcome, StatementNames};
 
 use super::args::{RandArgs, SysbenchFlags, TargetArgs};
-use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::target::Scheme;
 use dbperf_driver::{pg, Session, Target};
-use dbperf_run::args::record_run_options;
-use dbperf_run::session::{self as measure, MeasureSpec};
-use dbperf_run::{RunArgs, RunShape};
-use dbperf_workloads::lua::api::{self, Shared};
+use dbperf_results::options::{LuaOptions, WorkloadOptions};
+use dbperf_results::Summary;
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArgs, RunShape, Shared};
+use dbperf_workloads::lua::api::{self, Shared as ScriptShared};
 use dbperf_workloads::lua::commands;
 use dbperf_workloads::lua::options::{self, OptValue};
 use dbperf_workloads::lua::worker::LuaWorkload;
@@ -35,6 +35,7 @@ use dbperf_workloads::lua::Naming;
 use dbperf_workloads::sysbench::event::UniqueIds;
 use dbperf_workloads::sysbench::rand::RandType;
 use dbperf_workloads::sysbench::report::SysbenchReport;
+use dbperf_workloads::{FinalReport, ReportFile};
 
 const LUA_HELP: &str = "\
 The script is a path, or the name of one of sysbench's own (oltp_read_write, or \
@@ -111,12 +112,6 @@ pub struct LuaArgs {
     /// Total events to start (0 = no limit).
     #[arg(long, default_value_t = 0, help_heading = "Load")]
     pub events: u64,
-    /// Open-loop arrivals: poisson (sysbench's) or fixed.
-    #[arg(long, default_value = "poisson", help_heading = "Load")]
-    pub arrival: String,
-    /// Seconds in-flight events may take to finish after --time.
-    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 2.0, help_heading = "Load")]
-    pub shutdown_grace: f64,
     /// sysbench's forced shutdown; dbperf always shuts down within --shutdown-grace.
     #[arg(long, help_heading = "Load", hide = true)]
     pub forced_shutdown: Option<String>,
@@ -330,7 +325,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         a.rand.rand_seed
     };
     let general = general_opt(&a, driver, seed);
-    let mut shared = Shared {
+    let mut shared = ScriptShared {
         script: script.clone(),
         command: command.clone(),
         argv: argv.to_vec(),
@@ -368,106 +363,111 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     shared.target = target.clone();
     let target = target.expect("a target for every command but help");
     if command == "run" {
-        return run_measured(&a, shared, &target, &script_name, &values, argv);
+        if a.run.client_impl != "wire" {
+            bail!(
+                "--client-impl {}: a script's statements go through dbperf's own sessions (wire), which its sysbench.sql API drives; drop --client-impl",
+                a.run.client_impl
+            );
+        }
+        let shape = RunShape {
+            connections: a.threads as usize,
+            events: (a.events > 0).then_some(a.events),
+            rate_per_connection: false,
+            seed: shared.seed,
+        };
+        // The run flags' errors before anything connects.
+        a.run.config(&shape)?;
+        let args = a.run.clone();
+        let mut plan = LuaRun {
+            a,
+            shape,
+            shared: Some(shared),
+            script_name,
+            values,
+        };
+        return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
     let shared = Arc::new(shared);
     commands::run_command(shared, &command, a.threads as usize)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `run`: `init()` in the script's main state, the measured run, the script's report hooks
-/// and `done()` ([`commands::MainState`]), dbperf's final report.
-fn run_measured(
-    a: &LuaArgs,
-    mut shared: Shared,
-    target: &Target,
-    script_name: &str,
-    values: &[(String, OptValue)],
-    argv: &[String],
-) -> Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let facts = tokio::task::LocalSet::new().block_on(&rt, async {
-        let mut s = AnySession::connect(target, shared.ignore.clone())
-            .await
-            .context("connecting to the server")?;
-        measure::server_facts(&mut s, target.scheme).await
-    })?;
-    drop(rt);
-    let mut run = a.run.config(&RunShape {
-        connections: a.threads as usize,
-        events: (a.events > 0).then_some(a.events),
-        arrival: &a.arrival,
-        rate_per_connection: false,
-        shutdown_grace: Some(a.shutdown_grace),
-        seed: shared.seed,
-    })?;
-    let mut options = serde_json::Map::new();
-    commands::record_script(&mut options, &shared.script, values);
-    options.insert("command".into(), "run".into());
-    options.insert("threads".into(), a.threads.into());
-    options.insert("events".into(), a.events.into());
-    options.insert("time_s".into(), a.run.time.into());
-    options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("rand_type".into(), a.rand_type.clone().into());
-    options.insert("db_ps_mode".into(), a.db_ps_mode.clone().into());
-    options.insert("statement_names".into(), a.statement_names.clone().into());
-    record_run_options(&run, &mut options);
-    a.run.out.record_options(&mut options);
-    let place = a.run.place(target, &facts, &mut run)?;
-    shared.client_target = Some(place.path.target.clone());
-    let shared = Arc::new(shared);
-    let main = commands::MainState::init(&shared, a.threads as usize)?;
-    let version = facts.version.clone();
-    let family = match target.scheme {
-        Scheme::Postgres => "PostgreSQL",
-        Scheme::Mysql => "MySQL",
-    };
-    let banner = |dir: &Path| {
-        format!(
-            "dbperf {} — {} on {} ({family} {version}), {} thread(s), {}; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            shared.script.display(),
-            target.endpoint(),
-            a.threads,
-            match run.arrival {
-                Arrival::Closed => "closed loop".to_string(),
-                r => format!("open loop at {} events/s", r.rate().unwrap_or(0.0)),
-            },
-            dir.display()
-        )
-    };
-    let name = format!("lua_{script_name}");
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: &name,
-        options,
-        seeds: serde_json::json!({ "rand_seed": shared.seed }),
-        target,
-        facts,
-        run: &run,
-        print_every: a.run.print_every(),
-        telemetry: a.run.out.telemetry(target),
-        rand_type: shared.rand_type.name(),
-        threads: a.threads,
-        banner: &banner,
-        live: main.live_line(a.percentile),
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-        place,
-    };
-    if a.run.time > 0 {
-        // Counted generously from now: connecting and settling come first.
-        let secs = a.run.warmup_time + a.run.time + a.shutdown_grace.ceil() as u64 + 60;
-        let settle = a.run.out.settle().unwrap_or_default();
-        commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
+/// `dbperf lua SCRIPT run`: `init()` in the script's main state, the measured run of `event()`
+/// on every thread with the script's report hooks, `done()` ([`commands::MainState`]), dbperf's
+/// final report.
+struct LuaRun {
+    a: LuaArgs,
+    shape: RunShape,
+    /// The script's shared state, until the run takes it.
+    shared: Option<ScriptShared>,
+    script_name: String,
+    values: Vec<(String, OptValue)>,
+}
+
+impl MeasuredRun for LuaRun {
+    fn name(&self) -> String {
+        format!("lua_{}", self.script_name)
     }
-    let workload = Arc::new(LuaWorkload::new(shared.clone(), script_name.to_string()));
-    let m = measure::measure(spec, workload, argv)?;
-    main.finish(a.threads as usize, m.outcome.measured_s, &m.outcome.total, a.percentile);
-    let report = SysbenchReport {
-        percentile: a.percentile,
-        client_threads: run.client_threads,
-        histogram: a.histogram,
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+
+    fn drive(&self) -> Drive {
+        Drive::Engine(self.shape)
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        let a = &self.a;
+        let script = self.shared.as_ref().map(|s| s.script.display().to_string()).unwrap_or_default();
+        WorkloadOptions::Lua(LuaOptions {
+            script,
+            script_options: commands::script_options_record(&self.values),
+            command: "run".into(),
+            threads: a.threads.into(),
+            events: a.events,
+            rand_type: a.rand_type.clone(),
+            db_ps_mode: a.db_ps_mode.clone(),
+            statement_names: a.statement_names.clone(),
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "rand_seed": self.shared.as_ref().map_or(0, |s| s.seed) })
+    }
+
+    fn describe(&self) -> Description {
+        let shared = self.shared.as_ref();
+        Description {
+            what: shared.map(|s| s.script.display().to_string()).unwrap_or_default(),
+            users: "thread",
+            rate_of: "events",
+            rand_type: shared.map_or("special", |s| s.rand_type.name()).to_string(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let a = &self.a;
+        let mut shared = self.shared.take().ok_or_else(|| anyhow!("the script's state is used once"))?;
+        shared.client_target = Some(m.target().clone());
+        let shared = Arc::new(shared);
+        let main = commands::MainState::init(&shared, a.threads as usize)?;
+        if a.run.time > 0 {
+            // Counted generously from now: connecting and settling come first.
+            let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
+            let settle = a.run.out.settle().unwrap_or_default();
+            commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
+        }
+        let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
+        let measured = m.engine(workload, main.live_line(a.percentile))?;
+        if let Some(outcome) = measured.engine_outcome() {
+            main.finish(a.threads as usize, outcome.measured_s, &outcome.total, a.percentile);
+        }
+        Ok(measured)
+    }
+
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
+        SysbenchReport {
+            percentile: self.a.percentile,
+            client_threads: run.client_threads,
+            histogram: self.a.histogram,
+        }
+        .final_report(outcome, summary)
+    }
 }

@@ -10,23 +10,23 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::Arrival;
+use dbperf_engine::{RunConfig, RunOutcome};
 
 use super::args::TargetUrl;
-use dbperf_driver::pg::{self, PgSession};
-use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::any::AnySession;
+use dbperf_driver::pg;
 use dbperf_driver::target::Scheme;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
-use dbperf_results::ServerFacts;
-use dbperf_run::args::record_run_options;
+use dbperf_results::options::{PgbenchOptions, WorkloadOptions};
+use dbperf_results::Summary;
 use dbperf_run::client::Client;
-use dbperf_run::session::{self as measure, MeasureSpec};
-use dbperf_run::{RunArgs, RunFlags, RunShape};
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArgs, RunFlags, RunShape, Shared};
 use dbperf_workloads::pgbench::init::{self, InitConfig};
 use dbperf_workloads::pgbench::lang::exec::{Program, QueryMode, ScriptWorkload};
 use dbperf_workloads::pgbench::lang::parse::Parsed;
-use dbperf_workloads::pgbench::report::PgbenchReport;
+use dbperf_workloads::pgbench::report::{PgbenchReport, ScriptShare, ScriptsReport};
 use dbperf_workloads::pgbench::{PgbenchWorkload, Script};
 use dbperf_workloads::{FinalReport, ReportFile};
 
@@ -58,6 +58,8 @@ impl RunFlags for PgbenchFlags {
     const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per client sleeping in the \
         kernel until its reply arrives: the least CPU per transaction), async (--jobs event loops sharing the \
         clients: needed by --rate), or auto (blocking in closed loop up to 128 clients, unless --jobs is given)";
+    const IMPL_HELP: &'static str = "Client: wire (dbperf's lean session, default), tokio-postgres (PostgreSQL) or \
+        mysql_async (script files on a MySQL target)";
 }
 
 const SCRIPT_HELP: &str = "Scripts: -f FILE[@WEIGHT] runs a pgbench script file (repeatable), -b NAME[@WEIGHT] \
@@ -118,15 +120,9 @@ pub struct PgbenchArgs {
     /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
     #[arg(long)]
     pub random_seed: Option<u64>,
-    /// Client: wire (dbperf's lean PostgreSQL session, default) or tokio-postgres.
-    #[arg(long, default_value = "wire")]
-    pub client_impl: String,
     /// SQLSTATEs to retry after a rollback, 'none' or 'all'.
     #[arg(long, default_value = "40P01,40001,23505")]
     pub pgsql_ignore_errors: String,
-    /// Seconds to wait for in-flight transactions at the end.
-    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 5.0)]
-    pub shutdown_grace: f64,
     /// cleanup: also drop pgbench tables dbperf did not create.
     #[arg(long)]
     pub force: bool,
@@ -139,10 +135,19 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
     };
     let command = a.command.clone().unwrap_or_default();
     if !matches!(command.as_str(), "init" | "cleanup") {
-        let plan = script_plan(&a)?;
-        if let Plan::Scripts(p) = plan {
-            return run_scripts(&a, *p, target, argv);
-        }
+        let scripts = match script_plan(&a)? {
+            Plan::Scripts(p) => Scripts::Parsed(p),
+            Plan::Builtin => Scripts::Builtin(match command.as_str() {
+                "" => a
+                    .builtin
+                    .first()
+                    .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
+                other => Script::by_prefix(other).map_err(|e| anyhow!("{e}, or init / cleanup"))?,
+            }),
+        };
+        let mut plan = PgbenchRun::new(a, scripts, &target)?;
+        let args = plan.args.run.clone();
+        return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
     if target.scheme != Scheme::Postgres {
         bail!(
@@ -154,86 +159,198 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    match command.as_str() {
-        "init" => {
-            let r = rt.block_on(init::init(&InitConfig {
-                target,
-                scale: a.scale.unwrap_or(1),
-                fillfactor: a.fillfactor,
-                unlogged: a.unlogged_tables,
-            }))?;
-            println!(
-                "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
-                r.elapsed.as_secs_f64(),
-                r.accounts,
-                r.generate.as_secs_f64(),
-                (r.elapsed - r.generate).as_secs_f64()
-            );
-            Ok(ExitCode::SUCCESS)
+    if command == "init" {
+        let r = rt.block_on(init::init(&InitConfig {
+            target,
+            scale: a.scale.unwrap_or(1),
+            fillfactor: a.fillfactor,
+            unlogged: a.unlogged_tables,
+        }))?;
+        println!(
+            "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
+            r.elapsed.as_secs_f64(),
+            r.accounts,
+            r.generate.as_secs_f64(),
+            (r.elapsed - r.generate).as_secs_f64()
+        );
+    } else {
+        rt.block_on(init::cleanup(&target, a.force))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a run runs: one built-in on its own fast path, or parsed scripts.
+enum Scripts {
+    Builtin(Script),
+    Parsed(Box<ScriptPlan>),
+}
+
+/// A validated pgbench run: its scripts, errors to retry, seed, and (once read) the scale.
+struct PgbenchRun {
+    scripts: Scripts,
+    ignore: dbperf_driver::mysql::IgnoreErrors,
+    seed: u64,
+    scale: i64,
+    shape: RunShape,
+    args: PgbenchArgs,
+}
+
+impl PgbenchRun {
+    fn new(a: PgbenchArgs, scripts: Scripts, target: &Target) -> Result<PgbenchRun> {
+        if a.clients == 0 {
+            bail!("--clients must be at least 1");
         }
-        "cleanup" => {
-            rt.block_on(init::cleanup(&target, a.force))?;
-            Ok(ExitCode::SUCCESS)
+        if a.run.time == 0 && a.transactions == 0 {
+            bail!("the run has no end: give --time (seconds) or --transactions (per client)");
         }
-        other => {
-            let script = match other {
-                "" => a
-                    .builtin
-                    .first()
-                    .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
-                _ => Script::by_prefix(other).map_err(|e| anyhow!("{e}, or init / cleanup"))?,
-            };
-            let ignore = pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?;
-            let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
-            let (facts, scale) = rt.block_on(async {
-                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
-                let facts = measure::server_facts(&mut s, target.scheme).await?;
-                let scale = init::scale_of(&mut s).await?;
-                anyhow::Ok((facts, scale))
-            })?;
-            drop(rt);
-            match client {
-                Client::TokioPostgres => run_script::<PgSession>(&a, script, target, ignore, facts, scale, argv),
-                // A MySQL client was refused by Client::choose for this PostgreSQL target.
-                _ => run_script::<PgWireSession>(&a, script, target, ignore, facts, scale, argv),
+        let ignore = match target.scheme {
+            Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+            Scheme::Mysql => dbperf_driver::mysql::IgnoreErrors::sysbench_default(),
+        };
+        let client = Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+        match &scripts {
+            Scripts::Builtin(_) if target.scheme != Scheme::Postgres => bail!(
+                "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
+                target.redacted()
+            ),
+            Scripts::Parsed(p) if target.scheme == Scheme::Mysql && p.uses_builtin => {
+                bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target")
+            }
+            Scripts::Parsed(p) if p.mode == QueryMode::Extended && client != Client::PgWire => {
+                bail!("{}", dbperf_workloads::pgbench::lang::exec::EXTENDED_NEEDS)
+            }
+            _ => {}
+        }
+        let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
+        let events = match a.transactions {
+            0 => None,
+            n => Some(n.checked_mul(a.clients.into()).ok_or_else(|| {
+                anyhow!("--transactions {n} x {} clients is more transactions than can be counted", a.clients)
+            })?),
+        };
+        let shape = RunShape {
+            connections: a.clients as usize,
+            events,
+            rate_per_connection: false,
+            seed,
+        };
+        // The run flags' errors before anything connects.
+        a.run.config(&shape)?;
+        Ok(PgbenchRun {
+            scripts,
+            ignore,
+            seed,
+            scale: 1,
+            shape,
+            args: a,
+        })
+    }
+
+    /// The scripts as the command line named them.
+    fn label(&self) -> String {
+        match &self.scripts {
+            Scripts::Builtin(s) => s.name().to_string(),
+            Scripts::Parsed(p) => p.labels.join(" "),
+        }
+    }
+
+    fn protocol(&self) -> &'static str {
+        match &self.scripts {
+            Scripts::Builtin(_) => "prepared",
+            Scripts::Parsed(p) => p.mode.name(),
+        }
+    }
+}
+
+/// `dbperf pgbench`: the scale read (built-ins), the clients on the engine.
+impl MeasuredRun for PgbenchRun {
+    fn name(&self) -> String {
+        match &self.scripts {
+            Scripts::Builtin(s) => format!("pgbench_{}", s.name().replace('-', "_")),
+            Scripts::Parsed(_) => "pgbench_script".into(),
+        }
+    }
+
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        self.scale = match (&self.scripts, self.args.scale) {
+            (Scripts::Builtin(_), _) => init::scale_of(admin).await?,
+            (Scripts::Parsed(_), Some(n)) => n as i64,
+            (Scripts::Parsed(p), None) if p.uses_builtin => init::scale_of(admin).await?,
+            (Scripts::Parsed(_), None) => 1,
+        };
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Engine(self.shape)
+    }
+
+    fn options(&self, run: Option<&RunConfig>) -> WorkloadOptions {
+        WorkloadOptions::Pgbench(PgbenchOptions {
+            script: self.label(),
+            scale: self.scale,
+            clients: self.args.clients.into(),
+            jobs: run.map_or(0, |r| r.client_threads),
+            transactions_per_client: self.args.transactions,
+            protocol: self.protocol().into(),
+            define: self.args.define.clone(),
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "random_seed": self.seed })
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            what: format!("pgbench {} (scale {}, -M {})", self.label(), self.scale, self.protocol()),
+            users: "client",
+            rate_of: "trx",
+            rand_type: "uniform".into(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let target = m.target().clone();
+        match &mut self.scripts {
+            Scripts::Builtin(script) => {
+                let w = PgbenchWorkload::<S>::new(*script, self.scale, target, self.ignore.clone(), self.seed);
+                m.engine(Arc::new(w), LiveLine::Standard)
+            }
+            Scripts::Parsed(p) => {
+                let parsed = std::mem::take(&mut p.parsed);
+                let program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
+                    .map_err(|e| anyhow!(e))?;
+                p.transactions = program.ops().transactions;
+                let w = ScriptWorkload::<S>::new(Arc::new(program), target, self.ignore.clone(), self.seed);
+                m.engine(Arc::new(w), LiveLine::Standard)
             }
         }
     }
-}
 
-fn run_script<S: Session + 'static>(
-    a: &PgbenchArgs,
-    script: Script,
-    target: Target,
-    ignore: dbperf_driver::mysql::IgnoreErrors,
-    facts: ServerFacts,
-    scale: i64,
-    argv: &[String],
-) -> Result<ExitCode> {
-    check_run(a)?;
-    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
-    let workload = |t: Target| Arc::new(PgbenchWorkload::<S>::new(script, scale, t, ignore, seed));
-    let common = Common {
-        label: script.name().to_string(),
-        run_name: format!("pgbench_{}", script.name().replace('-', "_")),
-        protocol: "prepared",
-        scale,
-        seed,
-        facts,
-        scripts: Vec::new(),
-    };
-    measured(a, workload, &target, common, argv)
-}
-
-/// A run needs clients and an end.
-fn check_run(a: &PgbenchArgs) -> Result<()> {
-    if a.clients == 0 {
-        bail!("--clients must be at least 1");
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
+        let scripts = match &self.scripts {
+            Scripts::Builtin(_) => Vec::new(),
+            Scripts::Parsed(p) => p
+                .transactions
+                .iter()
+                .zip(&p.labels)
+                .zip(&p.weights)
+                .map(|((name, label), &weight)| ScriptShare {
+                    name: name.clone(),
+                    label: label.clone(),
+                    weight,
+                })
+                .collect(),
+        };
+        ScriptsReport {
+            inner: PgbenchReport {
+                client_threads: run.client_threads,
+            },
+            scripts,
+        }
+        .final_report(outcome, summary)
     }
-    if a.run.time == 0 && a.transactions == 0 {
-        bail!("the run has no end: give --time (seconds) or --transactions (per client)");
-    }
-    Ok(())
 }
 
 /// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
@@ -250,6 +367,8 @@ struct ScriptPlan {
     mode: QueryMode,
     defines: Vec<(String, String)>,
     uses_builtin: bool,
+    /// Each script's transaction name, once the program is made.
+    transactions: Vec<String>,
 }
 
 /// `NAME[@WEIGHT]` of `-b`.
@@ -334,291 +453,8 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
         mode,
         defines,
         uses_builtin: !builtins.is_empty() || a.file.is_empty(),
+        transactions: Vec::new(),
     })))
-}
-
-/// Runs parsed scripts, on PostgreSQL or MySQL.
-fn run_scripts(a: &PgbenchArgs, p: ScriptPlan, target: Target, argv: &[String]) -> Result<ExitCode> {
-    check_run(a)?;
-    let ignore = match target.scheme {
-        Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
-        Scheme::Mysql => dbperf_driver::mysql::IgnoreErrors::sysbench_default(),
-    };
-    if target.scheme == Scheme::Mysql && p.uses_builtin {
-        bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target");
-    }
-    let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
-    if p.mode == QueryMode::Extended && client != Client::PgWire {
-        bail!("{}", dbperf_workloads::pgbench::lang::exec::EXTENDED_NEEDS);
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let (facts, scale) = rt.block_on(async {
-        match target.scheme {
-            Scheme::Postgres => {
-                let mut s = PgWireSession::connect(&target, ignore.clone()).await?;
-                let facts = measure::server_facts(&mut s, target.scheme).await?;
-                let scale = match a.scale {
-                    Some(n) => n as i64,
-                    None if p.uses_builtin => init::scale_of(&mut s).await?,
-                    None => 1,
-                };
-                anyhow::Ok((facts, scale))
-            }
-            Scheme::Mysql => {
-                let mut s = dbperf_driver::wire::WireSession::connect(&target, ignore.clone()).await?;
-                let facts = measure::server_facts(&mut s, target.scheme).await?;
-                anyhow::Ok((facts, a.scale.unwrap_or(1) as i64))
-            }
-        }
-    })?;
-    drop(rt);
-    let seed = a.random_seed.unwrap_or_else(|| a.run.default_seed());
-    let labels = p.labels.join(" ");
-    let mode = p.mode;
-    let weights = p.weights.clone();
-    let program = Arc::new(Program::new(p.parsed, p.weights, p.mode, &p.defines, scale, seed).map_err(|e| anyhow!(e))?);
-    let scripts = program
-        .ops()
-        .transactions
-        .into_iter()
-        .zip(p.labels)
-        .zip(weights)
-        .map(|((name, label), weight)| ScriptShare { name, label, weight })
-        .collect();
-    let common = Common {
-        label: labels,
-        run_name: "pgbench_script".into(),
-        protocol: mode.name(),
-        scale,
-        seed,
-        facts,
-        scripts,
-    };
-    match client {
-        Client::TokioPostgres => {
-            let wl = |t: Target| Arc::new(ScriptWorkload::<PgSession>::new(program, t, ignore, seed));
-            measured(a, wl, &target, common, argv)
-        }
-        Client::MysqlWire => {
-            let wl = |t: Target| {
-                Arc::new(ScriptWorkload::<dbperf_driver::wire::WireSession>::new(
-                    program, t, ignore, seed,
-                ))
-            };
-            measured(a, wl, &target, common, argv)
-        }
-        Client::MysqlAsync => {
-            let wl = |t: Target| {
-                Arc::new(ScriptWorkload::<dbperf_driver::mysql::MysqlSession>::new(
-                    program, t, ignore, seed,
-                ))
-            };
-            measured(a, wl, &target, common, argv)
-        }
-        Client::PgWire => {
-            let wl = |t: Target| Arc::new(ScriptWorkload::<PgWireSession>::new(program, t, ignore, seed));
-            measured(a, wl, &target, common, argv)
-        }
-    }
-}
-
-/// What a run records besides the shared options.
-struct Common {
-    label: String,
-    run_name: String,
-    protocol: &'static str,
-    scale: i64,
-    seed: u64,
-    facts: ServerFacts,
-    /// Script runs: each script's transaction name, label and weight (pgbench's
-    /// "SQL script N" lines); empty on the built-in fast path.
-    scripts: Vec<ScriptShare>,
-}
-
-/// One script of a run, for the per-script report.
-#[derive(Debug, Clone, serde::Serialize)]
-struct ScriptShare {
-    /// Its transaction name (in `summary.json`'s `per_type`).
-    name: String,
-    /// What the command line named: `FILE@W` or `BUILTIN@W`.
-    label: String,
-    weight: u64,
-}
-
-/// A script's row of `pgbench-scripts.json`.
-#[derive(Debug, serde::Serialize)]
-struct ScriptOutcome<'a> {
-    #[serde(flatten)]
-    script: &'a ScriptShare,
-    /// Its weight over the sum of the weights.
-    target_share: f64,
-    transactions: u64,
-    /// Its transactions over all the run's.
-    share: f64,
-    tps: f64,
-    latency_ms: Option<&'a dbperf_results::summary::LatencyBlock>,
-}
-
-/// pgbench's report, then (with several scripts) pgbench's per-script lines: weight,
-/// transactions, their share and rate, latency. `pgbench-scripts.json` keeps them.
-struct ScriptsReport {
-    inner: PgbenchReport,
-    scripts: Vec<ScriptShare>,
-}
-
-impl ScriptsReport {
-    fn outcomes<'a>(&'a self, summary: &'a dbperf_results::Summary) -> Vec<ScriptOutcome<'a>> {
-        let weights: u64 = self.scripts.iter().map(|s| s.weight).sum();
-        let total = summary.transactions.total;
-        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        self.scripts
-            .iter()
-            .map(|s| {
-                let block = summary.per_type.get(&s.name);
-                let transactions = block.map_or(0, |b| b.count);
-                ScriptOutcome {
-                    script: s,
-                    target_share: ratio(s.weight, weights),
-                    transactions,
-                    share: ratio(transactions, total),
-                    tps: if summary.duration_s > 0.0 {
-                        transactions as f64 / summary.duration_s
-                    } else {
-                        0.0
-                    },
-                    latency_ms: block.map(|b| &b.latency_ms),
-                }
-            })
-            .collect()
-    }
-}
-
-impl FinalReport for ScriptsReport {
-    fn final_report(
-        &self,
-        outcome: &dbperf_engine::RunOutcome,
-        summary: &dbperf_results::Summary,
-    ) -> (String, Vec<ReportFile>) {
-        let (mut text, mut files) = self.inner.final_report(outcome, summary);
-        if self.scripts.is_empty() {
-            return (text, files);
-        }
-        let rows = self.outcomes(summary);
-        if rows.len() > 1 {
-            text.push_str(&scripts_text(&rows));
-        }
-        files.push(ReportFile::json("pgbench-scripts.json", &rows));
-        (text, files)
-    }
-}
-
-/// pgbench's "SQL script N" lines.
-fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
-    let mut text = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        text.push_str(&format!(
-            "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
-            k + 1,
-            r.script.label.rsplit_once('@').map_or(r.script.label.as_str(), |(l, _)| l),
-            r.script.weight,
-            100.0 * r.target_share,
-            r.transactions,
-            100.0 * r.share,
-            r.tps
-        ));
-        if let Some(l) = r.latency_ms {
-            text.push_str(&format!(
-                " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms\n",
-                l.mean, l.p95, l.max
-            ));
-        }
-    }
-    text
-}
-
-/// The measured run of `workload`, its options recorded and its report printed.
-fn measured<W: dbperf_engine::Workload + 'static>(
-    a: &PgbenchArgs,
-    workload: impl FnOnce(Target) -> Arc<W>,
-    target: &Target,
-    c: Common,
-    argv: &[String],
-) -> Result<ExitCode> {
-    let mut run = a.run.config(&RunShape {
-        connections: a.clients as usize,
-        events: (a.transactions > 0).then_some(a.transactions * a.clients as u64),
-        arrival: "poisson",
-        rate_per_connection: false,
-        shutdown_grace: Some(a.shutdown_grace),
-        seed: c.seed,
-    })?;
-    let scale = c.scale;
-    let mut options = serde_json::Map::new();
-    options.insert("script".into(), c.label.clone().into());
-    options.insert("scale".into(), scale.into());
-    options.insert("clients".into(), a.clients.into());
-    options.insert("jobs".into(), run.client_threads.into());
-    record_run_options(&run, &mut options);
-    options.insert("time_s".into(), a.run.time.into());
-    options.insert("transactions_per_client".into(), a.transactions.into());
-    options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("protocol".into(), c.protocol.into());
-    if !a.define.is_empty() {
-        options.insert("define".into(), a.define.clone().into());
-    }
-    options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.run.out.record_options(&mut options);
-    let place = a.run.place(target, &c.facts, &mut run)?;
-    let workload = workload(place.path.target.clone());
-    let version = c.facts.version.clone();
-    let family = match target.scheme {
-        Scheme::Postgres => "PostgreSQL",
-        Scheme::Mysql => "MySQL",
-    };
-    let banner = |dir: &std::path::Path| {
-        format!(
-            "dbperf {} — pgbench {} (scale {scale}, -M {}) on {} ({family} {version}), {} client(s), {}; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            c.label,
-            c.protocol,
-            target.endpoint(),
-            a.clients,
-            match run.arrival {
-                Arrival::Closed => "closed loop".to_string(),
-                r => format!("open loop at {} trx/s (poisson arrivals)", r.rate().unwrap_or(0.0)),
-            },
-            dir.display()
-        )
-    };
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: &c.run_name,
-        options,
-        seeds: serde_json::json!({ "random_seed": c.seed }),
-        target,
-        facts: c.facts,
-        run: &run,
-        print_every: a.run.print_every(),
-        telemetry: a.run.out.telemetry(target),
-        rand_type: "uniform",
-        threads: a.clients,
-        banner: &banner,
-        live: LiveLine::Standard,
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-        place,
-    };
-    let m = measure::measure(spec, workload, argv)?;
-    let report = ScriptsReport {
-        inner: PgbenchReport {
-            client_threads: run.client_threads,
-        },
-        scripts: c.scripts,
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
 }
 
 #[cfg(test)]

@@ -1,30 +1,31 @@
 //! `dbperf sysbench TEST COMMAND`: validating the arguments into a plan (second stage)
-//! and carrying out prepare, prewarm, run and cleanup.
+//! and carrying out prepare, prewarm and cleanup; `run` is the plan's measured run
+//! ([`MeasuredRun`]: the tables checked, sysbench's events on the engine).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
-use dbperf_engine::{Arrival, RunConfig};
+use dbperf_engine::{RunConfig, RunOutcome};
 
 use super::args::SysbenchArgs;
 use dbperf_driver::any::AnySession;
-use dbperf_driver::mysql::{IgnoreErrors, MysqlSession};
-use dbperf_driver::pg::{self, PgSession};
-use dbperf_driver::pgwire::PgWireSession;
-use dbperf_driver::wire::WireSession;
+use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::pg;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
-use dbperf_results::ServerFacts;
-use dbperf_run::args::record_run_options;
-use dbperf_run::client::Client;
-use dbperf_run::session::{self as measure, MeasureSpec};
-use dbperf_run::RunShape;
+use dbperf_results::options::{SysbenchOptions, WorkloadOptions};
+use dbperf_results::Summary;
+use dbperf_run::args::cpus;
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunShape, Shared};
 use dbperf_workloads::sysbench::prepare::{self, PrepareConfig};
 use dbperf_workloads::sysbench::rand::{Distribution, RandType};
 use dbperf_workloads::sysbench::report::SysbenchReport;
 use dbperf_workloads::sysbench::schema::Dialect;
+use dbperf_workloads::sysbench::options::OltpRules;
 use dbperf_workloads::sysbench::{OltpOptions, OltpWorkload, Test};
+use dbperf_workloads::{FinalReport, ReportFile};
 
 /// What the user asked for, validated.
 #[derive(Debug)]
@@ -40,15 +41,13 @@ struct Plan {
     test: Test,
     command: Command,
     target: Target,
-    client: Client,
     ignore: IgnoreErrors,
     opts: OltpOptions,
     rand_type: RandType,
     dist: Distribution,
     seed: u64,
     connections: u32,
-    run: RunConfig,
-    report_every: u32,
+    shape: RunShape,
     percentile: f64,
     args: SysbenchArgs,
 }
@@ -76,7 +75,6 @@ impl Plan {
             );
         }
         let target = resolve_target(&a)?;
-        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
         let dialect = Dialect::of(target.scheme);
         if a.db_driver == "pgsql" && dialect != Dialect::Postgres {
             bail!(
@@ -127,11 +125,10 @@ impl Plan {
         } else {
             a.run.default_seed()
         };
-        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let connections = match (&command, a.threads) {
             (_, Some(0)) => bail!("--threads must be at least 1"),
             (_, Some(n)) => n,
-            (Command::Prepare | Command::Prewarm, None) => cpus as u32,
+            (Command::Prepare | Command::Prewarm, None) => cpus() as u32,
             (_, None) => 1,
         };
         if a.run.time == 0 && a.events == 0 && matches!(command, Command::Run) {
@@ -143,27 +140,25 @@ impl Plan {
                 a.percentile
             );
         }
-        let run = a.run.config(&RunShape {
+        let shape = RunShape {
             connections: connections as usize,
             events: (a.events > 0).then_some(a.events),
-            arrival: &a.arrival,
             rate_per_connection: false,
-            shutdown_grace: Some(a.shutdown_grace),
             seed,
-        })?;
+        };
+        // The run flags' errors before anything connects.
+        a.run.config(&shape)?;
         Ok(Plan {
             test,
             command,
             target,
-            client,
             ignore,
             opts,
             rand_type,
             dist,
             seed,
             connections,
-            run,
-            report_every: a.run.print_every(),
+            shape,
             percentile: a.percentile,
             args: a,
         })
@@ -189,14 +184,13 @@ fn resolve_target(a: &SysbenchArgs) -> Result<Target> {
 
 /// Runs a sysbench command; `argv` is the whole command line, for the manifest.
 pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
-    let plan = Plan::from_args(args)?;
+    let mut plan = Plan::from_args(args)?;
+    if let Command::Run = plan.command {
+        let (target, args) = (plan.target.clone(), plan.args.run.clone());
+        return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-                .min(4),
-        )
+        .worker_threads(cpus().min(4))
         .enable_all()
         .build()?;
     match plan.command {
@@ -213,105 +207,71 @@ pub fn run(args: SysbenchArgs, argv: &[String]) -> Result<ExitCode> {
                 plan.connections,
                 r.index.as_secs_f64()
             );
-            Ok(ExitCode::SUCCESS)
         }
-        Command::Prewarm => {
-            rt.block_on(prepare::prewarm(&plan.prepare_config()?))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Cleanup => {
-            rt.block_on(prepare::cleanup(&plan.target, plan.opts.tables, plan.args.force))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Run => {
-            let facts = rt.block_on(server_facts(&plan))?;
-            drop(rt);
-            match plan.client {
-                Client::MysqlWire => run_benchmark::<WireSession>(plan, facts, argv),
-                Client::MysqlAsync => run_benchmark::<MysqlSession>(plan, facts, argv),
-                Client::PgWire => run_benchmark::<PgWireSession>(plan, facts, argv),
-                Client::TokioPostgres => run_benchmark::<PgSession>(plan, facts, argv),
-            }
+        Command::Prewarm => rt.block_on(prepare::prewarm(&plan.prepare_config()?))?,
+        Command::Cleanup => rt.block_on(prepare::cleanup(&plan.target, plan.opts.tables, plan.args.force))?,
+        Command::Run => unreachable!("measured above"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbperf sysbench TEST run`: the tables checked, sysbench's events on the engine.
+impl MeasuredRun for Plan {
+    fn name(&self) -> String {
+        self.test.name().to_string()
+    }
+
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        let dialect = Dialect::of(self.target.scheme);
+        prepare::check_tables(admin, self.test, self.opts.tables, dialect, &self.target.database).await?;
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Engine(self.shape)
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        WorkloadOptions::Sysbench(SysbenchOptions {
+            oltp: self.opts.clone(),
+            rand_type: self.rand_type.name().to_string(),
+            events: self.args.events,
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "rand_seed": self.seed })
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            what: format!("{}, --rand-type={}", self.test, self.rand_type.name()),
+            users: "connection",
+            rate_of: "trx",
+            rand_type: self.rand_type.name().to_string(),
         }
     }
-}
 
-/// Server version and variables, and a check that the tables exist.
-async fn server_facts(plan: &Plan) -> Result<ServerFacts> {
-    let dialect = Dialect::of(plan.target.scheme);
-    let mut s = AnySession::connect(&plan.target, plan.ignore.clone()).await?;
-    let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-    prepare::check_tables(&mut s, plan.test, plan.opts.tables, dialect, &plan.target.database).await?;
-    Ok(facts)
-}
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let workload = OltpWorkload::<S>::new(
+            self.test,
+            self.opts.clone(),
+            m.target().clone(),
+            self.ignore.clone(),
+            self.dist,
+            self.connections,
+            self.seed,
+        )
+        .map_err(|e| anyhow!(e))?;
+        m.engine(Arc::new(workload), LiveLine::Standard)
+    }
 
-fn run_benchmark<S: Session + 'static>(mut plan: Plan, facts: ServerFacts, argv: &[String]) -> Result<ExitCode> {
-    let mut options = serde_json::to_value(&plan.opts)?
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    options.insert("rand_type".into(), plan.rand_type.name().into());
-    options.insert("connections".into(), plan.connections.into());
-    record_run_options(&plan.run, &mut options);
-    options.insert("client_impl".into(), plan.args.client_impl.clone().into());
-    options.insert("time_s".into(), plan.args.run.time.into());
-    options.insert("warmup_s".into(), plan.args.run.warmup_time.into());
-    options.insert("events".into(), plan.args.events.into());
-    plan.args.run.out.record_options(&mut options);
-    let place = plan.args.run.place(&plan.target, &facts, &mut plan.run)?;
-    let workload = Arc::new(
-        OltpWorkload::<S>::new(
-            plan.test,
-            plan.opts.clone(),
-            place.path.target.clone(),
-            plan.ignore.clone(),
-            plan.dist,
-            plan.connections,
-            plan.seed,
-        )
-        .map_err(|e| anyhow!(e))?,
-    );
-    let server_version = facts.version.clone();
-    let banner = |dir: &std::path::Path| {
-        format!(
-            "dbperf {} — {} on {} ({}), {} connection(s), {}; --rand-type={}; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            plan.test,
-            plan.target.endpoint(),
-            server_version,
-            plan.connections,
-            match plan.run.arrival {
-                Arrival::Closed => "closed loop".to_string(),
-                a => format!("open loop at {} trx/s ({} arrivals)", a.rate().unwrap_or(0.0), a.name()),
-            },
-            plan.rand_type.name(),
-            dir.display()
-        )
-    };
-    let a = &plan.args;
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: plan.test.name(),
-        options,
-        seeds: serde_json::json!({ "rand_seed": plan.seed }),
-        target: &plan.target,
-        facts,
-        run: &plan.run,
-        print_every: plan.report_every,
-        telemetry: a.run.out.telemetry(&plan.target),
-        rand_type: plan.rand_type.name(),
-        threads: plan.connections,
-        banner: &banner,
-        live: LiveLine::Standard,
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-        place,
-    };
-    let m = measure::measure(spec, workload, argv)?;
-    let report = SysbenchReport {
-        percentile: plan.percentile,
-        client_threads: plan.run.client_threads,
-        histogram: plan.args.histogram,
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
+        SysbenchReport {
+            percentile: self.percentile,
+            client_threads: run.client_threads,
+            histogram: self.args.histogram,
+        }
+        .final_report(outcome, summary)
+    }
 }

@@ -7,28 +7,29 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use dbperf_engine::{Arrival, RunConfig};
+use dbperf_core::exit;
+use dbperf_engine::{RunConfig, RunOutcome};
 
 use super::args::TargetUrl;
-use dbperf_driver::mysql::{IgnoreErrors, MysqlSession};
-use dbperf_driver::pg::PgSession;
-use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::any::AnySession;
+use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::target::Scheme;
-use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
-use dbperf_results::ServerFacts;
-use dbperf_run::args::{cpus, record_run_options};
+use dbperf_results::options::WorkloadOptions;
+use dbperf_results::Summary;
+use dbperf_run::args::cpus;
 use dbperf_run::client::Client;
-use dbperf_run::session::{self as measure, MeasureSpec};
-use dbperf_run::{RunArgs, RunFlags, RunShape};
+use dbperf_run::measured::{admin_session, Measured};
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArgs, RunFlags, RunShape, Shared};
 use dbperf_workloads::tpcc::check;
 use dbperf_workloads::tpcc::prepare::{self, PrepareConfig};
 use dbperf_workloads::tpcc::rand::NuConstants;
 use dbperf_workloads::tpcc::report::{self, TpccReport};
+use dbperf_workloads::tpcc::run as tpcc_run;
 use dbperf_workloads::tpcc::schema::{Schema, SchemaKind};
 use dbperf_workloads::tpcc::{Mode, TpccWorkload, WarehouseChoice};
-use dbperf_workloads::LoadMethod;
+use dbperf_workloads::{FinalReport, LoadMethod, ReportFile};
 
 /// `tpcc prepare --load-method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -56,9 +57,6 @@ impl TpccLoadMethodArg {
         }
     }
 }
-
-/// Exit code of `check` (and `run --check`) when a consistency condition fails.
-pub const EXIT_CHECK_FAILED: u8 = 4;
 
 /// `dbperf tpcc`'s spellings of the shared run flags.
 #[derive(Debug, Clone)]
@@ -109,9 +107,6 @@ pub struct TpccArgs {
     /// Multiplies keying and think times in spec mode (1 = the spec's; tpmC is reported only at 1).
     #[arg(long, default_value_t = 1.0)]
     pub wait_scale: f64,
-    /// Open-loop arrivals: poisson or fixed.
-    #[arg(long, default_value = "poisson")]
-    pub arrival: String,
     /// Table spelling: dbperf, or tpcc-mysql to use a database tpcc-mysql loaded.
     #[arg(long, default_value = "dbperf")]
     pub schema: String,
@@ -141,12 +136,6 @@ pub struct TpccArgs {
     /// Server errors to roll back and retry ('all' or a list).
     #[arg(long, default_value = "1213,1205,1020")]
     pub mysql_ignore_errors: String,
-    /// Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL).
-    #[arg(long, default_value = "wire")]
-    pub client_impl: String,
-    /// Seconds in-flight transactions may take to finish after --time.
-    #[arg(value_parser = dbperf_core::bounds::secs_flag, long, default_value_t = 5.0)]
-    pub shutdown_grace: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +150,6 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
-    client: Client,
     schema: Schema,
     warehouses: Option<u32>,
     connections: u32,
@@ -169,7 +157,9 @@ struct Plan {
     warehouse_choice: WarehouseChoice,
     seed: u64,
     ignore: IgnoreErrors,
-    run: RunConfig,
+    shape: RunShape,
+    /// The load's C_LAST, read before the run.
+    c_last_load: Option<i64>,
     args: TpccArgs,
 }
 
@@ -196,12 +186,7 @@ impl Plan {
         };
         let mode: Mode = a.mode.parse().map_err(|e: String| anyhow!(e))?;
         let warehouse_choice: WarehouseChoice = a.warehouse_choice.parse().map_err(|e: String| anyhow!(e))?;
-        if warehouse_choice == WarehouseChoice::PerTransaction && mode == Mode::Spec {
-            bail!(
-                "--warehouse-choice per-transaction is for --mode max; spec mode's terminals each keep \
-                 their warehouse and district (clause 2.4.1.1)"
-            );
-        }
+        tpcc_run::check_mode(mode, warehouse_choice, a.run.rate > 0.0).map_err(|e| anyhow!(e))?;
         if matches!(command, Command::Prepare | Command::Run) && a.warehouses.is_none() {
             bail!("--warehouses is needed for {}: e.g. --warehouses 10", a.command);
         }
@@ -211,9 +196,7 @@ impl Plan {
         if a.threads == Some(0) {
             bail!("--threads must be at least 1");
         }
-        if !(a.wait_scale.is_finite() && a.wait_scale >= 0.0) {
-            bail!("--wait-scale must be a number >= 0 (1 = the spec's keying and think times)");
-        }
+        tpcc_run::check_wait_scale(a.wait_scale).map_err(|e| anyhow!("--{}", e.replacen("wait_scale", "wait-scale", 1)))?;
         if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }
@@ -221,37 +204,30 @@ impl Plan {
             bail!("--time must be at least 1 second");
         }
         let w = a.warehouses.unwrap_or(1);
-        let connections = match (command, mode, a.threads) {
-            (Command::Run, Mode::Spec, Some(n)) if n != 10 * w => bail!(
-                "--mode spec runs 10 terminals per warehouse ({}); drop --threads, or use --mode max for {n} connections",
-                10 * w
-            ),
-            (Command::Run, Mode::Spec, _) => 10 * w,
-            (Command::Run, Mode::Max, t) => t.unwrap_or(w),
-            (_, _, t) => t.unwrap_or(cpus() as u32),
+        let connections = match command {
+            Command::Run => tpcc_run::terminals(mode, w, a.threads).map_err(|e| anyhow!(e))?,
+            _ => a.threads.unwrap_or(cpus() as u32),
         };
-        if a.run.rate > 0.0 && mode == Mode::Spec {
-            bail!("--rate is for --mode max; spec mode paces each terminal with keying and think times")
-        }
         let seed = match (command, a.seed) {
             (_, Some(s)) if s != 0 => s,
             (Command::Prepare, _) => 1,
             _ => a.run.default_seed(),
         };
         let ignore = IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?;
-        let client = Client::choose(&a.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
-        let run = a.run.config(&RunShape {
+        let shape = RunShape {
             connections: connections as usize,
             events: None,
-            arrival: &a.arrival,
             rate_per_connection: false,
-            shutdown_grace: Some(a.shutdown_grace),
             seed,
-        })?;
+        };
+        if command == Command::Run {
+            // The run flags' errors before anything connects.
+            a.run.config(&shape)?;
+            Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+        }
         Ok(Plan {
             command,
             target,
-            client,
             schema,
             warehouses: a.warehouses,
             connections,
@@ -259,15 +235,24 @@ impl Plan {
             warehouse_choice,
             seed,
             ignore,
-            run,
+            shape,
+            c_last_load: None,
             args: a,
         })
+    }
+
+    fn constants(&self) -> NuConstants {
+        tpcc_run::constants(self.seed, self.c_last_load)
     }
 }
 
 /// Runs a tpcc command; `argv` is the whole command line, for the manifest.
 pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
-    let plan = Plan::from_args(args)?;
+    let mut plan = Plan::from_args(args)?;
+    if plan.command == Command::Run {
+        let (target, args) = (plan.target.clone(), plan.args.run.clone());
+        return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cpus().min(4))
         .enable_all()
@@ -302,20 +287,7 @@ pub fn run(args: TpccArgs, argv: &[String]) -> Result<ExitCode> {
             let w = rt.block_on(loaded_warehouses(&plan))?;
             Ok(rt.block_on(run_check(&plan, w))?)
         }
-        Command::Run => {
-            let (facts, c_last_load) = rt.block_on(before_run(&plan))?;
-            let code = match plan.client {
-                Client::MysqlWire => run_benchmark::<WireSession>(&plan, facts, c_last_load, argv)?,
-                Client::MysqlAsync => run_benchmark::<MysqlSession>(&plan, facts, c_last_load, argv)?,
-                Client::PgWire => run_benchmark::<PgWireSession>(&plan, facts, c_last_load, argv)?,
-                Client::TokioPostgres => run_benchmark::<PgSession>(&plan, facts, c_last_load, argv)?,
-            };
-            if plan.args.check && code == ExitCode::SUCCESS {
-                println!();
-                return rt.block_on(run_check(&plan, plan.warehouses.expect("validated")));
-            }
-            Ok(code)
-        }
+        Command::Run => unreachable!("measured above"),
     }
 }
 
@@ -324,7 +296,7 @@ async fn loaded_warehouses(plan: &Plan) -> Result<u32> {
     if let Some(w) = plan.warehouses {
         return Ok(w);
     }
-    let mut s = measure::admin_session(&plan.target).await?;
+    let mut s = admin_session(&plan.target).await?;
     Ok(check::loaded_warehouses(&mut s, &plan.target.database).await?)
 }
 
@@ -335,105 +307,89 @@ async fn run_check(plan: &Plan, warehouses: u32) -> Result<ExitCode> {
     Ok(if check::all_passed(&results) {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(EXIT_CHECK_FAILED)
+        ExitCode::from(exit::CHECK_FAILED)
     })
 }
 
-/// Server facts, a check that the data is there, C_LAST of the load, and the run counted
-/// in the bookkeeping (so `check` knows 3.3.2.11 no longer applies).
-async fn before_run(plan: &Plan) -> Result<(ServerFacts, Option<i64>)> {
-    let w = plan.warehouses.expect("validated");
-    let mut s = measure::admin_session(&plan.target).await?;
-    let facts = measure::server_facts(&mut s, plan.target.scheme).await?;
-    let c_last_load = prepare::ready_for_run(&mut s, &plan.schema, w, &plan.target.database).await?;
-    if c_last_load.is_none() {
-        eprintln!("note: no dbperf bookkeeping in {}: C_LAST of the load is unknown, so the C-Run/C-Load delta rule (clause 2.1.6.1) is applied against a guess", plan.target.database);
+/// `dbperf tpcc run`: the data checked and the run counted, terminals on the engine, and
+/// `--check` after a clean run.
+impl MeasuredRun for Plan {
+    fn name(&self) -> String {
+        "tpcc".into()
     }
-    Ok((facts, c_last_load))
-}
 
-fn run_benchmark<S: Session + 'static>(
-    plan: &Plan,
-    facts: ServerFacts,
-    c_last_load: Option<i64>,
-    argv: &[String],
-) -> Result<ExitCode> {
-    let w = plan.warehouses.expect("validated");
-    let load_c = c_last_load.unwrap_or_else(|| NuConstants::for_load(plan.seed).c_last);
-    let constants = NuConstants::for_run(plan.seed, load_c);
-    let a = &plan.args;
-    let mut options = serde_json::Map::new();
-    options.insert("warehouses".into(), w.into());
-    options.insert("mode".into(), serde_json::to_value(plan.mode)?);
-    options.insert("warehouse_choice".into(), serde_json::to_value(plan.warehouse_choice)?);
-    options.insert("schema".into(), plan.schema.kind.to_string().into());
-    options.insert("connections".into(), plan.connections.into());
-    record_run_options(&plan.run, &mut options);
-    options.insert("wait_scale".into(), a.wait_scale.into());
-    options.insert("client_impl".into(), a.client_impl.clone().into());
-    a.run.out.record_options(&mut options);
-    options.insert("time_s".into(), a.run.time.into());
-    options.insert("warmup_s".into(), a.run.warmup_time.into());
-    options.insert("delivery".into(), "inline".into());
-    let mut run = plan.run.clone();
-    let place = a.run.place(&plan.target, &facts, &mut run)?;
-    let workload = Arc::new(TpccWorkload::<S> {
-        target: place.path.target.clone(),
-        ignore: plan.ignore.clone(),
-        schema: plan.schema,
-        warehouses: w,
-        mode: plan.mode,
-        warehouse_choice: plan.warehouse_choice,
-        wait_scale: plan.args.wait_scale,
-        constants,
-        seed: plan.seed,
-        session: std::marker::PhantomData,
-    });
-    let seeds = serde_json::json!({
-        "rand_seed": plan.seed,
-        "c_last_load": c_last_load,
-        "c_last_run": constants.c_last,
-        "c_id": constants.c_id,
-        "ol_i_id": constants.ol_i_id,
-    });
-    let version = facts.version.clone();
-    let banner = |dir: &std::path::Path| {
-        format!(
-            "dbperf {} — TPC-C {} mode, {w} warehouse(s), {} terminal(s) on {} ({version}){}; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            a.mode,
-            plan.connections,
-            plan.target.endpoint(),
-            match plan.run.arrival {
-                Arrival::Closed => String::new(),
-                r => format!(", open loop at {} trx/s", r.rate().unwrap_or(0.0)),
-            },
-            dir.display()
-        )
-    };
-    let spec = MeasureSpec {
-        results_dir: &a.run.out.results_dir,
-        name: "tpcc",
-        options,
-        seeds,
-        target: &plan.target,
-        facts,
-        run: &run,
-        print_every: 1,
-        telemetry: a.run.out.telemetry(&plan.target),
-        rand_type: "nurand",
-        threads: plan.connections,
-        banner: &banner,
-        live: LiveLine::Custom(Box::new(report::interval_line)),
-        metrics_addr: a.run.out.metrics_addr.as_deref(),
-        settle: a.run.out.settle(),
-        place,
-    };
-    let m = measure::measure(spec, workload, argv)?;
-    let report = TpccReport {
-        warehouses: w,
-        terminals: run.connections,
-        spec_waits: plan.mode == Mode::Spec && a.wait_scale == 1.0,
-    };
-    Ok(measure::conclude(m, a.run.out.summary_json.as_ref(), &report))
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        let w = self.warehouses.expect("validated");
+        self.c_last_load = tpcc_run::ready(admin, &self.schema, w, &self.target.database).await?;
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Engine(self.shape)
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        let w = self.warehouses.expect("validated");
+        WorkloadOptions::Tpcc(tpcc_run::options(
+            &self.schema,
+            w,
+            self.mode,
+            self.warehouse_choice,
+            self.args.wait_scale,
+        ))
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        tpcc_run::seeds(self.seed, self.c_last_load, &self.constants())
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            what: format!(
+                "TPC-C {} mode, {} warehouse(s)",
+                self.args.mode,
+                self.warehouses.expect("validated")
+            ),
+            users: "terminal",
+            rate_of: "trx",
+            rand_type: "nurand".into(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let workload = Arc::new(TpccWorkload::<S> {
+            target: m.target().clone(),
+            ignore: self.ignore.clone(),
+            schema: self.schema,
+            warehouses: self.warehouses.expect("validated"),
+            mode: self.mode,
+            warehouse_choice: self.warehouse_choice,
+            wait_scale: self.args.wait_scale,
+            constants: self.constants(),
+            seed: self.seed,
+            session: std::marker::PhantomData,
+        });
+        m.engine(workload, LiveLine::Custom(Box::new(report::interval_line)))
+    }
+
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
+        TpccReport {
+            warehouses: self.warehouses.expect("validated"),
+            terminals: run.connections,
+            spec_waits: self.mode == Mode::Spec && self.args.wait_scale == 1.0,
+        }
+        .final_report(outcome, summary)
+    }
+
+    fn after(&mut self, code: ExitCode) -> Result<ExitCode> {
+        if !(self.args.check && code == ExitCode::SUCCESS) {
+            return Ok(code);
+        }
+        println!();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(cpus().min(4))
+            .enable_all()
+            .build()?;
+        rt.block_on(run_check(self, self.warehouses.expect("validated")))
+    }
 }

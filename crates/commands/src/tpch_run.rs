@@ -1,28 +1,32 @@
 //! `dbperf tpch validate`, `power` and `compare`: their arguments and plans. The answer
-//! checks are in [`dbperf_workloads::tpch::validate`], the run directory comes from
-//! [`dbperf_run::RunSession`], cold restarts from [`dbperf_server::cold`].
+//! checks are in [`dbperf_workloads::tpch::validate`]; the power test is a measured run of
+//! its own ([`MeasuredRun`] with [`Drive::Own`]); cold restarts come from [`dbperf_server::cold`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use dbperf_engine::RunConfig;
 
 use super::tpch::{runtime, ConnArgs};
-use dbperf_core::interrupt::on_interrupt;
-use dbperf_driver::Target;
-use dbperf_results::manifest::ServerFacts;
+use dbperf_driver::any::AnySession;
+use dbperf_driver::Session;
+use dbperf_results::options::{TpchPowerOptions, WorkloadOptions};
 use dbperf_results::RunDir;
-use dbperf_run::{RunSession, SessionSpec};
+use dbperf_run::args::{PlaceArgs, RunOutputArgs};
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, OwnOutcome, Shared};
 use dbperf_workloads::tpch::compare::{table, Column};
-use dbperf_workloads::tpch::load;
-use dbperf_workloads::tpch::load::data_scale_factor;
+use dbperf_workloads::tpch::load::{data_scale_factor, data_scale_factor_on};
 use dbperf_workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
 use dbperf_workloads::tpch::qgen::{check_seed, seed_at, time_seed};
+use dbperf_workloads::tpch::schema::Dialect;
 use dbperf_workloads::tpch::validate as tpch_validate;
+use dbperf_workloads::ReportFile;
 
 /// `dbperf tpch validate`.
 #[derive(Debug, Args)]
@@ -37,7 +41,7 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR")]
     pub write_answers: Option<PathBuf>,
     /// Cancel a query after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = dbperf_core::bounds::secs_flag)]
     pub timeout: Option<f64>,
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -65,7 +69,7 @@ pub struct PowerArgs {
     #[arg(long)]
     pub validation: bool,
     /// Cancel a query on the server after this many seconds and record it as timed out.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = dbperf_core::bounds::secs_flag)]
     pub timeout: Option<f64>,
     /// Run the whole test N times; per-query median, min and max.
     #[arg(long, default_value_t = 1)]
@@ -83,14 +87,14 @@ pub struct PowerArgs {
     /// Do not store the plans (EXPLAIN FORMAT=JSON).
     #[arg(long)]
     pub no_explain: bool,
-    /// Directory for run directories.
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
-    pub results_dir: PathBuf,
+    /// Results directory, summary copy (of `tpch.json`), telemetry and settle.
+    #[command(flatten)]
+    pub out: RunOutputArgs,
     #[command(flatten)]
     pub conn: ConnArgs,
     /// Where the client stands (--shard is refused: the power test is one stream).
     #[command(flatten)]
-    pub place: dbperf_run::args::PlaceArgs,
+    pub place: PlaceArgs,
 }
 
 /// `dbperf tpch compare`.
@@ -109,7 +113,9 @@ pub struct CompareArgs {
 pub(crate) fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) if s.is_finite() && s > 0.0 => {
+            Ok(Some(dbperf_core::bounds::secs(s).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?))
+        }
         Some(s) => bail!("--timeout {s}: give a positive number of seconds, e.g. --timeout 7200"),
     }
 }
@@ -177,81 +183,123 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         ),
     };
     let start_at = a.place.start_at()?;
-    let rt = runtime()?;
-    let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
     let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     check_seed(seed)?;
-    let facts = rt.block_on(server_facts(&target))?;
-    let path = dbperf_run::place::ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
-    let cfg = PowerConfig {
-        target: path.target.clone(),
+    let mut plan = PowerRun {
         dialect: a.conn.dialect()?,
-        sf,
-        seed,
-        validation: a.validation,
-        timeout: timeout(a.timeout)?,
-        repeat: a.repeat,
         queries: selected_queries(&a.queries)?,
-        refresh: !a.no_refresh,
-        explain: !a.no_explain,
+        timeout: timeout(a.timeout)?,
         cold: match a.cold {
             None => Cold::Off,
             Some(ColdArg::Query) => Cold::Query,
             Some(ColdArg::Run) => Cold::Run,
         },
         cold_start,
-        stop: Arc::new(AtomicBool::new(false)),
         start_at,
+        seed,
+        database: target.database.clone(),
+        sf: 0.0,
+        args: a,
     };
-    let mut options = serde_json::Map::new();
-    options.insert("scale_factor".into(), sf.into());
-    options.insert("validation".into(), a.validation.into());
-    options.insert("timeout_seconds".into(), a.timeout.into());
-    options.insert("repeat".into(), a.repeat.into());
-    options.insert("cold".into(), format!("{:?}", cfg.cold).to_lowercase().into());
-    options.insert("refresh".into(), cfg.refresh.into());
-    let session = RunSession::create(SessionSpec {
-        results_dir: &a.results_dir,
-        name: "tpch-power",
-        argv,
-        options,
-        seeds: serde_json::json!({ "qgen": seed }),
-        target: &target,
-        facts,
-        network: Some(path.record.clone()),
-        shard: None,
-    })?;
-    let dir = session.dir();
-    eprintln!(
-        "TPC-H power test: SF {sf}, seed {seed}{}, {}, run directory {}",
-        if a.validation { " (validation parameters)" } else { "" },
-        path.describe(),
-        dir.path().display()
-    );
-    let stop = Arc::clone(&cfg.stop);
-    on_interrupt(
-        "Stopping after the query in progress (and RF2, when RF1 ran); the finished queries are kept",
-        "exiting now; tpch.json is not written",
-        move || stop.store(true, Ordering::Relaxed),
-    );
-    let report = path.run_inside(|| -> Result<_> {
-        // The query runtime is started inside the client's namespace, so its threads are too.
-        Ok(runtime()?.block_on(power::run(&cfg, |line| eprintln!("{line}")))?)
-    })??;
-    dir.write_json(TPCH_FILE, &report)?;
-    let dir = session.end(&[]);
-    print!("{}", dbperf_workloads::tpch::report::power_text(&report));
-    println!("run directory: {}", dir.path().display());
-    Ok(exit_code(report.interrupted))
+    let (out, place) = (plan.args.out.clone(), plan.args.place.clone());
+    measured_run(&mut plan, Shared::Own { out: &out, place: &place }, &target, argv)
 }
 
-/// 130 when Ctrl-C cut the test short (what finished is in `tpch.json`), as the measured
-/// runs of the other workloads exit.
-pub(crate) fn exit_code(interrupted: bool) -> ExitCode {
-    if interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
+/// A validated `dbperf tpch power`.
+struct PowerRun {
+    dialect: Dialect,
+    queries: Vec<u8>,
+    timeout: Option<Duration>,
+    cold: Cold,
+    cold_start: Option<ColdStart>,
+    start_at: Option<std::time::SystemTime>,
+    seed: i64,
+    /// The database holding the data.
+    database: String,
+    /// The loaded data's scale factor, read before the test.
+    sf: f64,
+    args: PowerArgs,
+}
+
+/// The power test: the data's scale factor read, stream 0 and the refresh functions on one
+/// connection, `tpch.json` and the per-query report.
+impl MeasuredRun for PowerRun {
+    fn name(&self) -> String {
+        "tpch-power".into()
+    }
+
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        self.sf = data_scale_factor_on(admin, &self.database, self.args.scale_factor).await?;
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Own {
+            users: 1,
+            unit: "query streams",
+        }
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        WorkloadOptions::TpchPower(TpchPowerOptions {
+            scale_factor: self.sf,
+            validation: self.args.validation,
+            timeout_seconds: self.args.timeout,
+            repeat: self.args.repeat,
+            cold: format!("{:?}", self.cold).to_lowercase(),
+            refresh: !self.args.no_refresh,
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "qgen": self.seed })
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            what: format!(
+                "TPC-H power test, SF {}, seed {}{}",
+                self.sf,
+                self.seed,
+                if self.args.validation { " (validation parameters)" } else { "" }
+            ),
+            users: "stream",
+            rate_of: "queries",
+            rand_type: String::new(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let a = &self.args;
+        let mut cfg = PowerConfig {
+            target: m.target().clone(),
+            dialect: self.dialect,
+            sf: self.sf,
+            seed: self.seed,
+            validation: a.validation,
+            timeout: self.timeout,
+            repeat: a.repeat,
+            queries: self.queries.clone(),
+            refresh: !a.no_refresh,
+            explain: !a.no_explain,
+            cold: self.cold,
+            cold_start: self.cold_start.take(),
+            stop: Arc::new(AtomicBool::new(false)),
+            start_at: self.start_at,
+        };
+        m.own(
+            "Stopping after the query in progress (and RF2, when RF1 ran); the finished queries are kept",
+            move |_target, stop| {
+                cfg.stop = stop;
+                // The query runtime starts inside the client's namespace, so its threads are too.
+                let report = runtime()?.block_on(power::run(&cfg, |line| eprintln!("{line}")))?;
+                Ok(OwnOutcome {
+                    text: dbperf_workloads::tpch::report::power_text(&report),
+                    files: vec![ReportFile::json(TPCH_FILE, &report)],
+                    interrupted: report.interrupted,
+                })
+            },
+        )
     }
 }
 
@@ -271,11 +319,6 @@ fn selected_queries(given: &[u8]) -> Result<Vec<u8>> {
         out.push(q);
     }
     Ok(out)
-}
-
-pub(crate) async fn server_facts(target: &Target) -> Result<ServerFacts> {
-    let mut s = load::connect(target).await?;
-    dbperf_run::session::server_facts(&mut s, target.scheme).await
 }
 
 /// Runs `dbperf tpch compare`.

@@ -5,25 +5,30 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use dbperf_engine::RunConfig;
 
 use super::tpch::{runtime, ConnArgs};
-use super::tpch_run::{exit_code, server_facts, timeout};
-use dbperf_core::interrupt::on_interrupt;
+use super::tpch_run::timeout;
+use dbperf_driver::any::AnySession;
+use dbperf_driver::Session;
+use dbperf_results::options::{TpchThroughputOptions, WorkloadOptions};
 use dbperf_results::RunDir;
-use dbperf_run::args::PlaceArgs;
-use dbperf_run::place::{shard_record, ClientPath};
-use dbperf_run::{RunSession, SessionSpec};
-use dbperf_workloads::tpch::load::data_scale_factor;
+use dbperf_run::args::{PlaceArgs, RunOutputArgs};
+use dbperf_run::measured::Measured;
+use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, OwnOutcome, Shared};
+use dbperf_workloads::tpch::load::data_scale_factor_on;
 use dbperf_workloads::tpch::metrics::min_streams;
 use dbperf_workloads::tpch::power::{PowerReport, TPCH_FILE};
 use dbperf_workloads::tpch::qgen::{seed_at, time_seed};
 use dbperf_workloads::tpch::report;
+use dbperf_workloads::tpch::schema::Dialect;
 use dbperf_workloads::tpch::throughput::{self, ThroughputConfig};
+use dbperf_workloads::ReportFile;
 
 /// `dbperf tpch throughput`.
 #[derive(Debug, Args)]
@@ -42,7 +47,7 @@ pub struct ThroughputArgs {
     #[arg(long)]
     pub validation: bool,
     /// Cancel a query on the server after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = dbperf_core::bounds::secs_flag)]
     pub timeout: Option<f64>,
     /// Skip the refresh stream.
     #[arg(long)]
@@ -50,8 +55,9 @@ pub struct ThroughputArgs {
     /// A power run (directory or run id) of the same data, for QphH@Size.
     #[arg(long, value_name = "RUN")]
     pub power: Option<String>,
-    #[arg(long, env = "DBPERF_RESULTS", default_value = "dbperf-results")]
-    pub results_dir: PathBuf,
+    /// Results directory, summary copy (of `tpch.json`), telemetry and settle.
+    #[command(flatten)]
+    pub out: RunOutputArgs,
     #[command(flatten)]
     pub conn: ConnArgs,
     /// Where the client stands.
@@ -66,100 +72,138 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         None => None,
         Some(run) => {
             let given = PathBuf::from(run);
-            let path = if given.is_dir() { given } else { a.results_dir.join(run) };
+            let path = if given.is_dir() { given } else { a.out.results_dir.join(run) };
             let report: PowerReport = RunDir::open(&path)?
                 .read_json(TPCH_FILE)
                 .with_context(|| format!("--power {run}: not a TPC-H power run directory"))?;
             Some(report)
         }
     };
-    let rt = runtime()?;
-    let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
-    let streams = a.streams.unwrap_or_else(|| min_streams(sf));
-    if streams == 0 {
-        bail!(
-            "--streams 0: give at least 1 query stream (the spec's minimum at SF {sf} is {})",
-            min_streams(sf)
-        );
+    if a.streams == Some(0) {
+        bail!("--streams 0: give at least 1 query stream");
     }
     let start_at = a.place.start_at()?;
     // Without --seed, the time as DBT-3 takes it: that of --start-at when given, so every
     // shard generates the queries of the same test.
     let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     dbperf_workloads::tpch::qgen::check_seed(seed)?;
-    let shard = match (a.place.shard, start_at) {
-        (Some(s), Some(at)) => {
-            Some(shard_record(u64::from(streams), s, at, "query streams").map_err(anyhow::Error::msg)?)
-        }
-        (Some(_), None) => bail!("--shard needs --start-at: the instant every shard starts its streams"),
-        (None, _) => None,
-    };
-    let facts = rt.block_on(server_facts(&target))?;
-    let path = ClientPath::open(&target, a.place.client_netns.as_ref(), &facts)?;
-    let cfg = ThroughputConfig {
-        target: path.target.clone(),
+    if a.place.shard.is_some() && start_at.is_none() {
+        bail!("--shard needs --start-at: the instant every shard starts its streams");
+    }
+    let mut plan = ThroughputRun {
         dialect: a.conn.dialect()?,
-        sf,
-        seed,
-        streams,
-        shard: shard.clone(),
-        start_at,
-        validation: a.validation,
         timeout: timeout(a.timeout)?,
-        refresh: !a.no_refresh,
-        stop: Arc::new(AtomicBool::new(false)),
+        database: target.database.clone(),
+        power,
+        seed,
+        start_at,
+        sf: 0.0,
+        streams: 0,
+        args: a,
     };
-    let mut options = serde_json::Map::new();
-    options.insert("scale_factor".into(), sf.into());
-    options.insert("streams".into(), streams.into());
-    options.insert("validation".into(), a.validation.into());
-    options.insert("timeout_seconds".into(), a.timeout.into());
-    options.insert("refresh".into(), cfg.refresh.into());
-    let session = RunSession::create(SessionSpec {
-        results_dir: &a.results_dir,
-        name: "tpch-throughput",
-        argv,
-        options,
-        seeds: serde_json::json!({ "qgen": seed }),
-        target: &target,
-        facts,
-        network: Some(path.record.clone()),
-        shard: shard.clone(),
-    })?;
-    let dir = session.dir();
-    let share = match &shard {
-        Some(r) => format!(
-            ", shard {}/{}: streams {}..{}{}",
-            r.index,
-            r.count,
-            cfg.stream_numbers().start(),
-            cfg.stream_numbers().end(),
-            if cfg.runs_refresh() {
-                " and the refresh stream"
-            } else {
-                ""
-            }
-        ),
-        None => String::new(),
-    };
-    eprintln!(
-        "TPC-H throughput test: SF {sf}, {streams} streams{share}, seed {seed}, {}, run directory {}",
-        path.describe(),
-        dir.path().display()
-    );
-    let stop = Arc::clone(&cfg.stop);
-    on_interrupt(
-        "Stopping each stream after its query in progress; the finished queries are kept",
-        "exiting now; tpch.json is not written",
-        move || stop.store(true, Ordering::Relaxed),
-    );
-    let report = path.run_inside(|| -> Result<_> {
-        // The streams' runtime is started inside the client's namespace, so its threads are too.
-        Ok(runtime()?.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?)
-    })??;
-    dir.write_json(TPCH_FILE, &report)?;
-    let dir = session.end(&[]);
-    print!("{}", report::throughput_text(&report, power.as_ref()));
-    println!("run directory: {}", dir.path().display());
-    Ok(exit_code(report.interrupted))
+    let (out, place) = (plan.args.out.clone(), plan.args.place.clone());
+    measured_run(&mut plan, Shared::Own { out: &out, place: &place }, &target, argv)
+}
+
+/// A validated `dbperf tpch throughput`.
+struct ThroughputRun {
+    dialect: Dialect,
+    timeout: Option<std::time::Duration>,
+    database: String,
+    /// The power run for QphH@Size.
+    power: Option<PowerReport>,
+    seed: i64,
+    start_at: Option<std::time::SystemTime>,
+    /// The loaded data's scale factor and the test's streams, known before the test.
+    sf: f64,
+    streams: u32,
+    args: ThroughputArgs,
+}
+
+/// The throughput test: the streams (this shard's share of them) and the refresh stream,
+/// `tpch.json` with Throughput@Size (and QphH@Size with `--power`).
+impl MeasuredRun for ThroughputRun {
+    fn name(&self) -> String {
+        "tpch-throughput".into()
+    }
+
+    async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
+        self.sf = data_scale_factor_on(admin, &self.database, self.args.scale_factor).await?;
+        self.streams = self.args.streams.unwrap_or_else(|| min_streams(self.sf));
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Own {
+            users: u64::from(self.streams),
+            unit: "query streams",
+        }
+    }
+
+    fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
+        WorkloadOptions::TpchThroughput(TpchThroughputOptions {
+            scale_factor: self.sf,
+            streams: self.streams,
+            validation: self.args.validation,
+            timeout_seconds: self.args.timeout,
+            refresh: !self.args.no_refresh,
+        })
+    }
+
+    fn seeds(&self) -> serde_json::Value {
+        serde_json::json!({ "qgen": self.seed })
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            what: format!(
+                "TPC-H throughput test, SF {}, {} streams, seed {}",
+                self.sf, self.streams, self.seed
+            ),
+            users: "stream",
+            rate_of: "queries",
+            rand_type: String::new(),
+        }
+    }
+
+    fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
+        let a = &self.args;
+        let mut cfg = ThroughputConfig {
+            target: m.target().clone(),
+            dialect: self.dialect,
+            sf: self.sf,
+            seed: self.seed,
+            streams: self.streams,
+            shard: m.shard().cloned(),
+            start_at: self.start_at,
+            validation: a.validation,
+            timeout: self.timeout,
+            refresh: !a.no_refresh,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        if let Some(r) = &cfg.shard {
+            println!(
+                "Shard {}/{} runs streams {}..{}{}",
+                r.index,
+                r.count,
+                cfg.stream_numbers().start(),
+                cfg.stream_numbers().end(),
+                if cfg.runs_refresh() { " and the refresh stream" } else { "" }
+            );
+        }
+        let power = self.power.take();
+        m.own(
+            "Stopping each stream after its query in progress; the finished queries are kept",
+            move |_target, stop| {
+                cfg.stop = stop;
+                // The streams' runtime starts inside the client's namespace, so its threads are too.
+                let report = runtime()?.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
+                Ok(OwnOutcome {
+                    text: report::throughput_text(&report, power.as_ref()),
+                    files: vec![ReportFile::json(TPCH_FILE, &report)],
+                    interrupted: report.interrupted,
+                })
+            },
+        )
+    }
 }

@@ -58,10 +58,7 @@ fn shard(root: &Path, index: u32, count: u32, base_ms: i64, start_at_ms: i64, fi
         command_line: vec!["dbperf".into(), format!("--shard={index}/{count}")],
         started_at: "2023-11-14T22:13:10.000Z".into(),
         seeds: serde_json::Value::Null,
-        workload: WorkloadInfo {
-            name: "oltp_point_select".into(),
-            options,
-        },
+        workload: WorkloadInfo::from_map("oltp_point_select", &options),
         server: Some(ServerFacts {
             version: "11.4.5-MariaDB".into(),
             variables: BTreeMap::new(),

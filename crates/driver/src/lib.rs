@@ -311,6 +311,31 @@ pub trait Session: Sized {
 
     /// The server's version string.
     fn server_version(&self) -> String;
+
+    /// Whether [`Session::exec_unnamed`] works: only dbperf's own PostgreSQL session has
+    /// unnamed statements (PostgreSQL's extended query protocol).
+    const UNNAMED_STATEMENTS: bool = false;
+
+    /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
+    /// execution (what `pgbench -M extended` does); sessions without them refuse.
+    fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> impl Future<Output = Result<ExecInfo, DbError>> {
+        let _ = (sql, params, rows);
+        async {
+            Err(DbError {
+                class: dbperf_engine::ErrorClass::Fatal,
+                code: None,
+                sqlstate: None,
+                message: "unnamed statements are PostgreSQL's extended query protocol, which only dbperf's own \
+                          PostgreSQL session (--client-impl wire) sends"
+                    .into(),
+            })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -388,14 +388,9 @@ pub(super) fn params(
                 }
             };
             let wait_scale = match &raw.wait_scale {
-                Some(w) if !(w.get_ref().is_finite() && *w.get_ref() >= 0.0 && *w.get_ref() <= 1e6) => {
-                    return Err((
-                        w.span(),
-                        format!(
-                        "wait_scale must be a number from 0 to 1000000 (1 = the spec's keying and think times), got {}",
-                        w.get_ref()
-                    ),
-                    ))
+                Some(w) if dbperf_workloads::tpcc::run::check_wait_scale(*w.get_ref()).is_err() => {
+                    let e = dbperf_workloads::tpcc::run::check_wait_scale(*w.get_ref()).unwrap_err();
+                    return Err((w.span(), e));
                 }
                 Some(w) => *w.get_ref(),
                 None => 1.0,

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::compare::{Comparison, Format};
 use dbperf_results::manifest::Manifest;
+use dbperf_results::options::{LuaOptions, RecordedOptions, TpchPowerOptions, TpchThroughputOptions, WorkloadOptions};
 
 /// A value for a fact no run recorded.
 pub const NOT_RECORDED: &str = "not recorded";
@@ -309,17 +310,12 @@ fn repetitions(runs: &[&Manifest]) -> String {
     }
 }
 
-/// Client connections of a run: the lab's, else the workload's own option.
+/// Client connections of a run: the lab's, else what the manifest records.
 fn connections(m: &Manifest) -> Option<String> {
     if let Some(l) = &m.lab {
         return Some(l.threads.to_string());
     }
-    let o = &m.workload.options;
-    ["connections", "clients", "requesters", "streams", "threads"]
-        .iter()
-        .find_map(|k| o.get(*k).and_then(number))
-        .map(|n| format!("{n}"))
-        .or_else(|| m.workload.name.starts_with("tpch").then(|| "1".to_string()))
+    m.workload.options.connections().map(|n| n.to_string())
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -432,25 +428,24 @@ fn facts(m: &Manifest) -> Facts {
     push("run", "duration", duration(&m.workload.options));
     push("run", "pinning", pinning(m));
 
-    let o = &m.workload.options;
     push(
         "client",
         CONNECTIONS,
         connections(m).unwrap_or_else(|| NOT_RECORDED.into()),
     );
-    if let Some(n) = o.get("client_threads").and_then(number) {
-        let io = o
-            .get("client_io")
-            .and_then(Value::as_str)
-            .map_or(String::new(), |io| format!(" ({io} I/O)"));
+    let Some(o) = &m.workload.options.run else {
+        return f;
+    };
+    if let Some(n) = o.client_threads {
+        let io = o.client_io.as_ref().map_or(String::new(), |io| format!(" ({io} I/O)"));
         // A users sweep with a thread per connection reads the same at every point.
-        let threads = match connections(m).and_then(|c| c.parse::<f64>().ok()) {
+        let threads = match connections(m).and_then(|c| c.parse::<usize>().ok()) {
             Some(c) if c == n => "one per connection".to_string(),
             _ => n.to_string(),
         };
         push("client", "client threads", format!("{threads}{io}"));
     }
-    let arrival = match (o.get("arrival").and_then(Value::as_str), o.get("rate").and_then(number)) {
+    let arrival = match (o.arrival.as_deref(), o.rate) {
         (Some("closed"), _) | (None, None) => None,
         (Some(a), Some(r)) if r > 0.0 => Some(format!("open loop, {a} arrivals at {r}/s")),
         (Some(a), _) => Some(a.to_string()),
@@ -458,24 +453,23 @@ fn facts(m: &Manifest) -> Facts {
     };
     push("client", "arrival", arrival.unwrap_or_else(|| "closed loop".into()));
     // Older manifests have only `interval_s`: then the stored and the printed interval were one.
-    let stored = o.get("interval_s").and_then(number);
-    match (stored, o.get("report_interval_s")) {
+    match (o.interval_s, o.report_interval_s) {
         (Some(i), None) => push("client", "intervals", format!("every {}", secs(i))),
         (Some(i), Some(r)) => push(
             "client",
             "intervals",
-            match number(r) {
+            match r {
                 Some(r) => format!("stored every {}, printed every {}", secs(i), secs(r)),
                 None => format!("stored every {}, not printed", secs(i)),
             },
         ),
         (None, _) => {}
     }
-    if let Some(t) = o.get("telemetry_interval_s") {
+    if let Some(t) = o.telemetry_interval_s {
         push(
             "client",
             "telemetry",
-            number(t).map_or("off".into(), |s| format!("every {}", secs(s))),
+            t.map_or("off".into(), |s| format!("every {}", secs(s))),
         );
     }
     f
@@ -607,70 +601,63 @@ fn redo(v: &BTreeMap<String, String>) -> Option<String> {
 /// The data set: tables x rows, warehouses, scale factor, LinkBench's node ids; for a Lua
 /// script ([`lua_data`]) the script and its size options.
 fn data(m: &Manifest) -> String {
-    let o: &Map<String, Value> = &m.workload.options;
-    if let Some(d) = lua_data(o) {
-        return d;
-    }
-    let n = |k: &str| o.get(k).and_then(number);
-    let mut parts = Vec::new();
-    if let (Some(t), Some(rows)) = (n("tables"), n("table_size")) {
-        parts.push(format!("{} tables x {} rows", count(t), count(rows)));
-    }
-    if let Some(w) = n("warehouses") {
-        parts.push(format!("{} warehouses", count(w)));
-    }
-    if let Some(sf) = n("scale_factor") {
-        parts.push(format!("scale factor {sf}"));
-    } else if let Some(s) = n("scale") {
-        parts.push(format!("scale {}", count(s)));
-    }
-    if let Some(max) = n("maxid1") {
-        parts.push(format!("maxid1 {}", count(max)));
-    }
-    if let Some(b) = n("data_bytes") {
-        parts.push(bytes(b as u64));
-    }
-    if parts.is_empty() {
-        NOT_RECORDED.into()
-    } else {
-        parts.join(", ")
-    }
+    let part = match &m.workload.options.workload {
+        WorkloadOptions::Sysbench(o) => format!(
+            "{} tables x {} rows",
+            count(o.oltp.tables.into()),
+            count(o.oltp.table_size.into())
+        ),
+        WorkloadOptions::Tpcc(o) => format!("{} warehouses", count(o.warehouses.into())),
+        WorkloadOptions::TpchPower(TpchPowerOptions { scale_factor, .. })
+        | WorkloadOptions::TpchThroughput(TpchThroughputOptions { scale_factor, .. }) => {
+            format!("scale factor {scale_factor}")
+        }
+        WorkloadOptions::Pgbench(o) => format!("scale {}", count(o.scale as f64)),
+        WorkloadOptions::Linkbench(o) => format!("maxid1 {}", count(o.maxid1 as f64)),
+        WorkloadOptions::Lua(o) => lua_data(o),
+        WorkloadOptions::Other(_) => NOT_RECORDED.into(),
+    };
+    part
 }
 
-/// A `dbperf lua` run's data set, from what its manifest records (`script` and the values of
-/// the script's own options, `script_options`): the script's file name and, where it declares
-/// them as sysbench's oltp scripts do, `tables` x `table_size` rows. `None` for other runs.
-fn lua_data(o: &Map<String, Value>) -> Option<String> {
-    let script_options = o.get("script_options")?.as_object()?;
-    let script = o.get("script").and_then(Value::as_str).unwrap_or_default();
-    let file = script
+/// A `dbperf lua` run's data set, from what its manifest records (the script and the values of
+/// its own options): the script's file name and, where it declares them as sysbench's oltp
+/// scripts do, `tables` x `table_size` rows.
+fn lua_data(o: &LuaOptions) -> String {
+    let file = o
+        .script
         .rsplit('/')
         .next()
         .filter(|f| !f.is_empty())
         .unwrap_or("the script");
-    let n = |k: &str| script_options.get(k).and_then(number);
+    let n = |k: &str| o.script_options.get(k).and_then(number);
     let size = match (n("tables"), n("table_size")) {
         (Some(t), Some(rows)) => format!("{} tables x {} rows", count(t), count(rows)),
         (Some(t), None) => format!("{} tables", count(t)),
         (None, Some(rows)) => format!("{} rows per table", count(rows)),
         (None, None) => "size not recorded (the script has no tables or table_size option)".into(),
     };
-    Some(format!("{file}, {size}"))
+    format!("{file}, {size}")
 }
 
 /// Measured time and warmup (or what else ends the run).
-fn duration(o: &Map<String, Value>) -> String {
-    let n = |k: &str| o.get(k).and_then(number);
-    let warmup = match n("warmup_s") {
-        Some(w) if w > 0.0 => format!("warmup {}", secs(w)),
+fn duration(o: &RecordedOptions) -> String {
+    let run = o.run.as_ref();
+    let warmup = match run.and_then(|r| r.warmup_s) {
+        Some(w) if w > 0 => format!("warmup {}", secs(w as f64)),
         Some(_) => "no warmup".into(),
         None => "warmup not recorded".into(),
     };
-    match (n("time_s"), n("events"), n("repeat")) {
-        (Some(t), _, _) if t > 0.0 => format!("{} measured, {warmup}", secs(t)),
-        (_, Some(e), _) if e > 0.0 => format!("until {} events, {warmup}", count(e)),
-        (_, _, Some(r)) => format!("each query {} time(s)", count(r)),
-        _ if o.contains_key("streams") => "until every stream finishes".into(),
+    let events = match &o.workload {
+        WorkloadOptions::Sysbench(s) => s.events,
+        WorkloadOptions::Lua(l) => l.events,
+        _ => 0,
+    };
+    match (run.and_then(|r| r.time_s), &o.workload) {
+        (Some(t), _) if t > 0 => format!("{} measured, {warmup}", secs(t as f64)),
+        _ if events > 0 => format!("until {} events, {warmup}", count(events as f64)),
+        (_, WorkloadOptions::TpchPower(p)) => format!("each query {} time(s)", count(p.repeat.into())),
+        (_, WorkloadOptions::TpchThroughput(_)) => "until every stream finishes".into(),
         _ => NOT_RECORDED.into(),
     }
 }
@@ -711,8 +698,16 @@ fn all_cpus(n: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use dbperf_results::manifest::{LabPoint, ServerFacts, WorkloadInfo};
     use dbperf_results::HostInfo;
+
+    /// `m` with its workload named `name` and its options (as stored) changed by `f`.
+    fn edit(m: &mut Manifest, name: &str, f: impl FnOnce(&mut Map<String, Value>)) {
+        let mut options = m.workload.options.to_map();
+        f(&mut options);
+        m.workload = WorkloadInfo::from_map(name, &options);
+    }
 
     fn manifest(threads: u32, pool: &str, virt: Option<&str>) -> Manifest {
         let options: Map<String, Value> = serde_json::from_value(serde_json::json!({
@@ -727,10 +722,7 @@ mod tests {
             command_line: vec![],
             started_at: String::new(),
             seeds: Value::Null,
-            workload: WorkloadInfo {
-                name: "oltp_read_only".into(),
-                options,
-            },
+            workload: WorkloadInfo::from_map("oltp_read_only", &options),
             server: Some(ServerFacts {
                 version: "10.11.6-MariaDB".into(),
                 variables: [
@@ -813,13 +805,14 @@ mod tests {
         // As `dbperf lua` records them: `script`, and every option the script declares at its value.
         let lua_run = |values: &[(&str, Value)]| {
             let mut m = manifest(4, "1073741824", None);
-            m.workload.name = "lua_oltp_read_write".into();
-            let options = &mut m.workload.options;
-            options.remove("tables");
-            options.remove("table_size");
-            options.insert("script".into(), "/usr/share/sysbench/oltp_read_write.lua".into());
-            let script_options: Map<String, Value> = values.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-            options.insert("script_options".into(), script_options.into());
+            edit(&mut m, "lua_oltp_read_write", |options| {
+                options.remove("tables");
+                options.remove("table_size");
+                options.insert("script".into(), "/usr/share/sysbench/oltp_read_write.lua".into());
+                let script_options: Map<String, Value> =
+                    values.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+                options.insert("script_options".into(), script_options.into());
+            });
             value(&Setup::of_run("r", &m), "data").value.clone().unwrap()
         };
         let oltp = [
@@ -833,7 +826,9 @@ mod tests {
         assert!(own.starts_with("oltp_read_write.lua, size not recorded"), "{own}");
         // Other runs that record a `script` (pgbench's) keep their own description.
         let mut m = manifest(4, "1073741824", None);
-        m.workload.options.insert("script".into(), "tpcb-like".into());
+        edit(&mut m, "oltp_read_only", |o| {
+            o.insert("script".into(), "tpcb-like".into());
+        });
         assert_eq!(
             value(&Setup::of_run("r", &m), "data").value.as_deref(),
             Some("8 tables x 100,000 rows")
@@ -844,8 +839,10 @@ mod tests {
     fn stored_and_printed_intervals_are_told_apart_when_recorded() {
         let with = |report: serde_json::Value| {
             let mut m = manifest(8, "1073741824", None);
-            m.workload.options.insert("interval_s".into(), 1.0.into());
-            m.workload.options.insert("report_interval_s".into(), report);
+            edit(&mut m, "oltp_read_only", |o| {
+                o.insert("interval_s".into(), 1.0.into());
+                o.insert("report_interval_s".into(), report);
+            });
             m
         };
         let intervals = |m: &Manifest| value(&Setup::of_run("r", m), "intervals").value.clone();

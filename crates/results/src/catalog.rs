@@ -443,13 +443,10 @@ fn write_run(
     let m = &records.manifest;
     let s = records.summary.as_ref();
     let lab = m.lab.as_ref();
-    let threads = s.map(|s| s.threads).or(lab.map(|l| l.threads)).or_else(|| {
-        m.workload
-            .options
-            .get("connections")
-            .and_then(Value::as_u64)
-            .map(|t| t as u32)
-    });
+    let threads = s
+        .map(|s| s.threads)
+        .or(lab.map(|l| l.threads))
+        .or_else(|| m.workload.options.connections().map(|t| t as u32));
     let server_version = s
         .and_then(|s| s.server.version.clone())
         .or_else(|| m.server.as_ref().map(|f| f.version.clone()));
@@ -500,7 +497,7 @@ fn write_run(
         }
     }
     let mut stmt = tx.prepare("INSERT INTO run_options (run_id, name, value) VALUES (?1, ?2, ?3)")?;
-    for (name, value) in &m.workload.options {
+    for (name, value) in &m.workload.options.to_map() {
         let text = match value {
             Value::Null => None,
             Value::String(s) => Some(s.clone()),
@@ -724,10 +721,7 @@ mod tests {
         options.insert("rate".into(), Value::Null);
         let mut m = Manifest::new(
             &["dbperf".to_string()],
-            WorkloadInfo {
-                name: "oltp_point_select".into(),
-                options,
-            },
+            WorkloadInfo::from_map("oltp_point_select", &options),
             "sandbox:c",
         );
         m.server = Some(ServerFacts {

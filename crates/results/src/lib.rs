@@ -4,7 +4,7 @@
 //!
 //! | file | written by | module |
 //! |---|---|---|
-//! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]) |
+//! | `manifest.json` | at start, before any load | [`manifest`] (facts from [`host`]; the workload's options typed in [`options`]) |
 //! | `intervals.jsonl` | one line per finished interval, as the run goes | [`rundir::IntervalWriter`] |
 //! | `intervals.hlog` | HdrHistogram interval log (`run/record.rs`, through an [`AppendFile`]) | read back: [`hlog`] |
 //! | `telemetry.jsonl` | the telemetry thread (`telemetry/sampler.rs`, through an [`AppendFile`]) | [`telemetry`] |
@@ -28,6 +28,7 @@ pub mod host;
 pub mod interval;
 pub mod linkbench;
 pub mod manifest;
+pub mod options;
 pub mod merge;
 pub mod recording;
 pub mod rundir;

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::host::HostInfo;
+use super::options::{RecordedOptions, WorkloadOptions};
 
 /// Value of the manifest's `schema` key; bumped when a key changes meaning or disappears.
-pub const MANIFEST_SCHEMA: &str = "dbperf.manifest/1";
+pub const MANIFEST_SCHEMA: &str = "dbperf.manifest/2";
 
 /// What replaces a secret.
 pub const REDACTED: &str = "***";
@@ -188,13 +189,40 @@ pub struct LabPoint {
     pub data_checksum: Option<String>,
 }
 
-/// A workload's name and every option it ran with (defaults included), as a JSON object.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A workload's name and every option it ran with (defaults included), typed; on disk one
+/// JSON object (`{"kind": "sysbench", "tables": 8, "table_size": 100000, ...}`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct WorkloadInfo {
     /// Workload name, e.g. `oltp_read_write` or `tpcc`.
     pub name: String,
-    /// Resolved options, e.g. `{"tables": 8, "table_size": 100000}`.
-    pub options: Map<String, Value>,
+    /// Resolved options.
+    pub options: RecordedOptions,
+}
+
+impl WorkloadInfo {
+    /// Workload `name` with the options of the flat object `options`, read as a manifest's are.
+    pub fn from_map(name: &str, options: &Map<String, Value>) -> WorkloadInfo {
+        WorkloadInfo {
+            name: name.to_string(),
+            options: WorkloadOptions::read(name, options),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WorkloadInfo, D::Error> {
+        #[derive(Deserialize)]
+        struct Stored {
+            name: String,
+            #[serde(default)]
+            options: Map<String, Value>,
+        }
+        let stored = Stored::deserialize(d)?;
+        Ok(WorkloadInfo {
+            options: WorkloadOptions::read(&stored.name, &stored.options),
+            name: stored.name,
+        })
+    }
 }
 
 /// What the server said about itself at the start of the run.
@@ -533,10 +561,7 @@ mod tests {
     fn manifest_new_redacts_and_fills_facts() {
         let m = Manifest::new(
             &args(&["dbperf", "--mysql-password", "pw"]),
-            WorkloadInfo {
-                name: "oltp_read_only".into(),
-                options: Map::new(),
-            },
+            WorkloadInfo::from_map("oltp_read_only", &Map::new()),
             "mysql://root:pw@127.0.0.1:3306",
         );
         assert_eq!(m.schema, MANIFEST_SCHEMA);

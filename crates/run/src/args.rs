@@ -22,6 +22,7 @@ use super::network::NetSpec;
 use super::place::{apply_shard, seed_from_start, ClientPath, Shard};
 use dbperf_driver::Target;
 use dbperf_results::manifest::ShardRecord;
+use dbperf_results::options::RunOptions;
 use dbperf_results::ServerFacts;
 use dbperf_telemetry::sampler::TelemetryConfig;
 
@@ -64,6 +65,11 @@ pub trait RunFlags: Clone + std::fmt::Debug + Send + Sync + 'static {
     const THREADS_HELP: &'static str;
     /// `--client-io`'s help.
     const IO_HELP: &'static str;
+    /// `--client-impl`'s help.
+    const IMPL_HELP: &'static str =
+        "Client: wire (dbperf's lean session, default), mysql_async (MySQL) or tokio-postgres (PostgreSQL)";
+    /// `--shutdown-grace`'s default (seconds).
+    const GRACE_DEFAULT: &'static str = "5";
 }
 
 /// The shared run flags, spelled as `F` says.
@@ -114,6 +120,21 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = F::REPORT_HEADING
     )]
     pub report_interval: f64,
+    // The session implementation: wire, mysql_async or tokio-postgres.
+    #[arg(long, default_value = "wire", help = F::IMPL_HELP, help_heading = F::HEADING)]
+    pub client_impl: String,
+    /// Open-loop arrivals: poisson (sysbench's, pgbench's -R, LinkBench's) or fixed.
+    #[arg(long, default_value = "poisson", help_heading = F::HEADING)]
+    pub arrival: String,
+    // Seconds in-flight transactions may take to finish after --time.
+    #[arg(
+        value_parser = dbperf_core::bounds::secs_flag,
+        long,
+        default_value = F::GRACE_DEFAULT,
+        help = "Seconds in-flight transactions may take to finish after --time",
+        help_heading = F::HEADING
+    )]
+    pub shutdown_grace: f64,
     /// Where the client stands: --shard, --start-at, --client-netns.
     #[command(flatten)]
     pub place: PlaceArgs,
@@ -189,27 +210,25 @@ pub struct Placement {
 }
 
 /// What a workload adds to the shared flags to make its engine run.
-#[derive(Debug, Clone)]
-pub struct RunShape<'a> {
+#[derive(Debug, Clone, Copy)]
+pub struct RunShape {
     /// Connections (workers) the engine opens.
     pub connections: usize,
     /// Total transactions to start (`None`: until the time is up).
     pub events: Option<u64>,
-    /// Open-loop arrivals: `poisson` or `fixed` (`--arrival`; commands without it: poisson).
-    pub arrival: &'a str,
     /// `--rate` counts per connection (LinkBench's requestrate): the total is this many times it.
     pub rate_per_connection: bool,
-    /// Seconds in-flight transactions may take after `--time` (`None`: the engine's default).
-    pub shutdown_grace: Option<f64>,
     /// Seed of the open-loop schedules.
     pub seed: u64,
 }
 
 impl<F: RunFlags> RunArgs<F> {
     /// The engine's configuration for a run shaped as `shape` (see [`run_config`]).
-    pub fn config(&self, shape: &RunShape<'_>) -> anyhow::Result<RunConfig> {
+    pub fn config(&self, shape: &RunShape) -> anyhow::Result<RunConfig> {
         run_config(
             &RunValues {
+                arrival: &self.arrival,
+                shutdown_grace: self.shutdown_grace,
                 time: self.time,
                 rate: self.rate,
                 warmup_time: self.warmup_time,
@@ -244,6 +263,26 @@ impl<F: RunFlags> RunArgs<F> {
         let path = ClientPath::open(target, p.client_netns.as_ref(), facts)?;
         run.client_netns = path.netns_path();
         Ok(Placement { path, shard })
+    }
+
+    /// The manifest's record of the shared options of a run configured as `run` (before
+    /// [`RunArgs::place`] cuts a shard's share out of it).
+    pub fn record(&self, run: &RunConfig) -> RunOptions {
+        let mut r = RunOptions {
+            connections: run.connections as u64,
+            time_s: Some(self.time),
+            warmup_s: Some(self.warmup_time),
+            interval_s: Some(run.interval.as_secs_f64()),
+            report_interval_s: Some(run.report_interval.map(|d| d.as_secs_f64())),
+            client_threads: Some(run.client_threads),
+            client_io: Some(if run.blocking_io { "blocking" } else { "async" }.into()),
+            arrival: Some(run.arrival.name().into()),
+            rate: run.arrival.rate(),
+            client_impl: Some(self.client_impl.clone()),
+            ..RunOptions::default()
+        };
+        self.out.record(&mut r);
+        r
     }
 
     /// The run's seed when its seed option is left to the clock (see
@@ -290,6 +329,10 @@ pub fn stored_interval(report_interval: f64) -> Duration {
 /// The flag values [`run_config`] reads.
 #[derive(Debug, Clone)]
 pub struct RunValues<'a> {
+    /// `--arrival`: `poisson` or `fixed`.
+    pub arrival: &'a str,
+    /// `--shutdown-grace`, seconds.
+    pub shutdown_grace: f64,
     /// `--time` (0 = no limit).
     pub time: u64,
     /// `--rate` (0 = closed loop).
@@ -318,7 +361,7 @@ pub fn cpus() -> usize {
 
 /// The engine's configuration from the shared flags: the one place a [`RunConfig`] is built
 /// from what a user gave. An error names the flag and what to give instead.
-pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Result<RunConfig, String> {
+pub fn run_config(v: &RunValues<'_>, shape: &RunShape, cpus: usize) -> Result<RunConfig, String> {
     if !(v.rate.is_finite() && v.rate >= 0.0) {
         return Err(format!(
             "--rate must be 0 (closed loop) or a positive rate, got {}",
@@ -339,7 +382,7 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
     } else {
         v.rate
     };
-    let arrival = match (v.rate, shape.arrival) {
+    let arrival = match (v.rate, v.arrival) {
         (0.0, _) => Arrival::Closed,
         (_, "poisson") => Arrival::Poisson { rate: total_rate },
         (_, "fixed") => Arrival::Fixed { rate: total_rate },
@@ -362,30 +405,12 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape<'_>, cpus: usize) -> Resul
         (false, false) => Some(Duration::from_secs(u64::from(PIPED_EVERY))),
         (false, true) => None,
     };
-    if let Some(grace) = shape.shutdown_grace {
-        run.shutdown_grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
-    }
+    run.shutdown_grace = Duration::from_secs_f64(v.shutdown_grace.clamp(0.0, 3600.0));
     let io = client::client_io(v.client_io, shape.connections, v.rate > 0.0, v.client_threads, cpus);
     (run.blocking_io, run.client_threads) =
         io.map_err(|e| e.replace("--client-threads", &format!("--{}", v.threads_flag)))?;
     run.seed = shape.seed;
     Ok(run)
-}
-
-/// The manifest's record of the client: connections' threads, I/O model, arrivals, and the
-/// stored interval (`interval_s`) beside the live lines' (`report_interval_s`, `null` without
-/// live lines).
-pub fn record_run_options(run: &RunConfig, options: &mut serde_json::Map<String, serde_json::Value>) {
-    options.insert("interval_s".into(), run.interval.as_secs_f64().into());
-    options.insert(
-        "report_interval_s".into(),
-        run.report_interval.map(|d| d.as_secs_f64()).into(),
-    );
-    options.insert("client_threads".into(), run.client_threads.into());
-    let io = if run.blocking_io { "blocking" } else { "async" };
-    options.insert("client_io".into(), io.into());
-    options.insert("arrival".into(), run.arrival.name().into());
-    options.insert("rate".into(), run.arrival.rate().into());
 }
 
 /// Where a measured run's results go and what it samples: the options every run command
@@ -454,21 +479,12 @@ impl RunOutputArgs {
         )
     }
 
-    /// Records the telemetry settings among the manifest's workload options.
-    pub fn record_options(&self, options: &mut serde_json::Map<String, serde_json::Value>) {
-        options.insert(
-            "telemetry_interval_s".into(),
-            if self.no_telemetry {
-                serde_json::Value::Null
-            } else {
-                self.telemetry_interval.into()
-            },
-        );
-        options.insert("innodb_metrics".into(), self.innodb_metrics.into());
-        options.insert("pfs_instruments".into(), self.pfs_instruments.into());
-        if let Some(secs) = self.settle {
-            options.insert("settle_max_s".into(), secs.into());
-        }
+    /// Records the telemetry and settle settings in the run's options.
+    pub fn record(&self, r: &mut RunOptions) {
+        r.telemetry_interval_s = Some((!self.no_telemetry).then_some(self.telemetry_interval));
+        r.innodb_metrics = self.innodb_metrics;
+        r.pfs_instruments = self.pfs_instruments;
+        r.settle_max_s = self.settle;
     }
 
     /// How long to wait for the server to settle before measuring (`--settle`).
@@ -545,6 +561,8 @@ mod tests {
 
     fn values(client_io: &str) -> RunValues<'_> {
         RunValues {
+            arrival: "poisson",
+            shutdown_grace: 5.0,
             time: 10,
             rate: 0.0,
             warmup_time: 0,
@@ -557,13 +575,11 @@ mod tests {
         }
     }
 
-    fn shape(connections: usize) -> RunShape<'static> {
+    fn shape(connections: usize) -> RunShape {
         RunShape {
             connections,
             events: None,
-            arrival: "poisson",
             rate_per_connection: false,
-            shutdown_grace: None,
             seed: 1,
         }
     }
@@ -637,16 +653,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run.arrival.rate(), Some(10.0));
-        let fixed = RunShape {
-            arrival: "fixed",
-            ..shape(4)
-        };
         let run = run_config(
             &RunValues {
                 rate: 7.0,
+                arrival: "fixed",
                 ..values("auto")
             },
-            &fixed,
+            &shape(4),
             2,
         )
         .unwrap();
@@ -661,16 +674,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("--rate"), "{e}");
-        let odd = RunShape {
-            arrival: "burst",
-            ..shape(1)
-        };
         let e = run_config(
             &RunValues {
                 rate: 1.0,
+                arrival: "burst",
                 ..values("auto")
             },
-            &odd,
+            &shape(1),
             2,
         )
         .unwrap_err();

@@ -19,6 +19,14 @@ pub enum Client {
 }
 
 impl Client {
+    /// dbperf's own session for a target of family `scheme` (`--client-impl wire`).
+    pub fn default_for(scheme: Scheme) -> Client {
+        match scheme {
+            Scheme::Mysql => Client::MysqlWire,
+            Scheme::Postgres => Client::PgWire,
+        }
+    }
+
     /// Validates `--client-impl FLAG` for a target of family `scheme`.
     pub fn choose(flag: &str, scheme: Scheme) -> Result<Client, String> {
         match (flag, scheme) {

@@ -156,12 +156,11 @@ mod tests {
     #[test]
     fn linkbench_and_pgbench_get_the_blocking_io_default_and_keep_their_spellings() {
         use dbperf_run::RunShape;
-        let shape = |connections, arrival| RunShape {
+        // Every command's arrivals are poisson unless --arrival says otherwise.
+        let shape = |connections, _arrival: &str| RunShape {
             connections,
             events: None,
-            arrival,
             rate_per_connection: false,
-            shutdown_grace: None,
             seed: 1,
         };
         let cli = |args: &[&str]| {

@@ -3,7 +3,7 @@
 //! [`dbperf_results::merge`] (the workload's own files with [`dbperf_workloads::merged`]),
 //! writes the merged run directory and prints the workload's report, what was merged, the
 //! totals, and what was left out. Exit code 0 when every shard was merged, 5
-//! ([`dbperf_run::EXIT_RESULTS_INCOMPLETE`]) when a shard was missing or failed (the merged
+//! ([`dbperf_core::exit::RESULTS_INCOMPLETE`]) when a shard was missing or failed (the merged
 //! run covers the others).
 
 use std::fmt::Write as _;
@@ -58,7 +58,7 @@ pub fn run(args: MergeArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         merged.covers(),
         merged.record.left_out.len()
     );
-    Ok(ExitCode::from(dbperf_run::EXIT_RESULTS_INCOMPLETE))
+    Ok(ExitCode::from(dbperf_core::exit::RESULTS_INCOMPLETE))
 }
 
 /// `dbperf merge` of a TPC-H throughput test's shards: the merged test's report, the shards
@@ -76,7 +76,7 @@ fn merge_tpch(given: GivenShards, results_dir: &Path, argv: &[String]) -> anyhow
         m.record.users_total,
         m.record.left_out.len()
     );
-    Ok(ExitCode::from(dbperf_run::EXIT_RESULTS_INCOMPLETE))
+    Ok(ExitCode::from(dbperf_core::exit::RESULTS_INCOMPLETE))
 }
 
 /// A directory given: a path, or a run id under `results_dir`.

@@ -601,6 +601,17 @@ async fn drain(
 }
 
 impl Session for PgWireSession {
+    const UNNAMED_STATEMENTS: bool = true;
+
+    async fn exec_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Result<ExecInfo, DbError> {
+        PgWireSession::exec_unnamed(self, sql, params, rows).await
+    }
+
     async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<PgWireSession, DbError> {
         PgWireSession::connect(target, ignore).await
     }

@@ -244,17 +244,12 @@ fn check_belongs(reference: &Given, other: &Given) -> Result<(), MergeError> {
             format!("{:?}", ma.workload.name),
         ),
     ];
-    let keys: std::collections::BTreeSet<&String> =
-        ma.workload.options.keys().chain(mb.workload.options.keys()).collect();
-    let option = |m: &Manifest, key: &str| {
-        m.workload
-            .options
-            .get(key)
-            .map_or("absent".to_string(), Value::to_string)
-    };
+    let (oa, ob) = (ma.workload.options.to_map(), mb.workload.options.to_map());
+    let keys: std::collections::BTreeSet<&String> = oa.keys().chain(ob.keys()).collect();
+    let option = |o: &serde_json::Map<String, Value>, key: &str| o.get(key).map_or("absent".to_string(), Value::to_string);
     fields.extend(
         keys.into_iter()
-            .map(|k| (format!("workload.options.{k}"), option(mb, k), option(ma, k))),
+            .map(|k| (format!("workload.options.{k}"), option(&ob, k), option(&oa, k))),
     );
     fields.push(("server.version".into(), version(mb), version(ma)));
     fields.push(("target".into(), format!("{:?}", mb.target), format!("{:?}", ma.target)));

@@ -105,10 +105,7 @@ impl Fixture {
                 chrono::DateTime::from_timestamp_millis(BASE_MS - 5_000 + i64::from(self.index)).unwrap(),
             ),
             seeds: serde_json::Value::Null,
-            workload: WorkloadInfo {
-                name: self.workload.to_string(),
-                options: self.options.as_object().unwrap().clone(),
-            },
+            workload: WorkloadInfo::from_map(self.workload, self.options.as_object().unwrap()),
             server: Some(ServerFacts {
                 version: self.version.to_string(),
                 variables: BTreeMap::new(),

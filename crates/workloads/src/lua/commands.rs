@@ -6,7 +6,6 @@
 //!
 //! The command line itself is `dbperf_commands::lua`'s: everything here takes plain values.
 
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,16 +274,11 @@ pub fn give_up_after(shared: &Shared, after: Duration) {
     shared.give_up_at.store(at, Ordering::Relaxed);
 }
 
-/// Records the script in a run's manifest options: `script`, its path, and `script_options`,
-/// every option it declares at its value for the run. The report's setup block reads the data
-/// set from them ([`dbperf_report::setup`]: `oltp_read_write.lua, 4 tables x 20,000 rows`).
-pub fn record_script(
-    options: &mut serde_json::Map<String, serde_json::Value>,
-    script: &Path,
-    values: &[(String, OptValue)],
-) {
-    options.insert("script".into(), script.display().to_string().into());
-    let script_options: serde_json::Map<String, serde_json::Value> = values
+/// The script's own options at their values for the run, as a run's manifest records them
+/// (`script_options`): the report's setup block reads the data set from them
+/// (`oltp_read_write.lua, 4 tables x 20,000 rows`).
+pub fn script_options_record(values: &[(String, OptValue)]) -> serde_json::Map<String, serde_json::Value> {
+    values
         .iter()
         .map(|(k, v)| {
             let v = match v {
@@ -296,13 +290,13 @@ pub fn record_script(
             };
             (k.clone(), v)
         })
-        .collect();
-    options.insert("script_options".into(), script_options.into());
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     /// `body` as `t.lua` in a temporary directory, with the offline settings of `command`.
     fn script(body: &str, command: &str) -> (tempfile::TempDir, Arc<Shared>) {

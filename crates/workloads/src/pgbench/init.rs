@@ -255,7 +255,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
 }
 
 /// The scale of initialized tables, as pgbench reads it: the number of branches.
-pub async fn scale_of(s: &mut PgWireSession) -> Result<i64, InitError> {
+pub async fn scale_of<S: Session>(s: &mut S) -> Result<i64, InitError> {
     let rows = s
         .query_rows("select count(*) from pgbench_branches")
         .await

@@ -11,6 +11,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use super::options::OltpRules;
+
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
 use rand::rngs::SmallRng;

@@ -83,87 +83,24 @@ impl FromStr for Test {
     }
 }
 
-/// Every option of `oltp_common.lua` (and the two single-table tests).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct OltpOptions {
-    /// `--tables`
-    pub tables: u32,
-    /// `--table-size`
-    pub table_size: u32,
-    /// `--range-size`
-    pub range_size: u32,
-    /// `--point-selects`
-    pub point_selects: u32,
-    /// `--simple-ranges`
-    pub simple_ranges: u32,
-    /// `--sum-ranges`
-    pub sum_ranges: u32,
-    /// `--order-ranges`
-    pub order_ranges: u32,
-    /// `--distinct-ranges`
-    pub distinct_ranges: u32,
-    /// `--index-updates`
-    pub index_updates: u32,
-    /// `--non-index-updates`
-    pub non_index_updates: u32,
-    /// `--delete-inserts`
-    pub delete_inserts: u32,
-    /// `--range-selects`
-    pub range_selects: bool,
-    /// `--auto-inc`
-    pub auto_inc: bool,
-    /// `--skip-trx`
-    pub skip_trx: bool,
-    /// `--secondary`
-    pub secondary: bool,
-    /// `--create-secondary`
-    pub create_secondary: bool,
-    /// `--mysql-storage-engine`
-    pub mysql_storage_engine: String,
-    /// `--create-table-options` (sysbench master)
-    pub create_table_options: String,
-    /// `--reconnect`: reconnect every N events (sysbench master; 0 = never)
-    pub reconnect: u32,
-    /// `--random-points` (select_random_points)
-    pub random_points: u32,
-    /// `--number-of-ranges` (select_random_ranges)
-    pub number_of_ranges: u32,
-    /// `--delta` (select_random_ranges)
-    pub delta: u32,
-}
+/// Every option of `oltp_common.lua` (and the two single-table tests): the manifest's record of
+/// them is their type (`dbperf_results::options`); the rules are here.
+pub use dbperf_results::options::OltpOptions;
 
-impl Default for OltpOptions {
-    fn default() -> OltpOptions {
-        OltpOptions {
-            tables: 1,
-            table_size: 10_000,
-            range_size: 100,
-            point_selects: 10,
-            simple_ranges: 1,
-            sum_ranges: 1,
-            order_ranges: 1,
-            distinct_ranges: 1,
-            index_updates: 1,
-            non_index_updates: 1,
-            delete_inserts: 1,
-            range_selects: true,
-            auto_inc: true,
-            skip_trx: false,
-            secondary: false,
-            create_secondary: true,
-            mysql_storage_engine: "innodb".into(),
-            create_table_options: String::new(),
-            reconnect: 0,
-            random_points: 10,
-            number_of_ranges: 10,
-            delta: 5,
-        }
-    }
-}
-
-impl OltpOptions {
+/// What sysbench's tests require of their options.
+pub trait OltpRules {
     /// Checks the options against the test; errors name the option and the fix.
-    pub fn validate(&self, test: Test) -> Result<(), String> {
+    fn validate(&self, test: Test) -> Result<(), String>;
+    /// What `validate` checks, plus what the server family cannot do: sysbench's
+    /// `--secondary` writes MySQL's `KEY xid (id)`, which PostgreSQL rejects.
+    fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String>;
+    /// The events of `test` with these options: statements per kind, for the docs and
+    /// the general-log test. Keys are statement kind names.
+    fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)>;
+}
+
+impl OltpRules for OltpOptions {
+    fn validate(&self, test: Test) -> Result<(), String> {
         if self.tables == 0 {
             return Err("--tables must be at least 1".into());
         }
@@ -195,9 +132,7 @@ impl OltpOptions {
         Ok(())
     }
 
-    /// What `validate` checks, plus what the server family cannot do: sysbench's
-    /// `--secondary` writes MySQL's `KEY xid (id)`, which PostgreSQL rejects.
-    pub fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String> {
+    fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String> {
         self.validate(test)?;
         if dialect == super::schema::Dialect::Postgres && self.secondary {
             return Err(
@@ -207,9 +142,7 @@ impl OltpOptions {
         Ok(())
     }
 
-    /// The events of `test` with these options: statements per kind, for the docs and
-    /// the general-log test. Keys are statement kind names.
-    pub fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)> {
+    fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)> {
         let trx = if self.skip_trx { 0 } else { 1 };
         let ranges = if self.range_selects { 1 } else { 0 };
         let reads = |v: &mut Vec<(&'static str, u32)>| {

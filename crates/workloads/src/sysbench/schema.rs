@@ -36,7 +36,7 @@ impl Dialect {
 /// `CREATE TABLE sbtestN(...)` exactly as `oltp_common.lua` writes it for the dialect, so
 /// `SHOW CREATE TABLE` (or `\d sbtestN`) is the same whichever tool prepared the table.
 /// On PostgreSQL sysbench has no engine clause and no table options; `--secondary` is
-/// refused by [`OltpOptions::validate_for`].
+/// refused by [`super::options::OltpRules::validate_for`].
 pub fn create_table(n: u32, o: &OltpOptions, dialect: Dialect) -> String {
     let id_index = if o.secondary { "KEY xid" } else { "PRIMARY KEY" };
     let (id_def, tail) = match dialect {

@@ -6,7 +6,8 @@
 //! times), `load` (row generation), `prepare` (loading, resume, cleanup), `worker` (a
 //! terminal and its statements), `new_order`, `payment`, `order_status`, `delivery`,
 //! `stock_level`, `check`, `report` (the live line, the mix judgement, `tpcc.json` and the
-//! final report).
+//! final report), `run` (a run's rules: terminals per warehouse, the modes' combinations, the
+//! run's NURand constants and seeds, its manifest options).
 
 pub mod check;
 pub mod delivery;
@@ -17,6 +18,7 @@ pub mod payment;
 pub mod prepare;
 pub mod rand;
 pub mod report;
+pub mod run;
 pub mod schema;
 pub mod stock_level;
 pub mod worker;

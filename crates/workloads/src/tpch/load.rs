@@ -100,10 +100,15 @@ pub async fn connect(target: &Target) -> Result<AnySession, TpchError> {
 /// (the `--scale-factor` of a command that runs on prepared data).
 pub async fn data_scale_factor(target: &Target, given: Option<f64>) -> Result<f64, TpchError> {
     let mut s = connect(target).await?;
+    data_scale_factor_on(&mut s, &target.database, given).await
+}
+
+/// [`data_scale_factor`] over a session already open on `database`.
+pub async fn data_scale_factor_on<S: Session>(s: &mut S, database: &str, given: Option<f64>) -> Result<f64, TpchError> {
     let rows = s.query_rows("SELECT COUNT(*) FROM supplier").await.map_err(|e| {
         TpchError::NoData(format!(
             "{e}: no TPC-H data in {}? Run `dbperf tpch prepare --scale-factor SF` with the same --target first",
-            target.database
+            database
         ))
     })?;
     let n: f64 = rows

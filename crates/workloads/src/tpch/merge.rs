@@ -270,10 +270,7 @@ mod tests {
             command_line: vec!["dbperf".into()],
             started_at: "2026-11-27T12:00:00.000Z".into(),
             seeds: serde_json::json!({ "qgen": seed }),
-            workload: dbperf_results::manifest::WorkloadInfo {
-                name: THROUGHPUT_WORKLOAD.into(),
-                options,
-            },
+            workload: dbperf_results::manifest::WorkloadInfo::from_map(THROUGHPUT_WORKLOAD, &options),
             server: None,
             host: dbperf_results::HostInfo::default(),
             target: "mysql://root:***@db:3306/tpch".into(),

@@ -4,7 +4,7 @@
 //! (`prepared`: prepared once per connection, variables bound as parameters; `extended`: an
 //! unnamed statement parsed for every execution, variables bound; `simple`: text with the
 //! variables' values written into it). A NULL variable is bound as SQL NULL.
-//! [`ScriptSession`] is what scripts need of a session beyond [`Session`].
+//! `-M extended` needs a session with unnamed statements ([`Session::UNNAMED_STATEMENTS`]).
 //!
 //! The hot path allocates nothing in steady state: the program is borrowed (not cloned)
 //! per transaction, parameters borrow the variables, and text forms and rows go to
@@ -26,7 +26,6 @@ use super::expr::{eval, Env, Value};
 use super::parse::{Amount, Op, Parsed, Piece};
 use super::{CLIENT_ID, RANDOM_SEED, SCALE};
 use dbperf_driver::mysql::IgnoreErrors;
-use dbperf_driver::pgwire::PgWireSession;
 use dbperf_driver::{abort_transaction, Cell, DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 
 /// pgbench's `-M`: how statements go to the server.
@@ -190,57 +189,10 @@ impl Program {
     }
 }
 
-/// What scripts need of a session beyond [`Session`]: `-M extended`'s unnamed
-/// statements. Only dbperf's own PostgreSQL session ([`PgWireSession`]) has them; the
-/// others refuse with an error saying what to use instead. (A NULL variable is a
-/// [`Param::Null`], which every session binds.)
-pub trait ScriptSession: Session {
-    /// Whether [`ScriptSession::exec_unnamed`] works (`-M extended` is refused otherwise).
-    const EXTENDED: bool = false;
-
-    /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
-    /// execution, as `pgbench -M extended` does.
-    fn exec_unnamed(
-        &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        rows: Option<&mut Rows>,
-    ) -> impl std::future::Future<Output = Result<ExecInfo, DbError>> {
-        let _ = (sql, params, rows);
-        async { Err(unsupported(EXTENDED_NEEDS)) }
-    }
-}
-
 /// Why `-M extended` is refused where it is.
 pub const EXTENDED_NEEDS: &str = "-M extended (an unnamed statement parsed for every execution) is \
     PostgreSQL's extended query protocol and needs dbperf's own PostgreSQL client (--client-impl wire, \
     the default) on a postgres:// target; MySQL has no unnamed statements: use -M prepared or -M simple";
-
-fn unsupported(message: &str) -> DbError {
-    DbError {
-        class: ErrorClass::Fatal,
-        code: None,
-        sqlstate: None,
-        message: message.into(),
-    }
-}
-
-impl ScriptSession for PgWireSession {
-    const EXTENDED: bool = true;
-
-    async fn exec_unnamed(
-        &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        rows: Option<&mut Rows>,
-    ) -> Result<ExecInfo, DbError> {
-        PgWireSession::exec_unnamed(self, sql, params, rows).await
-    }
-}
-
-impl ScriptSession for dbperf_driver::pg::PgSession {}
-impl ScriptSession for dbperf_driver::wire::WireSession {}
-impl ScriptSession for dbperf_driver::mysql::MysqlSession {}
 
 /// A run of scripts on sessions of type `S`.
 pub struct ScriptWorkload<S> {
@@ -251,7 +203,7 @@ pub struct ScriptWorkload<S> {
     session: std::marker::PhantomData<fn() -> S>,
 }
 
-impl<S: ScriptSession + 'static> ScriptWorkload<S> {
+impl<S: Session + 'static> ScriptWorkload<S> {
     /// `program` against `target`.
     pub fn new(program: Arc<Program>, target: Target, ignore: IgnoreErrors, seed: u64) -> ScriptWorkload<S> {
         ScriptWorkload {
@@ -264,7 +216,7 @@ impl<S: ScriptSession + 'static> ScriptWorkload<S> {
     }
 }
 
-impl<S: ScriptSession + 'static> Workload for ScriptWorkload<S> {
+impl<S: Session + 'static> Workload for ScriptWorkload<S> {
     type Worker = ScriptWorker<S>;
 
     fn ops(&self) -> OpTable {
@@ -272,7 +224,7 @@ impl<S: ScriptSession + 'static> Workload for ScriptWorkload<S> {
     }
 
     async fn connect(&self, worker: usize) -> Result<ScriptWorker<S>, TxnError> {
-        if self.program.mode == QueryMode::Extended && !S::EXTENDED {
+        if self.program.mode == QueryMode::Extended && !S::UNNAMED_STATEMENTS {
             return Err(TxnError::new(ErrorClass::Fatal, None, EXTENDED_NEEDS.to_string()));
         }
         let session = S::connect(&self.target, self.ignore.clone()).await?;
@@ -354,7 +306,7 @@ fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
     )
 }
 
-impl<S: ScriptSession> State<S> {
+impl<S: Session> State<S> {
     async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
@@ -684,7 +636,7 @@ impl<S: ScriptSession> State<S> {
     }
 }
 
-impl<S: ScriptSession> Worker for ScriptWorker<S> {
+impl<S: Session> Worker for ScriptWorker<S> {
     fn pause(&mut self) -> Option<Duration> {
         let ScriptWorker { program, st } = self;
         if st.next.is_some() || st.failed.is_some() {
@@ -750,6 +702,23 @@ mod tests {
     }
 
     impl Session for Fake {
+        const UNNAMED_STATEMENTS: bool = true;
+
+        async fn exec_unnamed(
+            &mut self,
+            sql: &str,
+            params: &[Param<'_>],
+            rows: Option<&mut Rows>,
+        ) -> Result<ExecInfo, DbError> {
+            self.sent.push(format!("unnamed {sql} {}", shown(params)));
+            if let Some(rows) = rows {
+                rows.reset(2);
+                rows.push_null();
+                rows.push_bytes(b"x");
+            }
+            Ok(ExecInfo { affected_rows: 1 })
+        }
+
         async fn connect(_: &Target, _: IgnoreErrors) -> Result<Fake, DbError> {
             Ok(Fake::default())
         }
@@ -811,24 +780,6 @@ mod tests {
         format!("[{}]", ps.join(","))
     }
 
-    impl ScriptSession for Fake {
-        const EXTENDED: bool = true;
-
-        async fn exec_unnamed(
-            &mut self,
-            sql: &str,
-            params: &[Param<'_>],
-            rows: Option<&mut Rows>,
-        ) -> Result<ExecInfo, DbError> {
-            self.sent.push(format!("unnamed {sql} {}", shown(params)));
-            if let Some(rows) = rows {
-                rows.reset(2);
-                rows.push_null();
-                rows.push_bytes(b"x");
-            }
-            Ok(ExecInfo { affected_rows: 1 })
-        }
-    }
 
     fn worker(scripts: &[(&str, u64)], mode: QueryMode, defines: &[(&str, &str)]) -> ScriptWorker<Fake> {
         let mut parsed = Parsed::default();
