@@ -312,7 +312,11 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
 impl Plan {
     /// The graph's id range, as the load recorded it (known after [`MeasuredRun::before`]).
     fn ids(&self) -> (i64, i64) {
-        self.graph.as_ref().map_or((self.args.startid1, self.args.maxid1.unwrap_or(0)), |g| (g.startid1, g.maxid1))
+        self.graph
+            .as_ref()
+            .map_or((self.args.startid1, self.args.maxid1.unwrap_or(0)), |g| {
+                (g.startid1, g.maxid1)
+            })
     }
 }
 

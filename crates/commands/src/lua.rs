@@ -415,7 +415,11 @@ impl MeasuredRun for LuaRun {
 
     fn options(&self, _run: Option<&RunConfig>) -> WorkloadOptions {
         let a = &self.a;
-        let script = self.shared.as_ref().map(|s| s.script.display().to_string()).unwrap_or_default();
+        let script = self
+            .shared
+            .as_ref()
+            .map(|s| s.script.display().to_string())
+            .unwrap_or_default();
         WorkloadOptions::Lua(LuaOptions {
             script,
             script_options: commands::script_options_record(&self.values),
@@ -444,7 +448,10 @@ impl MeasuredRun for LuaRun {
 
     fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
         let a = &self.a;
-        let mut shared = self.shared.take().ok_or_else(|| anyhow!("the script's state is used once"))?;
+        let mut shared = self
+            .shared
+            .take()
+            .ok_or_else(|| anyhow!("the script's state is used once"))?;
         shared.client_target = Some(m.target().clone());
         let shared = Arc::new(shared);
         let main = commands::MainState::init(&shared, a.threads as usize)?;

@@ -225,7 +225,10 @@ impl PgbenchRun {
         let events = match a.transactions {
             0 => None,
             n => Some(n.checked_mul(a.clients.into()).ok_or_else(|| {
-                anyhow!("--transactions {n} x {} clients is more transactions than can be counted", a.clients)
+                anyhow!(
+                    "--transactions {n} x {} clients is more transactions than can be counted",
+                    a.clients
+                )
             })?),
         };
         let shape = RunShape {
@@ -303,7 +306,12 @@ impl MeasuredRun for PgbenchRun {
 
     fn describe(&self) -> Description {
         Description {
-            what: format!("pgbench {} (scale {}, -M {})", self.label(), self.scale, self.protocol()),
+            what: format!(
+                "pgbench {} (scale {}, -M {})",
+                self.label(),
+                self.scale,
+                self.protocol()
+            ),
             users: "client",
             rate_of: "trx",
             rand_type: "uniform".into(),

@@ -19,11 +19,11 @@ use dbperf_results::Summary;
 use dbperf_run::args::cpus;
 use dbperf_run::measured::Measured;
 use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunShape, Shared};
+use dbperf_workloads::sysbench::options::OltpRules;
 use dbperf_workloads::sysbench::prepare::{self, PrepareConfig};
 use dbperf_workloads::sysbench::rand::{Distribution, RandType};
 use dbperf_workloads::sysbench::report::SysbenchReport;
 use dbperf_workloads::sysbench::schema::Dialect;
-use dbperf_workloads::sysbench::options::OltpRules;
 use dbperf_workloads::sysbench::{OltpOptions, OltpWorkload, Test};
 use dbperf_workloads::{FinalReport, ReportFile};
 

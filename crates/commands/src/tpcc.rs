@@ -196,7 +196,8 @@ impl Plan {
         if a.threads == Some(0) {
             bail!("--threads must be at least 1");
         }
-        tpcc_run::check_wait_scale(a.wait_scale).map_err(|e| anyhow!("--{}", e.replacen("wait_scale", "wait-scale", 1)))?;
+        tpcc_run::check_wait_scale(a.wait_scale)
+            .map_err(|e| anyhow!("--{}", e.replacen("wait_scale", "wait-scale", 1)))?;
         if a.run.report_interval <= 0.0 || !a.run.report_interval.is_finite() {
             bail!("--report-interval must be a positive number of seconds (default 10)");
         }

@@ -113,9 +113,9 @@ pub struct CompareArgs {
 pub(crate) fn timeout(secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => {
-            Ok(Some(dbperf_core::bounds::secs(s).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?))
-        }
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(
+            dbperf_core::bounds::secs(s).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?,
+        )),
         Some(s) => bail!("--timeout {s}: give a positive number of seconds, e.g. --timeout 7200"),
     }
 }
@@ -202,7 +202,15 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         args: a,
     };
     let (out, place) = (plan.args.out.clone(), plan.args.place.clone());
-    measured_run(&mut plan, Shared::Own { out: &out, place: &place }, &target, argv)
+    measured_run(
+        &mut plan,
+        Shared::Own {
+            out: &out,
+            place: &place,
+        },
+        &target,
+        argv,
+    )
 }
 
 /// A validated `dbperf tpch power`.
@@ -261,7 +269,11 @@ impl MeasuredRun for PowerRun {
                 "TPC-H power test, SF {}, seed {}{}",
                 self.sf,
                 self.seed,
-                if self.args.validation { " (validation parameters)" } else { "" }
+                if self.args.validation {
+                    " (validation parameters)"
+                } else {
+                    ""
+                }
             ),
             users: "stream",
             rate_of: "queries",

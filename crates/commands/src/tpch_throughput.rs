@@ -72,7 +72,11 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         None => None,
         Some(run) => {
             let given = PathBuf::from(run);
-            let path = if given.is_dir() { given } else { a.out.results_dir.join(run) };
+            let path = if given.is_dir() {
+                given
+            } else {
+                a.out.results_dir.join(run)
+            };
             let report: PowerReport = RunDir::open(&path)?
                 .read_json(TPCH_FILE)
                 .with_context(|| format!("--power {run}: not a TPC-H power run directory"))?;
@@ -102,7 +106,15 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         args: a,
     };
     let (out, place) = (plan.args.out.clone(), plan.args.place.clone());
-    measured_run(&mut plan, Shared::Own { out: &out, place: &place }, &target, argv)
+    measured_run(
+        &mut plan,
+        Shared::Own {
+            out: &out,
+            place: &place,
+        },
+        &target,
+        argv,
+    )
 }
 
 /// A validated `dbperf tpch throughput`.
@@ -181,21 +193,26 @@ impl MeasuredRun for ThroughputRun {
             refresh: !a.no_refresh,
             stop: Arc::new(AtomicBool::new(false)),
         };
-        if let Some(r) = &cfg.shard {
-            println!(
-                "Shard {}/{} runs streams {}..{}{}",
-                r.index,
-                r.count,
-                cfg.stream_numbers().start(),
-                cfg.stream_numbers().end(),
-                if cfg.runs_refresh() { " and the refresh stream" } else { "" }
-            );
-        }
         let power = self.power.take();
         m.own(
             "Stopping each stream after its query in progress; the finished queries are kept",
             move |_target, stop| {
                 cfg.stop = stop;
+                if let Some(r) = &cfg.shard {
+                    println!(
+                        "Shard {}/{}: streams {}..{}{}; they start at {}",
+                        r.index,
+                        r.count,
+                        cfg.stream_numbers().start(),
+                        cfg.stream_numbers().end(),
+                        if cfg.runs_refresh() {
+                            " and the refresh stream"
+                        } else {
+                            ""
+                        },
+                        r.start_at
+                    );
+                }
                 // The streams' runtime starts inside the client's namespace, so its threads are too.
                 let report = runtime()?.block_on(throughput::run(&cfg, |line| eprintln!("{line}")))?;
                 Ok(OwnOutcome {

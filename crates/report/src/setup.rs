@@ -698,9 +698,9 @@ fn all_cpus(n: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
     use dbperf_results::manifest::{LabPoint, ServerFacts, WorkloadInfo};
     use dbperf_results::HostInfo;
+    use serde_json::Map;
 
     /// `m` with its workload named `name` and its options (as stored) changed by `f`.
     fn edit(m: &mut Manifest, name: &str, f: impl FnOnce(&mut Map<String, Value>)) {

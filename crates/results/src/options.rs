@@ -401,7 +401,10 @@ impl RecordedOptions {
 
     /// Client connections of the run: the shared record's, else the workload's own name for them.
     pub fn connections(&self) -> Option<u64> {
-        self.run.as_ref().map(|r| r.connections).or_else(|| self.workload.own_connections())
+        self.run
+            .as_ref()
+            .map(|r| r.connections)
+            .or_else(|| self.workload.own_connections())
     }
 
     /// The options as the manifest stores them: one flat object (as read, for options read).
@@ -476,7 +479,9 @@ mod tests {
 
     #[test]
     fn tpch_records_have_no_run_options_and_their_streams_as_connections() {
-        let t = obj(json!({"scale_factor": 1.0, "streams": 4, "validation": false, "timeout_seconds": null, "refresh": true}));
+        let t = obj(
+            json!({"scale_factor": 1.0, "streams": 4, "validation": false, "timeout_seconds": null, "refresh": true}),
+        );
         let r = WorkloadOptions::read("tpch-throughput", &t);
         assert!(r.run.is_none());
         assert_eq!(r.connections(), Some(4));

@@ -36,8 +36,8 @@ use dbperf_driver::{Session, Target};
 use dbperf_engine::{Arrival, RunConfig, RunOutcome, StopReason, StopSignal, Workload};
 use dbperf_report::metrics::{LiveMetrics, MetricsServer};
 use dbperf_report::LiveLine;
-use dbperf_results::options::{RecordedOptions, RunOptions, WorkloadOptions};
 use dbperf_results::manifest::ShardRecord;
+use dbperf_results::options::{RecordedOptions, RunOptions, WorkloadOptions};
 use dbperf_results::recording::{record_in_catalog, RunDirState};
 use dbperf_results::{client_usage, AppendFile, ResultsError, RunDir, ServerFacts, Summary, WriteLoss};
 use dbperf_telemetry::sampler::{Telemetry, TelemetryConfig};
@@ -46,7 +46,7 @@ use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::{Placement, PlaceArgs, RunArgs, RunFlags, RunOutputArgs, RunShape};
+use super::args::{PlaceArgs, Placement, RunArgs, RunFlags, RunOutputArgs, RunShape};
 use super::client::Client;
 use super::open::{OpenRun, OpenRunSpec};
 use super::place::{shard_record, ClientPath};
@@ -127,7 +127,10 @@ pub struct Description {
 /// client stands.
 pub enum Shared<'a> {
     Engine(&'a dyn EngineFlags),
-    Own { out: &'a RunOutputArgs, place: &'a PlaceArgs },
+    Own {
+        out: &'a RunOutputArgs,
+        place: &'a PlaceArgs,
+    },
 }
 
 impl Shared<'_> {
@@ -202,7 +205,10 @@ pub fn measured_run<P: MeasuredRun>(
             Client::choose(a.client_impl(), target.scheme).map_err(|e| anyhow!(e))?,
             IgnoreErrors::Codes(Default::default()),
         ),
-        Shared::Own { .. } => (Client::default_for(target.scheme), IgnoreErrors::Codes(Default::default())),
+        Shared::Own { .. } => (
+            Client::default_for(target.scheme),
+            IgnoreErrors::Codes(Default::default()),
+        ),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let facts = rt.block_on(async {
@@ -258,6 +264,7 @@ pub fn measured_run<P: MeasuredRun>(
         metrics_addr: out.metrics_addr.as_deref(),
         settle: out.settle(),
         place,
+        start_at: shared.place().start_at()?,
         description: plan.describe(),
         argv,
     };
@@ -273,13 +280,7 @@ pub fn measured_run<P: MeasuredRun>(
 
 /// Where a run that measures itself stands: its client path and, with `--shard`, its share of
 /// `users` (named `unit` in errors).
-fn place_own(
-    p: &PlaceArgs,
-    target: &Target,
-    facts: &ServerFacts,
-    users: u64,
-    unit: &'static str,
-) -> Result<Placement> {
+fn place_own(p: &PlaceArgs, target: &Target, facts: &ServerFacts, users: u64, unit: &'static str) -> Result<Placement> {
     let shard = match (p.shard, p.start_at()?) {
         (Some(s), Some(at)) => Some(shard_record(users, s, at, unit).map_err(anyhow::Error::msg)?),
         (Some(_), None) => anyhow::bail!("--shard needs --start-at: the instant every shard starts measuring"),
@@ -304,6 +305,8 @@ pub struct Measurer<'a> {
     metrics_addr: Option<&'a str>,
     settle: Option<std::time::Duration>,
     place: Placement,
+    /// `--start-at`: when the measured phase starts.
+    start_at: Option<SystemTime>,
     description: Description,
     argv: &'a [String],
 }
@@ -321,7 +324,10 @@ pub struct OwnOutcome {
 /// What a measurement ended with.
 pub enum Outcome {
     /// The engine's totals and `summary.json`.
-    Engine { outcome: Box<RunOutcome>, summary: Box<Summary> },
+    Engine {
+        outcome: Box<RunOutcome>,
+        summary: Box<Summary>,
+    },
     /// The workload's own.
     Own(OwnOutcome),
 }
@@ -401,9 +407,10 @@ impl Measurer<'_> {
         if self.place.path.record.netns.is_some() {
             println!("Network: {}", self.place.path.describe());
         }
-        if let Some(s) = &self.place.shard {
+        // A run that measures itself says what its share is in its own terms (TPC-H's streams).
+        if let (Some(s), Some(run)) = (&self.place.shard, self.run) {
             let now = dbperf_core::clock::unix_ms(SystemTime::now());
-            let warmup = self.run.map_or(0, |r| r.warmup.as_secs());
+            let warmup = run.warmup.as_secs();
             println!(
                 "Shard {}/{}: {} {}..{} of {}; its measured phase starts at {} (in {:.0} s; the {} s warmup before it)",
                 s.index,
@@ -568,29 +575,39 @@ impl Measurer<'_> {
         let stop = StopSignal::new();
         let flag = Arc::new(AtomicBool::new(false));
         let (handler_stop, handler_flag) = (stop.clone(), Arc::clone(&flag));
-        on_interrupt(stopping, "exiting now; the run's result file is not written", move || {
-            handler_flag.store(true, Ordering::Relaxed);
-            handler_stop.stop(StopReason::Interrupted);
-        });
+        on_interrupt(
+            stopping,
+            "exiting now; the run's result file is not written",
+            move || {
+                handler_flag.store(true, Ordering::Relaxed);
+                handler_stop.stop(StopReason::Interrupted);
+            },
+        );
         let open = self.open(&stop)?;
         let dir = open.dir();
-        let mut error = None;
-        let telemetry = self.telemetry.clone().and_then(|cfg| {
-            match Telemetry::start(
-                cfg,
-                &dir.path().join(dbperf_results::TELEMETRY_FILE),
-                dbperf_engine::clock::now_ns(),
-            ) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    error = Some(format!("telemetry is off: {e}"));
-                    None
+        // Telemetry starts with the measurement: at `--start-at` when given (the shards' shared
+        // instant, so their samples line up, and not while the streams connect), else now.
+        let telemetry = self.telemetry.clone().map(|cfg| {
+            let path = dir.path().join(dbperf_results::TELEMETRY_FILE);
+            let (start_at, stopped) = (self.start_at, Arc::clone(&flag));
+            std::thread::spawn(move || {
+                if let Some(at) = start_at {
+                    while SystemTime::now() < at && !stopped.load(Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
                 }
-            }
+                Telemetry::start(cfg, &path, dbperf_engine::clock::now_ns())
+            })
         });
         let target = self.place.path.target.clone();
         let result = self.place.path.run_inside(move || run(&target, flag));
-        let (telemetry_loss, telemetry_crash) = telemetry.map(Telemetry::stop).unwrap_or_default();
+        let mut error = None;
+        let (telemetry_loss, telemetry_crash) = match telemetry.map(|t| t.join()) {
+            None => (None, None),
+            Some(Ok(Ok(t))) => t.stop(),
+            Some(Ok(Err(e))) => (None, Some(format!("telemetry is off: {e}"))),
+            Some(Err(_)) => (None, Some("telemetry is off: its thread panicked".to_string())),
+        };
         if let Some(e) = telemetry_crash {
             error.get_or_insert(e);
         }
@@ -612,7 +629,12 @@ impl Measurer<'_> {
 /// result files written and its final report printed, the catalog row again (with the result
 /// files' figures), then [`finish`]'s lines and exit code. What could not be written is
 /// reported, never fatal.
-fn conclude<P: MeasuredRun>(plan: &P, mut m: Measured, summary_json: Option<&PathBuf>, run: Option<&RunConfig>) -> ExitCode {
+fn conclude<P: MeasuredRun>(
+    plan: &P,
+    mut m: Measured,
+    summary_json: Option<&PathBuf>,
+    run: Option<&RunConfig>,
+) -> ExitCode {
     let (text, files) = match &mut m.outcome {
         Outcome::Engine { outcome, summary } => {
             if let Some(path) = summary_json {

@@ -246,7 +246,8 @@ fn check_belongs(reference: &Given, other: &Given) -> Result<(), MergeError> {
     ];
     let (oa, ob) = (ma.workload.options.to_map(), mb.workload.options.to_map());
     let keys: std::collections::BTreeSet<&String> = oa.keys().chain(ob.keys()).collect();
-    let option = |o: &serde_json::Map<String, Value>, key: &str| o.get(key).map_or("absent".to_string(), Value::to_string);
+    let option =
+        |o: &serde_json::Map<String, Value>, key: &str| o.get(key).map_or("absent".to_string(), Value::to_string);
     fields.extend(
         keys.into_iter()
             .map(|k| (format!("workload.options.{k}"), option(&ob, k), option(&oa, k))),

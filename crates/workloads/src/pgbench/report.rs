@@ -85,11 +85,7 @@ impl ScriptsReport {
 }
 
 impl FinalReport for ScriptsReport {
-    fn final_report(
-        &self,
-        outcome: &RunOutcome,
-        summary: &Summary,
-    ) -> (String, Vec<ReportFile>) {
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
         let (mut text, mut files) = self.inner.final_report(outcome, summary);
         if self.scripts.is_empty() {
             return (text, files);

@@ -38,9 +38,11 @@ pub fn check_wait_scale(v: f64) -> Result<(), String> {
 /// what to give instead.
 pub fn check_mode(mode: Mode, choice: WarehouseChoice, open_loop: bool) -> Result<(), String> {
     if choice == WarehouseChoice::PerTransaction && mode == Mode::Spec {
-        return Err("--warehouse-choice per-transaction is for --mode max; spec mode's terminals each keep \
+        return Err(
+            "--warehouse-choice per-transaction is for --mode max; spec mode's terminals each keep \
                     their warehouse and district (clause 2.4.1.1)"
-            .into());
+                .into(),
+        );
     }
     if open_loop && mode == Mode::Spec {
         return Err("--rate is for --mode max; spec mode paces each terminal with keying and think times".into());
@@ -126,11 +128,17 @@ mod tests {
     fn spec_mode_has_ten_terminals_per_warehouse_and_max_mode_what_is_asked() {
         assert_eq!(terminals(Mode::Spec, 3, None), Ok(30));
         assert_eq!(terminals(Mode::Spec, 3, Some(30)), Ok(30));
-        assert!(terminals(Mode::Spec, 3, Some(8)).unwrap_err().contains("10 terminals per warehouse (30)"));
+        assert!(terminals(Mode::Spec, 3, Some(8))
+            .unwrap_err()
+            .contains("10 terminals per warehouse (30)"));
         assert_eq!(terminals(Mode::Max, 3, None), Ok(3));
         assert_eq!(terminals(Mode::Max, 3, Some(8)), Ok(8));
-        assert!(check_mode(Mode::Spec, WarehouseChoice::PerTransaction, false).unwrap_err().contains("2.4.1.1"));
-        assert!(check_mode(Mode::Spec, WarehouseChoice::Fixed, true).unwrap_err().contains("--rate"));
+        assert!(check_mode(Mode::Spec, WarehouseChoice::PerTransaction, false)
+            .unwrap_err()
+            .contains("2.4.1.1"));
+        assert!(check_mode(Mode::Spec, WarehouseChoice::Fixed, true)
+            .unwrap_err()
+            .contains("--rate"));
         assert!(check_mode(Mode::Max, WarehouseChoice::PerTransaction, true).is_ok());
     }
 
@@ -142,6 +150,9 @@ mod tests {
             scheme: dbperf_driver::target::Scheme::Mysql,
         };
         let o = options(&schema, 2, Mode::Max, WarehouseChoice::PerTransaction, 1.0);
-        assert_eq!((o.mode.as_str(), o.warehouse_choice.as_str(), o.delivery.as_str()), ("max", "per-transaction", "inline"));
+        assert_eq!(
+            (o.mode.as_str(), o.warehouse_choice.as_str(), o.delivery.as_str()),
+            ("max", "per-transaction", "inline")
+        );
     }
 }

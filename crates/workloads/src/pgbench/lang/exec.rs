@@ -780,7 +780,6 @@ mod tests {
         format!("[{}]", ps.join(","))
     }
 
-
     fn worker(scripts: &[(&str, u64)], mode: QueryMode, defines: &[(&str, &str)]) -> ScriptWorker<Fake> {
         let mut parsed = Parsed::default();
         for (k, (text, _)) in scripts.iter().enumerate() {
