@@ -135,6 +135,10 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = F::HEADING
     )]
     pub shutdown_grace: f64,
+    /// Pin the client (dbperf and every thread it starts) to these CPUs, as `taskset -c` writes
+    /// them (4-7, 0,2): the manifest's `host.client_cpus` records them and reports show them.
+    #[arg(long, value_name = "CPUS", help_heading = F::HEADING)]
+    pub client_cpus: Option<String>,
     /// Where the client stands: --shard, --start-at, --client-netns.
     #[command(flatten)]
     pub place: PlaceArgs,
@@ -225,6 +229,12 @@ pub struct RunShape {
 impl<F: RunFlags> RunArgs<F> {
     /// The engine's configuration for a run shaped as `shape` (see [`run_config`]).
     pub fn config(&self, shape: &RunShape) -> anyhow::Result<RunConfig> {
+        if let Some(set) = self.client_cpus()? {
+            // The client's CPUs come first: its default thread count follows from them. This
+            // thread runs the measured run, and the threads it starts inherit its mask.
+            dbperf_core::cpus::restrict(0, &set.cpus)
+                .map_err(|e| anyhow::anyhow!("--client-cpus {}: {e}", set.text))?;
+        }
         run_config(
             &RunValues {
                 arrival: &self.arrival,
@@ -283,6 +293,16 @@ impl<F: RunFlags> RunArgs<F> {
         };
         self.out.record(&mut r);
         r
+    }
+
+    /// `--client-cpus`, checked against this machine's CPUs.
+    fn client_cpus(&self) -> anyhow::Result<Option<dbperf_core::cpus::CpuSet>> {
+        self.client_cpus
+            .as_deref()
+            .map(|list| {
+                dbperf_core::cpus::CpuSet::parse(list, cpus()).map_err(|e| anyhow::anyhow!("--client-cpus {list}: {e}"))
+            })
+            .transpose()
     }
 
     /// The run's seed when its seed option is left to the clock (see
