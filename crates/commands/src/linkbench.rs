@@ -373,6 +373,7 @@ impl MeasuredRun for Plan {
             users: "requester",
             rate_of: "ops",
             rand_type: "linkbench".into(),
+            detail: String::new(),
         }
     }
 

@@ -443,6 +443,7 @@ impl MeasuredRun for LuaRun {
             users: "thread",
             rate_of: "events",
             rand_type: shared.map_or("special", |s| s.rand_type.name()).to_string(),
+            detail: String::new(),
         }
     }
 

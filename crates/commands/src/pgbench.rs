@@ -315,6 +315,7 @@ impl MeasuredRun for PgbenchRun {
             users: "client",
             rate_of: "trx",
             rand_type: "uniform".into(),
+            detail: String::new(),
         }
     }
 

@@ -245,10 +245,11 @@ impl MeasuredRun for Plan {
 
     fn describe(&self) -> Description {
         Description {
-            what: format!("{}, --rand-type={}", self.test, self.rand_type.name()),
+            what: self.test.to_string(),
             users: "connection",
             rate_of: "trx",
             rand_type: self.rand_type.name().to_string(),
+            detail: format!("; --rand-type={}", self.rand_type.name()),
         }
     }
 

@@ -354,6 +354,7 @@ impl MeasuredRun for Plan {
             users: "terminal",
             rate_of: "trx",
             rand_type: "nurand".into(),
+            detail: String::new(),
         }
     }
 

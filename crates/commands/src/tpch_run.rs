@@ -278,6 +278,7 @@ impl MeasuredRun for PowerRun {
             users: "stream",
             rate_of: "queries",
             rand_type: String::new(),
+            detail: String::new(),
         }
     }
 

@@ -175,6 +175,7 @@ impl MeasuredRun for ThroughputRun {
             users: "stream",
             rate_of: "queries",
             rand_type: String::new(),
+            detail: String::new(),
         }
     }
 

@@ -152,6 +152,36 @@ fn a_full_results_disk_keeps_the_report_and_the_summary_elsewhere_and_says_what_
 }
 
 /// Appends `fragment` (no newline) to `file`: a record cut off mid-write.
+#[test]
+fn a_disk_full_before_the_run_is_named_and_leaves_nothing_behind() {
+    let Some(disk) = Tmpfs::mount("1m") else { return };
+    let sb = TempSandbox::start().expect("sandbox starts");
+    let url = sb.url();
+    run_ok(&mut point_select("prepare", &url));
+    disk.fill();
+    let out = point_select("run", &url)
+        .args(["--threads=1", "--time=2"])
+        .arg("--results-dir")
+        .arg(disk.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is on a full disk")
+            && stderr.contains("nothing was measured")
+            && stderr.contains("--results-dir"),
+        "{stderr}"
+    );
+    // No run directory half made: only the filler (and the catalog, when it fit) are there.
+    let left: Vec<String> = std::fs::read_dir(disk.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "filler" && !n.starts_with("catalog.sqlite"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 fn tear(file: &Path, fragment: &str) {
     let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
     f.write_all(fragment.as_bytes()).unwrap();

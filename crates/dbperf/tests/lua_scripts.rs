@@ -501,6 +501,31 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
         assert!(stderr.contains(want), "{text}: want {want:?} in\n{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+    // os.exit() in event() ends the run with its reason (a fatal error) and keeps the summary,
+    // rather than ending dbperf with neither.
+    let exiting = dir.path().join("own_exit.lua");
+    std::fs::write(
+        &exiting,
+        "local n = 0\nfunction event()\n  n = n + 1\n  if n == 5 then os.exit(0) end\nend\n",
+    )
+    .unwrap();
+    let exit_results = tempfile::tempdir().unwrap();
+    let out = dbperf()
+        .arg("lua")
+        .arg(&exiting)
+        .args(["run", "--target", &url, "--no-telemetry", "--time=10"])
+        .arg("--results-dir")
+        .arg(exit_results.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("own_exit.lua:4: os.exit(0) called by the script"),
+        "{stderr}"
+    );
+    let summary = read_json(&only_run_dir(exit_results.path()).join("summary.json"));
+    assert_eq!(summary["transactions"]["total"].as_u64(), Some(4), "{summary}");
     let out = lua(&["run", "--rowz=3"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -36,6 +36,7 @@ pub mod summary;
 pub mod telemetry;
 pub mod tpcc;
 pub mod tpch;
+pub mod version;
 
 use std::io;
 use std::path::{Path, PathBuf};

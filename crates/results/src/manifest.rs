@@ -16,13 +16,18 @@ use super::options::{RecordedOptions, WorkloadOptions};
 /// Value of the manifest's `schema` key; bumped when a key changes meaning or disappears.
 pub const MANIFEST_SCHEMA: &str = "dbperf.manifest/2";
 
+fn manifest_schema<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    crate::version::schema(d, MANIFEST_SCHEMA)
+}
+
 /// What replaces a secret.
 pub const REDACTED: &str = "***";
 
 /// The contents of `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Always [`MANIFEST_SCHEMA`].
+    /// [`MANIFEST_SCHEMA`] when written; read up to it ([`crate::version`]).
+    #[serde(deserialize_with = "manifest_schema")]
     pub schema: String,
     /// Version of the dbperf binary that ran.
     pub dbperf_version: String,
@@ -554,6 +559,28 @@ mod tests {
         assert_eq!(
             redact_text("naïve=ü mysql://ü:päss@hôst/ß password=ñ"),
             "naïve=ü mysql://ü:***@hôst/ß password=***"
+        );
+    }
+
+    #[test]
+    fn a_manifest_of_a_newer_format_is_refused_naming_both_versions() {
+        let m = Manifest::new(
+            &args(&["dbperf"]),
+            WorkloadInfo::from_map("oltp_read_only", &Map::new()),
+            "sandbox:a",
+        );
+        let mut v = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            serde_json::from_value::<Manifest>(v.clone()).unwrap().schema,
+            MANIFEST_SCHEMA
+        );
+        v["schema"] = "dbperf.manifest/1".into();
+        assert!(serde_json::from_value::<Manifest>(v.clone()).is_ok());
+        v["schema"] = "dbperf.manifest/999".into();
+        let e = serde_json::from_value::<Manifest>(v).unwrap_err().to_string();
+        assert!(
+            e.contains("dbperf.manifest/999") && e.contains(MANIFEST_SCHEMA) && e.contains("newer"),
+            "{e}"
         );
     }
 

@@ -17,10 +17,15 @@ pub const SUMMARY_SCHEMA: &str = "dbperf.summary/1";
 /// File name of the summary inside a run directory.
 pub const SUMMARY_FILE: &str = "summary.json";
 
+fn summary_schema<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    crate::version::schema(d, SUMMARY_SCHEMA)
+}
+
 /// The contents of `summary.json`. Every key is always present; `Option`s are written as `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Always [`SUMMARY_SCHEMA`].
+    /// [`SUMMARY_SCHEMA`] when written; read up to it ([`crate::version`]).
+    #[serde(deserialize_with = "summary_schema")]
     pub schema: String,
     /// Workload name.
     pub workload: String,

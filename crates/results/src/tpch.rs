@@ -134,10 +134,18 @@ pub struct QuerySummary {
     pub plan: Option<serde_json::Value>,
 }
 
+/// Value of `tpch.json`'s `schema` key.
+pub const TPCH_SCHEMA: &str = "dbperf.tpch/1";
+
+fn tpch_schema<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    crate::version::schema(d, TPCH_SCHEMA)
+}
+
 /// `tpch.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PowerReport {
-    /// Always `dbperf.tpch/1` (`workloads::tpch::power::TPCH_SCHEMA`).
+    /// [`TPCH_SCHEMA`] when written; read up to it ([`crate::version`]).
+    #[serde(deserialize_with = "tpch_schema")]
     pub schema: String,
     /// `power`.
     pub test: String,
@@ -190,7 +198,8 @@ pub struct RefreshPair {
 /// `tpch.json` of a throughput run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ThroughputReport {
-    /// Always `dbperf.tpch/1`.
+    /// [`TPCH_SCHEMA`] when written; read up to it.
+    #[serde(deserialize_with = "tpch_schema")]
     pub schema: String,
     /// `throughput`.
     pub test: String,

@@ -120,6 +120,8 @@ pub struct Description {
     pub rate_of: &'static str,
     /// The summary's `rand_type` (the workload's random distribution).
     pub rand_type: String,
+    /// What the line says after the connections (`; --rand-type=special`), or nothing.
+    pub detail: String,
 }
 
 /// The shared flags a measured run takes: the engine's (a command's `RunArgs`, whatever its
@@ -448,11 +450,12 @@ impl Measurer<'_> {
             None => String::new(),
         };
         format!(
-            "dbperf {} — {} on {} ({}){how}; results in {}",
+            "dbperf {} — {} on {} ({}){how}{}; results in {}",
             env!("CARGO_PKG_VERSION"),
             d.what,
             self.target.endpoint(),
             self.facts.version,
+            d.detail,
             dir.display()
         )
     }

@@ -9,7 +9,7 @@ use dbperf_driver::Target;
 use dbperf_results::manifest::{NetworkRecord, ShardRecord};
 use dbperf_results::options::RecordedOptions;
 use dbperf_results::recording::{record_in_catalog, RunDirState};
-use dbperf_results::{Manifest, RunDir, ServerFacts, WorkloadInfo, WriteLoss};
+use dbperf_results::{Manifest, ResultsError, RunDir, ServerFacts, WorkloadInfo, WriteLoss};
 
 /// What every run records before it starts: the manifest's contents.
 pub struct OpenRunSpec<'a> {
@@ -68,7 +68,20 @@ impl OpenRun {
         }
         let server_version = spec.facts.version.clone();
         manifest.server = Some(spec.facts);
-        dir.write_json("manifest.json", &manifest)?;
+        if let Err(e) = dir.write_json("manifest.json", &manifest) {
+            // The directory was made just now, for this run: nothing of it is kept.
+            let _ = std::fs::remove_dir_all(dir.path());
+            let full =
+                matches!(&e, ResultsError::Write { source, .. } if source.kind() == std::io::ErrorKind::StorageFull);
+            if full {
+                anyhow::bail!(
+                    "the results directory {} is on a full disk ({e}): nothing was measured and nothing \
+                     is left behind; free some space or give --results-dir on another disk",
+                    spec.results_dir.display()
+                );
+            }
+            return Err(e.into());
+        }
         record_in_catalog(spec.results_dir, &dir, RunDirState::Started);
         Ok(OpenRun {
             dir,

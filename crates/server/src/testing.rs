@@ -2,14 +2,14 @@
 //! temporary `DBPERF_HOME`, stopped and deleted on drop.
 //!
 //! ```no_run
-//! use dbperf::server::testing::TempSandbox;
+//! use dbperf_server::testing::TempSandbox;
 //! let db = TempSandbox::start()?; // Debian's MariaDB
 //! let url = db.url(); // mysql://sb:sb@127.0.0.1:PORT/sbtest
 //! let mysql = TempSandbox::start_server("mysql-8.0.31", &["innodb_buffer_pool_size=128M"])?;
 //! // PostgreSQL: url() is postgres://sb:sb@127.0.0.1:PORT/sbtest, socket() the directory
 //! // holding .s.PGSQL.PORT (libpq's host=/dir).
 //! let pg = TempSandbox::start_server("postgres-15", &["max_wal_size=32MB"])?;
-//! # Ok::<(), dbperf::server::ServerError>(())
+//! # Ok::<(), dbperf_server::ServerError>(())
 //! ```
 //!
 //! Servers other than Debian's MariaDB come from the real `$DBPERF_HOME/dist` (default

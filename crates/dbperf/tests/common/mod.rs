@@ -234,7 +234,7 @@ pub fn measured_histogram(dir: &Path, warmup_s: f64, prefix: &str) -> hdrhistogr
 /// what each printed.
 pub fn run_shards(n: u32, results: &Path, command: impl Fn(u32) -> Command) -> Vec<(PathBuf, String)> {
     use std::time::{SystemTime, UNIX_EPOCH};
-    let start_at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 3).to_string();
+    let start_at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 6).to_string();
     let children: Vec<_> = (0..n)
         .map(|i| {
             let mut c = command(i);

@@ -6,6 +6,13 @@
 
 local raw = ...
 
+-- `os.exit` would end dbperf itself, with no summary and no report: a script that calls it ends
+-- the run instead, as any other error does, and the run keeps what it measured.
+os.exit = function(code)
+   error(("os.exit(%s) called by the script: dbperf ends the run here and keeps what it measured")
+      :format(tostring(code == nil and 0 or code)), 2)
+end
+
 -- `require` of a Lua file: package.path searched as Lua's own searcher (the second in
 -- package.loaders, replaced here) searches it, the file compiled once for all of the run's
 -- states (raw.load_module).

@@ -55,8 +55,7 @@ pub struct PowerConfig {
     pub start_at: Option<std::time::SystemTime>,
 }
 
-/// Value of `tpch.json`'s `schema` key.
-pub const TPCH_SCHEMA: &str = "dbperf.tpch/1";
+pub use dbperf_results::tpch::TPCH_SCHEMA;
 /// The file name in the run directory.
 pub use dbperf_results::TPCH_FILE;
 
