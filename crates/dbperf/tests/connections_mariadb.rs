@@ -28,6 +28,42 @@ fn text(o: &Output) -> String {
 }
 
 #[test]
+fn a_server_killed_in_the_last_second_makes_the_run_not_clean() {
+    let sb = sandbox();
+    run_ok(&mut sysbench(&sb.url(), "prepare", &["--table-size=1000"]));
+    let tmp = tempfile::tempdir().unwrap();
+    let child = sysbench(
+        &sb.url(),
+        "run",
+        &[
+            "--table-size=1000",
+            "--threads=2",
+            "--time=4",
+            "--report-interval=1",
+            "--no-telemetry",
+            "--results-dir",
+            tmp.path().to_str().unwrap(),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Three of the four measured seconds stored: the kill comes in the last one.
+    wait_for_intervals(tmp.path(), 3);
+    unsafe { libc::kill(sb.pid(), libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(5), "{all}");
+    let s = read_json(&only_run_dir(tmp.path()).join("summary.json"));
+    assert_eq!(s["server_lost"], true, "{s}");
+    assert!(
+        s["transactions"]["total"].as_u64().unwrap() > 0,
+        "what was measured is kept"
+    );
+}
+
+#[test]
 fn a_server_killed_mid_run_and_never_restarted_makes_the_results_incomplete() {
     let sb = sandbox();
     run_ok(&mut sysbench(&sb.url(), "prepare", &["--table-size=1000"]));

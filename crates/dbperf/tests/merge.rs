@@ -166,6 +166,7 @@ fn shard(root: &Path, index: u32, count: u32, base_ms: i64, start_at_ms: i64, fi
             intervals: MEASURED as u32,
             server_unreachable_s: 0.0,
             server_unreachable_at_end: false,
+            server_lost: false,
         };
         dir.write_json("summary.json", &summary).unwrap();
     }

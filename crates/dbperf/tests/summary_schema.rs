@@ -104,6 +104,7 @@ fn open_loop_summary() -> Summary {
         intervals: 60,
         server_unreachable_s: 0.0,
         server_unreachable_at_end: false,
+        server_lost: false,
     }
 }
 

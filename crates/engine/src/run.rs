@@ -1255,6 +1255,7 @@ async fn reconnect<W: Workload>(
                 return true;
             }
             Err(e) if e.class == ErrorClass::ConnectionLost => {
+                local.stats.borrow_mut().reconnect_failures += 1;
                 let until_deadline = deadline.map_or(backoff, |d| Duration::from_nanos(d.saturating_sub(now_ns())));
                 tokio::select! {
                     _ = tokio::time::sleep(backoff.min(until_deadline)) => {}

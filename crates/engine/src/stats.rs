@@ -125,6 +125,9 @@ pub struct Stats {
     pub retries: u64,
     /// Successful reconnects.
     pub reconnects: u64,
+    /// Reconnect attempts the server refused or did not answer: it was down, not merely a
+    /// connection killed.
+    pub reconnect_failures: u64,
     /// Open-loop transactions that started later than the late threshold.
     pub late_starts: u64,
     /// Connection-nanoseconds spent reconnecting after a lost connection (a connection down
@@ -155,6 +158,7 @@ impl Stats {
             errors: [0; ErrorClass::COUNT],
             retries: 0,
             reconnects: 0,
+            reconnect_failures: 0,
             late_starts: 0,
             down_ns: 0,
         }
@@ -232,6 +236,7 @@ impl Stats {
         }
         self.retries += other.retries;
         self.reconnects += other.reconnects;
+        self.reconnect_failures += other.reconnect_failures;
         self.late_starts += other.late_starts;
         self.down_ns += other.down_ns;
     }
@@ -254,6 +259,7 @@ impl Stats {
         self.errors = [0; ErrorClass::COUNT];
         self.retries = 0;
         self.reconnects = 0;
+        self.reconnect_failures = 0;
         self.late_starts = 0;
         self.down_ns = 0;
     }

@@ -79,6 +79,11 @@ pub struct Summary {
     /// The server was still unreachable when the run ended: the results are incomplete.
     #[serde(default)]
     pub server_unreachable_at_end: bool,
+    /// The server was lost at some moment of the measured phase, its last second included:
+    /// connections were lost or down, or it did not answer right after the run. Such a run is
+    /// not clean (exit code 5 when it otherwise completed). Absent, so false, in older summaries.
+    #[serde(default)]
+    pub server_lost: bool,
 }
 
 /// Open-loop arrival process.
@@ -316,6 +321,7 @@ pub fn sample(run_id: &str, workload: &str, threads: u32, tps: f64, p95_ms: f64)
         intervals: 10,
         server_unreachable_s: 0.0,
         server_unreachable_at_end: false,
+        server_lost: false,
     }
 }
 

@@ -546,7 +546,12 @@ impl Measurer<'_> {
         if let Some(n) = &names {
             ops.statements.extend(n.all());
         }
-        let summary = record::summary(&outcome, &ops, &cx);
+        let mut summary = record::summary(&outcome, &ops, &cx);
+        // A server lost in the run's last moment may have left no trace in its counters: it
+        // must still answer now.
+        if !summary.server_lost && outcome.reason == StopReason::Completed && !answers(self.target) {
+            summary.server_lost = true;
+        }
         let mut losses: Vec<WriteLoss> = [recorder.jsonl.loss(), telemetry_loss].into_iter().flatten().collect();
         let recorder_error = recorder.error.take();
         drop(recorder);
@@ -731,11 +736,19 @@ fn finish(m: &Measured) -> ExitCode {
             return incomplete_or(if own.interrupted { exit::INTERRUPTED } else { 0 });
         }
     };
+    let lost = matches!(&m.outcome, Outcome::Engine { summary, .. } if summary.server_lost);
     match outcome.reason {
         StopReason::Completed if outcome.unreachable_at_end => {
             eprintln!(
                 "error: results incomplete: the server was still unreachable when the run ended \
                  (is it running? `dbperf server list` shows the sandboxes)"
+            );
+            ExitCode::from(exit::RESULTS_INCOMPLETE)
+        }
+        StopReason::Completed if lost => {
+            eprintln!(
+                "error: results not clean: the server was lost during the measured phase (connections lost, \
+                 or no answer right after the run); summary.json says server_lost"
             );
             ExitCode::from(exit::RESULTS_INCOMPLETE)
         }
@@ -846,6 +859,23 @@ pub async fn server_facts<S: Session>(s: &mut S, scheme: Scheme) -> Result<Serve
             _ => version,
         },
         variables,
+    })
+}
+
+/// Whether the server takes a connection and answers a query within a few seconds.
+fn answers(target: &Target) -> bool {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return false;
+    };
+    rt.block_on(async {
+        let probe = async {
+            let mut s = admin_session(target).await.ok()?;
+            s.query_rows("SELECT 1").await.ok()
+        };
+        matches!(
+            tokio::time::timeout(std::time::Duration::from_secs(5), probe).await,
+            Ok(Some(_))
+        )
     })
 }
 

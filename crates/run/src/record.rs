@@ -293,5 +293,8 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
         intervals: out.intervals,
         server_unreachable_s: out.unreachable_s,
         server_unreachable_at_end: out.unreachable_at_end,
+        // Killed connections that came straight back are not a lost server; a reconnect the
+        // server refused is.
+        server_lost: out.unreachable_at_end || out.unreachable_s > 0.0 || t.reconnect_failures > 0,
     }
 }

@@ -362,6 +362,7 @@ fn summary(
         intervals: u32::try_from(measured_intervals.len()).unwrap_or(u32::MAX),
         server_unreachable_s: unreachable_s,
         server_unreachable_at_end: measured_intervals.last().is_some_and(|r| r.server_unreachable),
+        server_lost: shards.iter().any(|s| s.summary.server_lost),
         ..first.summary.clone()
     })
 }
