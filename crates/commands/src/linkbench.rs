@@ -2,7 +2,7 @@
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
 //! pipeline ([`dbperf_run`]); LinkBench's bucket report and `-csvstats` file come from
 //! [`dbperf_workloads::linkbench::report`].
-//! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
+//! The target's family picks the SQL dialect and the session: MySQL's wire (or mysql_async)
 //! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
 
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pg;
 use dbperf_driver::pgwire::PgWireSession;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
@@ -160,9 +160,9 @@ impl Plan {
             other => bail!("unknown linkbench command {other:?}: use load, request or cleanup"),
         };
         let target = a.server.resolve()?;
-        let dialect = match target.scheme {
-            Scheme::Mysql => Dialect::Mysql,
-            Scheme::Postgres => Dialect::Postgres,
+        let dialect = match target.family {
+            Family::Mysql => Dialect::Mysql,
+            Family::Postgres => Dialect::Postgres,
         };
         let partitions = match (dialect, a.partitions) {
             (Dialect::Mysql, p) => p.unwrap_or(16),
@@ -235,7 +235,7 @@ impl Plan {
         if command == Command::Request {
             // The run flags' errors before anything connects.
             a.run.config(&shape)?;
-            Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+            Client::choose(&a.run.client_impl, target.family).map_err(|e| anyhow!(e))?;
         }
         Ok(Plan {
             command,

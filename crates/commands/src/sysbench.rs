@@ -75,7 +75,7 @@ impl Plan {
             );
         }
         let target = resolve_target(&a)?;
-        let dialect = Dialect::of(target.scheme);
+        let dialect = Dialect::of(target.family);
         if a.db_driver == "pgsql" && dialect != Dialect::Postgres {
             bail!(
                 "--db-driver=pgsql needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
@@ -222,7 +222,7 @@ impl MeasuredRun for Plan {
     }
 
     async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
-        let dialect = Dialect::of(self.target.scheme);
+        let dialect = Dialect::of(self.target.family);
         prepare::check_tables(admin, self.test, self.opts.tables, dialect, &self.target.database).await?;
         Ok(())
     }

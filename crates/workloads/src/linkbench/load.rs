@@ -570,8 +570,8 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
     let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let foreign = inv.foreign(TABLES);
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf linkbench load", &foreign, &cfg.target.database).into());
@@ -590,7 +590,7 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
             .strip_prefix("CREATE TABLE ")
             .and_then(|r| r.split([' ', '(']).next())
         {
-            Some(t) => ddl::create_table(&mut admin, scheme, &fresh, "linkbench", "", t, &sql).await?,
+            Some(t) => ddl::create_table(&mut admin, family, &fresh, "linkbench", "", t, &sql).await?,
             None => {
                 admin.query(&sql).await.map_err(doing(sql.clone()))?;
             }
@@ -632,7 +632,7 @@ pub async fn cleanup<S: Session>(target: &Target, force: bool) -> Result<(), Loa
         .map_err(doing("connecting"))?;
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "linkbench",
         &target.database,
         "dbperf linkbench cleanup",

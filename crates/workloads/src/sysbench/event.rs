@@ -218,7 +218,7 @@ impl<S: Session + 'static> Workload for OltpWorkload<S> {
             sql: Vec::with_capacity(512),
             params: Vec::with_capacity(32),
             events: 0,
-            dialect: Dialect::of(self.target.scheme),
+            dialect: Dialect::of(self.target.family),
         };
         w.prepare_statements().await?;
         Ok(w)

@@ -150,7 +150,7 @@ impl Conn {
 
 async fn connect(target: &Target) -> Result<Conn, PrepareError> {
     let none = IgnoreErrors::Codes(Default::default());
-    match Dialect::of(target.scheme) {
+    match Dialect::of(target.family) {
         Dialect::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
         Dialect::Postgres => PgWireSession::connect(target, none).await.map(Conn::Pg),
     }
@@ -181,9 +181,9 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let mut admin = AnySession::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    let dialect = Dialect::of(cfg.target.scheme);
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let dialect = Dialect::of(cfg.target.family);
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let names: Vec<String> = (1..=cfg.opts.tables).map(|t| format!("sbtest{t}")).collect();
     let foreign = inv.foreign(names.iter().map(String::as_str));
     if !foreign.is_empty() {
@@ -227,7 +227,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         );
     }
     for name in &names {
-        ddl::record(&mut admin, scheme, "sysbench", name, &params).await?;
+        ddl::record(&mut admin, family, "sysbench", name, &params).await?;
     }
     // In parallel, as sysbench's threads do: each CREATE TABLE waits for its file to be made
     // and synced, about 5% of a 4 x 250k prepare when done one after another.
@@ -370,8 +370,8 @@ async fn ensure_index(s: &mut Conn, target: &Target, t: u32) -> Result<(), Prepa
     let (table, index) = (format!("sbtest{t}"), format!("k_{t}"));
     let sql = schema::create_secondary_index(t);
     match s {
-        Conn::Wire(w) => ddl::ensure(w, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
-        Conn::Pg(p) => ddl::ensure(p, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
+        Conn::Wire(w) => ddl::ensure(w, target.family, &table, ddl::Object::Index(&index), &sql).await?,
+        Conn::Pg(p) => ddl::ensure(p, target.family, &table, ddl::Object::Index(&index), &sql).await?,
     };
     Ok(())
 }
@@ -587,7 +587,7 @@ async fn for_each_table(
 /// table into the buffer pool.
 pub async fn prewarm(cfg: &PrepareConfig) -> Result<(), PrepareError> {
     let size = cfg.opts.table_size;
-    let dialect = Dialect::of(cfg.target.scheme);
+    let dialect = Dialect::of(cfg.target.family);
     for_each_table(cfg, "Prewarming table", move |t| match dialect {
         // sysbench's prewarm is MySQL only; on PostgreSQL: statistics, then the heap and
         // the `k` index read into shared buffers.
@@ -616,7 +616,7 @@ pub async fn cleanup(target: &Target, tables: u32, force: bool) -> Result<(), Pr
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "sysbench",
         &target.database,
         "dbperf sysbench cleanup",

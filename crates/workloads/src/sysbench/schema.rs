@@ -2,7 +2,7 @@
 //! dialects, its secondary index, listing and cleanup.
 
 use super::options::OltpOptions;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 
 /// Which SQL dialect `oltp_common.lua` would write: its `mysql` or its `pgsql` driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,10 +15,10 @@ pub enum Dialect {
 
 impl Dialect {
     /// The dialect of a target's server family.
-    pub fn of(scheme: Scheme) -> Dialect {
-        match scheme {
-            Scheme::Mysql => Dialect::Mysql,
-            Scheme::Postgres => Dialect::Postgres,
+    pub fn of(family: Family) -> Dialect {
+        match family {
+            Family::Mysql => Dialect::Mysql,
+            Family::Postgres => Dialect::Postgres,
         }
     }
 

@@ -148,8 +148,8 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         ));
     }
     let mut admin = connect(&cfg.target).await?;
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).chain([LOADED_TABLE]).collect();
     let foreign = inv.foreign(names.iter().copied());
     if !foreign.is_empty() {
@@ -176,7 +176,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     // with its row in LOADED_TABLE: a prepare interrupted anywhere resumes where it stopped.
     ddl::create_table(
         &mut admin,
-        scheme,
+        family,
         &inv,
         "tpch",
         &params,
@@ -187,7 +187,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     for t in Table::ALL {
         ddl::create_table(
             &mut admin,
-            scheme,
+            family,
             &inv,
             "tpch",
             &params,
@@ -298,13 +298,13 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
 /// Per table, the statement building its missing indexes (and PostgreSQL primary key).
 async fn missing_indexes(cfg: &LoadConfig) -> Result<Vec<(Table, Option<String>)>, TpchError> {
     let mut s = connect(&cfg.target).await?;
-    let scheme = cfg.target.scheme;
+    let family = cfg.target.family;
     let mut missing = Vec::new();
     for t in Table::ALL {
-        let pk = cfg.dialect == Dialect::Postgres && !ddl::exists(&mut s, scheme, t.name(), Object::PrimaryKey).await?;
+        let pk = cfg.dialect == Dialect::Postgres && !ddl::exists(&mut s, family, t.name(), Object::PrimaryKey).await?;
         let mut idx = Vec::new();
         for &(n, _) in secondary_indexes(t) {
-            if !ddl::exists(&mut s, scheme, t.name(), Object::Index(n)).await? {
+            if !ddl::exists(&mut s, family, t.name(), Object::Index(n)).await? {
                 idx.push(n);
             }
         }
@@ -460,7 +460,7 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), TpchError> {
         .collect();
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "tpch",
         &target.database,
         "dbperf tpch cleanup",

@@ -22,9 +22,9 @@ pub enum Dialect {
 impl Dialect {
     /// The dialect a target's server speaks.
     pub fn of(target: &dbperf_driver::Target) -> Dialect {
-        match target.scheme {
-            dbperf_driver::target::Scheme::Mysql => Dialect::Mysql,
-            dbperf_driver::target::Scheme::Postgres => Dialect::Postgres,
+        match target.family {
+            dbperf_driver::target::Family::Mysql => Dialect::Mysql,
+            dbperf_driver::target::Family::Postgres => Dialect::Postgres,
         }
     }
 }
