@@ -2,7 +2,7 @@
 //! plan (second stage), and the two phases. `request` goes through the shared measured-run
 //! pipeline ([`dbperf_run`]); LinkBench's bucket report and `-csvstats` file come from
 //! [`dbperf_workloads::linkbench::report`].
-//! The target's scheme picks the SQL dialect and the session: MySQL's wire (or mysql_async)
+//! The target's family picks the SQL spelling and the session: MySQL's wire (or mysql_async)
 //! session, or [`PgWireSession`] (or `tokio-postgres`'s [`PgSession`]) for `postgres://` targets.
 
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pg;
 use dbperf_driver::pgwire::PgWireSession;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
@@ -33,7 +33,6 @@ use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArg
 use dbperf_workloads::linkbench::config;
 use dbperf_workloads::linkbench::load::{self, LoadConfig};
 use dbperf_workloads::linkbench::loaded::{self, LoadedGraph};
-use dbperf_workloads::linkbench::schema::Dialect;
 use dbperf_workloads::linkbench::{report, requester_rngs, LinkBenchWorkload, Model, Seeding};
 use dbperf_workloads::{FinalReport, ReportFile};
 
@@ -135,7 +134,6 @@ enum Command {
 struct Plan {
     command: Command,
     target: Target,
-    dialect: Dialect,
     partitions: u32,
     mix: config::Workload,
     seeding: Seeding,
@@ -160,14 +158,11 @@ impl Plan {
             other => bail!("unknown linkbench command {other:?}: use load, request or cleanup"),
         };
         let target = a.server.resolve()?;
-        let dialect = match target.scheme {
-            Scheme::Mysql => Dialect::Mysql,
-            Scheme::Postgres => Dialect::Postgres,
-        };
-        let partitions = match (dialect, a.partitions) {
-            (Dialect::Mysql, p) => p.unwrap_or(16),
-            (Dialect::Postgres, None | Some(0)) => 0,
-            (Dialect::Postgres, Some(n)) => bail!(
+        let family = target.family;
+        let partitions = match (family, a.partitions) {
+            (Family::Mysql, p) => p.unwrap_or(16),
+            (Family::Postgres, None | Some(0)) => 0,
+            (Family::Postgres, Some(n)) => bail!(
                 "--partitions {n}: linktable is not partitioned on PostgreSQL (the schema of the mdcallag \
                  fork's PostgreSQL port); drop --partitions or give 0"
             ),
@@ -214,9 +209,9 @@ impl Plan {
             (Command::Load | Command::Cleanup, None) => 1,
             (Command::Request, None) => a.run.default_seed() as i64,
         };
-        let ignore = match dialect {
-            Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
-            Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
+        let ignore = match family {
+            Family::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
+            Family::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
         }
         .map_err(|e| anyhow!(e))?;
         let requesters = a.requesters as usize;
@@ -235,12 +230,11 @@ impl Plan {
         if command == Command::Request {
             // The run flags' errors before anything connects.
             a.run.config(&shape)?;
-            Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+            Client::choose(&a.run.client_impl, target.family).map_err(|e| anyhow!(e))?;
         }
         Ok(Plan {
             command,
             target,
-            dialect,
             partitions,
             mix,
             seeding,
@@ -260,9 +254,9 @@ pub fn run(args: LinkbenchArgs, argv: &[String]) -> Result<ExitCode> {
         Command::Load => run_load(&plan),
         Command::Cleanup => {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            match plan.dialect {
-                Dialect::Mysql => rt.block_on(load::cleanup::<WireSession>(&plan.target, plan.args.force))?,
-                Dialect::Postgres => rt.block_on(load::cleanup::<PgWireSession>(&plan.target, plan.args.force))?,
+            match plan.target.family {
+                Family::Mysql => rt.block_on(load::cleanup::<WireSession>(&plan.target, plan.args.force))?,
+                Family::Postgres => rt.block_on(load::cleanup::<PgWireSession>(&plan.target, plan.args.force))?,
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -283,7 +277,7 @@ fn run_load(plan: &Plan) -> Result<ExitCode> {
     };
     let cfg = LoadConfig {
         target: plan.target.clone(),
-        dialect: plan.dialect,
+        family: plan.target.family,
         model: Arc::new(model),
         loaders,
         seeding: plan.seeding,
@@ -384,7 +378,7 @@ impl MeasuredRun for Plan {
         let workload = Arc::new(LinkBenchWorkload::<S> {
             target: m.target().clone(),
             ignore: self.ignore.clone(),
-            dialect: self.dialect,
+            family: self.target.family,
             model,
             rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
             session: std::marker::PhantomData,

@@ -21,7 +21,7 @@ use dbperf_engine::{RunConfig, RunOutcome, StatementNames};
 
 use super::args::{RandArgs, SysbenchFlags, TargetArgs};
 use dbperf_driver::mysql::IgnoreErrors;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{pg, Session, Target};
 use dbperf_results::options::{LuaOptions, WorkloadOptions};
 use dbperf_results::Summary;
@@ -231,10 +231,10 @@ fn target(a: &LuaArgs) -> Result<Target> {
     } else {
         a.server.resolve()?
     };
-    match (a.db_driver.as_deref(), t.scheme) {
-        (None, _) | (Some("mysql"), Scheme::Mysql) | (Some("pgsql"), Scheme::Postgres) => Ok(t),
-        (Some("mysql"), Scheme::Postgres) => bail!("--db-driver=mysql but the target is PostgreSQL: give a mysql:// target or --db-driver=pgsql"),
-        (Some("pgsql"), Scheme::Mysql) => bail!("--db-driver=pgsql but the target speaks the MySQL protocol: give a postgres:// target (or --pgsql-host ...)"),
+    match (a.db_driver.as_deref(), t.family) {
+        (None, _) | (Some("mysql"), Family::Mysql) | (Some("pgsql"), Family::Postgres) => Ok(t),
+        (Some("mysql"), Family::Postgres) => bail!("--db-driver=mysql but the target is PostgreSQL: give a mysql:// target or --db-driver=pgsql"),
+        (Some("pgsql"), Family::Mysql) => bail!("--db-driver=pgsql but the target speaks the MySQL protocol: give a postgres:// target (or --pgsql-host ...)"),
         (Some(other), _) => bail!("--db-driver={other}: dbperf runs mysql and pgsql"),
     }
 }
@@ -296,13 +296,13 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     let command = a.command.clone().unwrap_or_default();
     let help = command.is_empty() || command == "help";
     let target = if help { None } else { Some(target(&a)?) };
-    let scheme = target.as_ref().map(|t| t.scheme);
-    let driver = match scheme {
-        Some(Scheme::Postgres) => "pgsql",
+    let family = target.as_ref().map(|t| t.family);
+    let driver = match family {
+        Some(Family::Postgres) => "pgsql",
         _ => a.db_driver.as_deref().unwrap_or("mysql"),
     };
-    let ignore = match scheme {
-        Some(Scheme::Postgres) => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+    let ignore = match family {
+        Some(Family::Postgres) => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
         _ => IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?,
     };
     let ps_disabled = match a.db_ps_mode.as_str() {

@@ -15,7 +15,7 @@ use dbperf_engine::{RunConfig, RunOutcome};
 use super::args::TargetUrl;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::pg;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
 use dbperf_results::options::{PgbenchOptions, WorkloadOptions};
@@ -149,7 +149,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         let args = plan.args.run.clone();
         return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
-    if target.scheme != Scheme::Postgres {
+    if target.family != Family::Postgres {
         bail!(
             "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
             target.redacted()
@@ -203,17 +203,17 @@ impl PgbenchRun {
         if a.run.time == 0 && a.transactions == 0 {
             bail!("the run has no end: give --time (seconds) or --transactions (per client)");
         }
-        let ignore = match target.scheme {
-            Scheme::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
-            Scheme::Mysql => dbperf_driver::mysql::IgnoreErrors::sysbench_default(),
+        let ignore = match target.family {
+            Family::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
+            Family::Mysql => dbperf_driver::mysql::IgnoreErrors::sysbench_default(),
         };
-        let client = Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+        let client = Client::choose(&a.run.client_impl, target.family).map_err(|e| anyhow!(e))?;
         match &scripts {
-            Scripts::Builtin(_) if target.scheme != Scheme::Postgres => bail!(
+            Scripts::Builtin(_) if target.family != Family::Postgres => bail!(
                 "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
                 target.redacted()
             ),
-            Scripts::Parsed(p) if target.scheme == Scheme::Mysql && p.uses_builtin => {
+            Scripts::Parsed(p) if target.family == Family::Mysql && p.uses_builtin => {
                 bail!("the built-in scripts are PostgreSQL's (END, pgbench_* tables): run script files (-f) on a MySQL target")
             }
             Scripts::Parsed(p) if p.mode == QueryMode::Extended && client != Client::PgWire => {

@@ -12,6 +12,7 @@ use super::args::SysbenchArgs;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pg;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
 use dbperf_results::options::{SysbenchOptions, WorkloadOptions};
@@ -23,7 +24,6 @@ use dbperf_workloads::sysbench::options::OltpRules;
 use dbperf_workloads::sysbench::prepare::{self, PrepareConfig};
 use dbperf_workloads::sysbench::rand::{Distribution, RandType};
 use dbperf_workloads::sysbench::report::SysbenchReport;
-use dbperf_workloads::sysbench::schema::Dialect;
 use dbperf_workloads::sysbench::{OltpOptions, OltpWorkload, Test};
 use dbperf_workloads::{FinalReport, ReportFile};
 
@@ -75,16 +75,16 @@ impl Plan {
             );
         }
         let target = resolve_target(&a)?;
-        let dialect = Dialect::of(target.scheme);
-        if a.db_driver == "pgsql" && dialect != Dialect::Postgres {
+        let family = target.family;
+        if a.db_driver == "pgsql" && family != Family::Postgres {
             bail!(
                 "--db-driver=pgsql needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
                 target.redacted()
             );
         }
-        let ignore = match dialect {
-            Dialect::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
-            Dialect::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
+        let ignore = match family {
+            Family::Mysql => IgnoreErrors::parse(&a.mysql_ignore_errors),
+            Family::Postgres => pg::parse_ignore(&a.pgsql_ignore_errors),
         }
         .map_err(|e| anyhow!(e))?;
         if let Some(v) = &a.pgsql_variant {
@@ -116,7 +116,7 @@ impl Plan {
             number_of_ranges: a.number_of_ranges,
             delta: a.delta,
         };
-        opts.validate_for(test, dialect).map_err(|e| anyhow!(e))?;
+        opts.validate_for(test, family).map_err(|e| anyhow!(e))?;
         let rand_type: RandType = a.rand_type.parse().map_err(|e| anyhow!("--rand-type: {e}"))?;
         let params = a.rand.params()?;
         let dist = Distribution::new(rand_type, params)?;
@@ -222,8 +222,14 @@ impl MeasuredRun for Plan {
     }
 
     async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
-        let dialect = Dialect::of(self.target.scheme);
-        prepare::check_tables(admin, self.test, self.opts.tables, dialect, &self.target.database).await?;
+        prepare::check_tables(
+            admin,
+            self.test,
+            self.opts.tables,
+            self.target.family,
+            &self.target.database,
+        )
+        .await?;
         Ok(())
     }
 

@@ -13,7 +13,7 @@ use dbperf_engine::{RunConfig, RunOutcome};
 use super::args::TargetUrl;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 use dbperf_report::LiveLine;
 use dbperf_results::options::WorkloadOptions;
@@ -176,13 +176,13 @@ impl Plan {
             bail!("no server given: use --target mysql://USER:PASS@HOST:PORT/DB (or sandbox:NAME, see `dbperf server start`), DBPERF_TARGET or --target-file")
         };
         let kind: SchemaKind = a.schema.parse().map_err(|e: String| anyhow!(e))?;
-        if kind == SchemaKind::TpccMysql && target.scheme == Scheme::Postgres {
+        if kind == SchemaKind::TpccMysql && target.family == Family::Postgres {
             bail!("--schema tpcc-mysql is tpcc-mysql's MySQL schema; on PostgreSQL use the default --schema dbperf");
         }
         let schema = Schema {
             kind,
             history_pk: a.history_pk,
-            scheme: target.scheme,
+            family: target.family,
         };
         let mode: Mode = a.mode.parse().map_err(|e: String| anyhow!(e))?;
         let warehouse_choice: WarehouseChoice = a.warehouse_choice.parse().map_err(|e: String| anyhow!(e))?;
@@ -224,7 +224,7 @@ impl Plan {
         if command == Command::Run {
             // The run flags' errors before anything connects.
             a.run.config(&shape)?;
-            Client::choose(&a.run.client_impl, target.scheme).map_err(|e| anyhow!(e))?;
+            Client::choose(&a.run.client_impl, target.family).map_err(|e| anyhow!(e))?;
         }
         Ok(Plan {
             command,

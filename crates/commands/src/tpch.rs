@@ -6,17 +6,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::args::TargetArgs;
 
+use dbperf_driver::target::Family;
 use dbperf_driver::Target;
+use dbperf_workloads::tpch::check_scale_factor;
 use dbperf_workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use dbperf_workloads::tpch::power::stream_params;
 use dbperf_workloads::tpch::qgen::{check_seed, stream_order};
 use dbperf_workloads::tpch::queries::render;
 use dbperf_workloads::tpch::updates;
-use dbperf_workloads::tpch::{check_scale_factor, Dialect};
 
 /// TPC-H (DBT-3): data identical to dbgen 2.17.3, qgen parameters, validation, power test.
 #[derive(Debug, Args)]
@@ -53,8 +55,8 @@ pub struct ConnArgs {
     pub server: TargetArgs,
     /// SQL dialect of the schema and queries [default: the target's: mysql for mysql://,
     /// postgres for postgres://].
-    #[arg(long, value_enum, help_heading = "Connection")]
-    pub dialect: Option<DialectArg>,
+    #[arg(long, value_parser = dialect_parser(), help_heading = "Connection")]
+    pub dialect: Option<Family>,
 }
 
 /// `dbperf tpch cleanup`.
@@ -69,22 +71,21 @@ pub struct CleanupArgs {
     pub force: bool,
 }
 
-/// `--dialect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DialectArg {
-    /// MySQL, MariaDB, Percona Server.
-    Mysql,
-    /// PostgreSQL.
-    Postgres,
-}
+/// `--dialect`'s values: each family by its URL scheme's name, with its help.
+const DIALECTS: [(Family, &str); 2] = [
+    (Family::Mysql, "MySQL, MariaDB, Percona Server"),
+    (Family::Postgres, "PostgreSQL"),
+];
 
-impl From<DialectArg> for Dialect {
-    fn from(a: DialectArg) -> Dialect {
-        match a {
-            DialectArg::Mysql => Dialect::Mysql,
-            DialectArg::Postgres => Dialect::Postgres,
-        }
-    }
+/// Parses `--dialect mysql|postgres` into the [`Family`] whose SQL to write.
+fn dialect_parser() -> impl TypedValueParser<Value = Family> {
+    PossibleValuesParser::new(DIALECTS.map(|(f, help)| PossibleValue::new(f.as_str()).help(help))).map(|s| {
+        DIALECTS
+            .into_iter()
+            .map(|(f, _)| f)
+            .find(|f| f.as_str() == s)
+            .expect("clap passes only a possible value")
+    })
 }
 
 impl ConnArgs {
@@ -98,11 +99,11 @@ impl ConnArgs {
         self.server.sandbox()
     }
 
-    /// The SQL dialect: `--dialect`, else the target's. A dialect the target's server
-    /// does not speak is refused.
-    pub fn dialect(&self) -> Result<Dialect> {
-        let of_target = Dialect::of(&self.target()?);
-        match self.dialect.map(Dialect::from) {
+    /// The family whose SQL to write: `--dialect`, else the target's. A dialect the
+    /// target's server does not speak is refused.
+    pub fn family(&self) -> Result<Family> {
+        let of_target = self.target()?.family;
+        match self.dialect {
             Some(d) if d != of_target => anyhow::bail!(
                 "--dialect {d:?} does not match the target, which speaks {of_target:?}; drop --dialect to use the target's"
             ),
@@ -175,8 +176,8 @@ pub struct QgenArgs {
     #[arg(long)]
     pub params_only: bool,
     /// SQL dialect of the queries.
-    #[arg(long, value_enum, default_value = "mysql")]
-    pub dialect: DialectArg,
+    #[arg(long, value_parser = dialect_parser(), default_value = "mysql")]
+    pub dialect: Family,
 }
 
 /// Runs `dbperf tpch`; `argv` is the whole command line, for the manifest.
@@ -185,7 +186,7 @@ pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Prepare(a) => prepare(a),
         TpchCommand::Cleanup(c) => {
             let target = c.conn.target()?;
-            c.conn.dialect()?;
+            c.conn.family()?;
             runtime()?.block_on(load::cleanup(&target, c.force))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -242,7 +243,7 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         sf: a.scale_factor,
         target: a.conn.target()?,
         connections: threads,
-        dialect: a.conn.dialect()?,
+        family: a.conn.family()?,
         method: a.load_method.into(),
         progress: true,
     };
@@ -255,7 +256,6 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
 
 fn qgen(a: QgenArgs) -> Result<ExitCode> {
     check_scale_factor(a.scale_factor)?;
-    let dialect = Dialect::from(a.dialect);
     let seed = a.seed.unwrap_or_else(dbperf_workloads::tpch::qgen::time_seed);
     check_seed(seed)?;
     if !a.validation {
@@ -268,7 +268,7 @@ fn qgen(a: QgenArgs) -> Result<ExitCode> {
             println!("{q}\t{}", p.values.join("\t"));
             continue;
         }
-        let r = render(dialect, p, a.stream);
+        let r = render(a.dialect, p, a.stream);
         println!("-- Q{q}");
         for s in r.setup.iter().chain([&r.main]).chain(&r.teardown) {
             println!("{s};");

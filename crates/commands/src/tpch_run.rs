@@ -14,6 +14,7 @@ use dbperf_engine::RunConfig;
 
 use super::tpch::{runtime, ConnArgs};
 use dbperf_driver::any::AnySession;
+use dbperf_driver::target::Family;
 use dbperf_driver::Session;
 use dbperf_results::options::{TpchPowerOptions, WorkloadOptions};
 use dbperf_results::RunDir;
@@ -24,7 +25,6 @@ use dbperf_workloads::tpch::compare::{table, Column};
 use dbperf_workloads::tpch::load::{data_scale_factor, data_scale_factor_on};
 use dbperf_workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
 use dbperf_workloads::tpch::qgen::{check_seed, seed_at, time_seed};
-use dbperf_workloads::tpch::schema::Dialect;
 use dbperf_workloads::tpch::validate as tpch_validate;
 use dbperf_workloads::ReportFile;
 
@@ -126,7 +126,7 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
         tpch_validate::refuse_self_compare(read, write)?;
     }
     let target = a.conn.target()?;
-    let dialect = a.conn.dialect()?;
+    let family = a.conn.family()?;
     let limit = timeout(a.timeout)?;
     let rt = runtime()?;
     let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
@@ -138,7 +138,7 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     }
     let cfg = tpch_validate::ValidateConfig {
         target,
-        dialect,
+        family,
         sf,
         timeout: limit,
         answers: a.answers,
@@ -186,7 +186,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     check_seed(seed)?;
     let mut plan = PowerRun {
-        dialect: a.conn.dialect()?,
+        family: a.conn.family()?,
         queries: selected_queries(&a.queries)?,
         timeout: timeout(a.timeout)?,
         cold: match a.cold {
@@ -215,7 +215,7 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// A validated `dbperf tpch power`.
 struct PowerRun {
-    dialect: Dialect,
+    family: Family,
     queries: Vec<u8>,
     timeout: Option<Duration>,
     cold: Cold,
@@ -286,7 +286,7 @@ impl MeasuredRun for PowerRun {
         let a = &self.args;
         let mut cfg = PowerConfig {
             target: m.target().clone(),
-            dialect: self.dialect,
+            family: self.family,
             sf: self.sf,
             seed: self.seed,
             validation: a.validation,

@@ -15,6 +15,7 @@ use dbperf_engine::RunConfig;
 use super::tpch::{runtime, ConnArgs};
 use super::tpch_run::timeout;
 use dbperf_driver::any::AnySession;
+use dbperf_driver::target::Family;
 use dbperf_driver::Session;
 use dbperf_results::options::{TpchThroughputOptions, WorkloadOptions};
 use dbperf_results::RunDir;
@@ -26,7 +27,6 @@ use dbperf_workloads::tpch::metrics::min_streams;
 use dbperf_workloads::tpch::power::{PowerReport, TPCH_FILE};
 use dbperf_workloads::tpch::qgen::{seed_at, time_seed};
 use dbperf_workloads::tpch::report;
-use dbperf_workloads::tpch::schema::Dialect;
 use dbperf_workloads::tpch::throughput::{self, ThroughputConfig};
 use dbperf_workloads::ReportFile;
 
@@ -95,7 +95,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         bail!("--shard needs --start-at: the instant every shard starts its streams");
     }
     let mut plan = ThroughputRun {
-        dialect: a.conn.dialect()?,
+        family: a.conn.family()?,
         timeout: timeout(a.timeout)?,
         database: target.database.clone(),
         power,
@@ -119,7 +119,7 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// A validated `dbperf tpch throughput`.
 struct ThroughputRun {
-    dialect: Dialect,
+    family: Family,
     timeout: Option<std::time::Duration>,
     database: String,
     /// The power run for QphH@Size.
@@ -183,7 +183,7 @@ impl MeasuredRun for ThroughputRun {
         let a = &self.args;
         let mut cfg = ThroughputConfig {
             target: m.target().clone(),
-            dialect: self.dialect,
+            family: self.family,
             sf: self.sf,
             seed: self.seed,
             streams: self.streams,

@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use common::{dbperf, kill_after, kill_moments, only_run_dir, read_json, run_ok, sandbox};
 use dbperf::driver::mysql::IgnoreErrors;
+use dbperf::driver::target::Family;
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Session, Target};
 use dbperf::workloads::tpch::power::stream_params;
 use dbperf::workloads::tpch::queries::Rendered;
 use dbperf::workloads::tpch::runner::{QueryRunner, Status};
-use dbperf::workloads::tpch::Dialect;
 
 fn count(rt: &tokio::runtime::Runtime, s: &mut WireSession, sql: &str) -> i64 {
     let rows = rt.block_on(s.query_rows(sql)).unwrap();
@@ -272,7 +272,7 @@ fn load_validate_power_and_timeouts() {
 
     // A query that would run for hours is killed on the server within its timeout.
     rt.block_on(async {
-        let mut runner = QueryRunner::connect(&target, Dialect::Mysql).await.unwrap();
+        let mut runner = QueryRunner::connect(&target, Family::Mysql).await.unwrap();
         let forever = Rendered {
             query: 9,
             setup: vec![],

@@ -1,5 +1,5 @@
 //! [`AnySession`]: one session type for code that serves both server families, chosen at
-//! connect time by the target's scheme.
+//! connect time by the target's family.
 //!
 //! Hot-path workers stay generic over [`Session`] and are monomorphised per driver; this is
 //! for loaders, query runners and administration, where one enum match per statement costs
@@ -12,7 +12,7 @@ use futures_util::stream::BoxStream;
 
 use super::mysql::IgnoreErrors;
 use super::pgwire::PgWireSession;
-use super::target::Scheme;
+use super::target::Family;
 use super::wire::WireSession;
 use super::{DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 
@@ -26,10 +26,10 @@ pub enum AnySession {
 
 impl AnySession {
     /// The family it talks to.
-    pub fn scheme(&self) -> Scheme {
+    pub fn family(&self) -> Family {
         match self {
-            AnySession::Mysql(_) => Scheme::Mysql,
-            AnySession::Pg(_) => Scheme::Postgres,
+            AnySession::Mysql(_) => Family::Mysql,
+            AnySession::Pg(_) => Family::Postgres,
         }
     }
 
@@ -92,9 +92,9 @@ impl AnySession {
 
 impl Session for AnySession {
     async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<AnySession, DbError> {
-        Ok(match target.scheme {
-            Scheme::Mysql => AnySession::Mysql(WireSession::connect(target, ignore).await?),
-            Scheme::Postgres => AnySession::Pg(PgWireSession::connect(target, ignore).await?),
+        Ok(match target.family {
+            Family::Mysql => AnySession::Mysql(WireSession::connect(target, ignore).await?),
+            Family::Postgres => AnySession::Pg(PgWireSession::connect(target, ignore).await?),
         })
     }
 

@@ -132,9 +132,9 @@ impl TextStatement {
 
 /// Refuses a target that does not speak the MySQL protocol, naming what to do instead.
 pub fn require_mysql(target: &Target) -> Result<(), DbError> {
-    match target.scheme {
-        target::Scheme::Mysql => Ok(()),
-        target::Scheme::Postgres => Err(DbError {
+    match target.family {
+        target::Family::Mysql => Ok(()),
+        target::Family::Postgres => Err(DbError {
             class: ErrorClass::Fatal,
             code: None,
             sqlstate: None,
@@ -194,15 +194,15 @@ pub(crate) const CR_CONN_HOST_ERROR: u32 = 2003;
 /// reconnecting while a run lasts). MySQL targets get libmysqlclient's 2002 (socket) or 2003
 /// (TCP), PostgreSQL ones SQLSTATE 08001; the message says what to check.
 pub(crate) fn cannot_connect(target: &Target, e: &std::io::Error) -> DbError {
-    cannot_connect_to(target.scheme, target.socket.is_some(), e)
+    cannot_connect_to(target.family, target.socket.is_some(), e)
 }
 
-/// [`cannot_connect`] for a session that kept the scheme and transport, not the target.
-pub(crate) fn cannot_connect_to(scheme: target::Scheme, socket: bool, e: &std::io::Error) -> DbError {
-    let (code, sqlstate) = match (scheme, socket) {
-        (target::Scheme::Postgres, _) => (None, Some("08001".to_string())),
-        (target::Scheme::Mysql, true) => (Some(CR_CONNECTION_ERROR), None),
-        (target::Scheme::Mysql, false) => (Some(CR_CONN_HOST_ERROR), None),
+/// [`cannot_connect`] for a session that kept the family and transport, not the target.
+pub(crate) fn cannot_connect_to(family: target::Family, socket: bool, e: &std::io::Error) -> DbError {
+    let (code, sqlstate) = match (family, socket) {
+        (target::Family::Postgres, _) => (None, Some("08001".to_string())),
+        (target::Family::Mysql, true) => (Some(CR_CONNECTION_ERROR), None),
+        (target::Family::Mysql, false) => (Some(CR_CONN_HOST_ERROR), None),
     };
     DbError {
         class: ErrorClass::ConnectionLost,

@@ -149,7 +149,7 @@ impl MysqlSession {
     async fn open(&mut self) -> Result<(), DbError> {
         let conn = Conn::new(self.opts.clone()).await.map_err(|e| match e {
             mysql_async::Error::Io(mysql_async::IoError::Io(io)) => {
-                super::cannot_connect_to(super::target::Scheme::Mysql, self.opts.socket().is_some(), &io)
+                super::cannot_connect_to(super::target::Family::Mysql, self.opts.socket().is_some(), &io)
             }
             e => self.err(e),
         })?;

@@ -173,7 +173,7 @@ impl PgSession {
             // tokio-postgres names the failed connect in the error and the reason in its source.
             match e.source().and_then(|s| s.downcast_ref::<std::io::Error>()) {
                 Some(io) if e.as_db_error().is_none() => {
-                    super::cannot_connect_to(super::target::Scheme::Postgres, false, io)
+                    super::cannot_connect_to(super::target::Family::Postgres, false, io)
                 }
                 _ => self.err(e),
             }
@@ -367,9 +367,9 @@ impl Session for PgSession {
 
 /// Refuses a target that is not PostgreSQL, naming what to do instead.
 pub fn require_postgres(target: &Target) -> Result<(), DbError> {
-    match target.scheme {
-        super::target::Scheme::Postgres => Ok(()),
-        super::target::Scheme::Mysql => Err(DbError {
+    match target.family {
+        super::target::Family::Postgres => Ok(()),
+        super::target::Family::Mysql => Err(DbError {
             class: ErrorClass::Fatal,
             code: None,
             sqlstate: None,

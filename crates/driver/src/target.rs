@@ -6,7 +6,7 @@ use std::fmt;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Target {
     /// Server family: MySQL protocol or PostgreSQL.
-    pub scheme: Scheme,
+    pub family: Family,
     /// Host name or address (ignored when `socket` is set).
     pub host: String,
     /// TCP port.
@@ -23,29 +23,30 @@ pub struct Target {
     pub socket: Option<String>,
 }
 
-/// Server protocol family.
+/// A server's family: the wire protocol it speaks and the SQL it takes. One type for the
+/// idea across dbperf: sessions, DDL, and each workload's SQL spellings match on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
+pub enum Family {
     /// MySQL protocol: MySQL, MariaDB, Percona Server.
     Mysql,
     /// PostgreSQL protocol.
     Postgres,
 }
 
-impl Scheme {
+impl Family {
     /// The URL scheme dbperf writes.
     pub fn as_str(self) -> &'static str {
         match self {
-            Scheme::Mysql => "mysql",
-            Scheme::Postgres => "postgres",
+            Family::Mysql => "mysql",
+            Family::Postgres => "postgres",
         }
     }
 
     /// The port a URL without one means.
     pub fn default_port(self) -> u16 {
         match self {
-            Scheme::Mysql => 3306,
-            Scheme::Postgres => 5432,
+            Family::Mysql => 3306,
+            Family::Postgres => 5432,
         }
     }
 }
@@ -72,9 +73,9 @@ impl Target {
             why: why.to_string(),
         };
         let parsed = url::Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
-        let scheme = match parsed.scheme() {
-            "mysql" | "mariadb" => Scheme::Mysql,
-            "postgres" | "postgresql" => Scheme::Postgres,
+        let family = match parsed.scheme() {
+            "mysql" | "mariadb" => Family::Mysql,
+            "postgres" | "postgresql" => Family::Postgres,
             other => return Err(invalid(&format!("unknown scheme {other:?}"))),
         };
         let decode = |s: &str| {
@@ -88,11 +89,11 @@ impl Target {
             match k.as_ref() {
                 "socket" => socket = Some(v.into_owned()),
                 // libpq's spelling: a host that starts with '/' is a socket directory.
-                "host" if scheme == Scheme::Postgres && v.starts_with('/') => socket = Some(v.into_owned()),
+                "host" if family == Family::Postgres && v.starts_with('/') => socket = Some(v.into_owned()),
                 other => {
-                    let allowed = match scheme {
-                        Scheme::Mysql => "socket=",
-                        Scheme::Postgres => "socket= or host=/socket/dir",
+                    let allowed = match family {
+                        Family::Mysql => "socket=",
+                        Family::Postgres => "socket= or host=/socket/dir",
                     };
                     return Err(invalid(&format!(
                         "unknown URL parameter {other:?} (only {allowed} is supported)"
@@ -109,13 +110,13 @@ impl Target {
             return Err(invalid("the path must be a single database name"));
         }
         Ok(Target {
-            scheme,
+            family,
             host,
-            port: parsed.port().unwrap_or(scheme.default_port()),
+            port: parsed.port().unwrap_or(family.default_port()),
             user: if parsed.username().is_empty() {
-                match scheme {
-                    Scheme::Mysql => "root".into(),
-                    Scheme::Postgres => "postgres".into(),
+                match family {
+                    Family::Mysql => "root".into(),
+                    Family::Postgres => "postgres".into(),
                 }
             } else {
                 decode(parsed.username())
@@ -130,16 +131,16 @@ impl Target {
     pub fn redacted(&self) -> String {
         let mut s = format!(
             "{}://{}:***@{}:{}/{}",
-            self.scheme.as_str(),
+            self.family.as_str(),
             self.user,
             self.host,
             self.port,
             self.database
         );
         if let Some(sock) = &self.socket {
-            s.push_str(match self.scheme {
-                Scheme::Mysql => "?socket=",
-                Scheme::Postgres => "?host=",
+            s.push_str(match self.family {
+                Family::Mysql => "?socket=",
+                Family::Postgres => "?host=",
             });
             s.push_str(sock);
         }
@@ -204,7 +205,7 @@ impl MysqlOptions {
     /// localhost:3306, user sbtest, database sbtest).
     pub fn apply(&self, base: Option<Target>) -> Target {
         let mut t = base.unwrap_or(Target {
-            scheme: Scheme::Mysql,
+            family: Family::Mysql,
             host: "localhost".into(),
             port: 3306,
             user: "sbtest".into(),
@@ -268,7 +269,7 @@ mod tests {
     #[test]
     fn parses_postgres_urls() {
         let t = Target::parse("postgres://bench:pw@127.0.0.1/sbtest").unwrap();
-        assert_eq!((t.scheme, t.port, t.user.as_str()), (Scheme::Postgres, 5432, "bench"));
+        assert_eq!((t.family, t.port, t.user.as_str()), (Family::Postgres, 5432, "bench"));
         assert_eq!(t.redacted(), "postgres://bench:***@127.0.0.1:5432/sbtest");
         let s = Target::parse("postgresql://u@localhost:5499/db?host=/tmp/pgsock").unwrap();
         assert_eq!((s.socket.as_deref(), s.port), (Some("/tmp/pgsock"), 5499));

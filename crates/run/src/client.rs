@@ -3,7 +3,7 @@
 //! driver-crate sessions stay selectable so the difference can be measured.
 //! `--client-io`: how client threads wait for replies ([`blocking_io`]).
 
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 
 /// The session a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,26 +19,26 @@ pub enum Client {
 }
 
 impl Client {
-    /// dbperf's own session for a target of family `scheme` (`--client-impl wire`).
-    pub fn default_for(scheme: Scheme) -> Client {
-        match scheme {
-            Scheme::Mysql => Client::MysqlWire,
-            Scheme::Postgres => Client::PgWire,
+    /// dbperf's own session for a target of `family` (`--client-impl wire`).
+    pub fn default_for(family: Family) -> Client {
+        match family {
+            Family::Mysql => Client::MysqlWire,
+            Family::Postgres => Client::PgWire,
         }
     }
 
-    /// Validates `--client-impl FLAG` for a target of family `scheme`.
-    pub fn choose(flag: &str, scheme: Scheme) -> Result<Client, String> {
-        match (flag, scheme) {
-            ("wire", Scheme::Mysql) => Ok(Client::MysqlWire),
-            ("wire", Scheme::Postgres) => Ok(Client::PgWire),
-            ("mysql_async", Scheme::Mysql) => Ok(Client::MysqlAsync),
-            ("tokio-postgres", Scheme::Postgres) => Ok(Client::TokioPostgres),
-            ("mysql_async", Scheme::Postgres) => Err(
+    /// Validates `--client-impl FLAG` for a target of `family`.
+    pub fn choose(flag: &str, family: Family) -> Result<Client, String> {
+        match (flag, family) {
+            ("wire", Family::Mysql) => Ok(Client::MysqlWire),
+            ("wire", Family::Postgres) => Ok(Client::PgWire),
+            ("mysql_async", Family::Mysql) => Ok(Client::MysqlAsync),
+            ("tokio-postgres", Family::Postgres) => Ok(Client::TokioPostgres),
+            ("mysql_async", Family::Postgres) => Err(
                 "--client-impl mysql_async is a MySQL client and the target is PostgreSQL; use wire (default) or tokio-postgres"
                     .into(),
             ),
-            ("tokio-postgres", Scheme::Mysql) => Err(
+            ("tokio-postgres", Family::Mysql) => Err(
                 "--client-impl tokio-postgres is a PostgreSQL client and the target speaks the MySQL protocol; use wire (default) or mysql_async"
                     .into(),
             ),
@@ -129,18 +129,18 @@ mod tests {
 
     #[test]
     fn client_impls_are_checked_against_the_family() {
-        assert_eq!(Client::choose("wire", Scheme::Mysql), Ok(Client::MysqlWire));
-        assert_eq!(Client::choose("wire", Scheme::Postgres), Ok(Client::PgWire));
-        assert_eq!(Client::choose("mysql_async", Scheme::Mysql), Ok(Client::MysqlAsync));
+        assert_eq!(Client::choose("wire", Family::Mysql), Ok(Client::MysqlWire));
+        assert_eq!(Client::choose("wire", Family::Postgres), Ok(Client::PgWire));
+        assert_eq!(Client::choose("mysql_async", Family::Mysql), Ok(Client::MysqlAsync));
         assert_eq!(
-            Client::choose("tokio-postgres", Scheme::Postgres),
+            Client::choose("tokio-postgres", Family::Postgres),
             Ok(Client::TokioPostgres)
         );
-        let e = Client::choose("mysql_async", Scheme::Postgres).unwrap_err();
+        let e = Client::choose("mysql_async", Family::Postgres).unwrap_err();
         assert!(e.contains("PostgreSQL"), "{e}");
-        let e = Client::choose("tokio-postgres", Scheme::Mysql).unwrap_err();
+        let e = Client::choose("tokio-postgres", Family::Mysql).unwrap_err();
         assert!(e.contains("MySQL protocol"), "{e}");
-        assert!(Client::choose("libpq", Scheme::Postgres)
+        assert!(Client::choose("libpq", Family::Postgres)
             .unwrap_err()
             .contains("\"libpq\""));
     }

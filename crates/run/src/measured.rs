@@ -30,7 +30,7 @@ use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::{IgnoreErrors, MysqlSession};
 use dbperf_driver::pg::PgSession;
 use dbperf_driver::pgwire::PgWireSession;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_engine::{Arrival, RunConfig, RunOutcome, StopReason, StopSignal, Workload};
@@ -204,18 +204,18 @@ pub fn measured_run<P: MeasuredRun>(
 ) -> Result<ExitCode> {
     let (client, ignore) = match &shared {
         Shared::Engine(a) => (
-            Client::choose(a.client_impl(), target.scheme).map_err(|e| anyhow!(e))?,
+            Client::choose(a.client_impl(), target.family).map_err(|e| anyhow!(e))?,
             IgnoreErrors::Codes(Default::default()),
         ),
         Shared::Own { .. } => (
-            Client::default_for(target.scheme),
+            Client::default_for(target.family),
             IgnoreErrors::Codes(Default::default()),
         ),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let facts = rt.block_on(async {
         let mut admin = AnySession::connect(target, ignore).await?;
-        let facts = server_facts(&mut admin, target.scheme).await?;
+        let facts = server_facts(&mut admin, target.family).await?;
         plan.before(&mut admin).await?;
         anyhow::Ok(facts)
     })?;
@@ -839,10 +839,10 @@ fn write_file_or_loss(path: &Path, bytes: &[u8]) -> Option<WriteLoss> {
 }
 
 /// Server version and all global variables (PostgreSQL: `pg_settings`), for the manifest.
-pub async fn server_facts<S: Session>(s: &mut S, scheme: Scheme) -> Result<ServerFacts> {
-    let sql = match scheme {
-        Scheme::Mysql => "SHOW GLOBAL VARIABLES",
-        Scheme::Postgres => "SELECT name, setting FROM pg_settings",
+pub async fn server_facts<S: Session>(s: &mut S, family: Family) -> Result<ServerFacts> {
+    let sql = match family {
+        Family::Mysql => "SHOW GLOBAL VARIABLES",
+        Family::Postgres => "SELECT name, setting FROM pg_settings",
     };
     let rows = s.query_rows(sql).await.context("reading server variables")?;
     let variables = rows
@@ -854,8 +854,8 @@ pub async fn server_facts<S: Session>(s: &mut S, scheme: Scheme) -> Result<Serve
         .collect();
     let version = s.server_version();
     Ok(ServerFacts {
-        version: match scheme {
-            Scheme::Postgres if !version.contains("PostgreSQL") => format!("PostgreSQL {version}"),
+        version: match family {
+            Family::Postgres if !version.contains("PostgreSQL") => format!("PostgreSQL {version}"),
             _ => version,
         },
         variables,

@@ -12,7 +12,7 @@ use dbperf_engine::StopSignal;
 
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pgwire::PgWireSession;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 use dbperf_results::telemetry::ServerSample;
 use dbperf_telemetry::server::{ServerSampler, ServerTelemetryOptions};
@@ -115,14 +115,14 @@ fn judge(sample: &ServerSample, quiet: &mut usize) -> Option<SettleEnd> {
 pub fn settle(target: &Target, limit: Duration, stop: &StopSignal) -> anyhow::Result<Settled> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let started = Instant::now();
-    let settled = match target.scheme {
-        Scheme::Postgres => rt.block_on(checkpoint(target)).map(|()| Settled {
+    let settled = match target.family {
+        Family::Postgres => rt.block_on(checkpoint(target)).map(|()| Settled {
             end: SettleEnd::Checkpoint,
             waited: started.elapsed(),
             checkpoint_pct: None,
             dirty_pct: None,
         })?,
-        Scheme::Mysql => rt.block_on(wait_for_innodb(target, limit, stop, started))?,
+        Family::Mysql => rt.block_on(wait_for_innodb(target, limit, stop, started))?,
     };
     println!("{}", settled.line());
     Ok(settled)

@@ -21,7 +21,7 @@ use dbperf_engine::clock::now_ns;
 use super::os::OsSampler;
 use super::pg::PgSampler;
 use super::server::{ServerSample, ServerSampler, ServerTelemetryOptions};
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{DbError, Target};
 pub use dbperf_results::telemetry::{ClientSample, TelemetryRow as Sample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use dbperf_results::{AppendFile, ResultsError, WriteLoss};
@@ -34,11 +34,11 @@ pub enum AnyServerSampler {
 }
 
 impl AnyServerSampler {
-    /// Connects the sampler that fits `target.scheme`.
+    /// Connects the sampler that fits `target.family`.
     pub async fn connect(target: &Target, options: &ServerTelemetryOptions) -> Result<AnyServerSampler, DbError> {
-        Ok(match target.scheme {
-            Scheme::Mysql => AnyServerSampler::Mysql(Box::new(ServerSampler::connect(target, options).await?)),
-            Scheme::Postgres => {
+        Ok(match target.family {
+            Family::Mysql => AnyServerSampler::Mysql(Box::new(ServerSampler::connect(target, options).await?)),
+            Family::Postgres => {
                 AnyServerSampler::Postgres(Box::new(PgSampler::connect(target, options.top_waits).await?))
             }
         })

@@ -138,13 +138,15 @@ pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/sy
 /// The first MariaDB with a single redo file.
 const MARIADB_ONE_REDO_FILE_SINCE: (u32, u32, u32) = (10, 5, 0);
 
-/// What the sampler learned once, at connect.
+/// What the sampler learned once, at connect: flavor, version and the InnoDB sizes its
+/// figures are read against. The version and variables a run's manifest records are
+/// [`dbperf_results::manifest::ServerFacts`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ServerFacts {
+pub struct SamplerFacts {
     pub flavor: Flavor,
     /// `SELECT VERSION()`.
     pub version: String,
-    /// `(major, minor, patch)` parsed from [`ServerFacts::version`].
+    /// `(major, minor, patch)` parsed from [`SamplerFacts::version`].
     pub version_number: (u32, u32, u32),
     pub page_size: u64,
     pub buffer_pool_bytes: u64,
@@ -185,7 +187,7 @@ struct Snapshot {
 /// Samples one MariaDB or MySQL server over its own connection.
 pub struct ServerSampler {
     session: WireSession,
-    facts: ServerFacts,
+    facts: SamplerFacts,
     options: ServerTelemetryOptions,
     checkpoint: CheckpointSource,
     metrics_sql: &'static str,
@@ -234,7 +236,7 @@ impl ServerSampler {
             .await?;
         let row = rows.into_iter().next().unwrap_or_default();
         let num = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<f64>().ok());
-        let mut facts = ServerFacts {
+        let mut facts = SamplerFacts {
             flavor,
             version,
             version_number,
@@ -424,7 +426,7 @@ impl ServerSampler {
     }
 
     /// What was learned at connect.
-    pub fn facts(&self) -> &ServerFacts {
+    pub fn facts(&self) -> &SamplerFacts {
         &self.facts
     }
 
@@ -529,7 +531,7 @@ impl ServerSampler {
 
 /// Everything that is arithmetic on two snapshots, apart from the queries.
 fn build_sample(
-    facts: &ServerFacts,
+    facts: &SamplerFacts,
     top_waits: usize,
     previous: Option<&Snapshot>,
     now: &Snapshot,
@@ -840,8 +842,8 @@ BUFFER POOL AND MEMORY
         );
     }
 
-    fn facts() -> ServerFacts {
-        ServerFacts {
+    fn facts() -> SamplerFacts {
+        SamplerFacts {
             flavor: Flavor::Mariadb,
             version: "10.11.5-MariaDB".into(),
             version_number: (10, 11, 5),

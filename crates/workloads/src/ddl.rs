@@ -14,7 +14,7 @@
 //! Tables that dbperf versions before this record created count as not created by dbperf:
 //! `cleanup --force` drops them.
 
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{doing, Failed, Session};
 
 /// The record of tables dbperf created in this database (PostgreSQL: in this schema).
@@ -89,10 +89,10 @@ impl Inventory {
     }
 }
 
-fn list_tables(scheme: Scheme) -> &'static str {
-    match scheme {
-        Scheme::Mysql => "SHOW TABLES",
-        Scheme::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+fn list_tables(family: Family) -> &'static str {
+    match family {
+        Family::Mysql => "SHOW TABLES",
+        Family::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
     }
 }
 
@@ -103,9 +103,9 @@ fn first_column(rows: Vec<Vec<Option<String>>>) -> Vec<String> {
 }
 
 /// Reads the tables of the current database and the record of those dbperf created.
-pub async fn inventory<S: Session>(s: &mut S, scheme: Scheme) -> Result<Inventory, Failed> {
+pub async fn inventory<S: Session>(s: &mut S, family: Family) -> Result<Inventory, Failed> {
     let existing = first_column(
-        s.query_rows(list_tables(scheme))
+        s.query_rows(list_tables(family))
             .await
             .map_err(doing("listing tables"))?,
     );
@@ -168,14 +168,14 @@ pub fn refuse_others(command: &str, others: &[(&str, String)], database: &str) -
 /// a resuming prepare compares with its own), before creating it.
 pub async fn record<S: Session>(
     s: &mut S,
-    scheme: Scheme,
+    family: Family,
     workload: &str,
     name: &str,
     params: &str,
 ) -> Result<(), Failed> {
-    let (ts, insert, tail) = match scheme {
-        Scheme::Mysql => ("DATETIME", "INSERT IGNORE INTO", ""),
-        Scheme::Postgres => ("TIMESTAMP", "INSERT INTO", " ON CONFLICT (name) DO NOTHING"),
+    let (ts, insert, tail) = match family {
+        Family::Mysql => ("DATETIME", "INSERT IGNORE INTO", ""),
+        Family::Postgres => ("TIMESTAMP", "INSERT INTO", " ON CONFLICT (name) DO NOTHING"),
     };
     s.query(&format!(
         "CREATE TABLE IF NOT EXISTS {CREATED_TABLE} (name VARCHAR(64) NOT NULL PRIMARY KEY, \
@@ -197,7 +197,7 @@ pub async fn record<S: Session>(
 /// refused tables dbperf did not create ([`Inventory::foreign`]).
 pub async fn create_table<S: Session>(
     s: &mut S,
-    scheme: Scheme,
+    family: Family,
     inv: &Inventory,
     workload: &str,
     params: &str,
@@ -209,9 +209,9 @@ pub async fn create_table<S: Session>(
         s.query(&format!("DELETE FROM {CREATED_TABLE} WHERE name = '{name}'"))
             .await
             .map_err(doing(format!("writing {CREATED_TABLE}")))?;
-        record(s, scheme, workload, name, params).await?;
+        record(s, family, workload, name, params).await?;
     } else if !inv.ours(name) {
-        record(s, scheme, workload, name, params).await?;
+        record(s, family, workload, name, params).await?;
     }
     if !inv.exists(name) {
         s.query(ddl).await.map_err(doing(ddl.to_string()))?;
@@ -230,22 +230,22 @@ pub enum Object<'a> {
     Constraint(&'a str),
 }
 
-fn schema_fn(scheme: Scheme) -> &'static str {
-    match scheme {
-        Scheme::Mysql => "DATABASE()",
-        Scheme::Postgres => "current_schema()",
+fn schema_fn(family: Family) -> &'static str {
+    match family {
+        Family::Mysql => "DATABASE()",
+        Family::Postgres => "current_schema()",
     }
 }
 
 /// True when `table` has `object`.
-pub async fn exists<S: Session>(s: &mut S, scheme: Scheme, table: &str, object: Object<'_>) -> Result<bool, Failed> {
-    let schema = schema_fn(scheme);
-    let sql = match (object, scheme) {
-        (Object::Index(i), Scheme::Mysql) => format!(
+pub async fn exists<S: Session>(s: &mut S, family: Family, table: &str, object: Object<'_>) -> Result<bool, Failed> {
+    let schema = schema_fn(family);
+    let sql = match (object, family) {
+        (Object::Index(i), Family::Mysql) => format!(
             "SELECT 1 FROM information_schema.statistics WHERE table_schema = {schema} \
              AND table_name = '{table}' AND index_name = '{i}' LIMIT 1"
         ),
-        (Object::Index(i), Scheme::Postgres) => format!(
+        (Object::Index(i), Family::Postgres) => format!(
             "SELECT 1 FROM pg_indexes WHERE schemaname = {schema} AND tablename = '{table}' AND indexname = '{i}'"
         ),
         (Object::PrimaryKey, _) => format!(
@@ -269,18 +269,18 @@ pub async fn exists<S: Session>(s: &mut S, scheme: Scheme, table: &str, object: 
 /// that the server finished meanwhile), that is success. True when `sql` ran.
 pub async fn ensure<S: Session>(
     s: &mut S,
-    scheme: Scheme,
+    family: Family,
     table: &str,
     object: Object<'_>,
     sql: &str,
 ) -> Result<bool, Failed> {
-    if exists(s, scheme, table, object).await? {
+    if exists(s, family, table, object).await? {
         return Ok(false);
     }
     match s.query(sql).await {
         Ok(_) => Ok(true),
         Err(e) => {
-            if exists(s, scheme, table, object).await.unwrap_or(false) {
+            if exists(s, family, table, object).await.unwrap_or(false) {
                 Ok(false)
             } else {
                 Err(doing(sql.to_string())(e))
@@ -296,14 +296,14 @@ pub async fn ensure<S: Session>(
 /// nothing more. Returns the tables dropped.
 pub async fn drop_created<S: Session>(
     s: &mut S,
-    scheme: Scheme,
+    family: Family,
     workload: &str,
     database: &str,
     command: &str,
     names: &[&str],
     force: bool,
 ) -> Result<Vec<String>, DdlError> {
-    let inv = inventory(s, scheme).await?;
+    let inv = inventory(s, family).await?;
     let foreign = inv.foreign(names.iter().copied());
     if !foreign.is_empty() && !force {
         let (them, list) = match foreign.as_slice() {
@@ -317,8 +317,8 @@ pub async fn drop_created<S: Session>(
             if foreign.len() == 1 { "was" } else { "were" }
         )));
     }
-    let cascade = if scheme == Scheme::Postgres { " CASCADE" } else { "" };
-    if scheme == Scheme::Mysql {
+    let cascade = if family == Family::Postgres { " CASCADE" } else { "" };
+    if family == Family::Mysql {
         s.query("SET foreign_key_checks = 0")
             .await
             .map_err(doing("SET foreign_key_checks = 0"))?;

@@ -1,4 +1,4 @@
-//! Benchmark definitions, one folder per benchmark: schema per dialect, data
+//! Benchmark definitions, one folder per benchmark: schema per server family, data
 //! generation and loading, transaction mixes and checks, and each benchmark's own end of a
 //! measured run ([`FinalReport`], in `<name>/report.rs`: its result files and final text);
 //! and the loaders' shared progress bar.

@@ -1,7 +1,7 @@
 //! The load phase: tables created fresh, then nodes, links and counts generated id by id
 //! and sent in batches of `batch` rows by `loaders` connections, each on its own thread (as
 //! multi-row INSERTs on MySQL, as `COPY ... FROM STDIN` in text format with hex `bytea`
-//! payloads on PostgreSQL, see [`LoadSession`]), then the dialect's after-load statements (PostgreSQL: the node id sequence and
+//! payloads on PostgreSQL, see [`LoadSession`]), then the family's after-load statements (PostgreSQL: the node id sequence and
 //! ANALYZE). Memory stays bounded whatever `maxid1` is: one batch per table per loader,
 //! and the queue of units is computed from a unit's index, not stored.
 //!
@@ -25,17 +25,18 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::dist::MotifGen;
 use super::jrand::{derive_seed, JavaRandom, Sha1Prng};
-use super::schema::{Dialect, META_TABLE};
+use super::schema::{LinkbenchSql, META_TABLE};
 use super::{Model, Seeding, LINK_TYPE_BASE, NODE_TYPE};
 use crate::ddl::{self, DdlError};
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pg::PgSession;
 use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{doing, DbError, Failed, Param, Session, StmtId, Target};
 
-/// A loader's session: a [`Session`] that can also take a COPY, where the dialect loads by
-/// COPY ([`Dialect::copy_into`]).
+/// A loader's session: a [`Session`] that can also take a COPY, where the family loads by
+/// COPY ([`LinkbenchSql::copy_into`]).
 pub trait LoadSession: Session {
     /// Runs `sql` (a `COPY ... FROM STDIN`) with `data` in COPY text format; returns rows.
     fn copy_text(&mut self, sql: &str, data: Vec<u8>) -> impl std::future::Future<Output = Result<u64, DbError>>;
@@ -84,7 +85,7 @@ pub struct LoadConfig {
     /// Where.
     pub target: Target,
     /// SQL spelling.
-    pub dialect: Dialect,
+    pub family: Family,
     /// Ids, out-degrees, payload sizes.
     pub model: Arc<Model>,
     /// Loader connections (threads).
@@ -267,7 +268,7 @@ impl Table {
         }
     }
 
-    fn sql(self, d: Dialect, rows: usize) -> String {
+    fn sql(self, d: Family, rows: usize) -> String {
         match self {
             Table::Links => d.bulk_links(rows),
             Table::Counts => d.bulk_counts(rows),
@@ -287,7 +288,7 @@ impl Table {
 /// One loader: its session, batches and generators.
 struct Loader<S> {
     session: S,
-    dialect: Dialect,
+    family: Family,
     batch: usize,
     links: Batch,
     counts: Batch,
@@ -297,9 +298,9 @@ struct Loader<S> {
 impl<S: LoadSession> Loader<S> {
     async fn flush(&mut self, table: Table) -> Result<(), LoadError> {
         let (b, d, size) = match table {
-            Table::Links => (&mut self.links, self.dialect, self.batch),
-            Table::Counts => (&mut self.counts, self.dialect, self.batch),
-            Table::Nodes => (&mut self.nodes, self.dialect, self.batch),
+            Table::Links => (&mut self.links, self.family, self.batch),
+            Table::Counts => (&mut self.counts, self.family, self.batch),
+            Table::Nodes => (&mut self.nodes, self.family, self.batch),
         };
         let rows = b.rows();
         if rows == 0 {
@@ -483,12 +484,12 @@ async fn connect<S: LoadSession>(cfg: &LoadConfig) -> Result<Loader<S>, LoadErro
     let mut session = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting a loader"))?;
-    for sql in cfg.dialect.session_setup() {
+    for sql in cfg.family.session_setup() {
         session.query(sql).await.map_err(doing(*sql))?;
     }
     Ok(Loader {
         session,
-        dialect: cfg.dialect,
+        family: cfg.family,
         batch: cfg.batch,
         links: Batch::new(Table::Links.ints(), cfg.batch),
         counts: Batch::new(Table::Counts.ints(), cfg.batch),
@@ -570,8 +571,8 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
     let mut admin = S::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let foreign = inv.foreign(TABLES);
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf linkbench load", &foreign, &cfg.target.database).into());
@@ -585,12 +586,12 @@ pub async fn create_tables<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError
         created: inv.created.clone(),
         workloads: inv.workloads.clone(),
     };
-    for sql in cfg.dialect.create_tables(cfg.partitions) {
+    for sql in cfg.family.create_tables(cfg.partitions) {
         match sql
             .strip_prefix("CREATE TABLE ")
             .and_then(|r| r.split([' ', '(']).next())
         {
-            Some(t) => ddl::create_table(&mut admin, scheme, &fresh, "linkbench", "", t, &sql).await?,
+            Some(t) => ddl::create_table(&mut admin, family, &fresh, "linkbench", "", t, &sql).await?,
             None => {
                 admin.query(&sql).await.map_err(doing(sql.clone()))?;
             }
@@ -632,7 +633,7 @@ pub async fn cleanup<S: Session>(target: &Target, force: bool) -> Result<(), Loa
         .map_err(doing("connecting"))?;
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "linkbench",
         &target.database,
         "dbperf linkbench cleanup",
@@ -643,9 +644,9 @@ pub async fn cleanup<S: Session>(target: &Target, force: bool) -> Result<(), Loa
     Ok(())
 }
 
-/// Runs the dialect's statements that follow the data load.
+/// Runs the family's statements that follow the data load.
 async fn after_load<S: Session>(cfg: &LoadConfig) -> Result<(), LoadError> {
-    let stmts = cfg.dialect.after_load();
+    let stmts = cfg.family.after_load();
     if stmts.is_empty() {
         return Ok(());
     }

@@ -1,20 +1,21 @@
 //! The load phase as a command or a lab point runs it, and what a load left behind: the
-//! load on the target's dialect with its summary line ([`load_phase`], [`load_text`]), and
+//! load on the target's family with its summary line ([`load_phase`], [`load_text`]), and
 //! the checks `request` makes of what the load recorded in [`META_TABLE`] before it
 //! measures on the graph ([`LoadedGraph::read`]).
 
 use super::load::{self, LoadConfig, LoadError, LoadReport};
-use super::schema::{Dialect, META_TABLE};
+use super::schema::META_TABLE;
 use super::Seeding;
 use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::Session;
 
-/// Runs the load phase with the dialect's loader session.
+/// Runs the load phase with the family's loader session.
 pub fn load_phase(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
-    match cfg.dialect {
-        Dialect::Mysql => load::load::<WireSession>(cfg),
-        Dialect::Postgres => load::load::<PgWireSession>(cfg),
+    match cfg.family {
+        Family::Mysql => load::load::<WireSession>(cfg),
+        Family::Postgres => load::load::<PgWireSession>(cfg),
     }
 }
 

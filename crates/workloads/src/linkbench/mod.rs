@@ -1,10 +1,10 @@
-//! LinkBench, Facebook's social-graph benchmark: the schema per dialect, the parallel
+//! LinkBench, Facebook's social-graph benchmark: the schema per family, the parallel
 //! streaming loader of nodes, links and counts, the ten request operations with the
 //! reference's access distributions and id2 choice, and its latency-bucket report.
 //!
 //! Files: `jrand` (java.util.Random and SHA1PRNG), `dist` (Zipf, geometric, log-normal,
 //! shuffler, out-degrees, motif payloads), `config` (properties and mixes), `schema`
-//! (tables and SQL per dialect), `load` (the load phase), `loaded` (the load as a command
+//! (tables and SQL per family), `load` (the load phase), `loaded` (the load as a command
 //! runs it, and the checks of what a load recorded before requests), `request` (a requester and its
 //! operations), `report` (LinkBench's buckets and `-csvstats` file).
 
@@ -26,8 +26,9 @@ use self::dist::{
 };
 use self::jrand::{derive_seed, JavaRandom, Sha1Prng};
 use self::request::Requester;
-use self::schema::{Dialect, STATEMENT_NAMES};
+use self::schema::STATEMENT_NAMES;
 use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 
 /// The reference's distribution file (`config/Distribution.dat`).
@@ -161,7 +162,7 @@ pub struct LinkBenchWorkload<S> {
     /// Errors to retry.
     pub ignore: IgnoreErrors,
     /// SQL spelling.
-    pub dialect: Dialect,
+    pub family: Family,
     /// Ids, distributions, mix.
     pub model: std::sync::Arc<Model>,
     /// One generator per requester, taken when it connects.
@@ -190,6 +191,6 @@ impl<S: Session + 'static> Workload for LinkBenchWorkload<S> {
             .unwrap_or_else(|| JavaRandom::new(derive_seed(worker as u64, 7)));
         let rw = S::connect(&self.target, self.ignore.clone()).await?;
         let ro = S::connect(&self.target, self.ignore.clone()).await?;
-        Ok(Requester::new(rw, ro, self.dialect, std::sync::Arc::clone(&self.model), rng).await?)
+        Ok(Requester::new(rw, ro, self.family, std::sync::Arc::clone(&self.model), rng).await?)
     }
 }

@@ -13,8 +13,9 @@ use dbperf_engine::{QueryClass, StatementLog, TxnDone, TxnError, Worker};
 use super::config::Op;
 use super::dist::MotifGen;
 use super::jrand::JavaRandom;
-use super::schema::{Dialect, St};
+use super::schema::{LinkbenchSql, St};
 use super::{Access, Model, LINK_TYPE_BASE, NODE_TYPE, RANGE_LIMIT};
+use dbperf_driver::target::Family;
 use dbperf_driver::{abort_transaction, DbError, Param, Rows, Session, StmtId};
 
 /// Share of add-link id2s that already exist, and of update, delete and get.
@@ -55,12 +56,12 @@ pub struct Conn<S> {
 }
 
 impl<S: Session> Conn<S> {
-    async fn setup(&mut self, dialect: Dialect) -> Result<(), DbError> {
-        for sql in dialect.session_setup() {
+    async fn setup(&mut self, family: Family) -> Result<(), DbError> {
+        for sql in family.session_setup() {
             self.session.query(sql).await?;
         }
         if self.rw {
-            for sql in dialect.rw_setup() {
+            for sql in family.rw_setup() {
                 self.session.query(sql).await?;
             }
         }
@@ -68,7 +69,7 @@ impl<S: Session> Conn<S> {
         self.multiget = vec![None; MAX_MULTIGET + 1];
         let list: &[St] = if self.rw { &RW_STATEMENTS } else { &RO_STATEMENTS };
         for &st in list {
-            self.stmts[st as usize] = Some(self.session.prepare(&dialect.sql(st)).await?);
+            self.stmts[st as usize] = Some(self.session.prepare(&family.sql(st)).await?);
         }
         Ok(())
     }
@@ -104,7 +105,7 @@ impl<S: Session> Conn<S> {
     async fn multiget(
         &mut self,
         log: &mut StatementLog,
-        dialect: Dialect,
+        family: Family,
         params: &[Param<'_>],
         rows: &mut Rows,
     ) -> Result<usize, DbError> {
@@ -112,7 +113,7 @@ impl<S: Session> Conn<S> {
         let id = match self.multiget[n] {
             Some(id) => id,
             None => {
-                let id = self.session.prepare(&dialect.multiget(n)).await?;
+                let id = self.session.prepare(&family.multiget(n)).await?;
                 self.multiget[n] = Some(id);
                 id
             }
@@ -192,7 +193,7 @@ impl History {
 pub struct Requester<S> {
     rw: Conn<S>,
     ro: Conn<S>,
-    dialect: Dialect,
+    family: Family,
     model: Arc<Model>,
     rng: JavaRandom,
     /// Cumulative percentages in draw order.
@@ -234,7 +235,7 @@ impl<S: Session> Requester<S> {
     pub async fn new(
         rw: S,
         ro: S,
-        dialect: Dialect,
+        family: Family,
         model: Arc<Model>,
         rng: JavaRandom,
     ) -> Result<Requester<S>, DbError> {
@@ -250,8 +251,8 @@ impl<S: Session> Requester<S> {
             multiget: Vec::new(),
             rw: false,
         };
-        rw.setup(dialect).await?;
-        ro.setup(dialect).await?;
+        rw.setup(family).await?;
+        ro.setup(family).await?;
         let mut cumulative = [(Op::AddLink, 0.0); 10];
         let mut sum = 0.0;
         for (i, op) in Op::DRAW_ORDER.into_iter().enumerate() {
@@ -268,7 +269,7 @@ impl<S: Session> Requester<S> {
         Ok(Requester {
             rw,
             ro,
-            dialect,
+            family,
             model,
             rng,
             cumulative,
@@ -310,11 +311,11 @@ impl<S: Session> Requester<S> {
         g.fill(&mut self.rng, &mut self.data);
     }
 
-    /// Marks the read-write session as in a transaction, starting one where the dialect
+    /// Marks the read-write session as in a transaction, starting one where the family
     /// needs an explicit BEGIN (PostgreSQL; MySQL's session runs with autocommit off).
     async fn begin(&mut self) -> Result<(), DbError> {
         self.in_txn = true;
-        if let Some(sql) = self.dialect.begin() {
+        if let Some(sql) = self.family.begin() {
             self.rw.session.query(sql).await?;
         }
         Ok(())
@@ -339,7 +340,7 @@ impl<S: Session> Requester<S> {
         let data = Param::Bytes(&self.data);
         let (id1p, id2p, tp) = (Param::Int(id1), Param::Int(id2), Param::Int(link_type));
         let insert = [id1p, id2p, tp, Param::Int(1), data, Param::Int(time), Param::Int(0)];
-        let n = if self.dialect.link_insert_returns_rows() {
+        let n = if self.family.link_insert_returns_rows() {
             match self.rw.select(log, St::LinkInsert, &insert, &mut self.rows).await? {
                 0 => 0,
                 _ => self.rows.int(0, 0).unwrap_or(1) as u64,
@@ -444,7 +445,7 @@ impl<S: Session> Requester<S> {
         params.push(Param::Int(id1));
         params.push(Param::Int(link_type));
         params.extend(self.id2s.iter().map(|&i| Param::Int(i)));
-        self.ro.multiget(log, self.dialect, &params, &mut self.rows).await?;
+        self.ro.multiget(log, self.family, &params, &mut self.rows).await?;
         Ok(())
     }
 
@@ -606,8 +607,8 @@ impl<S: Session> Worker for Requester<S> {
         self.in_txn = false;
         self.rw.session.reconnect().await?;
         self.ro.session.reconnect().await?;
-        self.rw.setup(self.dialect).await?;
-        self.ro.setup(self.dialect).await?;
+        self.rw.setup(self.family).await?;
+        self.ro.setup(self.family).await?;
         Ok(())
     }
 }

@@ -1,26 +1,19 @@
-//! The LinkBench tables and every statement, per SQL dialect. All SQL that differs between
-//! servers lives here, in [`Dialect`]; the loader and the requesters only pick statements
-//! by name ([`St`]) and bind parameters.
+//! The LinkBench tables and every statement, per server [`Family`]. All SQL that differs
+//! between servers lives here, in [`LinkbenchSql`]; the loader and the requesters only pick
+//! statements by name ([`St`]) and bind parameters.
 //!
-//! [`Dialect::Mysql`] is the reference's `LinkStoreMysql`. [`Dialect::Postgres`] follows the
+//! [`Family::Mysql`] is the reference's `LinkStoreMysql`. [`Family::Postgres`] follows the
 //! PostgreSQL port of the mdcallag fork: bigint columns, `bytea` payloads, the same primary
 //! keys and covering `id1_type` index, no partitioning, `ON CONFLICT` upserts, `OFFSET/LIMIT`
 //! and no index hint. Its link INSERT reports with `RETURNING` what MySQL's affected-rows
 //! value says (inserted, unchanged, visibility flipped), and its read-write transactions
 //! start with an explicit `BEGIN` (PostgreSQL has no autocommit switch).
 
+use dbperf_driver::target::Family;
+
 /// Table of load parameters, so `request` knows the id range the load used, and whether
 /// the load finished (`complete`).
 pub const META_TABLE: &str = "dbperf_linkbench";
-
-/// A server family's spelling of the LinkBench statements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    /// MySQL and MariaDB: the reference's `LinkStoreMysql`.
-    Mysql,
-    /// PostgreSQL: the mdcallag fork's `LinkStorePgsql` schema.
-    Postgres,
-}
 
 /// Request-phase statements, in [`STATEMENT_NAMES`] order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,11 +73,43 @@ pub const STATEMENT_NAMES: [&str; 15] = [
 /// Columns of a link, in the order of every link INSERT and SELECT.
 pub const LINK_COLUMNS: &str = "id1, id2, link_type, visibility, data, time, version";
 
-impl Dialect {
+/// The LinkBench statements as a server family spells them: MySQL and MariaDB as the
+/// reference's `LinkStoreMysql`, PostgreSQL as the mdcallag fork's `LinkStorePgsql` schema.
+pub trait LinkbenchSql {
     /// CREATE TABLE statements; `partitions` 0 leaves linktable unpartitioned.
-    pub fn create_tables(self, partitions: u32) -> Vec<String> {
+    fn create_tables(self, partitions: u32) -> Vec<String>;
+    /// Run once after the data load: PostgreSQL's node id sequence moves past the loaded
+    /// ids (MySQL's AUTO_INCREMENT does so by itself), and the planner gets statistics.
+    fn after_load(self) -> Vec<String>;
+    /// Starts a read-write transaction, where the session does not start one itself.
+    fn begin(self) -> Option<&'static str>;
+    /// [`St::LinkInsert`] returns a row (1 inserted, 2 visibility flipped; none when the
+    /// link was there unchanged) instead of reporting that as affected rows.
+    fn link_insert_returns_rows(self) -> bool;
+    /// Run once on every session: payloads are latin-1 bytes, sent and read unconverted.
+    fn session_setup(self) -> &'static [&'static str];
+    /// Run once on the read-write session of a requester: it works in transactions ended by
+    /// an explicit COMMIT, as the reference's `conn_rw` (autocommit off).
+    fn rw_setup(self) -> &'static [&'static str];
+    /// The COPY statement that loads `table` with the loader's column order, where the
+    /// family loads by COPY rather than multi-row INSERTs (PostgreSQL).
+    fn copy_into(self, table: &str) -> Option<String>;
+    /// Bulk load of `rows` links (the reference's statement with `rows` value tuples).
+    fn bulk_links(self, rows: usize) -> String;
+    /// Bulk load of `rows` counts.
+    fn bulk_counts(self, rows: usize) -> String;
+    /// Bulk load of `rows` nodes (ids given, so loaders can work in parallel).
+    fn bulk_nodes(self, rows: usize) -> String;
+    /// The multiget statement for `n` id2s.
+    fn multiget(self, n: usize) -> String;
+    /// A request statement (not [`St::LinkMultiget`], see [`LinkbenchSql::multiget`]).
+    fn sql(self, st: St) -> String;
+}
+
+impl LinkbenchSql for Family {
+    fn create_tables(self, partitions: u32) -> Vec<String> {
         match self {
-            Dialect::Mysql => {
+            Family::Mysql => {
                 let part = if partitions > 0 {
                     format!(" PARTITION BY KEY(id1) PARTITIONS {partitions}")
                 } else {
@@ -126,7 +151,7 @@ impl Dialect {
                 ]
             }
             // Partitioning is refused for PostgreSQL before we get here (see the CLI).
-            Dialect::Postgres => vec![
+            Family::Postgres => vec![
                 "CREATE TABLE linktable (\
                  id1 bigint NOT NULL DEFAULT 0, \
                  id2 bigint NOT NULL DEFAULT 0, \
@@ -159,52 +184,42 @@ impl Dialect {
         }
     }
 
-    /// Run once after the data load: PostgreSQL's node id sequence moves past the loaded
-    /// ids (MySQL's AUTO_INCREMENT does so by itself), and the planner gets statistics.
-    pub fn after_load(self) -> Vec<String> {
+    fn after_load(self) -> Vec<String> {
         match self {
-            Dialect::Mysql => Vec::new(),
-            Dialect::Postgres => vec![
+            Family::Mysql => Vec::new(),
+            Family::Postgres => vec![
                 "SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT max(id) FROM nodetable))".into(),
                 "ANALYZE linktable, counttable, nodetable".into(),
             ],
         }
     }
 
-    /// Starts a read-write transaction, where the session does not start one itself.
-    pub fn begin(self) -> Option<&'static str> {
+    fn begin(self) -> Option<&'static str> {
         match self {
-            Dialect::Mysql => None,
-            Dialect::Postgres => Some("BEGIN"),
+            Family::Mysql => None,
+            Family::Postgres => Some("BEGIN"),
         }
     }
 
-    /// [`St::LinkInsert`] returns a row (1 inserted, 2 visibility flipped; none when the
-    /// link was there unchanged) instead of reporting that as affected rows.
-    pub fn link_insert_returns_rows(self) -> bool {
-        self == Dialect::Postgres
+    fn link_insert_returns_rows(self) -> bool {
+        self == Family::Postgres
     }
 
-    /// Run once on every session: payloads are latin-1 bytes, sent and read unconverted.
-    pub fn session_setup(self) -> &'static [&'static str] {
+    fn session_setup(self) -> &'static [&'static str] {
         match self {
-            Dialect::Mysql => &["SET NAMES latin1"],
-            Dialect::Postgres => &[],
+            Family::Mysql => &["SET NAMES latin1"],
+            Family::Postgres => &[],
         }
     }
 
-    /// Run once on the read-write session of a requester: it works in transactions ended by
-    /// an explicit COMMIT, as the reference's `conn_rw` (autocommit off).
-    pub fn rw_setup(self) -> &'static [&'static str] {
+    fn rw_setup(self) -> &'static [&'static str] {
         match self {
-            Dialect::Mysql => &["SET autocommit = 0"],
-            Dialect::Postgres => &[],
+            Family::Mysql => &["SET autocommit = 0"],
+            Family::Postgres => &[],
         }
     }
 
-    /// The COPY statement that loads `table` with the loader's column order, where the
-    /// dialect loads by COPY rather than multi-row INSERTs (PostgreSQL).
-    pub fn copy_into(self, table: &str) -> Option<String> {
+    fn copy_into(self, table: &str) -> Option<String> {
         let cols = match table {
             "linktable" => LINK_COLUMNS,
             "counttable" => "id, link_type, count, time, version",
@@ -212,31 +227,29 @@ impl Dialect {
             _ => return None,
         };
         match self {
-            Dialect::Mysql => None,
-            Dialect::Postgres => Some(format!("COPY {table} ({cols}) FROM STDIN")),
+            Family::Mysql => None,
+            Family::Postgres => Some(format!("COPY {table} ({cols}) FROM STDIN")),
         }
     }
 
-    /// Bulk load of `rows` links (the reference's statement with `rows` value tuples).
-    pub fn bulk_links(self, rows: usize) -> String {
+    fn bulk_links(self, rows: usize) -> String {
         let mut s = format!("INSERT INTO linktable ({LINK_COLUMNS}) VALUES ");
         push_tuples(&mut s, rows, "(?, ?, ?, ?, ?, ?, ?)");
         s.push_str(match self {
-            Dialect::Mysql => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
-            Dialect::Postgres => " ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = EXCLUDED.visibility",
+            Family::Mysql => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+            Family::Postgres => " ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = EXCLUDED.visibility",
         });
         s
     }
 
-    /// Bulk load of `rows` counts.
-    pub fn bulk_counts(self, rows: usize) -> String {
+    fn bulk_counts(self, rows: usize) -> String {
         let verb = match self {
-            Dialect::Mysql => "REPLACE",
-            Dialect::Postgres => "INSERT",
+            Family::Mysql => "REPLACE",
+            Family::Postgres => "INSERT",
         };
         let mut s = format!("{verb} INTO counttable (id, link_type, count, time, version) VALUES ");
         push_tuples(&mut s, rows, "(?, ?, ?, ?, ?)");
-        if self == Dialect::Postgres {
+        if self == Family::Postgres {
             s.push_str(
                 " ON CONFLICT (id, link_type) DO UPDATE SET count = EXCLUDED.count, time = EXCLUDED.time, \
                  version = EXCLUDED.version",
@@ -245,15 +258,13 @@ impl Dialect {
         s
     }
 
-    /// Bulk load of `rows` nodes (ids given, so loaders can work in parallel).
-    pub fn bulk_nodes(self, rows: usize) -> String {
+    fn bulk_nodes(self, rows: usize) -> String {
         let mut s = "INSERT INTO nodetable (id, type, version, time, data) VALUES ".to_string();
         push_tuples(&mut s, rows, "(?, ?, ?, ?, ?)");
         s
     }
 
-    /// The multiget statement for `n` id2s.
-    pub fn multiget(self, n: usize) -> String {
+    fn multiget(self, n: usize) -> String {
         let mut s = format!("SELECT {LINK_COLUMNS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN (");
         for i in 0..n {
             s.push_str(if i == 0 { "?" } else { ", ?" });
@@ -262,9 +273,8 @@ impl Dialect {
         s
     }
 
-    /// A request statement (not [`St::LinkMultiget`], see [`Dialect::multiget`]).
-    pub fn sql(self, st: St) -> String {
-        use Dialect::{Mysql, Postgres};
+    fn sql(self, st: St) -> String {
+        use Family::{Mysql, Postgres};
         match (st, self) {
             (St::LinkInsert, Mysql) => format!(
                 "INSERT INTO linktable ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
@@ -339,13 +349,13 @@ mod tests {
     #[test]
     fn every_statement_has_sql_and_a_name() {
         assert_eq!(STATEMENT_NAMES.len(), St::NodeSelect as usize + 1);
-        assert!(Dialect::Mysql
+        assert!(Family::Mysql
             .sql(St::LinkList)
             .contains("ORDER BY time DESC LIMIT ?, ?"));
-        assert_eq!(Dialect::Mysql.multiget(3).matches('?').count(), 5);
-        assert_eq!(Dialect::Mysql.bulk_links(2).matches('?').count(), 14);
-        assert!(Dialect::Mysql.create_tables(16)[0].ends_with("PARTITIONS 16"));
-        assert!(!Dialect::Mysql.create_tables(0)[0].contains("PARTITION"));
+        assert_eq!(Family::Mysql.multiget(3).matches('?').count(), 5);
+        assert_eq!(Family::Mysql.bulk_links(2).matches('?').count(), 14);
+        assert!(Family::Mysql.create_tables(16)[0].ends_with("PARTITIONS 16"));
+        assert!(!Family::Mysql.create_tables(0)[0].contains("PARTITION"));
     }
 
     #[test]
@@ -355,25 +365,25 @@ mod tests {
             let st = ALL[i as usize];
             assert_eq!(st as u16, i);
             assert_eq!(
-                count(&Dialect::Mysql.sql(st)),
-                count(&Dialect::Postgres.sql(st)),
+                count(&Family::Mysql.sql(st)),
+                count(&Family::Postgres.sql(st)),
                 "{st:?}"
             );
         }
-        assert_eq!(Dialect::Postgres.bulk_links(3).matches('?').count(), 21);
-        assert!(Dialect::Postgres.bulk_counts(1).starts_with("INSERT INTO counttable"));
-        assert!(Dialect::Postgres
+        assert_eq!(Family::Postgres.bulk_links(3).matches('?').count(), 21);
+        assert!(Family::Postgres.bulk_counts(1).starts_with("INSERT INTO counttable"));
+        assert!(Family::Postgres
             .sql(St::LinkList)
             .ends_with("ORDER BY time DESC OFFSET ? LIMIT ?"));
-        assert!(!Dialect::Postgres.sql(St::LinkList).contains("FORCE"));
-        let ddl = Dialect::Postgres.create_tables(0).join(";");
+        assert!(!Family::Postgres.sql(St::LinkList).contains("FORCE"));
+        let ddl = Family::Postgres.create_tables(0).join(";");
         assert!(ddl.contains("data bytea") && !ddl.contains("unsigned") && !ddl.contains("PARTITION"));
-        assert!(Dialect::Postgres.link_insert_returns_rows() && !Dialect::Mysql.link_insert_returns_rows());
+        assert!(Family::Postgres.link_insert_returns_rows() && !Family::Mysql.link_insert_returns_rows());
         assert_eq!(
-            Dialect::Postgres.copy_into("nodetable").unwrap(),
+            Family::Postgres.copy_into("nodetable").unwrap(),
             "COPY nodetable (id, type, version, time, data) FROM STDIN"
         );
-        assert!(Dialect::Mysql.copy_into("linktable").is_none());
+        assert!(Family::Mysql.copy_into("linktable").is_none());
     }
 
     const ALL: [St; 15] = [

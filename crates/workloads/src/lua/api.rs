@@ -35,7 +35,7 @@ use crate::sysbench::rand::{Distribution, RandParams, RandType};
 use crate::sysbench::strings::fill_template;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 use dbperf_driver::{DbError, Param, Rows, Session, StmtId, Target, TextStatement, ER_UNSUPPORTED_PS};
 
 /// The Lua half of the API.
@@ -491,12 +491,12 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
         "rand_u32",
         lua.create_function(|lua, ()| Ok(ctx(lua).rng.borrow_mut().random::<u32>()))?,
     )?;
-    let scheme = shared.target.as_ref().map(|t| t.scheme);
+    let family = shared.target.as_ref().map(|t| t.family);
     raw.set(
         "driver",
         lua.create_function(move |_, name: Option<String>| {
-            let have = match scheme {
-                Some(Scheme::Postgres) => "pgsql",
+            let have = match family {
+                Some(Family::Postgres) => "pgsql",
                 _ => "mysql",
             };
             match name.as_deref() {
@@ -944,7 +944,7 @@ async fn flush(lua: &Lua, inner: &RefCell<ConnInner>, sql: &str) -> mlua::Result
 /// event can run again, as sysbench's pgsql driver does (MySQL has already rolled back a
 /// deadlock victim, and sysbench leaves its other errors to the script).
 pub(super) async fn after_error(s: &mut AnySession, e: &DbError) {
-    if s.scheme() == Scheme::Postgres && !matches!(e.class, ErrorClass::Fatal | ErrorClass::ConnectionLost) {
+    if s.family() == Family::Postgres && !matches!(e.class, ErrorClass::Fatal | ErrorClass::ConnectionLost) {
         let _ = s.query("ROLLBACK").await;
     }
 }

@@ -148,8 +148,8 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         .map_err(doing("connecting"))?;
     // pgbench drops whatever tables have its names; dbperf only those it created, so an
     // init killed at any point is finished by running it again, and the user's are refused.
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut s, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut s, family).await?;
     let foreign = inv.foreign(NAMES);
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf pgbench init", &foreign, &cfg.target.database).into());
@@ -170,7 +170,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
         .into_iter()
         .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
     {
-        ddl::create_table(&mut s, scheme, &fresh, "pgbench", "", name, &sql).await?;
+        ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
     }
     let scale = cfg.scale as i64;
     let (branches, tellers, accounts) = (
@@ -285,7 +285,7 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), InitError> {
         .map_err(doing("connecting"))?;
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "pgbench",
         &target.database,
         "dbperf pgbench cleanup",

@@ -20,9 +20,9 @@ use rand::SeedableRng;
 
 use super::options::{OltpOptions, Test};
 use super::rand::{uniform, Distribution, KeySampler};
-use super::schema::Dialect;
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::target::Family;
 use dbperf_driver::{abort_transaction, DbError, Param, Session, StmtId, Target};
 
 /// Statement kinds, in [`OpTable::statements`] order.
@@ -218,7 +218,7 @@ impl<S: Session + 'static> Workload for OltpWorkload<S> {
             sql: Vec::with_capacity(512),
             params: Vec::with_capacity(32),
             events: 0,
-            dialect: Dialect::of(self.target.scheme),
+            family: self.target.family,
         };
         w.prepare_statements().await?;
         Ok(w)
@@ -246,7 +246,7 @@ pub struct OltpWorker<S: Session> {
     params: Vec<Param<'static>>,
     events: u64,
     /// oltp_insert's text INSERT differs on PostgreSQL.
-    dialect: Dialect,
+    family: Family,
 }
 
 impl<S: Session> OltpWorker<S> {
@@ -393,7 +393,7 @@ impl<S: Session> OltpWorker<S> {
             self.unique.next() as i64 - 2_147_483_648
         };
         self.sql.clear();
-        if self.dialect == Dialect::Postgres && self.opts.auto_inc {
+        if self.family == Family::Postgres && self.opts.auto_inc {
             // sysbench's pgsql branch leaves the id to the SERIAL default.
             let _ = write!(self.sql, "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '");
         } else {

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use dbperf_driver::target::Family;
+
 /// One of sysbench's bundled OLTP tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Test {
@@ -93,7 +95,7 @@ pub trait OltpRules {
     fn validate(&self, test: Test) -> Result<(), String>;
     /// What `validate` checks, plus what the server family cannot do: sysbench's
     /// `--secondary` writes MySQL's `KEY xid (id)`, which PostgreSQL rejects.
-    fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String>;
+    fn validate_for(&self, test: Test, family: Family) -> Result<(), String>;
     /// The events of `test` with these options: statements per kind, for the docs and
     /// the general-log test. Keys are statement kind names.
     fn statements_per_event(&self, test: Test) -> Vec<(&'static str, u32)>;
@@ -132,9 +134,9 @@ impl OltpRules for OltpOptions {
         Ok(())
     }
 
-    fn validate_for(&self, test: Test, dialect: super::schema::Dialect) -> Result<(), String> {
+    fn validate_for(&self, test: Test, family: Family) -> Result<(), String> {
         self.validate(test)?;
-        if dialect == super::schema::Dialect::Postgres && self.secondary {
+        if family == Family::Postgres && self.secondary {
             return Err(
                 "--secondary=on declares MySQL's `KEY xid (id)`, which PostgreSQL does not accept; drop --secondary for a postgres:// target".into(),
             );

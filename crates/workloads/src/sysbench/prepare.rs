@@ -27,12 +27,13 @@ use rand::SeedableRng;
 
 use super::options::{OltpOptions, Test};
 use super::rand::KeySampler;
-use super::schema::{self, Dialect};
+use super::schema;
 use super::strings::{fill_template, C_TEMPLATE, PAD_TEMPLATE};
 use crate::ddl::{self, DdlError};
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pgwire::PgWireSession;
+use dbperf_driver::target::Family;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{doing, DbError, ExecInfo, Failed, Param, Session, StmtId, Target};
 
@@ -111,11 +112,11 @@ pub async fn check_tables<S: Session>(
     s: &mut S,
     test: Test,
     tables: u32,
-    dialect: Dialect,
+    family: Family,
     database: &str,
 ) -> Result<(), PrepareError> {
     let existing = s
-        .query_rows(dialect.list_tables())
+        .query_rows(schema::list_tables(family))
         .await
         .map_err(doing("listing the tables"))?;
     let wanted = if test.single_table() { 1 } else { tables };
@@ -150,9 +151,9 @@ impl Conn {
 
 async fn connect(target: &Target) -> Result<Conn, PrepareError> {
     let none = IgnoreErrors::Codes(Default::default());
-    match Dialect::of(target.scheme) {
-        Dialect::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
-        Dialect::Postgres => PgWireSession::connect(target, none).await.map(Conn::Pg),
+    match target.family {
+        Family::Mysql => WireSession::connect(target, none).await.map(Conn::Wire),
+        Family::Postgres => PgWireSession::connect(target, none).await.map(Conn::Pg),
     }
     .map_err(|e| doing("connecting")(e).into())
 }
@@ -181,9 +182,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let mut admin = AnySession::connect(&cfg.target, IgnoreErrors::Codes(Default::default()))
         .await
         .map_err(doing("connecting"))?;
-    let dialect = Dialect::of(cfg.target.scheme);
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let names: Vec<String> = (1..=cfg.opts.tables).map(|t| format!("sbtest{t}")).collect();
     let foreign = inv.foreign(names.iter().map(String::as_str));
     if !foreign.is_empty() {
@@ -227,7 +227,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         );
     }
     for name in &names {
-        ddl::record(&mut admin, scheme, "sysbench", name, &params).await?;
+        ddl::record(&mut admin, family, "sysbench", name, &params).await?;
     }
     // In parallel, as sysbench's threads do: each CREATE TABLE waits for its file to be made
     // and synced, about 5% of a 4 x 250k prepare when done one after another.
@@ -237,7 +237,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
         if existed.contains(&t) {
             Vec::new()
         } else {
-            vec![schema::create_table(t, &table_opts, dialect)]
+            vec![schema::create_table(t, &table_opts, family)]
         }
     })
     .await?;
@@ -282,7 +282,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             .collect(),
     );
     let build_index = o.create_secondary && !o.secondary;
-    let sync_sequence = dialect == Dialect::Postgres && o.auto_inc;
+    let sync_sequence = family == Family::Postgres && o.auto_inc;
     let index_time = Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..cfg.connections.min(units.len() as u32).max(1) {
@@ -370,8 +370,8 @@ async fn ensure_index(s: &mut Conn, target: &Target, t: u32) -> Result<(), Prepa
     let (table, index) = (format!("sbtest{t}"), format!("k_{t}"));
     let sql = schema::create_secondary_index(t);
     match s {
-        Conn::Wire(w) => ddl::ensure(w, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
-        Conn::Pg(p) => ddl::ensure(p, target.scheme, &table, ddl::Object::Index(&index), &sql).await?,
+        Conn::Wire(w) => ddl::ensure(w, target.family, &table, ddl::Object::Index(&index), &sql).await?,
+        Conn::Pg(p) => ddl::ensure(p, target.family, &table, ddl::Object::Index(&index), &sql).await?,
     };
     Ok(())
 }
@@ -587,16 +587,16 @@ async fn for_each_table(
 /// table into the buffer pool.
 pub async fn prewarm(cfg: &PrepareConfig) -> Result<(), PrepareError> {
     let size = cfg.opts.table_size;
-    let dialect = Dialect::of(cfg.target.scheme);
-    for_each_table(cfg, "Prewarming table", move |t| match dialect {
+    let family = cfg.target.family;
+    for_each_table(cfg, "Prewarming table", move |t| match family {
         // sysbench's prewarm is MySQL only; on PostgreSQL: statistics, then the heap and
         // the `k` index read into shared buffers.
-        Dialect::Postgres => vec![
+        Family::Postgres => vec![
             format!("ANALYZE sbtest{t}"),
             format!("SELECT AVG(id) FROM sbtest{t}"),
             format!("SELECT COUNT(*) FROM (SELECT k FROM sbtest{t} ORDER BY k LIMIT {size}) t"),
         ],
-        Dialect::Mysql => vec![
+        Family::Mysql => vec![
             "SET tmp_table_size=2*1024*1024*1024".into(),
             "SET max_heap_table_size=2*1024*1024*1024".into(),
             format!("ANALYZE TABLE sbtest{t}"),
@@ -616,7 +616,7 @@ pub async fn cleanup(target: &Target, tables: u32, force: bool) -> Result<(), Pr
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "sysbench",
         &target.database,
         "dbperf sysbench cleanup",

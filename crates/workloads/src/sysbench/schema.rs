@@ -1,46 +1,28 @@
-//! The sysbench table `sbtestN` in sysbench's MySQL and PostgreSQL (`pgsql` driver)
-//! dialects, its secondary index, listing and cleanup.
+//! The sysbench table `sbtestN` as sysbench's MySQL and PostgreSQL (`pgsql` driver) write
+//! it for a server [`Family`], its secondary index, listing and cleanup.
 
 use super::options::OltpOptions;
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 
-/// Which SQL dialect `oltp_common.lua` would write: its `mysql` or its `pgsql` driver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    /// MySQL, MariaDB, Percona Server.
-    Mysql,
-    /// PostgreSQL.
-    Postgres,
-}
-
-impl Dialect {
-    /// The dialect of a target's server family.
-    pub fn of(scheme: Scheme) -> Dialect {
-        match scheme {
-            Scheme::Mysql => Dialect::Mysql,
-            Scheme::Postgres => Dialect::Postgres,
-        }
-    }
-
-    /// A query whose first column lists the `sbtest%` tables of the current database.
-    pub fn list_tables(self) -> &'static str {
-        match self {
-            Dialect::Mysql => "SHOW TABLES LIKE 'sbtest%'",
-            Dialect::Postgres => {
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'sbtest%'"
-            }
+/// A query whose first column lists the `sbtest%` tables of the current database.
+pub fn list_tables(family: Family) -> &'static str {
+    match family {
+        Family::Mysql => "SHOW TABLES LIKE 'sbtest%'",
+        Family::Postgres => {
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'sbtest%'"
         }
     }
 }
 
-/// `CREATE TABLE sbtestN(...)` exactly as `oltp_common.lua` writes it for the dialect, so
-/// `SHOW CREATE TABLE` (or `\d sbtestN`) is the same whichever tool prepared the table.
+/// `CREATE TABLE sbtestN(...)` exactly as `oltp_common.lua` writes it for the family (its
+/// `mysql` or its `pgsql` driver), so `SHOW CREATE TABLE` (or `\d sbtestN`) is the same
+/// whichever tool prepared the table.
 /// On PostgreSQL sysbench has no engine clause and no table options; `--secondary` is
 /// refused by [`super::options::OltpRules::validate_for`].
-pub fn create_table(n: u32, o: &OltpOptions, dialect: Dialect) -> String {
+pub fn create_table(n: u32, o: &OltpOptions, family: Family) -> String {
     let id_index = if o.secondary { "KEY xid" } else { "PRIMARY KEY" };
-    let (id_def, tail) = match dialect {
-        Dialect::Mysql => (
+    let (id_def, tail) = match family {
+        Family::Mysql => (
             if o.auto_inc {
                 "INTEGER NOT NULL AUTO_INCREMENT"
             } else {
@@ -48,7 +30,7 @@ pub fn create_table(n: u32, o: &OltpOptions, dialect: Dialect) -> String {
             },
             format!("/*! ENGINE = {} */ {}", o.mysql_storage_engine, o.create_table_options),
         ),
-        Dialect::Postgres => (if o.auto_inc { "SERIAL" } else { "INTEGER NOT NULL" }, " ".to_string()),
+        Family::Postgres => (if o.auto_inc { "SERIAL" } else { "INTEGER NOT NULL" }, " ".to_string()),
     };
     format!(
         "CREATE TABLE sbtest{n}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) {tail}"
@@ -72,7 +54,7 @@ mod tests {
 
     #[test]
     fn ddl_matches_oltp_common() {
-        let ddl = create_table(3, &OltpOptions::default(), Dialect::Mysql);
+        let ddl = create_table(3, &OltpOptions::default(), Family::Mysql);
         assert_eq!(
             ddl,
             "CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */ "
@@ -82,7 +64,7 @@ mod tests {
             secondary: true,
             ..OltpOptions::default()
         };
-        let ddl = create_table(1, &o, Dialect::Mysql);
+        let ddl = create_table(1, &o, Family::Mysql);
         assert!(
             ddl.contains("id INTEGER NOT NULL,") && ddl.contains("KEY xid (id)"),
             "{ddl}"
@@ -93,13 +75,13 @@ mod tests {
     #[test]
     fn ddl_matches_oltp_common_pgsql() {
         assert_eq!(
-            create_table(2, &OltpOptions::default(), Dialect::Postgres),
+            create_table(2, &OltpOptions::default(), Family::Postgres),
             "CREATE TABLE sbtest2(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)  "
         );
         let o = OltpOptions {
             auto_inc: false,
             ..OltpOptions::default()
         };
-        assert!(create_table(1, &o, Dialect::Postgres).contains("id INTEGER NOT NULL,"));
+        assert!(create_table(1, &o, Family::Postgres).contains("id INTEGER NOT NULL,"));
     }
 }

@@ -622,7 +622,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
-            scheme: dbperf_driver::target::Scheme::Mysql,
+            family: dbperf_driver::target::Family::Mysql,
         };
         assert_eq!(
             Table::Orders.shape(&schema).load_data_sql(),
@@ -647,7 +647,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
-            scheme: dbperf_driver::target::Scheme::Postgres,
+            family: dbperf_driver::target::Family::Postgres,
         };
         let shape = Table::Orders.shape(&schema);
         assert_eq!(
@@ -715,7 +715,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
-            scheme: dbperf_driver::target::Scheme::Mysql,
+            family: dbperf_driver::target::Family::Mysql,
         };
         let lines: i64 = (1..=DISTRICTS)
             .flat_map(|d| (1..=CUSTOMERS).map(move |o| (d, o)))

@@ -191,8 +191,8 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     let mut admin = connect(&cfg.target).await?;
     // Before anything is created: an impossible method changes nothing.
     let (method, infile_off) = choose_method(&mut admin, cfg).await?;
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let tables = cfg.schema.tables();
     let foreign = inv.foreign(tables.iter().copied().chain([META_TABLE, LOADED_TABLE]));
     if !foreign.is_empty() {
@@ -207,7 +207,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     // Every step below can be interrupted and run again: bookkeeping and tables are
     // recorded before they are created, the load parameters are checked once written.
     for (t, sql) in cfg.schema.create_bookkeeping() {
-        ddl::create_table(&mut admin, scheme, &inv, "tpcc", "", t, &sql).await?;
+        ddl::create_table(&mut admin, family, &inv, "tpcc", "", t, &sql).await?;
     }
     let (w, seed) = (meta(&mut admin, "warehouses").await, meta(&mut admin, "seed").await);
     match (w, seed) {
@@ -241,7 +241,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     }
     let ddl_sql = cfg.schema.create_tables(&cfg.engine);
     for (t, sql) in tables.iter().zip(&ddl_sql) {
-        ddl::create_table(&mut admin, scheme, &inv, "tpcc", "", t, sql).await?;
+        ddl::create_table(&mut admin, family, &inv, "tpcc", "", t, sql).await?;
     }
     let c_last = meta(&mut admin, "c_last_load").await.ok_or_else(|| {
         PrepareError::Conflict(format!(
@@ -322,7 +322,7 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
     if cfg.foreign_keys && meta(&mut admin, "foreign_keys").await != Some(1) {
         eprintln!("Adding foreign keys...");
         for (t, name, sql) in cfg.schema.create_foreign_keys() {
-            ddl::ensure(&mut admin, scheme, t, ddl::Object::Constraint(name), &sql).await?;
+            ddl::ensure(&mut admin, family, t, ddl::Object::Constraint(name), &sql).await?;
         }
         set_meta(&mut admin, &cfg.schema, "foreign_keys", 1).await?;
     }
@@ -528,7 +528,7 @@ async fn run_parallel(
         tasks.spawn(async move {
             let mut s = connect(&target).await?;
             while let Some((t, name, sql)) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
-                ddl::ensure(&mut s, target.scheme, t, ddl::Object::Index(name), sql).await?;
+                ddl::ensure(&mut s, target.family, t, ddl::Object::Index(name), sql).await?;
             }
             Ok::<(), PrepareError>(())
         });
@@ -546,7 +546,7 @@ pub async fn cleanup(target: &Target, schema: &Schema, force: bool) -> Result<()
     let names: Vec<&str> = schema.tables().into_iter().chain([LOADED_TABLE, META_TABLE]).collect();
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "tpcc",
         &target.database,
         "dbperf tpcc cleanup",

@@ -147,7 +147,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
-            scheme: dbperf_driver::target::Scheme::Mysql,
+            family: dbperf_driver::target::Family::Mysql,
         };
         let o = options(&schema, 2, Mode::Max, WarehouseChoice::PerTransaction, 1.0);
         assert_eq!(

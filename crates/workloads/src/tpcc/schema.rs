@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use dbperf_driver::target::Scheme;
+use dbperf_driver::target::Family;
 
 /// Which spelling of the schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -52,7 +52,7 @@ pub struct Schema {
     /// HISTORY gets an auto-increment primary key (Group Replication, Galera).
     pub history_pk: bool,
     /// The server family: MySQL/MariaDB, or PostgreSQL (the dbperf spelling only).
-    pub scheme: Scheme,
+    pub family: Family,
 }
 
 impl Schema {
@@ -81,7 +81,7 @@ impl Schema {
 
     /// True on PostgreSQL.
     pub fn postgres(&self) -> bool {
-        self.scheme == Scheme::Postgres
+        self.family == Family::Postgres
     }
 
     /// A transaction statement as this server takes it. On PostgreSQL an amount sent in
@@ -269,7 +269,7 @@ mod tests {
             let s = Schema {
                 kind,
                 history_pk: true,
-                scheme: Scheme::Mysql,
+                family: Family::Mysql,
             };
             let ddl = s.create_tables("InnoDB");
             for (t, sql) in s.tables().iter().zip(&ddl) {
@@ -280,7 +280,7 @@ mod tests {
         let pg = Schema {
             kind: SchemaKind::Dbperf,
             history_pk: true,
-            scheme: Scheme::Postgres,
+            family: Family::Postgres,
         };
         let ddl = pg.create_tables("InnoDB").join("\n");
         assert!(

@@ -359,7 +359,7 @@ mod tests {
         let schema = Schema {
             kind: super::super::schema::SchemaKind::Dbperf,
             history_pk: false,
-            scheme: dbperf_driver::target::Scheme::Mysql,
+            family: dbperf_driver::target::Family::Mysql,
         };
         let (v, stock) = all_statements(&schema);
         for (i, (st, _)) in v.iter().enumerate() {

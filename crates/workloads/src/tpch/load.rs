@@ -27,7 +27,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use indicatif::ProgressBar;
 
-use super::schema::{secondary_indexes, Dialect};
+use super::schema::{secondary_indexes, TpchSql};
 use super::table::{RowEnd, Table};
 use super::TpchError;
 use crate::ddl::{self, Object};
@@ -35,6 +35,7 @@ pub use crate::LoadMethod;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::doing;
 use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 
 /// Bookkeeping: one row per part loaded, written in the part's transaction.
@@ -49,8 +50,8 @@ pub struct LoadConfig {
     pub target: Target,
     /// Loader connections.
     pub connections: u32,
-    /// SQL dialect.
-    pub dialect: Dialect,
+    /// The server family whose SQL to write (the target's).
+    pub family: Family,
     /// How rows go in.
     pub method: LoadMethod,
     /// Show a progress bar on stderr.
@@ -137,7 +138,7 @@ pub async fn data_scale_factor_on<S: Session>(s: &mut S, database: &str, given: 
 
 /// Creates the tables, loads them, builds the indexes and analyzes them.
 pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
-    if cfg.dialect == Dialect::Postgres && cfg.method == LoadMethod::Insert {
+    if cfg.family == Family::Postgres && cfg.method == LoadMethod::Insert {
         return Err(TpchError::Invalid(
             "--load-method insert is for MySQL-protocol servers; PostgreSQL loads with COPY (the default)".into(),
         ));
@@ -148,8 +149,8 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
         ));
     }
     let mut admin = connect(&cfg.target).await?;
-    let scheme = cfg.target.scheme;
-    let inv = ddl::inventory(&mut admin, scheme).await?;
+    let family = cfg.target.family;
+    let inv = ddl::inventory(&mut admin, family).await?;
     let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).chain([LOADED_TABLE]).collect();
     let foreign = inv.foreign(names.iter().copied());
     if !foreign.is_empty() {
@@ -176,7 +177,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     // with its row in LOADED_TABLE: a prepare interrupted anywhere resumes where it stopped.
     ddl::create_table(
         &mut admin,
-        scheme,
+        family,
         &inv,
         "tpch",
         &params,
@@ -187,12 +188,12 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     for t in Table::ALL {
         ddl::create_table(
             &mut admin,
-            scheme,
+            family,
             &inv,
             "tpch",
             &params,
             t.name(),
-            &cfg.dialect.create_table(t),
+            &cfg.family.create_table(t),
         )
         .await?;
     }
@@ -259,7 +260,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     bar.finish_and_clear();
     let load = started.elapsed();
     let t0 = Instant::now();
-    let dialect = cfg.dialect;
+    let family = cfg.family;
     drop(admin);
     // Only the indexes (and PostgreSQL primary keys) that are missing. A statement of a killed
     // prepare that the server finished meanwhile makes ours fail on a duplicate name: then
@@ -285,7 +286,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     }
     let index = t0.elapsed();
     let t0 = Instant::now();
-    for_each_table(cfg, "Analyzing", move |t| vec![dialect.analyze(t)]).await?;
+    for_each_table(cfg, "Analyzing", move |t| vec![family.analyze(t)]).await?;
     Ok(LoadReport {
         rows: rows.load(Ordering::Relaxed),
         bytes: bytes.load(Ordering::Relaxed),
@@ -298,17 +299,17 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
 /// Per table, the statement building its missing indexes (and PostgreSQL primary key).
 async fn missing_indexes(cfg: &LoadConfig) -> Result<Vec<(Table, Option<String>)>, TpchError> {
     let mut s = connect(&cfg.target).await?;
-    let scheme = cfg.target.scheme;
+    let family = cfg.target.family;
     let mut missing = Vec::new();
     for t in Table::ALL {
-        let pk = cfg.dialect == Dialect::Postgres && !ddl::exists(&mut s, scheme, t.name(), Object::PrimaryKey).await?;
+        let pk = cfg.family == Family::Postgres && !ddl::exists(&mut s, family, t.name(), Object::PrimaryKey).await?;
         let mut idx = Vec::new();
         for &(n, _) in secondary_indexes(t) {
-            if !ddl::exists(&mut s, scheme, t.name(), Object::Index(n)).await? {
+            if !ddl::exists(&mut s, family, t.name(), Object::Index(n)).await? {
                 idx.push(n);
             }
         }
-        missing.push((t, cfg.dialect.create_indexes(t, pk, &idx)));
+        missing.push((t, cfg.family.create_indexes(t, pk, &idx)));
     }
     Ok(missing)
 }
@@ -342,7 +343,7 @@ async fn load_part(
                     Ok(b)
                 })
                 .boxed();
-            s.stream_in(&cfg.dialect.load_statement(t), stream).await.map(|_| ())
+            s.stream_in(&cfg.family.load_statement(t), stream).await.map(|_| ())
         }
         LoadMethod::Insert => match s {
             AnySession::Mysql(s) => super::insert::insert_blocks(s, t, rx, bar, &sent).await.map(|_| ()),
@@ -460,7 +461,7 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), TpchError> {
         .collect();
     ddl::drop_created(
         &mut s,
-        target.scheme,
+        target.family,
         "tpch",
         &target.database,
         "dbperf tpch cleanup",

@@ -4,12 +4,12 @@
 //! | file | owns |
 //! |---|---|
 //! | [`table`] | the eight tables: names, base row counts, the `.tbl` rows from `tpchgen` |
-//! | [`schema`] | `CREATE TABLE` / indexes / `DROP` per [`Dialect`] |
+//! | [`schema`] | `CREATE TABLE` / indexes / `DROP` per server family ([`schema::TpchSql`]) |
 //! | [`load`] | parallel streaming load (LOAD DATA LOCAL from memory), `--write-tbl`, cleanup |
 //! | `insert` | the alternative loader: prepared 1,000-row INSERTs with string parameters |
 //! | [`dists`] | `dists.dss` (the reference kit's distributions, kept as data) |
 //! | [`qgen`] | qgen 2.17.3's RNG streams and parameter substitution, validation parameters |
-//! | [`queries`] | the 22 query texts per dialect and how parameters go into them |
+//! | [`queries`] | the 22 query texts per server family and how parameters go into them |
 //! | [`answers`] | answer files and the spec's comparison rules (`colprecision.txt`) |
 //! | [`updates`] | dbgen's update sets (`-U n`): RF1's rows and RF2's keys, in memory |
 //! | [`refresh`] | RF1 (new sales) and RF2 (old sales) as transactions; the next unused set |
@@ -41,7 +41,6 @@ pub mod throughput;
 pub mod updates;
 pub mod validate;
 
-pub use schema::Dialect;
 pub use table::Table;
 
 use dbperf_driver::Failed;

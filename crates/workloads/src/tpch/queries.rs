@@ -1,4 +1,4 @@
-//! The 22 TPC-H queries, per SQL dialect, in one place, and how parameters go into them.
+//! The 22 TPC-H queries, per server family, in one place, and how parameters go into them.
 //!
 //! Templates use qgen's tags: `:1`…`:10` for parameters and `:s` for the stream number
 //! (Q15's view name, so concurrent streams do not collide); row limits are written
@@ -12,7 +12,7 @@
 //! DBT-3's 90 days (which returns supplier 5912 instead of 8449 at SF 1).
 
 use super::qgen::QueryParams;
-use super::schema::Dialect;
+use dbperf_driver::target::Family;
 
 /// A query ready to run: statements before, the one whose rows are the answer, after.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,20 +27,20 @@ pub struct Rendered {
     pub teardown: Vec<String>,
 }
 
-/// The template of query `q` in `dialect`.
-pub fn template(dialect: Dialect, q: u8) -> &'static str {
-    match dialect {
+/// The template of query `q` for `family`.
+pub fn template(family: Family, q: u8) -> &'static str {
+    match family {
         // PostgreSQL takes the same texts: they use only standard date arithmetic
         // (`date 'd' + interval 'n' unit`), `extract`, `substring ... from ... for` and
         // `LIMIT`; `render` turns MySQL's quoted identifier (Q11's `value`) into "value".
-        Dialect::Mysql | Dialect::Postgres => MYSQL[usize::from(q) - 1],
+        Family::Mysql | Family::Postgres => MYSQL[usize::from(q) - 1],
     }
 }
 
 /// Fills `p` (and stream `stream`) into query `p.query`'s template.
-pub fn render(dialect: Dialect, p: &QueryParams, stream: u32) -> Rendered {
-    let mut text = substitute(template(dialect, p.query), &p.values, stream);
-    if dialect == Dialect::Postgres {
+pub fn render(family: Family, p: &QueryParams, stream: u32) -> Rendered {
+    let mut text = substitute(template(family, p.query), &p.values, stream);
+    if family == Family::Postgres {
         text = text.replace('`', "\"");
     }
     let mut r = Rendered {
@@ -295,12 +295,12 @@ mod tests {
     #[test]
     fn every_parameter_is_filled_and_q15_is_split() {
         for q in 1..=22 {
-            let r = render(Dialect::Mysql, &validation_params(q, 1.0), 3);
+            let r = render(Family::Mysql, &validation_params(q, 1.0), 3);
             assert!(!r.main.contains(':'), "Q{q}: {}", r.main);
         }
-        let q16 = render(Dialect::Mysql, &validation_params(16, 1.0), 0);
+        let q16 = render(Family::Mysql, &validation_params(16, 1.0), 0);
         assert!(q16.main.contains("p_size in (49, 14, 23, 45, 19, 3, 36, 9)"));
-        let q15 = render(Dialect::Mysql, &validation_params(15, 1.0), 3);
+        let q15 = render(Family::Mysql, &validation_params(15, 1.0), 3);
         assert_eq!(q15.setup.len(), 1);
         assert!(q15.setup[0].starts_with("create view revenue3 "));
         assert_eq!(q15.teardown, vec!["drop view if exists revenue3".to_string()]);

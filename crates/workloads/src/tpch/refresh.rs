@@ -13,12 +13,13 @@
 
 use bytes::Bytes;
 
-use super::schema::Dialect;
+use super::schema::TpchSql;
 use super::table::{RowEnd, Table};
 use super::updates::{orders_per_set, UpdateSet};
 use super::TpchError;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::doing;
+use dbperf_driver::target::Family;
 use dbperf_driver::Session;
 
 /// The key bit of RF1's orders (update sequence 1 in dbgen's sparse bits).
@@ -50,12 +51,12 @@ impl RefreshSet {
     }
 
     /// RF1: inserts the new orders and lineitems in one transaction.
-    pub async fn rf1(&self, s: &mut AnySession, dialect: Dialect) -> Result<(), TpchError> {
+    pub async fn rf1(&self, s: &mut AnySession, family: Family) -> Result<(), TpchError> {
         s.query("BEGIN").await.map_err(doing("RF1: BEGIN"))?;
         for (t, rows) in [(Table::Orders, &self.orders), (Table::LineItem, &self.lineitems)] {
             let data = futures_util::stream::iter([Ok(rows.clone())]);
             let r = s
-                .stream_in(&dialect.load_statement(t), Box::pin(data))
+                .stream_in(&family.load_statement(t), Box::pin(data))
                 .await
                 .map_err(doing(format!("RF1: inserting into {}", t.name())));
             if let Err(e) = r {

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::load::connect;
 use super::queries::Rendered;
-use super::schema::Dialect;
 use super::TpchError;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::doing;
+use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 pub use dbperf_results::tpch::Status;
 
@@ -31,18 +31,18 @@ pub struct Execution {
 pub struct QueryRunner {
     session: AnySession,
     target: Target,
-    dialect: Dialect,
+    family: Family,
     connection_id: String,
 }
 
 impl QueryRunner {
     /// Connects and learns the connection id (for `KILL QUERY`).
-    pub async fn connect(target: &Target, dialect: Dialect) -> Result<QueryRunner, TpchError> {
+    pub async fn connect(target: &Target, family: Family) -> Result<QueryRunner, TpchError> {
         let session = connect(target).await?;
         let mut r = QueryRunner {
             session,
             target: target.clone(),
-            dialect,
+            family,
             connection_id: String::new(),
         };
         r.learn_id().await?;
@@ -133,9 +133,9 @@ impl QueryRunner {
     pub async fn explain(&mut self, q: &Rendered) -> Result<serde_json::Value, TpchError> {
         self.statements(&q.teardown).await?;
         self.statements(&q.setup).await?;
-        let sql = match self.dialect {
-            Dialect::Mysql => format!("EXPLAIN FORMAT=JSON {}", q.main),
-            Dialect::Postgres => format!("EXPLAIN (FORMAT JSON) {}", q.main),
+        let sql = match self.family {
+            Family::Mysql => format!("EXPLAIN FORMAT=JSON {}", q.main),
+            Family::Postgres => format!("EXPLAIN (FORMAT JSON) {}", q.main),
         };
         let r = self.session.query_rows(&sql).await;
         self.statements(&q.teardown).await?;

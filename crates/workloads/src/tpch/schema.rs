@@ -1,33 +1,15 @@
-//! The TPC-H schema per SQL dialect: tables with their primary keys, the secondary
-//! indexes built after loading, and the statements that load, analyze and drop them.
+//! The TPC-H schema per server [`Family`] ([`TpchSql`]): tables with their primary keys, the
+//! secondary indexes built after loading, and the statements that load, analyze and drop them.
 //!
 //! On MySQL primary keys are part of `CREATE TABLE`: InnoDB clusters rows by the primary
 //! key, so adding it after the load would rebuild every table; the parts are loaded in key
 //! order, so the clustered index only ever grows at its end. On PostgreSQL, whose tables
 //! are heaps, the primary key is built after `COPY` with the secondary indexes (DBT-3's
 //! set on the join and date columns), as DBT-3's PostgreSQL scripts do. Column types are
-//! the same in both dialects.
+//! the same in both families.
 
 use super::table::Table;
-
-/// An SQL dialect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    /// MySQL, MariaDB, Percona Server.
-    Mysql,
-    /// PostgreSQL.
-    Postgres,
-}
-
-impl Dialect {
-    /// The dialect a target's server speaks.
-    pub fn of(target: &dbperf_driver::Target) -> Dialect {
-        match target.scheme {
-            dbperf_driver::target::Scheme::Mysql => Dialect::Mysql,
-            dbperf_driver::target::Scheme::Postgres => Dialect::Postgres,
-        }
-    }
-}
+use dbperf_driver::target::Family;
 
 /// Columns of each table, as `name type`.
 fn columns(t: Table) -> &'static [&'static str] {
@@ -150,26 +132,38 @@ pub fn secondary_indexes(t: Table) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-impl Dialect {
+/// TPC-H's statements as a server family spells them.
+pub trait TpchSql {
     /// `CREATE TABLE` with the primary key.
-    pub fn create_table(self, t: Table) -> String {
+    fn create_table(self, t: Table) -> String;
+    /// One statement building the indexes of `t` not built with the table: the secondary
+    /// ones named in `only`, and on PostgreSQL with `pk` the primary key (`None` when that
+    /// leaves nothing to build).
+    fn create_indexes(self, t: Table, pk: bool, only: &[&str]) -> Option<String>;
+    /// The statement that streams a table's rows (`\n`-terminated, `|`-separated) in.
+    fn load_statement(self, t: Table) -> String;
+    /// Refreshes optimizer statistics of `t`.
+    fn analyze(self, t: Table) -> String;
+    /// Server variables as (name, value) rows.
+    fn show_variables(self) -> &'static str;
+}
+
+impl TpchSql for Family {
+    fn create_table(self, t: Table) -> String {
         match self {
-            Dialect::Mysql => format!(
+            Family::Mysql => format!(
                 "CREATE TABLE {} (\n  {},\n  PRIMARY KEY ({})\n) ENGINE=InnoDB DEFAULT CHARSET=latin1",
                 t.name(),
                 columns(t).join(",\n  "),
                 primary_key(t)
             ),
-            Dialect::Postgres => format!("CREATE TABLE {} (\n  {}\n)", t.name(), columns(t).join(",\n  ")),
+            Family::Postgres => format!("CREATE TABLE {} (\n  {}\n)", t.name(), columns(t).join(",\n  ")),
         }
     }
 
-    /// One statement building the indexes of `t` not built with the table: the secondary
-    /// ones named in `only`, and on PostgreSQL with `pk` the primary key (`None` when that
-    /// leaves nothing to build).
-    pub fn create_indexes(self, t: Table, pk: bool, only: &[&str]) -> Option<String> {
+    fn create_indexes(self, t: Table, pk: bool, only: &[&str]) -> Option<String> {
         let idx: Vec<_> = secondary_indexes(t).iter().filter(|(n, _)| only.contains(n)).collect();
-        if self == Dialect::Postgres {
+        if self == Family::Postgres {
             let mut sql: Vec<String> = Vec::new();
             if pk {
                 sql.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name(), primary_key(t)));
@@ -183,8 +177,8 @@ impl Dialect {
             return None;
         }
         match self {
-            Dialect::Postgres => unreachable!("handled above"),
-            Dialect::Mysql => Some(format!(
+            Family::Postgres => unreachable!("handled above"),
+            Family::Mysql => Some(format!(
                 "ALTER TABLE {} {}",
                 t.name(),
                 idx.iter()
@@ -195,31 +189,28 @@ impl Dialect {
         }
     }
 
-    /// The statement that streams a table's rows (`\n`-terminated, `|`-separated) in.
-    pub fn load_statement(self, t: Table) -> String {
+    fn load_statement(self, t: Table) -> String {
         match self {
-            Dialect::Mysql => format!(
+            Family::Mysql => format!(
                 "LOAD DATA LOCAL INFILE '{}.tbl' INTO TABLE {} CHARACTER SET latin1 FIELDS TERMINATED BY '|' LINES TERMINATED BY '\\n'",
                 t.name(),
                 t.name()
             ),
-            Dialect::Postgres => format!("COPY {} FROM STDIN WITH (FORMAT text, DELIMITER '|')", t.name()),
+            Family::Postgres => format!("COPY {} FROM STDIN WITH (FORMAT text, DELIMITER '|')", t.name()),
         }
     }
 
-    /// Refreshes optimizer statistics of `t`.
-    pub fn analyze(self, t: Table) -> String {
+    fn analyze(self, t: Table) -> String {
         match self {
-            Dialect::Mysql => format!("ANALYZE TABLE {}", t.name()),
-            Dialect::Postgres => format!("ANALYZE {}", t.name()),
+            Family::Mysql => format!("ANALYZE TABLE {}", t.name()),
+            Family::Postgres => format!("ANALYZE {}", t.name()),
         }
     }
 
-    /// Server variables as (name, value) rows.
-    pub fn show_variables(self) -> &'static str {
+    fn show_variables(self) -> &'static str {
         match self {
-            Dialect::Mysql => "SHOW GLOBAL VARIABLES",
-            Dialect::Postgres => "SHOW ALL",
+            Family::Mysql => "SHOW GLOBAL VARIABLES",
+            Family::Postgres => "SHOW ALL",
         }
     }
 }
@@ -230,36 +221,36 @@ mod tests {
 
     #[test]
     fn ddl_names_every_column_and_key() {
-        let sql = Dialect::Mysql.create_table(Table::LineItem);
+        let sql = Family::Mysql.create_table(Table::LineItem);
         assert!(sql.contains("l_comment VARCHAR(44) NOT NULL"));
         assert!(sql.contains("PRIMARY KEY (l_orderkey, l_linenumber)"));
         let all = |t: Table| secondary_indexes(t).iter().map(|(n, _)| *n).collect::<Vec<_>>();
-        assert_eq!(Dialect::Mysql.create_indexes(Table::Region, false, &[]), None);
+        assert_eq!(Family::Mysql.create_indexes(Table::Region, false, &[]), None);
         assert_eq!(
-            Dialect::Mysql
+            Family::Mysql
                 .create_indexes(Table::Orders, false, &all(Table::Orders))
                 .unwrap(),
             "ALTER TABLE orders ADD INDEX i_o_orderdate (o_orderdate), ADD INDEX i_o_custkey (o_custkey)"
         );
         // A resumed prepare builds only what is missing.
         assert_eq!(
-            Dialect::Mysql
+            Family::Mysql
                 .create_indexes(Table::Orders, false, &["i_o_custkey"])
                 .unwrap(),
             "ALTER TABLE orders ADD INDEX i_o_custkey (o_custkey)"
         );
-        assert_eq!(Dialect::Postgres.create_indexes(Table::PartSupp, false, &[]), None);
-        let pg = Dialect::Postgres.create_table(Table::Orders);
+        assert_eq!(Family::Postgres.create_indexes(Table::PartSupp, false, &[]), None);
+        let pg = Family::Postgres.create_table(Table::Orders);
         assert!(
             pg.contains("o_totalprice DECIMAL(15,2) NOT NULL") && !pg.contains("PRIMARY KEY"),
             "{pg}"
         );
         assert_eq!(
-            Dialect::Postgres.create_indexes(Table::Region, true, &[]).unwrap(),
+            Family::Postgres.create_indexes(Table::Region, true, &[]).unwrap(),
             "ALTER TABLE region ADD PRIMARY KEY (r_regionkey)"
         );
         assert_eq!(
-            Dialect::Postgres.create_indexes(Table::PartSupp, true, &all(Table::PartSupp)).unwrap(),
+            Family::Postgres.create_indexes(Table::PartSupp, true, &all(Table::PartSupp)).unwrap(),
             "ALTER TABLE partsupp ADD PRIMARY KEY (ps_partkey, ps_suppkey);\nCREATE INDEX i_ps_suppkey ON partsupp (ps_suppkey)"
         );
     }
