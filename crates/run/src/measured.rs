@@ -862,7 +862,11 @@ pub async fn server_facts<S: Session>(s: &mut S, family: Family) -> Result<Serve
     })
 }
 
-/// Whether the server takes a connection and answers a query within a few seconds.
+/// How long a server has to answer right after a run.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Whether the server takes a connection and answers a query within [`ANSWER_WITHIN`]: a
+/// server that cannot, right after a run, was hung or gone at its end.
 fn answers(target: &Target) -> bool {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
         return false;
@@ -873,7 +877,7 @@ fn answers(target: &Target) -> bool {
             s.query_rows("SELECT 1").await.ok()
         };
         matches!(
-            tokio::time::timeout(std::time::Duration::from_secs(5), probe).await,
+            tokio::time::timeout(ANSWER_WITHIN, probe).await,
             Ok(Some(_))
         )
     })
