@@ -133,6 +133,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         own: OwnFigures::HeadlineOutsideText,
         explanations: !a.no_explain,
         tpch: TpchTables::PerVariant,
+        file_order: true,
         ..Options::new(a.format)
     };
     super::report::emit(publish::report(&Subject::Runs(set), &opts)?, None)

@@ -3,7 +3,7 @@
 //! interval; TPC-H power runs one per run and query. The TPC-H tables of an experiment have no
 //! CSV form and are printed as their text.
 
-use super::{Exporter, Unsupported};
+use super::{Exporter, Format, Unsupported};
 use crate::compare::Comparison;
 use crate::publish::{AnalysisReport, RunReport, RunsReport};
 use crate::setup::Setup;
@@ -117,7 +117,7 @@ impl Exporter for Csv {
 
     fn analysis(&self, _: &AnalysisReport) -> Result<String, Unsupported> {
         Err(Unsupported {
-            format: "csv",
+            format: Format::Csv.name(),
             what: "an analysis",
             offered: "text or json (a run's intervals as CSV: `dbperf report RUN --format csv`)",
         })

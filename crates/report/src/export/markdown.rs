@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::text::Text;
-use super::{Exporter, Unsupported};
+use super::{Exporter, Format, Unsupported};
 use crate::compare::variables::{VersionDiff, LACKING_SHOWN};
 use crate::compare::view::{escape_md, named, per_version, INSIDE_TITLE};
 use crate::compare::Comparison;
@@ -45,7 +45,7 @@ impl Exporter for Markdown {
 
     fn analysis(&self, _: &AnalysisReport) -> Result<String, Unsupported> {
         Err(Unsupported {
-            format: "markdown",
+            format: Format::Markdown.name(),
             what: "an analysis",
             offered: "text or json",
         })

@@ -12,10 +12,11 @@
 //! | `run.rs` | one run ([`RunReport`]) and `dbperf analyze`'s report of it ([`AnalysisReport`]) |
 //! | `runs.rs` | several runs or an experiment ([`RunsReport`]): each workload's comparisons, each point's explanation, TPC-H runs as comparisons or as DBT-3 tables |
 //!
-//! `dbperf report` and `lab report` differ in three ways, each an option here rather than a
+//! `dbperf report` and `lab report` differ in four ways, each an option here rather than a
 //! second pipeline: which own figures get a table outside text ([`OwnFigures`]), whether each
-//! point's explanation is printed ([`Options::explanations`]), and how TPC-H runs are shown
-//! ([`TpchTables`]).
+//! point's explanation is printed ([`Options::explanations`]), how TPC-H runs are shown
+//! ([`TpchTables`]), and whether an experiment's columns follow its file
+//! ([`Options::file_order`]).
 
 mod find;
 mod run;
@@ -153,6 +154,10 @@ pub struct Options {
     pub explanations: bool,
     /// How TPC-H runs are shown.
     pub tpch: TpchTables,
+    /// An experiment's columns in its file's order of servers, variants and pinnings, the
+    /// file's first server the baseline (`lab report`), rather than in the order of the point
+    /// ids, which the HTML page follows too (`dbperf report`).
+    pub file_order: bool,
     /// Also draw the self-contained HTML page (`--html`).
     pub html: bool,
     /// The window of one run's explanation, seconds (`--last`; `None`: the second half).
@@ -160,7 +165,8 @@ pub struct Options {
 }
 
 impl Options {
-    /// `dbperf report`'s: each workload by every own figure, TPC-H runs compared.
+    /// `dbperf report`'s: each workload by every own figure, TPC-H runs compared, columns in
+    /// the order of the runs.
     pub fn new(format: Format) -> Options {
         Options {
             format,
@@ -171,6 +177,7 @@ impl Options {
             own: OwnFigures::Every,
             explanations: false,
             tpch: TpchTables::Compared,
+            file_order: false,
             html: false,
             last_s: None,
         }

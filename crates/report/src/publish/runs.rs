@@ -1,6 +1,6 @@
 //! Several runs, or an experiment's finished points ([`RunsReport`]): per workload, one
 //! comparison per figure it is judged by ([`Metric::own`], or the `--metric` given), each with
-//! the setup of its columns, the columns in the experiment file's order; each point's
+//! the setup of its columns (an experiment's columns in its file's order, when asked); each point's
 //! explanation; TPC-H runs compared like every workload or, for an experiment, as the DBT-3
 //! per-query tables ([`TpchTables`]); the HTML page of the runs.
 
@@ -126,7 +126,7 @@ pub(super) fn report(set: &RunSet, opts: &Options) -> Result<Published, PublishE
             false => Vec::new(),
         };
         let mut infos: Vec<RunInfo> = runs.into_iter().map(|(info, _)| info).collect();
-        if let Some(order) = &set.order {
+        if let Some(order) = set.order.as_ref().filter(|_| opts.file_order) {
             infos.sort_by_key(|r| order.rank(r.lab.as_ref()));
         }
         let metrics = match (&opts.metric, opts.own) {
