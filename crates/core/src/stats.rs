@@ -6,6 +6,8 @@
 //! [`dbperf_report::tpch`] (the DBT-3 per-query table) both judge differences with [`judge`];
 //! the TPC-H power test's per-query median and the telemetry analysis
 //! ([`dbperf_report::analysis`]) use [`Spread::of`], [`median`] and [`mean_cv`].
+//! `lab tune` judges its trials with the same [`judge`], its band widened by the noise the
+//! re-measurements showed ([`draw_band_pct`] of [`pooled_cv`]).
 
 use serde::Serialize;
 
@@ -105,6 +107,16 @@ impl Spread {
         })
     }
 
+    /// One sample.
+    pub fn single(value: f64) -> Spread {
+        Spread {
+            median: value,
+            min: value,
+            max: value,
+            n: 1,
+        }
+    }
+
     /// Whether both have repetitions and their min..max ranges overlap.
     fn overlaps(&self, other: &Spread) -> bool {
         self.n >= 2 && other.n >= 2 && self.min <= other.max && other.min <= self.max
@@ -132,6 +144,30 @@ pub enum Verdict {
 /// 100 at 5% the draw the rule promises rather than calling it on a rounding error.
 pub fn within_band(diff_pct: f64, threshold_pct: f64) -> bool {
     diff_pct.abs() <= threshold_pct * (1.0 + 1e-9) + 1e-12
+}
+
+/// The draw band for single measurements whose run-to-run noise is known, percent of the
+/// baseline: `threshold_pct`, or twice the noise (`noise_cv_pct`, a coefficient of variation),
+/// whichever is larger; the threshold alone while the noise is unknown. A value measured once
+/// may be off by its noise, so a difference inside twice of it says nothing. [`judge`] takes
+/// the result as its threshold: the rule stays one, only its band widens (`lab tune` judges
+/// its trials, measured once or twice each, with it).
+pub fn draw_band_pct(threshold_pct: f64, noise_cv_pct: Option<f64>) -> f64 {
+    noise_cv_pct.map_or(threshold_pct, |n| (2.0 * n).max(threshold_pct))
+}
+
+/// The run-to-run noise of repeated measurements: the coefficients of variation ([`mean_cv`])
+/// of the groups (each one setting measured several times) pooled by their degrees of freedom
+/// (n - 1), percent; groups of one value add nothing; `None` before any group has two.
+pub fn pooled_cv<'a>(groups: impl IntoIterator<Item = &'a [f64]>) -> Option<f64> {
+    let (mut sum_sq, mut df) = (0.0, 0usize);
+    for values in groups.into_iter().filter(|g| g.len() >= 2) {
+        if let Some((_, cv)) = mean_cv(values) {
+            sum_sq += cv * cv * (values.len() - 1) as f64;
+            df += values.len() - 1;
+        }
+    }
+    (df > 0).then(|| (sum_sq / df as f64).sqrt())
 }
 
 /// Applies [`DRAW_RULE`] to `cell` against `base` with the band `threshold_pct` (percent of the
@@ -261,5 +297,20 @@ mod tests {
         assert_eq!(judge(&s(&[102.0, 101.0, 103.0]), &tight, 5.0, true).1, Verdict::Draw);
         // One side without repetitions: the band alone decides.
         assert_eq!(judge(&s(&[120.0]), &base, 5.0, true).1, Verdict::Better);
+    }
+
+    #[test]
+    fn the_band_widens_with_the_noise_and_the_rule_stays_one() {
+        assert_eq!(draw_band_pct(DEFAULT_THRESHOLD_PCT, None), 5.0);
+        assert_eq!(draw_band_pct(5.0, Some(1.0)), 5.0, "noise under half the threshold");
+        assert_eq!(draw_band_pct(5.0, Some(10.0)), 20.0);
+        // 2200 and 1600: a CV of 22.3%; a single value adds no degree of freedom.
+        let noise = pooled_cv([&[2200.0, 1600.0][..], &[1000.0][..]]).unwrap();
+        assert!((noise - 22.33).abs() < 0.01, "{noise}");
+        assert_eq!(pooled_cv([&[7.0][..]]), None);
+        let band = draw_band_pct(5.0, Some(noise));
+        let one = Spread::single;
+        assert_eq!(judge(&one(1500.0), &one(2000.0), band, true).1, Verdict::Draw);
+        assert_eq!(judge(&one(1000.0), &one(2000.0), band, true).1, Verdict::Worse);
     }
 }

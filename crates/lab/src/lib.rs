@@ -13,9 +13,11 @@
 //! | `tune_html.rs` | `tune.html`: each parameter's trials and the model's partial dependence |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
+//! | `finished.rs` | an experiment's finished points, for its report (`lab report`, `dbperf report NAME`) |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
 pub mod experiment;
+pub mod finished;
 pub mod lua;
 pub mod plan;
 pub mod run;

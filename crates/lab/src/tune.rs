@@ -25,7 +25,7 @@ use super::plan::{eta, hms, Group, Plan, Point};
 use super::run::{LabOptions, LabSession, Pace};
 use super::search::{Constraint, Domain, Metric, Objective, Op, Search};
 use super::tuner::{Observation, Space, Strategy, Tuner};
-use dbperf_core::stats::{judge, Spread, Verdict, DEFAULT_THRESHOLD_PCT};
+use dbperf_core::stats::{self, judge, Spread, Verdict, DEFAULT_THRESHOLD_PCT};
 use dbperf_report::compare::inside::RunInside;
 use dbperf_results::manifest::Manifest;
 use dbperf_results::summary::Summary;
@@ -939,7 +939,7 @@ impl Tuning<'_> {
                 defaults_broke.join("; ")
             );
         }
-        let _ = writeln!(out, "(draw rule: {})\n", dbperf_core::stats::DRAW_RULE);
+        let _ = writeln!(out, "(draw rule: {})\n", stats::DRAW_RULE);
         out
     }
 
@@ -1015,13 +1015,13 @@ fn winner<'a>(st: &'a TuneState, search: &Search) -> Option<(Ranked<'a>, Option<
     let cost = |t: &Trial| cost(st, search, t);
     let band = draw_band_pct(st).0;
     let top = ranked.iter().find(|r| r.feasible)?.clone();
+    let draw = |figure: f64| {
+        let higher = search.objective.higher_is_better();
+        judge(&Spread::single(figure), &Spread::single(top.figure), band, higher).1 == Verdict::Draw
+    };
     let cheapest = ranked
         .iter()
-        .filter(|r| r.feasible)
-        .filter(|r| {
-            dbperf_core::stats::relative_diff_pct(r.figure, top.figure)
-                .is_some_and(|d| dbperf_core::stats::within_band(d, band))
-        })
+        .filter(|r| r.feasible && draw(r.figure))
         .min_by(|a, b| cost(a.first).total_cmp(&cost(b.first)))?
         .clone();
     if cheapest.first.n == top.first.n || cost(cheapest.first) >= cost(top.first) {
@@ -1031,11 +1031,10 @@ fn winner<'a>(st: &'a TuneState, search: &Search) -> Option<(Ranked<'a>, Option<
     }
 }
 
-/// The band within which two settings' mean figures are a draw during the search, percent:
-/// the draw rule's threshold, or twice the run-to-run noise the re-measurements showed,
-/// whichever is larger (the noise: the pooled coefficient of variation of the settings
-/// measured more than once, `None` before any was). A setting measured once may be off by
-/// that much, so a difference inside twice of it says nothing.
+/// The band within which two settings' mean figures are a draw during the search, percent
+/// ([`dbperf_core::stats::draw_band_pct`]): the draw rule's threshold, or twice the run-to-run
+/// noise the re-measurements showed, whichever is larger (the noise: the pooled coefficient
+/// of variation of the settings measured more than once, `None` before any was).
 fn draw_band_pct(st: &TuneState) -> (f64, Option<f64>) {
     let mut settings: Vec<&Vec<(String, String)>> = Vec::new();
     for t in st.trials.iter().filter(|t| !t.role.confirmation()) {
@@ -1043,22 +1042,12 @@ fn draw_band_pct(st: &TuneState) -> (f64, Option<f64>) {
             settings.push(&t.settings);
         }
     }
-    let (mut sum_sq, mut df) = (0.0, 0usize);
-    for s in settings {
-        let figures: Vec<f64> = measurements(st, s).iter().map(|m| m.figure).collect();
-        if figures.len() < 2 {
-            continue;
-        }
-        if let Some((_, cv)) = dbperf_core::stats::mean_cv(&figures) {
-            sum_sq += cv * cv * (figures.len() - 1) as f64;
-            df += figures.len() - 1;
-        }
-    }
-    let noise = (df > 0).then(|| (sum_sq / df as f64).sqrt());
-    (
-        noise.map_or(DEFAULT_THRESHOLD_PCT, |n| (2.0 * n).max(DEFAULT_THRESHOLD_PCT)),
-        noise,
-    )
+    let figures: Vec<Vec<f64>> = settings
+        .into_iter()
+        .map(|s| measurements(st, s).iter().map(|m| m.figure).collect())
+        .collect();
+    let noise = stats::pooled_cv(figures.iter().map(Vec::as_slice));
+    (stats::draw_band_pct(DEFAULT_THRESHOLD_PCT, noise), noise)
 }
 
 /// Bytes of memory and disk a setting asks for: its size parameters, each at the trial's

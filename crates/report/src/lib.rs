@@ -6,8 +6,10 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod export;
 pub mod html;
 pub mod metrics;
+pub mod publish;
 pub mod setup;
 pub mod tpch;
 pub mod warnings;

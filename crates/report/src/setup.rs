@@ -5,16 +5,15 @@
 //! column is shown once; one that differs is shown per column, and one that differs between
 //! the runs of a column reads `varies: a / b`.
 //!
-//! Renders as text and Markdown here, as JSON (`setup` in the JSON outputs) through serde, and
-//! as HTML in [`super::html::setup`].
+//! Rendered by each format's exporter ([`crate::export`]: text and Markdown blocks, `setup` in
+//! the JSON outputs) and as HTML in [`super::html::setup`].
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::compare::{Comparison, Format};
+use super::compare::Comparison;
 use dbperf_results::manifest::Manifest;
 use dbperf_results::options::{LuaOptions, RecordedOptions, TpchPowerOptions, TpchThroughputOptions, WorkloadOptions};
 
@@ -167,7 +166,7 @@ impl Setup {
     }
 
     /// The value of `f` as one line: the value, or each column's with its label.
-    fn line(&self, f: &SetupField) -> String {
+    pub(crate) fn line(&self, f: &SetupField) -> String {
         match &f.values {
             None => f.value.clone().unwrap_or_default(),
             Some(vs) => vs
@@ -177,68 +176,6 @@ impl Setup {
                 .collect::<Vec<_>>()
                 .join(" vs "),
         }
-    }
-
-    /// The block for the terminal: a heading, then one indented line per fact.
-    pub fn render_text(&self) -> String {
-        let width = self.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
-        let mut out = format!("{}\n", self.heading());
-        for f in &self.fields {
-            let _ = writeln!(out, "  {:<width$}  {}", f.name, self.line(f));
-        }
-        out
-    }
-
-    /// The block as a Markdown table.
-    pub fn render_markdown(&self) -> String {
-        let mut out = format!(
-            "**{}**\n\n| setup | value |\n|---|---|\n",
-            self.heading().trim_end_matches(':')
-        );
-        for f in &self.fields {
-            let _ = writeln!(
-                out,
-                "| {} | {} |",
-                f.name.replace('|', "\\|"),
-                self.line(f).replace('|', "\\|")
-            );
-        }
-        out.push('\n');
-        out
-    }
-
-    /// The block in `format`: text or Markdown (CSV and JSON have none: JSON carries the
-    /// setup as a key, see [`render_comparison`]).
-    pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Text => self.render_text(),
-            Format::Markdown => self.render_markdown(),
-            Format::Csv | Format::Json => String::new(),
-        }
-    }
-}
-
-/// A comparison in `format` with its setup: text and Markdown print the block before the
-/// table when `block` (once per group of tables), JSON carries it as `setup` (every time), CSV
-/// leaves it out.
-pub fn render_comparison(c: &Comparison, setup: &Setup, format: Format, block: bool) -> String {
-    #[derive(Serialize)]
-    struct WithSetup<'a> {
-        #[serde(flatten)]
-        comparison: &'a Comparison,
-        setup: &'a Setup,
-    }
-    match format {
-        Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&WithSetup { comparison: c, setup }).expect("a comparison serializes");
-            s.push('\n');
-            s
-        }
-        Format::Csv => c.render(format),
-        Format::Text if block => format!("{}\n{}", setup.render_text(), c.render(format)),
-        Format::Markdown if block => format!("{}{}", setup.render_markdown(), c.render(format)),
-        Format::Text | Format::Markdown => c.render(format),
     }
 }
 
@@ -768,7 +705,7 @@ mod tests {
     fn one_run_shows_host_server_data_and_client() {
         let m = manifest(8, "1073741824", Some("kvm"));
         let s = Setup::of_run("r1", &m);
-        let text = s.render_text();
+        let text = crate::export::text::setup_block(&s);
         assert!(text.starts_with("Setup:\n"), "{text}");
         for line in [
             "CPUs                     16 logical, Xeon",
@@ -868,7 +805,7 @@ mod tests {
         );
         assert_eq!(value(&s, "connections").value.as_deref(), Some("8, 16"));
         assert_eq!(value(&s, "CPUs").value.as_deref(), Some("16 logical, Xeon"));
-        let text = s.render_text();
+        let text = crate::export::text::setup_block(&s);
         assert!(
             text.starts_with("Setup (4 runs; shown per column where the columns differ):"),
             "{text}"
@@ -880,7 +817,7 @@ mod tests {
             value(&odd, "innodb_buffer_pool_size").value.as_deref(),
             Some("varies: 1 GiB / 4 GiB")
         );
-        let md = s.render_markdown();
+        let md = crate::export::markdown::setup_block(&s);
         assert!(
             md.contains("| innodb_buffer_pool_size | 1 GiB (small) vs 4 GiB (big) |"),
             "{md}"

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::figures::{self, Figures};
 use super::interval::IntervalRecord;
-use super::telemetry::TelemetryRow;
+use super::telemetry::{OsSample, TelemetryRow};
 use super::tpch::{Cold, QueryTiming, Status, TpchReport};
 use super::{ResultsError, RunDir, RunRecords, TELEMETRY_FILE};
 use dbperf_core::stats::Spread;
@@ -674,10 +674,7 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, rows: &[TelemetryRow]) ->
         // The sampler writes the waits busiest first.
         let wait = srv.and_then(|s| s.waits.first());
         let all_cpu = row.os.as_ref().and_then(|os| os.cpus.iter().find(|c| c.cpu == "all"));
-        let disk = row
-            .os
-            .as_ref()
-            .and_then(|os| os.disks.iter().max_by(|a, b| a.util_pct.total_cmp(&b.util_pct)));
+        let disk = row.os.as_ref().and_then(OsSample::busiest_disk);
         stmt.execute(params![
             run_id,
             idx as i64,

@@ -2,6 +2,9 @@
 //! writes once per period and what the analysis, the reports and the catalog read back. One
 //! [`TelemetryRow`] holds the OS's figures ([`OsSample`]), the server's ([`ServerSample`],
 //! with [`PgDetail`] on PostgreSQL) and dbperf's own ([`ClientSample`]).
+//! The figures readers take off rows are here once: the top waits ([`wait_totals`]) and the
+//! disks, one function per question ([`OsSample::busiest_disk`] in one sample,
+//! [`busiest_disk_during`] a window such as a stall, [`disk_written_most`] over a run).
 //!
 //! A figure a server version does not offer stays `None`; readers show it as not available,
 //! never as 0. A file written by an older dbperf lacks some fields: every optional part
@@ -289,6 +292,32 @@ pub fn wait_totals<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Vec<
     waits
 }
 
+impl OsSample {
+    /// The disk that had I/O in flight for the largest share of the sample's period (the
+    /// highest `util_pct`), `None` without disks: the catalog's `disk` column of each row.
+    pub fn busiest_disk(&self) -> Option<&DiskIo> {
+        self.disks.iter().max_by(|a, b| a.util_pct.total_cmp(&b.util_pct))
+    }
+}
+
+/// The disk at its busiest in any one sample of `rows` (a stall's samples): the highest
+/// [`OsSample::busiest_disk`] of them, with that sample's figures (its `w_await_ms`).
+pub fn busiest_disk_during<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Option<&'a DiskIo> {
+    rows.into_iter()
+        .filter_map(|r| r.os.as_ref()?.busiest_disk())
+        .max_by(|a, b| a.util_pct.total_cmp(&b.util_pct))
+}
+
+/// The disk written most over `rows` (the sum of its writes per second over the samples): the
+/// disk the run's data went to, which a run's I/O chart draws.
+pub fn disk_written_most<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Option<&'a str> {
+    let mut writes: BTreeMap<&str, f64> = BTreeMap::new();
+    for d in rows.into_iter().filter_map(|r| r.os.as_ref()).flat_map(|os| &os.disks) {
+        *writes.entry(d.name.as_str()).or_default() += d.w_s;
+    }
+    writes.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| n)
+}
+
 /// The figures a reader takes off a row.
 impl TelemetryRow {
     /// Pages written by sync flush batches per second (`None`: the counter was not sampled).
@@ -421,5 +450,45 @@ mod tests {
                 ("wait/synch/mutex/innodb/log_sys_mutex".to_owned(), 5.0),
             ]
         );
+    }
+
+    fn disks(d: &[(&str, f64, f64)]) -> TelemetryRow {
+        TelemetryRow {
+            os: Some(OsSample {
+                disks: d
+                    .iter()
+                    .map(|(name, w_s, util_pct)| DiskIo {
+                        name: (*name).to_owned(),
+                        w_s: *w_s,
+                        util_pct: *util_pct,
+                        ..DiskIo::default()
+                    })
+                    .collect(),
+                ..OsSample::default()
+            }),
+            ..TelemetryRow::default()
+        }
+    }
+
+    /// Each question its own disk: the busiest in one sample, at its busiest over a window,
+    /// and the one written most over the run.
+    #[test]
+    fn the_busiest_disk_and_the_disk_written_most_are_told_apart() {
+        let rows = [
+            disks(&[("vda", 900.0, 20.0), ("vdb", 10.0, 95.0)]),
+            disks(&[("vda", 800.0, 40.0), ("vdb", 0.0, 5.0)]),
+        ];
+        let names = |rows: &[TelemetryRow]| {
+            rows.iter()
+                .map(|r| r.os.as_ref().unwrap().busiest_disk().unwrap().name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&rows), ["vdb", "vda"]);
+        let during = busiest_disk_during(&rows).unwrap();
+        assert_eq!((during.name.as_str(), during.util_pct), ("vdb", 95.0));
+        assert_eq!(busiest_disk_during(&rows[1..]).unwrap().name, "vda");
+        assert_eq!(disk_written_most(&rows), Some("vda"));
+        assert_eq!(disk_written_most(&[TelemetryRow::default()]), None);
+        assert!(busiest_disk_during(&[]).is_none());
     }
 }

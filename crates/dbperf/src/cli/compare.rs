@@ -1,5 +1,6 @@
-//! `dbperf compare`: finds the runs (paths or run ids via the catalog), builds the comparison
-//! with [`dbperf_report::compare`] and prints it.
+//! `dbperf compare`: the flags, and the runs they name (paths, or run ids and experiments via
+//! the catalog, opened as `dbperf results` opens it); the comparison with its setup is
+//! [`dbperf_report::publish::compare`]'s, printed here.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,9 +8,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::results::open_existing;
-use dbperf_report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use dbperf_report::setup::{render_comparison, Setup};
-use dbperf_results::RunRecords;
+use dbperf_report::compare::{CompareOptions, GroupBy, Metric, DEFAULT_THRESHOLD_PCT};
+use dbperf_report::export::Format;
+use dbperf_report::publish::{self, is_run_dir};
 
 /// Compare runs side by side: rows = client threads, columns = servers, variants or runs.
 #[derive(Debug, Args)]
@@ -56,12 +57,19 @@ differ between the runs, except those the experiment varies on purpose.";
 
 /// Runs `dbperf compare`.
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
-        anyhow::bail!(
-            "--threshold {} is not a percentage: give a number >= 0, e.g. 5",
-            args.threshold
-        );
-    }
+    let paths = runs(&args)?;
+    let opts = CompareOptions {
+        by: args.by,
+        metric: args.metric,
+        threshold_pct: args.threshold,
+        baseline: args.baseline,
+    };
+    print!("{}", publish::compare(&paths, &opts, args.format)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run directories RUNS and --experiment name, in that order.
+fn runs(args: &CompareArgs) -> anyhow::Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = Vec::new();
     let needs_catalog = args.experiment.is_some() || args.runs.iter().any(|r| !is_run_dir(Path::new(r)));
     let catalog = if needs_catalog {
@@ -96,28 +104,5 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         paths.extend(found);
     }
-    if paths.len() < 2 {
-        anyhow::bail!("give at least two runs to compare (got {})", paths.len());
-    }
-    let mut runs = Vec::with_capacity(paths.len());
-    let mut manifests = std::collections::BTreeMap::new();
-    for path in &paths {
-        let records = RunRecords::read(path)?;
-        runs.push(RunInfo::from_records(&records)?);
-        manifests.insert(records.dir.run_id().to_string(), records.manifest);
-    }
-    let opts = CompareOptions {
-        by: args.by,
-        metric: args.metric,
-        threshold_pct: args.threshold,
-        baseline: args.baseline,
-    };
-    let comparison = compare_runs(&runs, &opts)?;
-    let setup = Setup::of_comparison(&comparison, &manifests);
-    print!("{}", render_comparison(&comparison, &setup, args.format, true));
-    Ok(ExitCode::SUCCESS)
-}
-
-fn is_run_dir(p: &Path) -> bool {
-    p.join("manifest.json").is_file()
+    Ok(paths)
 }

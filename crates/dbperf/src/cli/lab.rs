@@ -1,8 +1,8 @@
-//! `dbperf lab plan|run|tune FILE` and `dbperf lab report NAME`: experiments from a TOML file
-//! (see [`dbperf_lab`]) and their published tables: each workload by its own figures (see
-//! [`dbperf_report::compare`], `Metric::own`) with each point's explanation from its telemetry
-//! ([`dbperf_report::analysis::explain`]); TPC-H points as per-query tables relative to the
-//! baseline server ([`dbperf_report::tpch`]).
+//! `dbperf lab plan|run|tune FILE` and `dbperf lab report NAME`: the flags of experiments from a
+//! TOML file (see [`dbperf_lab`]) and the dispatch. An experiment's published tables are
+//! [`dbperf_report::publish`]'s, the pipeline `dbperf report` takes too (each workload by its own
+//! figures, each point's explanation, TPC-H points as per-query tables relative to the baseline
+//! server), from the finished points [`dbperf_lab::finished`] hands in.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,13 +11,11 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use dbperf_lab::plan::Totals;
-use dbperf_lab::run::{load_state, run as run_lab, LabOptions, LabOutcome};
+use dbperf_lab::run::{run as run_lab, LabOptions, LabOutcome};
 use dbperf_lab::{Experiment, Order, Plan};
-use dbperf_report::analysis::explain::{explain, table_row, ExplainOptions, TABLE_HEADER};
-use dbperf_report::compare::{compare_runs, CompareOptions, Format, GroupBy, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
-use dbperf_report::setup::{render_comparison, Setup};
-use dbperf_report::tpch::{lab_tables, TpchPoint};
-use dbperf_results::RunRecords;
+use dbperf_report::compare::{GroupBy, Metric, DEFAULT_THRESHOLD_PCT};
+use dbperf_report::export::Format;
+use dbperf_report::publish::{self, Options, OwnFigures, Subject, TpchTables};
 
 /// `dbperf lab ...`
 #[derive(Debug, Args)]
@@ -118,141 +116,27 @@ pub struct ReportArgs {
 /// Prints one comparison per workload of an experiment, from the runs its state lists as done
 /// (so runs cut short by an interruption, or superseded by `--restart`, are left out).
 fn report(a: ReportArgs) -> Result<ExitCode> {
-    let state = load_state(&a.results_dir, &a.experiment)?;
-    if state.done.is_empty() {
-        anyhow::bail!(
+    let set = match dbperf_lab::finished::run_set(&a.results_dir, &a.experiment)? {
+        Some(set) if !set.runs.is_empty() => set,
+        _ => anyhow::bail!(
             "experiment {:?} has no finished runs under {}: check the name (`ls {}/lab`) and --results-dir",
             a.experiment,
             a.results_dir.display(),
             a.results_dir.display()
-        );
-    }
-    let mut by_workload: std::collections::BTreeMap<String, Vec<RunInfo>> = Default::default();
-    let mut dirs: std::collections::BTreeMap<String, Vec<(String, PathBuf)>> = Default::default();
-    let mut tpch: Vec<TpchPoint> = Vec::new();
-    let mut manifests = std::collections::BTreeMap::new();
-    let mut tpch_manifests = Vec::new();
-    for (point, done) in &state.done {
-        if let Some(run) = TpchPoint::read(&done.run_dir)? {
-            tpch.push(run);
-            tpch_manifests.push(RunRecords::read(&done.run_dir)?.manifest);
-            continue;
-        }
-        let records = RunRecords::read(&done.run_dir)?;
-        let info = RunInfo::from_records(&records)?;
-        manifests.insert(info.run_id.clone(), records.manifest);
-        dirs.entry(info.workload.clone())
-            .or_default()
-            .push((point.clone(), done.run_dir.clone()));
-        by_workload.entry(info.workload.clone()).or_default().push(info);
-    }
-    // Columns come in the order of their first run: the file's order of servers, variants and
-    // pinnings (the first server is the baseline), not the point ids' alphabetical one.
-    let experiment =
-        dbperf_lab::Experiment::load(&dbperf_lab::run::lab_dir(&a.results_dir, &a.experiment).join("experiment.toml"))
-            .ok();
-    if let Some(e) = &experiment {
-        for runs in by_workload.values_mut() {
-            runs.sort_by_key(|r| file_order(e, r.lab.as_ref()));
-        }
-    }
-    let many = by_workload.len() > 1;
-    for (workload, runs) in &by_workload {
-        if many && a.format == Format::Text {
-            println!("## {workload}\n");
-        }
-        let metrics = match &a.metric {
-            Some(m) => vec![m.clone()],
-            // Text gets every figure the workload is judged by; a machine format one table,
-            // of the headline figure.
-            None if a.format == Format::Text => Metric::own(workload, runs),
-            None => Metric::own(workload, runs).into_iter().take(1).collect(),
-        };
-        for (i, metric) in metrics.into_iter().enumerate() {
-            let opts = CompareOptions {
-                by: a.by,
-                metric,
-                threshold_pct: a.threshold,
-                baseline: a.baseline.clone(),
-            };
-            let mut c = compare_runs(runs, &opts)?;
-            // The warnings are the runs', whatever the metric: printed once, with the first table.
-            if i > 0 && a.format != Format::Json {
-                c.warnings.clear();
-            }
-            print!(
-                "{}",
-                render_comparison(&c, &Setup::of_comparison(&c, &manifests), a.format, i == 0)
-            );
-            if a.format == Format::Text {
-                println!();
-            }
-        }
-        if a.format == Format::Text && !a.no_explain {
-            print!("{}", explanations(dirs.get(workload).map_or(&[][..], Vec::as_slice)));
-        }
-    }
-    if !tpch.is_empty() {
-        let servers = experiment
-            .as_ref()
-            .map(|e| e.servers.iter().map(|s| s.label.clone()).collect::<Vec<_>>())
-            .unwrap_or_default();
-        let setup = Setup::by_lab_server(&tpch_manifests, &servers).render(a.format);
-        if !setup.is_empty() {
-            println!("{setup}");
-        }
-        print!(
-            "{}",
-            lab_tables(&mut tpch, &servers, a.threshold, a.baseline.as_deref())
-        );
-    }
-    if !state.failed.is_empty() && a.format == Format::Text {
-        println!(
-            "{} point(s) have no finished run yet (rerun `dbperf lab run` to finish them).",
-            state.failed.len()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Where a run's server, variant and pinning come in the experiment file (unknown ones last);
-/// a stable sort by it keeps the point order within each.
-fn file_order(e: &dbperf_lab::Experiment, lab: Option<&dbperf_results::manifest::LabPoint>) -> (usize, usize, usize) {
-    let Some(lab) = lab else {
-        return (usize::MAX, usize::MAX, usize::MAX);
+        ),
     };
-    let at = |i: Option<usize>| i.unwrap_or(usize::MAX);
-    (
-        at(e.servers.iter().position(|s| s.label == lab.server)),
-        at(e.variants.iter().position(|v| v.name == lab.variant)),
-        at(e.pinnings.iter().position(|p| p.name == lab.pinning)),
-    )
-}
-
-/// Each point's explanation from its telemetry, one row per run (points in id order), or
-/// nothing when no run can be explained (no telemetry).
-fn explanations(points: &[(String, PathBuf)]) -> String {
-    let rows: Vec<Vec<String>> = points
-        .iter()
-        .filter_map(|(point, dir)| {
-            Some(table_row(
-                point.clone(),
-                &explain(dir, &ExplainOptions::default()).ok()?,
-            ))
-        })
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::ASCII_FULL_CONDENSED);
-    table.set_header(TABLE_HEADER.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    format!(
-        "Each point's explanation (second half of the measured phase; `dbperf analyze RUN --last ...` for another window):\n{table}\n\n"
-    )
+    let opts = Options {
+        metric: a.metric,
+        by: a.by,
+        baseline: a.baseline,
+        threshold_pct: a.threshold,
+        own: OwnFigures::HeadlineOutsideText,
+        explanations: !a.no_explain,
+        tpch: TpchTables::PerVariant,
+        file_order: true,
+        ..Options::new(a.format)
+    };
+    super::report::emit(publish::report(&Subject::Runs(set), &opts)?, None)
 }
 
 /// Options that change which points a plan has.

@@ -33,7 +33,7 @@ use super::pressure::{
 };
 use crate::warnings;
 use dbperf_core::stats::{mean_cv, median, quantile};
-use dbperf_results::telemetry::{PgDetail, ServerSample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
+use dbperf_results::telemetry::{busiest_disk_during, PgDetail, ServerSample, NO_ANSWER_CONNECT, NO_ANSWER_QUERY};
 use dbperf_results::{read_jsonl, ResultsError, TornRecord, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// TPS coefficient of variation (percent) below which a run is stable.
@@ -904,9 +904,12 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
             causes.push(format!("CPU iowait was {iowait:.0}% (usually {usual:.0}%)"));
         }
     }
-    if let Some((disk, util, await_ms)) = busiest_disk(during) {
-        if util >= 90.0 {
-            causes.push(format!("disk {disk} was {util:.0}% busy (w_await {await_ms:.1} ms)"));
+    if let Some(disk) = busiest_disk_during(during.iter().copied()) {
+        if disk.util_pct >= 90.0 {
+            causes.push(format!(
+                "disk {} was {:.0}% busy (w_await {:.1} ms)",
+                disk.name, disk.util_pct, disk.w_await_ms
+            ));
         }
     }
     if let Some(idle) = min_of(during, TelemetryRow::idle) {
@@ -925,15 +928,6 @@ fn attribute(during: &[&TelemetryRow], baseline: &[&TelemetryRow], lead: &[&Tele
         causes.push(format!("top wait: {wait}"));
     }
     causes
-}
-
-/// The disk with the highest utilisation in any sample: (name, util %, its w_await ms).
-fn busiest_disk(rows: &[&TelemetryRow]) -> Option<(String, f64, f64)> {
-    rows.iter()
-        .filter_map(|r| r.os.as_ref())
-        .flat_map(|os| os.disks.iter())
-        .max_by(|a, b| a.util_pct.total_cmp(&b.util_pct))
-        .map(|d| (d.name.clone(), d.util_pct, d.w_await_ms))
 }
 
 /// Formats a TPS figure: no decimals from 100 up.

@@ -63,6 +63,21 @@ pub struct ExplainOptions {
     pub last_s: Option<f64>,
 }
 
+impl ExplainOptions {
+    /// The window `--last` asks for (`None`: the second half); 0 is refused, the window would
+    /// hold nothing.
+    pub fn last(last_s: Option<f64>) -> Result<ExplainOptions, AnalyzeError> {
+        if last_s == Some(0.0) {
+            return Err(AnalyzeError::Options(
+                "--last 0 leaves no interval to average: give a window such as 15m, or leave it out for the \
+                 second half of the run"
+                    .into(),
+            ));
+        }
+        Ok(ExplainOptions { last_s })
+    }
+}
+
 /// The interval figure over the window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {

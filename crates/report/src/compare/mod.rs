@@ -6,14 +6,15 @@
 //!
 //! Pure logic, no I/O: callers read run directories ([`dbperf_results::RunRecords`]) and turn
 //! them into [`RunInfo`]s (which analyses each run's intervals and telemetry, [`inside`]);
-//! [`compare_runs`] builds a [`Comparison`]; [`Comparison::render`] formats it ([`render`]).
+//! [`compare_runs`] builds a [`Comparison`]; [`crate::export`] formats it (one file per format),
+//! in the words [`view`] gives every format.
 //! The apples-to-apples check of server variables is in [`variables`]; the warnings about
 //! artifacts of the measurement, per run and across runs, in [`warnings`].
 
 pub mod inside;
 pub mod metric;
-pub mod render;
 pub mod variables;
+pub mod view;
 pub mod warnings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,7 +29,6 @@ use dbperf_results::{LabPoint, ResultsError, RunRecords};
 
 pub use inside::{InsideColumn, RunInside};
 pub use metric::{Metric, METRIC_FORMS};
-pub use render::Format;
 pub use variables::{VariableDiff, VariableValues};
 
 use crate::warnings::Warning;
@@ -584,6 +584,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::export::Format;
 
     /// A run for tests: `id` at `threads` with `tps`, p95 = 1000 / tps.
     pub(crate) fn run(id: &str, threads: u32, tps: f64) -> RunInfo {
@@ -630,6 +631,47 @@ pub(crate) mod tests {
             }),
             ..run(id, threads, tps)
         }
+    }
+
+    /// Two columns of two runs each (A and B at 1 and 4 threads) whose distorting variables
+    /// differ: what the formats' golden tests print.
+    pub(crate) fn sample() -> Comparison {
+        let vars = |sort: &str, ps: &str, conns: &str| {
+            Some(
+                [
+                    ("sort_buffer_size", sort),
+                    ("performance_schema", ps),
+                    ("max_connections", conns),
+                    ("pid_file", sort),
+                ]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            )
+        };
+        let mut runs = vec![
+            run("a", 1, 100.0),
+            run("a", 4, 400.0),
+            run("b", 1, 103.0),
+            run("b", 4, 300.0),
+        ];
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.variables = if i < 2 {
+                vars("262144", "OFF", "151")
+            } else {
+                vars("4194304", "ON", "200")
+            };
+        }
+        // Two runs per column: "a" at 1 and 4 threads. Give them distinct ids and the column
+        // by server label so repetitions show.
+        runs[0].run_id = "a-t1".into();
+        runs[1].run_id = "a-t4".into();
+        runs[2].run_id = "b-t1".into();
+        runs[3].run_id = "b-t4".into();
+        for (r, s) in runs.iter_mut().zip(["A", "A", "B", "B"]) {
+            r.server_version = Some(s.into());
+        }
+        compare_runs(&runs, &CompareOptions::default()).unwrap()
     }
 
     fn cell(values: &[f64]) -> Cell {

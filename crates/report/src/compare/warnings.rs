@@ -101,8 +101,9 @@ fn own_warnings(runs: &[RunInfo]) -> Vec<Warning> {
 mod tests {
     use super::super::inside::RunInside;
     use super::super::tests::{lab_run, run};
-    use super::super::{compare_runs, CompareOptions, Format};
+    use super::super::{compare_runs, CompareOptions};
     use super::*;
+    use crate::export::Format;
 
     fn with_vars(mut r: RunInfo, vars: &[(&str, &str)]) -> RunInfo {
         r.variables = Some(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());

@@ -4,7 +4,6 @@
 //! chart on the same time axis; the latency spectrum from the interval histograms; the
 //! analysis; the manifest.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::chart::{Band, Chart, Limit, Scale, Series, INK, PALETTE, STALL, WARMUP};
@@ -16,7 +15,7 @@ use crate::analysis::explain::{explain, ExplainOptions};
 use crate::analysis::pressure::ASYNC_FLUSH_PCT;
 use dbperf_results::interval::IntervalRecord;
 use dbperf_results::summary::{LatencyBlock, Summary};
-use dbperf_results::telemetry::{CpuUsage, DiskIo, TelemetryRow};
+use dbperf_results::telemetry::{disk_written_most, CpuUsage, DiskIo, TelemetryRow};
 use dbperf_results::{read_jsonl, RunRecords, TornRecord, TELEMETRY_FILE};
 /// Waits shown in the top-waits panel.
 const WAITS_SHOWN: usize = 5;
@@ -377,7 +376,7 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
     ckpt.bands = bands.clone();
     charts.push(ckpt);
 
-    let disk = busiest_disk(&data.telemetry);
+    let disk = disk_written_most(&data.telemetry).map(str::to_owned);
     let mut io = Chart::new(
         match &disk {
             Some(d) => format!("I/O: disk {d} and InnoDB page writes"),
@@ -496,15 +495,6 @@ pub fn dirty_pages_limit(data: &RunData) -> Option<Limit> {
 
 fn sample_mid(s: &TelemetryRow) -> f64 {
     s.t_s - s.interval_s.unwrap_or(1.0) / 2.0
-}
-
-/// The disk with the most writes over the run.
-fn busiest_disk(telemetry: &[TelemetryRow]) -> Option<String> {
-    let mut writes: BTreeMap<String, f64> = BTreeMap::new();
-    for d in telemetry.iter().filter_map(|s| s.os.as_ref()).flat_map(|os| &os.disks) {
-        *writes.entry(d.name.clone()).or_default() += d.w_s;
-    }
-    writes.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| n)
 }
 
 /// The `n` wait events with the most time over all samples.

@@ -1,0 +1,115 @@
+//! One run: `dbperf report RUN` ([`RunReport`]: the setup, the summary, the stalls and the
+//! stability verdict, the explanation; the intervals for CSV; the run's HTML page) and
+//! `dbperf analyze RUN` ([`AnalysisReport`]).
+
+use std::path::{Path, PathBuf};
+
+use dbperf_results::interval::IntervalRecord;
+use dbperf_results::summary::Summary;
+use dbperf_results::RunRecords;
+
+use super::{read_error, Options, PublishError, Published};
+use crate::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
+use crate::analysis::explain::{explain, ExplainOptions, Explanation};
+use crate::export::Format;
+use crate::html::run::{run_page, RunData};
+use crate::setup::Setup;
+
+/// What the report of one run holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// What the run was measured on.
+    pub setup: Setup,
+    /// `summary.json` (`None`: the run did not finish).
+    pub summary: Option<Summary>,
+    /// The stalls and the stability verdict (`None`: nothing to analyse).
+    pub analysis: Option<Analysis>,
+    /// The explanation of the run's figure (`None`: it cannot be explained).
+    pub explanation: Option<Explanation>,
+    /// The intervals, read for CSV only (empty otherwise).
+    pub intervals: Vec<IntervalRecord>,
+}
+
+/// What `dbperf analyze` reports of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysisReport {
+    /// What the run was measured on (`None`: its manifest could not be read).
+    pub setup: Option<Setup>,
+    /// The stalls and the stability verdict.
+    pub analysis: Analysis,
+    /// The explanation (`None`: it could not be made; the warning says why).
+    pub explanation: Option<Explanation>,
+}
+
+/// The report of the run in `dir`; its HTML page first when asked for.
+pub(super) fn report(dir: &Path, opts: &Options) -> Result<Published, PublishError> {
+    let mut out = Published::default();
+    if opts.html {
+        let data = RunData::read(dir).map_err(|source| PublishError::ReadRun {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        out.html = Some(run_page(&data)?);
+        out.warnings.extend(data.torn.iter().map(ToString::to_string));
+    }
+    let records = RunRecords::read(dir).map_err(read_error(dir))?;
+    let explain_opts = ExplainOptions::last(opts.last_s).map_err(PublishError::Options)?;
+    let intervals = match opts.format {
+        Format::Csv => {
+            let read = records
+                .dir
+                .read_intervals::<IntervalRecord>()
+                .map_err(read_error(dir))?;
+            out.warnings.extend(read.torn.iter().map(ToString::to_string));
+            read.records
+        }
+        _ => Vec::new(),
+    };
+    let report = RunReport {
+        dir: dir.to_path_buf(),
+        setup: Setup::of_run(records.dir.run_id(), &records.manifest),
+        summary: records.summary,
+        analysis: analyze(dir, &AnalyzeOptions::default()).ok(),
+        explanation: explain(dir, &explain_opts).ok(),
+        intervals,
+    };
+    out.stdout = opts.format.exporter().run(&report);
+    Ok(out)
+}
+
+/// `dbperf analyze`'s report of the run in `dir`: the analysis stands on its own, so a run the
+/// explanation cannot read still gets it (with a warning).
+pub(super) fn analysis(
+    dir: &Path,
+    opts: &AnalyzeOptions,
+    last_s: Option<f64>,
+    format: Format,
+) -> Result<Published, PublishError> {
+    let analysis = analyze(dir, opts).map_err(|source| PublishError::Analyse {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut warnings = Vec::new();
+    let explanation = match explain(dir, &ExplainOptions::last(last_s).map_err(PublishError::Options)?) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            warnings.push(format!("no explanation of {}: {e}", dir.display()));
+            None
+        }
+    };
+    let setup = RunRecords::read(dir)
+        .ok()
+        .map(|r| Setup::of_run(r.dir.run_id(), &r.manifest));
+    let report = AnalysisReport {
+        setup,
+        analysis,
+        explanation,
+    };
+    Ok(Published {
+        stdout: format.exporter().analysis(&report)?,
+        html: None,
+        warnings,
+    })
+}
