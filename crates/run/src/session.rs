@@ -191,7 +191,7 @@ impl Measured {
     /// Writes `bytes` to `path` (in the run directory or not); a failure removes what part
     /// was written and is kept as a loss.
     pub fn write_file(&mut self, path: &Path, bytes: &[u8]) {
-        if let Err(e) = std::fs::write(path, bytes) {
+        if let Err(e) = dbperf_core::nofollow::write_atomic(path, bytes) {
             let _ = std::fs::remove_file(path);
             self.losses.push(WriteLoss {
                 path: path.to_path_buf(),
