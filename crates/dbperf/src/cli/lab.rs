@@ -87,6 +87,7 @@ pub enum LabCommand {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The experiment's name (its `name`, or the file's stem; `-quick` for --quick runs).
+    #[arg(value_parser = dbperf_lab::parse_experiment_name)]
     pub experiment: String,
     /// Columns: server, variant, pinning or run [default: whichever differs].
     #[arg(long, value_enum)]
