@@ -274,13 +274,15 @@ pub(crate) struct Pending<'a> {
     /// Size of the error log before this start, so errors show only this start's lines.
     pub log_offset: u64,
     pub timeout: Duration,
+    /// Whether an interrupt ends the wait ([`super::StartRequest::interruptible`]).
+    pub interruptible: bool,
 }
 
 impl Pending<'_> {
     /// [`ServerError::Interrupted`] once the process got SIGINT or SIGTERM (the handler of
     /// `server start` sets the flag): the wait ends and the caller stops the server.
     pub(crate) fn check_interrupt(&self) -> Result<(), ServerError> {
-        if dbperf_core::interrupt::interrupted() {
+        if self.interruptible && dbperf_core::interrupt::interrupted() {
             return Err(ServerError::Interrupted {
                 name: self.name.to_owned(),
             });

@@ -64,6 +64,10 @@ pub struct StartRequest {
     pub jemalloc: bool,
     /// Restrict the server, from its first instruction, to these CPUs.
     pub cpus: Option<Vec<usize>>,
+    /// SIGINT/SIGTERM (the flag of `dbperf_core::interrupt`) end the start, which stops the
+    /// server it launched (`dbperf server start`). False for a start inside a longer command
+    /// (a lab, a cold restart), which finishes the start and leaves stopping to that command.
+    pub interruptible: bool,
 }
 
 impl StartRequest {
@@ -85,6 +89,7 @@ impl StartRequest {
             ready_timeout: Duration::from_secs(60),
             jemalloc: false,
             cpus: None,
+            interruptible: false,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! | running check | a server already on this datadir is found by its pid file, by the process dbperf recorded, by any process started with this sandbox's config file, and by the server's own lock on its datadir (InnoDB's `ibdata1`, Aria's `aria_log_control`): a start never launches a second server on a datadir in use; the leftover of a start cut short is stopped first |
 //! | lock-down | a datadir whose accounts are not known to be locked down (fresh, or from an older dbperf) is first started with networking off (`skip-networking`, `listen_addresses = ''`), secured over the owner-only socket (root's generated password, extra admins dropped, `sb`'s generated password and privileges), marked ([`LOCKDOWN_MARK`]), and only then restarted with TCP |
 //! | state | `state.json` names the spawned pid at once and says `ready` only when the start has finished |
-//! | interrupt | SIGINT/SIGTERM (the flag of `dbperf_core::interrupt`) ends every wait; whatever this start spawned is stopped again, as after any failure; a second interrupt, which exits at once, kills it ([`kill_unfinished`]) |
+//! | interrupt | for an interruptible start (`dbperf server start`: [`StartRequest::interruptible`]), SIGINT/SIGTERM (the flag of `dbperf_core::interrupt`) ends every wait; whatever this start spawned is stopped again, as after any failure; a second interrupt, which exits at once, kills it ([`kill_unfinished`]) |
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -352,10 +352,12 @@ impl Starting<'_> {
             daemon::spawn_server(self.bins, &p.my_cnf, &p.error_log, &launch)?
         };
         let pid = child.id() as i32;
-        if let Ok(mut list) = UNFINISHED.lock() {
-            list.push(pid);
+        if self.req.interruptible {
+            if let Ok(mut list) = UNFINISHED.lock() {
+                list.push(pid);
+            }
+            dbperf_core::interrupt::at_immediate_exit(kill_unfinished);
         }
-        dbperf_core::interrupt::at_immediate_exit(kill_unfinished);
         self.child = Some(child);
         // Recorded before waiting, so `list`, `stop` and the next start see a server that
         // hangs in startup or outlives an interrupted start.
@@ -367,6 +369,7 @@ impl Starting<'_> {
             error_log: &p.error_log,
             log_offset,
             timeout: self.req.ready_timeout,
+            interruptible: self.req.interruptible,
         };
         let postgres = self.postgres();
         let child = self.child.as_mut().expect("spawned above");
@@ -394,7 +397,7 @@ impl Starting<'_> {
 
     /// [`ServerError::Interrupted`] once SIGINT or SIGTERM arrived.
     fn interrupted(&self) -> Result<(), ServerError> {
-        if dbperf_core::interrupt::interrupted() {
+        if self.req.interruptible && dbperf_core::interrupt::interrupted() {
             return Err(ServerError::Interrupted {
                 name: self.req.name.clone(),
             });

@@ -195,6 +195,7 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         socket_only: a.socket_only,
         settings,
         ready_timeout: Duration::from_secs(a.timeout),
+        interruptible: true,
         ..StartRequest::new(server, name)
     };
     // SIGINT/SIGTERM end the start's waits; it then stops the server it started. A second
