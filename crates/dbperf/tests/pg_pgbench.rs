@@ -87,7 +87,7 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
                 "sb",
                 "pgref",
             ])
-            .env("PGPASSWORD", "sb")
+            .env("PGPASSWORD", pg.password())
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

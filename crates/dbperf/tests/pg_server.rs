@@ -55,7 +55,11 @@ fn start_check_stop(id: &str, major: &str) {
     );
 
     let url = sandbox.url();
-    assert_eq!(url, format!("postgres://sb:sb@127.0.0.1:{}/sbtest", sandbox.port()));
+    let password = sandbox.bench_password();
+    assert_eq!(
+        url,
+        format!("postgres://sb:{password}@127.0.0.1:{}/sbtest", sandbox.port())
+    );
     assert_eq!(sandbox.home().resolve_target(sandbox.name()).unwrap(), url);
     let (version, buffers, max_wal, who) = block_on(probe(&url));
     assert!(version.starts_with(major), "{id}: server_version {version}");
@@ -65,7 +69,7 @@ fn start_check_stop(id: &str, major: &str) {
     assert_eq!(who, "sb@sbtest");
     // The socket URL works too (the directory form libpq's host=/dir takes).
     let (_, _, _, who) = block_on(probe(&format!(
-        "host={} port={} user=sb password=sb dbname=sbtest",
+        "host={} port={} user=sb password={password} dbname=sbtest",
         sandbox.socket().display(),
         sandbox.port()
     )));
@@ -164,7 +168,8 @@ fn cli_create_list_stop() {
         "shared_buffers=32MB",
     ]));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("--target postgres://sb:sb@127.0.0.1:"), "{text}");
+    assert!(text.contains("--target postgres://sb:"), "{text}");
+    assert!(!text.contains("postgres://sb:sb@"), "the fixed password: {text}");
     let out = run_ok(cmd().args(["server", "list", "--json"]));
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["state"], "running", "{line}");

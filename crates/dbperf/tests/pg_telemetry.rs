@@ -35,7 +35,7 @@ fn run_pgbench(sandbox: &TempSandbox, args: &[&str]) {
         .args(["-h", "127.0.0.1", "-p", &sandbox.port().to_string(), "-U", "sb"])
         .args(args)
         .arg("sbtest")
-        .env("PGPASSWORD", "sb")
+        .env("PGPASSWORD", sandbox.bench_password())
         .output()
         .expect("pgbench runs");
     assert!(

@@ -1,9 +1,12 @@
 //! A sandbox seen by a hostile local user: for Debian's MariaDB, MySQL 8.0.31 and PostgreSQL
 //! 15, the server does not run as OS root, its directory (and so its socket) is its owner's
 //! alone, no administrator logs in over TCP without the generated password, the benchmark
-//! account cannot read or write files through the server, and server-side files stay inside
-//! the sandbox. Also: a start that fails after the server was spawned leaves nothing running,
-//! and every spelling of a managed option is refused.
+//! account has a generated password (`sb`/`sb` is refused) and rights on its own database
+//! only (no `SET GLOBAL`, no PROCESS, no other database, no FILE; PostgreSQL: no superuser,
+//! no CREATEDB, no CHECKPOINT), and server-side files stay inside the sandbox. A sandbox of an
+//! older dbperf (`sb`/`sb` with global privileges) is upgraded by its next start. Also: a
+//! start that fails after the server was spawned leaves nothing running, and every spelling
+//! of a managed option is refused.
 //!
 //! The "other local user" is `nobody` (uid 65534), which needs this test to run as root (as
 //! CI does); as another user those checks are skipped with a notice.
@@ -117,8 +120,20 @@ fn check_mysql_family(db: &TempSandbox) {
         text(&no_password)
     );
 
+    // sb: its generated password (in bench.cnf, 0600) is the only way in.
+    let bench = db.bench_cnf();
+    let meta = std::fs::metadata(&bench).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{}", bench.display());
+    let bench_arg = format!("--defaults-file={}", bench.display());
+    let sb = [bench_arg.as_str(), "-h", "127.0.0.1", "-P", &port, "--protocol=tcp"];
+    let fixed = mariadb(
+        &["--no-defaults", "-h", "127.0.0.1", "-P", &port, "-u", "sb", "-psb"],
+        "SELECT 1",
+    );
+    assert!(!fixed.status.success(), "sb/sb still logs in: {}", text(&fixed));
+    check_bench_rights(&sb);
+
     // sb: no FILE privilege; root: files only inside the sandbox.
-    let sb = ["--no-defaults", "-h", "127.0.0.1", "-P", &port, "-u", "sb", "-psb"];
     let outfile = db.home().root().join("servers").join(db.name()).join("files").join("x");
     let denied = mariadb(&sb, &format!("SELECT 'x' INTO OUTFILE '{}'", outfile.display()));
     assert!(
@@ -136,19 +151,12 @@ fn check_mysql_family(db: &TempSandbox) {
     );
     assert!(text(&refused).contains("1290"), "{}", text(&refused));
     assert!(!outside.exists());
-    // The benchmark still has what it needs: DDL, and telemetry's PROCESS and SET GLOBAL.
-    let ok = mariadb(
-        &sb,
-        "CREATE TABLE sbtest.sec_t (a INT); DROP TABLE sbtest.sec_t; \
-         SET GLOBAL innodb_monitor_enable = 'buffer_flush_batches'; SHOW ENGINE INNODB STATUS",
-    );
-    assert!(ok.status.success(), "{}", text(&ok));
 
     if !is_root() {
         eprintln!("skipped: the checks as another local user need root");
         return;
     }
-    for user in ["root", "mysql", ""] {
+    for user in ["root", "mysql", "", "sb"] {
         let out = as_nobody(
             "mariadb",
             &[
@@ -173,6 +181,52 @@ fn check_mysql_family(db: &TempSandbox) {
     assert!(!out.status.success() && text(&out).contains("(13)"), "{}", text(&out));
     let out = as_nobody("cat", &[admin.to_str().unwrap()]);
     assert!(!out.status.success(), "nobody read admin.cnf");
+    let out = as_nobody("cat", &[bench.to_str().unwrap()]);
+    assert!(!out.status.success(), "nobody read bench.cnf");
+    // With the password of an older dbperf.
+    let out = as_nobody(
+        "mariadb",
+        &[
+            "--no-defaults",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port,
+            "-u",
+            "sb",
+            "-psb",
+            "-e",
+            "SELECT 1",
+        ],
+    );
+    assert!(!out.status.success(), "nobody logged in as sb/sb: {}", text(&out));
+}
+
+/// What the benchmark account may do, logged in with `login`: the tables of its database,
+/// and nothing that reaches beyond it.
+fn check_bench_rights(login: &[&str]) {
+    let ok = mariadb(
+        login,
+        "CREATE TABLE sbtest.sec_t (a INT PRIMARY KEY, b INT); CREATE INDEX b ON sbtest.sec_t (b); \
+         ALTER TABLE sbtest.sec_t ADD COLUMN c INT; INSERT INTO sbtest.sec_t VALUES (1, 2, 3); \
+         TRUNCATE sbtest.sec_t; DROP TABLE sbtest.sec_t",
+    );
+    assert!(ok.status.success(), "the benchmark's DDL is refused: {}", text(&ok));
+    for (sql, what) in [
+        ("SET GLOBAL read_only = 1", "SET GLOBAL"),
+        (
+            "SET GLOBAL innodb_monitor_enable = 'buffer_flush_batches'",
+            "SET GLOBAL",
+        ),
+        ("SHOW ENGINE INNODB STATUS", "PROCESS"),
+        ("SELECT COUNT(*) FROM mysql.user", "the grant tables"),
+        ("CREATE DATABASE sec_other", "CREATE DATABASE"),
+        ("SHUTDOWN", "SHUTDOWN"),
+        ("GRANT ALL ON *.* TO 'sb'@'127.0.0.1'", "GRANT"),
+    ] {
+        let out = mariadb(login, sql);
+        assert!(!out.status.success(), "the benchmark account may {what}: {sql}");
+    }
 }
 
 #[test]
@@ -212,15 +266,52 @@ fn postgres_sandbox_is_private() {
     check_private(&db);
     let psql = "/usr/lib/postgresql/15/bin/psql";
     let port = db.port().to_string();
+    let password = db.bench_password();
     let sb = |sql: &str| {
         Command::new(psql)
             .args(["-h", "127.0.0.1", "-p", &port, "-U", "sb", "-d", "sbtest", "-Atc", sql])
-            .env("PGPASSWORD", "sb")
+            .env("PGPASSWORD", &password)
             .output()
             .unwrap()
     };
     let roles = text(&sb("SELECT rolsuper, rolcreatedb FROM pg_roles WHERE rolname = 'sb'"));
-    assert_eq!(roles.trim(), "f|t");
+    assert_eq!(roles.trim(), "f|f");
+    let memberships = text(&sb(
+        "SELECT count(*) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member WHERE r.rolname = 'sb'",
+    ));
+    assert_eq!(
+        memberships.trim(),
+        "0",
+        "sb is granted roles (pg_monitor, pg_checkpoint)"
+    );
+    let ddl = sb("CREATE TABLE sec_t (a int PRIMARY KEY); CREATE INDEX ON sec_t (a); DROP TABLE sec_t");
+    assert!(ddl.status.success(), "{}", text(&ddl));
+    for sql in [
+        "CREATE DATABASE sec_other",
+        "CHECKPOINT",
+        "ALTER SYSTEM SET work_mem = '1GB'",
+    ] {
+        let out = sb(sql);
+        assert!(!out.status.success(), "sb may {sql}: {}", text(&out));
+    }
+    let fixed = Command::new(psql)
+        .args([
+            "-w",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "sb",
+            "-d",
+            "sbtest",
+            "-c",
+            "SELECT 1",
+        ])
+        .env("PGPASSWORD", "sb")
+        .output()
+        .unwrap();
+    assert!(!fixed.status.success(), "sb/sb still logs in: {}", text(&fixed));
     let outside = std::env::temp_dir().join(format!("dbperf-copy-{}", std::process::id()));
     let copy = sb(&format!("COPY (SELECT 1) TO '{}'", outside.display()));
     assert!(
@@ -229,7 +320,8 @@ fn postgres_sandbox_is_private() {
         text(&copy)
     );
     assert!(!outside.exists());
-    // Statistics of every backend stay readable (telemetry's waits).
+    // The statistics views stay readable (other backends' details are telemetry's, as the
+    // superuser).
     let stats =
         sb("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'checkpointer' AND wait_event IS NOT NULL");
     assert!(stats.status.success(), "{}", text(&stats));
@@ -247,6 +339,26 @@ fn postgres_sandbox_is_private() {
         "nobody logged in as postgres over TCP: {}",
         text(&tcp)
     );
+    let fixed = Command::new(psql)
+        .args([
+            "-w",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "sb",
+            "-d",
+            "sbtest",
+            "-c",
+            "SELECT 1",
+        ])
+        .env("PGPASSWORD", "sb")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    assert!(!fixed.status.success(), "nobody logged in as sb/sb: {}", text(&fixed));
     let dir = db.socket().to_str().unwrap();
     let socket = as_nobody(
         psql,
@@ -257,6 +369,91 @@ fn postgres_sandbox_is_private() {
         "{}",
         text(&socket)
     );
+}
+
+/// Makes a running sandbox look as an older dbperf left it (`sb`/`sb`, no `bench.cnf`, no
+/// lock-down mark in the datadir), then stops it.
+fn make_legacy(db: &TempSandbox, sql: impl FnOnce()) {
+    sql();
+    db.home().stop_with_timeout(db.name(), Duration::from_secs(30)).unwrap();
+    std::fs::remove_file(db.bench_cnf()).unwrap();
+    std::fs::remove_file(db.dir().join("data/dbperf-lockdown")).unwrap();
+}
+
+/// A sandbox of an older dbperf, whose `sb` logs in with `sb` and holds every privilege but
+/// FILE, SHUTDOWN and CREATE USER, gets a generated password and only its database's rights
+/// from its next start.
+#[test]
+fn a_mariadb_sandbox_of_an_older_dbperf_is_upgraded_by_its_next_start() {
+    let mut db = TempSandbox::start().expect("a sandboxed MariaDB starts");
+    let admin = format!("--defaults-file={}", db.admin_cnf().display());
+    make_legacy(&db, || {
+        let out = mariadb(
+            &[&admin],
+            "GRANT ALL PRIVILEGES ON *.* TO 'sb'@'localhost' IDENTIFIED BY 'sb'; \
+             GRANT ALL PRIVILEGES ON *.* TO 'sb'@'127.0.0.1' IDENTIFIED BY 'sb'; \
+             REVOKE FILE, SHUTDOWN, CREATE USER ON *.* FROM 'sb'@'localhost', 'sb'@'127.0.0.1'",
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    });
+    db.restart().unwrap();
+    let port = db.port().to_string();
+    let fixed = mariadb(
+        &["--no-defaults", "-h", "127.0.0.1", "-P", &port, "-u", "sb", "-psb"],
+        "SELECT 1",
+    );
+    assert!(!fixed.status.success(), "sb/sb still logs in: {}", text(&fixed));
+    let bench_arg = format!("--defaults-file={}", db.bench_cnf().display());
+    check_bench_rights(&[&bench_arg, "-h", "127.0.0.1", "-P", &port, "--protocol=tcp"]);
+    assert!(db.url().contains(&db.bench_password()));
+}
+
+#[test]
+fn a_postgres_sandbox_of_an_older_dbperf_is_upgraded_by_its_next_start() {
+    if !available("postgres-15") {
+        return;
+    }
+    let mut db = TempSandbox::start_server("postgres-15", &[]).unwrap();
+    let psql = "/usr/lib/postgresql/15/bin/psql";
+    let dir = db.socket().to_str().unwrap().to_owned();
+    let port = db.port().to_string();
+    make_legacy(&db, || {
+        let out = Command::new(psql)
+            .args(["-h", &dir, "-p", &port, "-U", "postgres", "-d", "sbtest", "-c"])
+            .arg("ALTER ROLE sb CREATEDB PASSWORD 'sb'; GRANT pg_monitor TO sb; GRANT pg_checkpoint TO sb")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    });
+    db.restart().unwrap();
+    let sb = |password: &str, sql: &str| {
+        Command::new(psql)
+            .args([
+                "-w",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "sb",
+                "-d",
+                "sbtest",
+                "-Atc",
+                sql,
+            ])
+            .env("PGPASSWORD", password)
+            .output()
+            .unwrap()
+    };
+    assert!(!sb("sb", "SELECT 1").status.success(), "sb/sb still logs in");
+    let password = db.bench_password();
+    let roles = sb(
+        &password,
+        "SELECT rolcreatedb, (SELECT count(*) FROM pg_auth_members m WHERE m.member = r.oid) \
+         FROM pg_roles r WHERE rolname = 'sb'",
+    );
+    assert_eq!(text(&roles).trim(), "f|0");
+    assert!(!sb(&password, "CHECKPOINT").status.success(), "sb may CHECKPOINT");
 }
 
 /// A start whose server was spawned but did not become ready (here: a readiness timeout of

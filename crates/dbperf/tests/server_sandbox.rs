@@ -94,7 +94,8 @@ fn start_connect_stop_restart() {
 
     // TCP; prefer_socket=false stops mysql_async from silently switching to the socket.
     let tcp_url = record.tcp_url().unwrap();
-    assert_eq!(tcp_url, format!("mysql://sb:sb@127.0.0.1:{port}/sbtest"));
+    let password = record.bench_password().expect("a generated password").expose();
+    assert_eq!(tcp_url, format!("mysql://sb:{password}@127.0.0.1:{port}/sbtest"));
     let tcp = block_on(probe(&format!("{tcp_url}?prefer_socket=false")));
     assert!(tcp.version.contains("MariaDB"));
     assert!(tcp.client_host.starts_with("127.0.0.1:"), "{tcp:?}");

@@ -389,12 +389,12 @@ async fn the_sampler_leaves_the_server_as_it_found_it() {
     }
     let db = TempSandbox::start_with(&["performance_schema=ON"]).unwrap();
     // A consumer off before the run, as a user may have left it.
-    connect(&db.url())
+    connect(&db.admin_url())
         .await
         .query("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME = 'thread_instrumentation'")
         .await
         .unwrap();
-    let before = switched_on(&db.url()).await;
+    let before = switched_on(&db.admin_url()).await;
     let options = ServerTelemetryOptions {
         innodb_metrics: true,
         pfs_instruments: true,
@@ -404,11 +404,11 @@ async fn the_sampler_leaves_the_server_as_it_found_it() {
         .await
         .unwrap();
     sampler.sample().await.unwrap();
-    let during = switched_on(&db.url()).await;
+    let during = switched_on(&db.admin_url()).await;
     assert!(
         during.len() > before.len() + 10,
         "the run switched counters and instruments on"
     );
     sampler.restore().await.unwrap();
-    assert_eq!(switched_on(&db.url()).await, before);
+    assert_eq!(switched_on(&db.admin_url()).await, before);
 }

@@ -160,7 +160,7 @@ fn prepare_run_check_cleanup_read_write() {
     );
     assert!(manifest["server"]["version"].as_str().unwrap().contains("MariaDB"));
     assert!(
-        !manifest.to_string().contains("sb:sb@"),
+        !manifest.to_string().contains(&sb.bench_password()),
         "password leaked into the manifest"
     );
 
@@ -609,7 +609,7 @@ fn sysbench_and_dbperf_run_on_each_others_tables() {
             "--mysql-host=127.0.0.1",
             &format!("--mysql-port={}", sb.port()),
             "--mysql-user=sb",
-            "--mysql-password=sb",
+            &format!("--mysql-password={}", sb.bench_password()),
             "--mysql-db=sbtest",
         ]);
         run_ok(&mut c)

@@ -948,8 +948,13 @@ fn every_load_method_stores_the_same_rows() {
         assert!(out.status.success(), "{stderr}");
         (stdout, stderr)
     };
-    root_sql(&sb, "CREATE DATABASE tpcc_ld");
-    root_sql(&sb, "CREATE DATABASE tpcc_ins");
+    // The benchmark account has rights on `sbtest` only: other databases are granted to it.
+    for db in ["tpcc_ld", "tpcc_ins"] {
+        root_sql(
+            &sb,
+            &format!("CREATE DATABASE {db}; GRANT ALL ON {db}.* TO 'sb'@'127.0.0.1'"),
+        );
+    }
     let (out, _) = prepare("tpcc_ld", &["--load-method", "load-data"]);
     assert!(out.contains("LOAD DATA LOCAL"), "{out}");
     root_sql(&sb, "SET GLOBAL local_infile = OFF");

@@ -192,7 +192,8 @@ fn a_killed_connection_is_lost_and_reconnects() {
         let id = one_value(&mut s, "SELECT CONNECTION_ID()").await.unwrap();
         let stmt = s.prepare("SELECT ?").await.unwrap();
         s.exec(stmt, &[Param::Int(1)]).await.unwrap();
-        let mut admin = wire(&sb.socket_url()).await;
+        // Another account's connection: root kills it (the benchmark account may not).
+        let mut admin = wire(&sb.admin_url()).await;
         admin.query(&format!("KILL {id}")).await.unwrap();
         let e = s.exec(stmt, &[Param::Int(1)]).await.unwrap_err();
         assert_eq!(e.class, ErrorClass::ConnectionLost, "{e}");
@@ -228,7 +229,7 @@ fn an_abandoned_statement_retires_the_connection() {
 fn statements_and_rows_over_16_mib_are_split_and_joined() {
     let sb = sandbox();
     block_on(async {
-        wire(&sb.socket_url())
+        wire(&sb.admin_url())
             .await
             .query("SET GLOBAL max_allowed_packet = 67108864")
             .await

@@ -347,11 +347,14 @@ impl Experiment {
         let name = match &raw.name {
             Some(n) => {
                 check_name(n.get_ref()).map_err(|m| at(n.span(), m))?;
+                super::check_experiment_name(n.get_ref()).map_err(|m| at(n.span(), m))?;
                 n.get_ref().clone()
             }
             None => {
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("experiment");
-                super::name_safe(stem, &['-', '_'], '-')
+                let name = super::name_safe(stem, &['-', '_'], '-');
+                super::check_experiment_name(&name).map_err(|m| whole(&format!("{m}; give it a `name`")))?;
+                name
             }
         };
         let repetitions = match &raw.repetitions {

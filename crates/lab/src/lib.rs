@@ -14,10 +14,12 @@
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
 //! | `finished.rs` | an experiment's finished points, for its report (`lab report`, `dbperf report NAME`) |
+//! | `lock.rs` | one run of an experiment at a time (a lock saying who holds it); experiment names as single path components |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
 pub mod experiment;
 pub mod finished;
+pub mod lock;
 pub mod lua;
 pub mod plan;
 pub mod run;
@@ -32,6 +34,7 @@ pub mod workload;
 mod mutations;
 
 pub use experiment::{Experiment, ExperimentError, Order};
+pub use lock::{check_experiment_name, parse_experiment_name, ExperimentLock};
 pub use plan::Plan;
 
 /// Options of the child `dbperf sysbench` or `dbperf lua` that the lab sets itself, per point

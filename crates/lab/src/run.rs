@@ -18,7 +18,10 @@
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
 //! last `lab run`, its first line naming the original so that relative script paths in it
 //! still resolve: [`super::experiment::ORIGIN_LINE`]), `state.json` (points done, with their run ids), `logs/` (each child's
-//! output). Prepared data sets live under `$DBPERF_HOME/lab/<experiment>/data/`.
+//! output), `.lock` ([`super::ExperimentLock`]: one run of an experiment at a time). Prepared
+//! data sets live under `$DBPERF_HOME/lab/<experiment>/data/` (with a `.lock` beside `data/`).
+//! Every file the lab writes there is written without following a link planted in its place
+//! (`dbperf_core::nofollow`).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -115,7 +118,10 @@ pub fn lab_dir(results_dir: &Path, experiment: &str) -> PathBuf {
 
 /// Reads an experiment's state (empty when it has never run).
 pub fn load_state(results_dir: &Path, experiment: &str) -> Result<LabState> {
+    super::check_experiment_name(experiment).map_err(|m| anyhow!(m))?;
     let path = lab_dir(results_dir, experiment).join("state.json");
+    // A link planted in its place is not read either: it would feed the lab another file.
+    dbperf_core::nofollow::regular_or_absent(&path).with_context(|| format!("reading {}", path.display()))?;
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LabState {
@@ -127,9 +133,9 @@ pub fn load_state(results_dir: &Path, experiment: &str) -> Result<LabState> {
 }
 
 fn save_state(dir: &Path, state: &LabState) -> Result<()> {
-    let tmp = dir.join(".state.json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(state)?).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join("state.json")).with_context(|| format!("writing {}/state.json", dir.display()))
+    let path = dir.join("state.json");
+    dbperf_core::nofollow::write_atomic(&path, &serde_json::to_vec_pretty(state)?)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Set by Ctrl-C or SIGTERM; the pid of the running child gets the signal forwarded.
@@ -261,6 +267,8 @@ pub(crate) struct GroupEnd {
 /// caught. `lab run` runs a plan's groups through it; `lab tune` one trial's group at a time.
 pub(crate) struct LabSession {
     pub dir: PathBuf,
+    /// Held while the session lives: no other `lab run` or `lab tune` of this experiment.
+    _lock: super::ExperimentLock,
     pub state: LabState,
     pub home: SandboxHome,
     exe: PathBuf,
@@ -274,13 +282,17 @@ impl LabSession {
     /// Creates the lab directory, copies the experiment file in, reads the state (forgotten
     /// with `opts.restart`), installs missing servers and checks their settings.
     pub(crate) fn open(e: &Experiment, opts: &LabOptions) -> Result<LabSession> {
+        super::check_experiment_name(&e.name).map_err(|m| anyhow!(m))?;
         let dir = lab_dir(&opts.results_dir, &e.name);
-        std::fs::create_dir_all(dir.join("logs")).with_context(|| format!("creating {}", dir.display()))?;
+        let home = SandboxHome::from_env()?;
+        let lock = super::ExperimentLock::acquire(&e.name, &[&dir, &home.root().join("lab").join(&e.name)])?;
+        let logs = dir.join("logs");
+        dbperf_core::nofollow::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
         if let Ok(text) = std::fs::read_to_string(&e.path) {
             let origin = std::path::absolute(&e.path).unwrap_or_else(|_| e.path.clone());
-            let _ = std::fs::write(
-                dir.join("experiment.toml"),
-                format!("{}{}\n{text}", super::experiment::ORIGIN_LINE, origin.display()),
+            let _ = dbperf_core::nofollow::write_atomic(
+                &dir.join("experiment.toml"),
+                format!("{}{}\n{text}", super::experiment::ORIGIN_LINE, origin.display()).as_bytes(),
             );
         }
         let mut state = if opts.restart {
@@ -297,10 +309,10 @@ impl LabSession {
         if e.network.netns.is_some() {
             dbperf_run::network::check_privileges().map_err(|m| anyhow!("[network] client = \"netns\": {m}"))?;
         }
-        let home = SandboxHome::from_env()?;
         check_servers(e, &home, true)?;
         Ok(LabSession {
             dir,
+            _lock: lock,
             state,
             home,
             exe: std::env::current_exe().context("finding the dbperf binary")?,
@@ -822,9 +834,9 @@ fn prepare_data_set(
     let login = admin_login_of(golden);
     let _ = std::fs::remove_file(&login);
     home.save_admin_login(sandbox, &login)?;
-    std::fs::write(
-        golden.join(READY_MARK),
-        format!("{}\n", chrono::Utc::now().to_rfc3339()),
+    dbperf_core::nofollow::write_atomic(
+        &golden.join(READY_MARK),
+        format!("{}\n", chrono::Utc::now().to_rfc3339()).as_bytes(),
     )
     .with_context(|| format!("writing {}", golden.display()))?;
     println!(
@@ -967,7 +979,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 }
 
 fn run_logged(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus> {
-    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let file = create_log(log)?;
     let err = file.try_clone()?;
     cmd.stdin(Stdio::null())
         .stdout(file)
@@ -976,9 +988,21 @@ fn run_logged(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus>
         .with_context(|| format!("running {:?}", cmd.get_program()))
 }
 
-/// `s` as part of a file name.
+/// A child's log file, started over; a link planted in its place is refused, not followed.
+fn create_log(log: &Path) -> Result<std::fs::File> {
+    dbperf_core::nofollow::open(log, dbperf_core::nofollow::Open::Truncate)
+        .with_context(|| format!("creating {}", log.display()))
+}
+
+/// `s` as part of a file name: never `.`, `..` or a hidden name, which would leave the
+/// directory it is joined to.
 fn safe(s: &str) -> String {
-    super::name_safe(s, &['-', '.'], '_')
+    let name = super::name_safe(s, &['-', '.'], '_');
+    if name.is_empty() || name.starts_with('.') {
+        format!("_{name}")
+    } else {
+        name
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1192,7 +1216,7 @@ fn spawn_logged(
             cmd.pre_exec(move || dbperf_core::cpus::restrict(0, &cpus));
         }
     }
-    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let file = create_log(log)?;
     let err = file.try_clone()?;
     let child = cmd
         .stdin(Stdio::null())
@@ -1217,7 +1241,7 @@ fn run_sharded(r: &RunPoint<'_>, shards: u32, interrupt: &Interrupt) -> Result<P
     let w = &r.plan.experiment.workloads[r.point.workload];
     let what = format!("dbperf {}", w.kind().name());
     let shard_root = r.lab_dir.join("shards");
-    std::fs::create_dir_all(&shard_root).with_context(|| format!("creating {}", shard_root.display()))?;
+    dbperf_core::nofollow::create_dir_all(&shard_root).with_context(|| format!("creating {}", shard_root.display()))?;
     let start =
         std::time::SystemTime::now() + Duration::from_secs(super::plan::shard_allowance(r.point.users)) + w.warmup;
     let start_at = dbperf_core::clock::unix_ms(start) as f64 / 1000.0;

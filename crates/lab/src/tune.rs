@@ -247,9 +247,8 @@ fn load(path: &Path) -> Result<Option<TuneState>> {
 }
 
 fn save(path: &Path, st: &TuneState) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(st)?).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    dbperf_core::nofollow::write_atomic(path, &serde_json::to_vec_pretty(st)?)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Everything a search needs while it runs.
@@ -373,9 +372,10 @@ pub fn tune(e: &Experiment, opts: &TuneOptions) -> Result<TuneOutcome> {
     }
     let report = s.session.dir.join("tune.md");
     let text = s.render();
-    std::fs::write(&report, &text).with_context(|| format!("writing {}", report.display()))?;
+    dbperf_core::nofollow::write_atomic(&report, text.as_bytes())
+        .with_context(|| format!("writing {}", report.display()))?;
     let html = s.session.dir.join("tune.html");
-    std::fs::write(&html, super::tune_html::page(&s.st, s.search, s.e, &text))
+    dbperf_core::nofollow::write_atomic(&html, super::tune_html::page(&s.st, s.search, s.e, &text).as_bytes())
         .with_context(|| format!("writing {}", html.display()))?;
     println!("\n{text}");
     println!(

@@ -12,12 +12,19 @@
 //! [`Catalog::rescan`] fills the tables a migration added for the runs already recorded.
 //! Every result file is read typed (`telemetry.jsonl` as [`TelemetryRow`]s); only the
 //! manifest's free-form workload options are JSON values, stored as text in `run_options`.
+//!
+//! The catalog is opened only when it and its `-journal`, `-wal` and `-shm` files are regular
+//! files or absent, never through a symbolic link (one planted in a results directory would
+//! turn its target into a database); `dbperf results sql` opens it read-only
+//! ([`Catalog::open_read_only`]), where statements may only read and `ATTACH` is refused.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use super::figures::{self, Figures};
@@ -187,6 +194,21 @@ pub enum CatalogError {
         /// [`CATALOG_SCHEMA_VERSION`].
         supported: i64,
     },
+    /// The catalog file (or one of SQLite's files beside it) is a symbolic link or not a
+    /// regular file, so it is not opened.
+    #[error("results catalog {path}: {source}")]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: std::io::Error,
+    },
+    /// `results sql` on a results directory without a catalog.
+    #[error("results catalog {path} does not exist: run `dbperf results index` first")]
+    Missing {
+        /// The catalog file.
+        path: PathBuf,
+    },
     /// A run directory could not be read.
     #[error(transparent)]
     Results(#[from] ResultsError),
@@ -220,7 +242,12 @@ impl Catalog {
             source,
         })?;
         let path = results_root.join(CATALOG_FILE);
-        let conn = Connection::open(&path).map_err(|source| CatalogError::Sqlite {
+        check_files(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|source| CatalogError::Sqlite {
             path: path.clone(),
             source,
         })?;
@@ -231,6 +258,39 @@ impl Catalog {
         };
         catalog.migrate()?;
         Ok(catalog)
+    }
+
+    /// Opens an existing `<results_root>/catalog.sqlite` to read it only, for queries typed by
+    /// a user (`dbperf results sql`): SQLite opens it read-only, every statement may only read
+    /// (an authorizer refuses anything else: writes, schema changes, `PRAGMA`s, `VACUUM`) and
+    /// no other database may be attached (`SQLITE_LIMIT_ATTACHED` is 0), so a query can
+    /// neither change the catalog nor create or read files elsewhere.
+    pub fn open_read_only(results_root: &Path) -> Result<Catalog, CatalogError> {
+        let path = results_root.join(CATALOG_FILE);
+        if !check_files(&path)? {
+            return Err(CatalogError::Missing { path });
+        }
+        let flags =
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let err = |source| CatalogError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open_with_flags(&path, flags).map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(err)?;
+        conn.authorizer(Some(|ctx: AuthContext<'_>| match ctx.action {
+            AuthAction::Select | AuthAction::Read { .. } | AuthAction::Function { .. } | AuthAction::Recursive => {
+                Authorization::Allow
+            }
+            _ => Authorization::Deny,
+        }))
+        .map_err(err)?;
+        Ok(Catalog {
+            conn,
+            path,
+            root: results_root.to_path_buf(),
+        })
     }
 
     /// The catalog file.
@@ -414,6 +474,21 @@ impl Catalog {
         };
         run().map_err(|e| self.err(e))
     }
+}
+
+/// Checks that the catalog at `path` and SQLite's files beside it (`-journal`, `-wal`,
+/// `-shm`) are regular files or absent; true if the catalog exists.
+fn check_files(path: &Path) -> Result<bool, CatalogError> {
+    let mut exists = false;
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        let regular = dbperf_core::nofollow::regular_or_absent(&file)
+            .map_err(|source| CatalogError::NotAFile { path: file, source })?;
+        exists |= suffix.is_empty() && regular;
+    }
+    Ok(exists)
 }
 
 fn read_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -776,6 +851,47 @@ mod tests {
         drop(c);
         let c = Catalog::open(root.path()).unwrap();
         assert_eq!(c.schema_version().unwrap(), CATALOG_SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_planted_link_is_never_opened_as_the_catalog() {
+        for planted in ["catalog.sqlite", "catalog.sqlite-journal", "catalog.sqlite-wal"] {
+            let root = tempfile::tempdir().unwrap();
+            let victim = root.path().join("victim");
+            std::fs::write(&victim, "untouched").unwrap();
+            std::os::unix::fs::symlink(&victim, root.path().join(planted)).unwrap();
+            let err = Catalog::open(root.path()).unwrap_err().to_string();
+            assert!(err.contains("symbolic link"), "{planted}: {err}");
+            assert!(Catalog::open_read_only(root.path()).is_err(), "{planted}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched", "{planted}");
+        }
+    }
+
+    #[test]
+    fn read_only_queries_may_only_read() {
+        let root = tempfile::tempdir().unwrap();
+        make_run(root.path(), 4, Some(250.0), None);
+        Catalog::open(root.path()).unwrap().rescan().unwrap();
+        let c = Catalog::open_read_only(root.path()).unwrap();
+        let (_, rows) = c.query("SELECT count(*) FROM runs").unwrap();
+        assert_eq!(rows, [["1"]]);
+        let elsewhere = root.path().join("elsewhere.db");
+        for sql in [
+            format!("ATTACH '{}' AS x", elsewhere.display()),
+            format!("VACUUM INTO '{}'", elsewhere.display()),
+            "DROP TABLE runs".to_owned(),
+            "DELETE FROM runs".to_owned(),
+            "CREATE TABLE t (a)".to_owned(),
+            "PRAGMA journal_mode = WAL".to_owned(),
+        ] {
+            assert!(c.query(&sql).is_err(), "{sql} was allowed");
+        }
+        assert!(!elsewhere.exists(), "a file was created outside the catalog");
+        let (_, rows) = c.query("SELECT count(*) FROM runs").unwrap();
+        assert_eq!(rows, [["1"]]);
+        let missing = tempfile::tempdir().unwrap();
+        let err = Catalog::open_read_only(missing.path()).unwrap_err().to_string();
+        assert!(err.contains("results index"), "{err}");
     }
 
     #[test]

@@ -5,8 +5,7 @@
 
 use std::ffi::CStr;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -196,16 +195,7 @@ impl VirtCache {
             v.vm.as_deref().unwrap_or("-"),
             v.container.as_deref().unwrap_or("-")
         );
-        let tmp = self.path.with_extension(std::process::id().to_string());
-        let written = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        if written.and_then(|()| fs::rename(&tmp, &self.path)).is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
+        let _ = dbperf_core::nofollow::write_private(&self.path, text.as_bytes());
     }
 }
 

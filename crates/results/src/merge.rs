@@ -370,7 +370,7 @@ impl MergedRun {
         }
         if let Some(from) = &self.telemetry_from {
             let to = dir.file(TELEMETRY_FILE).map_err(text)?;
-            if let Err(e) = std::fs::copy(from, &to) {
+            if let Err(e) = dbperf_core::nofollow::copy(from, &to) {
                 let _ = std::fs::remove_file(&to);
                 self.notes.push(format!(
                     "{} not copied: {e}; the merged run has no telemetry",

@@ -1,11 +1,12 @@
-//! The run directory on disk: choosing a unique, sortable run id, writing whole files atomically,
+//! The run directory on disk: choosing a unique, sortable run id, writing whole files atomically
+//! (never through a link planted in a file's place: `dbperf_core::nofollow`),
 //! the append-only files that survive a killed run and a full disk ([`AppendFile`] under
 //! `intervals.jsonl`, `intervals.hlog` and `telemetry.jsonl`, counting what they could not
 //! write), and reading JSON Lines back with a torn last record skipped and named
 //! ([`TornRecord`]).
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -117,23 +118,14 @@ impl RunDir {
         self.write_atomic(name, &bytes)
     }
 
-    /// Writes `bytes` to `name` atomically: into `.<name>.tmp`, synced, then renamed over `name`.
+    /// Writes `bytes` to `name` atomically: into a fresh temporary file beside it, synced (so
+    /// a crash cannot leave an empty file under the final name), then renamed over `name`; a
+    /// link in `name`'s place is replaced, never written through.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, ResultsError> {
         let target = self.file(name)?;
-        let tmp = self.path.join(format!(".{name}.tmp"));
-        let write = || -> io::Result<()> {
-            let mut file = File::create(&tmp)?;
-            file.write_all(bytes)?;
-            // Sync before the rename so a crash cannot leave an empty file under the final name.
-            file.sync_all()?;
-            fs::rename(&tmp, &target)
-        };
-        write().map_err(|source| {
-            let _ = fs::remove_file(&tmp);
-            ResultsError::Write {
-                path: target.clone(),
-                source,
-            }
+        dbperf_core::nofollow::write_atomic(&target, bytes).map_err(|source| ResultsError::Write {
+            path: target.clone(),
+            source,
         })?;
         Ok(target)
     }
@@ -177,16 +169,15 @@ pub struct AppendFile {
 }
 
 impl AppendFile {
-    /// Opens `path` for appending (`O_APPEND`), creating it if missing.
+    /// Opens `path` for appending (`O_APPEND`), creating it if missing; a link in its place
+    /// is refused (`O_NOFOLLOW`).
     pub fn open(path: &Path) -> Result<AppendFile, ResultsError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| ResultsError::Write {
+        let file = dbperf_core::nofollow::open(path, dbperf_core::nofollow::Open::Append).map_err(|source| {
+            ResultsError::Write {
                 path: path.to_path_buf(),
                 source,
-            })?;
+            }
+        })?;
         Ok(AppendFile {
             file,
             path: path.to_path_buf(),

@@ -829,7 +829,7 @@ fn write_or_loss(dir: &RunDir, name: &str, bytes: &[u8]) -> Option<WriteLoss> {
 /// Writes `bytes` to `path` (outside the run directory: `--summary-json`, `--csvstats`); a
 /// failure removes what part was written.
 fn write_file_or_loss(path: &Path, bytes: &[u8]) -> Option<WriteLoss> {
-    let e = std::fs::write(path, bytes).err()?;
+    let e = dbperf_core::nofollow::write_atomic(path, bytes).err()?;
     let _ = std::fs::remove_file(path);
     Some(WriteLoss {
         path: path.to_path_buf(),
@@ -876,10 +876,7 @@ fn answers(target: &Target) -> bool {
             let mut s = admin_session(target).await.ok()?;
             s.query_rows("SELECT 1").await.ok()
         };
-        matches!(
-            tokio::time::timeout(ANSWER_WITHIN, probe).await,
-            Ok(Some(_))
-        )
+        matches!(tokio::time::timeout(ANSWER_WITHIN, probe).await, Ok(Some(_)))
     })
 }
 

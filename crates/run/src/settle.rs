@@ -129,6 +129,9 @@ pub fn settle(target: &Target, limit: Duration, stop: &StopSignal) -> anyhow::Re
 }
 
 async fn checkpoint(target: &Target) -> anyhow::Result<()> {
+    // On a dbperf sandbox as its superuser: the benchmark role may not CHECKPOINT.
+    let admin = dbperf_server::admin_target(target);
+    let target = admin.as_ref().unwrap_or(target);
     let mut session = PgWireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
     session.query("CHECKPOINT").await.map_err(|e| {
         anyhow::anyhow!(

@@ -6,11 +6,14 @@
 //! over that socket. Where the programs are is [`Binaries`] (found by `dist.rs`).
 //!
 //! The admin account: a fresh datadir has `root@localhost` (and on MariaDB more root and
-//! anonymous accounts) without a password. The first start gives `root@localhost` a generated
-//! password, kept only in the sandbox's `admin.cnf` (mode 0600, a `[client]` file:
-//! `mariadb --defaults-file=admin.cnf`), and drops every other root, anonymous and `mysql`
-//! account, so that no local user can log in as an administrator over TCP. The benchmark
-//! account `sb` gets every privilege except FILE, SHUTDOWN and CREATE USER.
+//! anonymous accounts) without a password. The first start, with networking off, gives
+//! `root@localhost` a generated password, kept only in the sandbox's `admin.cnf`
+//! (`credentials.rs`), and drops every other root, anonymous and `mysql` account, so that no
+//! local user can log in as an administrator over TCP. The benchmark account `sb` gets its
+//! own generated password (`bench.cnf`) and only the privileges of its database:
+//! `ALL PRIVILEGES ON sbtest.*`, nothing global (no FILE, PROCESS, SUPER or SET GLOBAL);
+//! telemetry and `--settle` log in as root. Passwords reach the server as
+//! `mysql_native_password` hashes, never in clear.
 //!
 //! Admin SQL goes through Debian's `mariadb` client for every flavor (it logs in to MySQL 8
 //! with mysql_native_password) rather than a driver, so that this code is synchronous and safe
@@ -19,7 +22,6 @@
 //! process list.
 
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -28,8 +30,9 @@ use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
 use super::catalog::{DatadirInit, ServerSpec, Version};
+use super::credentials::{self, Secret};
 use super::process::{self, tail};
-use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
+use super::{ServerError, BENCH_DATABASE, BENCH_USER};
 
 const LOG_TAIL_LINES: usize = 30;
 
@@ -271,6 +274,21 @@ pub(crate) struct Pending<'a> {
     /// Size of the error log before this start, so errors show only this start's lines.
     pub log_offset: u64,
     pub timeout: Duration,
+    /// Whether an interrupt ends the wait ([`super::StartRequest::interruptible`]).
+    pub interruptible: bool,
+}
+
+impl Pending<'_> {
+    /// [`ServerError::Interrupted`] once the process got SIGINT or SIGTERM (the handler of
+    /// `server start` sets the flag): the wait ends and the caller stops the server.
+    pub(crate) fn check_interrupt(&self) -> Result<(), ServerError> {
+        if self.interruptible && dbperf_core::interrupt::interrupted() {
+            return Err(ServerError::Interrupted {
+                name: self.name.to_owned(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Waits until the server accepts a socket connection and answers a login as root (with
@@ -278,6 +296,7 @@ pub(crate) struct Pending<'a> {
 pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>, admin: &Path) -> Result<(), ServerError> {
     let started = Instant::now();
     loop {
+        p.check_interrupt()?;
         if let Ok(Some(status)) = child.try_wait() {
             return Err(ServerError::StartFailed {
                 name: p.name.to_owned(),
@@ -332,9 +351,6 @@ fn access_denied(stderr: &str) -> bool {
     stderr.contains("1045") || stderr.contains("1698")
 }
 
-/// Length of the generated admin password (alphanumeric: about 143 bits).
-const ADMIN_PASSWORD_LEN: usize = 24;
-
 /// Lists, as `DROP USER` statements, every root account but `root@localhost`, every
 /// anonymous account and MariaDB's `mysql@localhost`.
 const LIST_EXTRA_ADMINS: &str = "SELECT CONCAT('DROP USER ''', User, '''@''', Host, ''';') FROM mysql.user \
@@ -358,13 +374,13 @@ pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Resu
                 admin.display()
             ))
         })?;
-        let password = generate_password();
-        write_admin_file(admin, socket, &password)?;
+        let password = Secret::generate();
+        credentials::write(admin, credentials::Login::Admin, Some(socket), &password)?;
         admin_sql_as(
             bins,
             socket,
             Login::NoPassword,
-            &set_root_password(bins.spec, &password),
+            &set_password(bins.spec, "root", "localhost", &password),
         )
         .map_err(fail)?;
     }
@@ -395,81 +411,64 @@ pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Resu
     Ok(())
 }
 
-/// The statement that gives `root@localhost` its password, as the version spells it.
-fn set_root_password(spec: &ServerSpec, password: &str) -> String {
+/// The statement that gives `user@host` `password`, as the version spells it, with the
+/// password as its `mysql_native_password` hash.
+fn set_password(spec: &ServerSpec, user: &str, host: &str, password: &Secret) -> String {
+    let hash = credentials::native_password_hash(password);
     match spec.flavor {
-        _ if !spec.has_alter_user() => format!("SET PASSWORD FOR 'root'@'localhost' = PASSWORD('{password}')"),
+        _ if !spec.has_alter_user() => format!("SET PASSWORD FOR '{user}'@'{host}' = '{hash}'"),
         super::ServerKind::Mysql => {
-            format!("ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '{password}'")
+            format!("ALTER USER '{user}'@'{host}' IDENTIFIED WITH mysql_native_password AS '{hash}'")
         }
-        _ => format!("ALTER USER 'root'@'localhost' IDENTIFIED BY '{password}'"),
+        _ => format!("ALTER USER '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'"),
     }
 }
 
-fn generate_password() -> String {
-    use rand::distr::{Alphanumeric, SampleString};
-    Alphanumeric.sample_string(&mut rand::rng(), ADMIN_PASSWORD_LEN)
+/// The statement that creates `user@host` with `password` unless it exists.
+fn create_user(spec: &ServerSpec, user: &str, host: &str, password: &Secret) -> String {
+    let hash = credentials::native_password_hash(password);
+    match spec.flavor {
+        // Before MySQL 5.7 / MariaDB 10.2 there is no CREATE USER IF NOT EXISTS; GRANT USAGE
+        // ... IDENTIFIED BY PASSWORD creates the account or resets its password.
+        _ if !spec.has_alter_user() => {
+            format!("GRANT USAGE ON *.* TO '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'")
+        }
+        super::ServerKind::Mysql => {
+            format!("CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED WITH mysql_native_password AS '{hash}'")
+        }
+        _ => format!("CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'"),
+    }
 }
 
-/// The password in a `[client]` file written by [`write_admin_file`].
-pub(crate) fn read_admin_password(path: &Path) -> Result<String, ServerError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ServerError::io("cannot read", path, e))?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("password="))
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            ServerError::io(
-                "no password= line in",
-                path,
-                std::io::Error::from(std::io::ErrorKind::InvalidData),
-            )
-        })
-}
+/// The hosts the benchmark account is created for: the socket and loopback TCP.
+const BENCH_HOSTS: [&str; 2] = ["localhost", "127.0.0.1"];
 
-/// Writes the `[client]` file for root (mode 0600 from its creation, replaced atomically).
-pub(crate) fn write_admin_file(path: &Path, socket: &Path, password: &str) -> Result<(), ServerError> {
-    let tmp = path.with_extension("cnf.tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let text = format!(
-        "# The sandbox's admin login, written by dbperf: `mariadb --defaults-file=THIS_FILE`.\n\
-         # Keep it private (mode 0600): it holds the root password of this sandbox only.\n\
-         [client]\nuser=root\npassword={password}\nsocket={}\nprotocol=socket\n",
-        socket.display()
-    );
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| ServerError::io("cannot create", &tmp, e))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| ServerError::io("cannot write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| ServerError::io("cannot replace", path, e))
-}
-
-/// Creates the benchmark account and database (idempotent) and returns the server version.
-pub(crate) fn provision(bins: &Binaries, socket: &Path, admin: &Path) -> Result<String, ServerError> {
-    let (u, pw, db) = (BENCH_USER, BENCH_PASSWORD, BENCH_DATABASE);
-    // Before MySQL 5.7 / MariaDB 10.2 there is no CREATE USER IF NOT EXISTS; GRANT ...
-    // IDENTIFIED BY creates the account or resets its password, which is as idempotent.
-    let accounts = if bins.spec.has_alter_user() {
-        format!(
-            "CREATE USER IF NOT EXISTS '{u}'@'localhost' IDENTIFIED BY '{pw}';\
-             CREATE USER IF NOT EXISTS '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';\
-             GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost', '{u}'@'127.0.0.1';"
-        )
-    } else {
-        format!(
-            "GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' IDENTIFIED BY '{pw}';\
-             GRANT ALL PRIVILEGES ON *.* TO '{u}'@'127.0.0.1' IDENTIFIED BY '{pw}';"
-        )
-    };
-    let sql = format!(
-        "CREATE DATABASE IF NOT EXISTS `{db}`;{accounts}\
-         REVOKE FILE, SHUTDOWN, CREATE USER ON *.* FROM '{u}'@'localhost', '{u}'@'127.0.0.1';\
+/// Creates (or brings up to date) the benchmark account and database and returns the server
+/// version: `sb` gets `password` and, of every privilege it had, only `ALL ON sbtest.*`
+/// (idempotent; an account of an older sandbox with `sb`/`sb` and global privileges is
+/// upgraded).
+pub(crate) fn provision(
+    bins: &Binaries,
+    socket: &Path,
+    admin: &Path,
+    password: &Secret,
+) -> Result<String, ServerError> {
+    let (u, db) = (BENCH_USER, BENCH_DATABASE);
+    let mut sql = format!("CREATE DATABASE IF NOT EXISTS `{db}`;");
+    for host in BENCH_HOSTS {
+        sql.push_str(&create_user(bins.spec, u, host, password));
+        sql.push(';');
+        if bins.spec.has_alter_user() {
+            sql.push_str(&set_password(bins.spec, u, host, password));
+            sql.push(';');
+        }
+    }
+    let accounts = BENCH_HOSTS.map(|h| format!("'{u}'@'{h}'")).join(", ");
+    sql.push_str(&format!(
+        "REVOKE ALL PRIVILEGES, GRANT OPTION FROM {accounts};\
+         GRANT ALL PRIVILEGES ON `{db}`.* TO {accounts};\
          SELECT VERSION();"
-    );
+    ));
     admin_sql_as(bins, socket, Login::File(admin), &sql)
         .map(|out| out.trim().to_owned())
         .map_err(|stderr| ServerError::AdminSql {

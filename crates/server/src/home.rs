@@ -4,7 +4,8 @@
 //! Layout of one sandbox. The directory is mode 0700, owned by the account the server runs
 //! as: the invoking user, or when dbperf is root the unprivileged server account
 //! (`account.rs`), which then also owns what the server writes; the files dbperf writes
-//! (`my.cnf`, `state.json`, `admin.cnf`, `.lock`) are the invoking user's.
+//! (`my.cnf`, `state.json`, `admin.cnf`, `bench.cnf`, `.lock`) are the invoking user's, and
+//! none of them is ever written through a link planted in its place.
 //!
 //! ```text
 //! $DBPERF_HOME/servers/NAME/
@@ -13,32 +14,37 @@
 //!   files/         secure_file_priv: the only place LOAD DATA INFILE / INTO OUTFILE may touch
 //!   my.cnf         rendered by every start from that start's flags
 //!   admin.cnf      root's generated password, mode 0600 (`mariadb --defaults-file=admin.cnf`)
+//!   bench.cnf      the benchmark account's generated password, mode 0600 (`credentials.rs`)
 //!   mysqld.sock  mysqld.pid  error.log  install.log
-//!   state.json     the SandboxRecord: catalog id, version, port, socket, settings
+//!   state.json     the SandboxRecord: catalog id, version, port, socket, settings, the pid
+//!                  the last start spawned and whether that start finished (`ready`)
 //!   .lock          flock held while starting or stopping
 //! ```
 //!
 //! A PostgreSQL sandbox has `data/` (initdb; `data/postmaster.pid` is its pid file),
 //! `postgresql.conf` instead of `my.cnf`, and its socket `.s.PGSQL.PORT` in the sandbox
-//! directory itself (`unix_socket_directories`); `tmp/` stays empty.
+//! directory itself (`unix_socket_directories`); `tmp/` stays empty. Every datadir whose
+//! accounts dbperf locked down holds the mark `data/dbperf-lockdown` (`start.rs`).
+//!
+//! Starting is `start.rs`; what runs on a sandbox ([`SandboxHome::status`]) is decided by the
+//! server's own pid file, the pid its start recorded, and any process started with the
+//! sandbox's config file, so a server still starting or left by an interrupted start is seen.
 
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
 use super::catalog::{self, ServerSpec};
-use super::config::{render_my_cnf, Config, Network, Profile, Setting};
-use super::daemon::{self, Pending};
+use super::config::{Profile, Setting};
+use super::credentials::{self, Login};
 use super::options::KnownOptions;
-use super::postgres;
 use super::process::{self, SandboxLock};
-use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
+use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StopOutcome};
 use super::ServerError;
 
 /// Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
-const MAX_SOCKET_PATH: usize = 107;
+pub(crate) const MAX_SOCKET_PATH: usize = 107;
 /// How long `stop` waits for a clean shutdown before SIGKILL.
 pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -58,6 +64,10 @@ pub struct StartRequest {
     pub jemalloc: bool,
     /// Restrict the server, from its first instruction, to these CPUs.
     pub cpus: Option<Vec<usize>>,
+    /// SIGINT/SIGTERM (the flag of `dbperf_core::interrupt`) end the start, which stops the
+    /// server it launched (`dbperf server start`). False for a start inside a longer command
+    /// (a lab, a cold restart), which finishes the start and leaves stopping to that command.
+    pub interruptible: bool,
 }
 
 impl StartRequest {
@@ -79,24 +89,26 @@ impl StartRequest {
             ready_timeout: Duration::from_secs(60),
             jemalloc: false,
             cpus: None,
+            interruptible: false,
         }
     }
 }
 
 /// Paths of one sandbox's files.
-struct Paths {
-    dir: PathBuf,
-    data: PathBuf,
-    tmp: PathBuf,
-    files: PathBuf,
-    my_cnf: PathBuf,
-    admin_cnf: PathBuf,
-    socket: PathBuf,
-    pid_file: PathBuf,
-    error_log: PathBuf,
-    install_log: PathBuf,
-    state: PathBuf,
-    lock: PathBuf,
+pub(crate) struct Paths {
+    pub dir: PathBuf,
+    pub data: PathBuf,
+    pub tmp: PathBuf,
+    pub files: PathBuf,
+    pub my_cnf: PathBuf,
+    pub admin_cnf: PathBuf,
+    pub bench_cnf: PathBuf,
+    pub socket: PathBuf,
+    pub pid_file: PathBuf,
+    pub error_log: PathBuf,
+    pub install_log: PathBuf,
+    pub state: PathBuf,
+    pub lock: PathBuf,
 }
 
 /// dbperf's state directory; all sandbox operations go through it.
@@ -170,18 +182,18 @@ impl SandboxHome {
         if !src.is_file() {
             return Ok(false);
         }
-        let password = daemon::read_admin_password(&src)?;
+        let password = credentials::read(&src)?;
         let socket = self.paths(name, ServerKind::Mariadb).socket;
-        daemon::write_admin_file(dest, &socket, &password)?;
+        credentials::write(dest, Login::Admin, Some(&socket), &password)?;
         Ok(true)
     }
 
     /// Gives sandbox `name` the admin login kept by [`SandboxHome::save_admin_login`] with the
     /// datadir copy it is about to start on.
     pub fn restore_admin_login(&self, name: &str, src: &Path) -> Result<(), ServerError> {
-        let password = daemon::read_admin_password(src)?;
+        let password = credentials::read(src)?;
         let p = self.paths(name, ServerKind::Mariadb);
-        daemon::write_admin_file(&p.admin_cnf, &p.socket, &password)
+        credentials::write(&p.admin_cnf, Login::Admin, Some(&p.socket), &password)
     }
 
     /// Checks `settings` against the option list of `server` (which must be installed), as
@@ -196,7 +208,7 @@ impl SandboxHome {
         &self.dist
     }
 
-    fn paths(&self, name: &str, kind: ServerKind) -> Paths {
+    pub(crate) fn paths(&self, name: &str, kind: ServerKind) -> Paths {
         let dir = self.root.join("servers").join(name);
         let data = dir.join("data");
         let (my_cnf, socket, pid_file) = match kind {
@@ -211,6 +223,7 @@ impl SandboxHome {
             files: dir.join("files"),
             my_cnf,
             admin_cnf: dir.join("admin.cnf"),
+            bench_cnf: dir.join("bench.cnf"),
             socket,
             pid_file,
             error_log: dir.join("error.log"),
@@ -222,207 +235,8 @@ impl SandboxHome {
     }
 
     /// The paths of an existing sandbox, as its record says it was started.
-    fn paths_of(&self, record: &SandboxRecord) -> Paths {
+    pub(crate) fn paths_of(&self, record: &SandboxRecord) -> Paths {
         self.paths(&record.name, record.kind)
-    }
-
-    /// Initializes (first time only), configures and starts a sandbox, then creates `sb`/`sbtest`.
-    ///
-    /// `--set` keys are checked against the server's own option list first, so a key this
-    /// version does not know fails here, before anything is created or started.
-    pub fn start(&self, req: &StartRequest) -> Result<StartReport, ServerError> {
-        let started = Instant::now();
-        validate_name(&req.name)?;
-        let bins = self.binaries(req.server)?;
-        if !req.settings.is_empty() {
-            KnownOptions::load(&bins, &self.dist_dir(req.server))?.check(req.server, &req.settings)?;
-        }
-        let p = self.paths(&req.name, req.server.flavor);
-        let socket_file = match req.server.flavor {
-            // `.s.PGSQL.65535` inside the socket directory.
-            ServerKind::Postgres => p.socket.join(".s.PGSQL.65535"),
-            ServerKind::Mariadb | ServerKind::Mysql => p.socket.clone(),
-        };
-        let socket_len = socket_file.as_os_str().len();
-        if socket_len > MAX_SOCKET_PATH {
-            return Err(ServerError::SocketPathTooLong {
-                path: socket_file,
-                len: socket_len,
-            });
-        }
-        std::fs::create_dir_all(&p.dir).map_err(|e| ServerError::io("cannot create sandbox directory", &p.dir, e))?;
-        // Owner only: the socket (and PostgreSQL's trust login over it) is the owner's alone.
-        std::fs::set_permissions(&p.dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| ServerError::io("cannot make private", &p.dir, e))?;
-        let _lock = SandboxLock::acquire(&req.name, p.lock.clone())?;
-
-        let previous = self.load(&req.name)?;
-        let running = previous
-            .as_ref()
-            .and_then(|r| live_pid(&self.paths_of(r)))
-            .or_else(|| live_pid(&p));
-        if let Some(pid) = running {
-            let url = previous.as_ref().map_or_else(
-                || format!("sandbox:{}", req.name),
-                |r| r.tcp_url().unwrap_or_else(|| r.socket_url()),
-            );
-            return Err(ServerError::AlreadyRunning {
-                name: req.name.clone(),
-                pid,
-                url,
-            });
-        }
-
-        // A requested port that is taken fails now, before the datadir is initialized.
-        if !req.socket_only && req.port.is_some() {
-            choose_port(req.port, None)?;
-        }
-
-        for dir in [&p.tmp, &p.files] {
-            std::fs::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e))?;
-        }
-        if let Some(account) = &bins.run_as {
-            self.hand_over(account, &p)?;
-        }
-        if let Some(previous) = previous.as_ref().filter(|r| r.server != req.server.id) {
-            return Err(ServerError::OtherServer {
-                name: req.name.clone(),
-                has: previous.server.clone(),
-                wanted: req.server.id,
-            });
-        }
-        let postgres = req.server.flavor == ServerKind::Postgres;
-        let initialized = if postgres {
-            !p.data.join("PG_VERSION").is_file()
-        } else {
-            !p.data.join("mysql").is_dir()
-        };
-        if initialized {
-            // A datadir without the `mysql` schema (or PG_VERSION) is a failed earlier init:
-            // start over.
-            remove_if_exists(&p.data)?;
-            let installed = if postgres {
-                postgres::install_datadir(&bins, &p.data, &p.install_log)
-            } else {
-                daemon::install_datadir(&bins, &p.data, &p.tmp, &p.install_log)
-            };
-            if let Err(e) = installed {
-                let _ = std::fs::remove_dir_all(&p.data);
-                return Err(e);
-            }
-        }
-
-        // The port is chosen only now: a free port found before the initialization (a second
-        // for MariaDB, up to 20 s for MySQL) could be taken by someone else in the meantime.
-        let network = if req.socket_only {
-            Network::SocketOnly
-        } else {
-            Network::Loopback {
-                port: choose_port(req.port, previous.as_ref().and_then(|r| r.port))?,
-            }
-        };
-        let config = Config {
-            name: req.name.clone(),
-            server: req.server,
-            basedir: bins.basedir.clone(),
-            datadir: p.data.clone(),
-            socket: p.socket.clone(),
-            pid_file: p.pid_file.clone(),
-            log_error: p.error_log.clone(),
-            tmpdir: p.tmp.clone(),
-            files: p.files.clone(),
-            network,
-            profile: req.profile,
-            settings: req.settings.clone(),
-        };
-        let rendered = if postgres {
-            postgres::render_postgresql_conf(&config)
-        } else {
-            render_my_cnf(&config)
-        };
-        write(&p.my_cnf, &rendered)?;
-        // The server is not running (checked above), so these are leftovers of a crash.
-        remove_if_exists(&p.pid_file)?;
-        if !postgres {
-            remove_if_exists(&p.socket)?;
-        }
-
-        let mut record = SandboxRecord {
-            name: req.name.clone(),
-            kind: req.server.flavor,
-            server: req.server.id.to_owned(),
-            version: previous
-                .as_ref()
-                .map_or_else(|| "unknown".to_owned(), |r| r.version.clone()),
-            port: match network {
-                Network::Loopback { port } => Some(port),
-                Network::SocketOnly => None,
-            },
-            socket: p.socket.clone(),
-            datadir: p.data.clone(),
-            my_cnf: p.my_cnf.clone(),
-            error_log: p.error_log.clone(),
-            settings: req.settings.iter().map(Setting::to_string).collect(),
-            started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        };
-        let log_offset = std::fs::metadata(&p.error_log).map_or(0, |m| m.len());
-        let launch = daemon::Launch {
-            preload: if req.jemalloc {
-                Some(daemon::jemalloc_path()?)
-            } else {
-                None
-            },
-            cpus: req.cpus.clone(),
-        };
-        let mut child = if postgres {
-            postgres::spawn_server(&bins, &p.data, &p.my_cnf, &p.error_log, &launch)?
-        } else {
-            daemon::spawn_server(&bins, &p.my_cnf, &p.error_log, &launch)?
-        };
-        // Recorded before waiting, so `list` and `stop` can see a server that hangs in startup.
-        self.save(&record)?;
-        let pending = Pending {
-            name: &req.name,
-            socket: &p.socket,
-            error_log: &p.error_log,
-            log_offset,
-            timeout: req.ready_timeout,
-        };
-        let pg_port = record.port.unwrap_or(postgres::SOCKET_ONLY_PORT);
-        let ready = if postgres {
-            postgres::wait_ready(&mut child, pg_port, &pending)
-        } else {
-            daemon::wait_ready(&bins, &mut child, &pending, &p.admin_cnf)
-        };
-        if let Err(e) = ready {
-            if let (ServerError::StartFailed { .. }, Some(previous)) = (&e, &previous) {
-                // The server exited: keep describing the last start that worked.
-                self.save(previous)?;
-            }
-            stop_failed_start(&req.name, &mut child, &p);
-            return Err(e);
-        }
-        let provisioned = if postgres {
-            postgres::provision(&p.socket, pg_port)
-        } else {
-            daemon::secure_admin(&bins, &p.socket, &p.admin_cnf)
-                .and_then(|()| daemon::provision(&bins, &p.socket, &p.admin_cnf))
-        };
-        record.version = match provisioned {
-            Ok(version) => version,
-            Err(e) => {
-                // A start that fails stops what it started.
-                stop_failed_start(&req.name, &mut child, &p);
-                return Err(e);
-            }
-        };
-        self.save(&record)?;
-        Ok(StartReport {
-            record,
-            pid: child.id() as i32,
-            initialized,
-            elapsed: started.elapsed(),
-        })
     }
 
     /// SIGTERM, wait up to 60 s for a clean shutdown, then SIGKILL.
@@ -438,8 +252,11 @@ impl SandboxHome {
         let record = self.status(name)?.record;
         let p = self.paths_of(&record);
         let _lock = SandboxLock::acquire(name, p.lock.clone())?;
-        let Some(pid) = live_pid(&p) else {
-            remove_if_exists(&p.pid_file)?;
+        let Some(pid) = self.server_pid(&p, Some(&record)) else {
+            if record.kind != ServerKind::Postgres {
+                // PostgreSQL's own postmaster.pid is left to PostgreSQL, which checks it.
+                remove_if_exists(&p.pid_file)?;
+            }
             return Ok(StopOutcome::NotRunning);
         };
         let started = Instant::now();
@@ -461,7 +278,9 @@ impl SandboxHome {
                 pid,
             });
         }
-        remove_if_exists(&p.pid_file)?;
+        if record.kind != ServerKind::Postgres {
+            remove_if_exists(&p.pid_file)?;
+        }
         Ok(StopOutcome::Killed {
             pid,
             waited: started.elapsed(),
@@ -473,8 +292,7 @@ impl SandboxHome {
         let mut out = Vec::new();
         for name in self.names()? {
             if let Some(record) = self.load(&name)? {
-                let state =
-                    live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+                let state = self.run_state(&record);
                 out.push(SandboxStatus { record, state });
             }
         }
@@ -491,8 +309,30 @@ impl SandboxHome {
                 known: self.names()?,
             });
         };
-        let state = live_pid(&self.paths_of(&record)).map_or(RunState::Stopped, |pid| RunState::Running { pid });
+        let state = self.run_state(&record);
         Ok(SandboxStatus { record, state })
+    }
+
+    /// Running when a server runs and its start finished; starting when one runs but its
+    /// start did not finish (under way, or cut short); else stopped.
+    fn run_state(&self, record: &SandboxRecord) -> RunState {
+        match self.server_pid(&self.paths_of(record), Some(record)) {
+            Some(pid) if record.ready => RunState::Running { pid },
+            Some(pid) => RunState::Starting { pid },
+            None => RunState::Stopped,
+        }
+    }
+
+    /// The pid of the server running for this sandbox, if any: the server's own pid file,
+    /// the pid its last start recorded, or any process started with the sandbox's config
+    /// file (a server that has not written its pid file yet), each checked to be alive and
+    /// started with that config file.
+    pub(crate) fn server_pid(&self, p: &Paths, record: Option<&SandboxRecord>) -> Option<i32> {
+        let ours = |pid: &i32| process::is_our_server(*pid, &p.my_cnf);
+        process::read_pid_file(&p.pid_file)
+            .filter(ours)
+            .or_else(|| record.and_then(|r| r.pid).filter(ours))
+            .or_else(|| process::processes_naming(&p.my_cnf).first().copied())
     }
 
     /// The URL of a running sandbox, for `--target sandbox:NAME` (see
@@ -501,6 +341,11 @@ impl SandboxHome {
         let status = self.status(name)?;
         match status.state {
             RunState::Running { .. } => Ok(status.record.target_url()),
+            RunState::Starting { pid } => Err(ServerError::NotReady {
+                name: name.to_owned(),
+                pid,
+                server: status.record.server,
+            }),
             RunState::Stopped => Err(ServerError::NotRunning {
                 name: name.to_owned(),
                 server: status.record.server,
@@ -510,7 +355,7 @@ impl SandboxHome {
 
     /// Gives the sandbox directory and what the server writes in it to the server account
     /// (the log files are created first, so the server can append to them).
-    fn hand_over(&self, account: &ServerAccount, p: &Paths) -> Result<(), ServerError> {
+    pub(crate) fn hand_over(&self, account: &ServerAccount, p: &Paths) -> Result<(), ServerError> {
         for granted in account.ensure_reachable(&p.dir)? {
             eprintln!(
                 "note: granted the server account `{}` search permission (x) on {} so it can reach the sandbox",
@@ -546,49 +391,29 @@ impl SandboxHome {
         Ok(names)
     }
 
-    fn load(&self, name: &str) -> Result<Option<SandboxRecord>, ServerError> {
-        let path = self.paths(name, ServerKind::Mariadb).state;
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|source| ServerError::CorruptState { path, source }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ServerError::io("cannot read", path, e)),
-        }
+    pub(crate) fn load(&self, name: &str) -> Result<Option<SandboxRecord>, ServerError> {
+        let p = self.paths(name, ServerKind::Mariadb);
+        let path = p.state;
+        let mut record: SandboxRecord = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| ServerError::CorruptState { path, source })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ServerError::io("cannot read", path, e)),
+        };
+        // Readable by the sandbox's owner only; anyone else sees the record without it.
+        record.bench_password = credentials::read_if_present(&p.bench_cnf).ok().flatten();
+        Ok(Some(record))
     }
 
-    fn save(&self, record: &SandboxRecord) -> Result<(), ServerError> {
+    /// Replaces `state.json` atomically (a link in its place is replaced, not followed).
+    pub(crate) fn save(&self, record: &SandboxRecord) -> Result<(), ServerError> {
         let path = self.paths_of(record).state;
         let json = serde_json::to_string_pretty(record).expect("a record always serializes");
-        let tmp = path.with_extension("json.tmp");
-        write(&tmp, &json)?;
-        std::fs::rename(&tmp, &path).map_err(|e| ServerError::io("cannot replace", path, e))
+        dbperf_core::nofollow::write_atomic(&path, json.as_bytes())
+            .map_err(|e| ServerError::io("cannot replace", path, e))
     }
 }
 
-/// Stops a server whose start failed after it was spawned (SIGTERM, then SIGKILL after
-/// 10 s), so a failed `server start` leaves nothing running.
-fn stop_failed_start(name: &str, child: &mut std::process::Child, p: &Paths) {
-    let pid = child.id() as i32;
-    if matches!(child.try_wait(), Ok(None)) {
-        let _ = process::send_signal(name, pid, libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if matches!(child.try_wait(), Ok(None)) {
-            let _ = process::send_signal(name, pid, libc::SIGKILL);
-            let _ = child.wait();
-        }
-    }
-    let _ = remove_if_exists(&p.pid_file);
-}
-
-fn live_pid(p: &Paths) -> Option<i32> {
-    process::read_pid_file(&p.pid_file).filter(|pid| process::is_our_server(*pid, &p.my_cnf))
-}
-
-fn validate_name(name: &str) -> Result<(), ServerError> {
+pub(crate) fn validate_name(name: &str) -> Result<(), ServerError> {
     let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if ok {
         Ok(())
@@ -598,7 +423,7 @@ fn validate_name(name: &str) -> Result<(), ServerError> {
 }
 
 /// The requested port (which must be free), else the previous one if free, else a free one.
-fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, ServerError> {
+pub(crate) fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, ServerError> {
     let free = |port: u16| TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok();
     if let Some(port) = requested {
         return if port != 0 && free(port) {
@@ -620,14 +445,14 @@ fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, Ser
 }
 
 /// Writes a file of dbperf's in the sandbox directory, never through a symbolic link there.
-fn write(path: &Path, contents: &str) -> Result<(), ServerError> {
+pub(crate) fn write(path: &Path, contents: &str) -> Result<(), ServerError> {
     use std::io::Write as _;
     process::open_nofollow(path, process::Write::Truncate)
         .and_then(|mut f| f.write_all(contents.as_bytes()))
         .map_err(|e| ServerError::io("cannot write", path, e))
 }
 
-fn remove_if_exists(path: &Path) -> Result<(), ServerError> {
+pub(crate) fn remove_if_exists(path: &Path) -> Result<(), ServerError> {
     let result = if path.is_dir() {
         std::fs::remove_dir_all(path)
     } else {

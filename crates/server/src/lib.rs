@@ -4,10 +4,12 @@
 //! This module owns the whole life of a private MariaDB, MySQL or PostgreSQL: installing the
 //! chosen catalog version, checking `--set` keys against that version's own option list,
 //! initializing its datadir, rendering its `my.cnf` (or `postgresql.conf`), starting the server
-//! detached, waiting until it answers, creating the benchmark account (`sb`/`sb`, database
-//! `sbtest`), stopping it cleanly, and resolving `--target sandbox:NAME` to a `mysql://` or
-//! `postgres://` URL. It never touches `/var/lib/mysql`, the system
-//! service or a fixed well-known port: servers listen on loopback only, on a free port.
+//! detached, waiting until it answers, creating the benchmark account (`sb` with a password
+//! generated per sandbox, database `sbtest`), stopping it cleanly, resolving `--target
+//! sandbox:NAME` to a `mysql://` or `postgres://` URL, and finding the admin login of the
+//! sandbox a target points at ([`admin_target`], for telemetry and `--settle`). It never
+//! touches `/var/lib/mysql`, the system service or a fixed well-known port: servers listen on
+//! loopback only, on a free port.
 //!
 //! | file | owns |
 //! |---|---|
@@ -15,7 +17,10 @@
 //! | `dist.rs` | `$DBPERF_HOME/dist/ID`: install (apt-get, mvn + unpack), [`DistRecord`] |
 //! | `options.rs` | option names from `--verbose --help`, the unknown-`--set`-key check |
 //! | `config.rs` | `--set KEY=VALUE` parsing and per-version `my.cnf` rendering ([`render_my_cnf`]) |
-//! | `home.rs` | the state directory: layout, start/stop/list ([`SandboxHome`]) |
+//! | `home.rs` | the state directory: layout, stop/list/status, what runs ([`SandboxHome`]) |
+//! | `start.rs` | one start, safe to interrupt: the running check, the lock-down with networking off, the TCP restart |
+//! | `credentials.rs` | `admin.cnf` and `bench.cnf`: generated passwords, kept owner-only, sent only as hashes ([`Secret`]) |
+//! | `locate.rs` | the sandbox a target points at and its admin login ([`admin_target`]) |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
 //! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
@@ -27,22 +32,28 @@
 //! A server never runs as OS root: it runs as the invoking user, or, when that user is root,
 //! as the unprivileged account `dbperf-sandbox` (`account.rs`). The sandbox directory is
 //! mode 0700, so its socket is its owner's alone; root's password is generated and kept in
-//! the sandbox's `admin.cnf` (0600); the benchmark account has no FILE privilege (PostgreSQL:
-//! no superuser); `secure_file_priv` is the sandbox's `files/`. A start that fails after the
-//! server was spawned stops it again.
+//! the sandbox's `admin.cnf` (0600), the benchmark account's in `bench.cnf` (0600); the
+//! benchmark account has rights on its own database only (PostgreSQL: no superuser, no
+//! CREATEDB, owner of `sbtest`); `secure_file_priv` is the sandbox's `files/`. A server takes
+//! TCP connections only once its accounts are locked down; a start that fails or is
+//! interrupted after the server was spawned stops it again; a start never launches a second
+//! server on a datadir in use.
 
 mod account;
 mod catalog;
 pub mod cold;
 mod config;
+mod credentials;
 mod daemon;
 mod dist;
 pub use dist::find_program;
 mod home;
+mod locate;
 mod options;
 mod postgres;
 mod process;
 mod record;
+mod start;
 pub mod testing;
 
 use std::path::PathBuf;
@@ -51,23 +62,26 @@ use std::time::Duration;
 pub use account::{ServerAccount, DEFAULT_SERVER_USER};
 pub use catalog::{default_server, lookup, JarLayout, ServerSpec, Source, Version, CATALOG};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
+pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
 pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
+pub use locate::admin_target;
 pub use options::{parse_help, KnownOptions};
 pub use postgres::{parse_describe_config, render_postgresql_conf, SOCKET_ONLY_PORT};
 pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
 
-/// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`).
+/// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`);
+/// its password is generated per sandbox and kept in the sandbox's `bench.cnf`.
 pub const BENCH_USER: &str = "sb";
-/// Password of [`BENCH_USER`].
-pub const BENCH_PASSWORD: &str = "sb";
 /// The database created in every sandbox.
 pub const BENCH_DATABASE: &str = "sbtest";
 
 /// Resolves `--target sandbox:NAME` using `$DBPERF_HOME` (default `~/.dbperf`).
 ///
-/// Returns the unix-socket URL (`mysql://sb:sb@localhost/sbtest?socket=...`) because it is the
-/// faster transport; fails with [`ServerError::NotRunning`] if the sandbox is stopped.
+/// Returns the unix-socket URL (`mysql://sb:PASSWORD@localhost/sbtest?socket=...`) for the
+/// MySQL family because it is the faster transport, TCP for PostgreSQL; PASSWORD is the
+/// sandbox's generated benchmark password. Fails with [`ServerError::NotRunning`] if the
+/// sandbox is stopped.
 pub fn resolve_sandbox_target(name: &str) -> Result<String, ServerError> {
     SandboxHome::from_env()?.resolve_target(name)
 }
@@ -140,6 +154,15 @@ pub enum ServerError {
 
     #[error("sandbox {name:?} is not running; start it with `dbperf server start {server} --name {name}`")]
     NotRunning { name: String, server: String },
+
+    #[error("sandbox {name:?} has a server (pid {pid}) whose start has not finished: wait for it, or, if that start was killed, run `dbperf server start {server} --name {name}` again (it stops that server first)")]
+    NotReady { name: String, pid: i32, server: String },
+
+    #[error("the datadir {} of sandbox {name:?} is in use by process {pid}, which dbperf did not start for this sandbox; stop that process (`ps -p {pid}`) before starting the sandbox", datadir.display())]
+    DatadirInUse { name: String, datadir: PathBuf, pid: i32 },
+
+    #[error("the start of sandbox {name:?} was interrupted; the server it started was stopped again")]
+    Interrupted { name: String },
 
     #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
     Busy { name: String, path: PathBuf },

@@ -73,9 +73,8 @@ impl KnownOptions {
         };
         std::fs::create_dir_all(cache_dir).map_err(|e| ServerError::io("cannot create", cache_dir, e))?;
         let json = serde_json::to_string(&known).expect("option lists always serialize");
-        let tmp = cache.with_extension(format!("json.{}", std::process::id()));
-        std::fs::write(&tmp, json).map_err(|e| ServerError::io("cannot write", &tmp, e))?;
-        std::fs::rename(&tmp, &cache).map_err(|e| ServerError::io("cannot replace", &cache, e))?;
+        dbperf_core::nofollow::write_atomic(&cache, json.as_bytes())
+            .map_err(|e| ServerError::io("cannot replace", &cache, e))?;
         Ok(known)
     }
 

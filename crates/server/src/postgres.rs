@@ -9,8 +9,15 @@
 //! over TCP every role needs its password, and the superuser has none.
 //!
 //! The benchmark role `sb` is not a superuser (so it cannot read or write the server's files
-//! with `COPY ... TO/FROM 'file'`): it owns `sbtest`, may create databases, and reads every
-//! statistics view through `pg_monitor`.
+//! with `COPY ... TO/FROM 'file'`): it owns `sbtest` and may do there what a benchmark does
+//! (create, load, index and drop its tables), nothing more: no CREATEDB, no `pg_monitor`, no
+//! `pg_checkpoint`. Telemetry and `--settle`'s `CHECKPOINT` log in as the superuser over the
+//! owner-only socket ([`crate::admin_target`]). Its password is generated per sandbox
+//! (`credentials.rs`) and reaches the server as a SCRAM verifier, never in clear.
+//!
+//! A fresh datadir is safe on TCP from its first start: `initdb` gives no role a password and
+//! TCP logins need one (`scram-sha-256`), so only an older sandbox's datadir, whose `sb` had
+//! the fixed password `sb`, is first started with TCP off (see `start.rs`).
 //!
 //! Admin SQL (readiness, the benchmark role) uses tokio-postgres as the superuser `postgres`
 //! (trust over the socket), on a runtime of its own in a thread of its own, so these functions
@@ -24,9 +31,10 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::config::{Config, Network, Profile, Setting};
+use super::credentials::{self, Secret};
 use super::daemon::{Binaries, Launch, Pending};
 use super::process::{self, tail};
-use super::{ServerError, BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
+use super::{ServerError, BENCH_DATABASE, BENCH_USER};
 
 /// The port a socket-only sandbox uses: it only names the socket file `.s.PGSQL.5432`, which
 /// lives in the sandbox's private directory, so it never collides with another server.
@@ -144,6 +152,7 @@ pub(crate) fn wait_ready(child: &mut Child, port: u16, p: &Pending<'_>) -> Resul
     let started = Instant::now();
     let socket_file = p.socket.join(format!(".s.PGSQL.{port}"));
     loop {
+        p.check_interrupt()?;
         if let Ok(Some(status)) = child.try_wait() {
             return Err(ServerError::StartFailed {
                 name: p.name.to_owned(),
@@ -169,12 +178,12 @@ pub(crate) fn wait_ready(child: &mut Child, port: u16, p: &Pending<'_>) -> Resul
     }
 }
 
-/// Creates the benchmark role (`sb`/`sb`: not a superuser, CREATEDB, member of `pg_monitor`
-/// and, from PostgreSQL 15, `pg_checkpoint`)
-/// and database `sbtest` owned by it (idempotent; a role of an older sandbox that was a
-/// superuser loses that); returns `SHOW server_version`.
-pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerError> {
-    let (u, pw, db) = (BENCH_USER, BENCH_PASSWORD, BENCH_DATABASE);
+/// Creates (or brings up to date) the benchmark role `sb` with `password` (as a SCRAM
+/// verifier), not a superuser, without CREATEDB, `pg_monitor` or `pg_checkpoint` (an older
+/// sandbox's role loses them), and database `sbtest` owned by it; returns
+/// `SHOW server_version`.
+pub(crate) fn provision(socket_dir: &Path, port: u16, password: &Secret) -> Result<String, ServerError> {
+    let (u, db) = (BENCH_USER, BENCH_DATABASE);
     let fail = |stderr: String| ServerError::AdminSql {
         action: "creating the benchmark role `sb` and database `sbtest`",
         socket: socket_dir.to_owned(),
@@ -182,20 +191,26 @@ pub(crate) fn provision(socket_dir: &Path, port: u16) -> Result<String, ServerEr
     };
     let role = format!(
         "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{u}') THEN \
-         CREATE ROLE {u} LOGIN PASSWORD '{pw}'; END IF; END $$"
+         CREATE ROLE {u} LOGIN; END IF; END $$"
     );
-    let limits = format!("ALTER ROLE {u} NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION");
-    let monitor = format!("GRANT pg_monitor TO {u}");
-    // `CHECKPOINT` (a run's `--settle`) without superuser: the role exists from PostgreSQL 15.
-    let checkpoint = format!(
-        "DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN \
-         GRANT pg_checkpoint TO {u}; END IF; END $$"
+    let limits = format!(
+        "ALTER ROLE {u} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '{}'",
+        credentials::scram_verifier(password)
+    );
+    // Roles an older dbperf granted for telemetry and `--settle`, which now log in as the
+    // superuser; revoked only where granted (a REVOKE of a role not held warns).
+    let memberships = format!(
+        "DO $$ DECLARE r text; BEGIN FOR r IN SELECT g.rolname FROM pg_auth_members m \
+         JOIN pg_roles g ON g.oid = m.roleid JOIN pg_roles s ON s.oid = m.member \
+         WHERE s.rolname = '{u}' LOOP EXECUTE format('REVOKE %I FROM {u}', r); END LOOP; END $$"
     );
     let exists = format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'");
-    let out = admin_sql(socket_dir, port, &[&role, &limits, &monitor, &checkpoint, &exists]).map_err(fail)?;
+    let out = admin_sql(socket_dir, port, &[&role, &limits, &memberships, &exists]).map_err(fail)?;
     if out.last().map(String::as_str) == Some("0") {
         // CREATE DATABASE cannot run inside a DO block or a transaction.
         admin_sql(socket_dir, port, &[&format!("CREATE DATABASE {db} OWNER {u}")]).map_err(fail)?;
+    } else {
+        admin_sql(socket_dir, port, &[&format!("ALTER DATABASE {db} OWNER TO {u}")]).map_err(fail)?;
     }
     let version = admin_sql(socket_dir, port, &["SHOW server_version"]).map_err(fail)?;
     Ok(version.last().cloned().unwrap_or_default())

@@ -1,10 +1,10 @@
 //! Process plumbing for sandboxes: starting a server detached from dbperf, pid files, "is
-//! this pid still our mariadbd", signals with a deadline, and the per-sandbox lock that keeps
-//! two dbperf processes from racing.
+//! this pid still our mariadbd", the servers started with a given config file, who holds a
+//! server's own lock on its datadir, signals with a deadline, and the per-sandbox lock that
+//! keeps two dbperf processes from racing.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,29 +16,13 @@ use super::ServerError;
 
 const POLL: Duration = Duration::from_millis(50);
 
-/// How [`open_nofollow`] writes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Write {
-    /// Appends, keeping what is there.
-    Append,
-    /// Starts the file over.
-    Truncate,
-    /// Neither (a lock file).
-    Keep,
-}
+pub(crate) use dbperf_core::nofollow::Open as Write;
 
 /// Opens (creating) a file in a sandbox directory for writing without following a symbolic
 /// link in its place: the directory belongs to the server's account, which must not be able
 /// to steer a write of dbperf's (as root) onto another file.
 pub(crate) fn open_nofollow(path: &Path, how: Write) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.create(true).custom_flags(libc::O_NOFOLLOW);
-    match how {
-        Write::Append => options.append(true),
-        Write::Truncate => options.write(true).truncate(true),
-        Write::Keep => options.write(true).truncate(false),
-    };
-    options.open(path)
+    dbperf_core::nofollow::open(path, how)
 }
 
 /// Spawns a server `cmd` in a session of its own (so dbperf's Ctrl-C does not reach it),
@@ -105,6 +89,55 @@ pub(crate) fn is_our_server(pid: i32, marker: &Path) -> bool {
     };
     let marker = marker.as_os_str().as_encoded_bytes();
     cmdline.windows(marker.len()).any(|w| w == marker)
+}
+
+/// Every live process whose command line mentions `marker` (a sandbox's config file): the
+/// servers started for that sandbox, including one that has not written its pid file yet.
+pub(crate) fn processes_naming(marker: &Path) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i32;
+    let mut pids: Vec<i32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me && is_our_server(*pid, marker))
+        .collect();
+    // A server's child caught between fork and renaming itself (a PostgreSQL backend)
+    // still shows its parent's command line: only the parent counts.
+    let found = pids.clone();
+    pids.retain(|pid| parent_pid(*pid).is_none_or(|parent| !found.contains(&parent)));
+    pids.sort_unstable();
+    pids
+}
+
+/// The process holding a POSIX write lock on `path` (InnoDB locks `ibdata1`, Aria its
+/// `aria_log_control`, for as long as the server runs), if any: the server's own record of
+/// using a datadir, whatever config it was started with.
+pub(crate) fn lock_holder(path: &Path) -> Option<i32> {
+    let file = File::open(path).ok()?;
+    // SAFETY: a zeroed flock is a valid argument; F_GETLK only writes into it.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: fcntl(F_GETLK) on a descriptor we own with a valid flock pointer.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) } != 0 {
+        return None;
+    }
+    (lock.l_type != libc::F_UNLCK as libc::c_short && lock.l_pid > 0).then_some(lock.l_pid)
+}
+
+/// The program name of a live process (`/proc/PID/comm`), `None` once it is gone or a zombie.
+pub(crate) fn program_name(pid: i32) -> Option<String> {
+    if matches!(proc_state(pid), Some('Z' | 'X') | None) {
+        return None;
+    }
+    Some(
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .ok()?
+            .trim()
+            .to_owned(),
+    )
 }
 
 /// Sends `signal` to `pid`; ESRCH (already gone) is success.
@@ -185,6 +218,12 @@ fn other_threads_run(pid: i32) -> bool {
             .and_then(|stat| state_letter(&stat))
             .is_some_and(|state| !matches!(state, 'Z' | 'X'))
     })
+}
+
+/// The parent of a live process (field 4 of `/proc/PID/stat`).
+fn parent_pid(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The state letter of `/proc/PID/stat` (R, S, D, Z, X, ...), `None` once the pid is gone.
@@ -278,6 +317,49 @@ mod tests {
         assert_eq!(tail(&p, 12, 2), "new 2\nnew 3");
         assert_eq!(tail(&p, 12, 10), "new 1\nnew 2\nnew 3");
         assert_eq!(tail(&p, 1000, 10), "(nothing was logged)");
+    }
+
+    #[test]
+    #[allow(clippy::zombie_processes, reason = "wait_exit reaps it")]
+    fn processes_are_found_by_the_file_they_were_started_with() {
+        let child = Command::new("sleep").arg("3738").spawn().unwrap();
+        let pid = child.id() as i32;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !processes_naming(Path::new("3738")).contains(&pid) {
+            assert!(Instant::now() < deadline, "sleep 3738 was not found");
+            sleep(Duration::from_millis(5));
+        }
+        assert!(processes_naming(Path::new("/nonexistent/my.cnf")).is_empty());
+        send_signal("test", pid, libc::SIGKILL).unwrap();
+        assert!(wait_exit(pid, Path::new("3738"), Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_lock_is_seen_with_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ibdata1");
+        std::fs::write(&path, "x").unwrap();
+        assert_eq!(lock_holder(&path), None);
+        assert_eq!(lock_holder(&dir.path().join("missing")), None);
+        // flock(1) takes a BSD lock, which F_GETLK does not see: lock with fcntl through
+        // Python instead, in a process of its own.
+        let Ok(mut child) = Command::new("python3")
+            .args([
+                "-c",
+                "import fcntl,sys,time; f=open(sys.argv[1],'r+'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(30)",
+            ])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .spawn()
+        else {
+            eprintln!("skipped: no python3");
+            return;
+        };
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+        assert_eq!(lock_holder(&path), Some(child.id() as i32));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The sandbox records and outcomes that [`super::SandboxHome`] reads and returns:
-//! `state.json` ([`SandboxRecord`]) with the target URLs it implies, run state, and the
-//! reports of start and stop.
+//! `state.json` ([`SandboxRecord`]) with the target URLs it implies (their password comes from
+//! the sandbox's `bench.cnf`, never from `state.json`), run state, and the reports of start
+//! and stop.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BENCH_DATABASE, BENCH_PASSWORD, BENCH_USER};
+use super::credentials::{Secret, LEGACY_BENCH_PASSWORD};
+use super::{BENCH_DATABASE, BENCH_USER};
 
 /// Which server a sandbox runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +52,23 @@ pub struct SandboxRecord {
     /// The `--set` items of the last start.
     pub settings: Vec<String>,
     pub started_at: String,
+    /// The server process the last start spawned, recorded as soon as it exists (before the
+    /// server writes its own pid file), so `list`, `stop` and the next `start` see a server
+    /// that is still starting.
+    #[serde(default)]
+    pub pid: Option<i32>,
+    /// True once a start has finished (accounts locked down, TCP open if asked for); false
+    /// while one is under way, or after one was cut short by SIGKILL. Records of older
+    /// dbperf versions lack it and describe finished starts.
+    #[serde(default = "finished")]
+    pub ready: bool,
+    /// The benchmark account's password, read from `bench.cnf` (never stored here).
+    #[serde(skip)]
+    pub(crate) bench_password: Option<Secret>,
+}
+
+fn finished() -> bool {
+    true
 }
 
 fn default_server_id() -> String {
@@ -57,26 +76,46 @@ fn default_server_id() -> String {
 }
 
 impl SandboxRecord {
-    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL), unless the
-    /// sandbox is socket-only.
+    /// `mysql://sb:PASSWORD@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL), unless
+    /// the sandbox is socket-only. PASSWORD is the sandbox's generated benchmark password.
     pub fn tcp_url(&self) -> Option<String> {
         let scheme = self.scheme();
+        let pw = self.password();
         self.port
-            .map(|port| format!("{scheme}://{BENCH_USER}:{BENCH_PASSWORD}@127.0.0.1:{port}/{BENCH_DATABASE}"))
+            .map(|port| format!("{scheme}://{BENCH_USER}:{pw}@127.0.0.1:{port}/{BENCH_DATABASE}"))
     }
 
-    /// `mysql://sb:sb@localhost/sbtest?socket=/path/mysqld.sock`, or for PostgreSQL
-    /// `postgres://sb:sb@localhost:PORT/sbtest?host=/sandbox/dir` (the port names the socket
-    /// file `.s.PGSQL.PORT`; a socket-only sandbox uses 5432 inside its private directory).
+    /// `mysql://sb:PASSWORD@localhost/sbtest?socket=/path/mysqld.sock`, or for PostgreSQL
+    /// `postgres://sb:PASSWORD@localhost:PORT/sbtest?host=/sandbox/dir` (the port names the
+    /// socket file `.s.PGSQL.PORT`; a socket-only sandbox uses 5432 inside its private
+    /// directory).
     pub fn socket_url(&self) -> String {
         let socket = encode_query_value(&self.socket.display().to_string());
+        let pw = self.password();
         match self.kind {
             ServerKind::Postgres => format!(
-                "postgres://{BENCH_USER}:{BENCH_PASSWORD}@localhost:{}/{BENCH_DATABASE}?host={socket}",
+                "postgres://{BENCH_USER}:{pw}@localhost:{}/{BENCH_DATABASE}?host={socket}",
                 self.port.unwrap_or(super::postgres::SOCKET_ONLY_PORT)
             ),
-            _ => format!("mysql://{BENCH_USER}:{BENCH_PASSWORD}@localhost/{BENCH_DATABASE}?socket={socket}"),
+            _ => format!("mysql://{BENCH_USER}:{pw}@localhost/{BENCH_DATABASE}?socket={socket}"),
         }
+    }
+
+    /// The benchmark password in the URLs (percent-encoded; generated ones are alphanumeric):
+    /// the sandbox's own, or the fixed one of a sandbox an older dbperf started and no start
+    /// has upgraded yet.
+    fn password(&self) -> String {
+        let pw = self
+            .bench_password
+            .as_ref()
+            .map_or(LEGACY_BENCH_PASSWORD, Secret::expose);
+        encode_query_value(pw)
+    }
+
+    /// The benchmark account's password, once a start has generated it (`None` for a
+    /// sandbox of an older dbperf that has not been started since).
+    pub fn bench_password(&self) -> Option<&Secret> {
+        self.bench_password.as_ref()
     }
 
     /// The URL `--target sandbox:NAME` resolves to: the unix socket for the MySQL family
@@ -113,7 +152,15 @@ fn encode_query_value(value: &str) -> String {
 /// Whether a sandbox's server process is alive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
-    Running { pid: i32 },
+    /// Started and ready.
+    Running {
+        pid: i32,
+    },
+    /// A server runs, but its start has not finished: it is under way, or it was cut short
+    /// (SIGKILL) and the next `start` or `stop` will stop that server.
+    Starting {
+        pid: i32,
+    },
     Stopped,
 }
 
@@ -163,12 +210,20 @@ mod tests {
             error_log: "/h/servers/t/error.log".into(),
             settings: vec![],
             started_at: String::new(),
+            pid: None,
+            ready: true,
+            bench_password: None,
         };
         assert_eq!(r.tcp_url().unwrap(), "mysql://sb:sb@127.0.0.1:41234/sbtest");
         assert_eq!(
             r.socket_url(),
             "mysql://sb:sb@localhost/sbtest?socket=/h/my%20dir/mysqld.sock"
         );
+        r.bench_password = Some(Secret::new("Gen3rated"));
+        assert_eq!(r.tcp_url().unwrap(), "mysql://sb:Gen3rated@127.0.0.1:41234/sbtest");
+        assert!(r.socket_url().starts_with("mysql://sb:Gen3rated@localhost/"));
+        assert!(!format!("{r:?}").contains("Gen3rated"), "{r:?}");
+        assert!(!serde_json::to_string(&r).unwrap().contains("Gen3rated"));
         r.port = None;
         assert_eq!(r.tcp_url(), None);
     }
@@ -187,6 +242,9 @@ mod tests {
             error_log: "/h/servers/p/error.log".into(),
             settings: vec![],
             started_at: String::new(),
+            pid: None,
+            ready: true,
+            bench_password: None,
         };
         assert_eq!(r.tcp_url().unwrap(), "postgres://sb:sb@127.0.0.1:41235/sbtest");
         assert_eq!(r.target_url(), "postgres://sb:sb@127.0.0.1:41235/sbtest");

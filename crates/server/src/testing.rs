@@ -4,10 +4,10 @@
 //! ```no_run
 //! use dbperf_server::testing::TempSandbox;
 //! let db = TempSandbox::start()?; // Debian's MariaDB
-//! let url = db.url(); // mysql://sb:sb@127.0.0.1:PORT/sbtest
+//! let url = db.url(); // mysql://sb:PASSWORD@127.0.0.1:PORT/sbtest
 //! let mysql = TempSandbox::start_server("mysql-8.0.31", &["innodb_buffer_pool_size=128M"])?;
-//! // PostgreSQL: url() is postgres://sb:sb@127.0.0.1:PORT/sbtest, socket() the directory
-//! // holding .s.PGSQL.PORT (libpq's host=/dir).
+//! // PostgreSQL: url() is postgres://sb:PASSWORD@127.0.0.1:PORT/sbtest, socket() the
+//! // directory holding .s.PGSQL.PORT (libpq's host=/dir).
 //! let pg = TempSandbox::start_server("postgres-15", &["max_wal_size=32MB"])?;
 //! # Ok::<(), dbperf_server::ServerError>(())
 //! ```
@@ -110,13 +110,14 @@ impl TempSandbox {
         Ok(())
     }
 
-    /// `mysql://sb:sb@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL).
+    /// `mysql://sb:PASSWORD@127.0.0.1:PORT/sbtest` (`postgres://...` for PostgreSQL), with
+    /// the sandbox's generated benchmark password.
     pub fn url(&self) -> String {
         self.record.tcp_url().expect("test sandboxes listen on TCP")
     }
 
-    /// `mysql://sb:sb@localhost/sbtest?socket=...`, or for PostgreSQL
-    /// `postgres://sb:sb@localhost:PORT/sbtest?host=/socket/dir`.
+    /// `mysql://sb:PASSWORD@localhost/sbtest?socket=...`, or for PostgreSQL
+    /// `postgres://sb:PASSWORD@localhost:PORT/sbtest?host=/socket/dir`.
     pub fn socket_url(&self) -> String {
         self.record.socket_url()
     }
@@ -134,6 +135,37 @@ impl TempSandbox {
     /// root over the socket (MySQL family; PostgreSQL's superuser uses the socket alone).
     pub fn admin_cnf(&self) -> PathBuf {
         self.home.admin_defaults_file(NAME)
+    }
+
+    /// The `[client]` file (mode 0600) holding the benchmark account's generated password
+    /// (`mariadb --defaults-file=FILE -h 127.0.0.1 -P PORT` logs in as `sb`).
+    pub fn bench_cnf(&self) -> PathBuf {
+        self.dir().join("bench.cnf")
+    }
+
+    /// The admin login as a URL: `mysql://root:PASSWORD@localhost/sbtest?socket=...` (root's
+    /// generated password) or `postgres://postgres@localhost:PORT/sbtest?host=/socket/dir`
+    /// (the superuser's trust login over the owner-only socket): for tests that change what
+    /// the benchmark account may not (`SET GLOBAL`, `performance_schema` setup).
+    pub fn admin_url(&self) -> String {
+        let socket = self.record.socket.display();
+        match self.record.kind {
+            super::ServerKind::Postgres => {
+                format!("postgres://postgres@localhost:{}/sbtest?host={socket}", self.port())
+            }
+            _ => {
+                let password = super::credentials::read(&self.admin_cnf()).expect("a started sandbox has admin.cnf");
+                format!("mysql://root:{}@localhost/sbtest?socket={socket}", password.expose())
+            }
+        }
+    }
+
+    /// The benchmark account's generated password.
+    pub fn bench_password(&self) -> String {
+        self.record
+            .bench_password()
+            .map(|s| s.expose().to_owned())
+            .expect("a started sandbox has a benchmark password")
     }
 
     /// The sandbox directory (`servers/test` in its home), which the server's own account

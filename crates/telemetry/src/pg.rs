@@ -86,7 +86,12 @@ const WAL_IO_MOVED_SINCE: u32 = 180_000;
 
 impl PgSampler {
     /// Connects (TCP, or the socket directory of `target.socket`) and reads the static facts.
+    /// On a dbperf sandbox it logs in as the superuser over the owner-only socket
+    /// ([`dbperf_server::admin_target`]): the benchmark role does not see every backend's
+    /// statistics; elsewhere as `target`'s user.
     pub async fn connect(target: &Target, top_waits: usize) -> Result<PgSampler, DbError> {
+        let admin = dbperf_server::admin_target(target);
+        let target = admin.as_ref().unwrap_or(target);
         let mut cfg = tokio_postgres::Config::new();
         match &target.socket {
             Some(dir) => cfg.host_path(dir),

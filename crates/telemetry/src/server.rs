@@ -216,8 +216,12 @@ const PFS_CONSUMERS: &str = "NAME IN ('global_instrumentation', 'thread_instrume
 
 impl ServerSampler {
     /// Connects, detects flavor and version, reads the static facts and switches on what
-    /// `options` asks for. A server that is neither MySQL nor MariaDB is an error.
+    /// `options` asks for. A server that is neither MySQL nor MariaDB is an error. On a dbperf
+    /// sandbox it logs in as the sandbox's root ([`dbperf_server::admin_target`]), since the
+    /// benchmark account may not read these views or `SET GLOBAL`; elsewhere as `target`'s user.
     pub async fn connect(target: &Target, options: &ServerTelemetryOptions) -> Result<ServerSampler, DbError> {
+        let admin = dbperf_server::admin_target(target);
+        let target = admin.as_ref().unwrap_or(target);
         let mut session = WireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
         let version = first_value(&mut session, "SELECT VERSION()").await?.unwrap_or_default();
         let (flavor, version_number) = parse_version(&version)?;

@@ -85,6 +85,7 @@ pub enum LabCommand {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The experiment's name (its `name`, or the file's stem; `-quick` for --quick runs).
+    #[arg(value_parser = dbperf_lab::parse_experiment_name)]
     pub experiment: String,
     /// Columns: server, variant, pinning or run [default: whichever differs].
     #[arg(long, value_enum)]
@@ -258,7 +259,7 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
                         opts.lab.results_dir.display(),
                         e.name
                     );
-                    Ok(ExitCode::from(130))
+                    Ok(ExitCode::from(dbperf_core::exit::INTERRUPTED))
                 }
             }
         }
@@ -296,7 +297,7 @@ pub fn run(args: LabArgs) -> Result<ExitCode> {
                         "Interrupted after {ran} run(s) in this session; finished runs are kept. \
                          Run the same command again to resume."
                     );
-                    Ok(ExitCode::from(130))
+                    Ok(ExitCode::from(dbperf_core::exit::INTERRUPTED))
                 }
                 LabOutcome::Failed { ran, failed } => {
                     eprintln!(

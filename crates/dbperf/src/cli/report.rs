@@ -52,7 +52,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
 /// closes early), then says what was skipped, then prints the report.
 pub fn emit(out: Published, html: Option<&Path>) -> Result<ExitCode> {
     if let (Some(path), Some(page)) = (html, &out.html) {
-        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+        dbperf_core::nofollow::write_atomic(path, page.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("{}", Published::wrote(page, path));
     }
     for w in &out.warnings {

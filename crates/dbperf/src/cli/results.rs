@@ -22,8 +22,9 @@ pub enum ResultsCommand {
     /// Index run directories not in the catalog yet, or recorded before a table the catalog
     /// gained since (creates the catalog if needed).
     Index(IndexArgs),
-    /// Run one SQL query on the catalog and print the rows (tables: runs, variables, run_options,
-    /// intervals, telemetry, tpch, tpch_queries, metrics; see docs/results.md).
+    /// Run one read-only SQL query on the catalog and print the rows (tables: runs, variables,
+    /// run_options, intervals, telemetry, tpch, tpch_queries, metrics; see docs/results.md).
+    /// Statements that write, and ATTACH, are refused.
     Sql(SqlArgs),
 }
 
@@ -75,7 +76,10 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<()> {
             Ok(())
         }
         ResultsCommand::Sql(a) => {
-            let catalog = open_existing(&a.root.results_dir)?;
+            // Indexed first (as dbperf writes it), then queried read-only: a query may only
+            // read, and may not attach other files.
+            drop(open_existing(&a.root.results_dir)?);
+            let catalog = Catalog::open_read_only(&a.root.results_dir)?;
             let (names, rows) = catalog.query(&a.query)?;
             let mut table = Table::new();
             table.load_style(presets::ASCII_BORDERS_ONLY_CONDENSED);

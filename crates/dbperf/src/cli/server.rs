@@ -195,11 +195,24 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         socket_only: a.socket_only,
         settings,
         ready_timeout: Duration::from_secs(a.timeout),
+        interruptible: true,
         ..StartRequest::new(server, name)
     };
-    let report = home
-        .start(&request)
-        .with_context(|| format!("starting sandbox {:?}", request.name))?;
+    // SIGINT/SIGTERM end the start's waits; it then stops the server it started. A second
+    // one exits at once and kills that server (`kill_unfinished`).
+    dbperf_core::interrupt::on_interrupt(
+        "Interrupted: stopping the server this start launched",
+        "exiting, the starting server killed",
+        || {},
+    );
+    let report = match home.start(&request) {
+        Ok(report) => report,
+        Err(e @ dbperf_server::ServerError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            std::process::exit(i32::from(dbperf_core::exit::INTERRUPTED));
+        }
+        Err(e) => return Err(e).with_context(|| format!("starting sandbox {:?}", request.name)),
+    };
     let r = &report.record;
     let how = if report.initialized {
         "initialized and started"
@@ -228,7 +241,10 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
             r.my_cnf.with_file_name("admin.cnf").display()
         ),
     }
-    println!("  user {BENCH_USER}, database {BENCH_DATABASE}; use one of:");
+    println!(
+        "  user {BENCH_USER} (its generated password is in {}), database {BENCH_DATABASE}; use one of:",
+        r.my_cnf.with_file_name("bench.cnf").display()
+    );
     if let Some(url) = r.tcp_url() {
         println!("  --target {url}");
     }
@@ -271,7 +287,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
             let mut v = serde_json::to_value(&s.record)?;
             v["state"] = state_word(s.state).into();
             v["pid"] = match s.state {
-                RunState::Running { pid } => pid.into(),
+                RunState::Running { pid } | RunState::Starting { pid } => pid.into(),
                 RunState::Stopped => serde_json::Value::Null,
             };
             v["target"] = s.record.target_url().into();
@@ -303,7 +319,8 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
             state_word(s.state).to_owned(),
             r.port.map_or_else(|| "-".to_owned(), |p| p.to_string()),
             r.socket.display().to_string(),
-            r.tcp_url().unwrap_or_else(|| r.socket_url()),
+            // A table is for the screen: the password stays in bench.cnf (and `--json`).
+            dbperf_driver::target::redact_url(&r.tcp_url().unwrap_or_else(|| r.socket_url())),
         ]);
     }
     print_table(&rows);
@@ -363,6 +380,7 @@ fn print_table<const N: usize>(rows: &[[String; N]]) {
 fn state_word(state: RunState) -> &'static str {
     match state {
         RunState::Running { .. } => "running",
+        RunState::Starting { .. } => "starting",
         RunState::Stopped => "stopped",
     }
 }

@@ -1,6 +1,6 @@
 //! The PostgreSQL 15 server of the PostgreSQL integration tests: a [`TempSandbox`] of
-//! `postgres-15` (private datadir, socket directory and free port, role `sb`/`sb` owning
-//! database `sbtest`, stopped and removed on drop) with `pg_stat_statements` preloaded
+//! `postgres-15` (private datadir, socket directory and free port, role `sb` with its
+//! generated password owning database `sbtest`, stopped and removed on drop) with `pg_stat_statements` preloaded
 //! and created in `sbtest`, plus `psql` helpers that run as the superuser over the socket.
 
 #![allow(dead_code)]
@@ -40,6 +40,11 @@ impl TempPg {
     /// The TCP URL for role `sb` on database `sbtest`.
     pub fn url(&self) -> String {
         self.sandbox.url()
+    }
+
+    /// The generated password of role `sb`.
+    pub fn password(&self) -> String {
+        self.sandbox.bench_password()
     }
 
     /// The same over the Unix socket directory.

@@ -15,7 +15,10 @@
 //! in, each looked up first so that a prepare killed while building them resumes too. Tables
 //! are recorded as dbperf's before they are created ([`crate::ddl`]): `prepare`
 //! refuses TPC-C tables dbperf did not create, and `cleanup` leaves them alone unless
-//! `--force`.
+//! `--force`. A unit the server picks as a deadlock victim (or whose lock wait times out) is
+//! rolled back whole, its completion row with it, and loaded again ([`UNIT_ATTEMPTS`]): a
+//! prepare resumed right after an interrupted one meets the server still rolling back the
+//! interrupted one's units, and its first inserts deadlock with those rollbacks.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,6 +35,7 @@ use crate::LoadMethod;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::{doing, Failed, Session, StmtId, Target};
+use dbperf_engine::ErrorClass;
 
 /// Rows per INSERT (17,000 parameters for STOCK, under the protocol's 65,535).
 const ROWS_PER_INSERT: usize = 1000;
@@ -41,6 +45,9 @@ const ROWS_PER_BULK: usize = 1000;
 
 /// Rows per LOAD DATA statement: about 3 MB of STOCK, so a loader's memory stays small.
 const ROWS_PER_LOAD: usize = 10_000;
+
+/// How many times a unit is loaded before a deadlock or lock wait timeout fails the prepare.
+const UNIT_ATTEMPTS: u32 = 5;
 
 /// What to load.
 #[derive(Clone, Debug)]
@@ -119,6 +126,20 @@ pub enum PrepareError {
 /// Connects a loading or administrative session.
 pub async fn connect(target: &Target) -> Result<AnySession, PrepareError> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
+        .await
+        .map_err(|e| doing("connecting")(e).into())
+}
+
+/// Connects a loading session, on which a deadlock, lock wait timeout or serialization
+/// failure is classified as such (and the unit loaded again) rather than fatal.
+async fn connect_loader(target: &Target) -> Result<AnySession, PrepareError> {
+    let retried = match target.family {
+        dbperf_driver::target::Family::Mysql => IgnoreErrors::Codes([1213, 1205].into_iter().collect()),
+        dbperf_driver::target::Family::Postgres => {
+            IgnoreErrors::Sqlstates(["40P01", "40001", "55P03"].into_iter().map(String::from).collect())
+        }
+    };
+    AnySession::connect(target, retried)
         .await
         .map_err(|e| doing("connecting")(e).into())
 }
@@ -297,10 +318,10 @@ pub async fn prepare(cfg: &PrepareConfig) -> Result<PrepareReport, PrepareError>
             rows.clone(),
         );
         tasks.spawn(async move {
-            let mut s = connect(&cfg.target).await?;
+            let mut s = connect_loader(&cfg.target).await?;
             let mut loader = Loader::new(cfg.schema, method);
             while let Some(&w) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
-                let n = loader.unit(&mut s, w, &params, &bar).await?;
+                let n = loader.unit_again_if_deadlocked(&mut s, w, &params, &bar).await?;
                 rows.fetch_add(n, Ordering::Relaxed);
             }
             Ok::<(), PrepareError>(())
@@ -405,13 +426,47 @@ impl Loader {
         }
     }
 
-    /// Loads warehouse `w` (ITEM for 0) in one transaction with its completion row.
+    /// [`Loader::unit`], again (up to [`UNIT_ATTEMPTS`] times) when the server rolled it back
+    /// as a deadlock victim or after a lock wait timeout: the whole unit went with it, its
+    /// completion row included, so loading it again loads nothing twice.
+    async fn unit_again_if_deadlocked(
+        &mut self,
+        s: &mut AnySession,
+        w: i64,
+        p: &LoadParams,
+        bar: &ProgressBar,
+    ) -> Result<u64, PrepareError> {
+        let mut attempt = 1;
+        loop {
+            let mut shown = 0;
+            match self.unit(s, w, p, bar, &mut shown).await {
+                Err(PrepareError::Db(f))
+                    if attempt < UNIT_ATTEMPTS
+                        && matches!(
+                            f.error.class,
+                            ErrorClass::Deadlock | ErrorClass::LockWaitTimeout | ErrorClass::Serialization
+                        ) =>
+                {
+                    // InnoDB has rolled the transaction back already; PostgreSQL needs it.
+                    let _ = s.query("ROLLBACK").await;
+                    bar.dec(shown);
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Loads warehouse `w` (ITEM for 0) in one transaction with its completion row; `shown`
+    /// counts the rows added to the progress bar so far.
     async fn unit(
         &mut self,
         s: &mut AnySession,
         w: i64,
         p: &LoadParams,
         bar: &ProgressBar,
+        shown: &mut u64,
     ) -> Result<u64, PrepareError> {
         s.query("BEGIN").await.map_err(doing("BEGIN"))?;
         let plan = if w == 0 {
@@ -445,6 +500,7 @@ impl Loader {
                     }
                     rows += self.batch.rows as u64;
                     bar.inc(self.batch.rows as u64);
+                    *shown += self.batch.rows as u64;
                 }
                 if !more {
                     break;
