@@ -47,7 +47,7 @@ deps:
 	fi
 	@command -v $(CARGO) >/dev/null 2>&1 || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 
-# Installs every catalog server the integration tests start (tests/server_versions.rs).
+# Installs every server version the integration tests start (tests/server_versions.rs).
 deps-servers: deps
 	@for id in $(TEST_SERVERS); do \
 	  $(CARGO) run --locked -q -p dbperf -- server install $$id || exit 1; \

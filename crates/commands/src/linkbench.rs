@@ -378,7 +378,6 @@ impl MeasuredRun for Plan {
         let workload = Arc::new(LinkBenchWorkload::<S> {
             target: m.target().clone(),
             ignore: self.ignore.clone(),
-            family: self.target.family,
             model,
             rngs: Mutex::new(rngs.into_iter().map(Some).collect()),
             session: std::marker::PhantomData,

@@ -89,26 +89,22 @@ fn dialect_parser() -> impl TypedValueParser<Value = Family> {
 }
 
 impl ConnArgs {
-    /// The target, as `dbperf sysbench` resolves it (`sandbox:NAME`, URL, `--mysql-*`).
+    /// The target, as `dbperf sysbench` resolves it (`sandbox:NAME`, URL, `--mysql-*`); its
+    /// family is the SQL written. A `--dialect` the target's server does not speak is refused.
     pub fn target(&self) -> Result<Target> {
-        self.server.resolve()
+        let target = self.server.resolve()?;
+        match self.dialect {
+            Some(d) if d != target.family => anyhow::bail!(
+                "--dialect {d:?} does not match the target, which speaks {:?}; drop --dialect to use the target's",
+                target.family
+            ),
+            _ => Ok(target),
+        }
     }
 
     /// The sandbox name when the target is `sandbox:NAME`.
     pub fn sandbox(&self) -> Option<String> {
         self.server.sandbox()
-    }
-
-    /// The family whose SQL to write: `--dialect`, else the target's. A dialect the
-    /// target's server does not speak is refused.
-    pub fn family(&self) -> Result<Family> {
-        let of_target = self.target()?.family;
-        match self.dialect {
-            Some(d) if d != of_target => anyhow::bail!(
-                "--dialect {d:?} does not match the target, which speaks {of_target:?}; drop --dialect to use the target's"
-            ),
-            _ => Ok(of_target),
-        }
     }
 }
 
@@ -186,7 +182,6 @@ pub fn run(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Prepare(a) => prepare(a),
         TpchCommand::Cleanup(c) => {
             let target = c.conn.target()?;
-            c.conn.family()?;
             runtime()?.block_on(load::cleanup(&target, c.force))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -243,7 +238,6 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
         sf: a.scale_factor,
         target: a.conn.target()?,
         connections: threads,
-        family: a.conn.family()?,
         method: a.load_method.into(),
         progress: true,
     };

@@ -14,7 +14,6 @@ use dbperf_engine::RunConfig;
 
 use super::tpch::{runtime, ConnArgs};
 use dbperf_driver::any::AnySession;
-use dbperf_driver::target::Family;
 use dbperf_driver::Session;
 use dbperf_results::options::{TpchPowerOptions, WorkloadOptions};
 use dbperf_results::RunDir;
@@ -126,7 +125,6 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
         tpch_validate::refuse_self_compare(read, write)?;
     }
     let target = a.conn.target()?;
-    let family = a.conn.family()?;
     let limit = timeout(a.timeout)?;
     let rt = runtime()?;
     let sf = rt.block_on(data_scale_factor(&target, a.scale_factor))?;
@@ -138,7 +136,6 @@ pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
     }
     let cfg = tpch_validate::ValidateConfig {
         target,
-        family,
         sf,
         timeout: limit,
         answers: a.answers,
@@ -186,7 +183,6 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     check_seed(seed)?;
     let mut plan = PowerRun {
-        family: a.conn.family()?,
         queries: selected_queries(&a.queries)?,
         timeout: timeout(a.timeout)?,
         cold: match a.cold {
@@ -215,7 +211,6 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// A validated `dbperf tpch power`.
 struct PowerRun {
-    family: Family,
     queries: Vec<u8>,
     timeout: Option<Duration>,
     cold: Cold,
@@ -286,7 +281,6 @@ impl MeasuredRun for PowerRun {
         let a = &self.args;
         let mut cfg = PowerConfig {
             target: m.target().clone(),
-            family: self.family,
             sf: self.sf,
             seed: self.seed,
             validation: a.validation,

@@ -15,7 +15,6 @@ use dbperf_engine::RunConfig;
 use super::tpch::{runtime, ConnArgs};
 use super::tpch_run::timeout;
 use dbperf_driver::any::AnySession;
-use dbperf_driver::target::Family;
 use dbperf_driver::Session;
 use dbperf_results::options::{TpchThroughputOptions, WorkloadOptions};
 use dbperf_results::RunDir;
@@ -95,7 +94,6 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         bail!("--shard needs --start-at: the instant every shard starts its streams");
     }
     let mut plan = ThroughputRun {
-        family: a.conn.family()?,
         timeout: timeout(a.timeout)?,
         database: target.database.clone(),
         power,
@@ -119,7 +117,6 @@ pub fn run(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// A validated `dbperf tpch throughput`.
 struct ThroughputRun {
-    family: Family,
     timeout: Option<std::time::Duration>,
     database: String,
     /// The power run for QphH@Size.
@@ -183,7 +180,6 @@ impl MeasuredRun for ThroughputRun {
         let a = &self.args;
         let mut cfg = ThroughputConfig {
             target: m.target().clone(),
-            family: self.family,
             sf: self.sf,
             seed: self.seed,
             streams: self.streams,

@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
+use dbperf::driver::target::Product;
 use dbperf::server::testing::TempSandbox;
-use dbperf::server::{lookup, RunState, ServerError, ServerKind};
+use dbperf::server::{lookup, RunState, ServerError};
 
 mod common;
 use common::{available, block_on, dbperf, run_ok};
@@ -41,7 +42,7 @@ fn start_check_stop(id: &str, major: &str) {
         .unwrap_or_else(|e| panic!("{id} sandbox starts: {e}"));
     let record = sandbox.record().clone();
     assert_eq!(record.server, id);
-    assert_eq!(record.kind, ServerKind::Postgres);
+    assert_eq!(record.kind, Product::Postgres);
     assert_ne!(sandbox.port(), 5432, "never the well-known port");
     assert!(
         record.datadir.starts_with(sandbox.home().root()),

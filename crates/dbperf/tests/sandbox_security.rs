@@ -65,7 +65,7 @@ fn mariadb(login: &[&str], sql: &str) -> Output {
         .unwrap()
 }
 
-/// What every sandbox must hold whatever its flavor.
+/// What every sandbox must hold whatever its product.
 fn check_private(db: &TempSandbox) {
     let dir = db.home().root().join("servers").join(db.name());
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;

@@ -4,7 +4,7 @@
 //! instruments are on, and MySQL 8.0 reports checkpoint age both with (8.0.31) and without
 //! (8.0.15) the `Innodb_redo_log_*` status variables; the classic servers (MySQL 5.6, MariaDB
 //! 10.1 with XtraDB, 10.2) reach their checkpoint maximum with a small redo log, and 5.6 shows
-//! InnoDB latch waits with the instruments on at startup. A catalog server that is not installed is
+//! InnoDB latch waits with the instruments on at startup. A known server version that is not installed is
 //! skipped with a notice, except under CI (`CI` set), where that is a failure.
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
-//! Integration tests for every catalog server installed on this machine (`make deps-servers`
+//! Integration tests for every known server version installed on this machine (`make deps-servers`
 //! installs them all): start a sandbox in a temporary DBPERF_HOME on a free port, check the
 //! version it reports, that a `--set` value and the version-specific redo default took effect,
-//! that state.json names the catalog id, that a key the version does not know is refused before
+//! that state.json names the version id, that a key the version does not know is refused before
 //! anything starts, and stop it. A server that is not installed is skipped with a notice, except
 //! under CI (`CI` set), where that is a failure.
 
@@ -33,7 +33,7 @@ fn start_check_stop(id: &str, version_prefix: &str, redo: (&str, u64)) {
     let sandbox =
         TempSandbox::start_server(id, &["max-connections=77"]).unwrap_or_else(|e| panic!("{id} sandbox starts: {e}"));
     assert_eq!(sandbox.record().server, id);
-    assert_eq!(sandbox.record().kind, lookup(id).unwrap().flavor);
+    assert_eq!(sandbox.record().kind, lookup(id).unwrap().product);
     let (version, max_connections, redo_size) = block_on(probe(&sandbox.url(), redo.0));
     assert!(version.starts_with(version_prefix), "{id}: VERSION() = {version}");
     assert!(

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use common::{dbperf, kill_after, kill_moments, only_run_dir, read_json, run_ok, sandbox};
 use dbperf::driver::mysql::IgnoreErrors;
-use dbperf::driver::target::Family;
 use dbperf::driver::wire::WireSession;
 use dbperf::driver::{Session, Target};
 use dbperf::workloads::tpch::power::stream_params;
@@ -272,7 +271,7 @@ fn load_validate_power_and_timeouts() {
 
     // A query that would run for hours is killed on the server within its timeout.
     rt.block_on(async {
-        let mut runner = QueryRunner::connect(&target, Family::Mysql).await.unwrap();
+        let mut runner = QueryRunner::connect(&target).await.unwrap();
         let forever = Rendered {
             query: 9,
             setup: vec![],

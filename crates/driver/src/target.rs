@@ -51,6 +51,43 @@ impl Family {
     }
 }
 
+/// Which server product: MariaDB, MySQL (Percona Server included) or PostgreSQL. One type
+/// for the idea across dbperf: a sandbox's record, the versions dbperf installs and the
+/// telemetry sampler's reading of `VERSION()` all name a product with it; the protocol and
+/// SQL it takes are its [`Family`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Product {
+    Mariadb,
+    Mysql,
+    Postgres,
+}
+
+impl Product {
+    /// The family whose protocol and SQL the product takes.
+    pub fn family(self) -> Family {
+        match self {
+            Product::Mariadb | Product::Mysql => Family::Mysql,
+            Product::Postgres => Family::Postgres,
+        }
+    }
+
+    /// The lowercase name files and flags use (`mariadb`, `mysql`, `postgres`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Product::Mariadb => "mariadb",
+            Product::Mysql => "mysql",
+            Product::Postgres => "postgres",
+        }
+    }
+}
+
+impl fmt::Display for Product {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A `--target` that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {

@@ -572,7 +572,7 @@ impl Experiment {
             if let Some(c) = r.checksum.as_ref().filter(|c| *c.get_ref()) {
                 if let Some(pg) = servers
                     .iter()
-                    .find(|s| s.spec.flavor == dbperf_server::ServerKind::Postgres)
+                    .find(|s| s.spec.product == dbperf_driver::target::Product::Postgres)
                 {
                     return Err(at(
                         c.span(),
@@ -584,7 +584,7 @@ impl Experiment {
                 if let Some(engine) = &t.table_engine {
                     if let Some(pg) = servers
                         .iter()
-                        .find(|s| s.spec.flavor == dbperf_server::ServerKind::Postgres)
+                        .find(|s| s.spec.product == dbperf_driver::target::Product::Postgres)
                     {
                         let span = r.table_engine.as_ref().map_or(w.span(), |e| e.span());
                         return Err(at(
@@ -597,7 +597,7 @@ impl Experiment {
             if kind == Kind::Pgbench {
                 if let Some(other) = servers
                     .iter()
-                    .find(|s| s.spec.flavor != dbperf_server::ServerKind::Postgres)
+                    .find(|s| s.spec.product != dbperf_driver::target::Product::Postgres)
                 {
                     return Err(at(
                         r.kind.as_ref().map_or(w.span(), |k| k.span()),

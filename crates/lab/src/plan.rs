@@ -193,7 +193,7 @@ fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
         .rev()
         .find(|(k, _)| {
             let k = k.replace('-', "_");
-            // The buffer pool as each flavor names it (PostgreSQL: shared_buffers).
+            // The buffer pool as each product names it (PostgreSQL: shared_buffers).
             k.eq_ignore_ascii_case("innodb_buffer_pool_size") || k.eq_ignore_ascii_case("shared_buffers")
         })
         .and_then(|(_, v)| parse_size(v))

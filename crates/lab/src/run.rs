@@ -12,7 +12,7 @@
 //! process: its client CPU and memory are its own, its run directory is written exactly as a
 //! hand-typed run's, and Ctrl-C reaches it directly and still writes its summary. The lab
 //! tells the child which point it is through `DBPERF_LAB_POINT` (JSON of
-//! [`dbperf_results::LabPoint`]), which the child's run session stores in its manifest, and where to connect
+//! [`dbperf_results::LabPoint`]), which the child's run stores in its manifest, and where to connect
 //! through `DBPERF_TARGET`: never on its command line, where a password would show in `ps`.
 //!
 //! Files under `<results-dir>/lab/<experiment>/`: `experiment.toml` (a copy of the file of the
@@ -164,13 +164,13 @@ fn install_interrupt() -> Arc<Interrupt> {
 /// Runs `plan`, resuming from its state file unless `opts.restart`.
 pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     let e = &plan.experiment;
-    let mut session = LabSession::open(e, opts)?;
+    let mut bench = LabBench::open(e, opts)?;
     let total = plan.points();
     let todo: usize = plan
         .groups
         .iter()
         .flat_map(|g| &g.points)
-        .filter(|p| !session.state.done.contains_key(&p.id))
+        .filter(|p| !bench.state.done.contains_key(&p.id))
         .count();
     let skipped = total - todo;
     if skipped > 0 {
@@ -188,12 +188,12 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     let mut pace = Pace::new(
         plan.groups
             .iter()
-            .filter(|g| g.points.iter().any(|p| !session.state.done.contains_key(&p.id)))
+            .filter(|g| g.points.iter().any(|p| !bench.state.done.contains_key(&p.id)))
             .map(|g| {
                 (1 + plan.restores_in(g)) as f64 * plan.group_overhead_estimate(g)
                     + g.points
                         .iter()
-                        .filter(|p| !session.state.done.contains_key(&p.id))
+                        .filter(|p| !bench.state.done.contains_key(&p.id))
                         .map(|p| plan.point_estimate(p))
                         .sum::<f64>()
             })
@@ -201,7 +201,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
     );
     let (mut ran, mut failed) = (0usize, 0usize);
     for group in &plan.groups {
-        let end = session.run_group(plan, group, &mut pace, &|_, done| format!("[{}/{total}]", done + 1))?;
+        let end = bench.run_group(plan, group, &mut pace, &|_, done| format!("[{}/{total}]", done + 1))?;
         ran += end.ran;
         failed += end.failed;
         if end.interrupted {
@@ -265,9 +265,9 @@ pub(crate) struct GroupEnd {
 
 /// An open lab: its directory and state file, the sandbox home, the servers checked, Ctrl-C
 /// caught. `lab run` runs a plan's groups through it; `lab tune` one trial's group at a time.
-pub(crate) struct LabSession {
+pub(crate) struct LabBench {
     pub dir: PathBuf,
-    /// Held while the session lives: no other `lab run` or `lab tune` of this experiment.
+    /// Held while the bench lives: no other `lab run` or `lab tune` of this experiment.
     _lock: super::ExperimentLock,
     pub state: LabState,
     pub home: SandboxHome,
@@ -278,10 +278,10 @@ pub(crate) struct LabSession {
     prepared: Vec<DataSet>,
 }
 
-impl LabSession {
+impl LabBench {
     /// Creates the lab directory, copies the experiment file in, reads the state (forgotten
     /// with `opts.restart`), installs missing servers and checks their settings.
-    pub(crate) fn open(e: &Experiment, opts: &LabOptions) -> Result<LabSession> {
+    pub(crate) fn open(e: &Experiment, opts: &LabOptions) -> Result<LabBench> {
         super::check_experiment_name(&e.name).map_err(|m| anyhow!(m))?;
         let dir = lab_dir(&opts.results_dir, &e.name);
         let home = SandboxHome::from_env()?;
@@ -310,7 +310,7 @@ impl LabSession {
             dbperf_run::network::check_privileges().map_err(|m| anyhow!("[network] client = \"netns\": {m}"))?;
         }
         check_servers(e, &home, true)?;
-        Ok(LabSession {
+        Ok(LabBench {
             dir,
             _lock: lock,
             state,
@@ -719,7 +719,7 @@ fn workload_settings(server: &super::experiment::ServerSpec, data: &DataSet) -> 
             .any(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(key))
     };
     if matches!(data.data, Data::Tpch { .. })
-        && server.spec.flavor == dbperf_server::ServerKind::Mysql
+        && server.spec.product == dbperf_driver::target::Product::Mysql
         && !set("local_infile")
     {
         vec![("local_infile".into(), "ON".into())]
@@ -1437,7 +1437,7 @@ fn prewarm_lua(
     lab_dir: &Path,
 ) -> Result<()> {
     let server = &plan.experiment.servers[group.server];
-    if !l.prewarm || (l.oltp_common && server.spec.flavor == dbperf_server::ServerKind::Postgres) {
+    if !l.prewarm || (l.oltp_common && server.spec.product == dbperf_driver::target::Product::Postgres) {
         return Ok(());
     }
     let log = lab_dir

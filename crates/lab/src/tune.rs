@@ -22,15 +22,15 @@ use serde::{Deserialize, Serialize};
 
 use super::experiment::{Experiment, Variant};
 use super::plan::{eta, hms, Group, Plan, Point};
-use super::run::{LabOptions, LabSession, Pace};
+use super::run::{LabBench, LabOptions, Pace};
 use super::search::{Constraint, Domain, Metric, Objective, Op, Search};
 use super::tuner::{Observation, Space, Strategy, Tuner};
 use dbperf_core::stats::{self, judge, Spread, Verdict, DEFAULT_THRESHOLD_PCT};
+use dbperf_driver::target::Product;
 use dbperf_report::compare::inside::RunInside;
 use dbperf_results::manifest::Manifest;
 use dbperf_results::summary::Summary;
 use dbperf_results::RunDir;
-use dbperf_server::ServerKind;
 
 /// The fewest runs each of the best and the defaults gets in the confirmation.
 pub const MIN_CONFIRMATIONS: u32 = 3;
@@ -255,7 +255,7 @@ fn save(path: &Path, st: &TuneState) -> Result<()> {
 struct Tuning<'a> {
     e: &'a Experiment,
     search: &'a Search,
-    session: LabSession,
+    bench: LabBench,
     plan: Plan,
     /// The base group (data set, pinning, server) every trial copies.
     base: Group,
@@ -279,8 +279,8 @@ pub fn tune(e: &Experiment, opts: &TuneOptions) -> Result<TuneOutcome> {
     ) else {
         bail!("{}: the search has no point to run", e.path.display());
     };
-    let session = LabSession::open(e, &opts.lab)?;
-    let path = session.dir.join("tune.json");
+    let bench = LabBench::open(e, &opts.lab)?;
+    let path = bench.dir.join("tune.json");
     let print = fingerprint(search);
     let earlier = if opts.lab.restart { None } else { load(&path)? };
     let st = match earlier {
@@ -356,7 +356,7 @@ pub fn tune(e: &Experiment, opts: &TuneOptions) -> Result<TuneOutcome> {
     let mut s = Tuning {
         e,
         search,
-        session,
+        bench,
         plan,
         base,
         point,
@@ -370,11 +370,11 @@ pub fn tune(e: &Experiment, opts: &TuneOptions) -> Result<TuneOutcome> {
         save(&s.path, &s.st)?;
         return Ok(TuneOutcome::Interrupted);
     }
-    let report = s.session.dir.join("tune.md");
+    let report = s.bench.dir.join("tune.md");
     let text = s.render();
     dbperf_core::nofollow::write_atomic(&report, text.as_bytes())
         .with_context(|| format!("writing {}", report.display()))?;
-    let html = s.session.dir.join("tune.html");
+    let html = s.bench.dir.join("tune.html");
     dbperf_core::nofollow::write_atomic(&html, super::tune_html::page(&s.st, s.search, s.e, &text).as_bytes())
         .with_context(|| format!("writing {}", html.display()))?;
     println!("\n{text}");
@@ -574,7 +574,7 @@ impl Tuning<'_> {
         println!("trial {} ({role}): {settings}", trial.n);
         let n = trial.n;
         let confirmation = trial.role.confirmation();
-        let end = self.session.run_group(&self.plan, &group, &mut self.pace, &|_, _| {
+        let end = self.bench.run_group(&self.plan, &group, &mut self.pace, &|_, _| {
             if confirmation {
                 format!("[confirm {n}]")
             } else {
@@ -582,22 +582,22 @@ impl Tuning<'_> {
             }
         });
         let end = match end {
-            Err(_) if self.session.interrupted() => return Ok(false),
+            Err(_) if self.bench.interrupted() => return Ok(false),
             // A server that does not start with a trial's settings is that trial's result
             // (the model learns to avoid the region); with the defaults nothing can run.
             Err(err) if !trial.settings.is_empty() => {
                 let why = format!("{err:#}");
                 println!("    FAILED: {}", why.lines().next().unwrap_or(""));
-                self.session.state.failed.insert(trial.point.clone(), why);
+                self.bench.state.failed.insert(trial.point.clone(), why);
                 super::run::GroupEnd::default()
             }
             other => other?,
         };
-        if end.interrupted || self.session.interrupted() {
+        if end.interrupted || self.bench.interrupted() {
             return Ok(false);
         }
         let t = &mut self.st.trials[i];
-        match self.session.state.done.get(&trial.point) {
+        match self.bench.state.done.get(&trial.point) {
             Some(done) => {
                 let m = measure(&done.run_dir, done.value, self.search.objective, started.elapsed())
                     .with_context(|| format!("reading trial {}'s run {}", trial.n, done.run_dir.display()))?;
@@ -605,7 +605,7 @@ impl Tuning<'_> {
             }
             None => {
                 t.failed = Some(
-                    self.session
+                    self.bench
                         .state
                         .failed
                         .get(&trial.point)
@@ -622,7 +622,7 @@ impl Tuning<'_> {
                     .and_then(|m| m.server)
                     .map(|s| s.variables)
                     .unwrap_or_default();
-                let vars = in_bytes(vars, self.e.servers[0].spec.flavor, &self.search.parameters);
+                let vars = in_bytes(vars, self.e.servers[0].spec.product, &self.search.parameters);
                 for p in &self.search.parameters {
                     if let Some((_, v)) = vars.iter().find(|(k, _)| k.eq_ignore_ascii_case(&p.name)) {
                         self.st.defaults.insert(p.name.clone(), as_written(&p.domain, v));
@@ -815,8 +815,8 @@ impl Tuning<'_> {
             }
             let set: Vec<String> = b.first.settings.iter().map(|(k, v)| format!("--set {k}={v}")).collect();
             let _ = writeln!(out, "    {}\n", set.join(" "));
-            let (file, section) = match server.spec.flavor {
-                ServerKind::Postgres => ("postgresql.conf", None),
+            let (file, section) = match server.spec.product {
+                Product::Postgres => ("postgresql.conf", None),
                 _ => ("my.cnf", Some("[mysqld]")),
             };
             let _ = writeln!(out, "{file}:\n");
@@ -824,7 +824,7 @@ impl Tuning<'_> {
                 let _ = writeln!(out, "    {s}");
             }
             for (k, v) in &b.first.settings {
-                let v = if server.spec.flavor == ServerKind::Postgres && v.parse::<f64>().is_err() {
+                let v = if server.spec.product == Product::Postgres && v.parse::<f64>().is_err() {
                     format!("'{v}'")
                 } else {
                     v.clone()
@@ -1155,10 +1155,10 @@ fn measure(run_dir: &Path, figure: f64, objective: Objective, took: Duration) ->
 /// defaults are not placed in the space). MySQL and MariaDB give bytes already.
 fn in_bytes(
     mut vars: BTreeMap<String, String>,
-    flavor: ServerKind,
+    product: Product,
     params: &[super::search::Parameter],
 ) -> BTreeMap<String, String> {
-    if flavor != ServerKind::Postgres {
+    if product != Product::Postgres {
         return vars;
     }
     const UNITS: &[(&str, u64)] = &[
@@ -1606,11 +1606,11 @@ mod tests {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let pg = in_bytes(vars.clone(), ServerKind::Postgres, &params);
+        let pg = in_bytes(vars.clone(), Product::Postgres, &params);
         assert_eq!(pg["shared_buffers"], (128u64 << 20).to_string());
         assert_eq!(pg["max_wal_size"], (1u64 << 30).to_string());
         assert!(!pg.contains_key("some_new_size"), "an unknown unit is left out");
-        assert_eq!(in_bytes(vars.clone(), ServerKind::Mariadb, &params), vars);
+        assert_eq!(in_bytes(vars.clone(), Product::Mariadb, &params), vars);
         assert_eq!(as_written(&params[0].domain, &pg["shared_buffers"]), "128M");
     }
 }

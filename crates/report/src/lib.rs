@@ -2,11 +2,15 @@
 //! the records in [`dbperf_results`] (never from the engine directly); and side-by-side
 //! comparisons of runs ([`compare`]) and the TPC-H per-query table ([`tpch`]), judged by the
 //! one statistics module ([`stats`]: median, min..max, mean and CV, geometric mean, the draw
-//! rule). Nothing here imports a workload or a sampler: it reads the types of `results`.
+//! rule). The commands that report go through one pipeline ([`publish`]), which assembles
+//! [`document`]s that one exporter per [`format`] writes out ([`export`]). Nothing here imports
+//! a workload or a sampler: it reads the types of `results`.
 
 pub mod analysis;
 pub mod compare;
+pub mod document;
 pub mod export;
+pub mod format;
 pub mod html;
 pub mod metrics;
 pub mod publish;

@@ -1,7 +1,7 @@
 //! Artifacts of the measurement, found and named: the [`Warning`] type (a stable snake_case
 //! [`WarningKind`], a message that says what was found and what to do, the evidence figures by
 //! name) and the rules that raise each kind, with their thresholds. `dbperf analyze` raises the
-//! single-run kinds ([`too_few_intervals`], [`leftover_flushing`], [`client_bound`]); comparisons
+//! single-run kinds ([`too_few_intervals`], [`leftover_flushing`], [`client_bound`], [`server_lost`]); comparisons
 //! (`dbperf compare`, `dbperf report` of several runs, `dbperf lab report`) add the kinds that
 //! need several runs ([`scaling`], [`variable_warnings`]). Text output prints one `warning:`
 //! line each; JSON carries `warnings: [{kind, message, evidence}]`; the HTML renders them in
@@ -44,6 +44,9 @@ pub enum WarningKind {
     PfsMismatch,
     /// Other server settings differ between the compared runs.
     ConfigDiffers,
+    /// The server was lost during the measured phase (`summary.json`'s `server_lost`): the
+    /// run's figures include time the server did not serve.
+    ServerLost,
 }
 
 impl WarningKind {
@@ -56,6 +59,7 @@ impl WarningKind {
             WarningKind::LeftoverFlushing => "leftover_flushing",
             WarningKind::PfsMismatch => "pfs_mismatch",
             WarningKind::ConfigDiffers => "config_differs",
+            WarningKind::ServerLost => "server_lost",
         }
     }
 }
@@ -145,6 +149,21 @@ pub fn too_few_intervals(intervals: usize, interval_s: f64) -> Option<Warning> {
                 ("interval_s", round2(interval_s).into()),
                 ("needed", MIN_INTERVALS_TO_JUDGE.into()),
             ],
+        )
+    })
+}
+
+/// `server_lost`: the run's summary says the server was lost during its measured phase (a
+/// reconnect it refused, an unreachable interval, or no answer right after the run; the run
+/// exited with status 5).
+pub fn server_lost(lost: bool) -> Option<Warning> {
+    lost.then(|| {
+        Warning::new(
+            WarningKind::ServerLost,
+            "the server was lost during the measured phase (summary.json: server_lost): its figures \
+             include time the server did not serve; find why in the server's log and measure again"
+                .to_owned(),
+            [("server_lost", true.into())],
         )
     })
 }
@@ -530,6 +549,10 @@ mod tests {
         assert_eq!(w.evidence["intervals"], 5);
         assert!(w.message.contains("run longer"), "{}", w.message);
         assert_eq!(too_few_intervals(10, 1.0), None);
+        assert_eq!(server_lost(false), None);
+        let lost = server_lost(true).unwrap();
+        assert_eq!(lost.kind.id(), "server_lost");
+        assert!(lost.message.contains("measure again"), "{}", lost.message);
     }
 
     /// A read/write run that starts where an earlier load left the checkpoint age and falls

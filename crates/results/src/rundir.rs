@@ -178,12 +178,17 @@ impl AppendFile {
                 source,
             }
         })?;
-        Ok(AppendFile {
+        Ok(AppendFile::on(file, path))
+    }
+
+    /// Writes to `file`, opened at `path` by the caller.
+    fn on(file: File, path: &Path) -> AppendFile {
+        AppendFile {
             file,
             path: path.to_path_buf(),
             failure: None,
             lost: 0,
-        })
+        }
     }
 
     /// The file.
@@ -550,7 +555,14 @@ mod tests {
     /// /dev/full fails every write with ENOSPC, as a full results disk does.
     #[test]
     fn a_full_disk_stops_the_writer_and_counts_every_byte_not_written() {
-        let mut writer = IntervalWriter::open(Path::new("/dev/full")).unwrap();
+        // A device, which `open` refuses as any non-regular file: opened here as a disk file
+        // would be.
+        let full = Path::new("/dev/full");
+        let mut writer = IntervalWriter {
+            file: AppendFile::on(fs::OpenOptions::new().append(true).open(full).unwrap(), full),
+            line: Vec::new(),
+            lines: 0,
+        };
         assert_eq!(writer.loss(), None);
         let record = json!({"interval": 1});
         let line = serde_json::to_vec(&record).unwrap().len() as u64 + 1;

@@ -1,19 +1,19 @@
-//! `--set KEY=VALUE` parsing and `my.cnf` rendering for a sandbox of any catalog server.
+//! `--set KEY=VALUE` parsing and `my.cnf` rendering for a sandbox of any known server version.
 //!
 //! Stage one ([`Setting::parse`]) checks the shape of each item and refuses keys that would
 //! break the sandbox (datadir, socket, port, bind-address, ...); whether the chosen server
 //! knows the key is checked later, against its own option list (`options.rs`). Stage two
 //! ([`render_my_cnf`]) is a pure function from a [`Config`] to the file text: sandbox layout
-//! first, then the profile's defaults as that flavor and version spell them, with user
+//! first, then the profile's defaults as that product and version spell them, with user
 //! settings replacing defaults of the same name.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::catalog::{RedoSizing, ServerSpec, Version};
-use super::record::ServerKind;
+use super::versions::{RedoSizing, ServerSpec, Version};
 use super::ServerError;
+use dbperf_driver::target::Product;
 
 /// One validated `--set KEY=VALUE` item. The key keeps the user's spelling.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +46,7 @@ const RESERVED: &[(&str, &str)] = &[
     ("skip_grant_tables", "a sandbox always checks passwords"),
     ("named_pipe", "sandboxes listen on 127.0.0.1 and their owner-only socket only"),
     ("shared_memory", "sandboxes listen on 127.0.0.1 and their owner-only socket only"),
-    ("basedir", "each catalog server has its own, $DBPERF_HOME/dist/ID/base"),
+    ("basedir", "each known server version has its own, $DBPERF_HOME/dist/ID/base"),
     // PostgreSQL's layout parameters.
     ("data_directory", "each sandbox has its own, $DBPERF_HOME/servers/NAME/data"),
     ("config_file", "dbperf renders $DBPERF_HOME/servers/NAME/postgresql.conf from --set"),
@@ -185,7 +185,7 @@ impl Profile {
             Profile::Test => ("64M", 32, "200", "OFF", "2"),
         };
         let mut out: Vec<(&'static str, Option<String>)> = vec![
-            // MySQL 8 writes a binlog by default; both flavors take `skip-log-bin`.
+            // MySQL 8 writes a binlog by default; both products take `skip-log-bin`.
             ("skip_log_bin", None),
             ("skip_name_resolve", Some("ON".into())),
             ("performance_schema", Some(perf_schema.into())),
@@ -202,7 +202,7 @@ impl Profile {
             RedoSizing::Files => ("innodb_log_file_size", Some(format!("{}M", redo_mib / 2))),
         });
         out.push(("innodb_flush_log_at_trx_commit", Some(flush.into())));
-        if server.flavor == ServerKind::Mysql && server.version >= Version::new(8, 0, 0) {
+        if server.product == Product::Mysql && server.version >= Version::new(8, 0, 0) {
             // No X plugin port to collide with; root and `sb` log in with the native plugin,
             // which both dbperf's client and Debian's `mariadb` client speak.
             out.push(("mysqlx", Some("OFF".into())));
@@ -216,7 +216,7 @@ impl Profile {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub name: String,
-    /// Which server (flavor and version) the file is for.
+    /// Which server (product and version) the file is for.
     pub server: &'static ServerSpec,
     /// `basedir=` for servers unpacked under `$DBPERF_HOME/dist`; `None` for system packages.
     pub basedir: Option<PathBuf>,
@@ -334,7 +334,7 @@ fn quote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::lookup;
+    use crate::versions::lookup;
 
     /// The option lines of the server section, without comments.
     fn server_section(cnf: &str) -> Vec<&str> {

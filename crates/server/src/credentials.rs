@@ -1,5 +1,5 @@
 //! A sandbox's two logins and where their passwords live: root's (`admin.cnf`, MySQL family)
-//! and the benchmark account's (`bench.cnf`, every flavor). Both are generated per sandbox,
+//! and the benchmark account's (`bench.cnf`, every product). Both are generated per sandbox,
 //! kept only in these `[client]` files (mode 0600, the invoking user's, replaced atomically
 //! and never written through a link: `dbperf_core::nofollow`), and reach the server only as
 //! hashes: a `mysql_native_password` hash ([`native_password_hash`]) or a SCRAM-SHA-256

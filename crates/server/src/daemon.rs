@@ -15,7 +15,7 @@
 //! telemetry and `--settle` log in as root. Passwords reach the server as
 //! `mysql_native_password` hashes, never in clear.
 //!
-//! Admin SQL goes through Debian's `mariadb` client for every flavor (it logs in to MySQL 8
+//! Admin SQL goes through Debian's `mariadb` client for every product (it logs in to MySQL 8
 //! with mysql_native_password) rather than a driver, so that this code is synchronous and safe
 //! to call from inside a tokio runtime (for example a `#[tokio::test]`). The SQL goes in on
 //! the client's standard input, never its command line, so a password in it stays out of the
@@ -29,18 +29,18 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
-use super::catalog::{DatadirInit, ServerSpec, Version};
 use super::credentials::{self, Secret};
 use super::process::{self, tail};
+use super::versions::{DatadirInit, ServerSpec, Version};
 use super::{ServerError, BENCH_DATABASE, BENCH_USER};
 
 const LOG_TAIL_LINES: usize = 30;
 
-/// Absolute paths of the programs dbperf runs for one catalog server.
+/// Absolute paths of the programs dbperf runs for one known server version.
 #[derive(Debug, Clone)]
 pub(crate) struct Binaries {
-    pub flavor: super::ServerKind,
-    /// The catalog entry, for what differs between versions (initialisation, account SQL).
+    pub product: dbperf_driver::target::Product,
+    /// The version entry, for what differs between versions (initialisation, account SQL).
     pub spec: &'static ServerSpec,
     /// `mariadbd`, `mysqld` or `postgres`.
     pub server: PathBuf,
@@ -70,7 +70,7 @@ impl Binaries {
     }
 }
 
-/// Initializes `datadir` (which must not exist yet) with the flavor's tool; output goes to `log`.
+/// Initializes `datadir` (which must not exist yet) with the product's tool; output goes to `log`.
 /// `tmpdir` must be private: a bootstrapping server deletes every `#sql*` file in its tmpdir,
 /// so parallel installs sharing /tmp break each other ("Unknown table 'mysql.tmp_user_sys'").
 pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, log: &Path) -> Result<(), ServerError> {
@@ -146,9 +146,10 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
 
 /// Where a server whose `mysql_install_db` is slow (MariaDB before 10.5: about 10 s, most of it
 /// filling the help tables) keeps its first fresh datadir, to copy for later sandboxes: the
-/// unpacked basedir of a catalog server, which never changes. `None` for the others.
+/// unpacked basedir of a known server version, which never changes. `None` for the others.
 fn kept_install(bins: &Binaries) -> Option<PathBuf> {
-    let slow = bins.spec.flavor == super::ServerKind::Mariadb && bins.spec.version < Version::new(10, 5, 0);
+    let slow =
+        bins.spec.product == dbperf_driver::target::Product::Mariadb && bins.spec.version < Version::new(10, 5, 0);
     slow.then(|| bins.basedir.as_ref().map(|b| b.join(super::dist::TEMPLATE_DIR)))
         .flatten()
 }
@@ -415,9 +416,9 @@ pub(crate) fn secure_admin(bins: &Binaries, socket: &Path, admin: &Path) -> Resu
 /// password as its `mysql_native_password` hash.
 fn set_password(spec: &ServerSpec, user: &str, host: &str, password: &Secret) -> String {
     let hash = credentials::native_password_hash(password);
-    match spec.flavor {
+    match spec.product {
         _ if !spec.has_alter_user() => format!("SET PASSWORD FOR '{user}'@'{host}' = '{hash}'"),
-        super::ServerKind::Mysql => {
+        dbperf_driver::target::Product::Mysql => {
             format!("ALTER USER '{user}'@'{host}' IDENTIFIED WITH mysql_native_password AS '{hash}'")
         }
         _ => format!("ALTER USER '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'"),
@@ -427,13 +428,13 @@ fn set_password(spec: &ServerSpec, user: &str, host: &str, password: &Secret) ->
 /// The statement that creates `user@host` with `password` unless it exists.
 fn create_user(spec: &ServerSpec, user: &str, host: &str, password: &Secret) -> String {
     let hash = credentials::native_password_hash(password);
-    match spec.flavor {
+    match spec.product {
         // Before MySQL 5.7 / MariaDB 10.2 there is no CREATE USER IF NOT EXISTS; GRANT USAGE
         // ... IDENTIFIED BY PASSWORD creates the account or resets its password.
         _ if !spec.has_alter_user() => {
             format!("GRANT USAGE ON *.* TO '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'")
         }
-        super::ServerKind::Mysql => {
+        dbperf_driver::target::Product::Mysql => {
             format!("CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED WITH mysql_native_password AS '{hash}'")
         }
         _ => format!("CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'"),

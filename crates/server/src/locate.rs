@@ -19,8 +19,9 @@ use dbperf_driver::target::Family;
 use dbperf_driver::Target;
 
 use super::credentials;
-use super::record::{RunState, ServerKind};
+use super::record::RunState;
 use super::{SandboxHome, ServerError};
+use dbperf_driver::target::Product;
 
 /// The admin login of the dbperf sandbox `target` connects to, on `target`'s database;
 /// `None` when the target is not a running sandbox of this host or its admin login cannot be
@@ -112,8 +113,8 @@ fn admin_of_dir(dir: &Path, target: &Target) -> Result<Option<Target>, ServerErr
         return Ok(None);
     }
     let family = match record.kind {
-        ServerKind::Postgres => Family::Postgres,
-        ServerKind::Mariadb | ServerKind::Mysql => Family::Mysql,
+        Product::Postgres => Family::Postgres,
+        Product::Mariadb | Product::Mysql => Family::Mysql,
     };
     if family != target.family {
         return Ok(None);
@@ -124,7 +125,7 @@ fn admin_of_dir(dir: &Path, target: &Target) -> Result<Option<Target>, ServerErr
         return Ok(None);
     }
     let admin = match record.kind {
-        ServerKind::Postgres => Target {
+        Product::Postgres => Target {
             family: Family::Postgres,
             host: "localhost".into(),
             port: record.port.unwrap_or(super::postgres::SOCKET_ONLY_PORT),
@@ -133,7 +134,7 @@ fn admin_of_dir(dir: &Path, target: &Target) -> Result<Option<Target>, ServerErr
             database: target.database.clone(),
             socket: Some(record.socket.display().to_string()),
         },
-        ServerKind::Mariadb | ServerKind::Mysql => {
+        Product::Mariadb | Product::Mysql => {
             let Some(password) = credentials::read_if_present(&home.admin_defaults_file(&name))? else {
                 return Ok(None);
             };

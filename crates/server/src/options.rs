@@ -13,17 +13,17 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use super::catalog::ServerSpec;
 use super::config::{base_option, Setting};
 use super::daemon::Binaries;
-use super::record::ServerKind;
+use super::versions::ServerSpec;
 use super::ServerError;
+use dbperf_driver::target::Product;
 
 const CACHE_FILE: &str = "options.json";
 /// How many near names an unknown-key error suggests.
 const SUGGESTIONS: usize = 3;
 
-/// Names that moved between versions or flavors: `(unknown key, what to use instead)`.
+/// Names that moved between versions or products: `(unknown key, what to use instead)`.
 const RENAMED: &[(&str, &str)] = &[
     (
         "innodb_redo_log_capacity",
@@ -62,9 +62,9 @@ impl KnownOptions {
                 }
             }
         }
-        let names = match bins.flavor {
-            ServerKind::Postgres => super::postgres::parameter_names(bins)?,
-            ServerKind::Mariadb | ServerKind::Mysql => parse_help(&run_help(bins)?),
+        let names = match bins.product {
+            Product::Postgres => super::postgres::parameter_names(bins)?,
+            Product::Mariadb | Product::Mysql => parse_help(&run_help(bins)?),
         };
         let known = KnownOptions {
             server: bins.server.clone(),
@@ -96,9 +96,9 @@ impl KnownOptions {
 
     /// Fails on the first setting the server does not know.
     pub fn check(&self, server: &ServerSpec, settings: &[Setting]) -> Result<(), ServerError> {
-        let accepts = |key: &str| match server.flavor {
-            ServerKind::Postgres => self.accepts_postgres(key),
-            ServerKind::Mariadb | ServerKind::Mysql => self.accepts(key),
+        let accepts = |key: &str| match server.product {
+            Product::Postgres => self.accepts_postgres(key),
+            Product::Mariadb | Product::Mysql => self.accepts(key),
         };
         match settings.iter().find(|s| !accepts(&s.key)) {
             None => Ok(()),
@@ -106,9 +106,9 @@ impl KnownOptions {
                 key: s.key.clone(),
                 server: server.id,
                 suggestion: self.suggest(&s.normalized_key()),
-                hint: match server.flavor {
-                    ServerKind::Postgres => "`postgres --describe-config` lists them all".to_owned(),
-                    ServerKind::Mariadb | ServerKind::Mysql => {
+                hint: match server.product {
+                    Product::Postgres => "`postgres --describe-config` lists them all".to_owned(),
+                    Product::Mariadb | Product::Mysql => {
                         format!("`--set loose-{}=...` would pass it on unchecked", s.key)
                     }
                 },
@@ -214,7 +214,7 @@ fn mtime_secs(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::lookup;
+    use crate::versions::lookup;
 
     /// Excerpts of `mariadbd --no-defaults --verbose --help` (Debian 10.11.19).
     const MARIADB_HELP: &str = "\

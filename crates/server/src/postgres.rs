@@ -340,7 +340,7 @@ pub(crate) fn debian_bindir(major: u16) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::lookup;
+    use crate::versions::lookup;
 
     /// Lines of `postgres --describe-config` (15.18): name, context, group, type, ...
     const DESCRIBE: &str = "\

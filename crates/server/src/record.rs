@@ -10,33 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use super::credentials::{Secret, LEGACY_BENCH_PASSWORD};
 use super::{BENCH_DATABASE, BENCH_USER};
-
-/// Which server a sandbox runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerKind {
-    Mariadb,
-    Mysql,
-    Postgres,
-}
-
-impl std::fmt::Display for ServerKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ServerKind::Mariadb => "mariadb",
-            ServerKind::Mysql => "mysql",
-            ServerKind::Postgres => "postgres",
-        })
-    }
-}
+use dbperf_driver::target::Product;
 
 /// `state.json`: what a sandbox is, as recorded by its last start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxRecord {
     pub name: String,
-    pub kind: ServerKind,
-    /// The catalog id this sandbox runs (`mysql-8.0.31`); state files written before the
-    /// catalog existed lack it and mean Debian's MariaDB.
+    pub kind: Product,
+    /// The version id this sandbox runs (`mysql-8.0.31`); state files written before the
+    /// version list existed lack it and mean Debian's MariaDB.
     #[serde(default = "default_server_id")]
     pub server: String,
     /// `SELECT VERSION()`, or "unknown" until the first start succeeds.
@@ -72,7 +54,7 @@ fn finished() -> bool {
 }
 
 fn default_server_id() -> String {
-    super::catalog::default_server().id.to_owned()
+    super::versions::default_server().id.to_owned()
 }
 
 impl SandboxRecord {
@@ -93,7 +75,7 @@ impl SandboxRecord {
         let socket = encode_query_value(&self.socket.display().to_string());
         let pw = self.password();
         match self.kind {
-            ServerKind::Postgres => format!(
+            Product::Postgres => format!(
                 "postgres://{BENCH_USER}:{pw}@localhost:{}/{BENCH_DATABASE}?host={socket}",
                 self.port.unwrap_or(super::postgres::SOCKET_ONLY_PORT)
             ),
@@ -123,14 +105,14 @@ impl SandboxRecord {
     /// sandbox is socket-only).
     pub fn target_url(&self) -> String {
         match self.kind {
-            ServerKind::Postgres => self.tcp_url().unwrap_or_else(|| self.socket_url()),
+            Product::Postgres => self.tcp_url().unwrap_or_else(|| self.socket_url()),
             _ => self.socket_url(),
         }
     }
 
     fn scheme(&self) -> &'static str {
         match self.kind {
-            ServerKind::Postgres => "postgres",
+            Product::Postgres => "postgres",
             _ => "mysql",
         }
     }
@@ -200,7 +182,7 @@ mod tests {
     fn urls() {
         let mut r = SandboxRecord {
             name: "t".into(),
-            kind: ServerKind::Mariadb,
+            kind: Product::Mariadb,
             server: "mariadb-10.11".into(),
             version: "10.11".into(),
             port: Some(41234),
@@ -232,7 +214,7 @@ mod tests {
     fn postgres_urls() {
         let mut r = SandboxRecord {
             name: "p".into(),
-            kind: ServerKind::Postgres,
+            kind: Product::Postgres,
             server: "postgres-17".into(),
             version: "17.11".into(),
             port: Some(41235),

@@ -21,8 +21,9 @@ use super::home::{choose_port, remove_if_exists, validate_name, write, Paths, MA
 use super::options::KnownOptions;
 use super::postgres;
 use super::process::{self, SandboxLock};
-use super::record::{SandboxRecord, ServerKind, StartReport};
+use super::record::{SandboxRecord, StartReport};
 use super::{SandboxHome, ServerError, StartRequest};
+use dbperf_driver::target::Product;
 
 /// The file in a datadir that says its accounts were locked down by dbperf: no account logs
 /// in over TCP without a password dbperf generated. It travels with copies of the datadir
@@ -64,11 +65,11 @@ impl SandboxHome {
         if !req.settings.is_empty() {
             KnownOptions::load(&bins, &self.dist_dir(req.server))?.check(req.server, &req.settings)?;
         }
-        let p = self.paths(&req.name, req.server.flavor);
-        let socket_file = match req.server.flavor {
+        let p = self.paths(&req.name, req.server.product);
+        let socket_file = match req.server.product {
             // `.s.PGSQL.65535` inside the socket directory.
-            ServerKind::Postgres => p.socket.join(".s.PGSQL.65535"),
-            ServerKind::Mariadb | ServerKind::Mysql => p.socket.clone(),
+            Product::Postgres => p.socket.join(".s.PGSQL.65535"),
+            Product::Mariadb | Product::Mysql => p.socket.clone(),
         };
         let socket_len = socket_file.as_os_str().len();
         if socket_len > MAX_SOCKET_PATH {
@@ -104,7 +105,7 @@ impl SandboxHome {
                 wanted: req.server.id,
             });
         }
-        let postgres = req.server.flavor == ServerKind::Postgres;
+        let postgres = req.server.product == Product::Postgres;
         let initialized = if postgres {
             !p.data.join("PG_VERSION").is_file()
         } else {
@@ -142,7 +143,7 @@ impl SandboxHome {
         let bench = credentials::bench_password(&p.bench_cnf, bench_socket)?;
         let record = SandboxRecord {
             name: req.name.clone(),
-            kind: req.server.flavor,
+            kind: req.server.product,
             server: req.server.id.to_owned(),
             version: previous
                 .as_ref()
@@ -284,7 +285,7 @@ struct Starting<'a> {
 
 impl Starting<'_> {
     fn postgres(&self) -> bool {
-        self.req.server.flavor == ServerKind::Postgres
+        self.req.server.product == Product::Postgres
     }
 
     /// Runs the server on `network` with its accounts locked down: at once when the datadir
@@ -469,7 +470,7 @@ impl Starting<'_> {
             _ => STOP_TIMEOUT,
         };
         self.halt(patience);
-        if self.req.server.flavor != ServerKind::Postgres {
+        if self.req.server.product != Product::Postgres {
             let _ = remove_if_exists(&self.p.pid_file);
         }
         let mut left = self.previous.clone().unwrap_or_else(|| self.record.clone());

@@ -1,4 +1,4 @@
-//! [`TempSandbox`]: a throwaway server of any catalog id for integration tests, in its own
+//! [`TempSandbox`]: a throwaway server of any version id for integration tests, in its own
 //! temporary `DBPERF_HOME`, stopped and deleted on drop.
 //!
 //! ```no_run
@@ -55,7 +55,7 @@ impl TempSandbox {
         TempSandbox::start_server("mariadb-10.11", settings)
     }
 
-    /// Starts a sandbox of the catalog server `id` (installed in the real `$DBPERF_HOME`)
+    /// Starts a sandbox of the known server version `id` (installed in the real `$DBPERF_HOME`)
     /// with extra `KEY=VALUE` settings.
     pub fn start_server(id: &str, settings: &[&str]) -> Result<TempSandbox, ServerError> {
         let server = lookup(id)?;
@@ -150,7 +150,7 @@ impl TempSandbox {
     pub fn admin_url(&self) -> String {
         let socket = self.record.socket.display();
         match self.record.kind {
-            super::ServerKind::Postgres => {
+            dbperf_driver::target::Product::Postgres => {
                 format!("postgres://postgres@localhost:{}/sbtest?host={socket}", self.port())
             }
             _ => {
@@ -210,7 +210,7 @@ fn test_request(server: &'static ServerSpec, settings: &[Setting]) -> StartReque
     }
 }
 
-/// True if catalog server `id` can be started by [`TempSandbox::start_server`] on this machine
+/// True if known server version `id` can be started by [`TempSandbox::start_server`] on this machine
 /// (installed in the real `$DBPERF_HOME`, or Debian's MariaDB present).
 pub fn installed(id: &str) -> bool {
     match (lookup(id), SandboxHome::from_env()) {

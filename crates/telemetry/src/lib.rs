@@ -6,7 +6,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `os.rs` | `/proc`: CPU per core, context switches, memory, iostat-style disks, network |
-//! | `server.rs` | MariaDB/MySQL, version-aware: checkpoint age, dirty pages, flushing, counters, top waits; the [`server::ServerSample`] row every flavor fills |
+//! | `server.rs` | MariaDB/MySQL, version-aware: checkpoint age, dirty pages, flushing, counters, top waits; the [`server::ServerSample`] row every product fills |
 //! | `pg.rs` | PostgreSQL 14–18, version-aware: checkpoints (requested/timed), checkpoint distance, WAL, pg_stat_io, temp files, vacuum, sampled wait events |
 //! | `sampler.rs` | the run's telemetry thread: `telemetry.jsonl` and the live-line figures |
 

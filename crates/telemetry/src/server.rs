@@ -31,6 +31,7 @@ use dbperf_engine::ErrorClass;
 use serde::{Deserialize, Serialize};
 
 use dbperf_driver::mysql::IgnoreErrors;
+use dbperf_driver::target::Product;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{DbError, Session, Target};
 pub use dbperf_results::telemetry::{
@@ -120,14 +121,6 @@ impl Default for ServerTelemetryOptions {
     }
 }
 
-/// Which server family answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Flavor {
-    Mariadb,
-    Mysql,
-}
-
 /// INNODB_METRICS counter of pages written by sync flush batches (MariaDB and MySQL).
 const SYNC_FLUSH_METRIC: &str = "buffer_flush_sync_total_pages";
 /// Pages flushed by LRU batches: `buffer_LRU_batch_flush_total_pages` (MySQL 5.7+, MariaDB),
@@ -138,12 +131,12 @@ pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/sy
 /// The first MariaDB with a single redo file.
 const MARIADB_ONE_REDO_FILE_SINCE: (u32, u32, u32) = (10, 5, 0);
 
-/// What the sampler learned once, at connect: flavor, version and the InnoDB sizes its
+/// What the sampler learned once, at connect: product, version and the InnoDB sizes its
 /// figures are read against. The version and variables a run's manifest records are
 /// [`dbperf_results::manifest::ServerFacts`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplerFacts {
-    pub flavor: Flavor,
+    pub product: Product,
     /// `SELECT VERSION()`.
     pub version: String,
     /// `(major, minor, patch)` parsed from [`SamplerFacts::version`].
@@ -215,7 +208,7 @@ const INNODB_LATCH_INSTRUMENTS: &str =
 const PFS_CONSUMERS: &str = "NAME IN ('global_instrumentation', 'thread_instrumentation')";
 
 impl ServerSampler {
-    /// Connects, detects flavor and version, reads the static facts and switches on what
+    /// Connects, detects product and version, reads the static facts and switches on what
     /// `options` asks for. A server that is neither MySQL nor MariaDB is an error. On a dbperf
     /// sandbox it logs in as the sandbox's root ([`dbperf_server::admin_target`]), since the
     /// benchmark account may not read these views or `SET GLOBAL`; elsewhere as `target`'s user.
@@ -224,13 +217,14 @@ impl ServerSampler {
         let target = admin.as_ref().unwrap_or(target);
         let mut session = WireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
         let version = first_value(&mut session, "SELECT VERSION()").await?.unwrap_or_default();
-        let (flavor, version_number) = parse_version(&version)?;
-        let mysql_redo_capacity = flavor == Flavor::Mysql && version_number >= MYSQL_REDO_CAPACITY_SINCE;
-        let redo_expr = match flavor {
-            Flavor::Mariadb if version_number >= MARIADB_ONE_REDO_FILE_SINCE => "@@innodb_log_file_size",
-            Flavor::Mysql if mysql_redo_capacity => "@@innodb_redo_log_capacity",
-            // MySQL before 8.0.30 and MariaDB before 10.5: a group of equal files.
-            Flavor::Mariadb | Flavor::Mysql => "@@innodb_log_file_size * @@innodb_log_files_in_group",
+        let (product, version_number) = parse_version(&version)?;
+        let mysql_redo_capacity = product == Product::Mysql && version_number >= MYSQL_REDO_CAPACITY_SINCE;
+        let redo_expr = match product {
+            Product::Mariadb if version_number >= MARIADB_ONE_REDO_FILE_SINCE => "@@innodb_log_file_size",
+            Product::Mysql if mysql_redo_capacity => "@@innodb_redo_log_capacity",
+            // MySQL before 8.0.30 and MariaDB before 10.5: a group of equal files
+            // (`parse_version` names no other product).
+            _ => "@@innodb_log_file_size * @@innodb_log_files_in_group",
         };
         let rows = session
             .query_rows(&format!(
@@ -241,7 +235,7 @@ impl ServerSampler {
         let row = rows.into_iter().next().unwrap_or_default();
         let num = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<f64>().ok());
         let mut facts = SamplerFacts {
-            flavor,
+            product,
             version,
             version_number,
             page_size: num(0).unwrap_or(0.0) as u64,
@@ -253,14 +247,14 @@ impl ServerSampler {
             warnings: Vec::new(),
         };
         // MariaDB with XtraDB (10.1) or 10.5+ reports checkpoint age as status; 10.2-10.4 do not.
-        let checkpoint_vars = flavor == Flavor::Mariadb
+        let checkpoint_vars = product == Product::Mariadb
             && first_value(&mut session, "SHOW GLOBAL STATUS LIKE 'Innodb_checkpoint_age'")
                 .await
                 .is_ok_and(|v| v.is_some());
-        let checkpoint = match flavor {
+        let checkpoint = match product {
             _ if checkpoint_vars => CheckpointSource::MariadbCheckpointVars,
-            Flavor::Mysql if mysql_redo_capacity => CheckpointSource::MysqlRedoLsns,
-            Flavor::Mariadb | Flavor::Mysql => CheckpointSource::MysqlMetricsOrInnodbStatus,
+            Product::Mysql if mysql_redo_capacity => CheckpointSource::MysqlRedoLsns,
+            _ => CheckpointSource::MysqlMetricsOrInnodbStatus,
         };
         // The INNODB_METRICS counters this server has: names moved between versions.
         let metric_names = names(&mut session, "SELECT NAME FROM information_schema.INNODB_METRICS").await?;
@@ -711,8 +705,8 @@ pub fn parse_innodb_status_lsns(text: &str) -> InnodbStatusLsns {
     }
 }
 
-/// `(flavor, (major, minor, patch))` from `SELECT VERSION()`.
-fn parse_version(version: &str) -> Result<(Flavor, (u32, u32, u32)), DbError> {
+/// `(product, (major, minor, patch))` from `SELECT VERSION()`.
+fn parse_version(version: &str) -> Result<(Product, (u32, u32, u32)), DbError> {
     let not_supported = || DbError {
         class: ErrorClass::Fatal,
         code: None,
@@ -734,14 +728,14 @@ fn parse_version(version: &str) -> Result<(Flavor, (u32, u32, u32)), DbError> {
     let &[major, minor, patch, ..] = number.as_slice() else {
         return Err(not_supported());
     };
-    let flavor = if lower.contains("mariadb") {
-        Flavor::Mariadb
+    let product = if lower.contains("mariadb") {
+        Product::Mariadb
     } else if (5..=9).contains(&major) {
-        Flavor::Mysql
+        Product::Mysql
     } else {
         return Err(not_supported());
     };
-    Ok((flavor, (major, minor, patch)))
+    Ok((product, (major, minor, patch)))
 }
 
 /// The first column of every row of `sql`.
@@ -848,7 +842,7 @@ BUFFER POOL AND MEMORY
 
     fn facts() -> SamplerFacts {
         SamplerFacts {
-            flavor: Flavor::Mariadb,
+            product: Product::Mariadb,
             version: "10.11.5-MariaDB".into(),
             version_number: (10, 11, 5),
             page_size: 16384,
@@ -941,11 +935,11 @@ BUFFER POOL AND MEMORY
     fn versions_decide_flavor_and_other_servers_are_refused() {
         assert_eq!(
             parse_version("10.11.19-MariaDB-0+deb12u1").unwrap(),
-            (Flavor::Mariadb, (10, 11, 19))
+            (Product::Mariadb, (10, 11, 19))
         );
-        assert_eq!(parse_version("11.4.5-MariaDB").unwrap(), (Flavor::Mariadb, (11, 4, 5)));
-        assert_eq!(parse_version("8.0.15").unwrap(), (Flavor::Mysql, (8, 0, 15)));
-        assert_eq!(parse_version("8.0.31-debug").unwrap(), (Flavor::Mysql, (8, 0, 31)));
+        assert_eq!(parse_version("11.4.5-MariaDB").unwrap(), (Product::Mariadb, (11, 4, 5)));
+        assert_eq!(parse_version("8.0.15").unwrap(), (Product::Mysql, (8, 0, 15)));
+        assert_eq!(parse_version("8.0.31-debug").unwrap(), (Product::Mysql, (8, 0, 31)));
         for v in ["8.0.11-TiDB-v7.5.0", "PostgreSQL 16", "", "13.1"] {
             let e = parse_version(v).unwrap_err();
             assert!(e.message.contains("supports MySQL and MariaDB"), "{v}: {e}");

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use dbperf_report::analysis::analyze::AnalyzeOptions;
-use dbperf_report::export::Format;
+use dbperf_report::format::Format;
 use dbperf_report::publish;
 
 /// Stalls in a finished run and what explains them, from intervals.jsonl and telemetry.jsonl.

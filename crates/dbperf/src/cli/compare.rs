@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::results::open_existing;
 use dbperf_report::compare::{CompareOptions, GroupBy, Metric, DEFAULT_THRESHOLD_PCT};
-use dbperf_report::export::Format;
+use dbperf_report::format::Format;
 use dbperf_report::publish::{self, is_run_dir};
 
 /// Compare runs side by side: rows = client threads, columns = servers, variants or runs.

@@ -14,7 +14,7 @@ use dbperf_lab::plan::Totals;
 use dbperf_lab::run::{run as run_lab, LabOptions, LabOutcome};
 use dbperf_lab::{Experiment, Order, Plan};
 use dbperf_report::compare::{GroupBy, Metric, DEFAULT_THRESHOLD_PCT};
-use dbperf_report::export::Format;
+use dbperf_report::format::Format;
 use dbperf_report::publish::{self, Options, OwnFigures, Subject, TpchTables};
 
 /// `dbperf lab ...`

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use dbperf_report::export::Format;
+use dbperf_report::format::Format;
 use dbperf_report::publish::{self, Options, Published, Subject};
 
 /// `dbperf report` arguments.

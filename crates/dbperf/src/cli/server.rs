@@ -8,9 +8,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
+use dbperf_driver::target::Product;
 use dbperf_server::{
-    lookup, InstallOutcome, RunState, SandboxHome, ServerKind, ServerSpec, Setting, StartRequest, StopOutcome,
-    BENCH_DATABASE, BENCH_USER, CATALOG,
+    lookup, InstallOutcome, RunState, SandboxHome, ServerSpec, Setting, StartRequest, StopOutcome, BENCH_DATABASE,
+    BENCH_USER, VERSIONS,
 };
 use dbperf_telemetry::server::PFS_STARTUP_INSTRUMENTS;
 
@@ -177,7 +178,7 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
     };
     let mut settings = Vec::new();
     if a.pfs_instruments {
-        if server.flavor == ServerKind::Postgres {
+        if server.product == Product::Postgres {
             anyhow::bail!(
                 "--pfs-instruments: PostgreSQL has no Performance Schema; its wait events are sampled \
                  from pg_stat_activity without it"
@@ -231,12 +232,12 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
     println!("  config   {}", r.my_cnf.display());
     println!("  log      {}", r.error_log.display());
     match r.kind {
-        ServerKind::Postgres => println!(
+        Product::Postgres => println!(
             "  admin    psql -h {} -p {} -U postgres (over the owner-only socket)",
             r.socket.display(),
             r.port.unwrap_or(dbperf_server::SOCKET_ONLY_PORT)
         ),
-        ServerKind::Mariadb | ServerKind::Mysql => println!(
+        Product::Mariadb | Product::Mysql => println!(
             "  admin    mariadb --defaults-file={} (root's generated password; the file is 0600)",
             r.my_cnf.with_file_name("admin.cnf").display()
         ),
@@ -330,7 +331,7 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
 /// The catalog with install state: a table, or JSON lines with `"type": "available"`.
 fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
     let mut rows = vec![["ID", "FLAVOR", "VERSION", "SOURCE", "SIZE", "INSTALLED", "PATH"].map(str::to_owned)];
-    for server in CATALOG {
+    for server in VERSIONS {
         let installed = home.installed(server);
         let path = match &installed {
             Some(r) => r.basedir.clone().unwrap_or_else(|| r.server.clone()),
@@ -340,7 +341,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
             let v = serde_json::json!({
                 "type": "available",
                 "id": server.id,
-                "flavor": server.flavor,
+                "product": server.product,
                 "version": server.version_label,
                 "source": server.source_label(),
                 "size": server.size_hint,
@@ -352,7 +353,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
         }
         rows.push([
             server.id.to_owned(),
-            server.flavor.to_string(),
+            server.product.to_string(),
             server.version_label.to_owned(),
             server.source_label(),
             server.size_hint.to_owned(),

@@ -504,6 +504,8 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         .collect();
     warnings.extend(warnings::leftover_flushing(&measured_tel));
     warnings.extend(warnings::client_bound(&measured_tel, client_threads(run_dir)));
+    let summary = dbperf_results::RunRecords::read(run_dir).ok().and_then(|r| r.summary);
+    warnings.extend(warnings::server_lost(summary.is_some_and(|s| s.server_lost)));
     let host_idle_pct = median_of(&measured_tel, TelemetryRow::idle);
 
     Ok(Analysis {

@@ -584,7 +584,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::export::Format;
+    use crate::format::Format;
 
     /// A run for tests: `id` at `threads` with `tps`, p95 = 1000 / tps.
     pub(crate) fn run(id: &str, threads: u32, tps: f64) -> RunInfo {

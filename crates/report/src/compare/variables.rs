@@ -166,7 +166,7 @@ pub struct VariableDiff {
     pub versions: Option<VersionDiff>,
 }
 
-/// What differs because the compared runs are on different server versions (or flavors).
+/// What differs because the compared runs are on different server versions (or products).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct VersionDiff {
     /// The versions, in order of first appearance.
@@ -803,7 +803,7 @@ mod tests {
         );
         assert_eq!(v.only_in_some, ["innodb_redo_log_capacity", "query_cache_type"]);
 
-        let text = c.render(crate::export::Format::Text);
+        let text = c.render(crate::format::Format::Text);
         for line in [
             "character_set_server: latin1 (mysql-5.6.24) vs utf8mb4 (mysql-8.0.31) (string comparison cost and row size) [a default that changed between versions: nobody set it]",
             "sort_buffer_size: 262144 (mysql-5.6.24) vs 2097152 (mysql-8.0.31) (allocated per sort; large values slow every ORDER BY)\n",
@@ -820,7 +820,7 @@ mod tests {
             assert!(text.contains(line), "{line:?} in:\n{text}");
         }
         assert!(!text.contains("present in only some"), "{text}");
-        let md = c.render(crate::export::Format::Markdown);
+        let md = c.render(crate::format::Format::Markdown);
         assert!(
             md.contains("Defaults that changed between versions (set by no server or variant setting of the experiment) (5): `innodb_buffer_pool_instances` (mysql-5.6.24: 8, mysql-8.0.31: 1), `innodb_flush_neighbors` (mysql-5.6.24: 1, mysql-8.0.31: 0), `performance_schema_max_cond_classes` (mysql-5.6.24: 80, mysql-8.0.31: 100), `sync_binlog` (mysql-5.6.24: 0, mysql-8.0.31: 1), `character_set_server` (warned above)."),
             "{md}"
@@ -829,7 +829,7 @@ mod tests {
             md.contains("- in mysql-8.0.31, not in mysql-5.6.24 (1): innodb_redo_log_capacity"),
             "{md}"
         );
-        let json: serde_json::Value = serde_json::from_str(&c.render(crate::export::Format::Json)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&c.render(crate::format::Format::Json)).unwrap();
         assert_eq!(
             json["variables"]["versions"]["defaults_changed"][2]["name"],
             "innodb_flush_neighbors"
@@ -883,7 +883,7 @@ mod tests {
         assert_eq!(l.have, ["10.1.23-MariaDB"]);
         assert_eq!(l.lack, ["10.11.6-MariaDB-0+deb12u1"]);
         assert_eq!(l.names, ["innodb_log_files_in_group", "innodb_cleaner_lsn_age_factor"]);
-        let text = c.render(crate::export::Format::Text);
+        let text = c.render(crate::format::Format::Text);
         assert!(
             text.contains("Differ with the server version (2; defaults that changed, unless a `--set` the runs do not record set them):"),
             "{text}"
@@ -903,7 +903,7 @@ mod tests {
         let c = compare_runs(&[a, b], &CompareOptions::default()).unwrap();
         assert_eq!(c.variables.versions, None);
         assert_eq!(c.variables.only_in_some, ["x", "y"]);
-        let text = c.render(crate::export::Format::Text);
+        let text = c.render(crate::format::Format::Text);
         assert!(text.contains("Server variables present in only some of the runs (different versions): 2 (x, y)"));
         assert!(!text.contains("Defaults that changed"), "{text}");
     }

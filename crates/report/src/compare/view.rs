@@ -8,7 +8,6 @@ use std::fmt::Write;
 
 use super::variables::{VariableValues, VersionDiff, VersionName};
 use super::{Cell, Comparison, Metric, Verdict};
-use crate::export::Format;
 
 /// Heading of the inside-the-server table.
 pub(crate) const INSIDE_TITLE: &str =
@@ -19,12 +18,6 @@ pub(crate) const INSIDE_TITLE: &str =
 const NAMES_SHOWN: usize = 5;
 
 impl Comparison {
-    /// The comparison alone (without the setup block) in `format`: what
-    /// [`crate::export::Exporter::comparison`] prints as the first table of a report.
-    pub fn render(&self, format: Format) -> String {
-        format.exporter().comparison(self, None, true)
-    }
-
     /// The main table as plain text cells: a header (`threads`, then the column labels) and
     /// one row per thread count, each cell `median [min..max, n=N] (+d% verdict)`.
     pub fn plain_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
@@ -297,6 +290,7 @@ mod tests {
     use super::super::tests::{run, sample};
     use super::super::{compare_runs, CompareOptions, InsideColumn};
     use super::*;
+    use crate::format::Format;
 
     fn inside_column(pg: bool) -> InsideColumn {
         InsideColumn {

@@ -103,7 +103,7 @@ mod tests {
     use super::super::tests::{lab_run, run};
     use super::super::{compare_runs, CompareOptions};
     use super::*;
-    use crate::export::Format;
+    use crate::format::Format;
 
     fn with_vars(mut r: RunInfo, vars: &[(&str, &str)]) -> RunInfo {
         r.variables = Some(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());

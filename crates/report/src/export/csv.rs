@@ -5,7 +5,7 @@
 
 use super::{Exporter, Format, Unsupported};
 use crate::compare::Comparison;
-use crate::publish::{AnalysisReport, RunReport, RunsReport};
+use crate::document::{AnalysisReport, RunReport, RunsReport};
 use crate::setup::Setup;
 
 /// CSV.
@@ -142,7 +142,7 @@ fn lines(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String
 #[cfg(test)]
 mod tests {
     use crate::compare::tests::sample;
-    use crate::export::Format;
+    use crate::format::Format;
 
     #[test]
     fn csv_golden() {

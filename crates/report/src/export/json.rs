@@ -10,7 +10,7 @@ use super::{Exporter, Unsupported};
 use crate::analysis::analyze::Analysis;
 use crate::analysis::explain::Explanation;
 use crate::compare::Comparison;
-use crate::publish::{AnalysisReport, RunReport, RunsReport};
+use crate::document::{AnalysisReport, RunReport, RunsReport};
 use crate::setup::Setup;
 
 /// JSON.
@@ -85,7 +85,7 @@ fn pretty(value: &impl Serialize) -> String {
 #[cfg(test)]
 mod tests {
     use crate::compare::tests::sample;
-    use crate::export::Format;
+    use crate::format::Format;
 
     #[test]
     fn json_has_the_schema_and_the_cells() {

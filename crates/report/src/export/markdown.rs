@@ -10,7 +10,7 @@ use super::{Exporter, Format, Unsupported};
 use crate::compare::variables::{VersionDiff, LACKING_SHOWN};
 use crate::compare::view::{escape_md, named, per_version, INSIDE_TITLE};
 use crate::compare::Comparison;
-use crate::publish::{AnalysisReport, RunReport, RunsReport};
+use crate::document::{AnalysisReport, RunReport, RunsReport};
 use crate::setup::Setup;
 
 /// Markdown.
@@ -213,7 +213,7 @@ fn inside_table(cmp: &Comparison) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::compare::tests::sample;
-    use crate::export::Format;
+    use crate::format::Format;
 
     #[test]
     fn markdown_golden() {

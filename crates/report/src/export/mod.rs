@@ -1,6 +1,6 @@
-//! Output formats, one file each behind one trait (hyperfine's exporters): the one [`Format`]
-//! every command's `--format` takes, and the [`Exporter`] that turns what the pipeline
-//! ([`crate::publish`]) assembled into that format's text.
+//! Output formats, one file each behind one trait (hyperfine's exporters): the [`Exporter`]
+//! that turns a document the pipeline assembled (`crate::document`) into the text of one
+//! [`Format`] (`crate::format`), and which exporter each format has.
 //!
 //! | file | owns |
 //! |---|---|
@@ -20,22 +20,9 @@ pub mod markdown;
 pub mod text;
 
 use crate::compare::Comparison;
-use crate::publish::{AnalysisReport, RunReport, RunsReport};
+use crate::document::{AnalysisReport, RunReport, RunsReport};
+use crate::format::{Format, Unsupported};
 use crate::setup::Setup;
-
-/// The format of what a command prints (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Tables and lines for the terminal.
-    Text,
-    /// JSON for machines (a comparison: schema `dbperf.compare/1`, with its setup).
-    Json,
-    /// CSV: a comparison one line per cell (threads or query, column, n, median, min, max,
-    /// diff_pct, verdict, runs); a run its intervals.
-    Csv,
-    /// Markdown tables to paste into a report.
-    Markdown,
-}
 
 impl Format {
     /// The exporter of this format.
@@ -47,38 +34,14 @@ impl Format {
             Format::Markdown => &markdown::Markdown,
         }
     }
-
-    /// The name `--format` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Markdown => "markdown",
-        }
-    }
-
-    /// A `--format` parser that takes only `formats`, for a command that prints fewer than
-    /// all: clap refuses the others naming the flag and listing these, and `--help` lists
-    /// only these.
-    pub fn only(formats: &'static [Format]) -> impl clap::builder::TypedValueParser<Value = Format> {
-        use clap::builder::TypedValueParser as _;
-        use clap::ValueEnum as _;
-        clap::builder::PossibleValuesParser::new(formats.iter().filter_map(|f| f.to_possible_value()))
-            .map(|name| <Format as clap::ValueEnum>::from_str(&name, false).expect("one of the formats"))
-    }
 }
 
-/// A format a document has no form in.
-#[derive(Debug, thiserror::Error)]
-#[error("--format {format}: {what} is printed as {offered}")]
-pub struct Unsupported {
-    /// The format asked for.
-    pub format: &'static str,
-    /// What was to be printed.
-    pub what: &'static str,
-    /// The formats it has.
-    pub offered: &'static str,
+impl Comparison {
+    /// The comparison alone (without the setup block) in `format`: what
+    /// [`Exporter::comparison`] prints as the first table of a report.
+    pub fn render(&self, format: Format) -> String {
+        format.exporter().comparison(self, None, true)
+    }
 }
 
 /// One output format: how each document the pipeline assembles reads in it.
@@ -98,30 +61,4 @@ pub trait Exporter {
 
     /// `dbperf analyze`: the stalls and the stability verdict, the explanation, the setup.
     fn analysis(&self, a: &AnalysisReport) -> Result<String, Unsupported>;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Flags {
-        #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Json]))]
-        format: Format,
-    }
-
-    #[test]
-    fn a_command_that_prints_fewer_formats_refuses_the_others_naming_the_flag() {
-        assert_eq!(Flags::parse_from(["x"]).format, Format::Text);
-        assert_eq!(Flags::parse_from(["x", "--format", "json"]).format, Format::Json);
-        let e = Flags::try_parse_from(["x", "--format", "csv"])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("--format") && e.contains("text, json"), "{e}");
-        for f in [Format::Text, Format::Json, Format::Csv, Format::Markdown] {
-            assert_eq!(<Format as clap::ValueEnum>::from_str(f.name(), false).unwrap(), f);
-        }
-    }
 }

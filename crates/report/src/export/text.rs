@@ -14,8 +14,8 @@ use crate::analysis::explain::TABLE_HEADER;
 use crate::compare::variables::{distortion, VariableValues, VersionDiff, LACKING_SHOWN};
 use crate::compare::view::{compact, named, per_version, shorten, INSIDE_TITLE, MAX_LISTED};
 use crate::compare::Comparison;
+use crate::document::{AnalysisReport, RunReport, RunsReport};
 use crate::final_text;
-use crate::publish::{AnalysisReport, RunReport, RunsReport};
 use crate::setup::Setup;
 
 /// Text for the terminal.
@@ -349,7 +349,7 @@ fn versions_text(cmp: &Comparison, versions: &VersionDiff) -> String {
 #[cfg(test)]
 mod tests {
     use crate::compare::tests::sample;
-    use crate::export::Format;
+    use crate::format::Format;
 
     #[test]
     fn text_golden() {

@@ -29,13 +29,11 @@ use dbperf_results::ResultsError;
 
 use crate::analysis::analyze::{AnalyzeError, AnalyzeOptions};
 use crate::compare::{compare_runs, CompareError, CompareOptions, GroupBy, Metric};
-use crate::export::{Format, Unsupported};
+use crate::format::{Format, Unsupported};
 use crate::html::ReportError;
 use crate::setup::Setup;
 
 pub use find::{is_run_dir, run_dir, FileOrder, RunRef, RunSet, Subject};
-pub use run::{AnalysisReport, RunReport};
-pub use runs::{RunsReport, TpchPoints, WorkloadTables};
 
 /// Why a report could not be made. Each message names the file or the flag.
 #[derive(Debug, thiserror::Error)]

@@ -2,46 +2,18 @@
 //! stability verdict, the explanation; the intervals for CSV; the run's HTML page) and
 //! `dbperf analyze RUN` ([`AnalysisReport`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use dbperf_results::interval::IntervalRecord;
-use dbperf_results::summary::Summary;
 use dbperf_results::RunRecords;
 
 use super::{read_error, Options, PublishError, Published};
-use crate::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::analysis::explain::{explain, ExplainOptions, Explanation};
-use crate::export::Format;
+use crate::analysis::analyze::{analyze, AnalyzeOptions};
+use crate::analysis::explain::{explain, ExplainOptions};
+use crate::document::{AnalysisReport, RunReport};
+use crate::format::Format;
 use crate::html::run::{run_page, RunData};
 use crate::setup::Setup;
-
-/// What the report of one run holds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunReport {
-    /// The run directory.
-    pub dir: PathBuf,
-    /// What the run was measured on.
-    pub setup: Setup,
-    /// `summary.json` (`None`: the run did not finish).
-    pub summary: Option<Summary>,
-    /// The stalls and the stability verdict (`None`: nothing to analyse).
-    pub analysis: Option<Analysis>,
-    /// The explanation of the run's figure (`None`: it cannot be explained).
-    pub explanation: Option<Explanation>,
-    /// The intervals, read for CSV only (empty otherwise).
-    pub intervals: Vec<IntervalRecord>,
-}
-
-/// What `dbperf analyze` reports of one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AnalysisReport {
-    /// What the run was measured on (`None`: its manifest could not be read).
-    pub setup: Option<Setup>,
-    /// The stalls and the stability verdict.
-    pub analysis: Analysis,
-    /// The explanation (`None`: it could not be made; the warning says why).
-    pub explanation: Option<Explanation>,
-}
 
 /// The report of the run in `dir`; its HTML page first when asked for.
 pub(super) fn report(dir: &Path, opts: &Options) -> Result<Published, PublishError> {

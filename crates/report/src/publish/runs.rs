@@ -13,51 +13,13 @@ use dbperf_results::{RunDir, RunRecords};
 
 use super::{check_threshold, read_error, Options, OwnFigures, PublishError, Published, RunRef, RunSet, TpchTables};
 use crate::analysis::explain::{explain, table_row, ExplainOptions};
-use crate::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo};
-use crate::export::Format;
+use crate::compare::{compare_runs, CompareOptions, Metric, RunInfo};
+use crate::document::{RunsReport, TpchPoints, WorkloadTables};
+use crate::format::Format;
 use crate::html::experiment::experiment_page;
 use crate::html::tpch::tpch_page;
 use crate::setup::Setup;
 use crate::tpch::{lab_tables, table, Column, TpchPoint};
-
-/// What the report of several runs holds, in the order it is printed.
-#[derive(Debug, Clone, Default)]
-pub struct RunsReport {
-    /// When every run is a TPC-H power test and a query timed out or failed: the DBT-3
-    /// per-query table that shows them (`>T`, `failed`), which the comparisons' cells
-    /// (finished queries only) cannot.
-    pub queries_not_finished: Option<String>,
-    /// Every run a TPC-H power test ([`TpchTables::Compared`]): `(run id, its report)`.
-    pub power: Vec<(String, PowerReport)>,
-    /// Per workload (by name), its tables.
-    pub workloads: Vec<WorkloadTables>,
-    /// An experiment's TPC-H points ([`TpchTables::PerVariant`]).
-    pub tpch_points: Option<TpchPoints>,
-    /// Points of the experiment with no finished run yet.
-    pub unfinished: usize,
-}
-
-/// One workload's tables.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadTables {
-    /// The workload.
-    pub workload: String,
-    /// One comparison per figure, the headline first, each with the setup of its columns.
-    pub tables: Vec<(Comparison, Setup)>,
-    /// Each point's explanation, one row of [`crate::analysis::explain::TABLE_HEADER`] per run
-    /// that could be explained (empty when not asked for).
-    pub explanations: Vec<Vec<String>>,
-}
-
-/// An experiment's TPC-H points: the setup with one column per server, then one DBT-3 table
-/// per workload and variant.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TpchPoints {
-    /// The setup, per server.
-    pub setup: Setup,
-    /// The tables' text ([`lab_tables`]).
-    pub tables: String,
-}
 
 /// Runs read for comparing: each one's figures, and the manifests by run id (for the setup).
 pub(super) struct ReadRuns {

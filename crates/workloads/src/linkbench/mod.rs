@@ -28,7 +28,6 @@ use self::jrand::{derive_seed, JavaRandom, Sha1Prng};
 use self::request::Requester;
 use self::schema::STATEMENT_NAMES;
 use dbperf_driver::mysql::IgnoreErrors;
-use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
 
 /// The reference's distribution file (`config/Distribution.dat`).
@@ -161,8 +160,6 @@ pub struct LinkBenchWorkload<S> {
     pub target: Target,
     /// Errors to retry.
     pub ignore: IgnoreErrors,
-    /// SQL spelling.
-    pub family: Family,
     /// Ids, distributions, mix.
     pub model: std::sync::Arc<Model>,
     /// One generator per requester, taken when it connects.
@@ -191,6 +188,6 @@ impl<S: Session + 'static> Workload for LinkBenchWorkload<S> {
             .unwrap_or_else(|| JavaRandom::new(derive_seed(worker as u64, 7)));
         let rw = S::connect(&self.target, self.ignore.clone()).await?;
         let ro = S::connect(&self.target, self.ignore.clone()).await?;
-        Ok(Requester::new(rw, ro, self.family, std::sync::Arc::clone(&self.model), rng).await?)
+        Ok(Requester::new(rw, ro, self.target.family, std::sync::Arc::clone(&self.model), rng).await?)
     }
 }

@@ -50,8 +50,6 @@ pub struct LoadConfig {
     pub target: Target,
     /// Loader connections.
     pub connections: u32,
-    /// The server family whose SQL to write (the target's).
-    pub family: Family,
     /// How rows go in.
     pub method: LoadMethod,
     /// Show a progress bar on stderr.
@@ -138,7 +136,7 @@ pub async fn data_scale_factor_on<S: Session>(s: &mut S, database: &str, given: 
 
 /// Creates the tables, loads them, builds the indexes and analyzes them.
 pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
-    if cfg.family == Family::Postgres && cfg.method == LoadMethod::Insert {
+    if cfg.target.family == Family::Postgres && cfg.method == LoadMethod::Insert {
         return Err(TpchError::Invalid(
             "--load-method insert is for MySQL-protocol servers; PostgreSQL loads with COPY (the default)".into(),
         ));
@@ -193,7 +191,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
             "tpch",
             &params,
             t.name(),
-            &cfg.family.create_table(t),
+            &cfg.target.family.create_table(t),
         )
         .await?;
     }
@@ -260,7 +258,7 @@ pub async fn prepare(cfg: &LoadConfig) -> Result<LoadReport, TpchError> {
     bar.finish_and_clear();
     let load = started.elapsed();
     let t0 = Instant::now();
-    let family = cfg.family;
+    let family = cfg.target.family;
     drop(admin);
     // Only the indexes (and PostgreSQL primary keys) that are missing. A statement of a killed
     // prepare that the server finished meanwhile makes ours fail on a duplicate name: then
@@ -302,14 +300,15 @@ async fn missing_indexes(cfg: &LoadConfig) -> Result<Vec<(Table, Option<String>)
     let family = cfg.target.family;
     let mut missing = Vec::new();
     for t in Table::ALL {
-        let pk = cfg.family == Family::Postgres && !ddl::exists(&mut s, family, t.name(), Object::PrimaryKey).await?;
+        let pk =
+            cfg.target.family == Family::Postgres && !ddl::exists(&mut s, family, t.name(), Object::PrimaryKey).await?;
         let mut idx = Vec::new();
         for &(n, _) in secondary_indexes(t) {
             if !ddl::exists(&mut s, family, t.name(), Object::Index(n)).await? {
                 idx.push(n);
             }
         }
-        missing.push((t, cfg.family.create_indexes(t, pk, &idx)));
+        missing.push((t, cfg.target.family.create_indexes(t, pk, &idx)));
     }
     Ok(missing)
 }
@@ -343,7 +342,9 @@ async fn load_part(
                     Ok(b)
                 })
                 .boxed();
-            s.stream_in(&cfg.family.load_statement(t), stream).await.map(|_| ())
+            s.stream_in(&cfg.target.family.load_statement(t), stream)
+                .await
+                .map(|_| ())
         }
         LoadMethod::Insert => match s {
             AnySession::Mysql(s) => super::insert::insert_blocks(s, t, rx, bar, &sent).await.map(|_| ()),

@@ -13,7 +13,6 @@ use super::refresh::{next_set, RefreshSet};
 use super::runner::QueryRunner;
 use super::TpchError;
 use dbperf_core::stats::Spread;
-use dbperf_driver::target::Family;
 use dbperf_driver::Target;
 pub use dbperf_results::tpch::{Cold, PowerReport, PowerRun, QuerySummary, QueryTiming, Status};
 
@@ -25,8 +24,6 @@ pub type ColdStart = Box<dyn Fn() -> Result<String, String> + Send + Sync>;
 pub struct PowerConfig {
     /// Where.
     pub target: Target,
-    /// The server family whose SQL to write (the target's).
-    pub family: Family,
     /// Scale factor of the loaded data.
     pub sf: f64,
     /// qgen seed (stream 0 uses it as is).
@@ -78,7 +75,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
     }
     let params = stream_params(cfg.sf, cfg.seed, 0, cfg.validation);
     let order = stream_order(0);
-    let mut runner = QueryRunner::connect(&cfg.target, cfg.family).await?;
+    let mut runner = QueryRunner::connect(&cfg.target).await?;
     if let Some(at) = cfg.start_at {
         if let Ok(ahead) = at.duration_since(std::time::SystemTime::now()) {
             progress(&format!("waiting {:.1} s for --start-at", ahead.as_secs_f64()));
@@ -108,7 +105,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         .collect();
     if cfg.explain {
         for s in &mut summaries {
-            let q = render(cfg.family, &params[usize::from(s.query) - 1], 0);
+            let q = render(cfg.target.family, &params[usize::from(s.query) - 1], 0);
             s.plan = Some(runner.explain(&q).await?);
         }
     }
@@ -141,7 +138,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
         }
         if let Some(set) = &set {
             let t0 = Instant::now();
-            set.rf1(runner.session(), cfg.family).await?;
+            set.rf1(runner.session(), cfg.target.family).await?;
             run.rf1_seconds = Some(t0.elapsed().as_secs_f64());
             progress(&format!(
                 "run {rep}: RF1 (set {}) {:.2} s",
@@ -157,7 +154,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             if cfg.cold == Cold::Query {
                 cold(cfg, &mut runner, &mut run.cold_notes).await?;
             }
-            let rendered = render(cfg.family, &params[usize::from(q) - 1], 0);
+            let rendered = render(cfg.target.family, &params[usize::from(q) - 1], 0);
             let e = runner.run(&rendered, cfg.timeout).await?;
             progress(&format!(
                 "run {rep}: Q{q} {} {}",

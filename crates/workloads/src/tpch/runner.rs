@@ -31,18 +31,16 @@ pub struct Execution {
 pub struct QueryRunner {
     session: AnySession,
     target: Target,
-    family: Family,
     connection_id: String,
 }
 
 impl QueryRunner {
     /// Connects and learns the connection id (for `KILL QUERY`).
-    pub async fn connect(target: &Target, family: Family) -> Result<QueryRunner, TpchError> {
+    pub async fn connect(target: &Target) -> Result<QueryRunner, TpchError> {
         let session = connect(target).await?;
         let mut r = QueryRunner {
             session,
             target: target.clone(),
-            family,
             connection_id: String::new(),
         };
         r.learn_id().await?;
@@ -133,7 +131,7 @@ impl QueryRunner {
     pub async fn explain(&mut self, q: &Rendered) -> Result<serde_json::Value, TpchError> {
         self.statements(&q.teardown).await?;
         self.statements(&q.setup).await?;
-        let sql = match self.family {
+        let sql = match self.target.family {
             Family::Mysql => format!("EXPLAIN FORMAT=JSON {}", q.main),
             Family::Postgres => format!("EXPLAIN (FORMAT JSON) {}", q.main),
         };

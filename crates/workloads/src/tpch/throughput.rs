@@ -20,7 +20,6 @@ use super::queries::render;
 use super::refresh::{next_set, RefreshSet};
 use super::runner::{QueryRunner, Status};
 use super::TpchError;
-use dbperf_driver::target::Family;
 use dbperf_driver::Target;
 use dbperf_results::manifest::ShardRecord;
 pub use dbperf_results::tpch::{RefreshPair, StreamRun, ThroughputReport};
@@ -30,8 +29,6 @@ pub use dbperf_results::tpch::{RefreshPair, StreamRun, ThroughputReport};
 pub struct ThroughputConfig {
     /// Where.
     pub target: Target,
-    /// The server family whose SQL to write (the target's).
-    pub family: Family,
     /// Scale factor of the loaded data.
     pub sf: f64,
     /// qgen seed; stream `s` uses seed + s.
@@ -78,7 +75,7 @@ pub async fn run(
     cfg: &ThroughputConfig,
     progress: impl Fn(&str) + Send + Sync + Clone + 'static,
 ) -> Result<ThroughputReport, TpchError> {
-    let mut admin = QueryRunner::connect(&cfg.target, cfg.family).await?;
+    let mut admin = QueryRunner::connect(&cfg.target).await?;
     let server_version = admin.server_version();
     // Generate every refresh set before the clock starts.
     let mut sets = Vec::new();
@@ -91,7 +88,7 @@ pub async fn run(
     let sets_planned = sets.len();
     let mut runners = Vec::new();
     for s in cfg.stream_numbers() {
-        runners.push((s, QueryRunner::connect(&cfg.target, cfg.family).await?));
+        runners.push((s, QueryRunner::connect(&cfg.target).await?));
     }
     if let Some(at) = cfg.start_at {
         if let Ok(ahead) = at.duration_since(SystemTime::now()) {
@@ -118,7 +115,7 @@ pub async fn run(
                     break;
                 }
                 let e = runner
-                    .run(&render(cfg.family, &params[usize::from(q) - 1], s), cfg.timeout)
+                    .run(&render(cfg.target.family, &params[usize::from(q) - 1], s), cfg.timeout)
                     .await?;
                 progress(&format!("stream {s}: Q{q} {:.2} s {:?}", e.seconds, e.status));
                 queries.push(QueryTiming {
@@ -138,7 +135,7 @@ pub async fn run(
         });
     }
     {
-        let family = cfg.family;
+        let family = cfg.target.family;
         let progress = progress.clone();
         let stop = Arc::clone(&cfg.stop);
         tasks.spawn(async move {

@@ -12,15 +12,12 @@ use super::queries::render;
 use super::refresh::next_set;
 use super::runner::{QueryRunner, Status};
 use super::TpchError;
-use dbperf_driver::target::Family;
 use dbperf_driver::Target;
 
 /// What `tpch validate` runs.
 pub struct ValidateConfig {
     /// The server holding the data.
     pub target: Target,
-    /// The server family whose SQL to write (the target's).
-    pub family: Family,
     /// Scale factor of the data.
     pub sf: f64,
     /// Cancel a query after this long.
@@ -37,7 +34,7 @@ pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Re
     let params = stream_params(cfg.sf, 0, 0, true);
     let mut failed = 0;
     {
-        let mut runner = QueryRunner::connect(&cfg.target, cfg.family).await?;
+        let mut runner = QueryRunner::connect(&cfg.target).await?;
         let refreshed = next_set(runner.session(), cfg.sf).await? - 1;
         if refreshed > 0 {
             eprintln!(
@@ -46,7 +43,7 @@ pub async fn validate(cfg: &ValidateConfig, mut print: impl FnMut(String)) -> Re
         }
         for p in &params {
             let q = p.query;
-            let e = runner.run(&render(cfg.family, p, 0), cfg.timeout).await?;
+            let e = runner.run(&render(cfg.target.family, p, 0), cfg.timeout).await?;
             if let Some(dir) = &cfg.write_answers {
                 let header: Vec<String> = kinds(q).iter().map(|k| format!("{k:?}").to_lowercase()).collect();
                 let path = dir.join(format!("q{q}.out"));

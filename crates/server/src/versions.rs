@@ -1,12 +1,12 @@
-//! The catalog: every server version dbperf knows how to install and run, as a static table
-//! ([`CATALOG`]), with where each comes from ([`Source`]) and lookup by id ([`lookup`]).
+//! The version list: every server version dbperf knows how to install and run, as a static table
+//! ([`VERSIONS`]), with where each comes from ([`Source`]) and lookup by id ([`lookup`]).
 //!
 //! An id is `FLAVOR-VERSION` (`mysql-8.0.31`, `postgres-17`); `mariadb` is an alias of
-//! `mariadb-10.11`, the Debian package, so commands written before the catalog existed keep
+//! `mariadb-10.11`, the Debian package, so commands written before the version list existed keep
 //! working. PostgreSQL ids name the major version only (one pinned minor per major).
 
-use super::record::ServerKind;
 use super::ServerError;
+use dbperf_driver::target::Product;
 
 /// Where a server's binaries come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl std::fmt::Display for Version {
 pub struct ServerSpec {
     /// `mariadb-11.4.5`, `mysql-8.0.31`, ...
     pub id: &'static str,
-    pub flavor: ServerKind,
+    pub product: Product,
     pub version: Version,
     /// What `server list --available` prints as the version (the Debian one is `10.11.x`).
     pub version_label: &'static str,
@@ -114,22 +114,22 @@ pub enum RedoSizing {
 impl ServerSpec {
     /// Debian packages this server needs at run time (besides its own package).
     pub fn runtime_packages(&self) -> &'static [&'static str] {
-        match self.flavor {
+        match self.product {
             // The old MariaDB builds link the system libaio.
-            ServerKind::Mariadb if self.version < MARIADB_NAMES_SINCE => &["mariadb-client", "libaio1"],
-            ServerKind::Mariadb => &["mariadb-client"],
-            ServerKind::Mysql => &["mariadb-client", "libaio1", "libnuma1"],
+            Product::Mariadb if self.version < MARIADB_NAMES_SINCE => &["mariadb-client", "libaio1"],
+            Product::Mariadb => &["mariadb-client"],
+            Product::Mysql => &["mariadb-client", "libaio1", "libnuma1"],
             // Admin SQL goes through tokio-postgres; the zonky bundles carry their libraries.
-            ServerKind::Postgres => &[],
+            Product::Postgres => &[],
         }
     }
 
     /// The server program's name inside `bin/` (or /usr/sbin); also the `my.cnf` section.
     pub fn server_program(&self) -> &'static str {
-        match self.flavor {
-            ServerKind::Mariadb if self.version >= MARIADB_NAMES_SINCE => "mariadbd",
-            ServerKind::Mariadb | ServerKind::Mysql => "mysqld",
-            ServerKind::Postgres => "postgres",
+        match self.product {
+            Product::Mariadb if self.version >= MARIADB_NAMES_SINCE => "mariadbd",
+            Product::Mariadb | Product::Mysql => "mysqld",
+            Product::Postgres => "postgres",
         }
     }
 
@@ -146,19 +146,19 @@ impl ServerSpec {
 
     /// How a fresh datadir is made.
     pub fn datadir_init(&self) -> DatadirInit {
-        match self.flavor {
-            ServerKind::Mariadb => DatadirInit::InstallDb,
-            ServerKind::Mysql if self.version < Version::new(5, 7, 6) => DatadirInit::Template,
-            ServerKind::Mysql => DatadirInit::Initialize,
-            ServerKind::Postgres => DatadirInit::Initdb,
+        match self.product {
+            Product::Mariadb => DatadirInit::InstallDb,
+            Product::Mysql if self.version < Version::new(5, 7, 6) => DatadirInit::Template,
+            Product::Mysql => DatadirInit::Initialize,
+            Product::Postgres => DatadirInit::Initdb,
         }
     }
 
     /// How the redo log is sized (PostgreSQL: unused).
     pub fn redo_sizing(&self) -> RedoSizing {
-        match self.flavor {
-            ServerKind::Mysql if self.version >= MYSQL_REDO_CAPACITY_SINCE => RedoSizing::Capacity,
-            ServerKind::Mariadb if self.version >= MARIADB_ONE_REDO_FILE_SINCE => RedoSizing::OneFile,
+        match self.product {
+            Product::Mysql if self.version >= MYSQL_REDO_CAPACITY_SINCE => RedoSizing::Capacity,
+            Product::Mariadb if self.version >= MARIADB_ONE_REDO_FILE_SINCE => RedoSizing::OneFile,
             _ => RedoSizing::Files,
         }
     }
@@ -167,10 +167,10 @@ impl ServerSpec {
     /// 5.7, MariaDB 10.2); older servers set passwords with `SET PASSWORD` and create
     /// accounts with `GRANT ... IDENTIFIED BY`.
     pub fn has_alter_user(&self) -> bool {
-        match self.flavor {
-            ServerKind::Mysql => self.version >= Version::new(5, 7, 0),
-            ServerKind::Mariadb => self.version >= Version::new(10, 2, 0),
-            ServerKind::Postgres => true,
+        match self.product {
+            Product::Mysql => self.version >= Version::new(5, 7, 0),
+            Product::Mariadb => self.version >= Version::new(10, 2, 0),
+            Product::Postgres => true,
         }
     }
 
@@ -185,10 +185,10 @@ impl ServerSpec {
 }
 
 /// Every server dbperf can install. The first entry is the default (`mariadb`).
-pub const CATALOG: &[ServerSpec] = &[
+pub const VERSIONS: &[ServerSpec] = &[
     ServerSpec {
         id: "mariadb-10.11",
-        flavor: ServerKind::Mariadb,
+        product: Product::Mariadb,
         version: Version::new(10, 11, 0),
         version_label: "10.11.x (Debian)",
         source: Source::Debian {
@@ -198,7 +198,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mariadb-10.11.5",
-        flavor: ServerKind::Mariadb,
+        product: Product::Mariadb,
         version: Version::new(10, 11, 5),
         version_label: "10.11.5",
         source: Source::Maven {
@@ -209,7 +209,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mariadb-11.4.5",
-        flavor: ServerKind::Mariadb,
+        product: Product::Mariadb,
         version: Version::new(11, 4, 5),
         version_label: "11.4.5",
         source: Source::Maven {
@@ -220,7 +220,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mariadb-10.1.23",
-        flavor: ServerKind::Mariadb,
+        product: Product::Mariadb,
         version: Version::new(10, 1, 23),
         version_label: "10.1.23 (XtraDB 5.6.35-80.0)",
         source: Source::Maven {
@@ -231,7 +231,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mariadb-10.2.11",
-        flavor: ServerKind::Mariadb,
+        product: Product::Mariadb,
         version: Version::new(10, 2, 11),
         version_label: "10.2.11",
         source: Source::Maven {
@@ -242,7 +242,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mysql-8.0.31",
-        flavor: ServerKind::Mysql,
+        product: Product::Mysql,
         version: Version::new(8, 0, 31),
         version_label: "8.0.31",
         source: Source::Maven {
@@ -253,7 +253,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mysql-8.0.15",
-        flavor: ServerKind::Mysql,
+        product: Product::Mysql,
         version: Version::new(8, 0, 15),
         version_label: "8.0.15",
         source: Source::Maven {
@@ -264,7 +264,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "mysql-5.6.24",
-        flavor: ServerKind::Mysql,
+        product: Product::Mysql,
         version: Version::new(5, 6, 24),
         version_label: "5.6.24",
         source: Source::Npm {
@@ -277,7 +277,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "postgres-15",
-        flavor: ServerKind::Postgres,
+        product: Product::Postgres,
         version: Version::new(15, 0, 0),
         version_label: "15.x (Debian)",
         source: Source::Debian {
@@ -287,7 +287,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "postgres-16",
-        flavor: ServerKind::Postgres,
+        product: Product::Postgres,
         version: Version::new(16, 15, 0),
         version_label: "16.15",
         source: Source::Maven {
@@ -298,7 +298,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "postgres-17",
-        flavor: ServerKind::Postgres,
+        product: Product::Postgres,
         version: Version::new(17, 11, 0),
         version_label: "17.11",
         source: Source::Maven {
@@ -309,7 +309,7 @@ pub const CATALOG: &[ServerSpec] = &[
     },
     ServerSpec {
         id: "postgres-18",
-        flavor: ServerKind::Postgres,
+        product: Product::Postgres,
         version: Version::new(18, 6, 0),
         version_label: "18.6",
         source: Source::Maven {
@@ -320,26 +320,26 @@ pub const CATALOG: &[ServerSpec] = &[
     },
 ];
 
-/// Other names accepted for a catalog id.
+/// Other names accepted for a version id.
 const ALIASES: &[(&str, &str)] = &[("mariadb", "mariadb-10.11")];
 
 /// The default server: Debian's MariaDB.
 pub fn default_server() -> &'static ServerSpec {
-    &CATALOG[0]
+    &VERSIONS[0]
 }
 
-/// Finds a catalog entry by id or alias; an unknown id lists the known ones.
+/// Finds a version entry by id or alias; an unknown id lists the known ones.
 pub fn lookup(id: &str) -> Result<&'static ServerSpec, ServerError> {
     let id = ALIASES
         .iter()
         .find(|(alias, _)| *alias == id)
         .map_or(id, |(_, target)| *target);
-    CATALOG
+    VERSIONS
         .iter()
         .find(|s| s.id == id)
         .ok_or_else(|| ServerError::UnknownServer {
             id: id.to_owned(),
-            known: CATALOG.iter().map(|s| s.id).collect::<Vec<_>>().join(", "),
+            known: VERSIONS.iter().map(|s| s.id).collect::<Vec<_>>().join(", "),
         })
 }
 
@@ -349,11 +349,11 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_spell_flavor_and_version() {
-        for (i, s) in CATALOG.iter().enumerate() {
-            assert!(CATALOG[..i].iter().all(|o| o.id != s.id), "duplicate {}", s.id);
-            assert!(s.id.starts_with(&format!("{}-", s.flavor)), "{}", s.id);
+        for (i, s) in VERSIONS.iter().enumerate() {
+            assert!(VERSIONS[..i].iter().all(|o| o.id != s.id), "duplicate {}", s.id);
+            assert!(s.id.starts_with(&format!("{}-", s.product)), "{}", s.id);
             assert!(
-                s.version_label.starts_with(&s.id[s.flavor.to_string().len() + 1..]),
+                s.version_label.starts_with(&s.id[s.product.to_string().len() + 1..]),
                 "{}",
                 s.id
             );
