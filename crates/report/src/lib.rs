@@ -1,7 +1,7 @@
 //! What a person reads: the live interval line and the final summary, formatted from
 //! the records in [`dbperf_results`] (never from the engine directly); and side-by-side
 //! comparisons of runs ([`compare`]) and the TPC-H per-query table ([`tpch`]), judged by the
-//! one statistics module ([`stats`]: median, min..max, mean and CV, geometric mean, the draw
+//! one statistics module ([`dbperf_core::stats`]: median, min..max, mean and CV, geometric mean, the draw
 //! rule). The commands that report go through one pipeline ([`publish`]), which assembles
 //! [`document`]s that one exporter per [`format`] writes out ([`export`]). Nothing here imports
 //! a workload or a sampler: it reads the types of `results`.

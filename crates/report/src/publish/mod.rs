@@ -9,8 +9,8 @@
 //! | file | owns |
 //! |---|---|
 //! | `find.rs` | what a command named, as run directories: a run directory or a run id, several, or an experiment's finished points (a [`RunSet`] the lab hands in: this crate does not read the lab's files) |
-//! | `run.rs` | one run ([`RunReport`]) and `dbperf analyze`'s report of it ([`AnalysisReport`]) |
-//! | `runs.rs` | several runs or an experiment ([`RunsReport`]): each workload's comparisons, each point's explanation, TPC-H runs as comparisons or as DBT-3 tables |
+//! | `run.rs` | one run ([`RunReport`](crate::document::RunReport)) and `dbperf analyze`'s report of it ([`AnalysisReport`](crate::document::AnalysisReport)) |
+//! | `runs.rs` | several runs or an experiment ([`RunsReport`](crate::document::RunsReport)): each workload's comparisons, each point's explanation, TPC-H runs as comparisons or as DBT-3 tables |
 //!
 //! `dbperf report` and `lab report` differ in four ways, each an option here rather than a
 //! second pipeline: which own figures get a table outside text ([`OwnFigures`]), whether each

@@ -1,6 +1,6 @@
-//! One run: `dbperf report RUN` ([`RunReport`]: the setup, the summary, the stalls and the
+//! One run: `dbperf report RUN` ([`RunReport`](crate::document::RunReport): the setup, the summary, the stalls and the
 //! stability verdict, the explanation; the intervals for CSV; the run's HTML page) and
-//! `dbperf analyze RUN` ([`AnalysisReport`]).
+//! `dbperf analyze RUN` ([`AnalysisReport`](crate::document::AnalysisReport)).
 
 use std::path::Path;
 

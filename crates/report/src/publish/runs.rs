@@ -1,4 +1,4 @@
-//! Several runs, or an experiment's finished points ([`RunsReport`]): per workload, one
+//! Several runs, or an experiment's finished points ([`RunsReport`](crate::document::RunsReport)): per workload, one
 //! comparison per figure it is judged by ([`Metric::own`], or the `--metric` given), each with
 //! the setup of its columns (an experiment's columns in its file's order, when asked); each point's
 //! explanation; TPC-H runs compared like every workload or, for an experiment, as the DBT-3
