@@ -34,6 +34,8 @@ deps:
 	command -v setfacl >/dev/null 2>&1 || missing="$$missing acl"; \
 	[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
 	[ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
+	[ -e /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
