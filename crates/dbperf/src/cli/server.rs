@@ -341,7 +341,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
             let v = serde_json::json!({
                 "type": "available",
                 "id": server.id,
-                "product": server.product,
+                "flavor": server.product,
                 "version": server.version_label,
                 "source": server.source_label(),
                 "size": server.size_hint,
