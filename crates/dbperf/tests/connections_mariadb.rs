@@ -27,32 +27,30 @@ fn text(o: &Output) -> String {
     )
 }
 
-#[test]
-fn a_server_killed_in_the_last_second_makes_the_run_not_clean() {
+/// Runs point selects for `secs` seconds against a fresh sandbox and kills its server with
+/// SIGKILL once `stored` intervals are on disk; the run's output and results directory.
+fn killed_after(secs: u32, stored: usize, extra: &[&str]) -> (std::process::Output, tempfile::TempDir) {
     let sb = sandbox();
     run_ok(&mut sysbench(&sb.url(), "prepare", &["--table-size=1000"]));
     let tmp = tempfile::tempdir().unwrap();
-    let child = sysbench(
-        &sb.url(),
-        "run",
-        &[
-            "--table-size=1000",
-            "--threads=2",
-            "--time=4",
-            "--report-interval=1",
-            "--no-telemetry",
-            "--results-dir",
-            tmp.path().to_str().unwrap(),
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    // Three of the four measured seconds stored: the kill comes in the last one.
-    wait_for_intervals(tmp.path(), 3);
+    let time = format!("--time={secs}");
+    let mut args = vec!["--table-size=1000", "--threads=2", time.as_str(), "--report-interval=1"];
+    args.extend_from_slice(extra);
+    args.extend(["--results-dir", tmp.path().to_str().unwrap()]);
+    let child = sysbench(&sb.url(), "run", &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_intervals(tmp.path(), stored);
     unsafe { libc::kill(sb.pid(), libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
+    (child.wait_with_output().unwrap(), tmp)
+}
+
+#[test]
+fn a_server_killed_in_the_last_second_makes_the_run_not_clean() {
+    // Three of the four measured seconds stored: the kill comes in the last one.
+    let (out, tmp) = killed_after(4, 3, &["--no-telemetry"]);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(5), "{all}");
     let s = read_json(&only_run_dir(tmp.path()).join("summary.json"));
@@ -65,29 +63,8 @@ fn a_server_killed_in_the_last_second_makes_the_run_not_clean() {
 
 #[test]
 fn a_server_killed_mid_run_and_never_restarted_makes_the_results_incomplete() {
-    let sb = sandbox();
-    run_ok(&mut sysbench(&sb.url(), "prepare", &["--table-size=1000"]));
-    let tmp = tempfile::tempdir().unwrap();
-    let child = sysbench(
-        &sb.url(),
-        "run",
-        &[
-            "--table-size=1000",
-            "--threads=2",
-            "--time=6",
-            "--report-interval=1",
-            "--results-dir",
-            tmp.path().to_str().unwrap(),
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
     // Two intervals with the server up, then kill -9 and no restart.
-    wait_for_intervals(tmp.path(), 2);
-    unsafe { libc::kill(sb.pid(), libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
+    let (out, tmp) = killed_after(6, 2, &[]);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(5), "{all}");
     assert!(
