@@ -10,12 +10,14 @@
 //! | [`stats`] | statistics: median and range, mean and coefficient of variation, quantiles, geometric mean, the one draw rule |
 //! | [`cpus`] | CPU lists (`0-3,6`) and pinning processes to them |
 //! | [`exit`] | the exit codes of every command, in one table |
+//! | [`innodb`] | whose InnoDB a server runs (XtraDB's release in `innodb_version`) |
 //! | [`nofollow`] | writing files without following a link planted in their place: `O_NOFOLLOW` opens, atomic replacement, checked directories |
 
 pub mod bounds;
 pub mod clock;
 pub mod cpus;
 pub mod exit;
+pub mod innodb;
 pub mod interrupt;
 pub mod nofollow;
 pub mod size;

@@ -572,6 +572,13 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
     let mut notes = Vec::new();
     for s in &e.servers {
         if home.installed(s.spec).is_none() {
+            if let dbperf_server::Source::Added { .. } = s.spec.source {
+                return Err(dbperf_server::ServerError::AddedMissing {
+                    id: s.id.clone(),
+                    dir: home.dist_root().join(&s.id),
+                })
+                .with_context(|| format!("server {:?}", s.label));
+            }
             if !install {
                 notes.push(format!(
                     "{} is not installed: `dbperf server install {}` (lab run installs it)",

@@ -433,7 +433,8 @@ fn virtualisation(m: &Manifest) -> String {
     }
 }
 
-/// `MariaDB 10.11.19`, `MySQL 8.0.31`, `Percona Server 8.0.36`, `PostgreSQL 16.1`.
+/// `MariaDB 10.11.19`, `MySQL 8.0.31`, `Percona Server 8.0.36`, `PostgreSQL 16.1`,
+/// `MariaDB 10.1.23 with XtraDB 5.6.35-80.0`.
 fn product_version(version: &str, vars: &BTreeMap<String, String>) -> String {
     let number: String = version
         .trim_start_matches("PostgreSQL ")
@@ -450,9 +451,14 @@ fn product_version(version: &str, vars: &BTreeMap<String, String>) -> String {
     } else {
         "MySQL"
     };
+    let xtradb = vars
+        .get("innodb_version")
+        .and_then(|v| dbperf_core::innodb::xtradb_release(v))
+        .map(|v| format!(" with XtraDB {v}"))
+        .unwrap_or_default();
     match number.is_empty() {
         true => version.to_string(),
-        false => format!("{product} {number}"),
+        false => format!("{product} {number}{xtradb}"),
     }
 }
 
@@ -930,5 +936,14 @@ mod tests {
             "PostgreSQL 16.1"
         );
         assert_eq!(product_version("8.0.31", &BTreeMap::new()), "MySQL 8.0.31");
+        let xtradb: BTreeMap<String, String> =
+            [("innodb_version", "5.6.35-80.0"), ("version_comment", "MariaDB Server")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        assert_eq!(
+            product_version("10.1.23-MariaDB", &xtradb),
+            "MariaDB 10.1.23 with XtraDB 5.6.35-80.0"
+        );
     }
 }

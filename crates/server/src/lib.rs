@@ -14,6 +14,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `versions.rs` | the server versions dbperf knows ([`VERSIONS`], [`lookup`]) |
+//! | `added.rs` | your own builds (`server add`): a tree examined, checked by one start, recorded like an install |
 //! | `dist.rs` | `$DBPERF_HOME/dist/ID`: install (apt-get, mvn + unpack), [`DistRecord`] |
 //! | `options.rs` | option names from `--verbose --help`, the unknown-`--set`-key check |
 //! | `config.rs` | `--set KEY=VALUE` parsing and per-version `my.cnf` rendering ([`render_my_cnf`]) |
@@ -40,6 +41,7 @@
 //! server on a datadir in use.
 
 mod account;
+mod added;
 pub mod cold;
 mod config;
 mod credentials;
@@ -60,6 +62,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use account::{ServerAccount, DEFAULT_SERVER_USER};
+pub use added::{parse_version_line, AddFrom, AddReport, VersionLine};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
@@ -167,8 +170,14 @@ pub enum ServerError {
     #[error("another dbperf process is starting or stopping sandbox {name:?} (lock {}); wait for it and retry", path.display())]
     Busy { name: String, path: PathBuf },
 
-    #[error("unknown server {id:?}; dbperf knows: {known} (see `dbperf server list --available`)")]
+    #[error("unknown server {id:?}; dbperf knows: {known} (see `dbperf server list --available`; a build of your own is added with `dbperf server add NAME --basedir DIR`)")]
     UnknownServer { id: String, known: String },
+
+    #[error("the build {id:?} added with `dbperf server add` is gone (its record in {} names a server program that no longer exists); add it again: `dbperf server remove {id}`, then `dbperf server add {id} --basedir DIR`", dir.display())]
+    AddedMissing { id: String, dir: PathBuf },
+
+    #[error("cannot add {name:?}: {why}")]
+    Add { name: String, why: String },
 
     #[error("{id} is not installed (no {}); install it with `dbperf server install {id}`", dir.display())]
     NotInstalled { id: &'static str, dir: PathBuf },

@@ -3,7 +3,9 @@
 //!
 //! An id is `FLAVOR-VERSION` (`mysql-8.0.31`, `postgres-17`); `mariadb` is an alias of
 //! `mariadb-10.11`, the Debian package, so commands written before the version list existed keep
-//! working. PostgreSQL ids name the major version only (one pinned minor per major).
+//! working. PostgreSQL ids name the major version only (one pinned minor per major). A name
+//! that is not in the table is looked up among the builds added with `dbperf server add`
+//! (`added.rs`).
 
 use super::ServerError;
 use dbperf_driver::target::Product;
@@ -31,6 +33,9 @@ pub enum Source {
         /// How the server's basedir sits inside the jar.
         layout: JarLayout,
     },
+    /// A build the user registered with `dbperf server add` (`added.rs`): its programs are
+    /// where its record says, and its datadir is made the way found when it was added.
+    Added { init: DatadirInit },
 }
 
 /// The inside of a server jar.
@@ -79,7 +84,8 @@ pub struct ServerSpec {
 }
 
 /// How a fresh datadir of a MySQL-family server gets its system tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum DatadirInit {
     /// `mariadb-install-db` / `mysql_install_db` (MariaDB); before 10.5 it needs `--force`
     /// because its `resolveip` cannot resolve this host's name.
@@ -146,6 +152,9 @@ impl ServerSpec {
 
     /// How a fresh datadir is made.
     pub fn datadir_init(&self) -> DatadirInit {
+        if let Source::Added { init } = self.source {
+            return init;
+        }
         match self.product {
             Product::Mariadb => DatadirInit::InstallDb,
             Product::Mysql if self.version < Version::new(5, 7, 6) => DatadirInit::Template,
@@ -180,6 +189,7 @@ impl ServerSpec {
             Source::Debian { package } => format!("debian:{package}"),
             Source::Maven { coordinates, .. } => format!("maven:{coordinates}"),
             Source::Npm { package, version, .. } => format!("npm:{package}@{version}"),
+            Source::Added { .. } => "added with `dbperf server add`".to_owned(),
         }
     }
 }
@@ -330,17 +340,29 @@ pub fn default_server() -> &'static ServerSpec {
 
 /// Finds a version entry by id or alias; an unknown id lists the known ones.
 pub fn lookup(id: &str) -> Result<&'static ServerSpec, ServerError> {
+    if let Some(spec) = lookup_catalog(id) {
+        return Ok(spec);
+    }
+    let home = super::SandboxHome::from_env().ok();
+    if let Some(spec) = home.as_ref().and_then(|h| h.added_spec(id)) {
+        return Ok(spec);
+    }
+    let mut known: Vec<&str> = VERSIONS.iter().map(|s| s.id).collect();
+    let added = home.map(|h| h.added_builds()).unwrap_or_default();
+    known.extend(added.iter().map(|s| s.id));
+    Err(ServerError::UnknownServer {
+        id: id.to_owned(),
+        known: known.join(", "),
+    })
+}
+
+/// The catalog entry `id` (aliases resolved), without added builds.
+pub(crate) fn lookup_catalog(id: &str) -> Option<&'static ServerSpec> {
     let id = ALIASES
         .iter()
         .find(|(alias, _)| *alias == id)
         .map_or(id, |(_, target)| *target);
-    VERSIONS
-        .iter()
-        .find(|s| s.id == id)
-        .ok_or_else(|| ServerError::UnknownServer {
-            id: id.to_owned(),
-            known: VERSIONS.iter().map(|s| s.id).collect::<Vec<_>>().join(", "),
-        })
+    VERSIONS.iter().find(|s| s.id == id)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `dbperf server install|create|start|stop|list`: arguments and the runner that prints results.
+//! `dbperf server install|add|remove|create|start|stop|list`: arguments and the runner that prints results.
 //!
 //! All the work happens in [`dbperf_server`]; this file only maps flags to a
 //! [`StartRequest`] and formats what comes back.
@@ -26,6 +26,12 @@ pub struct ServerArgs {
 pub enum ServerCommand {
     /// Install a server version from the catalog (see `list --available`) into $DBPERF_HOME/dist.
     Install(InstallArgs),
+    /// Register a server build of your own (MySQL or MariaDB 5.5 and later, Percona Server,
+    /// PostgreSQL 9.6 and later): its version and flavour are read from the build, it is
+    /// started once to check it, and NAME then works wherever a catalog id does.
+    Add(AddArgs),
+    /// Forget a build added with `add` (deletes what dbperf unpacked for it, never a --basedir).
+    Remove(RemoveArgs),
     /// Create a new sandbox NAME of a catalog server (`--server postgres-17`), initialize and
     /// start it; prints the --target URLs. Same as `start ID --name NAME` on a new name.
     Create(CreateArgs),
@@ -47,6 +53,27 @@ pub struct InstallArgs {
     /// Catalog id, for example mysql-8.0.31 (`dbperf server list --available` shows them all).
     #[arg(value_name = "ID", value_parser = parse_server)]
     pub server: &'static ServerSpec,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("build").required(true).args(["basedir", "tarball"])))]
+pub struct AddArgs {
+    /// The name to use for it (`server start NAME`, `[[server]] id = "NAME"`), e.g. percona-5.7.44.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The build's directory (the one with bin/ in it), used in place and never written to.
+    #[arg(long, value_name = "DIR")]
+    pub basedir: Option<std::path::PathBuf>,
+    /// A release tarball (.tar.gz, .tar.xz), unpacked into $DBPERF_HOME/dist/NAME/base.
+    #[arg(long, value_name = "FILE")]
+    pub tarball: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// The name given to `dbperf server add`.
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +154,15 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let home = SandboxHome::from_env()?;
     match args.command {
         ServerCommand::Install(a) => install(&home, a.server),
+        ServerCommand::Add(a) => add(&home, &a),
+        ServerCommand::Remove(a) => {
+            let record = home.remove_added(&a.name)?;
+            println!(
+                "{} forgotten ({}); sandboxes made from it keep their datadirs but cannot start until it is added again",
+                record.id, record.source
+            );
+            Ok(())
+        }
         ServerCommand::Create(a) => {
             if let Ok(existing) = home.status(&a.name) {
                 anyhow::bail!(
@@ -163,6 +199,44 @@ fn install(home: &SandboxHome, server: &'static ServerSpec) -> anyhow::Result<()
     println!("  server   {}", r.server.display());
     println!("  record   {}", report.dir.join("dbperf-dist.json").display());
     println!("  start it with `dbperf server start {} --name NAME`", r.id);
+    Ok(())
+}
+
+fn add(home: &SandboxHome, a: &AddArgs) -> anyhow::Result<()> {
+    let from = match (&a.basedir, &a.tarball) {
+        (Some(dir), _) => dbperf_server::AddFrom::Basedir(dir.clone()),
+        (None, Some(file)) => dbperf_server::AddFrom::Tarball(file.clone()),
+        (None, None) => anyhow::bail!("give the build with --basedir DIR or --tarball FILE"),
+    };
+    // SIGINT/SIGTERM end the checking start, which stops the server it launched.
+    dbperf_core::interrupt::on_interrupt(
+        "Interrupted: stopping the server this check launched",
+        "exiting, the starting server killed",
+        || {},
+    );
+    let report = home.add(&a.name, &from)?;
+    let r = &report.record;
+    println!(
+        "{}: {} {}{} added in {:.1} s (started once to check it)",
+        r.id,
+        r.product,
+        r.version,
+        r.flavour.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(),
+        report.elapsed.as_secs_f64()
+    );
+    println!("  server   {}", r.server.display());
+    if let Some(init) = &r.install_db {
+        println!("  datadir  made by {}", init.display());
+    } else if let Some(template) = &r.datadir_template {
+        println!("  datadir  copied from {}", template.display());
+    } else {
+        println!("  datadir  made by {} --initialize-insecure", r.server.display());
+    }
+    println!("  record   {}", report.dir.join("dbperf-dist.json").display());
+    println!(
+        "  use it as a catalog id: `dbperf server start {} --name NAME`, or `id = \"{}\"` in a lab's [[server]]",
+        r.id, r.id
+    );
     Ok(())
 }
 
@@ -331,7 +405,8 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
 /// The catalog with install state: a table, or JSON lines with `"type": "available"`.
 fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
     let mut rows = vec![["ID", "FLAVOR", "VERSION", "SOURCE", "SIZE", "INSTALLED", "PATH"].map(str::to_owned)];
-    for server in VERSIONS {
+    let added = home.added_builds();
+    for server in VERSIONS.iter().chain(added.iter().copied()) {
         let installed = home.installed(server);
         let path = match &installed {
             Some(r) => r.basedir.clone().unwrap_or_else(|| r.server.clone()),
@@ -343,7 +418,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
                 "id": server.id,
                 "flavor": server.product,
                 "version": server.version_label,
-                "source": server.source_label(),
+                "source": source(server, installed.as_ref()),
                 "size": server.size_hint,
                 "installed": installed.is_some(),
                 "path": path,
@@ -355,7 +430,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
             server.id.to_owned(),
             server.product.to_string(),
             server.version_label.to_owned(),
-            server.source_label(),
+            source(server, installed.as_ref()),
             server.size_hint.to_owned(),
             if installed.is_some() { "yes" } else { "no" }.to_owned(),
             path.display().to_string(),
@@ -363,9 +438,17 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
     }
     if !json {
         print_table(&rows);
-        println!("install one with `dbperf server install ID`");
+        println!("install one with `dbperf server install ID`; add a build of your own with `dbperf server add NAME --basedir DIR`");
     }
     Ok(())
+}
+
+/// The SOURCE column: where a catalog version comes from, or what an added build was added from.
+fn source(server: &ServerSpec, installed: Option<&dbperf_server::DistRecord>) -> String {
+    match (server.source, installed) {
+        (dbperf_server::Source::Added { .. }, Some(r)) => r.source.clone(),
+        _ => server.source_label(),
+    }
 }
 
 fn print_table<const N: usize>(rows: &[[String; N]]) {
