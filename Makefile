@@ -49,8 +49,19 @@ deps:
 	fi
 	@command -v $(CARGO) >/dev/null 2>&1 || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 
-# Installs every server version the integration tests start (tests/server_versions.rs).
+# Installs every server version the integration tests start (tests/server_versions.rs), and
+# the second host the remote tests make: Debian's sshd, run in a network namespace
+# (tests/support/sshd.rs), never as the machine's own service (the package's service is left
+# as the machine's policy has it).
 deps-servers: deps
+	@missing=""; \
+	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
+	command -v ssh >/dev/null 2>&1 || missing="$$missing openssh-client"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 	@for id in $(TEST_SERVERS); do \
 	  $(CARGO) run --locked -q -p dbperf -- server install $$id || exit 1; \
 	done

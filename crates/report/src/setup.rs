@@ -312,11 +312,10 @@ fn secs(s: f64) -> String {
     }
 }
 
-/// Everything the block says about one run.
-fn facts(m: &Manifest) -> Facts {
-    let mut f: Facts = Vec::new();
-    let mut push = |group: &'static str, name: &str, value: String| f.push((group, name.to_string(), value));
-    let h = &m.host;
+/// What the block says about a host (CPUs, memory, OS, virtualisation, hostname), in order:
+/// the client's from its manifest, a database host's as `dbperf remote check` shows it.
+pub fn host_facts(h: &dbperf_results::host::HostInfo) -> Vec<(&'static str, String)> {
+    let mut f = Vec::new();
     let cpus = match (h.logical_cpus, &h.cpu_model) {
         (Some(n), Some(model)) => format!("{n} logical, {model}"),
         (Some(n), None) => format!("{n} logical"),
@@ -327,8 +326,8 @@ fn facts(m: &Manifest) -> Facts {
         .cpu_governor
         .as_ref()
         .map_or(String::new(), |g| format!(" (governor {g})"));
-    push("host", "CPUs", format!("{cpus}{governor}"));
-    push("host", "memory", h.mem_total_bytes.map_or(NOT_RECORDED.into(), bytes));
+    f.push(("CPUs", format!("{cpus}{governor}")));
+    f.push(("memory", h.mem_total_bytes.map_or(NOT_RECORDED.into(), bytes)));
     let mut os = Vec::new();
     if let Some(k) = &h.kernel_release {
         os.push(match &h.arch {
@@ -337,18 +336,27 @@ fn facts(m: &Manifest) -> Facts {
         });
     }
     os.extend(h.os.clone());
-    push(
-        "host",
+    f.push((
         "OS",
         if os.is_empty() {
             NOT_RECORDED.into()
         } else {
             os.join(", ")
         },
-    );
-    push("host", "virtualisation", virtualisation(m));
+    ));
+    f.push(("virtualisation", virtualisation(h)));
     if let Some(name) = &h.hostname {
-        push("host", "hostname", name.clone());
+        f.push(("hostname", name.clone()));
+    }
+    f
+}
+
+/// Everything the block says about one run.
+fn facts(m: &Manifest) -> Facts {
+    let mut f: Facts = Vec::new();
+    let mut push = |group: &'static str, name: &str, value: String| f.push((group, name.to_string(), value));
+    for (name, value) in host_facts(&m.host) {
+        push("host", name, value);
     }
 
     match &m.server {
@@ -412,8 +420,7 @@ fn facts(m: &Manifest) -> Facts {
     f
 }
 
-fn virtualisation(m: &Manifest) -> String {
-    let h = &m.host;
+fn virtualisation(h: &dbperf_results::host::HostInfo) -> String {
     let vm = match h.virtualization.as_deref() {
         None => None,
         Some("none") => Some("bare metal".to_string()),

@@ -22,6 +22,7 @@
 //! | `start.rs` | one start, safe to interrupt: the running check, the lock-down with networking off, the TCP restart |
 //! | `credentials.rs` | `admin.cnf` and `bench.cnf`: generated passwords, kept owner-only, sent only as hashes ([`Secret`]) |
 //! | `locate.rs` | the sandbox a target points at and its admin login ([`admin_target`]) |
+//! | `remote.rs` | another host through the system `ssh`: its address, `dbperf` run there, `remote install`, a lost connection told from a failure |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
 //! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
@@ -55,6 +56,7 @@ mod options;
 mod postgres;
 mod process;
 mod record;
+pub mod remote;
 mod start;
 pub mod testing;
 

@@ -24,6 +24,10 @@ pub enum Command {
     Tpcc(Box<dbperf_commands::tpcc::TpccArgs>),
     /// Manage sandboxed database servers.
     Server(crate::cli::server::ServerArgs),
+    /// A database host reached with ssh: `dbperf remote install|check ssh://USER@HOST[:PORT]`
+    Remote(crate::cli::remote::RemoteArgs),
+    /// This machine's facts as runs record them (CPUs, memory, kernel, OS, virtualisation).
+    Host(crate::cli::host::HostArgs),
     /// Experiments: servers x variants x workloads x users from a TOML file.
     Lab(crate::cli::lab::LabArgs),
     /// Compare runs side by side: TPS (or p95, ...) by threads x server, with draws marked.

@@ -6,8 +6,10 @@
 pub mod analyze;
 pub mod args;
 pub mod compare;
+pub mod host;
 pub mod lab;
 pub mod merge;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod server;
@@ -36,6 +38,8 @@ pub fn main() -> ExitCode {
         Command::Sysbench(a) => sysbench::run(*a, &argv),
         Command::Tpcc(a) => tpcc::run(*a, &argv),
         Command::Server(a) => server::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Remote(a) => remote::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Host(a) => host::run(&a).map(|()| ExitCode::SUCCESS),
         Command::Lab(a) => lab::run(a),
         Command::Compare(a) => compare::run(*a),
         Command::Results(a) => results::run(a).map(|()| ExitCode::SUCCESS),

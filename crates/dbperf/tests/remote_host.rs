@@ -1,0 +1,71 @@
+//! A database host reached with ssh: a network namespace running Debian's sshd with keys made
+//! for the test (`support/sshd.rs`). `remote check` before dbperf is there, `remote install`
+//! (once copied, then recognised; never writing through a link planted at the target),
+//! `remote check` showing both hosts, and a host whose sshd was killed, refused as unreachable.
+
+use std::process::Command;
+
+mod common;
+use common::{present_or_skip, run_ok};
+#[path = "support/sshd.rs"]
+mod sshd;
+
+fn remote(args: &[&str], host: &sshd::SshHost, dbperf_there: &str) -> Command {
+    let mut c = common::dbperf();
+    c.arg("remote")
+        .args(args)
+        .arg(host.url())
+        .args(["--ssh", &host.ssh(), "--dbperf", dbperf_there]);
+    c
+}
+
+#[test]
+fn install_and_check_a_host_over_ssh_and_notice_it_gone() {
+    if !present_or_skip(sshd::possible().is_ok(), &format!("{:?}", sshd::possible().err())) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = sshd::SshHost::start(tmp.path());
+    let there = tmp.path().join("there/bin/dbperf");
+    let there_s = there.to_str().unwrap();
+
+    let out = run_ok(&mut remote(&["check"], &host, there_s));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("does not run there") && text.contains("dbperf remote install"),
+        "{text}"
+    );
+
+    // A link planted where the binary goes is replaced, never written through.
+    std::fs::create_dir_all(there.parent().unwrap()).unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "not yours").unwrap();
+    std::os::unix::fs::symlink(&victim, &there).unwrap();
+    let out = run_ok(&mut remote(&["install"], &host, there_s));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("copied this dbperf"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "not yours");
+    let meta = std::fs::symlink_metadata(&there).unwrap();
+    assert!(meta.is_file(), "the link was replaced by the binary");
+    assert_eq!(
+        std::fs::read(&there).unwrap(),
+        std::fs::read(env!("CARGO_BIN_EXE_dbperf")).unwrap()
+    );
+    let out = run_ok(&mut remote(&["install"], &host, there_s));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("is this build already"));
+
+    let out = run_ok(&mut remote(&["check"], &host, there_s));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reachable over ssh") && text.contains("this host (client)"),
+        "{text}"
+    );
+    let cpus = text.lines().find(|l| l.starts_with("CPUs")).unwrap();
+    assert!(cpus.matches("logical").count() == 2, "both hosts' CPUs: {text}");
+
+    host.kill_sshd();
+    let out = remote(&["check"], &host, there_s).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("cannot reach") && err.contains(&host.url()), "{err}");
+    assert!(err.contains("dbperf never types a password"), "{err}");
+}

@@ -1,0 +1,186 @@
+//! A second host for tests: a network namespace with its own address, running Debian's
+//! `sshd` on a free port with a host key and a client key generated for the test. Everything
+//! it made (the namespace, its veth pair, the sshd) goes when it is dropped.
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const SSHD: &str = "/usr/sbin/sshd";
+
+/// Whether this machine can make one: root (namespaces), `ip`, `sshd` and `ssh-keygen`.
+pub fn possible() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("a network namespace needs root".into());
+    }
+    for (program, package) in [
+        ("ip", "iproute2"),
+        (SSHD, "openssh-server"),
+        ("ssh-keygen", "openssh-client"),
+    ] {
+        let found = Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {program}"))
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            return Err(format!("{program} is not installed (apt-get install -y {package})"));
+        }
+    }
+    Ok(())
+}
+
+pub struct SshHost {
+    pub ns: String,
+    pub veth: String,
+    /// The namespace's address (the "database host").
+    pub addr: Ipv4Addr,
+    pub port: u16,
+    pub dir: PathBuf,
+    sshd: Option<Child>,
+}
+
+fn run(args: &[&str]) {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl SshHost {
+    /// Makes the namespace and starts sshd in it; `dir` holds the keys and its config.
+    pub fn start(dir: &Path) -> SshHost {
+        // Per process and moment: tests of several binaries may make namespaces at once.
+        let seed = std::process::id().wrapping_mul(2_654_435_761)
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+        let tag = format!("{:05}", seed % 100_000);
+        let (ns, veth, peer) = (format!("dbperf-ssh-{tag}"), format!("dbs{tag}h"), format!("dbs{tag}c"));
+        let (a, b) = ((seed >> 8) as u8 % 50 + 200, (seed >> 16) as u8 & 0xfc);
+        let here = Ipv4Addr::new(10, a, b, 1);
+        let addr = Ipv4Addr::new(10, a, b, 2);
+        for key in ["host_key", "client_key"] {
+            run(&[
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                dir.join(key).to_str().unwrap(),
+            ]);
+        }
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        run(&["ip", "netns", "add", &ns]);
+        let mut host = SshHost {
+            ns: ns.clone(),
+            veth: veth.clone(),
+            addr,
+            port: 20_000 + (seed >> 3) as u16 % 20_000,
+            dir: dir.to_owned(),
+            sshd: None,
+        };
+        run(&[
+            "ip", "link", "add", &veth, "type", "veth", "peer", "name", &peer, "netns", &ns,
+        ]);
+        run(&["ip", "addr", "add", &format!("{here}/30"), "dev", &veth]);
+        run(&["ip", "link", "set", &veth, "up"]);
+        run(&["ip", "-n", &ns, "addr", "add", &format!("{addr}/30"), "dev", &peer]);
+        run(&["ip", "-n", &ns, "link", "set", &peer, "up"]);
+        run(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+        // sshd's privilege separation directory.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {}\nListenAddress {addr}\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\n\
+                 StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 PermitRootLogin prohibit-password\nUsePAM no\nClientAliveInterval 2\n",
+                host.port,
+                dir.join("host_key").display(),
+                dir.join("sshd.pid").display(),
+                dir.join("authorized_keys").display()
+            ),
+        )
+        .unwrap();
+        host.sshd = Some(
+            Command::new("ip")
+                .args(["netns", "exec", &ns, SSHD, "-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let mut probe = Command::new("sh");
+            probe
+                .arg("-c")
+                .arg(format!("{} -p {} {} true", host.ssh(), host.port, host.destination()));
+            if probe.output().is_ok_and(|o| o.status.success()) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sshd in {ns} did not answer: {}",
+                std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        host
+    }
+
+    /// The ssh command line for a lab's `ssh` key or `--ssh`.
+    pub fn ssh(&self) -> String {
+        format!(
+            "ssh -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+            self.dir.join("client_key").display()
+        )
+    }
+
+    fn destination(&self) -> String {
+        format!("root@{}", self.addr)
+    }
+
+    /// `ssh://root@ADDR:PORT`.
+    pub fn url(&self) -> String {
+        format!("ssh://root@{}:{}", self.addr, self.port)
+    }
+
+    /// Kills sshd and every process of the namespace (each connection's sshd, what runs there):
+    /// the host goes away as a crashed or unplugged one does.
+    pub fn kill_sshd(&mut self) {
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", &self.ns]).output() {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-KILL", pid]).status();
+            }
+        }
+        if let Some(mut c) = self.sshd.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for SshHost {
+    fn drop(&mut self) {
+        self.kill_sshd();
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+        // Gone with the namespace as a rule; deleted here if it outlived it.
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
