@@ -69,3 +69,80 @@ fn install_and_check_a_host_over_ssh_and_notice_it_gone() {
     assert!(err.contains("cannot reach") && err.contains(&host.url()), "{err}");
     assert!(err.contains("dbperf never types a password"), "{err}");
 }
+
+/// The `--target` URL a `server start` printed for TCP on `addr`.
+fn tcp_target(printed: &str, addr: &str) -> String {
+    printed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("--target "))
+        .find(|u| u.contains(&format!("@{addr}:")))
+        .unwrap_or_else(|| panic!("no TCP target on {addr} in:\n{printed}"))
+        .to_owned()
+}
+
+#[test]
+fn a_sandbox_on_the_database_host_serves_the_client_host_and_no_one_else() {
+    if !present_or_skip(sshd::possible().is_ok(), &format!("{:?}", sshd::possible().err())) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let host = sshd::SshHost::start(tmp.path());
+    let far_home = tmp.path().join("far-home");
+    let exe = env!("CARGO_BIN_EXE_dbperf");
+    let on_host = |args: &str| {
+        host.run(&format!(
+            "env DBPERF_HOME={} DBPERF_DIST={} {exe} {args}",
+            far_home.display(),
+            dbperf::server::SandboxHome::from_env().unwrap().dist_root().display()
+        ))
+    };
+    for (server, name) in [("mariadb", "far"), ("postgres-15", "farpg")] {
+        let printed = on_host(&format!(
+            "server start {server} --name {name} --listen {} --allow-from {}",
+            host.addr, host.here
+        ));
+        let url = tcp_target(&printed, &host.addr.to_string());
+        // The client host runs the workload against the database host.
+        for step in ["prepare", "run"] {
+            let mut c = common::dbperf();
+            c.args([
+                "sysbench",
+                "oltp_point_select",
+                step,
+                "--tables=1",
+                "--table-size=500",
+                "--time=2",
+            ])
+            .env("DBPERF_TARGET", &url);
+            let out = run_ok(&mut c);
+            if step == "run" {
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(text.contains("transactions:"), "{text}");
+            }
+        }
+        // From an address that was not allowed (the database host's own), the account does not exist.
+        let password = url.split(':').nth(2).unwrap().split('@').next().unwrap();
+        let refused = match server {
+            "mariadb" => format!(
+                "MYSQL_PWD={password} ip netns exec {} mariadb --no-defaults -h {} -P {} -u sb -e 'SELECT 1' sbtest",
+                host.ns,
+                host.addr,
+                url.rsplit(':').next().unwrap().split('/').next().unwrap()
+            ),
+            _ => format!(
+                "PGPASSWORD={password} ip netns exec {} psql -h {} -p {} -U sb -c 'SELECT 1' sbtest",
+                host.ns,
+                host.addr,
+                url.rsplit(':').next().unwrap().split('/').next().unwrap()
+            ),
+        };
+        let out = Command::new("sh").arg("-c").arg(&refused).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{server}: a client not allowed got in");
+        assert!(
+            err.contains("Access denied") || err.contains("is not allowed") || err.contains("no pg_hba.conf entry"),
+            "{server}: {err}"
+        );
+        on_host(&format!("server stop {name}"));
+    }
+}

@@ -33,7 +33,7 @@ const RESERVED: &[(&str, &str)] = &[
         "each sandbox has its own, $DBPERF_HOME/servers/NAME/tmp (a server deletes others' temp files in a shared one at startup)",
     ),
     ("port", "use --port"),
-    ("bind_address", "sandboxes listen on 127.0.0.1 only"),
+    ("bind_address", "sandboxes listen on 127.0.0.1 only; another host's client is let in with `--listen ADDR --allow-from CLIENT`"),
     ("skip_networking", "use --socket-only"),
     (
         "user",
@@ -52,7 +52,7 @@ const RESERVED: &[(&str, &str)] = &[
     ("config_file", "dbperf renders $DBPERF_HOME/servers/NAME/postgresql.conf from --set"),
     ("hba_file", "initdb's pg_hba.conf in the datadir is used (trust over the socket, scram over TCP)"),
     ("ident_file", "initdb's pg_ident.conf in the datadir is used"),
-    ("listen_addresses", "sandboxes listen on 127.0.0.1 only; use --socket-only for none"),
+    ("listen_addresses", "sandboxes listen on 127.0.0.1 only (`--listen ADDR --allow-from CLIENT` for another host's client); use --socket-only for none"),
     (
         "unix_socket_directories",
         "the socket is in the sandbox directory, $DBPERF_HOME/servers/NAME",
@@ -153,6 +153,19 @@ pub enum Network {
     Loopback { port: u16 },
     /// `skip-networking`: unix socket only.
     SocketOnly,
+    /// `bind-address=ADDR` and this port, plus the unix socket: a database host whose client
+    /// runs on another machine (`--listen ADDR --allow-from CLIENT`).
+    Address { addr: std::net::IpAddr, port: u16 },
+}
+
+impl Network {
+    /// The TCP port, if the server takes TCP connections.
+    pub fn port(self) -> Option<u16> {
+        match self {
+            Network::Loopback { port } | Network::Address { port, .. } => Some(port),
+            Network::SocketOnly => None,
+        }
+    }
 }
 
 /// Which built-in defaults to start from.
@@ -263,6 +276,9 @@ pub fn render_my_cnf(config: &Config) -> String {
     match config.network {
         Network::Loopback { port } => {
             let _ = writeln!(out, "bind-address=127.0.0.1\nport={port}");
+        }
+        Network::Address { addr, port } => {
+            let _ = writeln!(out, "bind-address={addr}\nport={port}");
         }
         Network::SocketOnly => out.push_str("skip-networking\n"),
     }

@@ -451,7 +451,7 @@ fn create_user(spec: &ServerSpec, user: &str, host: &str, password: &Secret) -> 
     }
 }
 
-/// The hosts the benchmark account is created for: the socket and loopback TCP.
+/// The hosts the benchmark account is always created for: the socket and loopback TCP.
 const BENCH_HOSTS: [&str; 2] = ["localhost", "127.0.0.1"];
 
 /// Creates (or brings up to date) the benchmark account and database and returns the server
@@ -463,10 +463,37 @@ pub(crate) fn provision(
     socket: &Path,
     admin: &Path,
     password: &Secret,
+    clients: &[std::net::IpAddr],
 ) -> Result<String, ServerError> {
     let (u, db) = (BENCH_USER, BENCH_DATABASE);
+    let fail = |stderr| ServerError::AdminSql {
+        action: "creating the benchmark user `sb` and database `sbtest`",
+        socket: socket.to_owned(),
+        stderr,
+    };
+    let clients: Vec<String> = clients.iter().map(ToString::to_string).collect();
+    let hosts: Vec<&str> = BENCH_HOSTS
+        .iter()
+        .copied()
+        .chain(clients.iter().map(String::as_str))
+        .collect();
+    // Clients of an earlier start that this one does not allow lose their account.
+    let existing = admin_sql_as(
+        bins,
+        socket,
+        Login::File(admin),
+        &format!("SELECT Host FROM mysql.user WHERE User = '{u}'"),
+    )
+    .map_err(fail)?;
     let mut sql = format!("CREATE DATABASE IF NOT EXISTS `{db}`;");
-    for host in BENCH_HOSTS {
+    for stale in existing
+        .lines()
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && !hosts.contains(h))
+    {
+        sql.push_str(&format!("DROP USER '{u}'@'{}';", stale.replace('\'', "")));
+    }
+    for host in &hosts {
         sql.push_str(&create_user(bins.spec, u, host, password));
         sql.push(';');
         if bins.spec.has_alter_user() {
@@ -474,7 +501,11 @@ pub(crate) fn provision(
             sql.push(';');
         }
     }
-    let accounts = BENCH_HOSTS.map(|h| format!("'{u}'@'{h}'")).join(", ");
+    let accounts = hosts
+        .iter()
+        .map(|h| format!("'{u}'@'{h}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
     sql.push_str(&format!(
         "REVOKE ALL PRIVILEGES, GRANT OPTION FROM {accounts};\
          GRANT ALL PRIVILEGES ON `{db}`.* TO {accounts};\
@@ -482,11 +513,7 @@ pub(crate) fn provision(
     ));
     admin_sql_as(bins, socket, Login::File(admin), &sql)
         .map(|out| out.trim().to_owned())
-        .map_err(|stderr| ServerError::AdminSql {
-            action: "creating the benchmark user `sb` and database `sbtest`",
-            socket: socket.to_owned(),
-            stderr,
-        })
+        .map_err(fail)
 }
 
 /// Runs SQL as root over the socket; returns stdout (batch mode, no column names) or stderr.

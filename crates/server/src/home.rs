@@ -30,7 +30,7 @@
 //! server's own pid file, the pid its start recorded, and any process started with the
 //! sandbox's config file, so a server still starting or left by an interrupted start is seen.
 
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,8 @@ pub struct StartRequest {
     /// `None` reuses the previous start's port if it is free, else picks a free one.
     pub port: Option<u16>,
     pub socket_only: bool,
+    /// Listen on this host's address instead of loopback, for clients on other hosts.
+    pub listen: Option<Listen>,
     pub settings: Vec<Setting>,
     pub profile: Profile,
     pub ready_timeout: Duration,
@@ -85,12 +87,45 @@ impl StartRequest {
             name: name.into(),
             port: None,
             socket_only: false,
+            listen: None,
             settings: Vec::new(),
             profile: Profile::Benchmark,
             ready_timeout: Duration::from_secs(60),
             jemalloc: false,
             cpus: None,
             interruptible: false,
+        }
+    }
+}
+
+/// A sandbox on a database host whose client runs elsewhere: the address it listens on and
+/// the client addresses the benchmark account may log in from (none else: the account exists
+/// for exactly these, beside the socket and loopback).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listen {
+    pub addr: std::net::IpAddr,
+    pub clients: Vec<std::net::IpAddr>,
+}
+
+impl Listen {
+    /// Checks a `--listen` / `--allow-from` pair: a client list is required, and neither may
+    /// be a wildcard.
+    pub fn new(addr: std::net::IpAddr, clients: Vec<std::net::IpAddr>) -> Result<Listen, ServerError> {
+        let why = if addr.is_unspecified() {
+            Some(format!(
+                "--listen {addr} would listen on every address of the host: give the one address the client reaches"
+            ))
+        } else if clients.is_empty() {
+            Some("--listen needs --allow-from CLIENT (the client host's address, repeatable): the benchmark account is created for those addresses only".to_owned())
+        } else {
+            clients
+                .iter()
+                .find(|c| c.is_unspecified())
+                .map(|c| format!("--allow-from {c} is every address: give the client host's own"))
+        };
+        match why {
+            Some(why) => Err(ServerError::InvalidListen { why }),
+            None => Ok(Listen { addr, clients }),
         }
     }
 }
@@ -422,8 +457,12 @@ pub(crate) fn validate_name(name: &str) -> Result<(), ServerError> {
 }
 
 /// The requested port (which must be free), else the previous one if free, else a free one.
-pub(crate) fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Result<u16, ServerError> {
-    let free = |port: u16| TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok();
+pub(crate) fn choose_port(
+    requested: Option<u16>,
+    previous: Option<u16>,
+    addr: std::net::IpAddr,
+) -> Result<u16, ServerError> {
+    let free = |port: u16| TcpListener::bind((addr, port)).is_ok();
     if let Some(port) = requested {
         return if port != 0 && free(port) {
             Ok(port)
@@ -434,11 +473,13 @@ pub(crate) fn choose_port(requested: Option<u16>, previous: Option<u16>) -> Resu
     if let Some(port) = previous.filter(|p| free(*p)) {
         return Ok(port);
     }
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .map_err(|e| ServerError::io("cannot bind a free port on", "127.0.0.1:0", e))?;
+    let listener = TcpListener::bind((addr, 0)).map_err(|e| ServerError::Listen {
+        addr,
+        why: e.to_string(),
+    })?;
     let port = listener
         .local_addr()
-        .map_err(|e| ServerError::io("cannot read the address of", "127.0.0.1:0", e))?
+        .map_err(|e| ServerError::io("cannot read the address of", addr.to_string(), e))?
         .port();
     Ok(port)
 }
@@ -466,6 +507,20 @@ pub(crate) fn remove_if_exists(path: &Path) -> Result<(), ServerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listening_needs_clients_and_no_wildcards() {
+        let a = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        Listen::new(a("10.0.0.2"), vec![a("10.0.0.1")]).unwrap();
+        for (addr, clients, says) in [
+            ("0.0.0.0", vec![a("10.0.0.1")], "every address of the host"),
+            ("10.0.0.2", vec![], "needs --allow-from"),
+            ("10.0.0.2", vec![a("::")], "is every address"),
+        ] {
+            let e = Listen::new(a(addr), clients).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
 
     #[test]
     fn names_are_checked() {

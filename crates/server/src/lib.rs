@@ -9,7 +9,9 @@
 //! sandbox:NAME` to a `mysql://` or `postgres://` URL, and finding the admin login of the
 //! sandbox a target points at ([`admin_target`], for telemetry and `--settle`). It never
 //! touches `/var/lib/mysql`, the system service or a fixed well-known port: servers listen on
-//! loopback only, on a free port.
+//! loopback only, on a free port, unless a start names the one address to listen on and the
+//! client hosts let in (`--listen ADDR --allow-from CLIENT`, [`Listen`]: a database host whose
+//! client runs on another machine).
 //!
 //! | file | owns |
 //! |---|---|
@@ -68,7 +70,7 @@ pub use added::{parse_version_line, AddFrom, AddReport, VersionLine};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
-pub use home::{SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
+pub use home::{Listen, SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};
 pub use locate::admin_target;
 pub use options::{parse_help, KnownOptions};
 pub use postgres::{parse_describe_config, render_postgresql_conf, SOCKET_ONLY_PORT};
@@ -177,6 +179,14 @@ pub enum ServerError {
 
     #[error("the build {id:?} added with `dbperf server add` is gone (its record in {} names a server program that no longer exists); add it again: `dbperf server remove {id}`, then `dbperf server add {id} --basedir DIR`", dir.display())]
     AddedMissing { id: String, dir: PathBuf },
+
+    #[error(
+        "cannot listen on {addr}: {why}; --listen takes an address of this host's own interfaces (`ip -brief address`)"
+    )]
+    Listen { addr: std::net::IpAddr, why: String },
+
+    #[error("{why}")]
+    InvalidListen { why: String },
 
     #[error("cannot add {name:?}: {why}")]
     Add { name: String, why: String },

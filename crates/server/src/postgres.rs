@@ -216,6 +216,56 @@ pub(crate) fn provision(socket_dir: &Path, port: u16, password: &Secret) -> Resu
     Ok(version.last().cloned().unwrap_or_default())
 }
 
+/// The lines of `pg_hba.conf` dbperf manages, between these two.
+const HBA_BEGIN: &str = "# dbperf: clients on other hosts (--allow-from), rewritten by every start";
+const HBA_END: &str = "# dbperf: end";
+
+/// `pg_hba.conf` with dbperf's block for `clients` (the benchmark role into its database only,
+/// with its password) in place of the previous one; no block when there are none.
+pub fn hba_with_clients(hba: &str, clients: &[std::net::IpAddr]) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in hba.lines() {
+        match line {
+            HBA_BEGIN => inside = true,
+            HBA_END if inside => inside = false,
+            _ if !inside => {
+                out.push_str(line);
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    if !clients.is_empty() {
+        out.push_str(HBA_BEGIN);
+        out.push('\n');
+        for c in clients {
+            let bits = if c.is_ipv4() { 32 } else { 128 };
+            out.push_str(&format!(
+                "host {BENCH_DATABASE} {BENCH_USER} {c}/{bits} scram-sha-256\n"
+            ));
+        }
+        out.push_str(HBA_END);
+        out.push('\n');
+    }
+    out
+}
+
+/// Rewrites the datadir's `pg_hba.conf` for `clients`, in place (its owner, the server
+/// account, keeps it), never through a link.
+pub(crate) fn write_hba(datadir: &Path, clients: &[std::net::IpAddr]) -> Result<(), ServerError> {
+    use std::io::Write as _;
+    let path = datadir.join("pg_hba.conf");
+    let text = std::fs::read_to_string(&path).map_err(|e| ServerError::io("cannot read", &path, e))?;
+    let new = hba_with_clients(&text, clients);
+    if new == text {
+        return Ok(());
+    }
+    process::open_nofollow(&path, process::Write::Truncate)
+        .and_then(|mut f| f.write_all(new.as_bytes()))
+        .map_err(|e| ServerError::io("cannot write", &path, e))
+}
+
 /// Runs each statement as the superuser over the socket in `socket_dir`; returns the first
 /// column of every row, in order, or the error text.
 pub(crate) fn admin_sql(socket_dir: &Path, port: u16, statements: &[&str]) -> Result<Vec<String>, String> {
@@ -296,10 +346,11 @@ pub fn render_postgresql_conf(config: &Config) -> String {
         config.name, config.server.id
     );
     let (listen, port) = match config.network {
-        Network::Loopback { port } => ("127.0.0.1", port),
-        Network::SocketOnly => ("", SOCKET_ONLY_PORT),
+        Network::Loopback { port } => ("127.0.0.1".to_owned(), port),
+        Network::Address { addr, port } => (addr.to_string(), port),
+        Network::SocketOnly => (String::new(), SOCKET_ONLY_PORT),
     };
-    let _ = writeln!(out, "listen_addresses = {}", quote(listen));
+    let _ = writeln!(out, "listen_addresses = {}", quote(&listen));
     let _ = writeln!(out, "port = {port}");
     let _ = writeln!(out, "unix_socket_directories = {}", quote(&socket_dir));
     out.push_str("logging_collector = off\n");
@@ -349,6 +400,22 @@ max_wal_size\tsighup\tWrite-Ahead Log / Checkpoints\tINTEGER\t1024\t2\t214748364
 shared_buffers\tpostmaster\tResource Usage / Memory\tINTEGER\t1024\t16\t1073741823\tSets the number of shared memory buffers used by the server.\t
 checkpoint_timeout\tsighup\tWrite-Ahead Log / Checkpoints\tINTEGER\t300\t30\t86400\tSets the maximum time between automatic WAL checkpoints.\t
 ";
+
+    #[test]
+    fn hba_block_is_replaced_not_stacked_and_goes_with_no_clients() {
+        let initdb = "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n";
+        let c: Vec<std::net::IpAddr> = vec!["10.0.0.1".parse().unwrap(), "fd00::1".parse().unwrap()];
+        let once = hba_with_clients(initdb, &c);
+        assert!(once.starts_with(initdb), "{once}");
+        assert!(once.contains("host sbtest sb 10.0.0.1/32 scram-sha-256\nhost sbtest sb fd00::1/128 scram-sha-256\n"));
+        assert_eq!(hba_with_clients(&once, &c), once, "a second start changes nothing");
+        let other = hba_with_clients(&once, &c[..1]);
+        assert!(
+            !other.contains("fd00::1") && other.matches(HBA_BEGIN).count() == 1,
+            "{other}"
+        );
+        assert_eq!(hba_with_clients(&once, &[]), initdb);
+    }
 
     #[test]
     fn describe_config_gives_the_first_column() {

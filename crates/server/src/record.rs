@@ -25,6 +25,9 @@ pub struct SandboxRecord {
     pub version: String,
     /// `None` with `--socket-only`.
     pub port: Option<u16>,
+    /// The address it listens on when not loopback (`--listen`), for clients on other hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<std::net::IpAddr>,
     /// MySQL-family: the socket file. PostgreSQL: the directory holding `.s.PGSQL.PORT`.
     pub socket: PathBuf,
     pub datadir: PathBuf,
@@ -63,8 +66,13 @@ impl SandboxRecord {
     pub fn tcp_url(&self) -> Option<String> {
         let scheme = self.scheme();
         let pw = self.password();
+        let host = match self.listen {
+            Some(std::net::IpAddr::V6(a)) => format!("[{a}]"),
+            Some(a) => a.to_string(),
+            None => "127.0.0.1".to_owned(),
+        };
         self.port
-            .map(|port| format!("{scheme}://{BENCH_USER}:{pw}@127.0.0.1:{port}/{BENCH_DATABASE}"))
+            .map(|port| format!("{scheme}://{BENCH_USER}:{pw}@{host}:{port}/{BENCH_DATABASE}"))
     }
 
     /// `mysql://sb:PASSWORD@localhost/sbtest?socket=/path/mysqld.sock`, or for PostgreSQL
@@ -186,6 +194,7 @@ mod tests {
             server: "mariadb-10.11".into(),
             version: "10.11".into(),
             port: Some(41234),
+            listen: None,
             socket: "/h/my dir/mysqld.sock".into(),
             datadir: "/h/servers/t/data".into(),
             my_cnf: "/h/servers/t/my.cnf".into(),
@@ -206,6 +215,10 @@ mod tests {
         assert!(r.socket_url().starts_with("mysql://sb:Gen3rated@localhost/"));
         assert!(!format!("{r:?}").contains("Gen3rated"), "{r:?}");
         assert!(!serde_json::to_string(&r).unwrap().contains("Gen3rated"));
+        r.listen = Some("10.1.2.3".parse().unwrap());
+        assert_eq!(r.tcp_url().unwrap(), "mysql://sb:Gen3rated@10.1.2.3:41234/sbtest");
+        r.listen = Some("fd00::2".parse().unwrap());
+        assert_eq!(r.tcp_url().unwrap(), "mysql://sb:Gen3rated@[fd00::2]:41234/sbtest");
         r.port = None;
         assert_eq!(r.tcp_url(), None);
     }
@@ -218,6 +231,7 @@ mod tests {
             server: "postgres-17".into(),
             version: "17.11".into(),
             port: Some(41235),
+            listen: None,
             socket: "/h/servers/p".into(),
             datadir: "/h/servers/p/data".into(),
             my_cnf: "/h/servers/p/postgresql.conf".into(),

@@ -88,9 +88,14 @@ impl SandboxHome {
         let previous = self.load(&req.name)?;
         self.check_not_running(&req.name, &p, previous.as_ref())?;
 
-        // A requested port that is taken fails now, before the datadir is initialized.
-        if !req.socket_only && req.port.is_some() {
-            choose_port(req.port, None)?;
+        // A requested port that is taken, or an address this host does not have, fails now,
+        // before the datadir is initialized.
+        let addr = req
+            .listen
+            .as_ref()
+            .map_or(std::net::Ipv4Addr::LOCALHOST.into(), |l| l.addr);
+        if !req.socket_only && (req.port.is_some() || req.listen.is_some()) {
+            choose_port(req.port, None, addr)?;
         }
         for dir in [&p.tmp, &p.files] {
             dbperf_core::nofollow::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e))?;
@@ -132,12 +137,16 @@ impl SandboxHome {
 
         // The port is chosen only now: a free port found before the initialization (a second
         // for MariaDB, up to 20 s for MySQL) could be taken by someone else in the meantime.
-        let network = if req.socket_only {
-            Network::SocketOnly
-        } else {
-            Network::Loopback {
-                port: choose_port(req.port, previous.as_ref().and_then(|r| r.port))?,
-            }
+        let previous_port = previous.as_ref().and_then(|r| r.port);
+        let network = match &req.listen {
+            _ if req.socket_only => Network::SocketOnly,
+            Some(l) => Network::Address {
+                addr: l.addr,
+                port: choose_port(req.port, previous_port, l.addr)?,
+            },
+            None => Network::Loopback {
+                port: choose_port(req.port, previous_port, std::net::Ipv4Addr::LOCALHOST.into())?,
+            },
         };
         let bench_socket = (!postgres).then_some(p.socket.as_path());
         let bench = credentials::bench_password(&p.bench_cnf, bench_socket)?;
@@ -148,10 +157,8 @@ impl SandboxHome {
             version: previous
                 .as_ref()
                 .map_or_else(|| "unknown".to_owned(), |r| r.version.clone()),
-            port: match network {
-                Network::Loopback { port } => Some(port),
-                Network::SocketOnly => None,
-            },
+            port: network.port(),
+            listen: req.listen.as_ref().map(|l| l.addr),
             socket: p.socket.clone(),
             datadir: p.data.clone(),
             my_cnf: p.my_cnf.clone(),
@@ -348,6 +355,11 @@ impl Starting<'_> {
             cpus: self.req.cpus.clone(),
         };
         let child = if self.postgres() {
+            let clients = match (&self.req.listen, network) {
+                (Some(l), Network::Address { .. }) => l.clients.as_slice(),
+                _ => &[],
+            };
+            postgres::write_hba(&p.data, clients)?;
             postgres::spawn_server(self.bins, &p.data, &p.my_cnf, &p.error_log, &launch)?
         } else {
             daemon::spawn_server(self.bins, &p.my_cnf, &p.error_log, &launch)?
@@ -391,7 +403,8 @@ impl Starting<'_> {
         } else {
             daemon::secure_admin(self.bins, &p.socket, &p.admin_cnf)?;
             self.interrupted()?;
-            daemon::provision(self.bins, &p.socket, &p.admin_cnf, bench)?
+            let clients = self.req.listen.as_ref().map_or(&[][..], |l| l.clients.as_slice());
+            daemon::provision(self.bins, &p.socket, &p.admin_cnf, bench, clients)?
         };
         Ok(())
     }
@@ -482,7 +495,7 @@ impl Starting<'_> {
 /// The PostgreSQL port of a start on `network` (it names the socket file too).
 fn pg_port(network: Network) -> u16 {
     match network {
-        Network::Loopback { port } => port,
+        Network::Loopback { port } | Network::Address { port, .. } => port,
         Network::SocketOnly => postgres::SOCKET_ONLY_PORT,
     }
 }

@@ -109,6 +109,14 @@ pub struct LaunchArgs {
     /// Listen on the unix socket only (skip-networking).
     #[arg(long)]
     pub socket_only: bool,
+    /// Listen on this address of the host instead of 127.0.0.1, for a client on another host
+    /// (the database host of a two-machine benchmark); needs --allow-from.
+    #[arg(long, value_name = "ADDR", conflicts_with = "socket_only", requires = "allow_from")]
+    pub listen: Option<std::net::IpAddr>,
+    /// A client host's address the benchmark account may log in from (repeatable); no other
+    /// address gets an account.
+    #[arg(long, value_name = "ADDR", requires = "listen")]
+    pub allow_from: Vec<std::net::IpAddr>,
     /// Server option for my.cnf (postgresql.conf for PostgreSQL), overriding dbperf's
     /// defaults; checked against that server version's own option list; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -268,6 +276,10 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         cpus,
         port: a.port,
         socket_only: a.socket_only,
+        listen: match a.listen {
+            Some(addr) => Some(dbperf_server::Listen::new(addr, a.allow_from.clone())?),
+            None => None,
+        },
         settings,
         ready_timeout: Duration::from_secs(a.timeout),
         interruptible: true,

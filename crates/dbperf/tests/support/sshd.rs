@@ -38,6 +38,8 @@ pub struct SshHost {
     pub veth: String,
     /// The namespace's address (the "database host").
     pub addr: Ipv4Addr,
+    /// This side's address on the link (the "client host", as the database host sees it).
+    pub here: Ipv4Addr,
     pub port: u16,
     pub dir: PathBuf,
     sshd: Option<Child>,
@@ -84,6 +86,7 @@ impl SshHost {
             ns: ns.clone(),
             veth: veth.clone(),
             addr,
+            here,
             port: 20_000 + (seed >> 3) as u16 % 20_000,
             dir: dir.to_owned(),
             sshd: None,
@@ -147,6 +150,27 @@ impl SshHost {
             "ssh -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
             self.dir.join("client_key").display()
         )
+    }
+
+    /// Runs `words` on the host through ssh (a shell command line there); returns stdout.
+    pub fn run(&self, words: &str) -> String {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} -p {} {} {}",
+                self.ssh(),
+                self.port,
+                self.destination(),
+                words
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "on the host: {words}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     fn destination(&self) -> String {
