@@ -79,6 +79,7 @@ fn shard(root: &Path, index: u32, count: u32, base_ms: i64, start_at_ms: i64, fi
             schedule_seed: 0,
         }),
         merged: None,
+        server_host: None,
     };
     dir.write_json("manifest.json", &manifest).unwrap();
     let mut hlog = Vec::new();

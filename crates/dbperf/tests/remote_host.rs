@@ -102,7 +102,9 @@ fn a_sandbox_on_the_database_host_serves_the_client_host_and_no_one_else() {
             host.addr, host.here
         ));
         let url = tcp_target(&printed, &host.addr.to_string());
-        // The client host runs the workload against the database host.
+        // The client host runs the workload against the database host, sampling that host's
+        // OS through ssh.
+        let results = tmp.path().join(format!("results-{name}"));
         for step in ["prepare", "run"] {
             let mut c = common::dbperf();
             c.args([
@@ -111,15 +113,57 @@ fn a_sandbox_on_the_database_host_serves_the_client_host_and_no_one_else() {
                 step,
                 "--tables=1",
                 "--table-size=500",
-                "--time=2",
+                "--time=4",
             ])
-            .env("DBPERF_TARGET", &url);
+            .env("DBPERF_TARGET", &url)
+            .arg("--results-dir")
+            .arg(&results);
+            if step == "run" {
+                c.args([
+                    "--server-host",
+                    &host.url(),
+                    "--server-host-ssh",
+                    &host.ssh(),
+                    "--server-host-dbperf",
+                    exe,
+                ]);
+            }
             let out = run_ok(&mut c);
             if step == "run" {
                 let text = String::from_utf8_lossy(&out.stdout);
                 assert!(text.contains("transactions:"), "{text}");
             }
         }
+        let run = common::only_run_dir(&results);
+        let m = common::read_json(&run.join("manifest.json"));
+        assert_eq!(m["server_host"]["url"], host.url(), "{m}");
+        assert!(m["server_host"]["host"]["logical_cpus"].as_u64().unwrap() > 0, "{m}");
+        // The server host's OS is the namespace's: its network is the veth peer, not ours.
+        let telemetry = std::fs::read_to_string(run.join("telemetry.jsonl")).unwrap();
+        let rows: Vec<serde_json::Value> = telemetry.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let sampled: Vec<&serde_json::Value> = rows.iter().filter(|r| r["server_host_os"].is_object()).collect();
+        assert!(sampled.len() + 1 >= rows.len() && sampled.len() >= 3, "{telemetry}");
+        let ifaces = |os: &serde_json::Value| -> Vec<String> {
+            os["net"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n["iface"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (there, here) = (ifaces(&sampled[0]["server_host_os"]), ifaces(&sampled[0]["os"]));
+        assert!(
+            there.iter().any(|i| i.starts_with("dbs") && i.ends_with('c')),
+            "{there:?}"
+        );
+        assert!(
+            !here.iter().any(|i| i.starts_with("dbs") && i.ends_with('c')),
+            "{here:?}"
+        );
+        // The report shows both hosts.
+        let out = run_ok(common::dbperf().args(["report"]).arg(&run));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&host.url()) && text.contains("server CPUs"), "{text}");
         // From an address that was not allowed (the database host's own), the account does not exist.
         let password = url.split(':').nth(2).unwrap().split('@').next().unwrap();
         let refused = match server {

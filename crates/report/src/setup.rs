@@ -358,6 +358,12 @@ fn facts(m: &Manifest) -> Facts {
     for (name, value) in host_facts(&m.host) {
         push("host", name, value);
     }
+    if let Some(sh) = &m.server_host {
+        push("server host", "server host", sh.url.clone());
+        for (name, value) in host_facts(&sh.host) {
+            push("server host", &format!("server {name}"), value);
+        }
+    }
 
     match &m.server {
         Some(s) => {
@@ -704,6 +710,7 @@ mod tests {
             network: None,
             shard: None,
             merged: None,
+            server_host: None,
         }
     }
 

@@ -58,6 +58,18 @@ pub struct Manifest {
     /// Set on the run directory `dbperf merge` wrote from shards: which shards it covers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergeRecord>,
+    /// The database host, when it is not the client's (`--server-host`): its address and its
+    /// facts, read there at the start of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<ServerHostRecord>,
+}
+
+/// The host the server ran on, apart from the client's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerHostRecord {
+    /// `ssh://USER@HOST[:PORT]`, as the run reached it.
+    pub url: String,
+    pub host: HostInfo,
 }
 
 /// How the client reached the server.
@@ -257,6 +269,7 @@ impl Manifest {
             network: None,
             shard: None,
             merged: None,
+            server_host: None,
         }
     }
 }

@@ -41,6 +41,13 @@ pub struct TelemetryRow {
     /// Why `server` is missing, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_error: Option<String>,
+    /// The database host's OS over the period, when it is not the client's (`--server-host`):
+    /// its newest sample, streamed from `dbperf host --stream` there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host_os: Option<OsSample>,
+    /// Why `server_host_os` is missing, when a server host was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host_error: Option<String>,
 }
 
 /// One wait event's share of an interval.

@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+use anyhow::Result;
 use dbperf_engine::{Arrival, RunConfig};
 
 use super::client;
@@ -469,6 +470,17 @@ pub struct RunOutputArgs {
     /// Wait events kept per telemetry sample (by time waited).
     #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Telemetry")]
     pub top_waits: usize,
+    /// The database host, when it is not this one: ssh://USER@HOST[:PORT]. Its facts go into
+    /// the manifest and its OS (CPU, disks, memory, network) into telemetry, read there by its
+    /// `dbperf` (`dbperf remote install` puts this one there).
+    #[arg(long, value_name = "SSH_URL", help_heading = "Telemetry")]
+    pub server_host: Option<String>,
+    /// The ssh command line for --server-host, e.g. "ssh -i ~/.ssh/lab_key".
+    #[arg(long, value_name = "COMMAND", requires = "server_host", help_heading = "Telemetry")]
+    pub server_host_ssh: Option<String>,
+    /// Where dbperf is on the --server-host (relative to the login's home, or absolute).
+    #[arg(long, value_name = "PATH", requires = "server_host", default_value = dbperf_server::remote::DEFAULT_REMOTE_DBPERF, help_heading = "Telemetry")]
+    pub server_host_dbperf: String,
     /// Before measuring, wait up to SECONDS (300 when given alone) for the server to finish
     /// flushing what earlier work (a load) left: InnoDB checkpoint age at most 10% of its
     /// maximum and dirty pages at most 5%, or no page written for 3 s. PostgreSQL: a CHECKPOINT.
@@ -487,7 +499,7 @@ pub struct RunOutputArgs {
 impl RunOutputArgs {
     /// The telemetry of a run against `target` (`None` with `--no-telemetry`).
     pub fn telemetry(&self, target: &Target) -> Option<TelemetryConfig> {
-        telemetry_config(
+        let mut cfg = telemetry_config(
             self.no_telemetry,
             self.telemetry_interval,
             target,
@@ -496,7 +508,39 @@ impl RunOutputArgs {
                 pfs_instruments: self.pfs_instruments,
                 top_waits: self.top_waits,
             },
-        )
+        )?;
+        cfg.server_host = self.server_host().ok().flatten();
+        Some(cfg)
+    }
+
+    /// The database host of `--server-host`, checked (`None` without it).
+    pub fn server_host(&self) -> Result<Option<dbperf_server::remote::RemoteHost>> {
+        let Some(url) = &self.server_host else {
+            return Ok(None);
+        };
+        let mut host = dbperf_server::remote::RemoteHost::parse(url, self.server_host_ssh.as_deref())
+            .map_err(|e| anyhow::anyhow!("--server-host: {e}"))?;
+        host.dbperf = self.server_host_dbperf.clone();
+        Ok(Some(host))
+    }
+
+    /// The facts of the `--server-host`, read there with its `dbperf host --json`.
+    pub fn server_host_record(&self) -> Result<Option<dbperf_results::manifest::ServerHostRecord>> {
+        let Some(host) = self.server_host()? else {
+            return Ok(None);
+        };
+        let json = host.dbperf(&["host", "--json"]).map_err(|e| {
+            anyhow::anyhow!(
+                "--server-host: {e}\n(the database host needs this dbperf: `dbperf remote install {}`)",
+                host.url
+            )
+        })?;
+        let facts = serde_json::from_str(json.trim())
+            .map_err(|e| anyhow::anyhow!("--server-host {}: its `dbperf host --json` printed no host facts ({e}); is it an older dbperf? `dbperf remote install {}`", host.url, host.url))?;
+        Ok(Some(dbperf_results::manifest::ServerHostRecord {
+            url: host.url,
+            host: facts,
+        }))
     }
 
     /// Records the telemetry and settle settings in the run's options.
@@ -524,6 +568,7 @@ pub fn telemetry_config(
         period: Duration::from_secs_f64(interval_s.max(0.1)),
         target: Some(target.clone()),
         server,
+        server_host: None,
     })
 }
 

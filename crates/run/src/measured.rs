@@ -249,6 +249,7 @@ pub fn measured_run<P: MeasuredRun>(
         );
     }
     let name = plan.name();
+    let server_host = out.server_host_record()?;
     let print_every = match &shared {
         Shared::Engine(a) => a.print_every(),
         Shared::Own { .. } => 0,
@@ -269,6 +270,7 @@ pub fn measured_run<P: MeasuredRun>(
         start_at: shared.place().start_at()?,
         description: plan.describe(),
         argv,
+        server_host,
     };
     let measured = match client {
         Client::MysqlWire => plan.measure::<WireSession>(m)?,
@@ -311,6 +313,8 @@ pub struct Measurer<'a> {
     start_at: Option<SystemTime>,
     description: Description,
     argv: &'a [String],
+    /// `--server-host`: the database host's address and facts.
+    server_host: Option<dbperf_results::manifest::ServerHostRecord>,
 }
 
 /// What the workload's own measurement hands back ([`Measurer::own`]).
@@ -404,6 +408,7 @@ impl Measurer<'_> {
             facts: self.facts.clone(),
             network: Some(self.place.path.record.clone()),
             shard: self.place.shard.clone(),
+            server_host: self.server_host.clone(),
         })?;
         println!("{}", self.banner(open.dir().path()));
         if self.place.path.record.netns.is_some() {

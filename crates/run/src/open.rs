@@ -31,6 +31,8 @@ pub struct OpenRunSpec<'a> {
     pub network: Option<NetworkRecord>,
     /// The run's shard of a run on several clients.
     pub shard: Option<ShardRecord>,
+    /// The database host, when it is not the client's (`--server-host`).
+    pub server_host: Option<dbperf_results::manifest::ServerHostRecord>,
 }
 
 /// A run directory with its manifest written and its catalog row recorded as started.
@@ -60,6 +62,7 @@ impl OpenRun {
                 .unwrap_or_else(|| super::place::ClientPath::direct(spec.target).record),
         );
         manifest.shard = spec.shard;
+        manifest.server_host = spec.server_host;
         if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
             manifest.lab = Some(
                 serde_json::from_str(&point)
@@ -145,6 +148,7 @@ mod tests {
 
             network: None,
             shard: None,
+            server_host: None,
         })
         .unwrap();
         let manifest = std::fs::read_to_string(session.dir().path().join("manifest.json")).unwrap();

@@ -77,6 +77,8 @@ pub struct TelemetryConfig {
     /// The server to sample; `None` samples only the OS and the client.
     pub target: Option<Target>,
     pub server: ServerTelemetryOptions,
+    /// The database host when it is not this one (`--server-host`): its OS is sampled there.
+    pub server_host: Option<dbperf_server::remote::RemoteHost>,
 }
 
 /// A running telemetry thread.
@@ -182,6 +184,9 @@ fn sample_loop(
     };
     let period_ns = cfg.period.as_nanos().max(1) as u64;
     let mut os = OsSampler::new();
+    let remote_os = cfg.server_host.as_ref().map(|h| {
+        super::remote::RemoteOs::start(h, cfg.period).map_err(|e| format!("cannot run ssh for {}: {e}", h.url))
+    });
     let mut server: Option<AnyServerSampler> = None;
     let mut server_error: Option<String> = None;
     let mut warned = false;
@@ -260,7 +265,18 @@ fn sample_loop(
             rss_bytes: rss_bytes(),
         };
         (cpu_before, t_before) = (cpu_now, t_now);
+        let (server_host_os, server_host_error) = match &remote_os {
+            None => (None, None),
+            Some(Err(e)) => (None, Some(e.clone())),
+            Some(Ok(r)) => match r.take() {
+                Ok(Some(s)) => (Some(s), None),
+                Ok(None) => (None, Some("no sample from the server host in this period".to_owned())),
+                Err(e) => (None, Some(e)),
+            },
+        };
         let sample = Sample {
+            server_host_os,
+            server_host_error,
             t_s: t_now.saturating_sub(t0_ns) as f64 / 1e9,
             interval_s: Some(elapsed),
             os: Some(os_sample),

@@ -126,6 +126,7 @@ impl Fixture {
                 schedule_seed: u64::from(self.index),
             }),
             merged: None,
+            server_host: None,
         };
         dir.write_json("manifest.json", &manifest).unwrap();
         let mut hlog = Vec::new();

@@ -277,6 +277,7 @@ mod tests {
             lab: None,
             network: None,
             merged: None,
+            server_host: None,
             shard: Some(ShardRecord {
                 index,
                 count: 2,
