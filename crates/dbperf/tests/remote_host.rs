@@ -188,5 +188,10 @@ fn a_sandbox_on_the_database_host_serves_the_client_host_and_no_one_else() {
             "{server}: {err}"
         );
         on_host(&format!("server stop {name}"));
+        // The data set kept there and copied back, as the lab does between points.
+        let snap = tmp.path().join(format!("kept/{name}"));
+        on_host(&format!("server snapshot save {name} {}", snap.display()));
+        assert!(on_host(&format!("server snapshot ready {}", snap.display())).contains("a complete snapshot"));
+        on_host(&format!("server snapshot restore {name} {}", snap.display()));
     }
 }

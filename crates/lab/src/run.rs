@@ -358,7 +358,7 @@ impl LabBench {
         let sandbox = sandbox_name(&e.name, group.server);
         let golden = golden_dir(home, plan, group);
         if !self.prepared.contains(&group.data) {
-            if self.reprepare || !golden.join(READY_MARK).is_file() {
+            if self.reprepare || !dbperf_server::snapshot::is_ready(&golden) {
                 prepare_data_set(plan, group, home, &sandbox, &golden, &self.exe, &dir)?;
                 pace.add(plan.prepare_estimate(&group.data));
                 pace.spend(plan.prepare_estimate(&group.data));
@@ -502,8 +502,6 @@ fn sandbox_name(experiment: &str, server: usize) -> String {
         .collect();
     format!("lab-{short}-{}", server + 1)
 }
-
-const READY_MARK: &str = ".dbperf-prepared";
 
 /// Where a prepared data set is kept: per server and data set, with a fingerprint of
 /// everything that shapes the prepared datadir (server id, its settings, the table options),
@@ -692,11 +690,7 @@ impl Fresh<'_> {
     /// with the group's settings and pinning (and prewarms sysbench tables): returns the URL.
     fn start(&self) -> Result<String> {
         stop_quietly(self.home, self.sandbox);
-        restore_datadir(self.golden, &self.home.datadir(self.sandbox))?;
-        let login = admin_login_of(self.golden);
-        if login.is_file() {
-            self.home.restore_admin_login(self.sandbox, &login)?;
-        }
+        self.home.restore_snapshot(self.sandbox, self.golden)?;
         let mut settings: Vec<(String, String)> = self.server.settings.clone();
         settings.extend(self.variant.settings.iter().cloned());
         settings.extend(workload_settings(self.server, &self.group.data));
@@ -833,19 +827,7 @@ fn prepare_data_set(
         }
     }
     stop_quietly(home, sandbox);
-    if golden.exists() {
-        std::fs::remove_dir_all(golden).with_context(|| format!("removing {}", golden.display()))?;
-    }
-    copy_tree(&datadir, golden)?;
-    // The copy's root password is this sandbox's: keep the login beside it.
-    let login = admin_login_of(golden);
-    let _ = std::fs::remove_file(&login);
-    home.save_admin_login(sandbox, &login)?;
-    dbperf_core::nofollow::write_atomic(
-        &golden.join(READY_MARK),
-        format!("{}\n", chrono::Utc::now().to_rfc3339()).as_bytes(),
-    )
-    .with_context(|| format!("writing {}", golden.display()))?;
+    home.save_snapshot(sandbox, golden)?;
     println!(
         "   prepared in {:.1} s, kept at {}",
         t0.elapsed().as_secs_f64(),
@@ -939,48 +921,6 @@ fn prewarm(exe: &Path, url: &str, group: &Group, plan: &Plan, lab_dir: &Path) ->
     let status = run_logged(&mut cmd, &log)?;
     if !status.success() {
         bail!("prewarm failed ({status}); see {}", log.display());
-    }
-    Ok(())
-}
-
-/// Where the admin login (root's generated password) that goes with a kept datadir is.
-fn admin_login_of(golden: &Path) -> PathBuf {
-    let mut name = golden.file_name().unwrap_or_default().to_owned();
-    name.push(".admin.cnf");
-    golden.with_file_name(name)
-}
-
-/// Replaces `datadir` with a copy of `golden` (without the marker file).
-fn restore_datadir(golden: &Path, datadir: &Path) -> Result<()> {
-    if datadir.exists() {
-        std::fs::remove_dir_all(datadir).with_context(|| format!("removing {}", datadir.display()))?;
-    }
-    copy_tree(golden, datadir)?;
-    let _ = std::fs::remove_file(datadir.join(READY_MARK));
-    Ok(())
-}
-
-/// `cp -a --reflink=auto`: keeps modes and sparse files, and clones blocks where the file
-/// system can.
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let out = Command::new("cp")
-        .arg("-a")
-        .arg("--reflink=auto")
-        .arg(from)
-        .arg(to)
-        .stdin(Stdio::null())
-        .output()
-        .context("running cp")?;
-    if !out.status.success() {
-        bail!(
-            "copying {} to {} failed: {}",
-            from.display(),
-            to.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
     }
     Ok(())
 }

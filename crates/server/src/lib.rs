@@ -24,6 +24,7 @@
 //! | `start.rs` | one start, safe to interrupt: the running check, the lock-down with networking off, the TCP restart |
 //! | `credentials.rs` | `admin.cnf` and `bench.cnf`: generated passwords, kept owner-only, sent only as hashes ([`Secret`]) |
 //! | `locate.rs` | the sandbox a target points at and its admin login ([`admin_target`]) |
+//! | `snapshot.rs` | kept copies of a stopped sandbox's datadir with their admin login: saved, restored, complete or not |
 //! | `remote.rs` | another host through the system `ssh`: its address, `dbperf` run there, `remote install`, a lost connection told from a failure |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
@@ -59,6 +60,7 @@ mod postgres;
 mod process;
 mod record;
 pub mod remote;
+pub mod snapshot;
 mod start;
 pub mod testing;
 
@@ -187,6 +189,9 @@ pub enum ServerError {
 
     #[error("{why}")]
     InvalidListen { why: String },
+
+    #[error("snapshot: {why}")]
+    Snapshot { why: String },
 
     #[error("cannot add {name:?}: {why}")]
     Add { name: String, why: String },

@@ -41,6 +41,20 @@ pub enum ServerCommand {
     Stop(StopArgs),
     /// Show all sandboxes with their state and target URLs.
     List(ListArgs),
+    /// Kept copies of a stopped sandbox's datadir (a data set prepared once): `save NAME DIR`,
+    /// `restore NAME DIR`, `ready DIR`; what the lab runs on a database host over ssh.
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Copy the stopped sandbox's datadir (and its admin login) to DIR, replacing what is there.
+    Save { name: String, dir: std::path::PathBuf },
+    /// Replace the stopped sandbox's datadir with a copy of DIR.
+    Restore { name: String, dir: std::path::PathBuf },
+    /// Exit 0 if DIR holds a complete snapshot, 1 if not.
+    Ready { dir: std::path::PathBuf },
 }
 
 /// A catalog id (`mysql-8.0.31`) or the alias `mariadb`, checked while parsing.
@@ -186,6 +200,24 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         ServerCommand::Start(a) => start(&home, a.server, a.name, a.launch),
         ServerCommand::Stop(a) => stop(&home, &a),
         ServerCommand::List(a) => list(&home, &a),
+        ServerCommand::Snapshot(SnapshotCommand::Save { name, dir }) => {
+            home.save_snapshot(&name, &dir)?;
+            println!("sandbox {name:?}: datadir saved to {}", dir.display());
+            Ok(())
+        }
+        ServerCommand::Snapshot(SnapshotCommand::Restore { name, dir }) => {
+            home.restore_snapshot(&name, &dir)?;
+            println!("sandbox {name:?}: datadir restored from {}", dir.display());
+            Ok(())
+        }
+        ServerCommand::Snapshot(SnapshotCommand::Ready { dir }) => {
+            if dbperf_server::snapshot::is_ready(&dir) {
+                println!("{}: a complete snapshot", dir.display());
+                Ok(())
+            } else {
+                anyhow::bail!("{}: not a complete snapshot", dir.display())
+            }
+        }
     }
 }
 
