@@ -63,6 +63,7 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
             period: Duration::from_secs(1),
             target: Some(Target::parse(&sandbox.url()).unwrap()),
             server: ServerTelemetryOptions::default(),
+            os: true,
         },
         &path,
         now_ns(),

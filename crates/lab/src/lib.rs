@@ -25,6 +25,7 @@ pub mod plan;
 pub mod run;
 pub mod search;
 pub mod settings;
+pub mod target;
 pub mod tune;
 mod tune_html;
 pub mod tuner;
