@@ -40,6 +40,7 @@ use dbperf_core::stats;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::{Session, Target};
+use dbperf_results::manifest::NOT_RESTORED;
 use dbperf_results::summary::Summary;
 use dbperf_results::{LabPoint, RunDir};
 use dbperf_server::{SandboxHome, Setting, StartRequest};
@@ -432,6 +433,7 @@ impl LabBench {
                 server.label,
                 golden.file_name().unwrap_or_default().to_string_lossy()
             ),
+            // The lab cannot copy such a server's datadir: `not restored: SERVER/DATA+N`.
             Some(_) => format!("{NOT_RESTORED}{}/{}", server.label, group.data.key()),
         };
         let labels = super::plan::workload_labels(e);
@@ -533,11 +535,6 @@ impl LabBench {
         Ok(end)
     }
 }
-
-/// How a point on a server that is already running records its data in `snapshot`:
-/// `not restored: SERVER/DATA+N`, N the points that ran on the data before it in this group
-/// (the lab cannot copy such a server's datadir).
-pub const NOT_RESTORED: &str = "not restored: ";
 
 /// Prepares `group`'s data set on a server that is already running, into its URL's database:
 /// the workload's own prepare, which resumes the tables dbperf recorded creating there and
