@@ -317,3 +317,113 @@ fn the_lab_runs_on_a_running_server_and_puts_its_settings_back_as_found() {
         "settings not back after Ctrl-C\n{stdout}"
     );
 }
+
+#[path = "support/pg.rs"]
+mod pg;
+
+/// `(value, source)` of each PostgreSQL setting, as `pg_settings` says.
+fn pg_settings(server: &pg::TempPg, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| {
+            server.psql(&format!(
+                "SELECT current_setting(name) || ' ' || source FROM pg_settings WHERE name = '{n}'"
+            ))
+        })
+        .collect()
+}
+
+/// PostgreSQL: `ALTER SYSTEM SET` and `pg_reload_conf()` at run time; put back as found is
+/// `ALTER SYSTEM SET` for a value postgresql.auto.conf held, `ALTER SYSTEM RESET` for the rest;
+/// a setting that needs a restart (`shared_buffers`) refused by `lab plan`. (A server dbperf
+/// started, used as a running server through a superuser role of its own.)
+#[test]
+fn on_postgresql_settings_go_through_alter_system_and_come_back_as_found() {
+    if !pg::available() {
+        return;
+    }
+    let server = pg::TempPg::start(&[]);
+    let password = random_password();
+    server.psql(&format!("CREATE ROLE labsu LOGIN SUPERUSER PASSWORD '{password}'"));
+    // One setting held by postgresql.auto.conf (set again as found), one from the defaults
+    // (reset as found).
+    server.psql("ALTER SYSTEM SET work_mem = '8MB'");
+    server.psql("SELECT pg_reload_conf()");
+    std::thread::sleep(Duration::from_millis(500));
+    let names = ["work_mem", "checkpoint_completion_target"];
+    let found = pg_settings(&server, &names);
+    assert!(found[0].starts_with("8MB configuration file"), "{found:?}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let target_file = tmp.path().join("target");
+    std::fs::write(
+        &target_file,
+        format!("postgres://labsu:{password}@127.0.0.1:{}/sbtest\n", server.port()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&target_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let write = |name: &str, variant: &str| {
+        let f = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &f,
+            format!(
+                r#"name = "{name}"
+duration = 2
+report_interval = 1
+prewarm = false
+[[server]]
+target = "postgres://labsu@127.0.0.1:{port}/sbtest"
+target_file = "{file}"
+[[variant]]
+name = "a"
+settings = {{ {variant} }}
+[[workload]]
+test = "oltp_read_only"
+tables = 1
+table_size = 1000
+users = [1]
+"#,
+                port = server.port(),
+                file = target_file.display()
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let dbperf = || {
+        let mut c = common::dbperf();
+        c.env("DBPERF_HOME", &home).env_remove("DBPERF_TARGET");
+        c
+    };
+    let out = dbperf()
+        .args(["lab", "plan"])
+        .arg(write("pg-static", "shared_buffers = \"256MB\""))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("shared_buffers") && err.contains("postmaster"),
+        "{err}"
+    );
+
+    let file = write("pg-running", "work_mem = \"32MB\", checkpoint_completion_target = 0.7");
+    let out = run_ok(
+        dbperf()
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("put back as found"), "{text}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pg_settings(&server, &names), found, "not back as found\n{text}");
+    let auto =
+        server.psql("SELECT name FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY name");
+    assert_eq!(auto, "work_mem", "postgresql.auto.conf holds more than it did");
+    for root in [&results, &home] {
+        let leaked = files_holding(root, &password);
+        assert!(leaked.is_empty(), "the password is in {leaked:?}");
+    }
+}
