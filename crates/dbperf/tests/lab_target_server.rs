@@ -316,6 +316,67 @@ fn the_lab_runs_on_a_running_server_and_puts_its_settings_back_as_found() {
         found,
         "settings not back after Ctrl-C\n{stdout}"
     );
+
+    // kill -9 in the middle of a point leaves the lab's values on the server; the next run
+    // takes the values found from the file the killed one kept, and puts those back.
+    let mut lab = spawn_and_wait_until_measuring(
+        dbperf()
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results2),
+        &results2,
+        3,
+    );
+    let pid = lab.id() as i32;
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    lab.kill().unwrap();
+    lab.wait().unwrap();
+    for child in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+        // SAFETY: kill has no memory preconditions; the point child is the killed lab's.
+        unsafe { libc::kill(child, libc::SIGKILL) };
+    }
+    assert_ne!(server.globals(&SETTINGS), found, "a killed lab put its settings back?");
+    let file = experiment(tmp.path(), "interrupted", &server_toml, 2, "");
+    let out = run_ok(
+        dbperf()
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results2),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ended without putting its settings back"), "{text}");
+    assert_eq!(
+        server.globals(&SETTINGS),
+        found,
+        "settings not back after a killed run\n{text}"
+    );
+    let kept: Vec<PathBuf> = std::fs::read_dir(results2.join("lab/interrupted"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("found-")))
+        .collect();
+    assert!(kept.is_empty(), "{kept:?}");
+}
+
+/// Spawns `cmd` and returns once a run under `results` that was not there before stored `n`
+/// intervals.
+fn spawn_and_wait_until_measuring(cmd: &mut Command, results: &Path, n: usize) -> Child {
+    let before = run_dirs(results);
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let measuring = run_dirs(results)
+            .iter()
+            .filter(|d| !before.contains(d))
+            .any(|d| std::fs::read_to_string(d.join("intervals.jsonl")).is_ok_and(|t| t.lines().count() >= n));
+        if measuring {
+            return child;
+        }
+        assert!(Instant::now() < deadline, "the lab never measured");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[path = "support/pg.rs"]

@@ -413,7 +413,7 @@ impl LabBench {
         let (mut url, applied) = match running {
             None => (fresh.start()?, None),
             Some(r) => {
-                let applied = super::target::Applied::read(&server.label, r, &settings)?;
+                let applied = super::target::Applied::read(&server.label, r, &settings, &dir)?;
                 applied.apply(&settings)?;
                 let url = r.url()?;
                 if e.prewarm {

@@ -6,6 +6,7 @@
 //! | the URL | `target` in the file never holds a password (the file is copied into the results); the password comes from `target_file` (a 0600 file holding the whole URL, read as `--target-file` reads it) or from `DBPERF_TARGET` (the whole URL, as every measuring command takes it), either naming the same server as `target` |
 //! | what the lab may not do | anything that needs the server's process: `jemalloc`, `server_cpus`, TPC-H `cold` restarts, a `[search]` (its trials are server starts), restoring a writing workload's data (`restore = "none"` is required) |
 //! | settings | server and variant `settings` are applied before every point (`SET GLOBAL`; PostgreSQL `ALTER SYSTEM SET` and `pg_reload_conf()`) and put back as found after each group, on error and after Ctrl-C ([`Applied`]) |
+//! | a lab killed with settings changed | the values found are written to `RESULTS/lab/NAME/found-LABEL.json` before the first change and removed once put back; the next `lab run` takes the values found from that file, not from the server (which still has the lab's), and puts them back |
 //! | a setting that needs a restart | refused by `lab plan`, asking the server: MariaDB `information_schema.SYSTEM_VARIABLES.READ_ONLY`; MySQL `SET GLOBAL name = @@GLOBAL.name` failing with error 1238; PostgreSQL `pg_settings.context` `postmaster` or `internal` |
 //! | "as found" | MySQL family: the global value read before the first change (`SET GLOBAL` changes no file, so a restart of the server also ends the change). PostgreSQL: what `postgresql.auto.conf` said for the name: a value that came from it is set again with `ALTER SYSTEM SET`, any other (default, `postgresql.conf`, command line) is removed again with `ALTER SYSTEM RESET` |
 //! | data | the workload's prepare runs against the URL's database; it creates only tables it records in `dbperf_created` and refuses tables of its names that it did not record (`dbperf_workloads::ddl`), and the lab never runs a cleanup there |
@@ -252,7 +253,8 @@ pub fn check_settings(label: &str, server: &RunningServer, names: &[(String, Str
 }
 
 /// One setting's value before the lab changed it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Found {
     /// MySQL family: the global value.
     Global(String),
@@ -268,17 +270,37 @@ pub struct Applied {
     target: Target,
     label: String,
     found: Vec<(String, Found)>,
+    /// Where the values found are kept until they are put back (a killed lab's next run puts
+    /// them back from there).
+    record: PathBuf,
 }
 
 impl Applied {
-    /// Reads the values of `settings`' names as found, before anything is changed.
-    pub fn read(label: &str, server: &RunningServer, settings: &[(String, String)]) -> Result<Applied> {
+    /// Reads the values of `settings`' names as found, before anything is changed, and keeps
+    /// them in `record` (`lab_dir/found-LABEL.json`). Values a killed run left there are taken
+    /// from it: the server still has the lab's.
+    pub fn read(
+        label: &str,
+        server: &RunningServer,
+        settings: &[(String, String)],
+        lab_dir: &std::path::Path,
+    ) -> Result<Applied> {
         let target = server.target()?;
         let family = target.family;
+        let record = lab_dir.join(format!("found-{}.json", super::name_safe(label, &['-', '.'], '_')));
+        let mut kept: Vec<(String, Found)> = Vec::new();
+        if dbperf_core::nofollow::regular_or_absent(&record).with_context(|| format!("reading {}", record.display()))? {
+            let text = std::fs::read(&record).with_context(|| format!("reading {}", record.display()))?;
+            kept = serde_json::from_slice(&text).with_context(|| format!("reading {}", record.display()))?;
+            println!(
+                "   an earlier lab run on {label} ended without putting its settings back: the values found then ({}) are put back at the end",
+                record.display()
+            );
+        }
         let mut names: Vec<String> = Vec::new();
         for (k, _) in settings {
             let n = sql_name(k)?;
-            if !names.contains(&n) {
+            if !names.contains(&n) && !kept.iter().any(|(k, _)| *k == n) {
                 names.push(n);
             }
         }
@@ -325,10 +347,14 @@ impl Applied {
             }
             Ok(found)
         })?;
+        kept.extend(found);
+        dbperf_core::nofollow::write_atomic(&record, &serde_json::to_vec_pretty(&kept)?)
+            .with_context(|| format!("writing {}", record.display()))?;
         Ok(Applied {
             target,
             label: label.to_owned(),
-            found,
+            found: kept,
+            record,
         })
     }
 
@@ -390,14 +416,18 @@ impl Applied {
 impl Drop for Applied {
     fn drop(&mut self) {
         match self.put_back() {
-            Ok(()) if !self.found.is_empty() => {
-                let names: Vec<&str> = self.found.iter().map(|(n, _)| n.as_str()).collect();
-                println!("   put back as found on {}: {}", self.label, names.join(", "));
+            Ok(()) => {
+                let _ = std::fs::remove_file(&self.record);
+                if !self.found.is_empty() {
+                    let names: Vec<&str> = self.found.iter().map(|(n, _)| n.as_str()).collect();
+                    println!("   put back as found on {}: {}", self.label, names.join(", "));
+                }
             }
-            Ok(()) => {}
             Err(e) => eprintln!(
-                "error: the settings of {:?} could not be put back as found ({e:#}); the values found were: {}",
+                "error: the settings of {:?} could not be put back as found ({e:#}); the next `lab run` puts them back \
+                 from {}; the values found were: {}",
                 self.label,
+                self.record.display(),
                 self.found
                     .iter()
                     .map(|(n, f)| match f {
