@@ -364,19 +364,21 @@ fn the_lab_runs_on_a_running_server_and_puts_its_settings_back_as_found() {
 /// intervals.
 fn spawn_and_wait_until_measuring(cmd: &mut Command, results: &Path, n: usize) -> Child {
     let before = run_dirs(results);
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let measuring = run_dirs(results)
-            .iter()
-            .filter(|d| !before.contains(d))
-            .any(|d| std::fs::read_to_string(d.join("intervals.jsonl")).is_ok_and(|t| t.lines().count() >= n));
-        if measuring {
-            return child;
+    while !run_dirs(results)
+        .iter()
+        .filter(|d| !before.contains(d))
+        .any(|d| std::fs::read_to_string(d.join("intervals.jsonl")).is_ok_and(|t| t.lines().count() >= n))
+    {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the lab never measured");
         }
-        assert!(Instant::now() < deadline, "the lab never measured");
         std::thread::sleep(Duration::from_millis(100));
     }
+    child
 }
 
 #[path = "support/pg.rs"]
