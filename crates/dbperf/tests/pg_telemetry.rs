@@ -64,6 +64,7 @@ fn checkpoints_and_wal_are_sampled(id: &str) {
             target: Some(Target::parse(&sandbox.url()).unwrap()),
             server: ServerTelemetryOptions::default(),
             server_host: None,
+            os: true,
         },
         &path,
         now_ns(),

@@ -150,12 +150,13 @@ struct RawNetwork {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawServer {
-    id: Spanned<String>,
+    id: Option<Spanned<String>>,
+    target: Option<Spanned<String>>,
+    target_file: Option<Spanned<String>>,
     label: Option<String>,
     #[serde(default)]
     settings: BTreeMap<String, Spanned<Value>>,
-    #[serde(default)]
-    jemalloc: bool,
+    jemalloc: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -177,16 +178,59 @@ struct RawPinning {
 /// One server of the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
-    /// Catalog id (`mariadb-10.11`, `mysql-8.0.31`, ...), aliases resolved.
+    /// Catalog id (`mariadb-10.11`, `mysql-8.0.31`, ...), aliases resolved; for a server that
+    /// is already running, its URL as the file gives it (never with a password).
     pub id: String,
-    /// The catalog entry.
-    pub spec: &'static dbperf_server::ServerSpec,
-    /// Name in tables; the id unless the file gives a label.
+    /// A sandbox dbperf starts, or a server that is already running.
+    pub server: Server,
+    /// Name in tables; the id unless the file gives a label (a running server: its
+    /// `host:port`).
     pub label: String,
-    /// Settings for every start of this server, in file order.
+    /// Settings for every start of this server, in file order (a running server: applied
+    /// with `SET GLOBAL` / `ALTER SYSTEM` before each of its points, like a variant's).
     pub settings: Vec<(String, String)>,
     /// Start the server with Debian's libjemalloc2 preloaded.
     pub jemalloc: bool,
+}
+
+/// Where a `[[server]]` comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Server {
+    /// `id = "..."`: a sandbox of this catalog entry, started, restarted and stopped by the lab.
+    Sandbox(&'static dbperf_server::ServerSpec),
+    /// `target = "..."`: a server that is already running, which the lab never starts or stops.
+    Running(super::target::RunningServer),
+}
+
+impl ServerSpec {
+    /// The catalog entry of a sandbox server; `None` for a running server.
+    pub fn sandbox(&self) -> Option<&'static dbperf_server::ServerSpec> {
+        match &self.server {
+            Server::Sandbox(spec) => Some(spec),
+            Server::Running(_) => None,
+        }
+    }
+
+    /// The server that is already running (`target = ...`), if this is one.
+    pub fn running(&self) -> Option<&super::target::RunningServer> {
+        match &self.server {
+            Server::Sandbox(_) => None,
+            Server::Running(r) => Some(r),
+        }
+    }
+
+    /// The protocol and SQL the server takes.
+    pub fn family(&self) -> dbperf_driver::target::Family {
+        match &self.server {
+            Server::Sandbox(spec) => spec.product.family(),
+            Server::Running(r) => r.family,
+        }
+    }
+
+    /// The product, where the catalog says it (a running server's is learned at connect).
+    pub fn product(&self) -> Option<dbperf_driver::target::Product> {
+        self.sandbox().map(|s| s.product)
+    }
 }
 
 /// A named set of settings applied on top of the server's own.
@@ -397,9 +441,54 @@ impl Experiment {
         let mut servers: Vec<ServerSpec> = Vec::new();
         for s in &raw.servers {
             let r = s.get_ref();
-            let id = r.id.get_ref().trim().to_owned();
-            let spec = dbperf_server::lookup(&id).map_err(|e| at(r.id.span(), e.to_string()))?;
-            let label = r.label.clone().unwrap_or_else(|| id.clone());
+            let (id, server) = match (&r.id, &r.target) {
+                (Some(id), None) => {
+                    if let Some(f) = &r.target_file {
+                        return Err(at(
+                            f.span(),
+                            "target_file names the URL of a server that is already running: it goes with `target`, not `id`"
+                                .into(),
+                        ));
+                    }
+                    let spec = dbperf_server::lookup(id.get_ref().trim()).map_err(|e| at(id.span(), e.to_string()))?;
+                    (spec.id.to_owned(), Server::Sandbox(spec))
+                }
+                (None, Some(t)) => {
+                    let running = super::target::RunningServer::parse(
+                        t.get_ref(),
+                        r.target_file.as_ref().map(|f| base.join(f.get_ref())),
+                    )
+                    .map_err(|m| at(t.span(), m))?;
+                    if let Some(j) = r.jemalloc.as_ref().filter(|j| *j.get_ref()) {
+                        return Err(at(
+                            j.span(),
+                            "jemalloc preloads a library into a server dbperf starts; this server is already running \
+                             (`target`): remove jemalloc, or start the server with it yourself"
+                                .into(),
+                        ));
+                    }
+                    (running.shown.clone(), Server::Running(running))
+                }
+                (Some(_), Some(t)) => {
+                    return Err(at(
+                        t.span(),
+                        "a [[server]] has `id` (a sandbox dbperf starts) or `target` (a server that is already running), not both"
+                            .into(),
+                    ))
+                }
+                (None, None) => {
+                    return Err(at(
+                        s.span(),
+                        "a [[server]] needs `id = \"mariadb-10.11\"` (a sandbox dbperf starts) or \
+                         `target = \"mysql://USER@HOST:PORT/DB\"` (a server that is already running)"
+                            .into(),
+                    ))
+                }
+            };
+            let label = r.label.clone().unwrap_or_else(|| match &server {
+                Server::Running(running) => running.endpoint.clone(),
+                Server::Sandbox(_) => id.clone(),
+            });
             if servers.iter().any(|o| o.label == label) {
                 return Err(at(
                     s.span(),
@@ -407,11 +496,11 @@ impl Experiment {
                 ));
             }
             servers.push(ServerSpec {
-                id: spec.id.to_owned(),
-                spec,
+                id,
+                server,
                 label,
                 settings: settings(&r.settings, &at)?,
-                jemalloc: r.jemalloc,
+                jemalloc: r.jemalloc.as_ref().is_some_and(|j| *j.get_ref()),
             });
         }
 
@@ -572,7 +661,7 @@ impl Experiment {
             if let Some(c) = r.checksum.as_ref().filter(|c| *c.get_ref()) {
                 if let Some(pg) = servers
                     .iter()
-                    .find(|s| s.spec.product == dbperf_driver::target::Product::Postgres)
+                    .find(|s| s.family() == dbperf_driver::target::Family::Postgres)
                 {
                     return Err(at(
                         c.span(),
@@ -584,7 +673,7 @@ impl Experiment {
                 if let Some(engine) = &t.table_engine {
                     if let Some(pg) = servers
                         .iter()
-                        .find(|s| s.spec.product == dbperf_driver::target::Product::Postgres)
+                        .find(|s| s.family() == dbperf_driver::target::Family::Postgres)
                     {
                         let span = r.table_engine.as_ref().map_or(w.span(), |e| e.span());
                         return Err(at(
@@ -597,7 +686,7 @@ impl Experiment {
             if kind == Kind::Pgbench {
                 if let Some(other) = servers
                     .iter()
-                    .find(|s| s.spec.product != dbperf_driver::target::Product::Postgres)
+                    .find(|s| s.family() != dbperf_driver::target::Family::Postgres)
                 {
                     return Err(at(
                         r.kind.as_ref().map_or(w.span(), |k| k.span()),
@@ -620,6 +709,7 @@ impl Experiment {
             });
         }
         check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
+        check_running_servers(&raw, &servers, &pinnings, &workloads, &at)?;
         let search = match &raw.search {
             Some(s) => Some(super::search::parse(
                 s, &servers, &variants, &pinnings, &workloads, &at,
@@ -666,6 +756,82 @@ impl Experiment {
         }
         Ok(experiment)
     }
+}
+
+/// What a server that is already running (`target`) cannot do, named at the key that asks
+/// for it: the lab does not control its process (no `server_cpus`, TPC-H `cold`, `[search]`
+/// starts) nor copy its datadir (a writing workload needs `restore = "none"`, which is for
+/// such servers only).
+fn check_running_servers(
+    raw: &RawFile,
+    servers: &[ServerSpec],
+    pinnings: &[Pinning],
+    workloads: &[WorkloadSpec],
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<(), ExperimentError> {
+    let running = servers.iter().find(|s| s.running().is_some());
+    for (w, rw) in workloads.iter().zip(&raw.workloads) {
+        let r = rw.get_ref();
+        let span = r.restore.as_ref().map_or(rw.span(), |x| x.span());
+        match (running, w.restore) {
+            (None, Restore::None) => {
+                return Err(at(
+                    span,
+                    "restore = \"none\" is for servers that are already running (`target`), whose data the lab cannot \
+                     copy back; a sandbox's data is restored at every start: use \"variant\" or \"point\""
+                        .into(),
+                ))
+            }
+            (Some(s), restore) if w.params.changes_data() && restore != Restore::None => {
+                return Err(at(
+                    span,
+                    format!(
+                        "this {} workload changes the data, and server {:?} is already running (`target`): the lab cannot \
+                         copy its data back between points. Add restore = \"none\" (every point runs on the data the \
+                         points before it left, and its manifest says the data was not restored), or use a sandbox (`id`)",
+                        w.kind().name(),
+                        s.label
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        if let (Some(s), Params::Tpch(t)) = (running, &w.params) {
+            if t.cold != Cold::Off {
+                return Err(at(
+                    r.cold.as_ref().map_or(rw.span(), |c| c.span()),
+                    format!(
+                        "cold restarts the server, and server {:?} is already running (`target`), not dbperf's to restart: remove cold",
+                        s.label
+                    ),
+                ));
+            }
+        }
+    }
+    let Some(s) = running else { return Ok(()) };
+    for (p, rp) in pinnings.iter().zip(&raw.pinnings) {
+        if p.server_cpus.is_some() {
+            let span = rp.get_ref().server_cpus.as_ref().map_or(rp.span(), |c| c.span());
+            return Err(at(
+                span,
+                format!(
+                    "server_cpus pins the server's process, and server {:?} is already running (`target`), not dbperf's \
+                     to pin: remove server_cpus (client_cpus may stay)",
+                    s.label
+                ),
+            ));
+        }
+    }
+    if let Some(search) = &raw.search {
+        return Err(at(
+            search.span(),
+            format!(
+                "a [search] starts the server for every trial, and server {:?} is already running (`target`): search on a sandbox (`id`)",
+                s.label
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks `[network]`: the client kind, the shaping (as `--client-netns` reads it), and shards
@@ -1022,6 +1188,62 @@ users = [1, 4]
         );
         let e = error(&tpch("cold = true", "client = \"netns\""));
         assert!(e.contains("cold TPC-H runs restart the server"), "{e}");
+    }
+
+    #[test]
+    fn a_server_is_a_sandbox_or_a_running_server_never_both_or_neither() {
+        let w = "[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n";
+        let both = format!("[[server]]\nid = \"mariadb-10.11\"\ntarget = \"mysql://u@db1:3306/b\"\n{w}");
+        let err = error(&both);
+        assert!(
+            err.contains("exp.toml:3:") && err.contains("`id`") && err.contains("not both"),
+            "{err}"
+        );
+        let neither = format!("[[server]]\nlabel = \"x\"\n{w}");
+        let err = error(&neither);
+        assert!(err.contains("needs `id = ") && err.contains("target = "), "{err}");
+        let ok = parse(&format!(
+            "[[server]]\ntarget = \"mysql://u@db1:3307/b\"\nsettings = {{ innodb_io_capacity = 500 }}\n{w}"
+        ))
+        .unwrap();
+        let s = &ok.servers[0];
+        assert_eq!((s.label.as_str(), s.id.as_str()), ("db1:3307", "mysql://u@db1:3307/b"));
+        assert!(s.running().is_some() && s.sandbox().is_none());
+        let file = format!("[[server]]\nid = \"mariadb-10.11\"\ntarget_file = \"t\"\n{w}");
+        assert!(error(&file).contains("target_file names the URL"), "{}", error(&file));
+        let secret = format!("[[server]]\ntarget = \"mysql://u:hunter2@db1/b\"\n{w}");
+        let err = error(&secret);
+        assert!(
+            err.contains("target holds a password") && !err.contains("hunter2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_running_server_refuses_what_needs_its_process_naming_the_key() {
+        let server = "[[server]]\ntarget = \"mysql://u@db1:3306/b\"\n";
+        let ro = "[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n";
+        let err = error(&format!("{server}jemalloc = true\n{ro}"));
+        assert!(
+            err.contains("exp.toml:3:") && err.contains("jemalloc") && err.contains("already running"),
+            "{err}"
+        );
+        assert!(parse(&format!("{server}jemalloc = false\n{ro}")).is_ok());
+        let err = error(&format!("{server}{ro}[[pinning]]\nname = \"p\"\nserver_cpus = \"0\"\n"));
+        assert!(err.contains("server_cpus pins the server's process"), "{err}");
+        let rw = "[[workload]]\ntest = \"oltp_read_write\"\ntables = 1\ntable_size = 1000\nusers = [1]\n";
+        let err = error(&format!("{server}{rw}"));
+        assert!(err.contains("restore = \"none\"") && err.contains("cannot"), "{err}");
+        let none = parse(&format!("{server}{rw}restore = \"none\"\n")).unwrap();
+        assert_eq!(none.workloads[0].restore, Restore::None);
+        let err = error(&format!("[[server]]\nid = \"mariadb-10.11\"\n{rw}restore = \"none\"\n"));
+        assert!(
+            err.contains("restore = \"none\" is for servers that are already running"),
+            "{err}"
+        );
+        let tpch = "[[workload]]\nkind = \"tpch\"\nscale_factor = 0.01\ncold = true\n";
+        let err = error(&format!("{server}{tpch}"));
+        assert!(err.contains("cold restarts the server"), "{err}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! | `workload.rs` | workload kinds (sysbench, tpcc, linkbench, tpch, pgbench, lua): their keys and checks, `restore` |
 //! | `lua.rs` | users' scripts: Lua scripts (found, their declared options checked) and pgbench script files |
 //! | `settings.rs` | server settings in experiment files: value syntax, sizes, `max_connections` vs `users` |
+//! | `target.rs` | servers that are already running (`target`): the URL and its password, settings applied in SQL and put back as found, settings that need a restart refused |
 //! | `search.rs` | the `[search]` section (`lab tune`): parameters and their ranges, objective, constraints, budget |
 //! | `tuner.rs` | choosing trials: the space as coordinates, the model (Bayesian optimisation), random and grid strategies |
 //! | `tune.rs` | carrying a search out (`lab tune`): trials as lab points, re-measurement, confirmation, `tune.md` |
@@ -25,6 +26,7 @@ pub mod plan;
 pub mod run;
 pub mod search;
 pub mod settings;
+pub mod target;
 pub mod tune;
 mod tune_html;
 pub mod tuner;

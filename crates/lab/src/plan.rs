@@ -562,7 +562,15 @@ impl Plan {
             let secs = self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(p)).sum::<f64>();
             table.push(vec![
                 (i + 1).to_string(),
-                format!("{}{}", server.label, if server.jemalloc { " +jemalloc" } else { "" }),
+                format!(
+                    "{}{}",
+                    server.label,
+                    match (server.jemalloc, server.running().is_some()) {
+                        (true, _) => " +jemalloc",
+                        (_, true) => " (running: SET at run time)",
+                        _ => "",
+                    }
+                ),
                 e.variants[g.variant].name.clone(),
                 pin,
                 g.data.key(),

@@ -34,12 +34,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::experiment::{Cold, CpuSet, Experiment, Kind, Params, TpchTest};
+use super::experiment::{Cold, CpuSet, Experiment, Kind, Params, Server, TpchTest};
 use super::plan::{eta, Data, DataSet, Group, Plan, Point};
 use dbperf_core::stats;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::{Session, Target};
+use dbperf_results::manifest::NOT_RESTORED;
 use dbperf_results::summary::Summary;
 use dbperf_results::{LabPoint, RunDir};
 use dbperf_server::{SandboxHome, Setting, StartRequest};
@@ -357,6 +358,18 @@ impl LabBench {
         let server = &e.servers[group.server];
         let sandbox = sandbox_name(&e.name, group.server);
         let golden = golden_dir(home, plan, group);
+        let running = server.running();
+        if let (Some(r), false) = (running, self.prepared.contains(&group.data)) {
+            if self.reprepare {
+                bail!(
+                    "--reprepare: server {:?} is already running (target), and the lab drops no tables there; drop the \
+                     workload's tables yourself (`dbperf ... cleanup` drops only those dbperf created) and run again",
+                    server.label
+                );
+            }
+            prepare_on_running(plan, group, &r.url()?, &self.exe, &dir)?;
+            self.prepared.push(group.data.clone());
+        }
         if !self.prepared.contains(&group.data) {
             if self.reprepare || !dbperf_server::snapshot::is_ready(&golden) {
                 prepare_data_set(plan, group, home, &sandbox, &golden, &self.exe, &dir)?;
@@ -392,25 +405,52 @@ impl LabBench {
             group,
             lab_dir: &dir,
         };
-        let mut url = fresh.start()?;
-        let snapshot = format!(
-            "{}/{}",
-            server.label,
-            golden.file_name().unwrap_or_default().to_string_lossy()
-        );
+        // A running server: its settings as found are read before anything changes, and put
+        // back when `applied` drops, whichever way this function returns (the end, an error,
+        // Ctrl-C).
+        let mut settings: Vec<(String, String)> = server.settings.clone();
+        settings.extend(variant.settings.iter().cloned());
+        let (mut url, applied) = match running {
+            None => (fresh.start()?, None),
+            Some(r) => {
+                let applied = super::target::Applied::read(&server.label, r, &settings, &dir)?;
+                applied.apply(&settings)?;
+                let url = r.url()?;
+                if e.prewarm {
+                    prewarm(&self.exe, &url, group, plan, &dir)?;
+                }
+                (url, Some(applied))
+            }
+        };
+        let stop = |home: &SandboxHome| {
+            if running.is_none() {
+                stop_quietly(home, &sandbox);
+            }
+        };
+        let snapshot = match running {
+            None => format!(
+                "{}/{}",
+                server.label,
+                golden.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            // The lab cannot copy such a server's datadir: `not restored: SERVER/DATA+N`.
+            Some(_) => format!("{NOT_RESTORED}{}/{}", server.label, group.data.key()),
+        };
         let labels = super::plan::workload_labels(e);
         // Points run on the data since it was last copied in.
         let mut since_restore = 0u32;
 
         for point in todo {
             if self.interrupted() {
-                stop_quietly(home, &sandbox);
+                stop(home);
                 save_state(&dir, &self.state)?;
                 end.interrupted = true;
                 return Ok(end);
             }
             let w = &e.workloads[point.workload];
-            if since_restore > 0 && plan.restores_before(point) {
+            if let Some(applied) = &applied {
+                applied.apply(&settings)?;
+            } else if since_restore > 0 && plan.restores_before(point) {
                 pace.spend(plan.group_overhead_estimate(group));
                 url = fresh.start()?;
                 since_restore = 0;
@@ -461,6 +501,7 @@ impl LabBench {
                     client_cpus: pinning.client_cpus.as_ref(),
                     results_dir: &self.results_dir,
                     lab_dir: &dir,
+                    sql_only_telemetry: running.is_some(),
                 },
                 &self.interrupt,
             );
@@ -476,7 +517,7 @@ impl LabBench {
                     println!("interrupted");
                     self.state.failed.insert(point.id.clone(), "interrupted".into());
                     save_state(&dir, &self.state)?;
-                    stop_quietly(home, &sandbox);
+                    stop(home);
                     end.interrupted = true;
                     return Ok(end);
                 }
@@ -489,9 +530,51 @@ impl LabBench {
             }
             save_state(&dir, &self.state)?;
         }
-        stop_quietly(home, &sandbox);
+        stop(home);
+        drop(applied);
         Ok(end)
     }
+}
+
+/// Prepares `group`'s data set on a server that is already running, into its URL's database:
+/// the workload's own prepare, which resumes the tables dbperf recorded creating there and
+/// refuses tables of its names that it did not (`dbperf_workloads::ddl`).
+fn prepare_on_running(plan: &Plan, group: &Group, url: &str, exe: &Path, lab_dir: &Path) -> Result<()> {
+    let e = &plan.experiment;
+    let server = &e.servers[group.server];
+    let data = &group.data;
+    println!(
+        "== preparing data set {} on {} (a server already running: into its database, once per lab run; tables dbperf \
+         did not create are refused, never dropped)",
+        data.key(),
+        server.label
+    );
+    let log = lab_dir
+        .join("logs")
+        .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
+    let mut cmd = child(exe, url);
+    cmd.args(prepare_args(plan, data));
+    let t0 = Instant::now();
+    let status = run_logged(&mut cmd, &log)?;
+    if !status.success() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(6).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        bail!(
+            "preparing the data on {:?} failed ({status}):\n{}\n(the whole output: {})",
+            server.label,
+            tail.join("\n"),
+            log.display()
+        );
+    }
+    if let Data::Tpch {
+        engine: Some(engine), ..
+    } = &data.data
+    {
+        convert_tpch_tables(url, engine)?;
+    }
+    println!("   prepared in {:.1} s", t0.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// `lab-<experiment>-<n>`, short enough for a unix socket path.
@@ -545,11 +628,17 @@ fn start_server(
     settings: &[(String, String)],
     cpus: Option<&CpuSet>,
 ) -> Result<dbperf_server::StartReport> {
+    let spec = server.sandbox().ok_or_else(|| {
+        anyhow!(
+            "server {:?} is already running (target): the lab does not start it",
+            server.label
+        )
+    })?;
     let req = StartRequest {
         settings: parse_settings(settings)?,
         jemalloc: server.jemalloc,
         cpus: cpus.map(|c| c.cpus.clone()),
-        ..StartRequest::new(server.spec, sandbox)
+        ..StartRequest::new(spec, sandbox)
     };
     home.start(&req)
         .with_context(|| format!("starting {} as sandbox {sandbox}", server.label))
@@ -569,8 +658,31 @@ fn parse_settings(settings: &[(String, String)]) -> Result<Vec<Setting>> {
 pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     for s in &e.servers {
-        if home.installed(s.spec).is_none() {
-            if let dbperf_server::Source::Added { .. } = s.spec.source {
+        let spec = match &s.server {
+            Server::Sandbox(spec) => *spec,
+            Server::Running(running) => {
+                // Every name the experiment changes on it, with where the file sets it.
+                let mut names: Vec<(String, String)> = Vec::new();
+                let whence = s
+                    .settings
+                    .iter()
+                    .map(|(k, _)| (k, "the server's settings".to_owned()))
+                    .chain(
+                        e.variants
+                            .iter()
+                            .flat_map(|v| v.settings.iter().map(|(k, _)| (k, format!("variant {:?}", v.name)))),
+                    );
+                for (k, w) in whence {
+                    if !names.iter().any(|(n, _)| n == k) {
+                        names.push((k.clone(), w));
+                    }
+                }
+                super::target::check_settings(&s.label, running, &names)?;
+                continue;
+            }
+        };
+        if home.installed(spec).is_none() {
+            if let dbperf_server::Source::Added { .. } = spec.source {
                 return Err(dbperf_server::ServerError::AddedMissing {
                     id: s.id.clone(),
                     dir: home.dist_root().join(&s.id),
@@ -585,9 +697,9 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                 continue;
             }
             println!("Installing {} ...", s.id);
-            home.install(s.spec).with_context(|| format!("installing {}", s.id))?;
+            home.install(spec).with_context(|| format!("installing {}", s.id))?;
         }
-        home.check_settings(s.spec, &parse_settings(&s.settings)?)
+        home.check_settings(spec, &parse_settings(&s.settings)?)
             .map_err(|err| anyhow!("{err}{}", lacked_by(e, home, s, &s.settings, &err, false)))
             .with_context(|| format!("settings of server {:?}", s.label))?;
         // Only names are checked, so one setting per name of every variant, all at once: a
@@ -606,12 +718,12 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                 .iter()
                 .map(|p| (p.name.clone(), p.domain.first_value()))
                 .collect();
-            home.check_settings(s.spec, &parse_settings(&searched)?)
+            home.check_settings(spec, &parse_settings(&searched)?)
                 .with_context(|| format!("[search] parameters on server {:?}", s.label))?;
         }
-        if home.check_settings(s.spec, &parse_settings(&names)?).is_err() {
+        if home.check_settings(spec, &parse_settings(&names)?).is_err() {
             for v in &e.variants {
-                home.check_settings(s.spec, &parse_settings(&v.settings)?)
+                home.check_settings(spec, &parse_settings(&v.settings)?)
                     .map_err(|err| anyhow!("{err}{}", lacked_by(e, home, s, &v.settings, &err, true)))
                     .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;
             }
@@ -649,8 +761,10 @@ fn lacked_by(
     let have: Vec<&str> = e
         .servers
         .iter()
-        .filter(|o| o.id != server.id && home.installed(o.spec).is_some())
-        .filter(|o| home.check_settings(o.spec, &one).is_ok())
+        .filter_map(|o| Some((o, o.sandbox()?)))
+        .filter(|(o, spec)| o.id != server.id && home.installed(spec).is_some())
+        .filter(|(_, spec)| home.check_settings(spec, &one).is_ok())
+        .map(|(o, _)| o)
         .map(|o| o.label.as_str())
         .collect();
     if have.is_empty() {
@@ -720,7 +834,7 @@ fn workload_settings(server: &super::experiment::ServerSpec, data: &DataSet) -> 
             .any(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(key))
     };
     if matches!(data.data, Data::Tpch { .. })
-        && server.spec.product == dbperf_driver::target::Product::Mysql
+        && server.product() == Some(dbperf_driver::target::Product::Mysql)
         && !set("local_infile")
     {
         vec![("local_infile".into(), "ON".into())]
@@ -964,6 +1078,8 @@ struct RunPoint<'a> {
     client_cpus: Option<&'a CpuSet>,
     results_dir: &'a Path,
     lab_dir: &'a Path,
+    /// The server is not dbperf's (`target`): `--telemetry-sql-only`.
+    sql_only_telemetry: bool,
 }
 
 enum PointOutcome {
@@ -1091,6 +1207,9 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
     }
     if let Some(shaping) = &e.network.netns {
         cmd.arg(format!("--client-netns={shaping}"));
+    }
+    if r.sql_only_telemetry {
+        cmd.arg("--telemetry-sql-only");
     }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
@@ -1384,7 +1503,7 @@ fn prewarm_lua(
     lab_dir: &Path,
 ) -> Result<()> {
     let server = &plan.experiment.servers[group.server];
-    if !l.prewarm || (l.oltp_common && server.spec.product == dbperf_driver::target::Product::Postgres) {
+    if !l.prewarm || (l.oltp_common && server.family() == dbperf_driver::target::Family::Postgres) {
         return Ok(());
     }
     let log = lab_dir
@@ -1436,6 +1555,7 @@ mod tests {
             client_cpus: None,
             results_dir: Path::new("/r"),
             lab_dir: Path::new("/l"),
+            sql_only_telemetry: false,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -1471,6 +1591,7 @@ mod tests {
             client_cpus: None,
             results_dir: Path::new("/r"),
             lab_dir: Path::new("/l"),
+            sql_only_telemetry: false,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()

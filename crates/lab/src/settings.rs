@@ -46,7 +46,7 @@ pub(super) fn setting(key: &str, v: &Value) -> Result<String, String> {
 
 /// Settings whose value is an amount of memory or disk: MySQL's and MariaDB's `*_size` and
 /// `innodb_redo_log_capacity`, PostgreSQL's buffers, `*_mem` and WAL sizes.
-fn is_size_setting(key: &str) -> bool {
+pub(super) fn is_size_setting(key: &str) -> bool {
     let k = key.replace('-', "_").to_ascii_lowercase();
     k.ends_with("_size") || k.ends_with("_mem") || k.ends_with("_buffers") || k == "innodb_redo_log_capacity"
 }

@@ -26,7 +26,6 @@ use super::run::{LabBench, LabOptions, Pace};
 use super::search::{Constraint, Domain, Metric, Objective, Op, Search};
 use super::tuner::{Observation, Space, Strategy, Tuner};
 use dbperf_core::stats::{self, judge, Spread, Verdict, DEFAULT_THRESHOLD_PCT};
-use dbperf_driver::target::Product;
 use dbperf_report::compare::inside::RunInside;
 use dbperf_results::manifest::Manifest;
 use dbperf_results::summary::Summary;
@@ -622,7 +621,7 @@ impl Tuning<'_> {
                     .and_then(|m| m.server)
                     .map(|s| s.variables)
                     .unwrap_or_default();
-                let vars = in_bytes(vars, self.e.servers[0].spec.product, &self.search.parameters);
+                let vars = in_bytes(vars, self.e.servers[0].family(), &self.search.parameters);
                 for p in &self.search.parameters {
                     if let Some((_, v)) = vars.iter().find(|(k, _)| k.eq_ignore_ascii_case(&p.name)) {
                         self.st.defaults.insert(p.name.clone(), as_written(&p.domain, v));
@@ -815,8 +814,8 @@ impl Tuning<'_> {
             }
             let set: Vec<String> = b.first.settings.iter().map(|(k, v)| format!("--set {k}={v}")).collect();
             let _ = writeln!(out, "    {}\n", set.join(" "));
-            let (file, section) = match server.spec.product {
-                Product::Postgres => ("postgresql.conf", None),
+            let (file, section) = match server.family() {
+                dbperf_driver::target::Family::Postgres => ("postgresql.conf", None),
                 _ => ("my.cnf", Some("[mysqld]")),
             };
             let _ = writeln!(out, "{file}:\n");
@@ -824,7 +823,7 @@ impl Tuning<'_> {
                 let _ = writeln!(out, "    {s}");
             }
             for (k, v) in &b.first.settings {
-                let v = if server.spec.product == Product::Postgres && v.parse::<f64>().is_err() {
+                let v = if server.family() == dbperf_driver::target::Family::Postgres && v.parse::<f64>().is_err() {
                     format!("'{v}'")
                 } else {
                     v.clone()
@@ -1155,10 +1154,10 @@ fn measure(run_dir: &Path, figure: f64, objective: Objective, took: Duration) ->
 /// defaults are not placed in the space). MySQL and MariaDB give bytes already.
 fn in_bytes(
     mut vars: BTreeMap<String, String>,
-    product: Product,
+    family: dbperf_driver::target::Family,
     params: &[super::search::Parameter],
 ) -> BTreeMap<String, String> {
-    if product != Product::Postgres {
+    if family != dbperf_driver::target::Family::Postgres {
         return vars;
     }
     const UNITS: &[(&str, u64)] = &[
@@ -1606,11 +1605,14 @@ mod tests {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let pg = in_bytes(vars.clone(), Product::Postgres, &params);
+        let pg = in_bytes(vars.clone(), dbperf_driver::target::Family::Postgres, &params);
         assert_eq!(pg["shared_buffers"], (128u64 << 20).to_string());
         assert_eq!(pg["max_wal_size"], (1u64 << 30).to_string());
         assert!(!pg.contains_key("some_new_size"), "an unknown unit is left out");
-        assert_eq!(in_bytes(vars.clone(), Product::Mariadb, &params), vars);
+        assert_eq!(
+            in_bytes(vars.clone(), dbperf_driver::target::Family::Mysql, &params),
+            vars
+        );
         assert_eq!(as_written(&params[0].domain, &pg["shared_buffers"]), "128M");
     }
 }

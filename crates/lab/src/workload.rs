@@ -1,6 +1,6 @@
 //! The workload kinds an experiment's `[[workload]]` may name (`kind = "sysbench" | "tpcc" |
 //! "linkbench" | "tpch" | "pgbench" | "lua"`), each kind's own keys and their checks, and how a
-//! kind's data set is restored between points (`restore = "point" | "variant"`). Users' own
+//! kind's data set is restored between points (`restore = "point" | "variant" | "none"`). Users' own
 //! scripts (`lua`, pgbench's `files`) are found and checked in [`super::lua`].
 //!
 //! Keys map one to one onto the options of the child command the lab runs (`dbperf tpcc run
@@ -98,6 +98,10 @@ pub enum Restore {
     Point,
     /// Once per server start (variant): the points of one start see each other's changes.
     Variant,
+    /// Never: every point runs on the data the points before it left. The only choice for a
+    /// writing workload on a server that is already running (`target`), whose datadir the lab
+    /// cannot copy; each point's manifest says its data was not restored.
+    None,
 }
 
 /// TPC-C's keys (`dbperf tpcc prepare|run`).
@@ -226,6 +230,21 @@ impl Params {
         match self {
             Params::Lua(l) => !l.read_only,
             other => other.kind().writes(),
+        }
+    }
+
+    /// Whether a run changes the data at all: [`Params::writes`], and sysbench's tests that
+    /// write (whose default restore is still once per start, the points of a start sharing
+    /// their changes). A server that is already running can only take such a workload with
+    /// `restore = "none"`.
+    pub fn changes_data(&self) -> bool {
+        use dbperf_workloads::sysbench::options::Test;
+        match self {
+            Params::Sysbench(s) => !matches!(
+                s.test,
+                Test::ReadOnly | Test::PointSelect | Test::SelectRandomPoints | Test::SelectRandomRanges
+            ),
+            other => other.writes(),
         }
     }
 }

@@ -420,7 +420,11 @@ fn facts(m: &Manifest) -> Facts {
         push(
             "client",
             "telemetry",
-            t.map_or("off".into(), |s| format!("every {}", secs(s))),
+            match t {
+                None => "off".into(),
+                Some(s) if o.telemetry_sql_only => format!("every {}, SQL only (no OS samples)", secs(s)),
+                Some(s) => format!("every {}", secs(s)),
+            },
         );
     }
     f
@@ -573,7 +577,12 @@ fn data(m: &Manifest) -> String {
         WorkloadOptions::Lua(o) => lua_data(o),
         WorkloadOptions::Other(_) => NOT_RECORDED.into(),
     };
-    part
+    match m.lab.as_ref().and_then(|l| l.snapshot.as_deref()) {
+        Some(s) if s.starts_with(dbperf_results::manifest::NOT_RESTORED) => {
+            format!("{part}, not restored between points (a server dbperf did not start)")
+        }
+        _ => part,
+    }
 }
 
 /// A `dbperf lua` run's data set, from what its manifest records (the script and the values of

@@ -160,6 +160,10 @@ pub struct MergedShard {
     pub reason: String,
 }
 
+/// How [`LabPoint::snapshot`] starts when the point's data was not restored: it ran on a server
+/// the lab did not start (`target`), on whatever data the points before it left.
+pub const NOT_RESTORED: &str = "not restored: ";
+
 /// The coordinates of one lab run inside its experiment, for grouping and comparing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabPoint {
@@ -197,7 +201,8 @@ pub struct LabPoint {
     pub rep: u32,
     /// The prepared data set (golden copy) the point's datadir came from, as
     /// `SERVER/DATA-FINGERPRINT`, and `+N` when N earlier points ran on it since it was
-    /// restored (`restore = "variant"`); `null` in older manifests.
+    /// restored (`restore = "variant"`); on a server the lab did not start (`target`), whose
+    /// data it never restores, [`NOT_RESTORED`] then `SERVER/DATA+N`; `null` in older manifests.
     #[serde(default)]
     pub snapshot: Option<String>,
     /// Checksum of every table just before the point ran (`checksum = true` in the

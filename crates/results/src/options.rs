@@ -57,6 +57,10 @@ pub struct RunOptions {
     pub innodb_metrics: bool,
     /// `--pfs-instruments`.
     pub pfs_instruments: bool,
+    /// `--telemetry-sql-only`: the server was sampled through SQL only, this machine's OS not at
+    /// all (a server on another host, or one dbperf did not start: the lab's `target` servers).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub telemetry_sql_only: bool,
     /// `--settle`: the longest wait for the server to settle, seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settle_max_s: Option<u64>,

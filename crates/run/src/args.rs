@@ -456,6 +456,11 @@ pub struct RunOutputArgs {
     /// Do not sample the server, the OS and the client during the run (telemetry.jsonl).
     #[arg(long, help_heading = "Telemetry")]
     pub no_telemetry: bool,
+    /// Sample the server through SQL only, not this machine's OS: for a server on another host
+    /// or one dbperf did not start (the lab sets it for its `target` servers). The manifest
+    /// records it.
+    #[arg(long, help_heading = "Telemetry")]
+    pub telemetry_sql_only: bool,
     /// Seconds between telemetry samples (on the run's clock).
     #[arg(value_parser = dbperf_core::bounds::interval_flag, long, default_value_t = 1.0, value_name = "SECONDS", help_heading = "Telemetry")]
     pub telemetry_interval: f64,
@@ -502,6 +507,7 @@ impl RunOutputArgs {
         let mut cfg = telemetry_config(
             self.no_telemetry,
             self.telemetry_interval,
+            !self.telemetry_sql_only,
             target,
             dbperf_telemetry::server::ServerTelemetryOptions {
                 innodb_metrics: self.innodb_metrics,
@@ -548,6 +554,7 @@ impl RunOutputArgs {
         r.telemetry_interval_s = Some((!self.no_telemetry).then_some(self.telemetry_interval));
         r.innodb_metrics = self.innodb_metrics;
         r.pfs_instruments = self.pfs_instruments;
+        r.telemetry_sql_only = self.telemetry_sql_only && !self.no_telemetry;
         r.settle_max_s = self.settle;
     }
 
@@ -561,12 +568,14 @@ impl RunOutputArgs {
 pub fn telemetry_config(
     off: bool,
     interval_s: f64,
+    os: bool,
     target: &Target,
     server: dbperf_telemetry::server::ServerTelemetryOptions,
 ) -> Option<TelemetryConfig> {
     (!off).then(|| TelemetryConfig {
         period: Duration::from_secs_f64(interval_s.max(0.1)),
         target: Some(target.clone()),
+        os,
         server,
         server_host: None,
     })

@@ -76,6 +76,9 @@ pub struct TelemetryConfig {
     pub period: Duration,
     /// The server to sample; `None` samples only the OS and the client.
     pub target: Option<Target>,
+    /// Sample this machine's OS too (`false`: the server is not on this machine, or not
+    /// dbperf's, and its OS figures would be another machine's or mixed with others').
+    pub os: bool,
     pub server: ServerTelemetryOptions,
     /// The database host when it is not this one (`--server-host`): its OS is sampled there.
     pub server_host: Option<dbperf_server::remote::RemoteHost>,
@@ -230,7 +233,7 @@ fn sample_loop(
             continue;
         }
         k = (now - t0_ns) / period_ns + 1;
-        let os_sample = os.sample();
+        let os_sample = cfg.os.then(|| os.sample());
         let server_sample = match server.as_mut() {
             Some(s) => match unless_stopped(&rt, stop, cfg.period, s.sample()) {
                 Waited::Done(Ok(v)) => Some(v),
@@ -279,7 +282,7 @@ fn sample_loop(
             server_host_error,
             t_s: t_now.saturating_sub(t0_ns) as f64 / 1e9,
             interval_s: Some(elapsed),
-            os: Some(os_sample),
+            os: os_sample,
             server_error: if server_sample.is_none() {
                 server_error.clone()
             } else {

@@ -183,6 +183,9 @@ fn facts(page: &mut Page, data: &RunData) {
     ]);
     if let Some(lab) = &m.lab {
         rows.push(vec!["lab point".into(), format!("{} · {}", lab.experiment, lab.point)]);
+        if let Some(snapshot) = &lab.snapshot {
+            rows.push(vec!["lab data".into(), snapshot.clone()]);
+        }
     }
     page.table(&["".into(), "".into()], &rows);
 }
