@@ -490,3 +490,90 @@ users = [1]
         assert!(leaked.is_empty(), "the password is in {leaked:?}");
     }
 }
+
+/// Oracle MySQL as a running server: its read-only variables are told by `SET GLOBAL x =
+/// @@GLOBAL.x` failing with error 1238 (`lab plan` refuses one, naming it), and the variants'
+/// `SET GLOBAL` values are back as found after the run. (A MySQL 8.0.31 dbperf started, used
+/// through an account of its own with global rights.)
+#[test]
+fn on_mysql_a_read_only_variable_is_refused_and_globals_come_back_as_found() {
+    if !common::available("mysql-8.0.31") {
+        return;
+    }
+    use mysql_async::prelude::Queryable as _;
+    let sandbox = dbperf::server::testing::TempSandbox::start_server("mysql-8.0.31", &[]).unwrap();
+    let password = random_password();
+    let admin = sandbox.admin_url();
+    let globals = |names: &[&str]| -> Vec<String> {
+        common::block_on(async {
+            let mut c = mysql_async::Conn::from_url(admin.as_str()).await.unwrap();
+            let mut out = Vec::new();
+            for n in names {
+                let v: Option<String> = c.query_first(format!("SELECT @@GLOBAL.{n}")).await.unwrap();
+                out.push(v.unwrap_or_default());
+            }
+            c.disconnect().await.unwrap();
+            out
+        })
+    };
+    common::block_on(async {
+        let mut c = mysql_async::Conn::from_url(admin.as_str()).await.unwrap();
+        c.query_drop(format!(
+            "CREATE USER 'labsu'@'127.0.0.1' IDENTIFIED WITH mysql_native_password BY '{password}'"
+        ))
+        .await
+        .unwrap();
+        c.query_drop("GRANT ALL ON *.* TO 'labsu'@'127.0.0.1'").await.unwrap();
+        c.disconnect().await.unwrap();
+    });
+    let found = globals(&SETTINGS);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let target_file = tmp.path().join("target");
+    std::fs::write(
+        &target_file,
+        format!("mysql://labsu:{password}@127.0.0.1:{}/sbtest\n", sandbox.port()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&target_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server_toml = format!(
+        "[[server]]\ntarget = \"mysql://labsu@127.0.0.1:{}/sbtest\"\ntarget_file = \"{}\"",
+        sandbox.port(),
+        target_file.display()
+    );
+    let dbperf = || {
+        let mut c = common::dbperf();
+        c.env("DBPERF_HOME", &home).env_remove("DBPERF_TARGET");
+        c
+    };
+    let bad = experiment(
+        tmp.path(),
+        "mysql-static",
+        &server_toml,
+        2,
+        "[[variant]]\nname = \"redo\"\nsettings = { innodb_log_file_size = \"512M\" }",
+    );
+    let out = dbperf().args(["lab", "plan"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("innodb_log_file_size") && err.contains("error 1238"),
+        "{err}"
+    );
+
+    let file = experiment(tmp.path(), "mysql-running", &server_toml, 2, "");
+    let out = run_ok(
+        dbperf()
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 2 run(s)"), "{text}");
+    assert_eq!(globals(&SETTINGS), found, "not back as found\n{text}");
+    for root in [&results, &home] {
+        let leaked = files_holding(root, &password);
+        assert!(leaked.is_empty(), "the password is in {leaked:?}");
+    }
+}
