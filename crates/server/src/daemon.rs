@@ -309,6 +309,7 @@ pub(crate) fn wait_ready(bins: &Binaries, child: &mut Child, p: &Pending<'_>, ad
     loop {
         p.check_interrupt()?;
         if let Ok(Some(status)) = child.try_wait() {
+            process::forget(child.id() as i32);
             return Err(ServerError::StartFailed {
                 name: p.name.to_owned(),
                 status: status.to_string(),

@@ -154,6 +154,7 @@ pub(crate) fn wait_ready(child: &mut Child, port: u16, p: &Pending<'_>) -> Resul
     loop {
         p.check_interrupt()?;
         if let Ok(Some(status)) = child.try_wait() {
+            process::forget(child.id() as i32);
             return Err(ServerError::StartFailed {
                 name: p.name.to_owned(),
                 status: status.to_string(),

@@ -16,6 +16,36 @@ use super::ServerError;
 
 const POLL: Duration = Duration::from_millis(50);
 
+/// The servers this process spawned and has not reaped yet. Only these are ever reaped with
+/// `waitpid` here: a pid read from a pid file may by now be another child of this process
+/// (a client program, a lab's point), whose own wait would then fail with ECHILD. A pid in
+/// this list cannot have been reused, since it stays taken until it is reaped.
+static SPAWNED: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Says that the server `pid` was reaped by its `Child` (a wait, a `try_wait` that saw it end).
+pub(crate) fn forget(pid: i32) {
+    if let Ok(mut list) = SPAWNED.lock() {
+        list.retain(|p| *p != pid);
+    }
+}
+
+/// Reaps `pid` if it is a server this process spawned and it has ended; true if it did.
+fn reap_if_spawned(pid: i32) -> bool {
+    let Ok(mut list) = SPAWNED.lock() else {
+        return false;
+    };
+    if !list.contains(&pid) {
+        return false;
+    }
+    // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
+    let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+    let gone = r > 0 || (r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD));
+    if gone {
+        list.retain(|p| *p != pid);
+    }
+    r > 0
+}
+
 pub(crate) use dbperf_core::nofollow::Open as Write;
 
 /// Opens (creating) a file in a sandbox directory for writing without following a symbolic
@@ -57,7 +87,11 @@ pub(crate) fn spawn_detached(
             Ok(())
         });
     }
-    cmd.spawn().map_err(on_spawn)
+    let child = cmd.spawn().map_err(on_spawn)?;
+    if let Ok(mut list) = SPAWNED.lock() {
+        list.push(child.id() as i32);
+    }
+    Ok(child)
 }
 
 /// Reads a pid file (the pid is its first line: PostgreSQL's `postmaster.pid` has more); a
@@ -78,10 +112,9 @@ pub(crate) fn read_pid_file(path: &Path) -> Option<i32> {
 pub(crate) fn is_our_server(pid: i32, marker: &Path) -> bool {
     let state = proc_state(pid);
     if matches!(state, Some('Z' | 'X') | None) {
-        // Reap it if it is our own child (SandboxHome::start spawns mariadbd in-process, as
-        // TempSandbox does); for any other pid this fails with ECHILD and changes nothing.
-        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects.
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        // Reap it if it is a server this process spawned (SandboxHome::start spawns mariadbd
+        // in-process, as TempSandbox does), never another child of ours.
+        reap_if_spawned(pid);
         return false;
     }
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -182,17 +215,14 @@ pub(crate) fn wait_exit(pid: i32, marker: &Path, timeout: Duration) -> bool {
 fn await_gone(pid: i32) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        // SAFETY: waitpid with WNOHANG and a null status pointer has no memory effects; for a
-        // pid that is not our child it fails with ECHILD and changes nothing.
-        if unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {
+        if reap_if_spawned(pid) {
             return;
         }
         let exiting = match proc_state(pid) {
-            // It may have turned into a zombie since the waitpid above: reap it now if it is
-            // ours (for anyone else's, waitpid fails with ECHILD and changes nothing).
+            // It may have turned into a zombie since the reap above: reap it now if it is a
+            // server this process spawned.
             Some('Z') => {
-                // SAFETY: as above.
-                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                reap_if_spawned(pid);
                 // A leader thread that has exited shows Z while the process's other threads
                 // still run their shutdown (MySQL 5.6 ends its main thread first).
                 other_threads_run(pid)
@@ -297,6 +327,8 @@ mod tests {
     fn wait_exit_returns_only_once_the_process_is_gone() {
         let child = Command::new("sleep").arg("3737").spawn().unwrap();
         let pid = child.id() as i32;
+        // As spawn_detached records the servers it starts.
+        SPAWNED.lock().unwrap().push(pid);
         // Between fork and exec the child still shows the test binary's command line.
         let deadline = Instant::now() + Duration::from_secs(5);
         while !is_our_server(pid, Path::new("3737")) {
@@ -307,6 +339,24 @@ mod tests {
         assert!(wait_exit(pid, Path::new("3737"), Duration::from_secs(5)));
         // Our child, so it was reaped too: no zombie, no exiting process.
         assert_eq!(proc_state(pid), None);
+    }
+
+    /// A child that is not a server this process spawned (a client program, a lab's point)
+    /// is never reaped here, even when a stale pid file names its pid: its own wait must see
+    /// its exit, not ECHILD.
+    #[test]
+    fn other_children_are_left_to_their_own_wait() {
+        let mut child = Command::new("sleep").arg("3739").spawn().unwrap();
+        let pid = child.id() as i32;
+        child.kill().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while proc_state(pid) != Some('Z') {
+            assert!(Instant::now() < deadline, "sleep 3739 never became a zombie");
+            sleep(Duration::from_millis(5));
+        }
+        assert!(!is_our_server(pid, Path::new("3739")));
+        assert_eq!(proc_state(pid), Some('Z'), "left for its own wait");
+        assert!(child.wait().is_ok(), "the child's own wait still sees it");
     }
 
     #[test]
@@ -324,6 +374,7 @@ mod tests {
     fn processes_are_found_by_the_file_they_were_started_with() {
         let child = Command::new("sleep").arg("3738").spawn().unwrap();
         let pid = child.id() as i32;
+        SPAWNED.lock().unwrap().push(pid);
         let deadline = Instant::now() + Duration::from_secs(5);
         while !processes_naming(Path::new("3738")).contains(&pid) {
             assert!(Instant::now() < deadline, "sleep 3738 was not found");

@@ -450,6 +450,7 @@ impl Starting<'_> {
             }
         }
         let _ = child.wait();
+        process::forget(pid);
         if let Ok(mut list) = UNFINISHED.lock() {
             list.retain(|p| *p != pid);
         }
