@@ -105,9 +105,28 @@ pub fn interval_flag(s: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
+/// clap parser of an interval that cannot be off (`dbperf host --stream`):
+/// [`MIN_INTERVAL_SECS`] to [`MAX_SECS`].
+pub fn period_flag(s: &str) -> Result<f64, String> {
+    let secs = interval_flag(s)?;
+    if secs == 0.0 {
+        return Err(format!(
+            "a period must be {MIN_INTERVAL_SECS} to {MAX_SECS} seconds, got {s:?}"
+        ));
+    }
+    Ok(secs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_period_is_never_zero() {
+        assert!(period_flag("0").unwrap_err().contains("0.1 to"));
+        assert!(period_flag("0.01").is_err());
+        assert_eq!(period_flag("1").unwrap(), 1.0);
+    }
 
     #[test]
     fn durations_with_units() {

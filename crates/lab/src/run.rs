@@ -955,7 +955,8 @@ const TPCH_TABLES: &[&str] = &[
     "region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
 ];
 
-fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+/// Runs `f` on a runtime of its own (the lab's few SQL calls outside the points).
+pub(crate) fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -96,13 +96,7 @@ impl RunningServer {
     }
 }
 
-fn block_on<T>(f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting an async runtime")?
-        .block_on(f)
-}
+use super::run::block_on;
 
 async fn connect(target: &Target, label: &str) -> Result<AnySession> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))

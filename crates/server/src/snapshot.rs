@@ -30,7 +30,10 @@ pub fn is_ready(dir: &Path) -> bool {
 }
 
 impl SandboxHome {
+    /// Refuses a name that is not a sandbox name (its datadir path is built from it) and a
+    /// sandbox that runs.
     fn refuse_running(&self, sandbox: &str, what: &str) -> Result<(), ServerError> {
+        super::home::validate_name(sandbox)?;
         match self.status(sandbox) {
             Ok(s) if !matches!(s.state, RunState::Stopped) => Err(ServerError::Snapshot {
                 why: format!("sandbox {sandbox:?} is running: stop it before {what} (`dbperf server stop {sandbox}`)"),
@@ -140,5 +143,12 @@ mod tests {
         std::fs::remove_file(snap.join(READY_MARK)).unwrap();
         let e = home.restore_snapshot("s", &snap).unwrap_err().to_string();
         assert!(e.contains("not a complete snapshot"), "{e}");
+        // A name that is not a sandbox name never reaches a path.
+        for bad in ["../s", "", "a/b"] {
+            let e = home.restore_snapshot(bad, &snap).unwrap_err().to_string();
+            assert!(e.contains("invalid sandbox name"), "{bad:?}: {e}");
+            assert!(home.save_snapshot(bad, &snap).is_err());
+        }
+        assert!(data.is_dir(), "nothing was removed");
     }
 }

@@ -14,7 +14,7 @@ pub struct HostArgs {
     #[arg(long, conflicts_with = "stream")]
     pub json: bool,
     /// Print an OS sample every SECONDS as a JSON line until the reader goes away.
-    #[arg(long, value_name = "SECONDS", value_parser = dbperf_core::bounds::interval_flag)]
+    #[arg(long, value_name = "SECONDS", value_parser = dbperf_core::bounds::period_flag)]
     pub stream: Option<f64>,
 }
 
