@@ -77,9 +77,14 @@ pub struct PowerArgs {
     /// needs all 22 [default: all].
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub queries: Vec<u8>,
-    /// Restart the sandbox and drop the OS page cache before each query or each run (needs --target sandbox:NAME).
+    /// Restart the sandbox and drop the OS page cache before each query or each run (needs
+    /// --target sandbox:NAME, or --cold-sandbox NAME on the --server-host).
     #[arg(long, value_enum)]
     pub cold: Option<ColdArg>,
+    /// The sandbox on --server-host that the target URL reaches: --cold restarts it there
+    /// over ssh (`dbperf server restart NAME --cold`).
+    #[arg(long, value_name = "NAME", requires_all = ["cold", "server_host"])]
+    pub cold_sandbox: Option<String>,
     /// Skip RF1/RF2 (Power@Size is then not computed).
     #[arg(long)]
     pub no_refresh: bool,
@@ -172,11 +177,19 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     if a.repeat == 0 {
         bail!("--repeat 0: give at least 1 run");
     }
-    let cold_start = match (a.cold, a.conn.sandbox()) {
-        (None, _) => None,
-        (Some(_), Some(name)) => Some(Box::new(dbperf_server::cold::cold_restart(&name)?) as ColdStart),
-        (Some(_), None) => bail!(
-            "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME"
+    let cold_start = match (a.cold, a.conn.sandbox(), &a.cold_sandbox) {
+        (None, _, _) => None,
+        (Some(_), Some(name), None) => Some(Box::new(dbperf_server::cold::cold_restart(&name)?) as ColdStart),
+        (Some(_), None, Some(name)) => {
+            let host = a.out.server_host()?.context("--cold-sandbox needs --server-host")?;
+            Some(Box::new(dbperf_server::cold::remote_cold_restart(host, name)?) as ColdStart)
+        }
+        (Some(_), Some(_), Some(_)) => {
+            bail!("--cold-sandbox names a sandbox on --server-host; the target sandbox:NAME is one here: give one of them")
+        }
+        (Some(_), None, None) => bail!(
+            "--cold restarts the server, which dbperf can only do for its own sandboxes: use --target sandbox:NAME \
+             (or, for a sandbox on another host, --server-host ssh://... --cold-sandbox NAME)"
         ),
     };
     let start_at = a.place.start_at()?;

@@ -157,6 +157,13 @@ struct RawServer {
     #[serde(default)]
     settings: BTreeMap<String, Spanned<Value>>,
     jemalloc: Option<Spanned<bool>>,
+    /// `ssh://USER@HOST[:PORT]`: the database host (this machine when absent).
+    host: Option<Spanned<String>>,
+    ssh: Option<Spanned<String>>,
+    dbperf: Option<Spanned<String>>,
+    home: Option<Spanned<String>>,
+    listen: Option<Spanned<String>>,
+    allow_from: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -191,6 +198,22 @@ pub struct ServerSpec {
     pub settings: Vec<(String, String)>,
     /// Start the server with Debian's libjemalloc2 preloaded.
     pub jemalloc: bool,
+    /// The database host when it is not this machine (`host = "ssh://..."`).
+    pub host: Option<ServerHost>,
+}
+
+/// A `[[server]]`'s database host reached with ssh: a sandbox is started, stopped, copied and
+/// restored there by `dbperf server ...` run over ssh (`run.rs` through `host.rs`); every point
+/// samples its OS (`--server-host`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerHost {
+    /// The host with its ssh command line, the `dbperf` there and its `DBPERF_HOME`
+    /// (`.dbperf` under the login's home unless `home` says).
+    pub remote: dbperf_server::remote::RemoteHost,
+    /// The host's address the sandbox listens on; `None`: the one the ssh connection arrives at.
+    pub listen: Option<std::net::IpAddr>,
+    /// The client addresses its benchmark account allows; empty: the one ssh comes from.
+    pub allow_from: Vec<std::net::IpAddr>,
 }
 
 /// Where a `[[server]]` comes from.
@@ -495,12 +518,14 @@ impl Experiment {
                     format!("two servers are both called {label:?}: give one a different `label`"),
                 ));
             }
+            let host = server_host(r, matches!(server, Server::Running(_)), &at)?;
             servers.push(ServerSpec {
                 id,
                 server,
                 label,
                 settings: settings(&r.settings, &at)?,
                 jemalloc: r.jemalloc.as_ref().is_some_and(|j| *j.get_ref()),
+                host,
             });
         }
 
@@ -756,6 +781,108 @@ impl Experiment {
         }
         Ok(experiment)
     }
+}
+
+/// A `[[server]]`'s `host` with its `ssh`, `dbperf`, `home`, `listen` and `allow_from`; the
+/// others without `host` are refused, as are those a running server (`target`, whose host
+/// only gives OS telemetry) has no use for.
+fn server_host(
+    r: &RawServer,
+    running: bool,
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Option<ServerHost>, ExperimentError> {
+    let Some(url) = &r.host else {
+        let stray = [
+            ("ssh", &r.ssh),
+            ("dbperf", &r.dbperf),
+            ("home", &r.home),
+            ("listen", &r.listen),
+        ]
+        .into_iter()
+        .find_map(|(k, v)| v.as_ref().map(|v| (k, v.span())))
+        .or_else(|| r.allow_from.as_ref().map(|v| ("allow_from", v.span())));
+        return match stray {
+            Some((key, span)) => Err(at(
+                span,
+                format!(
+                    "{key} goes with host = \"ssh://USER@HOST\" (a server on another host); this server has no host"
+                ),
+            )),
+            None => Ok(None),
+        };
+    };
+    let mut remote =
+        dbperf_server::remote::RemoteHost::parse(url.get_ref(), r.ssh.as_ref().map(|s| s.get_ref().as_str())).map_err(
+            |e| {
+                let span = match (&e, &r.ssh) {
+                    (dbperf_server::remote::RemoteError::BadSsh { .. }, Some(ssh)) => ssh.span(),
+                    _ => url.span(),
+                };
+                at(span, e.to_string())
+            },
+        )?;
+    if let Some(d) = &r.dbperf {
+        if d.get_ref().trim().is_empty() {
+            return Err(at(
+                d.span(),
+                "dbperf is the path of dbperf on that host; it is empty".into(),
+            ));
+        }
+        remote.dbperf = d.get_ref().clone();
+    }
+    if running {
+        if let Some((key, span)) = [("home", &r.home), ("listen", &r.listen)]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|v| (k, v.span())))
+            .or_else(|| r.allow_from.as_ref().map(|v| ("allow_from", v.span())))
+        {
+            return Err(at(
+                span,
+                format!(
+                    "{key} is for a sandbox the lab starts on that host; this server is already running (`target`), \
+                     and its host only gives the OS telemetry: remove {key}"
+                ),
+            ));
+        }
+    }
+    if let Some(h) = &r.home {
+        if h.get_ref().trim().is_empty() {
+            return Err(at(h.span(), "home is DBPERF_HOME on that host; it is empty".into()));
+        }
+    }
+    remote.home = Some(r.home.as_ref().map_or(".dbperf".to_owned(), |h| h.get_ref().clone()));
+    let addr = |text: &str, span: Range<usize>, key: &str| {
+        let a: std::net::IpAddr = text.trim().parse().map_err(|_| {
+            at(
+                span.clone(),
+                format!("{key} {text:?} is not an IP address (give an address such as 192.0.2.10, not a name)"),
+            )
+        })?;
+        if a.is_unspecified() {
+            return Err(at(
+                span,
+                format!("{key} {text:?} is every address; give one address of the host"),
+            ));
+        }
+        Ok(a)
+    };
+    let listen = match &r.listen {
+        Some(l) => Some(addr(l.get_ref(), l.span(), "listen")?),
+        None => None,
+    };
+    let allow_from = match &r.allow_from {
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .map(|a| addr(a, list.span(), "allow_from"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    Ok(Some(ServerHost {
+        remote,
+        listen,
+        allow_from,
+    }))
 }
 
 /// What a server that is already running (`target`) cannot do, named at the key that asks
@@ -1188,6 +1315,47 @@ users = [1, 4]
         );
         let e = error(&tpch("cold = true", "client = \"netns\""));
         assert!(e.contains("cold TPC-H runs restart the server"), "{e}");
+    }
+
+    #[test]
+    fn a_server_on_another_host_is_read_and_its_keys_checked() {
+        let w = "[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n";
+        let server = |keys: &str| format!("[[server]]\nid = \"mariadb-10.11\"\n{keys}\n{w}");
+        let e = parse(&server(
+            "host = \"ssh://bench@db1:2222\"\nssh = \"ssh -i '/k/lab key'\"\nlisten = \"10.0.0.2\"\nallow_from = [\"10.0.0.1\"]",
+        ))
+        .unwrap();
+        let h = e.servers[0].host.as_ref().unwrap();
+        assert_eq!((h.remote.host.as_str(), h.remote.port), ("db1", Some(2222)));
+        assert_eq!(h.remote.ssh_line(), "ssh -i '/k/lab key'");
+        assert_eq!(
+            h.remote.home.as_deref(),
+            Some(".dbperf"),
+            "the login's default, said explicitly"
+        );
+        assert_eq!(h.listen.unwrap().to_string(), "10.0.0.2");
+        assert_eq!(h.allow_from.len(), 1);
+        for (keys, says, line) in [
+            ("ssh = \"ssh -i k\"", "ssh goes with host", 3),
+            ("allow_from = [\"10.0.0.1\"]", "allow_from goes with host", 3),
+            ("host = \"db1\"", "ssh://", 3),
+            ("host = \"ssh://u:pw@db1\"", "a password does not go here", 3),
+            ("host = \"ssh://db1\"\nssh = \"ssh -i 'open\"", "quotes do not close", 4),
+            ("host = \"ssh://db1\"\nlisten = \"db1.lab\"", "not an IP address", 4),
+            ("host = \"ssh://db1\"\nlisten = \"0.0.0.0\"", "every address", 4),
+        ] {
+            let e = error(&server(keys));
+            assert!(
+                e.contains(says) && e.contains(&format!("exp.toml:{line}:")),
+                "{keys}: {e}"
+            );
+        }
+        let running =
+            format!("[[server]]\ntarget = \"mysql://u@db1:3306/b\"\nhost = \"ssh://db1\"\nhome = \"/srv\"\n{w}");
+        let e = error(&running);
+        assert!(e.contains("home is for a sandbox") && e.contains("exp.toml:4:"), "{e}");
+        let telemetry_only = format!("[[server]]\ntarget = \"mysql://u@db1:3306/b\"\nhost = \"ssh://db1\"\n{w}");
+        assert!(parse(&telemetry_only).unwrap().servers[0].host.is_some());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! | `tuner.rs` | choosing trials: the space as coordinates, the model (Bayesian optimisation), random and grid strategies |
 //! | `tune.rs` | carrying a search out (`lab tune`): trials as lab points, re-measurement, confirmation, `tune.md` |
 //! | `tune_html.rs` | `tune.html`: each parameter's trials and the model's partial dependence |
+//! | `host.rs` | where a sandbox runs: this machine, or a database host driven over ssh (`host = "ssh://..."`) |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
 //! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
 //! | `finished.rs` | an experiment's finished points, for its report (`lab report`, `dbperf report NAME`) |
@@ -20,6 +21,7 @@
 
 pub mod experiment;
 pub mod finished;
+mod host;
 pub mod lock;
 pub mod lua;
 pub mod plan;

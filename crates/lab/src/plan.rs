@@ -563,13 +563,18 @@ impl Plan {
             table.push(vec![
                 (i + 1).to_string(),
                 format!(
-                    "{}{}",
+                    "{}{}{}",
                     server.label,
                     match (server.jemalloc, server.running().is_some()) {
                         (true, _) => " +jemalloc",
                         (_, true) => " (running: SET at run time)",
                         _ => "",
-                    }
+                    },
+                    server
+                        .host
+                        .as_ref()
+                        .map(|h| format!(" on {}", h.remote.host))
+                        .unwrap_or_default()
                 ),
                 e.variants[g.variant].name.clone(),
                 pin,

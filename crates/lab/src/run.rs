@@ -35,6 +35,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::experiment::{Cold, CpuSet, Experiment, Kind, Params, Server, TpchTest};
+use super::host::{parse_settings, Sandboxes};
 use super::plan::{eta, Data, DataSet, Group, Plan, Point};
 use dbperf_core::stats;
 use dbperf_driver::any::AnySession;
@@ -43,7 +44,7 @@ use dbperf_driver::{Session, Target};
 use dbperf_results::manifest::NOT_RESTORED;
 use dbperf_results::summary::Summary;
 use dbperf_results::{LabPoint, RunDir};
-use dbperf_server::{SandboxHome, Setting, StartRequest};
+use dbperf_server::SandboxHome;
 
 /// Where a lab run keeps things and how it behaves.
 #[derive(Debug, Clone)]
@@ -305,7 +306,10 @@ impl LabBench {
             load_state(&opts.results_dir, &e.name)?
         };
         // A point whose run directory has gone is not done.
-        state.done.retain(|_, d| d.run_dir.join("summary.json").is_file());
+        // (TPC-H's runs have a tpch.json where the others have a summary.json.)
+        state.done.retain(|_, d| {
+            d.run_dir.join("summary.json").is_file() || d.run_dir.join(dbperf_results::TPCH_FILE).is_file()
+        });
         save_state(&dir, &state)?;
         if e.network.netns.is_some() {
             dbperf_run::network::check_privileges().map_err(|m| anyhow!("[network] client = \"netns\": {m}"))?;
@@ -357,8 +361,16 @@ impl LabBench {
         let (home, dir) = (&self.home, self.dir.clone());
         let server = &e.servers[group.server];
         let sandbox = sandbox_name(&e.name, group.server);
-        let golden = golden_dir(home, plan, group);
         let running = server.running();
+        let sandboxes = match Sandboxes::of(server, home) {
+            Ok(s) => s,
+            Err(err) if super::host::unreachable(&err) => {
+                return Ok(host_lost(&mut self.state, &dir, group, &todo, &err))
+            }
+            Err(err) => return Err(err),
+        };
+        let golden = golden_dir(&sandboxes.root(), plan, group);
+        let server_host = server.host.as_ref().map(|h| &h.remote);
         if let (Some(r), false) = (running, self.prepared.contains(&group.data)) {
             if self.reprepare {
                 bail!(
@@ -371,10 +383,19 @@ impl LabBench {
             self.prepared.push(group.data.clone());
         }
         if !self.prepared.contains(&group.data) {
-            if self.reprepare || !dbperf_server::snapshot::is_ready(&golden) {
-                prepare_data_set(plan, group, home, &sandbox, &golden, &self.exe, &dir)?;
-                pace.add(plan.prepare_estimate(&group.data));
-                pace.spend(plan.prepare_estimate(&group.data));
+            let prepared = (|| {
+                if self.reprepare || !sandboxes.snapshot_ready(&golden)? {
+                    prepare_data_set(plan, group, &sandboxes, &sandbox, &golden, &self.exe, &dir)?;
+                    pace.add(plan.prepare_estimate(&group.data));
+                    pace.spend(plan.prepare_estimate(&group.data));
+                }
+                Ok(())
+            })();
+            match prepared {
+                Err(err) if super::host::unreachable(&err) => {
+                    return Ok(host_lost(&mut self.state, &dir, group, &todo, &err))
+                }
+                other => other?,
             }
             self.prepared.push(group.data.clone());
         }
@@ -394,7 +415,7 @@ impl LabBench {
         );
         pace.spend(plan.group_overhead_estimate(group));
         let fresh = Fresh {
-            home,
+            sandboxes: &sandboxes,
             sandbox: &sandbox,
             golden: &golden,
             server,
@@ -411,7 +432,13 @@ impl LabBench {
         let mut settings: Vec<(String, String)> = server.settings.clone();
         settings.extend(variant.settings.iter().cloned());
         let (mut url, applied) = match running {
-            None => (fresh.start()?, None),
+            None => match fresh.start() {
+                Ok(url) => (url, None),
+                Err(err) if super::host::unreachable(&err) => {
+                    return Ok(host_lost(&mut self.state, &dir, group, &todo, &err))
+                }
+                Err(err) => return Err(err),
+            },
             Some(r) => {
                 let applied = super::target::Applied::read(&server.label, r, &settings, &dir)?;
                 applied.apply(&settings)?;
@@ -422,9 +449,9 @@ impl LabBench {
                 (url, Some(applied))
             }
         };
-        let stop = |home: &SandboxHome| {
+        let stop = |sandboxes: &Sandboxes| {
             if running.is_none() {
-                stop_quietly(home, &sandbox);
+                sandboxes.stop_quietly(&sandbox);
             }
         };
         let snapshot = match running {
@@ -442,7 +469,7 @@ impl LabBench {
 
         for point in todo {
             if self.interrupted() {
-                stop(home);
+                stop(&sandboxes);
                 save_state(&dir, &self.state)?;
                 end.interrupted = true;
                 return Ok(end);
@@ -452,7 +479,20 @@ impl LabBench {
                 applied.apply(&settings)?;
             } else if since_restore > 0 && plan.restores_before(point) {
                 pace.spend(plan.group_overhead_estimate(group));
-                url = fresh.start()?;
+                url = match fresh.start() {
+                    Ok(url) => url,
+                    Err(err) if super::host::unreachable(&err) => {
+                        let rest: Vec<&Point> = group
+                            .points
+                            .iter()
+                            .filter(|p| !self.state.done.contains_key(&p.id))
+                            .collect();
+                        let lost = host_lost(&mut self.state, &dir, group, &rest, &err);
+                        end.failed += lost.failed;
+                        return Ok(end);
+                    }
+                    Err(err) => return Err(err),
+                };
                 since_restore = 0;
             }
             let data_checksum = if w.checksum {
@@ -502,10 +542,21 @@ impl LabBench {
                     results_dir: &self.results_dir,
                     lab_dir: &dir,
                     sql_only_telemetry: running.is_some(),
+                    server_host,
                 },
                 &self.interrupt,
             );
             pace.spend(plan.point_estimate(point));
+            let outcome = match outcome {
+                Ok(PointOutcome::Done(d)) if server_host.is_some() => match lost_server_host(&d.run_dir) {
+                    Some(why) => Ok(PointOutcome::Failed(anyhow!(
+                        "{why}; the run is kept at {} but not counted",
+                        d.run_dir.display()
+                    ))),
+                    None => Ok(PointOutcome::Done(d)),
+                },
+                other => other,
+            };
             match outcome {
                 Ok(PointOutcome::Done(d)) => {
                     println!("{}  (ETA {})", d.figure_text(), eta(pace.left()));
@@ -517,7 +568,7 @@ impl LabBench {
                     println!("interrupted");
                     self.state.failed.insert(point.id.clone(), "interrupted".into());
                     save_state(&dir, &self.state)?;
-                    stop(home);
+                    stop(&sandboxes);
                     end.interrupted = true;
                     return Ok(end);
                 }
@@ -530,9 +581,30 @@ impl LabBench {
             }
             save_state(&dir, &self.state)?;
         }
-        stop(home);
+        stop(&sandboxes);
         drop(applied);
         Ok(end)
+    }
+}
+
+/// The server host could not be reached to start `group`'s server: its points not done yet
+/// fail with the reason, and the lab goes on with the next group (a later run retries them).
+fn host_lost(state: &mut LabState, dir: &Path, group: &Group, todo: &[&Point], err: &anyhow::Error) -> GroupEnd {
+    let why = format!("{err:#}");
+    println!(
+        "== FAILED: {} run(s) of data set {} not run: {why}",
+        todo.len(),
+        group.data.key()
+    );
+    for p in todo {
+        state.failed.insert(p.id.clone(), why.clone());
+    }
+    if let Err(e) = save_state(dir, state) {
+        eprintln!("warning: {e:#}");
+    }
+    GroupEnd {
+        failed: todo.len(),
+        ..GroupEnd::default()
     }
 }
 
@@ -589,7 +661,7 @@ fn sandbox_name(experiment: &str, server: usize) -> String {
 /// Where a prepared data set is kept: per server and data set, with a fingerprint of
 /// everything that shapes the prepared datadir (server id, its settings, the table options),
 /// so editing those in the file prepares afresh instead of reusing stale tables.
-fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
+fn golden_dir(root: &Path, plan: &Plan, group: &Group) -> PathBuf {
     let e = &plan.experiment;
     let server = &e.servers[group.server];
     let mut print = format!("{}|{:?}", server.id, server.settings);
@@ -605,51 +677,11 @@ fn golden_dir(home: &SandboxHome, plan: &Plan, group: &Group) -> PathBuf {
     let hash = print.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    home.root()
-        .join("lab")
+    root.join("lab")
         .join(&e.name)
         .join("data")
         .join(safe(&server.label))
         .join(format!("{}-{:08x}", group.data.key(), hash as u32))
-}
-
-fn stop_quietly(home: &SandboxHome, sandbox: &str) {
-    if home.status(sandbox).is_ok() {
-        if let Err(e) = home.stop(sandbox) {
-            eprintln!("warning: stopping sandbox {sandbox}: {e}");
-        }
-    }
-}
-
-fn start_server(
-    home: &SandboxHome,
-    sandbox: &str,
-    server: &super::experiment::ServerSpec,
-    settings: &[(String, String)],
-    cpus: Option<&CpuSet>,
-) -> Result<dbperf_server::StartReport> {
-    let spec = server.sandbox().ok_or_else(|| {
-        anyhow!(
-            "server {:?} is already running (target): the lab does not start it",
-            server.label
-        )
-    })?;
-    let req = StartRequest {
-        settings: parse_settings(settings)?,
-        jemalloc: server.jemalloc,
-        cpus: cpus.map(|c| c.cpus.clone()),
-        ..StartRequest::new(spec, sandbox)
-    };
-    home.start(&req)
-        .with_context(|| format!("starting {} as sandbox {sandbox}", server.label))
-}
-
-fn parse_settings(settings: &[(String, String)]) -> Result<Vec<Setting>> {
-    let mut parsed = Vec::with_capacity(settings.len());
-    for (k, v) in settings {
-        parsed.push(Setting::parse(&format!("{k}={v}"))?);
-    }
-    Ok(parsed)
 }
 
 /// Installs every server the plan needs that is missing, then checks every server's and
@@ -681,6 +713,29 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                 continue;
             }
         };
+        if let Some(host) = &s.host {
+            // That host's own copy of the server's option list: every name of the server, its
+            // variants and the search, checked in one ssh round trip.
+            let mut all: Vec<(String, String)> = s.settings.clone();
+            let searched = e.search.iter().flat_map(|search| {
+                search
+                    .parameters
+                    .iter()
+                    .map(|p| (p.name.clone(), p.domain.first_value()))
+            });
+            for (k, v) in e
+                .variants
+                .iter()
+                .flat_map(|v| v.settings.iter().cloned())
+                .chain(searched)
+            {
+                if !all.iter().any(|(n, _)| *n == k) {
+                    all.push((k, v));
+                }
+            }
+            notes.extend(super::host::check_remote(s, &host.remote, &all, install)?);
+            continue;
+        }
         if home.installed(spec).is_none() {
             if let dbperf_server::Source::Added { .. } = spec.source {
                 return Err(dbperf_server::ServerError::AddedMissing {
@@ -762,7 +817,7 @@ fn lacked_by(
         .servers
         .iter()
         .filter_map(|o| Some((o, o.sandbox()?)))
-        .filter(|(o, spec)| o.id != server.id && home.installed(spec).is_some())
+        .filter(|(o, spec)| o.id != server.id && o.host.is_none() && home.installed(spec).is_some())
         .filter(|(_, spec)| home.check_settings(spec, &one).is_ok())
         .map(|(o, _)| o)
         .map(|o| o.label.as_str())
@@ -787,7 +842,7 @@ fn lacked_by(
 
 /// What a (re)start of a group's server on a fresh copy of its data set needs.
 struct Fresh<'a> {
-    home: &'a SandboxHome,
+    sandboxes: &'a Sandboxes<'a>,
     sandbox: &'a str,
     golden: &'a Path,
     server: &'a super::experiment::ServerSpec,
@@ -803,19 +858,18 @@ impl Fresh<'_> {
     /// Stops the server, copies the data set back from its golden copy, starts the server
     /// with the group's settings and pinning (and prewarms sysbench tables): returns the URL.
     fn start(&self) -> Result<String> {
-        stop_quietly(self.home, self.sandbox);
-        self.home.restore_snapshot(self.sandbox, self.golden)?;
+        self.sandboxes.stop_quietly(self.sandbox);
+        self.sandboxes.restore_snapshot(self.sandbox, self.golden)?;
         let mut settings: Vec<(String, String)> = self.server.settings.clone();
         settings.extend(self.variant.settings.iter().cloned());
         settings.extend(workload_settings(self.server, &self.group.data));
-        let report = start_server(
-            self.home,
+        let url = self.sandboxes.start(
             self.sandbox,
             self.server,
             &settings,
             self.pinning.server_cpus.as_ref(),
+            false,
         )?;
-        let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
         if self.plan.experiment.prewarm {
             prewarm(self.exe, &url, self.group, self.plan, self.lab_dir)?;
         }
@@ -897,7 +951,7 @@ fn prepare_args(plan: &Plan, data: &DataSet) -> Vec<String> {
 fn prepare_data_set(
     plan: &Plan,
     group: &Group,
-    home: &SandboxHome,
+    sandboxes: &Sandboxes,
     sandbox: &str,
     golden: &Path,
     exe: &Path,
@@ -911,15 +965,10 @@ fn prepare_data_set(
         data.key(),
         server.label
     );
-    stop_quietly(home, sandbox);
-    let datadir = home.datadir(sandbox);
-    if datadir.exists() {
-        std::fs::remove_dir_all(&datadir).with_context(|| format!("removing {}", datadir.display()))?;
-    }
+    sandboxes.stop_quietly(sandbox);
     let mut settings = server.settings.clone();
     settings.extend(workload_settings(server, data));
-    let report = start_server(home, sandbox, server, &settings, None)?;
-    let url = report.record.tcp_url().unwrap_or_else(|| report.record.socket_url());
+    let url = sandboxes.start(sandbox, server, &settings, None, true)?;
     let log = lab_dir
         .join("logs")
         .join(format!("prepare-{}-{}.log", safe(&server.label), data.key()));
@@ -928,7 +977,7 @@ fn prepare_data_set(
     let t0 = Instant::now();
     let status = run_logged(&mut cmd, &log)?;
     if !status.success() {
-        stop_quietly(home, sandbox);
+        sandboxes.stop_quietly(sandbox);
         bail!("preparing the data failed ({status}); see {}", log.display());
     }
     if let Data::Tpch {
@@ -936,12 +985,12 @@ fn prepare_data_set(
     } = &data.data
     {
         if let Err(err) = convert_tpch_tables(&url, engine) {
-            stop_quietly(home, sandbox);
+            sandboxes.stop_quietly(sandbox);
             return Err(err);
         }
     }
-    stop_quietly(home, sandbox);
-    home.save_snapshot(sandbox, golden)?;
+    sandboxes.stop_quietly(sandbox);
+    sandboxes.save_snapshot(sandbox, golden)?;
     println!(
         "   prepared in {:.1} s, kept at {}",
         t0.elapsed().as_secs_f64(),
@@ -1081,6 +1130,8 @@ struct RunPoint<'a> {
     lab_dir: &'a Path,
     /// The server is not dbperf's (`target`): `--telemetry-sql-only`.
     sql_only_telemetry: bool,
+    /// The database host when it is not this one: `--server-host`.
+    server_host: Option<&'a dbperf_server::remote::RemoteHost>,
 }
 
 enum PointOutcome {
@@ -1104,9 +1155,11 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
     let e = &r.plan.experiment;
     let w = &e.workloads[r.point.workload];
     let cold = matches!(&w.params, Params::Tpch(t) if t.cold != Cold::Off);
-    // A cold TPC-H run restarts the sandbox itself, so it needs the sandbox, not a URL.
+    // A cold TPC-H run restarts the sandbox itself, so it needs the sandbox, not a URL; on
+    // another host, the URL and the sandbox's name there.
     let sandbox_url = format!("sandbox:{}", r.sandbox);
-    let mut cmd = child(r.exe, if cold { &sandbox_url } else { r.url });
+    let here = cold && r.server_host.is_none();
+    let mut cmd = child(r.exe, if here { &sandbox_url } else { r.url });
     let time = format!("--time={}", w.duration.as_secs());
     let warmup = format!("--warmup-time={}", w.warmup.as_secs());
     let interval = format!("--report-interval={}", e.report_interval.as_secs_f64());
@@ -1163,6 +1216,9 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
                             cmd.arg("--cold=run");
                         }
                     }
+                    if cold && !here {
+                        cmd.arg(format!("--cold-sandbox={}", r.sandbox));
+                    }
                 }
                 TpchTest::Throughput => {
                     cmd.arg(format!("--streams={}", t.streams));
@@ -1212,6 +1268,14 @@ fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Command> {
     if r.sql_only_telemetry {
         cmd.arg("--telemetry-sql-only");
     }
+    if let Some(h) = r.server_host {
+        cmd.arg(format!("--server-host={}", h.url))
+            .arg(format!("--server-host-ssh={}", h.ssh_line()))
+            .arg(format!("--server-host-dbperf={}", h.dbperf));
+        if let Some(home) = &h.home {
+            cmd.arg(format!("--server-host-home={home}"));
+        }
+    }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
 }
@@ -1260,11 +1324,24 @@ fn run_point(r: &RunPoint<'_>, interrupt: &Interrupt) -> Result<PointOutcome> {
     }
     if !status.success() {
         return Ok(PointOutcome::Failed(anyhow!(
-            "{what} exited with {status}; see {}",
+            "{what} exited with {status}{}; see {}",
+            last_error(&log),
             log.display()
         )));
     }
     finished(r, &before, &summary_path, &log, &what)
+}
+
+/// The last `error: ...` line a failed child wrote to `log`, as `: error: ...` to append to
+/// what the lab prints, or nothing.
+fn last_error(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with("error:"))
+        .map(|l| format!(": {}", l.chars().take(300).collect::<String>()))
+        .unwrap_or_default()
 }
 
 /// Starts `cmd` with its output in `log`, on the client's CPUs, registered for Ctrl-C.
@@ -1357,7 +1434,8 @@ fn run_sharded(r: &RunPoint<'_>, shards: u32, interrupt: &Interrupt) -> Result<P
         let status = status.with_context(|| format!("waiting for {what} shard {i}"))?;
         if !status.success() {
             failures.push(format!(
-                "shard {i}/{shards} exited with {status}; see {}",
+                "shard {i}/{shards} exited with {status}{}; see {}",
+                last_error(&log),
                 log.display()
             ));
             continue;
@@ -1478,6 +1556,21 @@ fn finished(
     }))
 }
 
+/// Why a run on another host's server lost that host: the first telemetry period with no OS
+/// sample from there and the reason (the ssh connection cut: the lab could no longer see,
+/// restart or restore that host while the run went on), or `None`.
+fn lost_server_host(run_dir: &Path) -> Option<String> {
+    let rows = dbperf_results::read_jsonl::<dbperf_results::telemetry::TelemetryRow>(
+        &run_dir.join(dbperf_results::TELEMETRY_FILE),
+    )
+    .ok()?;
+    rows.records.iter().filter(|r| r.server_host_lost).find_map(|r| {
+        r.server_host_error
+            .as_ref()
+            .map(|why| format!("the server host was lost {:.0} s into the run: {why}", r.t_s))
+    })
+}
+
 /// The median of a finished run's figure `name` (`notpm`, `geomean`, ...), read typed from
 /// the files its workload wrote ([`dbperf_results::figures`]).
 fn figure(run_dir: &Path, summary: Option<&Summary>, name: &str) -> Result<f64> {
@@ -1557,6 +1650,7 @@ mod tests {
             results_dir: Path::new("/r"),
             lab_dir: Path::new("/l"),
             sql_only_telemetry: false,
+            server_host: None,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -1593,6 +1687,7 @@ mod tests {
             results_dir: Path::new("/r"),
             lab_dir: Path::new("/l"),
             sql_only_telemetry: false,
+            server_host: None,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()

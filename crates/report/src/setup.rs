@@ -358,6 +358,9 @@ fn facts(m: &Manifest) -> Facts {
     for (name, value) in host_facts(&m.host) {
         push("host", name, value);
     }
+    if let Some(route) = m.network.as_ref().and_then(|n| n.route.as_ref()) {
+        push("host", "network path", route.text());
+    }
     if let Some(sh) = &m.server_host {
         push("server host", "server host", sh.url.clone());
         for (name, value) in host_facts(&sh.host) {

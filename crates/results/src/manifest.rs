@@ -83,6 +83,54 @@ pub struct NetworkRecord {
     /// `netns` only: the namespace, the pair's two ends and what the host end forwards to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub netns: Option<NetnsRecord>,
+    /// `tcp` only: how this host reaches the server's address, where it could be found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteRecord>,
+}
+
+/// The way from the client's host to a server on another (`ip route get ADDRESS`): the
+/// interface the packets leave by, the client's address on it, the gateway when there is one,
+/// and the interface's MTU and link speed as the kernel reports them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteRecord {
+    /// The server's address the route was looked up for.
+    pub server_address: String,
+    pub interface: String,
+    /// The client's (source) address on that interface.
+    pub client_address: String,
+    /// The next hop, when the server is not on the interface's own network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// Link speed, Mbit/s (`/sys/class/net/IF/speed`; absent where the driver has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+}
+
+impl RouteRecord {
+    /// `10.0.0.1 → 10.0.0.2 via eth0 (MTU 1500, 10000 Mbit/s)`, with the gateway when there is one.
+    pub fn text(&self) -> String {
+        let mut link = Vec::new();
+        if let Some(m) = self.mtu {
+            link.push(format!("MTU {m}"));
+        }
+        if let Some(s) = self.speed_mbps {
+            link.push(format!("{s} Mbit/s"));
+        }
+        format!(
+            "{} → {} via {}{}{}",
+            self.client_address,
+            self.server_address,
+            self.interface,
+            self.gateway.as_ref().map(|g| format!(" and {g}")).unwrap_or_default(),
+            if link.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", link.join(", "))
+            }
+        )
+    }
 }
 
 /// The client's network namespace (`--client-netns`).

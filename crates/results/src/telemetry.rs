@@ -48,6 +48,11 @@ pub struct TelemetryRow {
     /// Why `server_host_os` is missing, when a server host was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_host_error: Option<String>,
+    /// The stream from the server host has ended (its ssh connection lost, or never made): no
+    /// sample comes from there for the rest of the run. A period that only lacks a late
+    /// sample has `server_host_error` without this.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_host_lost: bool,
 }
 
 /// One wait event's share of an interval.

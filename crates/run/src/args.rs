@@ -486,6 +486,9 @@ pub struct RunOutputArgs {
     /// Where dbperf is on the --server-host (relative to the login's home, or absolute).
     #[arg(long, value_name = "PATH", requires = "server_host", default_value = dbperf_server::remote::DEFAULT_REMOTE_DBPERF, help_heading = "Telemetry")]
     pub server_host_dbperf: String,
+    /// DBPERF_HOME on the --server-host, where its sandboxes are [default: its own default].
+    #[arg(long, value_name = "DIR", requires = "server_host", help_heading = "Telemetry")]
+    pub server_host_home: Option<String>,
     /// Before measuring, wait up to SECONDS (300 when given alone) for the server to finish
     /// flushing what earlier work (a load) left: InnoDB checkpoint age at most 10% of its
     /// maximum and dirty pages at most 5%, or no page written for 3 s. PostgreSQL: a CHECKPOINT.
@@ -527,6 +530,7 @@ impl RunOutputArgs {
         let mut host = dbperf_server::remote::RemoteHost::parse(url, self.server_host_ssh.as_deref())
             .map_err(|e| anyhow::anyhow!("--server-host: {e}"))?;
         host.dbperf = self.server_host_dbperf.clone();
+        host.home = self.server_host_home.clone();
         Ok(Some(host))
     }
 

@@ -22,7 +22,7 @@ use dbperf_engine::RunConfig;
 
 use super::network::{ClientNet, NetSpec};
 use dbperf_driver::Target;
-use dbperf_results::manifest::{NetworkRecord, ShardRecord};
+use dbperf_results::manifest::{NetworkRecord, RouteRecord, ShardRecord};
 use dbperf_results::ServerFacts;
 
 /// `--shard I/N`: shard `index` (from 0) of `count`.
@@ -158,6 +158,7 @@ impl ClientPath {
             path: "netns".into(),
             address: net.client_endpoint().to_string(),
             netns: Some(net.record().clone()),
+            route: None,
         };
         Ok(ClientPath {
             target: client,
@@ -229,6 +230,7 @@ fn direct_record(target: &Target) -> NetworkRecord {
             path: "unix-socket".into(),
             address: s.clone(),
             netns: None,
+            route: None,
         },
         None => {
             let loopback = target.host == "localhost" || target.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback());
@@ -236,9 +238,56 @@ fn direct_record(target: &Target) -> NetworkRecord {
                 path: if loopback { "loopback" } else { "tcp" }.into(),
                 address: format!("{}:{}", target.host, target.port),
                 netns: None,
+                route: if loopback {
+                    None
+                } else {
+                    route_to(&target.host, target.port)
+                },
             }
         }
     }
+}
+
+/// How this host reaches `host`: `ip -o route get ADDRESS` (its `dev`, `src` and `via`) and
+/// the interface's MTU and speed from `/sys/class/net`; `None` when the name does not
+/// resolve or `ip` is missing (the run goes on, the manifest lacks the route).
+fn route_to(host: &str, port: u16) -> Option<RouteRecord> {
+    use std::net::ToSocketAddrs as _;
+    let addr = (host, port).to_socket_addrs().ok()?.next()?.ip();
+    let out = std::process::Command::new("ip")
+        .args(["-o", "route", "get", &addr.to_string()])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut route = parse_route_get(&String::from_utf8_lossy(&out.stdout))?;
+    route.server_address = addr.to_string();
+    let sys = |file: &str| std::fs::read_to_string(format!("/sys/class/net/{}/{file}", route.interface)).ok();
+    route.mtu = sys("mtu").and_then(|t| t.trim().parse().ok());
+    // Virtual and down links report -1 or fail to read.
+    route.speed_mbps = sys("speed")
+        .and_then(|t| t.trim().parse::<i64>().ok())
+        .and_then(|s| u64::try_from(s).ok())
+        .filter(|s| *s > 0);
+    Some(route)
+}
+
+/// `10.0.0.2 via 10.0.0.254 dev eth0 src 10.0.0.1 uid 0 \    cache` → interface, source and gateway.
+fn parse_route_get(text: &str) -> Option<RouteRecord> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let after = |key: &str| {
+        words
+            .iter()
+            .position(|w| *w == key)
+            .and_then(|i| words.get(i + 1))
+            .map(|w| (*w).to_owned())
+    };
+    Some(RouteRecord {
+        interface: after("dev")?,
+        client_address: after("src")?,
+        gateway: after("via"),
+        ..RouteRecord::default()
+    })
 }
 
 /// The loopback address and port the server listens on, for the namespace's forwarding.
@@ -280,6 +329,29 @@ mod tests {
     use super::*;
     use dbperf_core::clock::parse_start_at;
     use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn a_route_names_its_interface_source_and_gateway() {
+        let r = parse_route_get("10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \\    cache \n").unwrap();
+        assert_eq!(
+            (r.interface.as_str(), r.client_address.as_str(), r.gateway),
+            ("eth0", "10.0.0.1", None)
+        );
+        let r = parse_route_get("192.0.2.7 via 10.0.0.254 dev ens3 src 10.0.0.1 uid 0").unwrap();
+        assert_eq!(r.gateway.as_deref(), Some("10.0.0.254"));
+        assert!(parse_route_get("RTNETLINK answers: Network is unreachable").is_none());
+        let shown = RouteRecord {
+            server_address: "192.0.2.7".into(),
+            mtu: Some(1500),
+            speed_mbps: Some(10_000),
+            ..r
+        }
+        .text();
+        assert_eq!(
+            shown,
+            "10.0.0.1 → 192.0.2.7 via ens3 and 10.0.0.254 (MTU 1500, 10000 Mbit/s)"
+        );
+    }
 
     #[test]
     fn shards_split_users_rate_and_events_and_name_bad_values() {

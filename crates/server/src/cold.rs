@@ -1,6 +1,7 @@
 //! Cold caches (`dbperf tpch power --cold`, and any run that must start cold): stops the
-//! sandbox, drops the OS page cache and starts the sandbox again with the same server, port
-//! and settings. Says so when the cache could not be dropped (it needs root:
+//! sandbox, drops the OS page cache and starts the sandbox again with the same server, port,
+//! listening address and settings (`dbperf server restart NAME --cold`; on another host, that
+//! command over ssh). Says so when the cache could not be dropped (it needs root:
 //! `/proc/sys/vm/drop_caches`).
 
 use crate::{lookup, SandboxHome, Setting, StartRequest};
@@ -12,13 +13,46 @@ pub fn cold_restart(name: &str) -> anyhow::Result<impl Fn() -> Result<String, St
     let home = SandboxHome::from_env()?;
     home.status(name)?;
     let name = name.to_string();
-    Ok(move || restart(&home, &name).map_err(|e| format!("cold restart of sandbox {name}: {e:#}")))
+    Ok(move || restart(&home, &name, true).map_err(|e| format!("cold restart of sandbox {name}: {e:#}")))
 }
 
-fn restart(home: &SandboxHome, name: &str) -> anyhow::Result<String> {
+/// The cold restart of sandbox `name` on another host: `dbperf server restart NAME --cold` run
+/// there over ssh, each call. The host is asked now whether the sandbox exists.
+pub fn remote_cold_restart(
+    host: crate::remote::RemoteHost,
+    name: &str,
+) -> anyhow::Result<impl Fn() -> Result<String, String> + Send + Sync> {
+    host.dbperf(&["server", "list", "--json"])
+        .map_err(anyhow::Error::from)
+        .and_then(|listed| {
+            let known = listed
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .any(|v| v["name"] == name);
+            anyhow::ensure!(known, "no sandbox {name:?} on {}", host.url);
+            Ok(())
+        })?;
+    let name = name.to_string();
+    Ok(move || {
+        host.dbperf(&["server", "restart", &name, "--cold"])
+            .map(|out| {
+                // What the restart could not do (the page cache needs root there).
+                out.lines()
+                    .filter(|l| l.contains("NOT dropped"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .map_err(|e| format!("cold restart of sandbox {name} on {}: {e}", host.url))
+    })
+}
+
+/// Stops sandbox `name` and starts it again with the same server, port, listening address,
+/// clients and settings; with `cold`, the OS page cache is dropped in between. Returns what
+/// could not be done (empty when everything was).
+pub fn restart(home: &SandboxHome, name: &str, cold: bool) -> anyhow::Result<String> {
     let record = home.status(name)?.record;
     home.stop(name)?;
-    let note = drop_page_cache();
+    let note = if cold { drop_page_cache() } else { String::new() };
     let settings = record
         .settings
         .iter()
@@ -28,6 +62,10 @@ fn restart(home: &SandboxHome, name: &str) -> anyhow::Result<String> {
         settings,
         port: record.port,
         socket_only: record.port.is_none(),
+        listen: match record.listen {
+            Some(addr) => Some(crate::Listen::new(addr, record.allow_from.clone())?),
+            None => None,
+        },
         ..StartRequest::new(lookup(&record.server)?, name)
     };
     home.start(&req)?;

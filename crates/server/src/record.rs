@@ -28,6 +28,10 @@ pub struct SandboxRecord {
     /// The address it listens on when not loopback (`--listen`), for clients on other hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen: Option<std::net::IpAddr>,
+    /// With `listen`: the client hosts' addresses the benchmark account is for (`--allow-from`),
+    /// so a restart (a cold one) serves the same clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_from: Vec<std::net::IpAddr>,
     /// MySQL-family: the socket file. PostgreSQL: the directory holding `.s.PGSQL.PORT`.
     pub socket: PathBuf,
     pub datadir: PathBuf,
@@ -189,6 +193,7 @@ mod tests {
     #[test]
     fn urls() {
         let mut r = SandboxRecord {
+            allow_from: Vec::new(),
             name: "t".into(),
             kind: Product::Mariadb,
             server: "mariadb-10.11".into(),
@@ -226,6 +231,7 @@ mod tests {
     #[test]
     fn postgres_urls() {
         let mut r = SandboxRecord {
+            allow_from: Vec::new(),
             name: "p".into(),
             kind: Product::Postgres,
             server: "postgres-17".into(),

@@ -241,6 +241,25 @@ impl RemoteHost {
         })
     }
 
+    /// The user's ssh command line as given (quoted again), for a child that reaches the same
+    /// host (`--server-host-ssh`).
+    pub fn ssh_line(&self) -> String {
+        quote_words(&self.ssh.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// How the host sees this connection: (the client's address, the host's own address the
+    /// connection arrived at), from `SSH_CONNECTION` there. The host's address is where a
+    /// sandbox listens for this client; the client's is the one its account allows.
+    pub fn connection(&self) -> Result<(std::net::IpAddr, std::net::IpAddr), RemoteError> {
+        let text = self.output(self.command(&["printenv", "SSH_CONNECTION"]), "printenv SSH_CONNECTION")?;
+        parse_ssh_connection(&text).ok_or_else(|| RemoteError::Failed {
+            host: self.url.clone(),
+            command: "printenv SSH_CONNECTION".into(),
+            status: "a reply that is not CLIENT_ADDR PORT HOST_ADDR PORT".into(),
+            stderr: text.trim().to_owned(),
+        })
+    }
+
     /// The ssh command line to try by hand.
     fn shown_ssh(&self) -> String {
         let mut words = self.ssh.clone();
@@ -294,6 +313,17 @@ impl RemoteHost {
     }
 }
 
+/// `SSH_CONNECTION`'s `CLIENT_ADDR CLIENT_PORT HOST_ADDR HOST_PORT` as (client, host); an
+/// IPv6 zone (`fe80::1%eth0`) is dropped.
+fn parse_ssh_connection(text: &str) -> Option<(std::net::IpAddr, std::net::IpAddr)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let addr = |w: &str| w.split('%').next()?.parse::<std::net::IpAddr>().ok();
+    match words.as_slice() {
+        [client, _, host, _] => Some((addr(client)?, addr(host)?)),
+        _ => None,
+    }
+}
+
 /// Words as one command line for a POSIX shell, each quoted where it needs it.
 fn quote_words(words: &[&str]) -> String {
     words
@@ -337,6 +367,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("quotes do not close"), "{e}");
+    }
+
+    #[test]
+    fn the_connection_names_both_ends() {
+        let (c, h) = parse_ssh_connection("10.0.0.1 51234 10.0.0.2 22\n").unwrap();
+        assert_eq!((c.to_string(), h.to_string()), ("10.0.0.1".into(), "10.0.0.2".into()));
+        let (c, _) = parse_ssh_connection("fe80::1%eth0 1 fe80::2 22").unwrap();
+        assert_eq!(c.to_string(), "fe80::1");
+        assert!(parse_ssh_connection("").is_none());
+        assert!(parse_ssh_connection("10.0.0.1 1 nothost 22").is_none());
+        let h = RemoteHost::parse("ssh://db1", Some("ssh -i '/keys/lab key'")).unwrap();
+        assert_eq!(h.ssh_line(), "ssh -i '/keys/lab key'");
     }
 
     #[test]

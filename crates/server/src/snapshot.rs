@@ -64,6 +64,13 @@ impl SandboxHome {
         .map_err(|e| ServerError::io("cannot write", dir.join(READY_MARK), e))
     }
 
+    /// Removes the stopped sandbox's datadir, so that its next start initializes a new one (a
+    /// data set prepared from nothing). The sandbox keeps its name, port and passwords.
+    pub fn discard_datadir(&self, sandbox: &str) -> Result<(), ServerError> {
+        self.refuse_running(sandbox, "discarding its datadir")?;
+        super::home::remove_if_exists(&self.datadir(sandbox))
+    }
+
     /// Replaces the stopped sandbox's datadir with a copy of snapshot `dir` and gives it the
     /// admin login kept with it.
     pub fn restore_snapshot(&self, sandbox: &str, dir: &Path) -> Result<(), ServerError> {

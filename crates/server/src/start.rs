@@ -159,6 +159,7 @@ impl SandboxHome {
                 .map_or_else(|| "unknown".to_owned(), |r| r.version.clone()),
             port: network.port(),
             listen: req.listen.as_ref().map(|l| l.addr),
+            allow_from: req.listen.as_ref().map(|l| l.clients.clone()).unwrap_or_default(),
             socket: p.socket.clone(),
             datadir: p.data.clone(),
             my_cnf: p.my_cnf.clone(),

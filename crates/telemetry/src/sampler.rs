@@ -268,18 +268,23 @@ fn sample_loop(
             rss_bytes: rss_bytes(),
         };
         (cpu_before, t_before) = (cpu_now, t_now);
-        let (server_host_os, server_host_error) = match &remote_os {
-            None => (None, None),
-            Some(Err(e)) => (None, Some(e.clone())),
+        let (server_host_os, server_host_error, server_host_lost) = match &remote_os {
+            None => (None, None, false),
+            Some(Err(e)) => (None, Some(e.clone()), true),
             Some(Ok(r)) => match r.take() {
-                Ok(Some(s)) => (Some(s), None),
-                Ok(None) => (None, Some("no sample from the server host in this period".to_owned())),
-                Err(e) => (None, Some(e)),
+                Ok(Some(s)) => (Some(s), None, false),
+                Ok(None) => (
+                    None,
+                    Some("no sample from the server host in this period".to_owned()),
+                    false,
+                ),
+                Err(e) => (None, Some(e), true),
             },
         };
         let sample = Sample {
             server_host_os,
             server_host_error,
+            server_host_lost,
             t_s: t_now.saturating_sub(t0_ns) as f64 / 1e9,
             interval_s: Some(elapsed),
             os: os_sample,

@@ -1,4 +1,4 @@
-//! `dbperf server install|add|remove|create|start|stop|list`: arguments and the runner that prints results.
+//! `dbperf server install|add|remove|create|start|stop|restart|check|list|snapshot`: arguments and the runner that prints results.
 //!
 //! All the work happens in [`dbperf_server`]; this file only maps flags to a
 //! [`StartRequest`] and formats what comes back.
@@ -39,6 +39,12 @@ pub enum ServerCommand {
     Start(StartArgs),
     /// Stop a sandbox: SIGTERM, wait for a clean shutdown, SIGKILL after --timeout.
     Stop(StopArgs),
+    /// Stop a sandbox and start it again with the same server, port, listening address and
+    /// settings; `--cold` drops the OS page cache in between (needs root).
+    Restart(RestartArgs),
+    /// Check settings against an installed server's own option list, without starting it
+    /// (what `start --set` would refuse); exits 0 when every one is known.
+    Check(CheckArgs),
     /// Show all sandboxes with their state and target URLs.
     List(ListArgs),
     /// Kept copies of a stopped sandbox's datadir (a data set prepared once): `save NAME DIR`,
@@ -100,6 +106,32 @@ pub struct StartArgs {
     pub name: String,
     #[command(flatten)]
     pub launch: LaunchArgs,
+    /// Start on a new datadir: the stopped sandbox's old one is removed first.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Print one JSON object (name, server, version, pid, target URLs with the generated
+    /// password, datadir) instead of text: what a lab driving this host over ssh reads.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestartArgs {
+    /// Sandbox name.
+    pub name: String,
+    /// Drop the OS page cache between the stop and the start.
+    #[arg(long)]
+    pub cold: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Catalog id or added build.
+    #[arg(value_name = "ID", value_parser = parse_server)]
+    pub server: &'static ServerSpec,
+    /// A setting to check (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub settings: Vec<Setting>,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +192,9 @@ pub struct StopArgs {
     /// Seconds to wait for a clean shutdown before SIGKILL.
     #[arg(value_parser = dbperf_core::bounds::whole_secs_flag, long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
+    /// A sandbox of that name that does not exist is not an error (nothing to stop).
+    #[arg(long)]
+    pub missing_ok: bool,
 }
 
 #[derive(Debug, Args)]
@@ -195,10 +230,39 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                     a.name
                 );
             }
-            start(&home, a.server, a.name, a.launch)
+            start(&home, a.server, a.name, a.launch, false)
         }
-        ServerCommand::Start(a) => start(&home, a.server, a.name, a.launch),
+        ServerCommand::Start(a) => {
+            if a.fresh {
+                home.discard_datadir(&a.name)
+                    .with_context(|| format!("--fresh: sandbox {:?}", a.name))?;
+            }
+            start(&home, a.server, a.name, a.launch, a.json)
+        }
         ServerCommand::Stop(a) => stop(&home, &a),
+        ServerCommand::Restart(a) => {
+            let note = dbperf_server::cold::restart(&home, &a.name, a.cold)
+                .with_context(|| format!("restarting sandbox {:?}", a.name))?;
+            match (a.cold, note.is_empty()) {
+                (true, true) => println!("sandbox {:?} restarted with the OS page cache dropped", a.name),
+                (true, false) => println!("sandbox {:?} restarted; {note}", a.name),
+                (false, _) => println!("sandbox {:?} restarted", a.name),
+            }
+            Ok(())
+        }
+        ServerCommand::Check(a) => {
+            if home.installed(a.server).is_none() {
+                anyhow::bail!(
+                    "{} is not installed on this host: `dbperf server install {}`",
+                    a.server.id,
+                    a.server.id
+                );
+            }
+            home.check_settings(a.server, &a.settings)
+                .with_context(|| format!("settings of {}", a.server.id))?;
+            println!("{}: {} setting(s) known to this server", a.server.id, a.settings.len());
+            Ok(())
+        }
         ServerCommand::List(a) => list(&home, &a),
         ServerCommand::Snapshot(SnapshotCommand::Save { name, dir }) => {
             home.save_snapshot(&name, &dir)?;
@@ -280,7 +344,13 @@ fn add(home: &SandboxHome, a: &AddArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: LaunchArgs) -> anyhow::Result<()> {
+fn start(
+    home: &SandboxHome,
+    server: &'static ServerSpec,
+    name: String,
+    a: LaunchArgs,
+    json: bool,
+) -> anyhow::Result<()> {
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = match &a.cpus {
         Some(list) => Some(
@@ -333,6 +403,20 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
         Err(e) => return Err(e).with_context(|| format!("starting sandbox {:?}", request.name)),
     };
     let r = &report.record;
+    if json {
+        let v = serde_json::json!({
+            "name": r.name,
+            "server": r.server,
+            "version": r.version,
+            "pid": report.pid,
+            "initialized": report.initialized,
+            "target": r.tcp_url().unwrap_or_else(|| r.socket_url()),
+            "socket_target": r.socket_url(),
+            "datadir": r.datadir,
+        });
+        println!("{v}");
+        return Ok(());
+    }
     let how = if report.initialized {
         "initialized and started"
     } else {
@@ -373,6 +457,15 @@ fn start(home: &SandboxHome, server: &'static ServerSpec, name: String, a: Launc
 }
 
 fn stop(home: &SandboxHome, a: &StopArgs) -> anyhow::Result<()> {
+    if a.missing_ok
+        && matches!(
+            home.status(&a.name),
+            Err(dbperf_server::ServerError::UnknownSandbox { .. })
+        )
+    {
+        println!("no sandbox {:?}: nothing to stop", a.name);
+        return Ok(());
+    }
     let outcome = home
         .stop_with_timeout(&a.name, Duration::from_secs(a.timeout))
         .with_context(|| format!("stopping sandbox {:?}", a.name))?;

@@ -2,6 +2,9 @@
 //! `sshd` on a free port with a host key and a client key generated for the test. Everything
 //! it made (the namespace, its veth pair, the sshd) goes when it is dropped.
 
+// Each test binary uses its own subset.
+#![allow(dead_code)]
+
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -115,13 +118,24 @@ impl SshHost {
             ),
         )
         .unwrap();
-        host.sshd = Some(
+        host.spawn_sshd();
+        host
+    }
+
+    /// Starts sshd (again) in the namespace and waits until it answers.
+    fn spawn_sshd(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("sshd.log"))
+            .unwrap();
+        self.sshd = Some(
             Command::new("ip")
-                .args(["netns", "exec", &ns, SSHD, "-D", "-e", "-f"])
-                .arg(&config)
+                .args(["netns", "exec", &self.ns, SSHD, "-D", "-e", "-f"])
+                .arg(self.dir.join("sshd_config"))
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+                .stderr(log)
                 .spawn()
                 .unwrap(),
         );
@@ -130,18 +144,42 @@ impl SshHost {
             let mut probe = Command::new("sh");
             probe
                 .arg("-c")
-                .arg(format!("{} -p {} {} true", host.ssh(), host.port, host.destination()));
+                .arg(format!("{} -p {} {} true", self.ssh(), self.port, self.destination()));
             if probe.output().is_ok_and(|o| o.status.success()) {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
-                "sshd in {ns} did not answer: {}",
-                std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+                "sshd in {} did not answer: {}",
+                self.ns,
+                std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-        host
+    }
+
+    /// Cuts every ssh connection and stops answering new ones (sshd and each connection's
+    /// sshd killed), leaving what else runs on the host (its database server) running: the
+    /// network path to ssh lost, the host itself fine.
+    pub fn cut_ssh(&mut self) {
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", &self.ns]).output() {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                if comm.trim() == "sshd" {
+                    let _ = Command::new("kill").args(["-KILL", pid]).status();
+                }
+            }
+        }
+        if let Some(mut c) = self.sshd.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// sshd back after [`SshHost::cut_ssh`].
+    pub fn restore_ssh(&mut self) {
+        assert!(self.sshd.is_none(), "sshd runs already");
+        self.spawn_sshd();
     }
 
     /// The ssh command line for a lab's `ssh` key or `--ssh`.
