@@ -480,7 +480,19 @@ users = [1]
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("put back as found"), "{text}");
-    std::thread::sleep(Duration::from_millis(500));
+    // The point ran with the variant's values: the lab waits for the reload to be done
+    // (pg_conf_load_time), and again for the values put back, so no sleep is needed here.
+    let run = common::run_dirs(&results)
+        .into_iter()
+        .find(|d| d.join("manifest.json").is_file())
+        .unwrap();
+    let m = read_json(&run.join("manifest.json"));
+    let vars = &m["server"]["variables"];
+    // pg_settings' own unit for work_mem: kB.
+    assert_eq!(
+        (&vars["work_mem"], &vars["checkpoint_completion_target"]),
+        (&serde_json::Value::from("32768"), &serde_json::Value::from("0.7"))
+    );
     assert_eq!(pg_settings(&server, &names), found, "not back as found\n{text}");
     let auto =
         server.psql("SELECT name FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY name");

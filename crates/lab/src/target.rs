@@ -104,6 +104,16 @@ async fn connect(target: &Target, label: &str) -> Result<AnySession> {
         .with_context(|| format!("connecting to server {label:?} ({})", target.endpoint()))
 }
 
+/// When the session's server process last read the configuration files (PostgreSQL), as text.
+async fn conf_load_time(s: &mut AnySession) -> Result<String> {
+    s.query_rows("SELECT pg_conf_load_time()::text")
+        .await?
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .context("SELECT pg_conf_load_time() returned nothing")
+}
+
 /// A setting's name as the server's SQL takes it: `-` as `_`, lowercase; letters, digits,
 /// `_` and `.` (PostgreSQL's `extension.name`) only, since it is written into statements.
 fn sql_name(name: &str) -> Result<String> {
@@ -390,20 +400,47 @@ impl Applied {
         let family = self.target.family;
         block_on(async {
             let mut s = connect(&self.target, &self.label).await?;
+            let loaded = if family == Family::Postgres {
+                Some(conf_load_time(&mut s).await?)
+            } else {
+                None
+            };
             for st in statements {
                 s.query(st)
                     .await
                     .with_context(|| format!("{doing} on {:?}: {st}", self.label))?;
             }
-            if family == Family::Postgres {
+            if let Some(before) = loaded {
                 s.query("SELECT pg_reload_conf()")
                     .await
                     .with_context(|| format!("SELECT pg_reload_conf() on {:?}", self.label))?;
-                // The postmaster reloads on its signal; new connections see the values after it.
-                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                self.reloaded(&before).await?;
             }
             Ok(())
         })
+    }
+
+    /// Waits until the postmaster has read its configuration again after `pg_reload_conf()`
+    /// (which only signals it): a new session, forked from it, reports a later
+    /// `pg_conf_load_time()` than `before`. Points connect afresh, so they see the values.
+    async fn reloaded(&self, before: &str) -> Result<()> {
+        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+        let started = std::time::Instant::now();
+        loop {
+            let mut s = connect(&self.target, &self.label).await?;
+            if conf_load_time(&mut s).await? != before {
+                return Ok(());
+            }
+            if started.elapsed() > PATIENCE {
+                bail!(
+                    "server {:?} did not read its configuration again within {} s of pg_reload_conf() \
+                     (pg_conf_load_time() still {before}): see its log",
+                    self.label,
+                    PATIENCE.as_secs()
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }
 
