@@ -749,7 +749,8 @@ fn write_telemetry(tx: &Transaction<'_>, run_id: &str, rows: &[TelemetryRow]) ->
         // The sampler writes the waits busiest first.
         let wait = srv.and_then(|s| s.waits.first());
         let all_cpu = row.os.as_ref().and_then(|os| os.cpus.iter().find(|c| c.cpu == "all"));
-        let disk = row.os.as_ref().and_then(OsSample::busiest_disk);
+        // The server's disk: on the database host when the run had one apart.
+        let disk = row.server_os().and_then(OsSample::busiest_disk);
         stmt.execute(params![
             run_id,
             idx as i64,

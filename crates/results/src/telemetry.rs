@@ -316,7 +316,7 @@ impl OsSample {
 /// [`OsSample::busiest_disk`] of them, with that sample's figures (its `w_await_ms`).
 pub fn busiest_disk_during<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Option<&'a DiskIo> {
     rows.into_iter()
-        .filter_map(|r| r.os.as_ref()?.busiest_disk())
+        .filter_map(|r| r.server_os()?.busiest_disk())
         .max_by(|a, b| a.util_pct.total_cmp(&b.util_pct))
 }
 
@@ -324,7 +324,11 @@ pub fn busiest_disk_during<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>)
 /// disk the run's data went to, which a run's I/O chart draws.
 pub fn disk_written_most<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -> Option<&'a str> {
     let mut writes: BTreeMap<&str, f64> = BTreeMap::new();
-    for d in rows.into_iter().filter_map(|r| r.os.as_ref()).flat_map(|os| &os.disks) {
+    for d in rows
+        .into_iter()
+        .filter_map(TelemetryRow::server_os)
+        .flat_map(|os| &os.disks)
+    {
         *writes.entry(d.name.as_str()).or_default() += d.w_s;
     }
     writes.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| n)
@@ -352,8 +356,21 @@ impl TelemetryRow {
         })
     }
 
+    /// The OS sample of the host the server ran on: the database host's when the run had
+    /// one apart from the client's (`--server-host`; `None` for a period its sample missed,
+    /// never the client's in its place), else this host's, which client and server shared.
+    /// The server's disks and iowait are read from it.
+    pub fn server_os(&self) -> Option<&OsSample> {
+        if self.server_host_os.is_some() || self.server_host_error.is_some() {
+            self.server_host_os.as_ref()
+        } else {
+            self.os.as_ref()
+        }
+    }
+
+    /// CPU iowait on the server's host ([`TelemetryRow::server_os`]), percent.
     pub fn iowait(&self) -> Option<f64> {
-        Some(self.os.as_ref()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
+        Some(self.server_os()?.cpus.iter().find(|c| c.cpu == "all")?.iowait)
     }
 
     pub fn idle(&self) -> Option<f64> {
@@ -502,5 +519,22 @@ mod tests {
         assert_eq!(disk_written_most(&rows), Some("vda"));
         assert_eq!(disk_written_most(&[TelemetryRow::default()]), None);
         assert!(busiest_disk_during(&[]).is_none());
+    }
+
+    /// With the server on another host, its disks and iowait are that host's; a period whose
+    /// sample from there is missing has none, not the client's.
+    #[test]
+    fn the_servers_disks_are_read_on_the_server_host() {
+        let mut far = disks(&[("nvme0n1", 500.0, 97.0)]);
+        far.server_host_os = far.os.take();
+        far.os = disks(&[("vda", 5.0, 1.0)]).os;
+        let mut missed = disks(&[("vda", 5.0, 99.0)]);
+        missed.server_host_error = Some("no sample from the server host in this period".into());
+        let rows = [far, missed];
+        assert_eq!(busiest_disk_during(&rows).unwrap().name, "nvme0n1");
+        assert_eq!(disk_written_most(&rows), Some("nvme0n1"));
+        assert!(rows[1].server_os().is_none() && rows[1].iowait().is_none());
+        let here = disks(&[("vda", 5.0, 50.0)]);
+        assert_eq!(here.server_os().unwrap().disks[0].name, "vda", "one host: its own");
     }
 }

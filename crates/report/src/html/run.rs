@@ -391,7 +391,7 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
     if let Some(d) = &disk {
         let field = |name: fn(&DiskIo) -> f64| {
             let d = d.clone();
-            move |s: &TelemetryRow| s.os.as_ref()?.disks.iter().find(|x| x.name == d).map(name)
+            move |s: &TelemetryRow| s.server_os()?.disks.iter().find(|x| x.name == d).map(name)
         };
         io.series
             .push(Series::new("disk w/s", PALETTE[0], data.series(field(|x| x.w_s))));
