@@ -210,3 +210,98 @@ cold = "run"
     ));
     assert!(listed.contains("\"state\":\"stopped\""), "{listed}");
 }
+
+/// A build added on the database host only (`server add` there): the lab asks that host what
+/// it is, plans and runs it there under its name; a name neither host knows is refused with
+/// the names that host has.
+#[test]
+fn a_build_added_on_the_database_host_only_is_used_by_its_name() {
+    let base = dbperf::server::SandboxHome::from_env()
+        .unwrap()
+        .dist_root()
+        .join("mariadb-10.11.5/base");
+    if !present_or_skip(sshd::possible().is_ok(), &format!("{:?}", sshd::possible().err()))
+        || !present_or_skip(
+            base.join("bin").is_dir(),
+            "mariadb-10.11.5 (dbperf server install mariadb-10.11.5)",
+        )
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let host = sshd::SshHost::start(tmp.path());
+    let (home, far_home, results) = (
+        tmp.path().join("home"),
+        tmp.path().join("far-home"),
+        tmp.path().join("results"),
+    );
+    let exe = env!("CARGO_BIN_EXE_dbperf");
+    let added = host.run(&format!(
+        "env DBPERF_HOME={} {exe} server add mine --basedir {}",
+        far_home.display(),
+        base.display()
+    ));
+    assert!(added.contains("mine: mariadb 10.11.5"), "{added}");
+    let lab = |id: &str| {
+        let file = tmp.path().join(format!("{id}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                r#"name = "mine"
+repetitions = 1
+duration = "3s"
+warmup = "0s"
+report_interval = "1s"
+
+[[server]]
+id = "{id}"
+host = "{}"
+ssh = "{}"
+dbperf = "{exe}"
+home = "{}"
+
+[[workload]]
+test = "oltp_point_select"
+tables = 1
+table_size = 1000
+users = [2]
+"#,
+                host.url(),
+                host.ssh(),
+                far_home.display()
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let out = dbperf(&home)
+        .args(["lab", "plan"])
+        .arg(lab("nothere"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("unknown server \"nothere\" here and on") && err.contains("mine"),
+        "{err}"
+    );
+    let out = run_ok(dbperf(&home).args(["lab", "plan"]).arg(lab("mine")));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("mine on {}", host.addr)), "{text}");
+    run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(lab("mine"))
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let state = read_json(&results.join("lab/mine/state.json"));
+    let done: Vec<&Value> = state["done"].as_object().unwrap().values().collect();
+    assert_eq!(done.len(), 1, "{state}");
+    let m = read_json(&Path::new(done[0]["run_dir"].as_str().unwrap()).join("manifest.json"));
+    assert!(
+        m["server"]["version"].as_str().unwrap().starts_with("10.11.5"),
+        "{}",
+        m["server"]["version"]
+    );
+}

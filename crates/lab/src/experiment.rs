@@ -464,6 +464,7 @@ impl Experiment {
         let mut servers: Vec<ServerSpec> = Vec::new();
         for s in &raw.servers {
             let r = s.get_ref();
+            let host = server_host(r, r.target.is_some(), &at)?;
             let (id, server) = match (&r.id, &r.target) {
                 (Some(id), None) => {
                     if let Some(f) = &r.target_file {
@@ -473,7 +474,13 @@ impl Experiment {
                                 .into(),
                         ));
                     }
-                    let spec = dbperf_server::lookup(id.get_ref().trim()).map_err(|e| at(id.span(), e.to_string()))?;
+                    let name = id.get_ref().trim();
+                    let spec = match (dbperf_server::lookup(name), &host) {
+                        (Ok(spec), _) => spec,
+                        // A build added on that host only: that host says what it is.
+                        (Err(_), Some(h)) => dbperf_server::remote_spec(&h.remote, name).map_err(|m| at(id.span(), m))?,
+                        (Err(e), None) => return Err(at(id.span(), e.to_string())),
+                    };
                     (spec.id.to_owned(), Server::Sandbox(spec))
                 }
                 (None, Some(t)) => {
@@ -518,7 +525,6 @@ impl Experiment {
                     format!("two servers are both called {label:?}: give one a different `label`"),
                 ));
             }
-            let host = server_host(r, matches!(server, Server::Running(_)), &at)?;
             servers.push(ServerSpec {
                 id,
                 server,

@@ -335,6 +335,64 @@ fn spec_of(path: &Path, record: &DistRecord) -> Option<&'static ServerSpec> {
     Some(spec)
 }
 
+/// A build added on another host (`dbperf server add` there) that this host does not know:
+/// its spec from that host's `dbperf server list --available --json` (product, version, how
+/// its datadir is made), so a lab can start it there under its name. One per id and process.
+pub fn remote_spec(host: &crate::remote::RemoteHost, id: &str) -> Result<&'static ServerSpec, String> {
+    static REMOTE: Mutex<Option<HashMap<(String, String), &'static ServerSpec>>> = Mutex::new(None);
+    let key = (host.url.clone(), id.to_owned());
+    if let Some(spec) = REMOTE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .get(&key)
+    {
+        return Ok(spec);
+    }
+    let listed = host.dbperf(&["server", "list", "--available", "--json"]).map_err(|e| {
+        format!(
+            "{id:?} is not a server this host knows, and asking {} failed: {e}",
+            host.url
+        )
+    })?;
+    let entries: Vec<serde_json::Value> = listed
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "available")
+        .collect();
+    let Some(entry) = entries.iter().find(|v| v["id"] == id) else {
+        let known: Vec<&str> = entries.iter().filter_map(|v| v["id"].as_str()).collect();
+        return Err(format!(
+            "unknown server {id:?} here and on {}, which has: {}; add your build there with `dbperf server add {id} --basedir DIR`",
+            host.url,
+            known.join(", ")
+        ));
+    };
+    let text = |k: &str| entry[k].as_str().unwrap_or_default().to_owned();
+    let product: Product = serde_json::from_value(entry["flavor"].clone())
+        .map_err(|_| format!("{id:?} on {}: an unknown server flavour {}", host.url, entry["flavor"]))?;
+    let version = parse_version(&text("version"))
+        .ok_or_else(|| format!("{id:?} on {}: no version in {:?}", host.url, text("version")))?;
+    let init = serde_json::from_value(entry["init"].clone()).unwrap_or(match product {
+        Product::Postgres => DatadirInit::Initdb,
+        _ => DatadirInit::InstallDb,
+    });
+    let spec: &'static ServerSpec = Box::leak(Box::new(ServerSpec {
+        id: leak(id.to_owned()),
+        product,
+        version,
+        version_label: leak(text("version")),
+        source: Source::Added { init },
+        size_hint: "",
+    }));
+    REMOTE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(key, spec);
+    Ok(spec)
+}
+
 impl SandboxHome {
     /// The added build `id`, if this home has one.
     pub fn added_spec(&self, id: &str) -> Option<&'static ServerSpec> {

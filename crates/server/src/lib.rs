@@ -68,7 +68,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use account::{ServerAccount, DEFAULT_SERVER_USER};
-pub use added::{parse_version_line, AddFrom, AddReport, VersionLine};
+pub use added::{parse_version_line, remote_spec, AddFrom, AddReport, VersionLine};
 pub use config::{render_my_cnf, Config, Network, Profile, Setting};
 pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};

@@ -559,6 +559,7 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
                 "size": server.size_hint,
                 "installed": installed.is_some(),
                 "path": path,
+                "init": installed.as_ref().and_then(|r| r.init),
             });
             println!("{v}");
             continue;
