@@ -14,17 +14,21 @@
 //! | `tune_html.rs` | `tune.html`: each parameter's trials and the model's partial dependence |
 //! | `host.rs` | where a sandbox runs: this machine, or a database host driven over ssh (`host = "ssh://..."`) |
 //! | `plan.rs` | expansion into server starts (groups) and runs (points), time estimates |
-//! | `run.rs` | carrying a plan out: data sets prepared once and copied, restarts, pinning, resume |
+//! | `run.rs` | carrying a plan out: groups of points on a server started on a copy of their data set, restarts, pinning, state and resume |
+//! | `data.rs` | data sets: prepared once (on a new datadir and kept, or into a running server), converted, checksummed, prewarmed |
+//! | `point.rs` | one point as a child `dbperf`: its command line, one process or shards and a merge, its run directory and figure, why it failed |
 //! | `finished.rs` | an experiment's finished points, for its report (`lab report`, `dbperf report NAME`) |
 //! | `lock.rs` | one run of an experiment at a time (a lock saying who holds it); experiment names as single path components |
 //! | `mutations.rs` | (test) the example experiments mutated at random never panic the parser or the plan |
 
+mod data;
 pub mod experiment;
 pub mod finished;
 mod host;
 pub mod lock;
 pub mod lua;
 pub mod plan;
+mod point;
 pub mod run;
 pub mod search;
 pub mod settings;
@@ -84,4 +88,24 @@ pub(crate) fn name_safe(text: &str, keep: &[char], with: char) -> String {
             }
         })
         .collect()
+}
+
+/// Runs `f` on a runtime of its own (the lab's few SQL calls outside the points).
+pub(crate) fn block_on<T>(f: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting an async runtime: {e}"))?
+        .block_on(f)
+}
+
+/// `s` as part of a file name: never `.`, `..` or a hidden name, which would leave the
+/// directory it is joined to.
+pub(crate) fn safe(s: &str) -> String {
+    let name = name_safe(s, &['-', '.'], '_');
+    if name.is_empty() || name.starts_with('.') {
+        format!("_{name}")
+    } else {
+        name
+    }
 }

@@ -96,7 +96,7 @@ impl RunningServer {
     }
 }
 
-use super::run::block_on;
+use super::block_on;
 
 async fn connect(target: &Target, label: &str) -> Result<AnySession> {
     AnySession::connect(target, IgnoreErrors::Codes(Default::default()))
