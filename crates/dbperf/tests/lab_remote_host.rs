@@ -86,6 +86,25 @@ cold = "run"
     )
     .unwrap();
 
+    // A host without dbperf is refused with the command that copies it there.
+    let bare = tmp.path().join("bare.toml");
+    std::fs::write(
+        &bare,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace(&format!("dbperf = \"{exe}\""), "dbperf = \"/nowhere/dbperf\""),
+    )
+    .unwrap();
+    let out = dbperf(&home).args(["lab", "run"]).arg(&bare).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("has no dbperf at /nowhere/dbperf")
+            && err.contains(&format!("dbperf remote install {} --ssh", host.url()))
+            && err.contains("--dbperf /nowhere/dbperf"),
+        "{err}"
+    );
+
     // The plan checks the settings there; a misspelt one is named by that host's server.
     let out = run_ok(dbperf(&home).args(["lab", "plan"]).arg(&file));
     assert!(String::from_utf8_lossy(&out.stdout).contains("estimated time"));

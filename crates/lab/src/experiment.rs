@@ -752,6 +752,25 @@ impl Experiment {
             Some(n) => network(n, &workloads, &users_spans, &at)?,
             None => Network { netns: None, shards: 1 },
         };
+        if let (Some(_), Some(s)) = (
+            &network.netns,
+            servers.iter().find(|s| s.host.is_some() && s.running().is_none()),
+        ) {
+            let span = raw
+                .network
+                .as_ref()
+                .map_or(0..0, |n| n.get_ref().client.as_ref().map_or(n.span(), |c| c.span()));
+            return Err(at(
+                span,
+                format!(
+                    "[network] client = \"netns\" puts the client in a namespace whose path leads to a server on this \
+                     machine's loopback, and server {:?} is on {}: the client is already across a real network from it. \
+                     Remove client = \"netns\" (and its shaping), or shape that network with tc yourself",
+                    s.label,
+                    s.host.as_ref().map_or("", |h| h.remote.url.as_str())
+                ),
+            ));
+        }
         let experiment = Experiment {
             name,
             description: raw.description,
@@ -1360,6 +1379,12 @@ users = [1, 4]
             format!("[[server]]\ntarget = \"mysql://u@db1:3306/b\"\nhost = \"ssh://db1\"\nhome = \"/srv\"\n{w}");
         let e = error(&running);
         assert!(e.contains("home is for a sandbox") && e.contains("exp.toml:4:"), "{e}");
+        let netns = server("host = \"ssh://db1\"\n[network]\nclient = \"netns\"");
+        let e = error(&netns);
+        assert!(
+            e.contains("already across a real network") && e.contains("exp.toml:5:"),
+            "{e}"
+        );
         let telemetry_only = format!("[[server]]\ntarget = \"mysql://u@db1:3306/b\"\nhost = \"ssh://db1\"\n{w}");
         assert!(parse(&telemetry_only).unwrap().servers[0].host.is_some());
     }

@@ -175,15 +175,7 @@ impl<'a> Sandboxes<'a> {
     pub(crate) fn save_snapshot(&self, sandbox: &str, dir: &Path) -> Result<()> {
         match self {
             Sandboxes::Local(home) => Ok(home.save_snapshot(sandbox, dir)?),
-            Sandboxes::Remote { host, .. } => dbperf_there(
-                host,
-                &["server", "snapshot", "save", sandbox]
-                    .map(str::to_owned)
-                    .into_iter()
-                    .chain([path_word(dir)])
-                    .collect::<Vec<_>>(),
-            )
-            .map(drop),
+            Sandboxes::Remote { host, .. } => snapshot_there(host, "save", sandbox, dir),
         }
     }
 
@@ -191,17 +183,15 @@ impl<'a> Sandboxes<'a> {
     pub(crate) fn restore_snapshot(&self, sandbox: &str, dir: &Path) -> Result<()> {
         match self {
             Sandboxes::Local(home) => Ok(home.restore_snapshot(sandbox, dir)?),
-            Sandboxes::Remote { host, .. } => dbperf_there(
-                host,
-                &["server", "snapshot", "restore", sandbox]
-                    .map(str::to_owned)
-                    .into_iter()
-                    .chain([path_word(dir)])
-                    .collect::<Vec<_>>(),
-            )
-            .map(drop),
+            Sandboxes::Remote { host, .. } => snapshot_there(host, "restore", sandbox, dir),
         }
     }
+}
+
+/// `dbperf server snapshot save|restore SANDBOX DIR` on `host`.
+fn snapshot_there(host: &RemoteHost, what: &str, sandbox: &str, dir: &Path) -> Result<()> {
+    let args = ["server", "snapshot", what, sandbox].map(str::to_owned);
+    dbperf_there(host, &[&args[..], &[path_word(dir)]].concat()).map(drop)
 }
 
 /// Installs `server` on its remote host when it is missing there (`install`; otherwise a note
@@ -216,10 +206,12 @@ pub(crate) fn check_remote(
     let Some(spec) = server.sandbox() else {
         return Ok(None);
     };
-    let listed = match dbperf_there(
-        host,
-        &["server".into(), "list".into(), "--available".into(), "--json".into()],
-    ) {
+    let listed = match this_dbperf_there(host).and_then(|()| {
+        dbperf_there(
+            host,
+            &["server".into(), "list".into(), "--available".into(), "--json".into()],
+        )
+    }) {
         // A plan is a preview: a host out of reach now is a note, checked again when the lab runs.
         Err(err) if !install && unreachable(&err) => {
             return Ok(Some(format!(
@@ -254,6 +246,43 @@ pub(crate) fn check_remote(
     }
     dbperf_there(host, &args).with_context(|| format!("settings of server {:?} on {}", server.label, host.url))?;
     Ok(None)
+}
+
+/// Refuses a host without its `dbperf` (saying how to copy this one there) and warns when the
+/// one there is another build: the lab runs this build's commands and flags there.
+fn this_dbperf_there(host: &RemoteHost) -> Result<()> {
+    let me = std::env::current_exe().context("finding the dbperf binary")?;
+    match host.has_binary(&me)? {
+        Some(true) => Ok(()),
+        Some(false) => {
+            eprintln!(
+                "warning: {} on {} is not this dbperf build; if a command fails there, copy this one: \
+                 `{}`",
+                host.dbperf,
+                host.url,
+                install_command(host)
+            );
+            Ok(())
+        }
+        None => Err(anyhow!(
+            "{} has no dbperf at {} (the lab runs its sandbox there with it): copy this one with `{}`",
+            host.url,
+            host.dbperf,
+            install_command(host)
+        )),
+    }
+}
+
+/// `dbperf remote install HOST [--ssh ...] [--dbperf ...]` for `host`.
+fn install_command(host: &RemoteHost) -> String {
+    let mut words = vec!["dbperf".to_owned(), "remote".into(), "install".into(), host.url.clone()];
+    if host.ssh_line() != "ssh" {
+        words.extend(["--ssh".into(), host.ssh_line()]);
+    }
+    if host.dbperf != dbperf_server::remote::DEFAULT_REMOTE_DBPERF {
+        words.extend(["--dbperf".into(), host.dbperf.clone()]);
+    }
+    dbperf_server::remote::quote_words(&words.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// Runs `dbperf ARGS` on `host`; the error is the [`RemoteError`] (a lost connection or a

@@ -286,12 +286,7 @@ impl RemoteHost {
         std::fs::File::open(binary)
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(|e| io("cannot read", e))?;
-        let local = hex(&Sha1::digest(&bytes));
-        let there = self.output(
-            self.command(&["sh", "-c", "sha1sum -- \"$1\" 2>/dev/null || true", "sh", &self.dbperf]),
-            "sha1sum",
-        )?;
-        if there.split_whitespace().next() == Some(local.as_str()) {
+        if self.sha1_there()?.as_deref() == Some(hex(&Sha1::digest(&bytes)).as_str()) {
             return Ok(Installed::AlreadyThere);
         }
         let script = "set -eC; umask 022; t=\"$1\"; tmp=\"$t.tmp-$$\"; mkdir -p -- \"$(dirname -- \"$t\")\"; \
@@ -324,8 +319,33 @@ fn parse_ssh_connection(text: &str) -> Option<(std::net::IpAddr, std::net::IpAdd
     }
 }
 
+impl RemoteHost {
+    /// The SHA-1 of [`RemoteHost::dbperf`] there; `None` when there is no such file.
+    fn sha1_there(&self) -> Result<Option<String>, RemoteError> {
+        let there = self.output(
+            self.command(&["sh", "-c", "sha1sum -- \"$1\" 2>/dev/null || true", "sh", &self.dbperf]),
+            "sha1sum",
+        )?;
+        Ok(there.split_whitespace().next().map(str::to_owned))
+    }
+
+    /// Whether the `dbperf` there is `binary` (this one), byte for byte: `None` when there is
+    /// none there.
+    pub fn has_binary(&self, binary: &Path) -> Result<Option<bool>, RemoteError> {
+        let Some(there) = self.sha1_there()? else {
+            return Ok(None);
+        };
+        let bytes = std::fs::read(binary).map_err(|e| RemoteError::Io {
+            action: "cannot read",
+            path: binary.to_owned(),
+            source: e,
+        })?;
+        Ok(Some(there == hex(&Sha1::digest(&bytes))))
+    }
+}
+
 /// Words as one command line for a POSIX shell, each quoted where it needs it.
-fn quote_words(words: &[&str]) -> String {
+pub fn quote_words(words: &[&str]) -> String {
     words
         .iter()
         .map(|w| shlex::try_quote(w).map_or_else(|_| "''".to_owned(), |q| q.into_owned()))
