@@ -235,6 +235,64 @@ checksum = true
     f
 }
 
+/// With tpcc-mysql's tables the lab draws a warehouse per transaction, as tpcc-mysql does: one
+/// connection's payments reach every warehouse (each adds to its `w_ytd`), so the data set
+/// (sized from the buffer pool: 3.6 x 128 MiB is 4 warehouses) is all in play.
+#[test]
+fn a_tpcc_mysql_lab_point_spreads_one_connection_over_every_warehouse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let f = tmp.path().join("spread.toml");
+    std::fs::write(
+        &f,
+        r#"name = "spread"
+duration = 4
+report_interval = 1
+prewarm = false
+[[server]]
+id = "mariadb-10.11"
+settings = { innodb_buffer_pool_size = "128M" }
+[[workload]]
+kind = "tpcc"
+schema = "tpcc-mysql"
+data_vs_buffer_pool = 3.6
+users = [1]
+"#,
+    )
+    .unwrap();
+    let plan = String::from_utf8_lossy(&run_ok(dbperf(&home).args(["lab", "plan"]).arg(&f)).stdout).into_owned();
+    assert!(plan.contains("tpcc-w4-tpcc-mysql"), "{plan}");
+    run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&f)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let m = &manifests(&results)[0];
+    assert_eq!(m["workload"]["options"]["warehouse_choice"], "per-transaction", "{m}");
+    assert_eq!(m["workload"]["options"]["warehouses"], 4, "{m}");
+    let sandbox = "lab-spread-1";
+    run_ok(dbperf(&home).args(["server", "start", "mariadb-10.11", "--name", sandbox]));
+    let admin = dbperf::server::SandboxHome::at(&home).admin_defaults_file(sandbox);
+    let paid = Command::new("mariadb")
+        .arg(format!("--defaults-file={}", admin.display()))
+        .args([
+            "-N",
+            "-e",
+            "SELECT COUNT(*) FROM sbtest.warehouse WHERE w_ytd <> 300000",
+        ])
+        .output()
+        .unwrap();
+    let _ = dbperf(&home).args(["server", "stop", sandbox]).output();
+    assert_eq!(
+        String::from_utf8_lossy(&paid.stdout).trim(),
+        "4",
+        "payments reached every warehouse: {}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+}
+
 #[test]
 fn tpcc_points_start_from_identical_data_and_pass_check() {
     let tmp = tempfile::tempdir().unwrap();

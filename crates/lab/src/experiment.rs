@@ -53,7 +53,7 @@ use toml::{Spanned, Value};
 use super::search::Search;
 use super::settings::{check_max_connections, setting, setting_value};
 use super::workload::RawWorkload;
-pub use super::workload::{Cold, Kind, Lua, Params, PgbenchScripts, Restore, Sysbench, TpchTest};
+pub use super::workload::{Cold, Kind, Lua, Params, PgbenchScripts, Restore, Scale, Sysbench, TpchTest};
 use dbperf_core::bounds;
 pub use dbperf_core::cpus::CpuSet;
 pub use dbperf_core::size::parse_size;
@@ -348,9 +348,6 @@ pub struct Network {
 /// Bytes one sysbench row takes in InnoDB with its `k` index (a table of 1M rows is about
 /// 240 MB on disk); used only to turn `data_vs_buffer_pool` into rows.
 pub const BYTES_PER_ROW: f64 = 240.0;
-
-/// The largest `data_vs_buffer_pool`: data a thousand times the buffer pool.
-const MAX_DATA_VS_BUFFER_POOL: f64 = 1000.0;
 
 /// A sysbench workload's own keys that are also sysbench options: the lab passes them, so
 /// `options` may not (beside [`super::LAB_OWNED_OPTIONS`]).
@@ -1119,9 +1116,12 @@ impl Experiment {
                         DataSize::VsBufferPool(_) => DataSize::Rows(2000),
                     }
                 }
-                Params::Tpcc(t) => t.warehouses = 1,
+                Params::Tpcc(t) => t.warehouses = Scale::Count(1),
                 Params::Linkbench(l) => {
-                    l.maxid1 = l.maxid1.min(2001);
+                    l.maxid1 = match l.maxid1 {
+                        Scale::Count(n) => Scale::Count(n.min(2001)),
+                        Scale::VsBufferPool(_) => Scale::Count(2001),
+                    };
                     l.requests_per_requester = l.requests_per_requester.min(500);
                 }
                 Params::Tpch(t) => {
@@ -1175,19 +1175,13 @@ fn sysbench_keys(
             ))
         }
         (Some(n), None) if *n.get_ref() == 0 => {
-            return Err(at(n.span(), format!("table_size must be 1 to {} rows, got 0", u32::MAX)))
-        }
-        (Some(n), None) => DataSize::Rows(*n.get_ref()),
-        (None, Some(d)) if !(*d.get_ref() > 0.0 && *d.get_ref() <= MAX_DATA_VS_BUFFER_POOL) => {
             return Err(at(
-                d.span(),
-                format!(
-                    "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {}",
-                    d.get_ref()
-                ),
+                n.span(),
+                format!("table_size must be 1 to {} rows, got 0", u32::MAX),
             ))
         }
-        (None, Some(d)) => DataSize::VsBufferPool(*d.get_ref()),
+        (Some(n), None) => DataSize::Rows(*n.get_ref()),
+        (None, Some(d)) => DataSize::VsBufferPool(super::workload::vs_buffer_pool(d).map_err(|(s, m)| at(s, m))?),
         (None, None) => DataSize::Rows(10_000),
     };
     let mut options = Vec::new();
@@ -1715,12 +1709,41 @@ users = [4, 8]
         assert_eq!(
             w.params,
             Params::Tpcc(super::super::workload::Tpcc {
-                warehouses: 2,
+                warehouses: Scale::Count(2),
                 mode: "max".into(),
+                warehouse_choice: "fixed".into(),
                 wait_scale: 1.0,
                 schema: "dbperf".into()
             })
         );
+        // tpcc-mysql's tables: a warehouse per transaction, as tpcc-mysql draws them.
+        let e = parse(&TPCC.replace("warehouses = 2", "warehouses = 2\nschema = \"tpcc-mysql\"")).unwrap();
+        assert!(matches!(&e.workloads[0].params, Params::Tpcc(t) if t.warehouse_choice == "per-transaction"));
+        let e = parse(&TPCC.replace(
+            "warehouses = 2",
+            "data_vs_buffer_pool = 2.0\nschema = \"tpcc-mysql\"\nwarehouse_choice = \"fixed\"",
+        ))
+        .unwrap();
+        assert!(matches!(&e.workloads[0].params,
+            Params::Tpcc(t) if t.warehouse_choice == "fixed" && t.warehouses == Scale::VsBufferPool(2.0)));
+        for (extra, says) in [
+            (
+                "warehouses = 2\nmode = \"spec\"\nwarehouse_choice = \"per-transaction\"",
+                "warehouse_choice is for mode = \"max\"",
+            ),
+            (
+                "warehouses = 2\nwarehouse_choice = \"random\"",
+                "is not one of \"fixed\", \"per-transaction\"",
+            ),
+            (
+                "warehouses = 2\ndata_vs_buffer_pool = 2.0",
+                "either warehouses or data_vs_buffer_pool",
+            ),
+            ("data_vs_buffer_pool = 0.0", "must be above 0"),
+        ] {
+            let err = error(&TPCC.replace("warehouses = 2", extra));
+            assert!(err.contains(says), "{extra}: {err}");
+        }
         // sysbench stays the default kind, restored once per server start.
         let e = parse(MINIMAL).unwrap();
         assert_eq!(
@@ -1738,7 +1761,7 @@ users = [4, 8]
         match &parse(lb).unwrap().workloads[0].params {
             Params::Linkbench(l) => assert_eq!(
                 (l.maxid1, l.mix.as_str(), l.requests_per_requester),
-                (10001, "fb2017", 100)
+                (Scale::Count(10001), "fb2017", 100)
             ),
             other => panic!("{other:?}"),
         }
@@ -1886,7 +1909,7 @@ users = [4, 8]
             other => panic!("{other:?}"),
         }
         match &e.workloads[1].params {
-            Params::Tpcc(t) => assert_eq!(t.warehouses, 1),
+            Params::Tpcc(t) => assert_eq!(t.warehouses, Scale::Count(1)),
             other => panic!("{other:?}"),
         }
         assert_eq!(e.workloads[1].users, vec![1, 2]);

@@ -14,6 +14,7 @@ use rand::SeedableRng;
 
 use super::experiment::{parse_size, Cold, DataSize, Experiment, Order, Params, Restore, TpchTest, BYTES_PER_ROW};
 use super::search::Search;
+use super::workload::{Scale, MAX_MAXID1, MAX_WAREHOUSES};
 
 /// The buffer pool a sandbox gets when the experiment does not set one (the benchmark profile).
 pub const DEFAULT_BUFFER_POOL: u64 = 512 << 20;
@@ -211,10 +212,26 @@ fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
                 },
             },
             Params::Tpcc(t) => Data::Tpcc {
-                warehouses: t.warehouses,
+                warehouses: match t.warehouses {
+                    Scale::Count(n) => n as u32,
+                    Scale::VsBufferPool(x) => ((bp as f64 * x) / TPCC_BYTES_PER_WAREHOUSE)
+                        .round()
+                        .clamp(1.0, f64::from(MAX_WAREHOUSES)) as u32,
+                },
                 schema: t.schema.clone(),
             },
-            Params::Linkbench(l) => Data::Linkbench { maxid1: l.maxid1 },
+            Params::Linkbench(l) => Data::Linkbench {
+                maxid1: match l.maxid1 {
+                    Scale::Count(n) => n,
+                    // Ids run from 1 to maxid1 - 1.
+                    Scale::VsBufferPool(x) => {
+                        ((bp as f64 * x) / LINKBENCH_BYTES_PER_NODE)
+                            .round()
+                            .clamp(1.0, (MAX_MAXID1 - 1) as f64) as u64
+                            + 1
+                    }
+                },
+            },
             Params::Tpch(t) => Data::Tpch {
                 milli_sf: (t.scale_factor * 1000.0).round().max(1.0) as u64,
                 engine: t.table_engine.clone(),
@@ -838,6 +855,42 @@ mod tests {
 
     fn plan(text: &str) -> Plan {
         Plan::new(Experiment::parse(text, Path::new("x.toml")).unwrap())
+    }
+
+    /// TPC-C warehouses and LinkBench ids from each server's own buffer pool.
+    #[test]
+    fn tpcc_and_linkbench_data_are_sized_from_each_servers_buffer_pool() {
+        let p = plan(
+            r#"
+[[server]]
+id = "mariadb-10.11"
+settings = { innodb_buffer_pool_size = "1200M" }
+[[server]]
+id = "mysql-8.0.31"
+settings = { innodb_buffer_pool_size = "600M" }
+[[workload]]
+kind = "tpcc"
+data_vs_buffer_pool = 2.0
+users = [8]
+[[workload]]
+kind = "linkbench"
+data_vs_buffer_pool = 0.5
+users = [8]
+"#,
+        );
+        let keys: Vec<String> = p.datasets.iter().map(DataSet::key).collect();
+        // 2 x 1200 MiB / 120 MB per warehouse = 21; 0.5 x 1200 MiB / 1000 bytes per id (+1).
+        assert_eq!(
+            keys,
+            ["tpcc-w21", "linkbench-n629147", "tpcc-w10", "linkbench-n314574"],
+            "{keys:?}"
+        );
+        let args = |i: usize| {
+            let g = p.groups.iter().find(|g| g.data == p.datasets[i]).unwrap();
+            crate::data::prepare_args(&p, &g.data)
+        };
+        assert!(args(0).contains(&"--warehouses=21".to_owned()), "{:?}", args(0));
+        assert!(args(3).contains(&"--maxid1=314574".to_owned()), "{:?}", args(3));
     }
 
     const TWO_SERVERS: &str = r#"

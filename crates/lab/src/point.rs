@@ -85,20 +85,22 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
                 cmd.arg(format!("--{k}={v}"));
             }
         }
-        (Params::Tpcc(t), _) => {
+        // The data set's size: the file's, or what its buffer pool made of `data_vs_buffer_pool`.
+        (Params::Tpcc(t), Data::Tpcc { warehouses, .. }) => {
             cmd.args(["tpcc", "run"])
-                .arg(format!("--warehouses={}", t.warehouses))
+                .arg(format!("--warehouses={warehouses}"))
                 .arg(format!("--mode={}", t.mode))
                 .arg(format!("--wait-scale={}", t.wait_scale))
                 .arg(format!("--schema={}", t.schema));
             if t.mode == "max" {
-                cmd.arg(format!("--threads={users}"));
+                cmd.arg(format!("--threads={users}"))
+                    .arg(format!("--warehouse-choice={}", t.warehouse_choice));
             }
             cmd.args([&time, &warmup, &interval, &results, &summary]);
         }
-        (Params::Linkbench(l), _) => {
+        (Params::Linkbench(l), Data::Linkbench { maxid1 }) => {
             cmd.args(["linkbench", "request"])
-                .arg(format!("--maxid1={}", l.maxid1))
+                .arg(format!("--maxid1={maxid1}"))
                 .arg(format!("--requesters={users}"))
                 .arg(format!("--mix={}", l.mix))
                 .arg(format!("--requests-per-requester={}", l.requests_per_requester))
@@ -168,7 +170,9 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
                 .args([&time, &warmup, &interval, &results, &summary])
                 .args(lua_option_args(l));
         }
-        (Params::Sysbench(_), other) => bail!("a sysbench workload on data set {other:?}"),
+        (Params::Sysbench(_) | Params::Tpcc(_) | Params::Linkbench(_), other) => {
+            bail!("workload {} on data set {other:?}", w.kind().name())
+        }
     }
     if let Some(shaping) = &e.network.netns {
         cmd.arg(format!("--client-netns={shaping}"));

@@ -66,8 +66,15 @@ impl Kind {
     fn own_keys(self) -> &'static [&'static str] {
         match self {
             Kind::Sysbench => &["test", "tables", "table_size", "data_vs_buffer_pool", "options"],
-            Kind::Tpcc => &["warehouses", "mode", "wait_scale", "schema"],
-            Kind::Linkbench => &["maxid1", "mix", "requests_per_requester"],
+            Kind::Tpcc => &[
+                "warehouses",
+                "data_vs_buffer_pool",
+                "mode",
+                "warehouse_choice",
+                "wait_scale",
+                "schema",
+            ],
+            Kind::Linkbench => &["maxid1", "data_vs_buffer_pool", "mix", "requests_per_requester"],
             Kind::Tpch => &[
                 "test",
                 "scale_factor",
@@ -104,12 +111,43 @@ pub enum Restore {
     None,
 }
 
+/// How big a TPC-C or LinkBench data set is, as the file gives it: a count of the kind's unit
+/// (`warehouses`, `maxid1`), or a multiple of the server's buffer pool (`data_vs_buffer_pool`),
+/// which the plan turns into a count per server from that server's buffer pool setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    Count(u64),
+    VsBufferPool(f64),
+}
+
+/// The largest `data_vs_buffer_pool`: data a thousand times the buffer pool.
+pub const MAX_DATA_VS_BUFFER_POOL: f64 = 1000.0;
+
+/// A `data_vs_buffer_pool` value, checked: above 0 and at most [`MAX_DATA_VS_BUFFER_POOL`].
+pub fn vs_buffer_pool(d: &Spanned<f64>) -> Result<f64, (Range<usize>, String)> {
+    let x = *d.get_ref();
+    if x > 0.0 && x <= MAX_DATA_VS_BUFFER_POOL {
+        Ok(x)
+    } else {
+        Err((
+            d.span(),
+            format!(
+                "data_vs_buffer_pool must be above 0 and at most {MAX_DATA_VS_BUFFER_POOL} (times the buffer pool), got {x}"
+            ),
+        ))
+    }
+}
+
 /// TPC-C's keys (`dbperf tpcc prepare|run`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tpcc {
-    pub warehouses: u32,
+    /// Warehouses, or as many as make the data a multiple of the buffer pool.
+    pub warehouses: Scale,
     /// `max` (no waits, `users` connections) or `spec` (10 terminals per warehouse).
     pub mode: String,
+    /// `max` mode: `fixed` (each connection keeps a home warehouse) or `per-transaction` (a
+    /// warehouse drawn for every transaction, as tpcc-mysql does: the default with its schema).
+    pub warehouse_choice: String,
     pub wait_scale: f64,
     /// `dbperf` or `tpcc-mysql` table spelling.
     pub schema: String,
@@ -118,7 +156,8 @@ pub struct Tpcc {
 /// LinkBench's keys (`dbperf linkbench load|request`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Linkbench {
-    pub maxid1: u64,
+    /// One past the last node id, or as many ids as make the data a multiple of the buffer pool.
+    pub maxid1: Scale,
     /// `fb2011`, `fb2017` or a properties file.
     pub mix: String,
     /// 0: only the duration ends the run.
@@ -280,6 +319,7 @@ pub(super) struct RawWorkload {
     pub data_vs_buffer_pool: Option<Spanned<f64>>,
     pub warehouses: Option<Spanned<i64>>,
     pub mode: Option<Spanned<String>>,
+    pub warehouse_choice: Option<Spanned<String>>,
     pub wait_scale: Option<Spanned<f64>>,
     pub schema: Option<Spanned<String>>,
     pub maxid1: Option<Spanned<i64>>,
@@ -318,6 +358,7 @@ impl RawWorkload {
             data_vs_buffer_pool,
             warehouses,
             mode,
+            warehouse_choice,
             wait_scale,
             schema,
             maxid1,
@@ -397,12 +438,21 @@ pub(super) fn params(
     Ok(Some(match kind {
         Kind::Sysbench => return Ok(None),
         Kind::Tpcc => {
-            let warehouses = match &raw.warehouses {
-                Some(w) => int(w, "warehouses", 1, i64::from(MAX_WAREHOUSES))? as u32,
-                None => {
+            let warehouses = match (&raw.warehouses, &raw.data_vs_buffer_pool) {
+                (Some(_), Some(d)) => {
+                    return Err((
+                        d.span(),
+                        "give either warehouses or data_vs_buffer_pool, not both".into(),
+                    ))
+                }
+                (Some(w), None) => Scale::Count(int(w, "warehouses", 1, i64::from(MAX_WAREHOUSES))? as u64),
+                (None, Some(d)) => Scale::VsBufferPool(vs_buffer_pool(d)?),
+                (None, None) => {
                     return Err((
                         workload_span,
-                        "a tpcc workload needs `warehouses` (the scale), e.g. warehouses = 10".into(),
+                        "a tpcc workload needs `warehouses` (the scale), e.g. warehouses = 10, or \
+                         data_vs_buffer_pool = 2.0 (as many warehouses as twice the buffer pool)"
+                            .into(),
                     ))
                 }
             };
@@ -414,29 +464,50 @@ pub(super) fn params(
                 Some(w) => *w.get_ref(),
                 None => 1.0,
             };
+            let mode = match &raw.mode {
+                Some(m) => one_of(m, "mode", &["max", "spec"])?,
+                None => "max".into(),
+            };
+            let schema = match &raw.schema {
+                Some(s) => one_of(s, "schema", &["dbperf", "tpcc-mysql"])?,
+                None => "dbperf".into(),
+            };
+            let warehouse_choice = match &raw.warehouse_choice {
+                Some(c) if mode == "spec" => {
+                    return Err((
+                        c.span(),
+                        "warehouse_choice is for mode = \"max\"; in spec mode each terminal keeps its warehouse and district"
+                            .into(),
+                    ))
+                }
+                Some(c) => one_of(c, "warehouse_choice", &["fixed", "per-transaction"])?,
+                // As tpcc-mysql draws them, with its tables; dbperf's own default otherwise.
+                None if schema == "tpcc-mysql" => "per-transaction".into(),
+                None => "fixed".into(),
+            };
             Params::Tpcc(Tpcc {
                 warehouses,
-                mode: match &raw.mode {
-                    Some(m) => one_of(m, "mode", &["max", "spec"])?,
-                    None => "max".into(),
-                },
+                mode,
+                warehouse_choice,
                 wait_scale,
-                schema: match &raw.schema {
-                    Some(s) => one_of(s, "schema", &["dbperf", "tpcc-mysql"])?,
-                    None => "dbperf".into(),
-                },
+                schema,
             })
         }
         Kind::Linkbench => {
-            let maxid1 = match &raw.maxid1 {
-                Some(m) => int(m, "maxid1", 2, MAX_MAXID1 as i64)? as u64,
-                None => {
-                    return Err((
+            let maxid1 =
+                match (&raw.maxid1, &raw.data_vs_buffer_pool) {
+                    (Some(_), Some(d)) => {
+                        return Err((d.span(), "give either maxid1 or data_vs_buffer_pool, not both".into()))
+                    }
+                    (Some(m), None) => Scale::Count(int(m, "maxid1", 2, MAX_MAXID1 as i64)? as u64),
+                    (None, Some(d)) => Scale::VsBufferPool(vs_buffer_pool(d)?),
+                    (None, None) => return Err((
                         workload_span,
-                        "a linkbench workload needs `maxid1` (one past the last node id), e.g. maxid1 = 100001".into(),
-                    ))
-                }
-            };
+                        "a linkbench workload needs `maxid1` (one past the last node id), e.g. maxid1 = 100001, or \
+                         data_vs_buffer_pool = 2.0 (as many ids as twice the buffer pool)"
+                            .into(),
+                    )),
+                };
             let mix = match &raw.mix {
                 Some(m) if m.get_ref().trim().is_empty() => {
                     return Err((
