@@ -175,6 +175,9 @@ fn dbt3_example_runs_quick_cold_on_three_servers() {
     );
     let runs = done(&results, "dbt3-power-versions-quick");
     assert_eq!(runs.len(), 3);
+    // Like for like: one qgen seed for the experiment, so every server ran the same query
+    // text; no refresh functions (refresh = false in the file).
+    let mut params = Vec::new();
     for r in runs.values() {
         assert_eq!(r["metric"], "geomean");
         assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
@@ -182,10 +185,21 @@ fn dbt3_example_runs_quick_cold_on_three_servers() {
         let tpch = read_json(&dir.join("tpch.json"));
         assert_eq!(tpch["cold"], "run", "quick makes caches cold per run");
         assert_eq!(tpch["queries"].as_array().unwrap().len(), 22);
+        assert!(tpch["runs"][0]["rf1_seconds"].is_null(), "{}", tpch["runs"][0]);
+        params.push((
+            tpch["seed"].clone(),
+            tpch["queries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| q["params"].clone())
+                .collect::<Vec<_>>(),
+        ));
         let manifest = read_json(&dir.join("manifest.json"));
         assert_eq!(manifest["lab"]["kind"], "tpch");
         assert_eq!(manifest["lab"]["workload"], "tpch-power");
     }
+    assert!(params.iter().all(|p| *p == params[0]), "{params:?}");
     // The report: per query, each server relative to the file's first server.
     let out = run_ok(
         dbperf(&home)

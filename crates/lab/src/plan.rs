@@ -617,6 +617,26 @@ impl Plan {
         if let Some(line) = network_text(&e.network) {
             let _ = writeln!(out, "\n{line}");
         }
+        let labels = workload_labels(e);
+        for (w, label) in e.workloads.iter().zip(&labels) {
+            if let Params::Tpch(t) = &w.params {
+                let _ = writeln!(
+                    out,
+                    "\n{label}: qgen seed {} ({}), the same query parameters on every server{}",
+                    t.qgen_seed(&e.name),
+                    if t.seed.is_some() {
+                        "the file's"
+                    } else {
+                        "made from the experiment's name"
+                    },
+                    if t.refresh {
+                        ""
+                    } else {
+                        "; no refresh functions (refresh = false)"
+                    }
+                );
+            }
+        }
         out
     }
 }

@@ -109,7 +109,11 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
         (Params::Tpch(t), _) => {
             cmd.args(["tpch", t.test.name()])
                 .arg(format!("--scale-factor={}", t.scale_factor))
+                .arg(format!("--seed={}", t.qgen_seed(&e.name)))
                 .arg(&results);
+            if !t.refresh {
+                cmd.arg("--no-refresh");
+            }
             match t.test {
                 TpchTest::Power => {
                     cmd.arg(format!("--repeat={}", t.repeat));
@@ -640,6 +644,56 @@ mod tests {
                 .iter()
                 .any(|a| a.starts_with("--file") || a.starts_with("--protocol")),
             "{args:?}"
+        );
+    }
+
+    #[test]
+    fn tpch_points_of_an_experiment_share_one_qgen_seed() {
+        let text = "name = \"h\"\n[[server]]\nid = \"mariadb-10.11\"\n[[server]]\nid = \"mysql-8.0.31\"\n[[workload]]\nkind = \"tpch\"\nscale_factor = 0.01\nrefresh = false\n";
+        let plan = Plan::new(crate::Experiment::parse(text, Path::new("/tmp/x.toml")).unwrap());
+        let seeds: Vec<String> = plan
+            .groups
+            .iter()
+            .map(|g| {
+                let r = RunPoint {
+                    exe: Path::new("/usr/bin/dbperf"),
+                    url: "mysql://sb:sb@127.0.0.1:3306/sbtest",
+                    sandbox: "lab-h-1",
+                    plan: &plan,
+                    group: g,
+                    point: &g.points[0],
+                    lab: &LabPoint::default(),
+                    client_cpus: None,
+                    results_dir: Path::new("/r"),
+                    lab_dir: Path::new("/l"),
+                    sql_only_telemetry: false,
+                    server_host: None,
+                };
+                let args: Vec<String> = point_command(&r, Path::new("/l/s.json"))
+                    .unwrap()
+                    .get_args()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                assert!(args.contains(&"--no-refresh".to_owned()), "{args:?}");
+                args.into_iter().find(|a| a.starts_with("--seed=")).unwrap()
+            })
+            .collect();
+        assert_eq!(seeds.len(), 2);
+        assert_eq!(seeds[0], seeds[1], "one seed for the experiment");
+        let own = point_args(Path::new("/tmp"), &text.replace("refresh = false", "seed = 101000000"));
+        assert!(
+            own.contains(&"--seed=101000000".to_owned()) && !own.contains(&"--no-refresh".to_owned()),
+            "{own:?}"
+        );
+        let err = crate::Experiment::parse(
+            &text.replace("refresh = false", "seed = 2147483647"),
+            Path::new("x.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("seed 2147483647 is 0 modulo") && err.contains("x.toml:9:8:"),
+            "{err}"
         );
     }
 

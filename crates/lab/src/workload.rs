@@ -84,6 +84,8 @@ impl Kind {
                 "cold",
                 "timeout",
                 "table_engine",
+                "seed",
+                "refresh",
             ],
             Kind::Pgbench => &["scale", "script", "files", "builtins", "define", "protocol"],
             Kind::Lua => &["script", "options"],
@@ -206,6 +208,25 @@ pub struct Tpch {
     pub timeout: Option<u64>,
     /// Storage engine the tables are converted to after loading (`InnoDB`, `MyISAM`, `Aria`).
     pub table_engine: Option<String>,
+    /// qgen's seed (`seed`); `None`: the experiment's own ([`Tpch::qgen_seed`]).
+    pub seed: Option<i64>,
+    /// RF1 and RF2 run (`refresh = false`: not; Power@Size is then not computed).
+    pub refresh: bool,
+}
+
+impl Tpch {
+    /// The seed of the queries' parameters: the file's `seed`, else one made from the
+    /// experiment's name, so every point of an experiment (every server, every rerun) runs the
+    /// same query text, like for like, where a run of its own takes the time as DBT-3 does.
+    pub fn qgen_seed(&self, experiment: &str) -> i64 {
+        self.seed.unwrap_or_else(|| {
+            // FNV-1a, stable across builds; kept within 1 ..= 2^31 - 2 (qgen's valid seeds).
+            let h = experiment.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            (h % 2_147_483_646) as i64 + 1
+        })
+    }
 }
 
 /// pgbench's keys (`dbperf pgbench init|SCRIPT`, `dbperf pgbench -f FILE -b NAME -D -M`).
@@ -332,6 +353,8 @@ pub(super) struct RawWorkload {
     pub cold: Option<Spanned<Value>>,
     pub timeout: Option<Spanned<i64>>,
     pub table_engine: Option<Spanned<String>>,
+    pub seed: Option<Spanned<i64>>,
+    pub refresh: Option<Spanned<bool>>,
     pub scale: Option<Spanned<i64>>,
     pub script: Option<Spanned<String>>,
     pub files: Option<Spanned<Vec<Spanned<String>>>>,
@@ -371,6 +394,8 @@ impl RawWorkload {
             cold,
             timeout,
             table_engine,
+            seed,
+            refresh,
             scale,
             script,
             files,
@@ -626,6 +651,15 @@ pub(super) fn params(
                     Some(e) => Some(one_of(e, "table_engine", TPCH_ENGINES)?),
                     None => None,
                 },
+                seed: match &raw.seed {
+                    Some(s) => {
+                        dbperf_workloads::tpch::qgen::check_seed(*s.get_ref())
+                            .map_err(|e| (s.span(), e.to_string().replace("--seed", "seed")))?;
+                        Some(*s.get_ref())
+                    }
+                    None => None,
+                },
+                refresh: raw.refresh.as_ref().is_none_or(|r| *r.get_ref()),
             })
         }
         Kind::Pgbench => {
