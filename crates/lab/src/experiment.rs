@@ -129,6 +129,8 @@ struct RawFile {
     variant_list: Vec<Spanned<RawVariant>>,
     #[serde(default, rename = "pinning")]
     pinnings: Vec<Spanned<RawPinning>>,
+    #[serde(default, rename = "exclude")]
+    excludes: Vec<Spanned<RawExclude>>,
     #[serde(default, rename = "workload")]
     workloads: Vec<Spanned<RawWorkload>>,
     search: Option<Spanned<super::search::RawSearch>>,
@@ -172,6 +174,20 @@ struct RawVariant {
     name: Spanned<String>,
     #[serde(default)]
     settings: BTreeMap<String, Spanned<Value>>,
+    /// The points of this variant run this long (the workloads' `duration` otherwise).
+    duration: Option<Spanned<Secs>>,
+    /// The labels of the servers this variant applies to (all when absent).
+    servers: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `[[exclude]]`: combinations the plan leaves out; each key given must match.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExclude {
+    server: Option<Spanned<String>>,
+    variant: Option<Spanned<String>>,
+    pinning: Option<Spanned<String>>,
+    workload: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -261,6 +277,31 @@ impl ServerSpec {
 pub struct Variant {
     pub name: String,
     pub settings: Vec<(String, String)>,
+    /// Its points' duration, when it has one of its own (`[[variant]] duration`).
+    pub duration: Option<Duration>,
+    /// The servers (indices) it applies to; empty: every server.
+    pub servers: Vec<usize>,
+}
+
+impl Variant {
+    /// A variant of `settings` on every server with the workloads' durations.
+    pub fn new(name: String, settings: Vec<(String, String)>) -> Variant {
+        Variant {
+            name,
+            settings,
+            duration: None,
+            servers: Vec::new(),
+        }
+    }
+}
+
+/// A combination `[[exclude]]` leaves out: the indices of what it names (`None`: any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exclude {
+    pub server: Option<usize>,
+    pub variant: Option<usize>,
+    pub pinning: Option<usize>,
+    pub workload: Option<usize>,
 }
 
 /// Where server and client run. `None` means anywhere.
@@ -327,6 +368,8 @@ pub struct Experiment {
     pub variants: Vec<Variant>,
     pub pinnings: Vec<Pinning>,
     pub workloads: Vec<WorkloadSpec>,
+    /// Combinations left out (`[[exclude]]`).
+    pub excludes: Vec<Exclude>,
     /// A settings search (`[search]`, run by `dbperf lab tune`).
     pub search: Option<Search>,
     /// Where the client stands (`[network]`): its own network namespace, shaped, and how many
@@ -576,7 +619,7 @@ impl Experiment {
                     .map(|(k, v)| format!("{}={v}", short_key(k)))
                     .collect::<Vec<_>>()
                     .join(",");
-                variants.push(Variant { name, settings: c });
+                variants.push(Variant::new(name, c));
             }
         }
         for v in &raw.variant_list {
@@ -588,16 +631,39 @@ impl Experiment {
                     format!("two variants are called {:?}", r.name.get_ref()),
                 ));
             }
+            let mut only = Vec::new();
+            for label in r.servers.iter().flat_map(|l| l.get_ref()) {
+                let si = servers
+                    .iter()
+                    .position(|s| &s.label == label.get_ref())
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = servers.iter().map(|s| s.label.as_str()).collect();
+                        at(
+                            label.span(),
+                            format!(
+                                "no server is labelled {:?}; the servers are: {}",
+                                label.get_ref(),
+                                known.join(", ")
+                            ),
+                        )
+                    })?;
+                only.push(si);
+            }
+            if let Some(list) = r.servers.as_ref().filter(|l| l.get_ref().is_empty()) {
+                return Err(at(
+                    list.span(),
+                    "servers is empty: name the servers this variant applies to, or leave the key out for all".into(),
+                ));
+            }
             variants.push(Variant {
                 name: r.name.get_ref().clone(),
                 settings: settings(&r.settings, &at)?,
+                duration: whole_secs(&r.duration, "duration", 1, &at)?,
+                servers: only,
             });
         }
         if variants.is_empty() {
-            variants.push(Variant {
-                name: "default".into(),
-                settings: Vec::new(),
-            });
+            variants.push(Variant::new("default".into(), Vec::new()));
         }
 
         let available = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -768,6 +834,7 @@ impl Experiment {
                 ),
             ));
         }
+        let excludes = excludes(&raw, &servers, &variants, &pinnings, &workloads, &at)?;
         let experiment = Experiment {
             name,
             description: raw.description,
@@ -781,9 +848,27 @@ impl Experiment {
             variants,
             pinnings,
             workloads,
+            excludes,
             search,
             network,
         };
+        if !experiment.excludes.is_empty() || experiment.variants.iter().any(|v| !v.servers.is_empty()) {
+            let e = &experiment;
+            for (si, s) in e.servers.iter().enumerate() {
+                let any = (0..e.variants.len()).any(|vi| {
+                    (0..e.pinnings.len()).any(|pi| (0..e.workloads.len()).any(|wi| e.includes(si, vi, pi, wi)))
+                });
+                if !any {
+                    return Err(at(
+                        raw.servers[si].span(),
+                        format!(
+                            "server {:?} has no runs: the variants' `servers` and the [[exclude]]s leave out every combination with it",
+                            s.label
+                        ),
+                    ));
+                }
+            }
+        }
         let runs = experiment.runs();
         if runs > bounds::MAX_POINTS {
             let e = &experiment;
@@ -1085,7 +1170,7 @@ impl Experiment {
     /// How many runs the plan of this experiment has (at most [`bounds::MAX_POINTS`]).
     pub fn runs(&self) -> u64 {
         let user_counts: u64 = self.workloads.iter().map(|w| w.users.len() as u64).sum();
-        [
+        let every = [
             self.servers.len() as u64,
             self.variants.len() as u64,
             self.pinnings.len() as u64,
@@ -1093,7 +1178,44 @@ impl Experiment {
             u64::from(self.repetitions),
         ]
         .iter()
-        .fold(1, |n, m| n.saturating_mul(*m))
+        .fold(1u64, |n, m| n.saturating_mul(*m));
+        let restricted = !self.excludes.is_empty() || self.variants.iter().any(|v| !v.servers.is_empty());
+        if !restricted || every > bounds::MAX_POINTS.saturating_mul(100) {
+            // Unrestricted, or too many to count one by one: the product is an upper bound.
+            return every;
+        }
+        let mut runs = 0u64;
+        for si in 0..self.servers.len() {
+            for vi in 0..self.variants.len() {
+                for pi in 0..self.pinnings.len() {
+                    for (wi, w) in self.workloads.iter().enumerate() {
+                        if self.includes(si, vi, pi, wi) {
+                            runs += w.users.len() as u64 * u64::from(self.repetitions);
+                        }
+                    }
+                }
+            }
+        }
+        runs
+    }
+
+    /// Whether server `si`, variant `vi`, pinning `pi` and workload `wi` make points: the
+    /// variant applies to the server and no `[[exclude]]` names the combination.
+    pub fn includes(&self, si: usize, vi: usize, pi: usize, wi: usize) -> bool {
+        let v = &self.variants[vi];
+        (v.servers.is_empty() || v.servers.contains(&si))
+            && !self.excludes.iter().any(|x| {
+                x.server.is_none_or(|s| s == si)
+                    && x.variant.is_none_or(|v| v == vi)
+                    && x.pinning.is_none_or(|p| p == pi)
+                    && x.workload.is_none_or(|w| w == wi)
+            })
+    }
+
+    /// How long the points of variant `vi` and workload `wi` run: the variant's own
+    /// `duration`, else the workload's.
+    pub fn duration(&self, vi: usize, wi: usize) -> Duration {
+        self.variants[vi].duration.unwrap_or(self.workloads[wi].duration)
     }
 
     /// The same experiment cut down to a smoke test: one repetition, 2 s runs without warmup,
@@ -1105,6 +1227,9 @@ impl Experiment {
         self.name.push_str("-quick");
         self.repetitions = 1;
         self.report_interval = Duration::from_secs(1);
+        for v in &mut self.variants {
+            v.duration = None;
+        }
         for w in &mut self.workloads {
             w.duration = Duration::from_secs(2);
             w.warmup = Duration::ZERO;
@@ -1203,6 +1328,64 @@ fn sysbench_keys(
         size,
         options,
     })
+}
+
+/// The `[[exclude]]` tables as indices, each name checked against the file's servers (labels),
+/// variants, pinnings and workloads (as `lab plan` names them: `oltp_read_only`, `tpcc`,
+/// `oltp_point_select#2`).
+fn excludes(
+    raw: &RawFile,
+    servers: &[ServerSpec],
+    variants: &[Variant],
+    pinnings: &[Pinning],
+    workloads: &[WorkloadSpec],
+    at: &impl Fn(Range<usize>, String) -> ExperimentError,
+) -> Result<Vec<Exclude>, ExperimentError> {
+    let workload_names = super::plan::labels_of(workloads);
+    let find =
+        |value: &Option<Spanned<String>>, what: &str, names: &[&str]| -> Result<Option<usize>, ExperimentError> {
+            let Some(v) = value else { return Ok(None) };
+            names.iter().position(|n| n == v.get_ref()).map(Some).ok_or_else(|| {
+                at(
+                    v.span(),
+                    format!(
+                        "[[exclude]] {what} {:?} is not one of the file's: {}",
+                        v.get_ref(),
+                        names.join(", ")
+                    ),
+                )
+            })
+        };
+    let mut out = Vec::new();
+    for x in &raw.excludes {
+        let r = x.get_ref();
+        let server_names: Vec<&str> = servers.iter().map(|s| s.label.as_str()).collect();
+        let variant_names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+        let pinning_names: Vec<&str> = pinnings.iter().map(|p| p.name.as_str()).collect();
+        let workload_refs: Vec<&str> = workload_names.iter().map(String::as_str).collect();
+        let ex = Exclude {
+            server: find(&r.server, "server", &server_names)?,
+            variant: find(&r.variant, "variant", &variant_names)?,
+            pinning: find(&r.pinning, "pinning", &pinning_names)?,
+            workload: find(&r.workload, "workload", &workload_refs)?,
+        };
+        if ex
+            == (Exclude {
+                server: None,
+                variant: None,
+                pinning: None,
+                workload: None,
+            })
+        {
+            return Err(at(
+                x.span(),
+                "an [[exclude]] names at least one of server, variant, pinning and workload (it leaves out their combination)"
+                    .into(),
+            ));
+        }
+        out.push(ex);
+    }
+    Ok(out)
 }
 
 /// `innodb_max_dirty_pages_pct` → `max_dirty_pages_pct`, for short variant names.
@@ -1334,6 +1517,51 @@ users = [1, 4]
         );
         let e = error(&tpch("cold = true", "client = \"netns\""));
         assert!(e.contains("cold TPC-H runs restart the server"), "{e}");
+    }
+
+    #[test]
+    fn variant_servers_durations_and_excludes_are_checked_by_name() {
+        let base = "[[server]]\nid = \"mariadb-10.11\"\nlabel = \"a\"\n[[server]]\nid = \"mysql-8.0.31\"\nlabel = \"b\"\n[[variant]]\nname = \"v\"\n{V}\n[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n{X}";
+        let file = |v: &str, x: &str| base.replace("{V}", v).replace("{X}", x);
+        let e = parse(&file("servers = [\"b\"]\nduration = \"1h\"", "[[variant]]\nname = \"w\"")).unwrap();
+        assert_eq!(e.variants[0].servers, [1]);
+        assert_eq!(e.variants[0].duration, Some(Duration::from_secs(3600)));
+        for (v, x, says, line) in [
+            (
+                "servers = [\"c\"]",
+                "",
+                "no server is labelled \"c\"; the servers are: a, b",
+                9,
+            ),
+            ("servers = []", "", "servers is empty", 9),
+            ("duration = 0", "", "duration must be whole seconds", 9),
+            (
+                "",
+                "[[exclude]]\nworkload = \"tpcc\"",
+                "[[exclude]] workload \"tpcc\" is not one of the file's: oltp_read_only",
+                16,
+            ),
+            (
+                "",
+                "[[exclude]]\nvariant = \"w\"",
+                "[[exclude]] variant \"w\" is not one of the file's: v",
+                16,
+            ),
+            (
+                "",
+                "[[exclude]]\n",
+                "names at least one of server, variant, pinning and workload",
+                15,
+            ),
+            ("", "[[exclude]]\nserver = \"b\"", "server \"b\" has no runs", 4),
+            ("servers = [\"a\"]", "", "server \"b\" has no runs", 4),
+        ] {
+            let e = error(&file(v, x));
+            assert!(
+                e.contains(says) && e.starts_with(&format!("exp.toml:{line}:")),
+                "{v} {x}: {e}"
+            );
+        }
     }
 
     #[test]

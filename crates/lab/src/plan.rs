@@ -270,7 +270,6 @@ impl Totals {
     /// The totals of the whole plan of `e`, computed without expanding it (so a plan too large
     /// to list still gets its totals at once).
     pub fn of(e: &Experiment) -> Totals {
-        let per_server = (e.variants.len() * e.pinnings.len()) as u64;
         let reps = u64::from(e.repetitions);
         let mut t = Totals {
             runs: e.runs(),
@@ -283,22 +282,36 @@ impl Totals {
         };
         for si in 0..e.servers.len() {
             for (ds, ws) in data_sets(e, si) {
-                t.datasets += 1;
-                t.starts += per_server;
-                t.prepares_s += prepare_secs(&ds);
-                t.restarts_s += per_server as f64 * group_overhead_secs(&ds);
-                let mut restoring = 0u64;
-                for wi in ws {
-                    let w = &e.workloads[wi];
-                    let points = reps * w.users.len() as u64;
-                    t.runs_s += (per_server * points) as f64 * point_secs(e, wi);
-                    if w.restore == Restore::Point {
-                        restoring += points;
+                let mut used = false;
+                for vi in 0..e.variants.len() {
+                    for pi in 0..e.pinnings.len() {
+                        // One group (server start) per combination that has points.
+                        let included: Vec<usize> =
+                            ws.iter().copied().filter(|&wi| e.includes(si, vi, pi, wi)).collect();
+                        if included.is_empty() {
+                            continue;
+                        }
+                        used = true;
+                        t.starts += 1;
+                        t.restarts_s += group_overhead_secs(&ds);
+                        let mut restoring = 0u64;
+                        for wi in included {
+                            let w = &e.workloads[wi];
+                            let points = reps * w.users.len() as u64;
+                            t.runs_s += points as f64 * point_secs(e, vi, wi);
+                            if w.restore == Restore::Point {
+                                restoring += points;
+                            }
+                        }
+                        let restores = restoring.saturating_sub(1);
+                        t.restores += restores;
+                        t.restarts_s += restores as f64 * group_overhead_secs(&ds);
                     }
                 }
-                let restores = per_server * restoring.saturating_sub(1);
-                t.restores += restores;
-                t.restarts_s += restores as f64 * group_overhead_secs(&ds);
+                if used {
+                    t.datasets += 1;
+                    t.prepares_s += prepare_secs(&ds);
+                }
             }
         }
         t
@@ -351,7 +364,8 @@ impl Totals {
     }
 }
 
-fn point_secs(e: &Experiment, workload: usize) -> f64 {
+/// Estimated seconds of one point of variant `variant` and workload `workload`.
+fn point_secs(e: &Experiment, variant: usize, workload: usize) -> f64 {
     let w = &e.workloads[workload];
     match &w.params {
         Params::Tpch(t) => {
@@ -367,7 +381,7 @@ fn point_secs(e: &Experiment, workload: usize) -> f64 {
                 TpchTest::Throughput => f64::from(t.streams) * power + RUN_OVERHEAD_S,
             }
         }
-        _ => w.duration.as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S,
+        _ => e.duration(variant, workload).as_secs_f64() + w.warmup.as_secs_f64() + RUN_OVERHEAD_S,
     }
 }
 
@@ -396,7 +410,7 @@ impl Plan {
                     for (pi, pinning) in e.pinnings.iter().enumerate() {
                         let mut points = Vec::new();
                         for rep in 1..=e.repetitions {
-                            for &wi in ws {
+                            for &wi in ws.iter().filter(|&&wi| e.includes(si, vi, pi, wi)) {
                                 for &users in &e.workloads[wi].users {
                                     let mut id = format!("{}/{}", server.label, variant.name);
                                     if e.pinnings.len() > 1 {
@@ -411,6 +425,10 @@ impl Plan {
                                     });
                                 }
                             }
+                        }
+                        if points.is_empty() {
+                            // Every workload of this data set is left out here.
+                            continue;
                         }
                         groups.push(Group {
                             server: si,
@@ -479,12 +497,12 @@ impl Plan {
     }
 
     /// Estimated seconds for one point.
-    pub fn point_estimate(&self, p: &Point) -> f64 {
+    pub fn point_estimate(&self, g: &Group, p: &Point) -> f64 {
         let sharded = match self.experiment.network.shards {
             1 => 0.0,
             _ => shard_allowance(p.users) as f64 + 2.0,
         };
-        point_secs(&self.experiment, p.workload) + sharded
+        point_secs(&self.experiment, g.variant, p.workload) + sharded
     }
 
     /// Estimated seconds to prepare a data set (init, start, load, stop, copy).
@@ -517,8 +535,8 @@ impl Plan {
             runs_s: self
                 .groups
                 .iter()
-                .flat_map(|g| &g.points)
-                .map(|p| self.point_estimate(p))
+                .flat_map(|g| g.points.iter().map(move |p| (g, p)))
+                .map(|(g, p)| self.point_estimate(g, p))
                 .sum(),
             prepares_s: self.datasets.iter().map(|d| self.prepare_estimate(d)).sum(),
             restarts_s: self
@@ -576,7 +594,8 @@ impl Plan {
                     c.as_ref().map_or("any", |c| c.text.as_str())
                 ),
             };
-            let secs = self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(p)).sum::<f64>();
+            let secs =
+                self.group_overhead_estimate(g) + g.points.iter().map(|p| self.point_estimate(g, p)).sum::<f64>();
             table.push(vec![
                 (i + 1).to_string(),
                 format!(
@@ -686,7 +705,7 @@ impl Plan {
         let Some(p) = g.points.first() else {
             return String::new();
         };
-        let trial_s = self.group_overhead_estimate(g) + self.point_estimate(p);
+        let trial_s = self.group_overhead_estimate(g) + self.point_estimate(g, p);
         let reps = e.repetitions.max(super::tune::MIN_CONFIRMATIONS);
         let confirm = 2 * u64::from(reps);
         let by_trials = search.trials.map(|t| (u64::from(t) + confirm) as f64 * trial_s);
@@ -800,8 +819,12 @@ impl Plan {
 /// `linkbench`, `tpch-power`, `pgbench-tpcb-like`, `pgbench-mine+select-only` for script
 /// files, `lua-oltp_read_write` for a Lua script), with `#N` when one appears more than once.
 pub fn workload_labels(e: &Experiment) -> Vec<String> {
-    let base: Vec<String> = e
-        .workloads
+    labels_of(&e.workloads)
+}
+
+/// [`workload_labels`] of a file's workloads, before its experiment is made.
+pub(crate) fn labels_of(workloads: &[super::experiment::WorkloadSpec]) -> Vec<String> {
+    let base: Vec<String> = workloads
         .iter()
         .map(|w| match &w.params {
             Params::Sysbench(s) => s.test.name().to_string(),
@@ -1012,9 +1035,90 @@ users = [16]
         assert!(text.contains("doublewrite=OFF"), "{text}");
     }
 
+    /// A variant on one server only with its own duration, and two `[[exclude]]`s.
+    const RESTRICTED: &str = r#"
+duration = 20
+[[server]]
+id = "mariadb-10.11"
+label = "a"
+[[server]]
+id = "mysql-8.0.31"
+label = "b"
+[[variant]]
+name = "base"
+[[variant]]
+name = "atomic"
+servers = ["a"]
+duration = 60
+[[pinning]]
+name = "p1"
+[[pinning]]
+name = "p2"
+client_cpus = "0"
+[[workload]]
+test = "oltp_read_only"
+tables = 1
+table_size = 1000
+users = [1, 2]
+[[workload]]
+kind = "tpcc"
+warehouses = 1
+users = [4]
+[[exclude]]
+server = "b"
+workload = "tpcc"
+[[exclude]]
+variant = "base"
+pinning = "p2"
+"#;
+
+    #[test]
+    fn variants_on_named_servers_their_durations_and_excludes_shape_the_plan() {
+        let p = plan(RESTRICTED);
+        let mut combos: Vec<(String, String, String, usize)> = p
+            .groups
+            .iter()
+            .map(|g| {
+                let e = &p.experiment;
+                (
+                    e.servers[g.server].label.clone(),
+                    e.variants[g.variant].name.clone(),
+                    e.pinnings[g.pinning].name.clone(),
+                    g.points.len(),
+                )
+            })
+            .collect();
+        combos.sort();
+        let want: Vec<(String, String, String, usize)> = [
+            ("a", "atomic", "p1", 1),
+            ("a", "atomic", "p1", 2),
+            ("a", "atomic", "p2", 1),
+            ("a", "atomic", "p2", 2),
+            ("a", "base", "p1", 1),
+            ("a", "base", "p1", 2),
+            ("b", "base", "p1", 2),
+        ]
+        .iter()
+        .map(|(s, v, pi, n)| (s.to_string(), v.to_string(), pi.to_string(), *n))
+        .collect();
+        assert_eq!(combos, want);
+        assert_eq!(p.experiment.runs(), 11);
+        assert_eq!(p.datasets.len(), 3, "b's TPC-C data set is never used: not prepared");
+        // The atomic points run 60 s, the others the file's 20 s.
+        let e = &p.experiment;
+        for g in &p.groups {
+            let want = if e.variants[g.variant].name == "atomic" { 60 } else { 20 };
+            for pt in &g.points {
+                assert_eq!(e.duration(g.variant, pt.workload).as_secs(), want);
+            }
+        }
+        assert!(p.render().contains("= 11 runs"), "{}", p.render());
+    }
+
     #[test]
     fn totals_without_expanding_match_the_expanded_plan() {
         for text in [
+            RESTRICTED.to_string(),
             TWO_SERVERS.to_string(),
             format!("order = \"shuffled\"\n{TWO_SERVERS}"),
             KINDS.to_string(),
@@ -1082,7 +1186,7 @@ restore = "variant"
         let tpcc_data = &tpcc.data;
         assert!(p.prepare_estimate(tpcc_data) > 2.0 * group_overhead_secs(tpcc_data));
         // A cold power test at SF 1 counts its 22 restarts.
-        assert!(p.point_estimate(&tpch.points[0]) > TPCH_POWER_S_PER_SF + 22.0 * (START_S + STOP_S) - 1.0);
+        assert!(p.point_estimate(tpch, &tpch.points[0]) > TPCH_POWER_S_PER_SF + 22.0 * (START_S + STOP_S) - 1.0);
         assert!(p.render().contains("12 restore(s) between points"), "{}", p.render());
     }
 

@@ -68,7 +68,8 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
     let sandbox_url = format!("sandbox:{}", r.sandbox);
     let here = cold && r.server_host.is_none();
     let mut cmd = child(r.exe, if here { &sandbox_url } else { r.url });
-    let time = format!("--time={}", w.duration.as_secs());
+    let duration = e.duration(r.group.variant, r.point.workload);
+    let time = format!("--time={}", duration.as_secs());
     let warmup = format!("--warmup-time={}", w.warmup.as_secs());
     let interval = format!("--report-interval={}", e.report_interval.as_secs_f64());
     let results = format!("--results-dir={}", r.results_dir.display());
@@ -161,7 +162,7 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
             }
             cmd.arg(format!("--scale={}", p.scale))
                 .arg(format!("--clients={users}"))
-                .arg(format!("--time={}", w.duration.as_secs()))
+                .arg(format!("--time={}", duration.as_secs()))
                 .arg(&warmup)
                 .arg(format!("--progress={}", e.report_interval.as_secs_f64()))
                 .args([&results, &summary]);

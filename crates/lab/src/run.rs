@@ -193,7 +193,7 @@ pub fn run(plan: &Plan, opts: &LabOptions) -> Result<LabOutcome> {
                     + g.points
                         .iter()
                         .filter(|p| !bench.state.done.contains_key(&p.id))
-                        .map(|p| plan.point_estimate(p))
+                        .map(|p| plan.point_estimate(g, p))
                         .sum::<f64>()
             })
             .sum(),
@@ -543,7 +543,7 @@ impl LabBench {
                 },
                 &self.interrupt,
             );
-            pace.spend(plan.point_estimate(point));
+            pace.spend(plan.point_estimate(group, point));
             match outcome {
                 Ok(PointOutcome::Done(d)) => {
                     println!("{}  (ETA {})", d.figure_text(), eta(pace.left()));

@@ -309,7 +309,7 @@ pub fn tune(e: &Experiment, opts: &TuneOptions) -> Result<TuneOutcome> {
             confirming: None,
         },
     };
-    let trial_s = plan.group_overhead_estimate(&base) + plan.point_estimate(&point);
+    let trial_s = plan.group_overhead_estimate(&base) + plan.point_estimate(&base, &point);
     let budget = match (search.trials, search.time) {
         (Some(t), _) => t as usize,
         (None, Some(limit)) => (limit.as_secs_f64() / trial_s).floor().max(1.0) as usize,
@@ -539,10 +539,10 @@ impl Tuning<'_> {
                 vi
             }
             None => {
-                self.plan.experiment.variants.push(Variant {
-                    name: variant,
-                    settings: trial.settings.clone(),
-                });
+                self.plan
+                    .experiment
+                    .variants
+                    .push(Variant::new(variant, trial.settings.clone()));
                 self.plan.experiment.variants.len() - 1
             }
         };
