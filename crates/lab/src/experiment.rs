@@ -1523,7 +1523,11 @@ users = [1, 4]
     fn variant_servers_durations_and_excludes_are_checked_by_name() {
         let base = "[[server]]\nid = \"mariadb-10.11\"\nlabel = \"a\"\n[[server]]\nid = \"mysql-8.0.31\"\nlabel = \"b\"\n[[variant]]\nname = \"v\"\n{V}\n[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n{X}";
         let file = |v: &str, x: &str| base.replace("{V}", v).replace("{X}", x);
-        let e = parse(&file("servers = [\"b\"]\nduration = \"1h\"", "[[variant]]\nname = \"w\"")).unwrap();
+        let e = parse(&file(
+            "servers = [\"b\"]\nduration = \"1h\"",
+            "[[variant]]\nname = \"w\"",
+        ))
+        .unwrap();
         assert_eq!(e.variants[0].servers, [1]);
         assert_eq!(e.variants[0].duration, Some(Duration::from_secs(3600)));
         for (v, x, says, line) in [

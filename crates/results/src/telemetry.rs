@@ -270,6 +270,15 @@ pub const NO_ANSWER_CONNECT: &str = "the server did not answer the telemetry con
 /// and flushed a page itself); the sampler enables it wherever the server has it.
 pub const SINGLE_FLUSH_METRIC: &str = "buffer_LRU_single_flush_num_scan";
 
+/// INNODB_METRICS counter of pages evicted from the LRU: `pages freed/s` where no status
+/// variable counts them (MySQL); the sampler enables it wherever the server has it.
+pub const LRU_EVICT_METRIC: &str = "buffer_LRU_batch_evict_total_pages";
+
+/// INNODB_METRICS counters of pages scanned looking for a page to free, by user threads'
+/// searches and by the page cleaner's LRU batches (`LRU pages scanned/s`: study 000's
+/// "excessive page scanning"); enabled by the sampler wherever the server has them.
+pub const LRU_SCAN_METRICS: [&str; 2] = ["buffer_LRU_search_scanned", "buffer_LRU_batch_scanned"];
+
 /// Wait classes left out of the top waits: `wait/io/table/` and `wait/lock/table/` time every
 /// row access of every statement (the handler call itself, with any mutex, lock or file wait
 /// inside it nested under it), so they would head the list in any busy interval and hide the

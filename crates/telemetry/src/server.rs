@@ -35,7 +35,8 @@ use dbperf_driver::target::Product;
 use dbperf_driver::wire::WireSession;
 use dbperf_driver::{DbError, Session, Target};
 pub use dbperf_results::telemetry::{
-    is_contention_point, ServerSample, Wait, NOT_A_CONTENTION_POINT, SINGLE_FLUSH_METRIC,
+    is_contention_point, ServerSample, Wait, LRU_EVICT_METRIC, LRU_SCAN_METRICS, NOT_A_CONTENTION_POINT,
+    SINGLE_FLUSH_METRIC,
 };
 
 /// The share of MySQL's redo capacity that checkpoint age may reach before InnoDB flushes
@@ -126,6 +127,7 @@ const SYNC_FLUSH_METRIC: &str = "buffer_flush_sync_total_pages";
 /// Pages flushed by LRU batches: `buffer_LRU_batch_flush_total_pages` (MySQL 5.7+, MariaDB),
 /// `buffer_LRU_batch_total_pages` (MySQL 5.6).
 const LRU_BATCH_METRICS: [&str; 2] = ["buffer_LRU_batch_flush_total_pages", "buffer_LRU_batch_total_pages"];
+
 /// The `--set` item that turns InnoDB's latch instruments on at server startup.
 pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/synch/%/innodb/%=ON";
 /// The first MariaDB with a single redo file.
@@ -273,6 +275,8 @@ impl ServerSampler {
         // counters, off by default, that cost next to nothing: enabled where the server has them.
         let mut wanted: Vec<&str> = vec![SYNC_FLUSH_METRIC, SINGLE_FLUSH_METRIC];
         wanted.extend(LRU_BATCH_METRICS);
+        wanted.push(LRU_EVICT_METRIC);
+        wanted.extend(LRU_SCAN_METRICS);
         if checkpoint == CheckpointSource::MysqlMetricsOrInnodbStatus {
             // LSN metrics are computed only when INNODB_METRICS is read.
             wanted.extend([

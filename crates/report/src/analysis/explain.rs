@@ -19,7 +19,7 @@ use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
 use dbperf_core::stats::{mean, mean_cv, median};
 use dbperf_results::hlog::{Hlog, HlogError};
 use dbperf_results::interval::IntervalRecord;
-use dbperf_results::telemetry::{wait_totals, TelemetryRow, SINGLE_FLUSH_METRIC};
+use dbperf_results::telemetry::{wait_totals, TelemetryRow, LRU_EVICT_METRIC, LRU_SCAN_METRICS, SINGLE_FLUSH_METRIC};
 use dbperf_results::{read_jsonl, Manifest, RunDir, INTERVALS_FILE, TELEMETRY_FILE};
 
 /// Head room over the largest checkpoint age seen: study 001 reads the redo size a run needs
@@ -156,6 +156,9 @@ pub struct Explanation {
     pub pages_read_s: Figure<f64>,
     /// Pages freed (evicted from the LRU) per second over the window.
     pub pages_freed_s: Figure<f64>,
+    /// Pages scanned in the LRU looking for pages to free (user threads' searches and the
+    /// page cleaner's LRU batches) per second over the window.
+    pub lru_scanned_s: Figure<f64>,
     pub stalls: Figure<Stalls>,
 }
 
@@ -272,6 +275,7 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
                 single_page_flushes_s: Figure::NotAvailable(why.clone()),
                 pages_read_s: Figure::NotAvailable(why.clone()),
                 pages_freed_s: Figure::NotAvailable(why.clone()),
+                lru_scanned_s: Figure::NotAvailable(why.clone()),
                 stalls,
             }
         }
@@ -285,6 +289,7 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
             single_page_flushes_s: single_page_flushes(&window, &variables),
             pages_read_s: pages_read(&window),
             pages_freed_s: pages_freed(&window),
+            lru_scanned_s: lru_scanned(&window),
             stalls,
         },
     })
@@ -492,7 +497,7 @@ pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<f64> {
         .filter_map(|r| {
             let s = r.server.as_ref()?;
             named(&s.status_rates, &["Innodb_buffer_pool_pages_LRU_freed"])
-                .or_else(|| named(&s.innodb_metrics, &["buffer_LRU_batch_evict_total_pages"]))
+                .or_else(|| named(&s.innodb_metrics, &[LRU_EVICT_METRIC]))
                 .copied()
                 .or_else(|| {
                     let pg = s.pg.as_ref()?;
@@ -517,14 +522,44 @@ pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<f64> {
                 .any(|r| r.server.as_ref().is_some_and(|s| !s.status_rates.is_empty())) =>
         {
             Figure::NotAvailable(
-                "no LRU-freed counter moved in the window: MySQL needs --innodb-metrics for \
-                 buffer_LRU_batch_evict_total_pages, older MariaDB has no Innodb_buffer_pool_pages_LRU_freed; \
-                 where the server has one, nothing was evicted"
+                "no LRU-freed counter moved in the window: MySQL counts only the pages its page cleaner's LRU \
+                 batches evict (buffer_LRU_batch_evict_total_pages, which dbperf enables), not those user threads \
+                 free themselves (see LRU pages scanned); older MariaDB has no Innodb_buffer_pool_pages_LRU_freed"
                     .into(),
             )
         }
         None => Figure::NotAvailable("the server was not sampled in the window".into()),
     }
+}
+
+/// Pages scanned in the LRU per second: the INNODB_METRICS counters of LRU searches and LRU
+/// batches ([`LRU_SCAN_METRICS`], enabled by the sampler), summed.
+pub fn lru_scanned(rows: &[&TelemetryRow]) -> Figure<f64> {
+    if rows.iter().any(|r| r.is_postgres()) {
+        return Figure::NotAvailable("PostgreSQL has no LRU scan counter (its clock sweep is not counted)".into());
+    }
+    let sampled: Vec<&dbperf_results::telemetry::ServerSample> =
+        rows.iter().filter_map(|r| r.server.as_ref()).collect();
+    if sampled.is_empty() {
+        return Figure::NotAvailable("the server was not sampled in the window".into());
+    }
+    // A counter that did not move in a sample is left out of its rates: that sample scanned
+    // nothing. A run where none ever appeared had no such counter enabled.
+    let per_sample: Vec<f64> = sampled
+        .iter()
+        .map(|s| LRU_SCAN_METRICS.iter().filter_map(|m| s.innodb_metrics.get(*m)).sum())
+        .collect();
+    let seen = sampled
+        .iter()
+        .any(|s| LRU_SCAN_METRICS.iter().any(|m| s.innodb_metrics.contains_key(*m)));
+    if !seen {
+        return Figure::NotAvailable(
+            "no LRU scan counter moved in the window: nothing was scanned, or the server has no \
+             buffer_LRU_search_scanned / buffer_LRU_batch_scanned (dbperf enables them for every run)"
+                .into(),
+        );
+    }
+    Figure::Value(per_sample.iter().sum::<f64>() / per_sample.len() as f64)
 }
 
 /// Bytes in MiB, with a decimal below 100 MiB (a 5.9 MiB age and its 7.4 MiB redo must not
@@ -599,6 +634,11 @@ impl Explanation {
         line(&mut s, "pages freed", self.pages_freed_s.text(|v| format!("{v:.1}/s")));
         line(
             &mut s,
+            "LRU pages scanned",
+            self.lru_scanned_s.text(|v| format!("{v:.1}/s")),
+        );
+        line(
+            &mut s,
             "stalls",
             self.stalls.text(|st| {
                 if st.count == 0 {
@@ -614,7 +654,7 @@ impl Explanation {
 
 /// The columns of the explanations table (one row per run: [`table_row`]), shared by the
 /// HTML experiment report and `dbperf lab report`.
-pub const TABLE_HEADER: [&str; 9] = [
+pub const TABLE_HEADER: [&str; 10] = [
     "run",
     "interval figure",
     "max checkpoint age → redo needed (+25%)",
@@ -623,6 +663,7 @@ pub const TABLE_HEADER: [&str; 9] = [
     "single-page flushes/s",
     "pages read/s",
     "pages freed/s",
+    "LRU pages scanned/s",
     "stalls",
 ];
 
@@ -672,6 +713,7 @@ pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
         text(&e.single_page_flushes_s),
         text(&e.pages_read_s),
         text(&e.pages_freed_s),
+        text(&e.lru_scanned_s),
         match &e.stalls {
             // `+ 0.0` turns a negative zero into "0".
             Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds + 0.0),
@@ -829,6 +871,30 @@ mod tests {
             top_waits(&refs, &vars(&[("performance_schema", "OFF")])),
             Figure::NotAvailable(w) if w.contains("performance_schema is OFF")
         ));
+    }
+
+    #[test]
+    fn lru_scans_are_the_search_and_batch_counters_summed_or_say_why_not() {
+        let scanned = |m: &[(&str, f64)]| {
+            row(
+                1.0,
+                ServerSample {
+                    innodb_metrics: m.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                    ..ServerSample::default()
+                },
+            )
+        };
+        let rows = [
+            scanned(&[("buffer_LRU_search_scanned", 10.0), ("buffer_LRU_batch_scanned", 30.0)]),
+            // A sample where neither moved scanned nothing.
+            scanned(&[("buffer_LRU_single_flush_num_scan", 0.0)]),
+        ];
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        assert_eq!(lru_scanned(&refs), Figure::Value(20.0));
+        let none = [scanned(&[("buffer_LRU_single_flush_num_scan", 0.0)])];
+        let refs: Vec<&TelemetryRow> = none.iter().collect();
+        assert!(matches!(lru_scanned(&refs), Figure::NotAvailable(why) if why.contains("buffer_LRU_search_scanned")));
+        assert!(matches!(lru_scanned(&[]), Figure::NotAvailable(why) if why.contains("not sampled")));
     }
 
     #[test]
