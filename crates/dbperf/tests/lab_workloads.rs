@@ -249,6 +249,52 @@ checksum = true
     f
 }
 
+/// Two labels of one server version with different buffer pools and doublewrite: one
+/// LinkBench load, copied into both (the second label starts on the first one's copy and
+/// logs in with its own benchmark account).
+#[test]
+fn labels_of_one_version_prepare_their_data_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let f = tmp.path().join("shared.toml");
+    std::fs::write(
+        &f,
+        r#"name = "shared"
+duration = 2
+report_interval = 1
+[[server]]
+id = "mariadb-10.11"
+label = "big"
+settings = { innodb_buffer_pool_size = "128M" }
+[[server]]
+id = "mariadb-10.11"
+label = "small"
+settings = { innodb_buffer_pool_size = "32M", innodb_doublewrite = "OFF" }
+[[workload]]
+kind = "linkbench"
+maxid1 = 2001
+users = [2]
+"#,
+    )
+    .unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&f)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("== preparing data set").count(), 1, "{text}");
+    assert!(text.contains("complete: 2 run(s)"), "{text}");
+    let snapshots: Vec<String> = manifests(&results)
+        .iter()
+        .map(|m| m["lab"]["snapshot"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(snapshots.len(), 2);
+    assert!(snapshots.iter().all(|s| s.starts_with("big/")), "{snapshots:?}");
+}
+
 /// With tpcc-mysql's tables the lab draws a warehouse per transaction, as tpcc-mysql does: one
 /// connection's payments reach every warehouse (each adds to its `w_ytd`), so the data set
 /// (sized from the buffer pool: 3.6 x 128 MiB is 4 warehouses) is all in play.

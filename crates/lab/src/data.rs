@@ -66,8 +66,10 @@ pub(crate) fn prepare_on_running(plan: &Plan, group: &Group, url: &str, exe: &Pa
 /// so editing those in the file prepares afresh instead of reusing stale tables.
 pub(crate) fn golden_dir(root: &Path, plan: &Plan, group: &Group) -> PathBuf {
     let e = &plan.experiment;
-    let server = &e.servers[group.server];
-    let mut print = format!("{}|{:?}", server.id, server.settings);
+    // The data set's own server (the first of the labels sharing it) and only the settings that
+    // shape the data: every label and variant that can use the copy finds it.
+    let server = &e.servers[group.data.server];
+    let mut print = format!("{}|{:?}", server.id, super::settings::data_shaping(&server.settings));
     let w = &e.workloads[plan.prepare_workload(&group.data)];
     match &w.params {
         // As before kinds existed, so sysbench data sets prepared then are still found.

@@ -50,9 +50,12 @@ pub enum Data {
     },
 }
 
-/// A data set on one server.
+/// A data set, prepared once and copied into every start that uses it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DataSet {
+    /// The first server of the file whose prepared data this is: servers of one version on
+    /// one host whose settings differ only in ones that do not shape the data
+    /// ([`data_home`]) share it.
     pub server: usize,
     pub data: Data,
 }
@@ -186,8 +189,29 @@ const COPY_BYTES_PER_S: f64 = 300e6;
 /// A freshly initialized datadir (system tables, undo, redo) before any benchmark data.
 const EMPTY_DATADIR_BYTES: f64 = 200e6;
 
+/// The server whose prepared data server `si` uses: the first of the file of the same version
+/// on the same host with the same data-shaping settings (`settings::data_shaping`: a buffer pool
+/// size or doublewrite does not make another data set, a page size does).
+pub fn data_home(e: &Experiment, si: usize) -> usize {
+    let of = |s: &super::experiment::ServerSpec| {
+        (
+            s.id.clone(),
+            s.host.as_ref().map(|h| h.remote.url.clone()),
+            s.running().is_some(),
+            super::settings::data_shaping(&s.settings),
+        )
+    };
+    let me = of(&e.servers[si]);
+    // A running server's data is its own.
+    if me.2 {
+        return si;
+    }
+    (0..si).find(|&sj| of(&e.servers[sj]) == me).unwrap_or(si)
+}
+
 /// The data sets of server `si`, each with the workloads that use it, in file order.
 fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
+    let home = data_home(e, si);
     let bp = e.servers[si]
         .settings
         .iter()
@@ -242,7 +266,7 @@ fn data_sets(e: &Experiment, si: usize) -> Vec<(DataSet, Vec<usize>)> {
                 Data::Lua { by, options }
             }
         };
-        let ds = DataSet { server: si, data };
+        let ds = DataSet { server: home, data };
         match sets.iter_mut().find(|(d, _)| *d == ds) {
             Some((_, ws)) => ws.push(wi),
             None => sets.push((ds, vec![wi])),
@@ -280,6 +304,7 @@ impl Totals {
             prepares_s: 0.0,
             restarts_s: 0.0,
         };
+        let mut prepared: Vec<DataSet> = Vec::new();
         for si in 0..e.servers.len() {
             for (ds, ws) in data_sets(e, si) {
                 let mut used = false;
@@ -308,9 +333,10 @@ impl Totals {
                         t.restarts_s += restores as f64 * group_overhead_secs(&ds);
                     }
                 }
-                if used {
+                if used && !prepared.contains(&ds) {
                     t.datasets += 1;
                     t.prepares_s += prepare_secs(&ds);
+                    prepared.push(ds);
                 }
             }
         }
@@ -898,6 +924,50 @@ mod tests {
 
     fn plan(text: &str) -> Plan {
         Plan::new(Experiment::parse(text, Path::new("x.toml")).unwrap())
+    }
+
+    /// Labels of one version whose settings differ only in ones that do not shape the data
+    /// share one prepared data set; a page size makes another.
+    #[test]
+    fn labels_of_one_version_share_a_data_set_unless_a_setting_shapes_the_data() {
+        let p = plan(
+            r#"
+[[server]]
+id = "mariadb-10.11"
+label = "bp75"
+settings = { innodb_buffer_pool_size = "75G", innodb_doublewrite = "ON" }
+[[server]]
+id = "mariadb-10.11"
+label = "bp16"
+settings = { innodb_buffer_pool_size = "16G", innodb_doublewrite = "OFF" }
+[[server]]
+id = "mariadb-10.11"
+label = "page4k"
+settings = { innodb_buffer_pool_size = "16G", innodb_page_size = "4k" }
+[[server]]
+id = "mysql-8.0.31"
+label = "mysql"
+settings = { innodb_buffer_pool_size = "16G" }
+[[workload]]
+kind = "linkbench"
+maxid1 = 100001
+users = [8]
+"#,
+        );
+        let homes: Vec<usize> = p.groups.iter().map(|g| g.data.server).collect();
+        assert_eq!(
+            homes,
+            [0, 0, 2, 3],
+            "bp16 uses bp75's copy; page4k and mysql have their own"
+        );
+        assert_eq!(p.datasets.len(), 3);
+        let of = Totals::of(&p.experiment);
+        assert_eq!((of.datasets, of.starts), (3, 4));
+        assert!(
+            p.render().contains("3 data set(s) prepared once each"),
+            "{}",
+            p.render()
+        );
     }
 
     /// TPC-C warehouses and LinkBench ids from each server's own buffer pool.

@@ -452,9 +452,10 @@ impl LabBench {
             }
         };
         let snapshot = match running {
+            // The copy's own name: the label that prepared it (labels may share one).
             None => format!(
                 "{}/{}",
-                server.label,
+                e.servers[group.data.server].label,
                 golden.file_name().unwrap_or_default().to_string_lossy()
             ),
             // The lab cannot copy such a server's datadir: `not restored: SERVER/DATA+N`.

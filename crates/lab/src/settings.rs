@@ -101,6 +101,106 @@ pub(crate) fn settings_text(settings: &[(String, String)]) -> String {
         .join(" ")
 }
 
+/// Settings that change how a server runs but not the data it writes or how its datadir is
+/// laid out: servers whose settings differ only in these share one prepared data set (a
+/// buffer pool size, doublewrite, flushing, I/O capacity, connections, instruments). Anything
+/// not named here (page size, row format, redo and undo layout, character set, `lower_case_*`,
+/// unknown names) is taken to shape the data and gets a data set of its own.
+const RUNTIME_ONLY: &[&str] = &[
+    "innodb_buffer_pool_size",
+    "innodb_buffer_pool_instances",
+    "innodb_buffer_pool_chunk_size",
+    "innodb_doublewrite",
+    "innodb_flush_method",
+    "innodb_io_capacity",
+    "innodb_io_capacity_max",
+    "innodb_max_dirty_pages_pct",
+    "innodb_max_dirty_pages_pct_lwm",
+    "innodb_flush_neighbors",
+    "innodb_adaptive_flushing",
+    "innodb_adaptive_flushing_lwm",
+    "innodb_adaptive_flushing_method",
+    "innodb_adaptive_checkpoint",
+    "innodb_checkpoint_age_target",
+    "innodb_cleaner_lsn_age_factor",
+    "innodb_empty_free_list_algorithm",
+    "innodb_foreground_preflush",
+    "innodb_flushing_avg_loops",
+    "innodb_flush_sync",
+    "innodb_lru_scan_depth",
+    "innodb_page_cleaners",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_log_buffer_size",
+    "innodb_adaptive_hash_index",
+    "innodb_thread_concurrency",
+    "innodb_read_io_threads",
+    "innodb_write_io_threads",
+    "innodb_purge_threads",
+    "innodb_spin_wait_delay",
+    "innodb_sync_spin_loops",
+    "innodb_change_buffering",
+    "innodb_old_blocks_time",
+    "innodb_read_ahead_threshold",
+    "innodb_random_read_ahead",
+    "innodb_use_atomic_writes",
+    "innodb_use_native_aio",
+    "sync_binlog",
+    "max_connections",
+    "performance_schema",
+    "performance_schema_instrument",
+    "sort_buffer_size",
+    "join_buffer_size",
+    "read_buffer_size",
+    "read_rnd_buffer_size",
+    "key_buffer_size",
+    "table_open_cache",
+    "table_definition_cache",
+    "thread_cache_size",
+    "thread_handling",
+    "query_cache_size",
+    "query_cache_type",
+    "optimizer_switch",
+    "local_infile",
+    "tmp_table_size",
+    "max_heap_table_size",
+    "shared_buffers",
+    "work_mem",
+    "maintenance_work_mem",
+    "effective_cache_size",
+    "effective_io_concurrency",
+    "checkpoint_timeout",
+    "checkpoint_completion_target",
+    "max_wal_size",
+    "min_wal_size",
+    "wal_buffers",
+    "synchronous_commit",
+    "bgwriter_delay",
+    "bgwriter_lru_maxpages",
+    "bgwriter_lru_multiplier",
+    "random_page_cost",
+    "jit",
+    "huge_pages",
+    "max_parallel_workers_per_gather",
+];
+
+/// Whether setting `key` may change the data a prepare writes (see [`RUNTIME_ONLY`]).
+pub(crate) fn shapes_data(key: &str) -> bool {
+    let k = key.trim().replace('-', "_").to_ascii_lowercase();
+    !RUNTIME_ONLY.contains(&k.as_str())
+}
+
+/// The settings of `settings` that shape the data, in a stable order: two servers of one
+/// version with the same of these share a prepared data set.
+pub(crate) fn data_shaping(settings: &[(String, String)]) -> Vec<(String, String)> {
+    // By name, the last value given winning, as in the file.
+    let by_name: std::collections::BTreeMap<String, String> = settings
+        .iter()
+        .filter(|(k, _)| shapes_data(k))
+        .map(|(k, v)| (k.trim().replace('-', "_").to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    by_name.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
