@@ -17,7 +17,7 @@ use dbperf_workloads::tpch::check_scale_factor;
 use dbperf_workloads::tpch::load::{self, LoadConfig, LoadMethod};
 use dbperf_workloads::tpch::power::stream_params;
 use dbperf_workloads::tpch::qgen::{check_seed, stream_order};
-use dbperf_workloads::tpch::queries::render;
+use dbperf_workloads::tpch::queries::QueryTexts;
 use dbperf_workloads::tpch::updates;
 
 /// TPC-H (DBT-3): data identical to dbgen 2.17.3, qgen parameters, validation, power test.
@@ -174,6 +174,13 @@ pub struct QgenArgs {
     /// SQL dialect of the queries.
     #[arg(long, value_parser = dialect_parser(), default_value = "mysql")]
     pub dialect: Family,
+    /// Print query Q's template (`:1`... for its parameters, `:s` for the stream): the text to
+    /// start a hinted query file from (`tpch power --queries-dir`).
+    #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u8).range(1..=22), conflicts_with_all = ["params_only", "validation"])]
+    pub template: Option<u8>,
+    /// Use the query texts in DIR (`N.sql`) where it has one, as `tpch power --queries-dir`.
+    #[arg(long, value_name = "DIR")]
+    pub queries_dir: Option<std::path::PathBuf>,
 }
 
 /// Runs `dbperf tpch`; `argv` is the whole command line, for the manifest.
@@ -250,6 +257,14 @@ fn prepare(a: PrepareArgs) -> Result<ExitCode> {
 
 fn qgen(a: QgenArgs) -> Result<ExitCode> {
     check_scale_factor(a.scale_factor)?;
+    if let Some(q) = a.template {
+        println!("{};", dbperf_workloads::tpch::queries::template(a.dialect, q));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let texts = match &a.queries_dir {
+        Some(dir) => QueryTexts::load(dir)?,
+        None => QueryTexts::default(),
+    };
     let seed = a.seed.unwrap_or_else(dbperf_workloads::tpch::qgen::time_seed);
     check_seed(seed)?;
     if !a.validation {
@@ -262,8 +277,11 @@ fn qgen(a: QgenArgs) -> Result<ExitCode> {
             println!("{q}\t{}", p.values.join("\t"));
             continue;
         }
-        let r = render(a.dialect, p, a.stream);
-        println!("-- Q{q}");
+        let r = texts.render(a.dialect, p, a.stream);
+        match texts.file(q) {
+            Some(f) => println!("-- Q{q} (from {})", f.display()),
+            None => println!("-- Q{q}"),
+        }
         for s in r.setup.iter().chain([&r.main]).chain(&r.teardown) {
             println!("{s};");
         }

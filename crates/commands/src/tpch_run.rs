@@ -24,6 +24,7 @@ use dbperf_workloads::tpch::compare::{table, Column};
 use dbperf_workloads::tpch::load::{data_scale_factor, data_scale_factor_on};
 use dbperf_workloads::tpch::power::{self, Cold, ColdStart, PowerConfig, PowerReport, TPCH_FILE};
 use dbperf_workloads::tpch::qgen::{check_seed, seed_at, time_seed};
+use dbperf_workloads::tpch::queries::QueryTexts;
 use dbperf_workloads::tpch::validate as tpch_validate;
 use dbperf_workloads::ReportFile;
 
@@ -91,6 +92,12 @@ pub struct PowerArgs {
     /// Do not store the plans (EXPLAIN FORMAT=JSON).
     #[arg(long)]
     pub no_explain: bool,
+    /// Run the queries that have a file in DIR (`N.sql` or `qN.sql`, in the standard texts'
+    /// tags: `dbperf tpch qgen --template N`) with that text, e.g. one hinted with
+    /// straight_join; after the measured runs each one's standard text runs once and their
+    /// answers must match (exit 4 otherwise, the run kept).
+    #[arg(long, value_name = "DIR")]
+    pub queries_dir: Option<PathBuf>,
     /// Results directory, summary copy (of `tpch.json`), telemetry and settle.
     #[command(flatten)]
     pub out: RunOutputArgs,
@@ -195,7 +202,12 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     let start_at = a.place.start_at()?;
     let seed = a.seed.unwrap_or_else(|| start_at.map_or_else(time_seed, seed_at));
     check_seed(seed)?;
+    let texts = match &a.queries_dir {
+        Some(dir) => QueryTexts::load(dir)?,
+        None => QueryTexts::default(),
+    };
     let mut plan = PowerRun {
+        texts,
         queries: selected_queries(&a.queries)?,
         timeout: timeout(a.timeout)?,
         cold: match a.cold {
@@ -224,6 +236,8 @@ pub fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
 
 /// A validated `dbperf tpch power`.
 struct PowerRun {
+    /// `--queries-dir`'s texts.
+    texts: QueryTexts,
     queries: Vec<u8>,
     timeout: Option<Duration>,
     cold: Cold,
@@ -264,6 +278,7 @@ impl MeasuredRun for PowerRun {
             repeat: self.args.repeat,
             cold: format!("{:?}", self.cold).to_lowercase(),
             refresh: !self.args.no_refresh,
+            queries_dir: self.args.queries_dir.as_ref().map(|d| d.display().to_string()),
         })
     }
 
@@ -302,6 +317,7 @@ impl MeasuredRun for PowerRun {
             queries: self.queries.clone(),
             refresh: !a.no_refresh,
             explain: !a.no_explain,
+            texts: self.texts.clone(),
             cold: self.cold,
             cold_start: self.cold_start.take(),
             stop: Arc::new(AtomicBool::new(false)),
@@ -317,6 +333,10 @@ impl MeasuredRun for PowerRun {
                     text: dbperf_workloads::tpch::report::power_text(&report),
                     files: vec![ReportFile::json(TPCH_FILE, &report)],
                     interrupted: report.interrupted,
+                    check_failed: report
+                        .queries
+                        .iter()
+                        .any(|q| q.text.as_ref().is_some_and(|t| t.same_answer == Some(false))),
                 })
             },
         )

@@ -216,6 +216,7 @@ impl MeasuredRun for ThroughputRun {
                     text: report::throughput_text(&report, power.as_ref()),
                     files: vec![ReportFile::json(TPCH_FILE, &report)],
                     interrupted: report.interrupted,
+                    check_failed: false,
                 })
             },
         )

@@ -295,6 +295,126 @@ users = [2]
     assert!(snapshots.iter().all(|s| s.starts_with("big/")), "{snapshots:?}");
 }
 
+/// Study 004's hinted query: one label of a server runs Q7 from its own `queries_dir` with
+/// STRAIGHT_JOIN forcing a join order. Both labels share one data set and the experiment's qgen
+/// seed; the hinted text's answer is checked against the standard text's, and `lab report`
+/// names the text and shows that the plans differ. A hinted text that answers otherwise fails
+/// its point (exit 4 of `tpch power`), and the lab says so.
+#[test]
+fn a_hinted_tpch_query_is_checked_and_its_plan_difference_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let hints = tmp.path().join("hints");
+    std::fs::create_dir(&hints).unwrap();
+    let standard = dbperf::workloads::tpch::queries::template(dbperf::driver::target::Family::Mysql, 7);
+    // STRAIGHT_JOIN on the outer select: the derived table is merged into it, so the FROM
+    // order below is the join order.
+    let forced = standard
+        .replacen("select supp_nation", "select straight_join supp_nation", 1)
+        .replacen(
+            "from supplier, lineitem, orders, customer, nation n1, nation n2",
+            "from lineitem, orders, customer, supplier, nation n1, nation n2",
+            1,
+        );
+    assert_ne!(forced, standard);
+    std::fs::write(hints.join("7.sql"), &forced).unwrap();
+    let f = tmp.path().join("hinted.toml");
+    let file = |dir: &str| {
+        format!(
+            r#"name = "hinted"
+[[server]]
+id = "mariadb-10.11"
+label = "plain"
+[[server]]
+id = "mariadb-10.11"
+label = "hinted"
+queries_dir = "{dir}"
+[[workload]]
+kind = "tpch"
+scale_factor = 0.01
+refresh = false
+queries = [3, 7]
+"#
+        )
+    };
+    std::fs::write(&f, file("hints")).unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&f)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("== preparing data set").count(), 1, "{text}");
+    assert!(text.contains("complete: 2 run(s)"), "{text}");
+    let mut queries = Vec::new();
+    for r in done(&results, "hinted").values() {
+        let tpch = read_json(&PathBuf::from(r["run_dir"].as_str().unwrap()).join("tpch.json"));
+        let q: Vec<(Value, Value)> = tpch["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| (q["params"].clone(), q["text"]["same_answer"].clone()))
+            .collect();
+        queries.push(q);
+    }
+    assert_eq!(queries.len(), 2);
+    let params = |q: &Vec<(Value, Value)>| q.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        params(&queries[0]),
+        params(&queries[1]),
+        "one seed: the same parameters"
+    );
+    let checked: Vec<&Value> = queries
+        .iter()
+        .flatten()
+        .map(|(_, c)| c)
+        .filter(|c| !c.is_null())
+        .collect();
+    assert_eq!(checked, vec![&Value::Bool(true)], "{queries:?}");
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "hinted", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!("hinted: Q7 ran the text of {}", hints.join("7.sql").display())),
+        "{report}"
+    );
+    assert!(report.contains("rows, as the standard text's"), "{report}");
+    assert!(report.contains("Q7: the plans differ"), "{report}");
+    assert!(!report.contains("Q3: the plans differ"), "{report}");
+    let shapes: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("  plain: ") || l.starts_with("  hinted: "))
+        .collect();
+    assert_eq!(shapes.len(), 2, "{report}");
+    assert!(
+        shapes.iter().any(|l| l.starts_with("  hinted: lineitem:ALL")),
+        "{shapes:?}"
+    );
+
+    // A text that answers otherwise: the point fails, its run kept, and the lab says why.
+    let wrong = standard.replacen("and l_shipdate between", "and l_quantity < 0 and l_shipdate between", 1);
+    std::fs::write(hints.join("7.sql"), wrong).unwrap();
+    let out = dbperf(&home)
+        .args(["lab", "run", "--restart"])
+        .arg(&f)
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("another answer than the standard text's"), "{all}");
+}
+
 /// With tpcc-mysql's tables the lab draws a warehouse per transaction, as tpcc-mysql does: one
 /// connection's payments reach every warehouse (each adds to its `w_ytd`), so the data set
 /// (sized from the buffer pool: 3.6 x 128 MiB is 4 warehouses) is all in play.

@@ -166,6 +166,8 @@ struct RawServer {
     home: Option<Spanned<String>>,
     listen: Option<Spanned<String>>,
     allow_from: Option<Spanned<Vec<String>>>,
+    /// TPC-H query texts of this server's own (hinted ones), relative to this file.
+    queries_dir: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -216,6 +218,9 @@ pub struct ServerSpec {
     pub jemalloc: bool,
     /// The database host when it is not this machine (`host = "ssh://..."`).
     pub host: Option<ServerHost>,
+    /// TPC-H power points run the query texts in this directory where it has one
+    /// (`queries_dir`, absolute; `tpch power --queries-dir`), checked for the same answers.
+    pub queries_dir: Option<PathBuf>,
 }
 
 /// A `[[server]]`'s database host reached with ssh: a sandbox is started, stopped, copied and
@@ -572,6 +577,15 @@ impl Experiment {
                 settings: settings(&r.settings, &at)?,
                 jemalloc: r.jemalloc.as_ref().is_some_and(|j| *j.get_ref()),
                 host,
+                queries_dir: match &r.queries_dir {
+                    Some(d) => {
+                        let dir = base.join(d.get_ref());
+                        dbperf_workloads::tpch::queries::QueryTexts::load(&dir)
+                            .map_err(|e| at(d.span(), format!("queries_dir: {e}")))?;
+                        Some(dir)
+                    }
+                    None => None,
+                },
             });
         }
 
@@ -801,6 +815,23 @@ impl Experiment {
                 },
                 checksum: r.checksum.as_ref().is_some_and(|c| *c.get_ref()),
             });
+        }
+        if let Some(d) = raw
+            .servers
+            .iter()
+            .find_map(|s| s.get_ref().queries_dir.as_ref())
+            .filter(|_| {
+                !workloads
+                    .iter()
+                    .any(|w| matches!(&w.params, Params::Tpch(t) if t.test == TpchTest::Power))
+            })
+        {
+            return Err(at(
+                d.span(),
+                "queries_dir gives TPC-H power points a server's own query texts, and this file has no \
+                 `kind = \"tpch\"` power workload: remove the key or add the workload"
+                    .into(),
+            ));
         }
         check_max_connections(&servers, &variants, &workloads, &users_spans, &at)?;
         check_running_servers(&raw, &servers, &pinnings, &workloads, &at)?;

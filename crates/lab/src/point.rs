@@ -134,6 +134,9 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
                     if cold && !here {
                         cmd.arg(format!("--cold-sandbox={}", r.sandbox));
                     }
+                    if let Some(dir) = &e.servers[r.group.server].queries_dir {
+                        cmd.arg(format!("--queries-dir={}", dir.display()));
+                    }
                 }
                 TpchTest::Throughput => {
                     cmd.arg(format!("--streams={}", t.streams));

@@ -30,6 +30,10 @@ pub fn table(columns: &[Column<'_>], threshold_pct: f64) -> String {
     header.extend(columns[1..].iter().map(|c| c.label.clone()));
     rows.push(header);
     for q in 1..=22u8 {
+        // Queries no run selected (`--queries`) get no row.
+        if columns.iter().all(|c| c.report.queries.iter().all(|s| s.query != q)) {
+            continue;
+        }
         let mut row = vec![format!("Q{q}")];
         let b = base.report.queries.iter().find(|s| s.query == q);
         row.push(match b {
@@ -62,6 +66,117 @@ pub fn table(columns: &[Column<'_>], threshold_pct: f64) -> String {
     }
     rows.push(power);
     render(&rows)
+}
+
+/// One line per query that ran with a text of its own (`--queries-dir`): its file and
+/// whether it answered as the standard text; an answer of its own starts with `error:`.
+pub fn own_texts(report: &PowerReport) -> String {
+    let mut out = String::new();
+    for s in &report.queries {
+        if let Some(t) = &s.text {
+            let lead = if t.same_answer == Some(false) { "error: " } else { "" };
+            out.push_str(&format!("{lead}Q{} ran the text of {}: {}\n", s.query, t.file, t.check));
+        }
+    }
+    out
+}
+
+/// A plan's shape: the tables it reads in the order the plan lists them (the join order), each
+/// with how it is read — MySQL's and MariaDB's `table_name` and `access_type` (`ALL`, `ref`,
+/// `eq_ref`, `range`, ...), PostgreSQL's relation (its alias when it has one) and node type
+/// (`Seq Scan`, `Index Scan`, ...): `nation n1:ALL`. Two plans with the same shape may still differ in
+/// costs and row estimates; two with different shapes joined or read the tables otherwise.
+pub fn plan_shape(plan: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                let text = |k: &str| o.get(k).and_then(|x| x.as_str());
+                if let Some(table) = text("table_name") {
+                    out.push(format!("{table}:{}", text("access_type").unwrap_or("?")));
+                } else if let Some(relation) = text("Relation Name") {
+                    let name = match text("Alias") {
+                        Some(a) if a != relation => format!("{relation} {a}"),
+                        _ => relation.to_string(),
+                    };
+                    out.push(format!("{name}:{}", text("Node Type").unwrap_or("?")));
+                }
+                for x in o.values() {
+                    walk(x, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(plan, &mut out);
+    out
+}
+
+/// A query whose plans differ between runs: each shape with the labels of the runs that had
+/// it, and each run's whole plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanDifference {
+    pub query: u8,
+    /// `(labels, shape)`, in the columns' order of first appearance.
+    pub shapes: Vec<(Vec<String>, Vec<String>)>,
+    /// `(label, plan)` of every column with a plan.
+    pub plans: Vec<(String, serde_json::Value)>,
+}
+
+/// The queries whose plan shapes ([`plan_shape`]) differ between the columns, comparing only
+/// plans of one kind (MySQL-family with MySQL-family, PostgreSQL with PostgreSQL).
+pub fn plan_differences(columns: &[Column<'_>]) -> Vec<PlanDifference> {
+    let mut out = Vec::new();
+    for q in 1..=22u8 {
+        let plans: Vec<(&str, &serde_json::Value)> = columns
+            .iter()
+            .filter_map(|c| {
+                let s = c.report.queries.iter().find(|s| s.query == q)?;
+                Some((c.label.as_str(), s.plan.as_ref()?))
+            })
+            .collect();
+        for postgres in [false, true] {
+            let kind: Vec<&(&str, &serde_json::Value)> =
+                plans.iter().filter(|(_, p)| is_postgres_plan(p) == postgres).collect();
+            let mut shapes: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+            for (label, plan) in &kind {
+                let shape = plan_shape(plan);
+                match shapes.iter_mut().find(|(_, s)| *s == shape) {
+                    Some((labels, _)) => labels.push(label.to_string()),
+                    None => shapes.push((vec![label.to_string()], shape)),
+                }
+            }
+            if shapes.len() > 1 {
+                out.push(PlanDifference {
+                    query: q,
+                    shapes,
+                    plans: kind.iter().map(|(l, p)| (l.to_string(), (*p).clone())).collect(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// PostgreSQL's `EXPLAIN (FORMAT JSON)` is a list of `{"Plan": ...}`.
+fn is_postgres_plan(plan: &serde_json::Value) -> bool {
+    plan.get(0).and_then(|p| p.get("Plan")).is_some() || plan.get("Plan").is_some()
+}
+
+/// [`plan_differences`] as text: per query, each shape and the runs that had it.
+pub fn plan_differences_text(diffs: &[PlanDifference]) -> String {
+    let mut out = String::new();
+    for d in diffs {
+        out.push_str(&format!(
+            "Q{}: the plans differ (tables in plan order, each with how it is read):\n",
+            d.query
+        ));
+        for (labels, shape) in &d.shapes {
+            out.push_str(&format!("  {}: {}\n", labels.join(", "), shape.join(" > ")));
+        }
+    }
+    out
 }
 
 fn cell_seconds(median: Option<f64>, min: Option<f64>, max: Option<f64>, timeouts: u32, limit: Option<f64>) -> String {
@@ -229,6 +344,25 @@ pub fn lab_tables(runs: &mut [TpchPoint], servers: &[String], threshold: f64, ba
             );
             out.push_str(&table(&columns, threshold));
             out.push('\n');
+            for c in &columns {
+                for line in own_texts(c.report).lines() {
+                    let _ = writeln!(out, "{}: {line}", c.label);
+                }
+            }
+            let diffs = plan_differences(&columns);
+            if !diffs.is_empty() {
+                out.push_str(&plan_differences_text(&diffs));
+                out.push_str("(`dbperf report EXPERIMENT --html FILE` shows each plan whole.)\n");
+            }
+            if diffs.len()
+                + columns
+                    .iter()
+                    .filter(|c| c.report.queries.iter().any(|q| q.text.is_some()))
+                    .count()
+                > 0
+            {
+                out.push('\n');
+            }
         }
         for r in group.iter().filter(|r| r.report.is_none()) {
             let _ = writeln!(
@@ -245,6 +379,73 @@ pub fn lab_tables(runs: &mut [TpchPoint], servers: &[String], threshold: f64, ba
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plan_shapes_follow_the_join_order_and_differences_are_found() {
+        let mysql = |first: &str, access: &str| {
+            serde_json::json!({"query_block": {"select_id": 1, "nested_loop": [
+                {"table": {"table_name": first, "access_type": access}},
+                {"table": {"table_name": "orders", "access_type": "eq_ref"}},
+            ]}})
+        };
+        assert_eq!(
+            plan_shape(&mysql("lineitem", "ALL")),
+            vec!["lineitem:ALL".to_string(), "orders:eq_ref".into()]
+        );
+        let pg = serde_json::json!([{"Plan": {"Node Type": "Hash Join", "Plans": [
+            {"Node Type": "Seq Scan", "Relation Name": "nation", "Alias": "n1"},
+            {"Node Type": "Index Scan", "Relation Name": "orders", "Alias": "orders"},
+        ]}}]);
+        assert_eq!(
+            plan_shape(&pg),
+            vec!["nation n1:Seq Scan".to_string(), "orders:Index Scan".into()]
+        );
+        let report = |plan: serde_json::Value| PowerReport {
+            queries: vec![QuerySummary {
+                query: 7,
+                params: Vec::new(),
+                median: Some(1.0),
+                min: Some(1.0),
+                max: Some(1.0),
+                timeouts: 0,
+                errors: 0,
+                plan: Some(plan),
+                text: None,
+            }],
+            schema: dbperf_results::tpch::TPCH_SCHEMA.into(),
+            test: "power".into(),
+            scale_factor: 0.01,
+            seed: 1,
+            validation: false,
+            server_version: "x".into(),
+            timeout_seconds: None,
+            cold: dbperf_results::tpch::Cold::Off,
+            stream_order: vec![7],
+            runs: Vec::new(),
+            power_at_size: None,
+            interrupted: false,
+        };
+        let (a, b, c, d) = (
+            report(mysql("lineitem", "ALL")),
+            report(mysql("lineitem", "ALL")),
+            report(mysql("supplier", "ALL")),
+            report(pg),
+        );
+        let col = |label: &str, report| Column {
+            label: label.into(),
+            report,
+        };
+        // The same shape everywhere, and a PostgreSQL plan (never compared with MySQL's): none.
+        assert!(plan_differences(&[col("a", &a), col("b", &b), col("pg", &d)]).is_empty());
+        let diffs = plan_differences(&[col("a", &a), col("b", &b), col("c", &c)]);
+        assert_eq!(diffs.len(), 1);
+        assert_eq!(diffs[0].query, 7);
+        assert_eq!(diffs[0].shapes[0].0, vec!["a".to_string(), "b".into()]);
+        assert_eq!(diffs[0].plans.len(), 3);
+        let text = plan_differences_text(&diffs);
+        assert!(text.contains("Q7: the plans differ"), "{text}");
+        assert!(text.contains("  c: supplier:ALL > orders:eq_ref"), "{text}");
+    }
 
     #[test]
     fn relative_differences_and_draws() {

@@ -256,6 +256,9 @@ pub struct TpchPowerOptions {
     pub cold: String,
     /// RF1 and RF2 ran.
     pub refresh: bool,
+    /// The directory of the query texts of its own (`--queries-dir`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries_dir: Option<String>,
 }
 
 /// `dbperf tpch throughput`.

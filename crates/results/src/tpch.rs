@@ -132,6 +132,22 @@ pub struct QuerySummary {
     /// `EXPLAIN FORMAT=JSON`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
+    /// The text of its own it ran with (`--queries-dir`); `None`: the standard text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<OwnText>,
+}
+
+/// A query run with a text of its own (a hinted one) and whether it answers as the standard
+/// text does, compared once after the measured runs so no extra run warms the caches first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnText {
+    /// The file the text came from.
+    pub file: String,
+    /// `Some(true)`: the same answer as the standard text; `Some(false)`: another one (the
+    /// run fails); `None`: not compared (the check says why).
+    pub same_answer: Option<bool>,
+    /// What was compared ("5 rows"), the first difference, or why it was not compared.
+    pub check: String,
 }
 
 /// Value of `tpch.json`'s `schema` key.

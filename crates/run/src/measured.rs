@@ -325,6 +325,9 @@ pub struct OwnOutcome {
     pub files: Vec<ReportFile>,
     /// Ctrl-C cut it short (what finished is in the files).
     pub interrupted: bool,
+    /// A check of what it measured failed (a hinted TPC-H query answered otherwise than the
+    /// standard text); the text says which. Exits with [`exit::CHECK_FAILED`].
+    pub check_failed: bool,
 }
 
 /// What a measurement ended with.
@@ -738,7 +741,11 @@ fn finish(m: &Measured) -> ExitCode {
     let outcome = match &m.outcome {
         Outcome::Engine { outcome, .. } => outcome,
         Outcome::Own(own) => {
-            return incomplete_or(if own.interrupted { exit::INTERRUPTED } else { 0 });
+            return incomplete_or(match own {
+                o if o.interrupted => exit::INTERRUPTED,
+                o if o.check_failed => exit::CHECK_FAILED,
+                _ => 0,
+            });
         }
     };
     let lost = matches!(&m.outcome, Outcome::Engine { summary, .. } if summary.server_lost);

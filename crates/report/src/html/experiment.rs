@@ -20,12 +20,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::chart::{Chart, Scale, Series, PALETTE};
-use super::page::{table_html, Page};
+use super::page::{escape, table_html, Page};
 use super::run::{dirty_pages_limit, spectrum_chart, RunData};
 use super::tpch::query_bars;
 use super::ReportError;
 use crate::analysis::explain::{explain, new_orders_per_minute, table_row, ExplainOptions, Explanation, TABLE_HEADER};
 use crate::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
+use crate::tpch::{plan_differences, plan_differences_text, Column};
 use dbperf_results::tpch::{PowerReport, TpchReport};
 use dbperf_results::{RunDir, RunRecords};
 
@@ -66,11 +67,40 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
     }
     if !power.is_empty() {
         page.bar_chart(&query_bars(&power))?;
+        plan_section(&mut page, &power);
     }
     for (workload, runs) in &by_workload {
         workload_section(&mut page, workload, runs)?;
     }
     Ok(page.finish())
+}
+
+/// The queries whose plans differ between the power runs: the shapes, then each plan whole.
+fn plan_section(page: &mut Page, power: &[(String, PowerReport)]) {
+    let columns: Vec<Column<'_>> = power
+        .iter()
+        .map(|(id, r)| Column {
+            label: format!("{} {id}", r.server_version),
+            report: r,
+        })
+        .collect();
+    let diffs = plan_differences(&columns);
+    if diffs.is_empty() {
+        return;
+    }
+    page.heading("Plans that differ");
+    page.raw(&format!("<pre>{}</pre>", escape(&plan_differences_text(&diffs))));
+    for d in &diffs {
+        for (label, plan) in &d.plans {
+            page.details(
+                &format!("Q{} on {label}", d.query),
+                &format!(
+                    "<pre>{}</pre>",
+                    escape(&serde_json::to_string_pretty(plan).unwrap_or_default())
+                ),
+            );
+        }
+    }
 }
 
 /// The tables of the workload's own figures ([`Metric::own`]), each with its title; returns

@@ -6,15 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::answers;
 use super::metrics::power_at_size;
 use super::qgen::{stream_order, validation_params, Qgen, QueryParams};
-use super::queries::render;
+use super::queries::{render, QueryTexts};
 use super::refresh::{next_set, RefreshSet};
 use super::runner::QueryRunner;
 use super::TpchError;
 use dbperf_core::stats::Spread;
 use dbperf_driver::Target;
-pub use dbperf_results::tpch::{Cold, PowerReport, PowerRun, QuerySummary, QueryTiming, Status};
+pub use dbperf_results::tpch::{Cold, OwnText, PowerReport, PowerRun, QuerySummary, QueryTiming, Status};
 
 /// Restarts the server and drops the OS page cache; returns what it could do (e.g. "page
 /// cache not dropped: permission denied"), or an error message.
@@ -41,6 +42,9 @@ pub struct PowerConfig {
     pub refresh: bool,
     /// Capture each query's plan (once, before the first run).
     pub explain: bool,
+    /// Texts of its own for some queries (`--queries-dir`); their answers are compared with
+    /// the standard texts' once after the measured runs.
+    pub texts: QueryTexts,
     /// When to make the caches cold.
     pub cold: Cold,
     /// How to make the caches cold (required unless `cold` is `Off`).
@@ -101,17 +105,26 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             timeouts: 0,
             errors: 0,
             plan: None,
+            text: cfg.texts.file(p.query).map(|f| OwnText {
+                file: f.display().to_string(),
+                same_answer: None,
+                check: "not compared: no run of it finished".into(),
+            }),
         })
         .collect();
     if cfg.explain {
         for s in &mut summaries {
-            let q = render(cfg.target.family, &params[usize::from(s.query) - 1], 0);
+            let q = cfg
+                .texts
+                .render(cfg.target.family, &params[usize::from(s.query) - 1], 0);
             s.plan = Some(runner.explain(&q).await?);
         }
     }
     let mut runs = Vec::new();
     let stopped = || cfg.stop.load(Ordering::Relaxed);
     let mut cut = false;
+    // The last answer of each query run with its own text, for the check after the runs.
+    let mut own_answers: std::collections::BTreeMap<u8, Vec<Vec<String>>> = Default::default();
     for rep in 1..=cfg.repeat.max(1) {
         if stopped() {
             cut = true;
@@ -154,8 +167,12 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             if cfg.cold == Cold::Query {
                 cold(cfg, &mut runner, &mut run.cold_notes).await?;
             }
-            let rendered = render(cfg.target.family, &params[usize::from(q) - 1], 0);
-            let e = runner.run(&rendered, cfg.timeout).await?;
+            let rendered = cfg.texts.render(cfg.target.family, &params[usize::from(q) - 1], 0);
+            let mut e = runner.run(&rendered, cfg.timeout).await?;
+            let rows = e.rows.len();
+            if e.status == Status::Ok && cfg.texts.file(q).is_some() {
+                own_answers.insert(q, std::mem::take(&mut e.rows));
+            }
             progress(&format!(
                 "run {rep}: Q{q} {} {}",
                 match e.status {
@@ -171,7 +188,7 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
                 seconds: e.seconds,
                 status: e.status,
                 error: e.error,
-                rows: e.rows.len(),
+                rows,
             });
         }
         if let Some(set) = &set {
@@ -197,6 +214,9 @@ pub async fn run(cfg: &PowerConfig, mut progress: impl FnMut(&str)) -> Result<Po
             }
         }
         (s.median, s.min, s.max) = spread(&times);
+    }
+    if !cut {
+        check_own_texts(cfg, &mut runner, &params, &own_answers, &mut summaries, &mut progress).await?;
     }
     let powers: Vec<f64> = runs.iter().filter_map(|r| r.power_at_size).collect();
     Ok(PowerReport {
@@ -233,6 +253,45 @@ pub fn spread(v: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
         Some(s) => (Some(s.median), Some(s.min), Some(s.max)),
         None => (None, None, None),
     }
+}
+
+/// Runs the standard text of each query that ran with its own, once, and compares the
+/// answers by the spec's rules ([`answers::compare`]): a hinted text must not change what a
+/// query returns, or its time is not comparable.
+async fn check_own_texts(
+    cfg: &PowerConfig,
+    runner: &mut QueryRunner,
+    params: &[QueryParams],
+    own_answers: &std::collections::BTreeMap<u8, Vec<Vec<String>>>,
+    summaries: &mut [QuerySummary],
+    progress: &mut impl FnMut(&str),
+) -> Result<(), TpchError> {
+    for s in summaries.iter_mut() {
+        let (Some(text), Some(own)) = (s.text.as_mut(), own_answers.get(&s.query)) else {
+            continue;
+        };
+        let standard = render(cfg.target.family, &params[usize::from(s.query) - 1], 0);
+        let e = runner.run(&standard, cfg.timeout).await?;
+        (text.same_answer, text.check) = match e.status {
+            Status::Ok => match answers::compare(s.query, &e.rows, own) {
+                Ok(()) => (Some(true), format!("{} rows, as the standard text's", own.len())),
+                Err(m) => (Some(false), format!("another answer than the standard text's: {m}")),
+            },
+            Status::Timeout => (
+                None,
+                format!("not compared: the standard text timed out after {:.0} s", e.seconds),
+            ),
+            Status::Error => (
+                None,
+                format!(
+                    "not compared: the standard text failed: {}",
+                    e.error.as_deref().unwrap_or("")
+                ),
+            ),
+        };
+        progress(&format!("Q{} from {}: {}", s.query, text.file, text.check));
+    }
+    Ok(())
 }
 
 async fn cold(cfg: &PowerConfig, runner: &mut QueryRunner, notes: &mut Vec<String>) -> Result<(), TpchError> {

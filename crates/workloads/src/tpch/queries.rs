@@ -39,7 +39,11 @@ pub fn template(family: Family, q: u8) -> &'static str {
 
 /// Fills `p` (and stream `stream`) into query `p.query`'s template.
 pub fn render(family: Family, p: &QueryParams, stream: u32) -> Rendered {
-    let mut text = substitute(template(family, p.query), &p.values, stream);
+    render_template(template(family, p.query), family, p, stream)
+}
+
+fn render_template(template: &str, family: Family, p: &QueryParams, stream: u32) -> Rendered {
+    let mut text = substitute(template, &p.values, stream);
     if family == Family::Postgres {
         text = text.replace('`', "\"");
     }
@@ -60,6 +64,122 @@ pub fn render(family: Family, p: &QueryParams, stream: u32) -> Rendered {
         }
     }
     r
+}
+
+/// Query texts given for some queries in place of the standard ones (`--queries-dir`): a
+/// server's hinted text, e.g. study 004's `straight_join` forcing the join order that won.
+/// Files are named `N.sql` or `qN.sql` (1 to 22) and use the standard templates' tags (`:1`…
+/// for the parameters, `:s` for the stream), at most the parameters the standard text has.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryTexts {
+    /// The directory they came from (shown in reports).
+    pub dir: std::path::PathBuf,
+    texts: std::collections::BTreeMap<u8, String>,
+}
+
+impl QueryTexts {
+    /// Reads the query files in `dir`; any other `.sql` file, an empty one, or one using a
+    /// parameter the query does not have is an error naming the file.
+    pub fn load(dir: &std::path::Path) -> Result<QueryTexts, super::TpchError> {
+        let bad = |what: String| super::TpchError::Invalid(what);
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            bad(format!(
+                "--queries-dir {}: {e}; give a directory of N.sql files (1 to 22)",
+                dir.display()
+            ))
+        })?;
+        let mut texts = std::collections::BTreeMap::new();
+        for entry in entries {
+            let path = entry
+                .map_err(|e| bad(format!("--queries-dir {}: {e}", dir.display())))?
+                .path();
+            if path.extension().and_then(|x| x.to_str()) != Some("sql") {
+                continue;
+            }
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let q = stem
+                .strip_prefix('q')
+                .or_else(|| stem.strip_prefix('Q'))
+                .unwrap_or(stem)
+                .parse::<u8>()
+                .ok()
+                .filter(|q| (1..=22).contains(q))
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{}: not a TPC-H query file; name hinted query texts N.sql or qN.sql, N from 1 to 22",
+                        path.display()
+                    ))
+                })?;
+            let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+            let text = text.trim().trim_end_matches(';').trim().to_string();
+            if text.is_empty() {
+                return Err(bad(format!(
+                    "{}: empty; write Q{q}'s text there or remove the file",
+                    path.display()
+                )));
+            }
+            let allowed = max_parameter(template(Family::Mysql, q));
+            if let Some(n) = (1..=10).find(|&n| n > allowed && uses_parameter(&text, n)) {
+                return Err(bad(format!(
+                    "{}: uses :{n} but Q{q} has {allowed} parameter{}; use the tags of the standard text \
+                     (`dbperf tpch qgen --template {q}` prints it)",
+                    path.display(),
+                    if allowed == 1 { "" } else { "s" }
+                )));
+            }
+            if texts.insert(q, text).is_some() {
+                return Err(bad(format!(
+                    "{}: Q{q} is given twice (N.sql and qN.sql); keep one",
+                    dir.display()
+                )));
+            }
+        }
+        if texts.is_empty() {
+            return Err(bad(format!(
+                "--queries-dir {}: no query file (N.sql or qN.sql, N from 1 to 22) in it",
+                dir.display()
+            )));
+        }
+        Ok(QueryTexts {
+            dir: dir.to_path_buf(),
+            texts,
+        })
+    }
+
+    /// The queries given a text of their own.
+    pub fn queries(&self) -> impl Iterator<Item = u8> + '_ {
+        self.texts.keys().copied()
+    }
+
+    /// The file query `q`'s text came from, `None` for the standard text.
+    pub fn file(&self, q: u8) -> Option<std::path::PathBuf> {
+        self.texts.get(&q)?;
+        ["", "q", "Q"]
+            .iter()
+            .map(|p| self.dir.join(format!("{p}{q}.sql")))
+            .find(|f| f.is_file())
+            .or_else(|| Some(self.dir.join(format!("{q}.sql"))))
+    }
+
+    /// Query `p.query` with its own text when it has one, else the standard one.
+    pub fn render(&self, family: Family, p: &QueryParams, stream: u32) -> Rendered {
+        match self.texts.get(&p.query) {
+            Some(t) => render_template(t, family, p, stream),
+            None => render(family, p, stream),
+        }
+    }
+}
+
+/// The highest `:N` tag in `template`.
+fn max_parameter(template: &str) -> usize {
+    (1..=10).rev().find(|&n| uses_parameter(template, n)).unwrap_or(0)
+}
+
+/// Whether `text` has the tag `:n` (not the start of a longer number).
+fn uses_parameter(text: &str, n: usize) -> bool {
+    let tag = format!(":{n}");
+    text.match_indices(&tag)
+        .any(|(i, _)| !text[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Replaces `:N` (the longest run of digits) with `values[N-1]` and `:s` with `stream`.
@@ -291,6 +411,45 @@ order by cntrycode",
 mod tests {
     use super::super::qgen::validation_params;
     use super::*;
+
+    #[test]
+    fn own_texts_replace_the_standard_ones_and_bad_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("q7.sql", "select straight_join ':1', ':2' from lineitem;\n");
+        write("notes.txt", "not a query");
+        let texts = QueryTexts::load(dir.path()).unwrap();
+        assert_eq!(texts.queries().collect::<Vec<_>>(), vec![7]);
+        assert_eq!(texts.file(7), Some(dir.path().join("q7.sql")));
+        assert_eq!(texts.file(6), None);
+        let p7 = validation_params(7, 1.0);
+        let r = texts.render(Family::Mysql, &p7, 0);
+        assert_eq!(r.main, "select straight_join 'FRANCE', 'GERMANY' from lineitem");
+        // Queries without a file keep the standard text.
+        let p6 = validation_params(6, 1.0);
+        assert_eq!(texts.render(Family::Mysql, &p6, 0), render(Family::Mysql, &p6, 0));
+
+        let err = |files: &[(&str, &str)]| {
+            let d = tempfile::tempdir().unwrap();
+            for (n, t) in files {
+                std::fs::write(d.path().join(n), t).unwrap();
+            }
+            QueryTexts::load(d.path()).unwrap_err().to_string()
+        };
+        assert!(err(&[("23.sql", "select 1")]).contains("23.sql: not a TPC-H query file"));
+        assert!(err(&[("7.sql", " ;\n")]).contains("7.sql: empty"));
+        // Q7 has two parameters: :3 is not one of them (:10-style longer tags are told apart).
+        let e = err(&[("7.sql", "select ':3' from t")]);
+        assert!(e.contains("uses :3 but Q7 has 2 parameters"), "{e}");
+        assert!(err(&[("7.sql", "select 1"), ("q7.sql", "select 2")]).contains("Q7 is given twice"));
+        assert!(err(&[]).contains("no query file"));
+        assert!(QueryTexts::load(&dir.path().join("missing"))
+            .unwrap_err()
+            .to_string()
+            .contains("--queries-dir"));
+        assert_eq!(max_parameter(template(Family::Mysql, 16)), 10);
+        assert!(!uses_parameter("select ':10'", 1));
+    }
 
     #[test]
     fn every_parameter_is_filled_and_q15_is_split() {

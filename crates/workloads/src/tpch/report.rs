@@ -30,6 +30,7 @@ pub fn power_text(r: &PowerReport) -> String {
         }],
         dbperf_core::stats::DEFAULT_THRESHOLD_PCT,
     ));
+    out.push_str(&dbperf_report::tpch::own_texts(r));
     for run in &r.runs {
         if let (Some(a), Some(b)) = (run.rf1_seconds, run.rf2_seconds) {
             out.push_str(&format!("run {}: RF1 {a:.2} s, RF2 {b:.2} s\n", run.rep));
