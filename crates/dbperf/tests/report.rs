@@ -213,9 +213,20 @@ fn the_html_report_of_a_telemetry_run_shows_what_summary_and_intervals_hold() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["name"] == "dirty pages (% of buffer pool)")
+        .find(|t| t["name"] == "dirty pages (% of data + free pages, InnoDB's ratio)")
         .unwrap();
     assert_eq!(dirty["yaxis"], "y2");
+    // The buffer pool's page rates: read, freed (counted, or the free list's balance where the
+    // counter never moved) and LRU flushes.
+    let pool = chart(&charts, "Buffer pool: pages read, freed and flushed from the LRU");
+    let names: Vec<&str> = pool["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{pool}");
+    assert!(names[1].starts_with("pages freed/s"), "{pool}");
     for title in ["I/O", "CPU", "Top waits"] {
         chart(&charts, title);
     }
@@ -498,30 +509,43 @@ fn a_tpcc_run_set_has_notpm_panels_with_dirty_pages_and_checkpoint_age_and_the_e
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.contains("tpcc: notpm (New-Orders/min") && !html.contains("tpcc: tps ("));
     let charts = charts(&html);
-    let panels: Vec<&Value> = charts
-        .iter()
-        .filter(|c| {
-            c["title"]
-                .as_str()
-                .unwrap()
-                .starts_with("tpcc: NOTPM per interval with dirty pages and checkpoint age")
-        })
-        .collect();
-    assert_eq!(panels.len(), 2, "one panel per column");
-    for (panel, (dir, pct)) in panels.iter().zip(dirs.iter().zip([30.0, 60.0])) {
+    let titled = |start: &str| -> Vec<&Value> {
+        charts
+            .iter()
+            .filter(|c| c["title"].as_str().unwrap().starts_with(start))
+            .collect()
+    };
+    // Per column, as the studies draw them: the figure over time (NOTPM per interval for a run
+    // under a minute; New-Order per 10 s for longer ones), checkpoint age in MiB with dirty
+    // pages by InnoDB's ratio against the column's limit, and the buffer pool's page rates.
+    let panels = titled("tpcc: NOTPM per interval, ");
+    let checkpoints = titled("tpcc: checkpoint age and dirty pages, ");
+    let pools = titled("tpcc: pages read, freed and LRU-flushed, ");
+    assert_eq!(
+        (panels.len(), checkpoints.len(), pools.len()),
+        (2, 2, 2),
+        "one of each per column"
+    );
+    for (i, (dir, pct)) in dirs.iter().zip([30.0, 60.0]).enumerate() {
         // NOTPM per interval: New-Order count per interval from intervals.hlog, which over the
         // run adds up to tpcc.json's NOTPM.
-        let notpm = series(panel, "NOTPM");
+        let notpm = series(panels[i], "NOTPM per interval");
         assert!(notpm.len() >= 5, "{notpm:?}");
         let mean = notpm.iter().map(|p| p.1).sum::<f64>() / notpm.len() as f64;
         let whole = read_json(&dir.join("tpcc.json"))["notpm"].as_f64().unwrap();
         assert!((mean - whole).abs() <= 0.15 * whole, "{mean} vs {whole}");
-        let dirty = series(panel, "dirty pages (% of buffer pool)");
-        let ckpt = series(panel, "checkpoint age (% of its maximum)");
+        let panel = checkpoints[i];
+        let dirty = series(panel, "dirty pages (% of data + free pages, InnoDB's ratio)");
+        let ckpt = series(panel, "checkpoint age");
         assert!(!dirty.is_empty() && ckpt.iter().any(|p| p.1 > 0.0), "{panel}");
         let limits = panel["limits"].as_array().unwrap();
-        assert_eq!(limits[0]["y"].as_f64(), Some(pct), "the column's own limit: {panel}");
-        assert_eq!(limits[0]["secondary"], true);
+        let limit = limits.iter().find(|l| l["secondary"] == true).unwrap();
+        assert_eq!(limit["y"].as_f64(), Some(pct), "the column's own limit: {panel}");
+        assert!(
+            limits.iter().any(|l| l["label"] == "max checkpoint age (sync flush)"),
+            "{panel}"
+        );
+        assert!(!series(pools[i], "pages read/s").is_empty(), "{}", pools[i]);
     }
     let by_users = chart(&charts, "tpcc: throughput per interval");
     assert_eq!(by_users["series"].as_array().unwrap().len(), 2);

@@ -554,6 +554,12 @@ fn build_sample(
     };
     let dirty = status_value(&now.status, "Innodb_buffer_pool_pages_dirty");
     let total = status_value(&now.status, "Innodb_buffer_pool_pages_total").filter(|t| *t > 0.0);
+    // InnoDB's own formula (buf_get_modified_ratio_pct), the one innodb_max_dirty_pages_pct is
+    // held against: dirty / (1 + LRU + free), LRU being the data pages. Pages the pool lends to
+    // the adaptive hash index and locks are not in it, so it reads higher than dirty / total.
+    let innodb_base = status_value(&now.status, "Innodb_buffer_pool_pages_data")
+        .zip(status_value(&now.status, "Innodb_buffer_pool_pages_free"))
+        .map(|(data, free)| 1.0 + data + free);
     let mut sample = ServerSample {
         interval_s,
         query_ms,
@@ -564,7 +570,7 @@ fn build_sample(
             _ => None,
         },
         redo_written_bytes_s: status_rate("Innodb_os_log_written"),
-        dirty_pages_pct: dirty.zip(total).map(|(d, t)| d / t * 100.0),
+        dirty_pages_pct: dirty.zip(innodb_base.or(total)).map(|(d, t)| d / t * 100.0),
         max_dirty_pages_pct: Some(facts.max_dirty_pages_pct),
         free_pages: status_u64(&now.status, "Innodb_buffer_pool_pages_free"),
         pages_read_s: status_rate("Innodb_pages_read"),
@@ -893,6 +899,8 @@ BUFFER POOL AND MEMORY
                 ("Threads_running", 9.0),
                 ("Innodb_buffer_pool_pages_dirty", 20.0),
                 ("Innodb_buffer_pool_pages_total", 100.0),
+                ("Innodb_buffer_pool_pages_data", 70.0),
+                ("Innodb_buffer_pool_pages_free", 9.0),
                 ("Innodb_buffer_pool_pages_lru_flushed", 15.0),
             ]),
             metrics: map(&[("buffer_LRU_batch_flush_total_pages", 2.0)]),
@@ -913,7 +921,9 @@ BUFFER POOL AND MEMORY
         assert_eq!(s.pages_written_s, Some(200.0));
         // MariaDB's status variable wins over the metric, whatever its case.
         assert_eq!(s.lru_flushes_s, Some(20.0));
-        assert_eq!(s.dirty_pages_pct, Some(20.0));
+        // InnoDB's formula: 20 / (1 + 70 data + 9 free), not 20 / 100 total (which counts the
+        // pages lent to the adaptive hash index).
+        assert_eq!(s.dirty_pages_pct, Some(25.0));
         assert_eq!(s.checkpoint_pct, None);
         assert_eq!(
             s.status_rates,

@@ -506,38 +506,20 @@ pub struct Freed {
 /// cleaner's LRU batches, not the pages user threads free themselves (on an I/O-bound
 /// read-only run: 128/s counted against 12,900 pages read/s), so it is the last resort.
 pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<Freed> {
-    let counted = |per_sample: &dyn Fn(&dbperf_results::telemetry::ServerSample) -> Option<f64>| {
-        let values: Vec<f64> = rows.iter().filter_map(|r| per_sample(r.server.as_ref()?)).collect();
-        // A counter that did not move in a sample is left out of the rates: that sample freed
-        // nothing, so the sum is spread over every sample.
-        let sampled = rows.iter().filter(|r| r.server.is_some()).count();
-        rate(values.clone()).map(|_| Freed {
-            per_s: values.iter().sum::<f64>() / sampled.max(values.len()) as f64,
-            derived: false,
-        })
-    };
-    let mariadb = counted(&|s| named(&s.status_rates, &["Innodb_buffer_pool_pages_LRU_freed"]).copied());
-    let postgres = || {
-        counted(&|s| {
-            let ev: Vec<f64> =
-                s.pg.as_ref()?
-                    .io
-                    .iter()
-                    .filter(|(k, _)| k.ends_with(".evictions"))
-                    .map(|(_, v)| *v)
-                    .collect();
-            (!ev.is_empty()).then(|| ev.iter().sum())
-        })
-    };
-    let batches = || counted(&|s| named(&s.innodb_metrics, &[LRU_EVICT_METRIC]).copied());
-    if let Some(f) = mariadb.or_else(postgres) {
-        return Figure::Value(f);
+    let (per_sample, derived) = freed_per_sample(rows);
+    let (mut sum, mut seconds) = (0.0, 0.0);
+    for (r, v) in rows.iter().zip(&per_sample) {
+        if let (Some(v), Some(s)) = (v, r.server.as_ref()) {
+            let dt = s.interval_s.unwrap_or(1.0);
+            sum += v * dt;
+            seconds += dt;
+        }
     }
-    if let Some(per_s) = freed_from_free_list(rows) {
-        return Figure::Value(Freed { per_s, derived: true });
-    }
-    if let Some(f) = batches() {
-        return Figure::Value(f);
+    if seconds > 0.0 {
+        return Figure::Value(Freed {
+            per_s: (sum / seconds).max(0.0),
+            derived,
+        });
     }
     let sampled = rows
         .iter()
@@ -549,27 +531,64 @@ pub fn pages_freed(rows: &[&TelemetryRow]) -> Figure<Freed> {
     })
 }
 
-/// Pages freed per second from the free list's balance over `rows` ([`pages_freed`]); `None`
-/// without the free-list gauge at both ends or with no page read or created.
-fn freed_from_free_list(rows: &[&TelemetryRow]) -> Option<f64> {
-    let samples: Vec<&dbperf_results::telemetry::ServerSample> =
-        rows.iter().filter_map(|r| r.server.as_ref()).collect();
-    let first = samples.iter().position(|s| s.free_pages.is_some())?;
-    let last = samples.iter().rposition(|s| s.free_pages.is_some())?;
-    if last <= first {
-        return None;
+/// Pages freed per second in each of `rows` (`None`: not known for that sample), by the one
+/// source [`pages_freed`] chooses for the whole window, and whether that source is the free
+/// list's balance (derived) rather than a counter. A counter's sample where it did not move
+/// (left out of the rates) freed nothing.
+pub fn freed_per_sample(rows: &[&TelemetryRow]) -> (Vec<Option<f64>>, bool) {
+    use dbperf_results::telemetry::ServerSample;
+    let counter = |get: &dyn Fn(&ServerSample) -> Option<f64>| -> Option<Vec<Option<f64>>> {
+        rows.iter().any(|r| r.server.as_ref().and_then(get).is_some()).then(|| {
+            rows.iter()
+                .map(|r| {
+                    let s = r.server.as_ref()?;
+                    // The first sample primes the rates: it has none.
+                    s.interval_s?;
+                    Some(get(s).unwrap_or(0.0))
+                })
+                .collect()
+        })
+    };
+    let mariadb = |s: &ServerSample| named(&s.status_rates, &["Innodb_buffer_pool_pages_LRU_freed"]).copied();
+    let postgres = |s: &ServerSample| {
+        let ev: Vec<f64> =
+            s.pg.as_ref()?
+                .io
+                .iter()
+                .filter(|(k, _)| k.ends_with(".evictions"))
+                .map(|(_, v)| *v)
+                .collect();
+        (!ev.is_empty()).then(|| ev.iter().sum())
+    };
+    if let Some(v) = counter(&mariadb).or_else(|| counter(&postgres)) {
+        return (v, false);
     }
-    let span = &samples[first + 1..=last];
-    let seconds: f64 = span.iter().filter_map(|s| s.interval_s).sum();
-    let taken: f64 = span
+    // The free list's balance: a sample's pages read and created, plus its free list's growth.
+    let mut previous_free: Option<u64> = None;
+    let balance: Vec<Option<f64>> = rows
         .iter()
-        .map(|s| (s.pages_read_s.unwrap_or(0.0) + s.pages_created_s.unwrap_or(0.0)) * s.interval_s.unwrap_or(0.0))
-        .sum();
-    if seconds <= 0.0 || taken <= 0.0 {
-        return None;
+        .map(|r| {
+            let s = r.server.as_ref()?;
+            let before = std::mem::replace(&mut previous_free, s.free_pages);
+            let (before, now, dt) = (before?, s.free_pages?, s.interval_s.filter(|d| *d > 0.0)?);
+            let taken = s.pages_read_s.unwrap_or(0.0) + s.pages_created_s.unwrap_or(0.0);
+            Some(taken + (now as f64 - before as f64) / dt)
+        })
+        .collect();
+    let anything_taken = rows.iter().any(|r| {
+        r.server
+            .as_ref()
+            .is_some_and(|s| s.pages_read_s.unwrap_or(0.0) + s.pages_created_s.unwrap_or(0.0) > 0.0)
+    });
+    if anything_taken && balance.iter().any(Option::is_some) {
+        // A sample's balance can dip below 0 when its free list grew from pages freed in the
+        // sample before: the window's sum is right, a chart clamps each sample at 0.
+        return (balance, true);
     }
-    let grown = samples[last].free_pages? as f64 - samples[first].free_pages? as f64;
-    Some(((taken + grown) / seconds).max(0.0))
+    match counter(&|s: &ServerSample| named(&s.innodb_metrics, &[LRU_EVICT_METRIC]).copied()) {
+        Some(v) => (v, false),
+        None => (vec![None; rows.len()], false),
+    }
 }
 
 /// Pages scanned in the LRU per second: the INNODB_METRICS counters of LRU searches and LRU
@@ -989,7 +1008,11 @@ mod tests {
             sample(1000, 300.0, 20.0, &[("Innodb_rows_read", 1.0)]),
         ];
         for r in &mut full {
-            r.server.as_mut().unwrap().innodb_metrics.insert(LRU_EVICT_METRIC.into(), 4.0);
+            r.server
+                .as_mut()
+                .unwrap()
+                .innodb_metrics
+                .insert(LRU_EVICT_METRIC.into(), 4.0);
         }
         let refs: Vec<&TelemetryRow> = full.iter().collect();
         assert_eq!(

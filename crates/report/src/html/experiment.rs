@@ -8,9 +8,10 @@
 //!   variant), throughput over time and the latency spectrum of each column
 //!   at the highest user count, each run's explanation ([`crate::analysis::explain`]),
 //!   the server variables that differ, and the list of runs;
-//! - one panel per column of the interval figure (NOTPM for TPC-C, read from
-//!   `intervals.hlog`; TPS otherwise) with dirty pages % and checkpoint age % beside it, as
-//!   the TPC-C checkpoint-stability study draws them;
+//! - per column, as the checkpoint and LRU studies draw them: the interval figure (New-Order
+//!   transactions per 10 s for TPC-C, read from `intervals.hlog`; TPS otherwise), checkpoint
+//!   age in MiB with its flush lines and dirty pages by InnoDB's own ratio against the limit,
+//!   and pages read, freed and LRU-flushed per second;
 //! - TPC-H runs (a `tpch.json`): the comparison by their own figures (power: the per-query
 //!   table with the geometric mean, and Power@Size; throughput: Throughput@Size); for power
 //!   runs each query's median relative to the first run with min/max whiskers and the ±5%
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 
 use super::chart::{Chart, Scale, Series, PALETTE};
 use super::page::{escape, table_html, Page};
-use super::run::{dirty_pages_limit, spectrum_chart, RunData};
+use super::run::{buffer_pool_chart, checkpoint_chart, spectrum_chart, RunData};
 use super::tpch::query_bars;
 use super::ReportError;
 use crate::analysis::explain::{explain, new_orders_per_minute, table_row, ExplainOptions, Explanation, TABLE_HEADER};
@@ -309,7 +310,9 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
     Ok(())
 }
 
-/// The interval figure of a run over time: NOTPM for TPC-C (`intervals.hlog`), else TPS.
+/// The interval figure of a run over time: for TPC-C the New-Order transactions of each 10 s
+/// (from `intervals.hlog`), as the TPC-C checkpoint studies plot them (NOTPM per interval for
+/// a run under a minute); else TPS per interval.
 fn interval_figure(workload: &str, dir: &std::path::Path, data: &RunData) -> (&'static str, Vec<(f64, f64)>) {
     let mid = |start: f64| {
         data.intervals
@@ -320,7 +323,15 @@ fn interval_figure(workload: &str, dir: &std::path::Path, data: &RunData) -> (&'
     if workload == "tpcc" {
         let all: Vec<_> = data.intervals.iter().collect();
         if let Ok(points) = new_orders_per_minute(&dir.join("intervals.hlog"), &all) {
-            return ("NOTPM", points.into_iter().map(|(s, v)| (mid(s), v)).collect());
+            // Runs too short for six whole 10 s stretches keep their intervals.
+            let tens = per_ten_seconds(&points, &all);
+            if tens.len() >= 6 {
+                return ("New-Order per 10 s", tens);
+            }
+            return (
+                "NOTPM per interval",
+                points.into_iter().map(|(s, v)| (mid(s), v)).collect(),
+            );
         }
     }
     (
@@ -332,8 +343,29 @@ fn interval_figure(workload: &str, dir: &std::path::Path, data: &RunData) -> (&'
     )
 }
 
-/// One panel per column (its first run at `top` users): the interval figure with dirty pages
-/// and checkpoint age (percent of its maximum) on the right axis, and the dirty-pages limit.
+/// New-Order transactions in each whole 10 s from NOTPM per interval (`(start, notpm)`), drawn
+/// at the middle of its 10 s; a last stretch shorter than 10 s is left out.
+fn per_ten_seconds(notpm: &[(f64, f64)], intervals: &[&dbperf_results::interval::IntervalRecord]) -> Vec<(f64, f64)> {
+    let mut buckets: std::collections::BTreeMap<i64, (f64, f64)> = std::collections::BTreeMap::new();
+    for (start, per_minute) in notpm {
+        let Some(r) = intervals.iter().find(|r| r.start_s == *start) else {
+            continue;
+        };
+        let length = r.end_s - r.start_s;
+        let b = buckets.entry((start / 10.0).floor() as i64).or_default();
+        b.0 += per_minute / 60.0 * length;
+        b.1 += length;
+    }
+    buckets
+        .into_iter()
+        .filter(|(_, (_, covered))| *covered >= 9.5)
+        .map(|(b, (count, _))| (b as f64 * 10.0 + 5.0, count))
+        .collect()
+}
+
+/// Per column (its first run at `top` users), as the checkpoint and LRU studies draw them: the
+/// interval figure over time; checkpoint age in MiB with its flush lines and dirty pages by
+/// InnoDB's ratio against the limit; pages read, freed and LRU-flushed per second.
 fn stability_panels(
     page: &mut Page,
     workload: &str,
@@ -352,47 +384,38 @@ fn stability_panels(
         let dir = data.records.dir.path();
         let (figure, points) = interval_figure(workload, dir, data);
         let mut c = Chart::new(
-            format!(
-                "{workload}: {figure} per interval with dirty pages and checkpoint age, {} at {top} users",
-                col.label
-            ),
+            format!("{workload}: {figure}, {} at {top} users", col.label),
             "time since start (s)",
-            if figure == "NOTPM" {
-                "New-Order per minute"
-            } else {
-                "transactions/s"
+            match figure {
+                "TPS" => "transactions/s",
+                "NOTPM per interval" => "New-Order per minute",
+                _ => "New-Order transactions",
             },
         );
         c.series.push(Series::new(figure, PALETTE[0], points));
         c.x_range = time_span(runs, top);
-        if !data.telemetry.is_empty() {
-            c.y2_label = Some("percent".into());
-            c.y2_range = Some((0.0, 100.0));
-            c.series.push(
-                Series::new(
-                    "dirty pages (% of buffer pool)",
-                    PALETTE[1],
-                    data.series(|s| s.server.as_ref()?.dirty_pages_pct),
-                )
-                .below(),
-            );
-            c.series.push(
-                Series::new(
-                    "checkpoint age (% of its maximum)",
-                    PALETTE[2],
-                    data.series(|s| {
-                        let s = s.server.as_ref()?;
-                        s.checkpoint_pct.or_else(|| {
-                            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
-                            (max > 0).then(|| age as f64 * 100.0 / max as f64)
-                        })
-                    }),
-                )
-                .below(),
-            );
-            c.limits.extend(dirty_pages_limit(data));
-        }
         page.chart(&c)?;
+        if data.telemetry.iter().any(|s| s.server.is_some()) {
+            let mut ckpt = checkpoint_chart(
+                data,
+                format!(
+                    "{workload}: checkpoint age and dirty pages, {} at {top} users",
+                    col.label
+                ),
+            );
+            ckpt.x_range = c.x_range;
+            page.chart(&ckpt)?;
+            if let Some(mut pool) = buffer_pool_chart(
+                data,
+                format!(
+                    "{workload}: pages read, freed and LRU-flushed, {} at {top} users",
+                    col.label
+                ),
+            ) {
+                pool.x_range = c.x_range;
+                page.chart(&pool)?;
+            }
+        }
     }
     Ok(())
 }

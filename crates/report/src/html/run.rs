@@ -11,7 +11,7 @@ use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
 use crate::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
-use crate::analysis::explain::{explain, ExplainOptions};
+use crate::analysis::explain::{explain, freed_per_sample, ExplainOptions};
 use crate::analysis::pressure::ASYNC_FLUSH_PCT;
 use dbperf_results::interval::IntervalRecord;
 use dbperf_results::summary::{LatencyBlock, Summary};
@@ -336,48 +336,13 @@ fn time_charts_unaligned(data: &RunData) -> Vec<Chart> {
     if data.telemetry.is_empty() {
         return charts;
     }
-    let mib = |v: f64| v / (1u64 << 20) as f64;
-    let mut ckpt = Chart::new("Checkpoint age and dirty pages", time, "checkpoint age (MiB)");
-    ckpt.y2_label = Some("dirty pages (%)".into());
-    ckpt.y2_range = Some((0.0, 100.0));
-    ckpt.series.push(Series::new(
-        "checkpoint age",
-        PALETTE[0],
-        data.series(|s| s.server.as_ref()?.checkpoint_age_bytes.map(|b| mib(b as f64))),
-    ));
-    ckpt.series.push(
-        Series::new(
-            "dirty pages (% of buffer pool)",
-            PALETTE[1],
-            data.series(|s| s.server.as_ref()?.dirty_pages_pct),
-        )
-        .below(),
-    );
-    ckpt.limits.extend(dirty_pages_limit(data));
-    let max = data
-        .telemetry
-        .iter()
-        .filter_map(|s| s.server.as_ref()?.checkpoint_max_bytes.map(|b| b as f64))
-        .fold(0.0, f64::max);
-    if max > 0.0 {
-        for (pct, label, color) in [
-            (100.0, "max checkpoint age (sync flush)".to_string(), STALL),
-            (
-                ASYNC_FLUSH_PCT,
-                format!("async flush ({ASYNC_FLUSH_PCT:.1}% of max)"),
-                PALETTE[4],
-            ),
-        ] {
-            ckpt.limits.push(Limit {
-                y: mib(max * pct / 100.0),
-                label,
-                color,
-                secondary: false,
-            });
-        }
-    }
+    let mut ckpt = checkpoint_chart(data, "Checkpoint age and dirty pages".into());
     ckpt.bands = bands.clone();
     charts.push(ckpt);
+    if let Some(mut pool) = buffer_pool_chart(data, "Buffer pool: pages read, freed and flushed from the LRU".into()) {
+        pool.bands = bands.clone();
+        charts.push(pool);
+    }
 
     let disk = disk_written_most(&data.telemetry).map(str::to_owned);
     let mut io = Chart::new(
@@ -494,6 +459,87 @@ pub fn dirty_pages_limit(data: &RunData) -> Option<Limit> {
         color: INK,
         secondary: true,
     })
+}
+
+/// Checkpoint age in MiB with the sync (max) and async flush lines, and dirty pages (InnoDB's
+/// own ratio, the one its limit is held against) with `innodb_max_dirty_pages_pct` below: the
+/// second graph of the checkpoint studies.
+pub(super) fn checkpoint_chart(data: &RunData, title: String) -> Chart {
+    let mib = |v: f64| v / (1u64 << 20) as f64;
+    let mut ckpt = Chart::new(title, "time since start (s)", "checkpoint age (MiB)");
+    ckpt.y2_label = Some("dirty pages (%)".into());
+    ckpt.y2_range = Some((0.0, 100.0));
+    ckpt.series.push(Series::new(
+        "checkpoint age",
+        PALETTE[0],
+        data.series(|s| s.server.as_ref()?.checkpoint_age_bytes.map(|b| mib(b as f64))),
+    ));
+    ckpt.series.push(
+        Series::new(
+            "dirty pages (% of data + free pages, InnoDB's ratio)",
+            PALETTE[1],
+            data.series(|s| s.server.as_ref()?.dirty_pages_pct),
+        )
+        .below(),
+    );
+    ckpt.limits.extend(dirty_pages_limit(data));
+    let max = data
+        .telemetry
+        .iter()
+        .filter_map(|s| s.server.as_ref()?.checkpoint_max_bytes.map(|b| b as f64))
+        .fold(0.0, f64::max);
+    if max > 0.0 {
+        for (pct, label, color) in [
+            (100.0, "max checkpoint age (sync flush)".to_string(), STALL),
+            (
+                ASYNC_FLUSH_PCT,
+                format!("async flush ({ASYNC_FLUSH_PCT:.1}% of max)"),
+                PALETTE[4],
+            ),
+        ] {
+            ckpt.limits.push(Limit {
+                y: mib(max * pct / 100.0),
+                label,
+                color,
+                secondary: false,
+            });
+        }
+    }
+    ckpt
+}
+
+/// Pages read, freed ([`freed_per_sample`]: counted, or the free list's balance) and flushed
+/// from the LRU per second (study 000's free pages/s); `None` without server telemetry.
+pub(super) fn buffer_pool_chart(data: &RunData, title: String) -> Option<Chart> {
+    let rows: Vec<&TelemetryRow> = data.telemetry.iter().collect();
+    if !rows.iter().any(|r| r.server.is_some()) {
+        return None;
+    }
+    let mut c = Chart::new(title, "time since start (s)", "pages/s");
+    c.series.push(Series::new(
+        "pages read/s",
+        PALETTE[0],
+        data.series(|s| s.server.as_ref()?.pages_read_s),
+    ));
+    let (freed, derived) = freed_per_sample(&rows);
+    c.series.push(Series::new(
+        if derived {
+            "pages freed/s (derived: read + created + free-list growth)"
+        } else {
+            "pages freed/s"
+        },
+        PALETTE[1],
+        rows.iter()
+            .zip(freed)
+            .filter_map(|(r, v)| Some((sample_mid(r), v?.max(0.0))))
+            .collect(),
+    ));
+    c.series.push(Series::new(
+        "LRU flushes/s",
+        PALETTE[2],
+        data.series(|s| s.server.as_ref()?.lru_flushes_s),
+    ));
+    Some(c)
 }
 
 fn sample_mid(s: &TelemetryRow) -> f64 {
