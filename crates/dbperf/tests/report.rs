@@ -607,6 +607,13 @@ fn a_tpch_power_set_has_relative_bars_with_whiskers_and_the_draw_band() {
         );
         assert!(lo <= v && v <= hi && v > 0.0, "{b}");
     }
+    // The zoomed view of the same bars (the studies' second chart), on a fixed 0.5-1.5 axis.
+    let zoomed = charts(&html)
+        .into_iter()
+        .find(|c| c["title"].as_str().unwrap().ends_with("zoomed to 0.5-1.5"))
+        .expect("the zoomed bars");
+    assert_eq!(zoomed["zoom"], serde_json::json!([0.5, 1.5]));
+    assert_eq!(zoomed["series"], bars["series"]);
     // `dbperf report` on the same runs draws the same chart.
     let html_path = tmp.path().join("tpch.html");
     let out = run_ok(dbperf().arg("report").args(&dirs).arg("--html").arg(&html_path));

@@ -46,6 +46,9 @@ pub struct BarChart {
     pub reference: Option<(f64, String)>,
     /// A shaded band of y (the draws: 0.95..1.05).
     pub band: Option<(f64, f64)>,
+    /// A fixed y range (the zoomed view around 1 of the studies' second chart): bars beyond
+    /// it are cut at its edge and labelled with their value.
+    pub zoom: Option<(f64, f64)>,
 }
 
 impl BarChart {
@@ -69,7 +72,7 @@ impl BarChart {
     /// The chart as a plotly figure: categories at 0, 1, 2 ... labelled with their names.
     pub fn figure(&self) -> Plot {
         let n = self.categories.len().max(1) as f64;
-        let top = self.top();
+        let (bottom, top) = self.zoom.unwrap_or((0.0, self.top()));
         let mut plot = Plot::new();
         if let Some((lo, hi)) = self.band {
             plot.add_trace(
@@ -86,6 +89,7 @@ impl BarChart {
             let color = PALETTE[si % PALETTE.len()];
             let (mut x, mut y, mut plus, mut minus) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             let (mut tx, mut ty, mut text) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut cx, mut cy, mut cut) = (Vec::new(), Vec::new(), Vec::new());
             for (ci, bar) in s.bars.iter().enumerate() {
                 let Some(bar) = bar else { continue };
                 if let Some(t) = &bar.timed_out {
@@ -93,6 +97,11 @@ impl BarChart {
                     ty.push(top);
                     text.push(t.clone());
                 } else {
+                    if self.zoom.is_some() && (bar.value > top || bar.value < bottom) {
+                        cx.push(ci as f64);
+                        cy.push(bar.value.clamp(bottom, top));
+                        cut.push(format!("{:.2}", bar.value));
+                    }
                     x.push(ci as f64);
                     y.push(bar.value);
                     plus.push((bar.high - bar.value).max(0.0));
@@ -116,6 +125,18 @@ impl BarChart {
                     )
                     .hover_template(format!("%{{y:.3~g}}<extra>{}</extra>", s.name.replace('<', "&lt;"))),
             );
+            if !cut.is_empty() {
+                plot.add_trace(
+                    Scatter::new(cx, cy)
+                        .name(format!("{}: beyond the zoom", s.name))
+                        .legend_group(group.clone())
+                        .show_legend(false)
+                        .mode(Mode::Text)
+                        .text_array(cut)
+                        .text_position(plotly::common::Position::BottomCenter)
+                        .hover_info(HoverInfo::Text),
+                );
+            }
             if !text.is_empty() {
                 plot.add_trace(
                     BarTrace::new(tx, ty)
@@ -154,7 +175,7 @@ impl BarChart {
             .y_axis(
                 Axis::new()
                     .title(Title::with_text(&self.y_label))
-                    .range(vec![0.0, top])
+                    .range(vec![bottom, top])
                     .show_line(true)
                     .line_color(INK.rgb())
                     .ticks(TicksDirection::Outside)
@@ -206,6 +227,7 @@ mod tests {
             ],
             reference: Some((1.0, "A (baseline)".into())),
             band: Some((0.95, 1.05)),
+            zoom: None,
         };
         assert!(!c.is_empty());
         let fig = c.figure().to_json();
@@ -221,5 +243,20 @@ mod tests {
         }
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["series"][1]["bars"][2]["timed_out"], ">60s");
+        // Zoomed around 1: the axis is the zoom's, B's 0.5 is cut at its edge and labelled.
+        let zoomed = BarChart {
+            zoom: Some((0.8, 1.2)),
+            ..c
+        };
+        let fig: serde_json::Value = serde_json::from_str(&zoomed.figure().to_json()).unwrap();
+        assert_eq!(fig["layout"]["yaxis"]["range"], serde_json::json!([0.8, 1.2]));
+        let cut = fig["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "B: beyond the zoom")
+            .unwrap();
+        assert_eq!(cut["text"], serde_json::json!(["0.50"]));
+        assert_eq!(cut["y"], serde_json::json!([0.8]));
     }
 }

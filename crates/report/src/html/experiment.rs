@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use super::chart::{Chart, Scale, Series, PALETTE};
 use super::page::{escape, table_html, Page};
 use super::run::{buffer_pool_chart, checkpoint_chart, spectrum_chart, RunData};
-use super::tpch::query_bars;
+use super::tpch::{query_bars, query_bars_zoomed};
 use super::ReportError;
 use crate::analysis::explain::{explain, new_orders_per_minute, table_row, ExplainOptions, Explanation, TABLE_HEADER};
 use crate::compare::{compare_runs, CompareOptions, Comparison, Metric, RunInfo, DEFAULT_THRESHOLD_PCT};
@@ -68,6 +68,9 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
     }
     if !power.is_empty() {
         page.bar_chart(&query_bars(&power))?;
+        if let Some(zoomed) = query_bars_zoomed(&power) {
+            page.bar_chart(&zoomed)?;
+        }
         plan_section(&mut page, &power);
     }
     for (workload, runs) in &by_workload {

@@ -35,6 +35,7 @@ pub fn query_bars(runs: &[(String, PowerReport)]) -> BarChart {
             series: Vec::new(),
             reference: None,
             band: None,
+            zoom: None,
         };
     };
     let relative = runs.len() > 1;
@@ -76,6 +77,7 @@ pub fn query_bars(runs: &[(String, PowerReport)]) -> BarChart {
             series,
             reference: Some((1.0, "baseline".into())),
             band: Some((1.0 - DRAW_THRESHOLD, 1.0 + DRAW_THRESHOLD)),
+            zoom: None,
         }
     } else {
         BarChart {
@@ -88,8 +90,21 @@ pub fn query_bars(runs: &[(String, PowerReport)]) -> BarChart {
             series,
             reference: None,
             band: None,
+            zoom: None,
         }
     }
+}
+
+/// The studies' second per-query chart: the relative bars zoomed to 0.5-1.5 around the
+/// baseline, where differences of a few percent show; bars beyond are cut and labelled.
+/// `None` for a single run (its bars are seconds, not relative).
+pub fn query_bars_zoomed(runs: &[(String, PowerReport)]) -> Option<BarChart> {
+    let full = query_bars(runs);
+    (runs.len() > 1).then(|| BarChart {
+        title: format!("{}, zoomed to 0.5-1.5", full.title),
+        zoom: Some((0.5, 1.5)),
+        ..full
+    })
 }
 
 /// The whole page for TPC-H power runs (`(run id, tpch.json)`, the first is the baseline).
@@ -129,6 +144,9 @@ pub fn tpch_page(runs: &[(String, PowerReport)]) -> Result<String, ReportError> 
         &rows,
     );
     page.bar_chart(&query_bars(runs))?;
+    if let Some(zoomed) = query_bars_zoomed(runs) {
+        page.bar_chart(&zoomed)?;
+    }
     page.heading("Per query");
     let columns: Vec<Column<'_>> = runs
         .iter()
