@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::analyze::{analyze, AnalyzeError, AnalyzeOptions};
+use super::pressure::ASYNC_FLUSH_PCT;
 use dbperf_core::stats::{mean, mean_cv, median};
 use dbperf_results::hlog::{Hlog, HlogError};
 use dbperf_results::interval::IntervalRecord;
@@ -120,6 +121,55 @@ pub struct Dirty {
     pub limit_pct: Option<f64>,
 }
 
+/// What held InnoDB's flushing over the window, as the checkpoint studies read it by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushBound {
+    /// The checkpoint age sat at the async flush point or above: the redo is the limit
+    /// (a larger redo, or faster flushing, moves it).
+    CheckpointAge,
+    /// Dirty pages sat at `innodb_max_dirty_pages_pct`: the limit paced the flushing.
+    DirtyLimit,
+    /// Page writes ran at `innodb_io_capacity` with neither above reached: the configured
+    /// rate held it (raise it if the disk has room: see the io_capacity sizing).
+    IoCapacity,
+    /// None of them: flushing kept up.
+    Nothing,
+}
+
+/// Which limit bound the flushing, and whether the dirty-page limit was kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flushing {
+    pub bound: FlushBound,
+    /// Percent of the window's samples with the checkpoint age at or past the async point.
+    pub at_async_pct: f64,
+    /// Percent of the samples with dirty pages within 2 points of their limit or above it.
+    pub at_dirty_limit_pct: f64,
+    /// Median pages written per second, and `innodb_io_capacity`.
+    pub written_s: Option<f64>,
+    pub io_capacity: Option<f64>,
+    /// `Some(false)`: dirty pages went more than a point past their limit (the largest given):
+    /// InnoDB could not keep it, as study 001 found at 50%.
+    pub dirty_limit_kept: Option<bool>,
+    pub max_dirty_pct: Option<f64>,
+    pub dirty_limit_pct: Option<f64>,
+}
+
+/// `innodb_io_capacity` sized from what the disk took, as study 004 did with `iostat -x`: the
+/// writes the device completed plus those merged into them (w/s + wrqm/s, what InnoDB
+/// effectively issued) at their busiest, and 80% of that as the setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IoSizing {
+    /// The disk (the one written most over the window).
+    pub disk: String,
+    /// 95th percentile over the window's samples of w/s + wrqm/s.
+    pub writes_s: f64,
+    /// 80% of it, rounded to two significant digits.
+    pub suggested: u64,
+    /// `innodb_io_capacity` now.
+    pub current: Option<f64>,
+}
+
 /// One wait event's share of the waiting over the window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WaitShare {
@@ -159,6 +209,10 @@ pub struct Explanation {
     /// Pages scanned in the LRU looking for pages to free (user threads' searches and the
     /// page cleaner's LRU batches) per second over the window.
     pub lru_scanned_s: Figure<f64>,
+    /// Which limit bound the flushing.
+    pub flushing: Figure<Flushing>,
+    /// `innodb_io_capacity` from the disk's writes.
+    pub io_capacity: Figure<IoSizing>,
     pub stalls: Figure<Stalls>,
 }
 
@@ -276,6 +330,8 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
                 pages_read_s: Figure::NotAvailable(why.clone()),
                 pages_freed_s: Figure::NotAvailable(why.clone()),
                 lru_scanned_s: Figure::NotAvailable(why.clone()),
+                flushing: Figure::NotAvailable(why.clone()),
+                io_capacity: Figure::NotAvailable(why.clone()),
                 stalls,
             }
         }
@@ -290,6 +346,12 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
             pages_read_s: pages_read(&window),
             pages_freed_s: pages_freed(&window),
             lru_scanned_s: lru_scanned(&window),
+            flushing: flushing(&window, &variables),
+            io_capacity: {
+                let pressed =
+                    matches!(flushing(&window, &variables), Figure::Value(f) if f.bound != FlushBound::Nothing);
+                io_capacity(&window, &variables, pressed)
+            },
             stalls,
         },
     })
@@ -487,6 +549,154 @@ pub fn pages_read(rows: &[&TelemetryRow]) -> Figure<f64> {
         Some(v) => Figure::Value(v),
         None => Figure::NotAvailable("the server reported no page reads in the window".into()),
     }
+}
+
+/// Which limit bound InnoDB's flushing over `rows` ([`FlushBound`], first that applies): the
+/// checkpoint age at the async point in a quarter of the samples; else dirty pages at their
+/// limit in a quarter; else pages written at 80% of `innodb_io_capacity` or more (median);
+/// else nothing.
+pub fn flushing(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Flushing> {
+    if rows.iter().any(|r| r.is_postgres()) {
+        return Figure::NotAvailable(
+            "PostgreSQL flushes by checkpoints and its background writer: no dirty limit or io_capacity".into(),
+        );
+    }
+    let samples: Vec<&dbperf_results::telemetry::ServerSample> =
+        rows.iter().filter_map(|r| r.server.as_ref()).collect();
+    if samples.is_empty() {
+        return Figure::NotAvailable("the server was not sampled in the window".into());
+    }
+    let share = |hit: &dyn Fn(&dbperf_results::telemetry::ServerSample) -> Option<bool>| {
+        let seen: Vec<bool> = samples.iter().filter_map(|s| hit(s)).collect();
+        if seen.is_empty() {
+            0.0
+        } else {
+            seen.iter().filter(|h| **h).count() as f64 * 100.0 / seen.len() as f64
+        }
+    };
+    let limit =
+        var_f64(variables, "innodb_max_dirty_pages_pct").or_else(|| samples.iter().find_map(|s| s.max_dirty_pages_pct));
+    let at_async_pct = share(&|s| Some(s.checkpoint_pct? >= ASYNC_FLUSH_PCT));
+    let at_dirty_limit_pct = share(&|s| Some(s.dirty_pages_pct? >= limit? - 2.0));
+    let written_s = median(&samples.iter().filter_map(|s| s.pages_written_s).collect::<Vec<_>>());
+    let io_capacity = var_f64(variables, "innodb_io_capacity");
+    let max_dirty_pct = samples.iter().filter_map(|s| s.dirty_pages_pct).reduce(f64::max);
+    let bound = if at_async_pct >= 25.0 {
+        FlushBound::CheckpointAge
+    } else if at_dirty_limit_pct >= 25.0 {
+        FlushBound::DirtyLimit
+    } else if matches!((written_s, io_capacity), (Some(w), Some(c)) if c > 0.0 && w >= 0.8 * c) {
+        FlushBound::IoCapacity
+    } else {
+        FlushBound::Nothing
+    };
+    Figure::Value(Flushing {
+        bound,
+        at_async_pct,
+        at_dirty_limit_pct,
+        written_s,
+        io_capacity,
+        dirty_limit_kept: max_dirty_pct.zip(limit).map(|(m, l)| m <= l + 1.0),
+        max_dirty_pct,
+        dirty_limit_pct: limit,
+    })
+}
+
+impl Flushing {
+    /// In a few words, for the explanations table: `checkpoint age (82% at async)`, `dirty
+    /// limit`, `io_capacity (200/s)`, `nothing`; `; dirty 70% > limit 50%` when not kept.
+    pub fn short(&self) -> String {
+        let mut out = match self.bound {
+            FlushBound::CheckpointAge => format!("checkpoint age ({:.0}% at async)", self.at_async_pct),
+            FlushBound::DirtyLimit => format!("dirty limit ({:.0}% at it)", self.at_dirty_limit_pct),
+            FlushBound::IoCapacity => format!("io_capacity ({:.0}/s)", self.io_capacity.unwrap_or(0.0)),
+            FlushBound::Nothing => "nothing".into(),
+        };
+        if let (Some(false), Some(m), Some(l)) = (self.dirty_limit_kept, self.max_dirty_pct, self.dirty_limit_pct) {
+            out.push_str(&format!("; dirty {m:.0}% > limit {l:.0}%"));
+        }
+        out
+    }
+
+    /// The whole sentence, for `dbperf analyze` and the run report.
+    pub fn text(&self) -> String {
+        let written = match (self.written_s, self.io_capacity) {
+            (Some(w), Some(c)) => format!("pages written {w:.0}/s (median) against innodb_io_capacity {c:.0}"),
+            (Some(w), None) => format!("pages written {w:.0}/s (median)"),
+            _ => "no page writes sampled".into(),
+        };
+        let mut out = match self.bound {
+            FlushBound::CheckpointAge => format!(
+                "bound by the checkpoint age: at or past the async flush point in {:.0}% of the samples, so the redo \
+                 is the limit (a larger redo, or flushing faster, moves it); {written}",
+                self.at_async_pct
+            ),
+            FlushBound::DirtyLimit => format!(
+                "bound by innodb_max_dirty_pages_pct: dirty pages at the limit in {:.0}% of the samples; {written}",
+                self.at_dirty_limit_pct
+            ),
+            FlushBound::IoCapacity => format!(
+                "bound by innodb_io_capacity: {written}, with the checkpoint age and dirty pages under their \
+                 limits (raise it if the disk has room)"
+            ),
+            FlushBound::Nothing => {
+                format!("not bound: the checkpoint age and dirty pages stayed under their limits and {written}")
+            }
+        };
+        match (self.dirty_limit_kept, self.max_dirty_pct, self.dirty_limit_pct) {
+            (Some(false), Some(m), Some(l)) => out.push_str(&format!(
+                "; the dirty-page limit was not kept: up to {m:.0}% against {l:.0}%"
+            )),
+            (Some(true), _, Some(l)) => out.push_str(&format!("; the dirty-page limit ({l:.0}%) was kept")),
+            _ => {}
+        }
+        out
+    }
+}
+
+/// `innodb_io_capacity` from the writes of the disk written most ([`IoSizing`]), when the
+/// flushing was `pressed` (bound by a limit): what a disk takes while nothing asks more of it
+/// says nothing of what it can take, which is why the study read iostat during a stall.
+pub fn io_capacity(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>, pressed: bool) -> Figure<IoSizing> {
+    let Some(disk) = dbperf_results::telemetry::disk_written_most(rows.iter().copied()) else {
+        return Figure::NotAvailable("no disk writes sampled on the server's host in the window".into());
+    };
+    let mut writes: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            r.server_os()?
+                .disks
+                .iter()
+                .find(|d| d.name == disk)
+                .map(|d| d.w_s + d.wrqm_s)
+        })
+        .collect();
+    writes.sort_by(f64::total_cmp);
+    let Some(&p95) = writes.get(((writes.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)) else {
+        return Figure::NotAvailable("no disk writes sampled on the server's host in the window".into());
+    };
+    if p95 <= 0.0 {
+        return Figure::NotAvailable(format!("disk {disk} took no writes in the window"));
+    }
+    if !pressed {
+        return Figure::NotAvailable(format!(
+            "not sized: no limit bound the flushing, so the {p95:.0} writes/s disk {disk} took (w/s + wrqm/s, 95th \
+             percentile) are what was asked, not what it can take; size it from a run whose flushing is bound (a \
+             stall, the checkpoint age at the async point)"
+        ));
+    }
+    Figure::Value(IoSizing {
+        disk: disk.to_string(),
+        writes_s: p95,
+        suggested: two_digits(0.8 * p95),
+        current: var_f64(variables, "innodb_io_capacity"),
+    })
+}
+
+/// `v` rounded to two significant digits (at least 100: InnoDB's minimum io_capacity).
+fn two_digits(v: f64) -> u64 {
+    let magnitude = 10f64.powi(v.max(1.0).log10().floor() as i32 - 1);
+    ((v / magnitude).round() * magnitude).max(100.0) as u64
 }
 
 /// Pages freed per second, and whether it was derived rather than counted.
@@ -707,6 +917,21 @@ impl Explanation {
             "LRU pages scanned",
             self.lru_scanned_s.text(|v| format!("{v:.1}/s")),
         );
+        line(&mut s, "flushing", self.flushing.text(Flushing::text));
+        line(
+            &mut s,
+            "io_capacity",
+            self.io_capacity.text(|z| {
+                format!(
+                    "disk {} took up to {:.0} writes/s (w/s + wrqm/s, 95th percentile): innodb_io_capacity = {} \
+                     (80% of it){}",
+                    z.disk,
+                    z.writes_s,
+                    z.suggested,
+                    z.current.map_or(String::new(), |c| format!("; now {c:.0}"))
+                )
+            }),
+        );
         line(
             &mut s,
             "stalls",
@@ -724,11 +949,12 @@ impl Explanation {
 
 /// The columns of the explanations table (one row per run: [`table_row`]), shared by the
 /// HTML experiment report and `dbperf lab report`.
-pub const TABLE_HEADER: [&str; 10] = [
+pub const TABLE_HEADER: [&str; 11] = [
     "run",
     "interval figure",
     "max checkpoint age → redo needed (+25%)",
     "dirty pages / limit",
+    "flushing bound by",
     "top waits",
     "single-page flushes/s",
     "pages read/s",
@@ -769,6 +995,10 @@ pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
                 d.max_pct,
                 d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
             ),
+            Figure::NotAvailable(why) => na(why),
+        },
+        match &e.flushing {
+            Figure::Value(f) => f.short(),
             Figure::NotAvailable(why) => na(why),
         },
         match &e.top_waits {
@@ -972,6 +1202,89 @@ mod tests {
     }
 
     #[test]
+    fn the_limit_that_bound_the_flushing_is_named() {
+        let sample = |ckpt: f64, dirty: f64, written: f64| {
+            row(
+                1.0,
+                ServerSample {
+                    checkpoint_pct: Some(ckpt),
+                    dirty_pages_pct: Some(dirty),
+                    pages_written_s: Some(written),
+                    ..ServerSample::default()
+                },
+            )
+        };
+        let v = vars(&[("innodb_max_dirty_pages_pct", "50"), ("innodb_io_capacity", "200")]);
+        let bound = |rows: &[TelemetryRow]| {
+            let refs: Vec<&TelemetryRow> = rows.iter().collect();
+            match flushing(&refs, &v) {
+                Figure::Value(f) => f,
+                other => panic!("{other:?}"),
+            }
+        };
+        // Study 001 at max_dirty_pages_pct=50: the checkpoint age at the async point, and dirty
+        // pages up to 70% (the limit not kept).
+        let f = bound(&[
+            sample(90.0, 60.0, 900.0),
+            sample(95.0, 70.0, 900.0),
+            sample(40.0, 55.0, 900.0),
+        ]);
+        assert_eq!(f.bound, FlushBound::CheckpointAge);
+        assert_eq!(f.dirty_limit_kept, Some(false));
+        assert_eq!(f.short(), "checkpoint age (67% at async); dirty 70% > limit 50%");
+        assert!(f.text().contains("not kept: up to 70% against 50%"), "{}", f.text());
+        // At the dirty limit with the checkpoint age low: the limit paced it (and was kept).
+        let f = bound(&[sample(30.0, 49.0, 900.0), sample(30.0, 50.5, 900.0)]);
+        assert_eq!(f.bound, FlushBound::DirtyLimit);
+        assert_eq!(f.dirty_limit_kept, Some(true));
+        // Writes at io_capacity, both limits far: io_capacity.
+        let f = bound(&[sample(30.0, 10.0, 190.0), sample(30.0, 10.0, 210.0)]);
+        assert_eq!(f.bound, FlushBound::IoCapacity);
+        assert_eq!(f.short(), "io_capacity (200/s)");
+        let f = bound(&[sample(30.0, 10.0, 50.0)]);
+        assert_eq!(f.bound, FlushBound::Nothing);
+    }
+
+    #[test]
+    fn io_capacity_is_sized_from_writes_and_merged_writes() {
+        use dbperf_results::telemetry::{DiskIo, OsSample};
+        let rows: Vec<TelemetryRow> = (0..20)
+            .map(|i| TelemetryRow {
+                t_s: f64::from(i),
+                os: Some(OsSample {
+                    disks: vec![DiskIo {
+                        name: "vda".into(),
+                        w_s: 1000.0 + f64::from(i) * 100.0,
+                        wrqm_s: 500.0,
+                        ..DiskIo::default()
+                    }],
+                    ..OsSample::default()
+                }),
+                ..TelemetryRow::default()
+            })
+            .collect();
+        let refs: Vec<&TelemetryRow> = rows.iter().collect();
+        let Figure::Value(z) = io_capacity(&refs, &vars(&[("innodb_io_capacity", "200")]), true) else {
+            panic!()
+        };
+        // Flushing under no limit: the writes say nothing of what the disk can take.
+        assert!(
+            matches!(io_capacity(&refs, &BTreeMap::new(), false), Figure::NotAvailable(why) if why.starts_with("not sized"))
+        );
+        // The 95th percentile of w/s + wrqm/s over 20 samples is the 19th: 1000 + 1800 + 500.
+        assert_eq!(
+            (z.disk.as_str(), z.writes_s, z.suggested, z.current),
+            ("vda", 3300.0, 2600, Some(200.0))
+        );
+        assert_eq!(two_digits(20_000.0 * 0.8), 16_000);
+        assert_eq!(two_digits(12.0), 100);
+        assert!(matches!(
+            io_capacity(&[], &BTreeMap::new(), true),
+            Figure::NotAvailable(_)
+        ));
+    }
+
+    #[test]
     fn pages_freed_are_counted_or_derived_from_the_free_list() {
         let sample = |free: u64, read: f64, created: f64, status: &[(&str, f64)]| {
             row(
@@ -1064,6 +1377,8 @@ mod tests {
             pages_read_s: why(),
             pages_freed_s: f,
             lru_scanned_s: why(),
+            flushing: Figure::NotAvailable("x".into()),
+            io_capacity: Figure::NotAvailable("x".into()),
             stalls: Figure::NotAvailable("x".into()),
         };
         let i = TABLE_HEADER.iter().position(|h| *h == "pages freed/s").unwrap();
