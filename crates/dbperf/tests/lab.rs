@@ -178,6 +178,90 @@ fn pinning_example_runs_short_and_labels_its_runs() {
     assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));
 }
 
+/// What the studies worked out by hand across points, in `lab report`: the headline figure's
+/// gain over the server CPUs added from one pinning to the other (study 003), and each server's
+/// wait profile beside the other's (study 000), from the runs' own telemetry.
+#[test]
+fn scaling_over_pinnings_and_wait_profiles_are_worked_out_across_points() {
+    if !available("mysql-8.0.31") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let f = tmp.path().join("across.toml");
+    std::fs::write(
+        &f,
+        r#"name = "across"
+duration = 3
+report_interval = 1
+[[server]]
+id = "mariadb-10.11"
+settings = { performance_schema = "ON" }
+[[server]]
+id = "mysql-8.0.31"
+[[pinning]]
+name = "one"
+server_cpus = "0"
+client_cpus = "1"
+[[pinning]]
+name = "two"
+server_cpus = "0-1"
+client_cpus = "1"
+[[workload]]
+test = "oltp_read_write"
+tables = 1
+table_size = 5000
+users = [2]
+"#,
+    )
+    .unwrap();
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run"])
+            .arg(&f)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("complete: 4 run(s)"));
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "report", "across", "--results-dir"])
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    let after = |title: &str| -> Vec<String> {
+        report
+            .split(title)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {title:?} in {report}"))
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let scaling = after("Scaling across pinnings");
+    assert_eq!(scaling.len(), 2, "{report}");
+    for (line, server) in scaling.iter().zip(["mariadb-10.11", "mysql-8.0.31"]) {
+        assert!(
+            line.starts_with(&format!(
+                "  {server} · default · 2 users: two (2 CPUs) against one (1): "
+            )) && line.contains("tps for +100% CPUs")
+                && line.ends_with("% efficient"),
+            "{line}"
+        );
+    }
+    let waits = after("Wait profile by server");
+    assert!(
+        waits[0].contains("mariadb-10.11") && waits[0].contains("mysql-8.0.31"),
+        "{report}"
+    );
+    assert!(
+        waits.len() >= 2 && waits[1..].iter().all(|l| l.contains('%')),
+        "{report}"
+    );
+}
+
 #[test]
 fn an_interrupted_sweep_resumes_where_it_stopped() {
     let tmp = tempfile::tempdir().unwrap();

@@ -188,6 +188,9 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
     if r.sql_only_telemetry {
         cmd.arg("--telemetry-sql-only");
     }
+    if super::run::waits_asked(&e.servers[r.group.server], &e.variants[r.group.variant]) {
+        cmd.arg("--pfs-instruments");
+    }
     if let Some(h) = r.server_host {
         cmd.arg(format!("--server-host={}", h.url))
             .arg(format!("--server-host-ssh={}", h.ssh_line()))

@@ -761,6 +761,21 @@ fn lacked_by(
     }
 }
 
+/// Whether the file switches the Performance Schema on for this server and variant (a
+/// sandbox: a running server's settings are its own): its points then record InnoDB's latch
+/// waits (`--pfs-instruments`, on from the server's start), so the wait profiles have them.
+pub(crate) fn waits_asked(server: &super::experiment::ServerSpec, variant: &super::experiment::Variant) -> bool {
+    server.family() == dbperf_driver::target::Family::Mysql
+        && server.running().is_none()
+        && dbperf_server::asks_for_waits(
+            server
+                .settings
+                .iter()
+                .chain(&variant.settings)
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+}
+
 /// What a (re)start of a group's server on a fresh copy of its data set needs.
 struct Fresh<'a> {
     sandboxes: &'a Sandboxes<'a>,
@@ -784,6 +799,14 @@ impl Fresh<'_> {
         let mut settings: Vec<(String, String)> = self.server.settings.clone();
         settings.extend(self.variant.settings.iter().cloned());
         settings.extend(workload_settings(self.server, &self.group.data));
+        if waits_asked(self.server, self.variant) {
+            // The latches register with the Performance Schema only if their instruments are
+            // on as InnoDB creates them (MySQL 5.6, MariaDB 10.1/10.2): on from the start.
+            let (k, v) = dbperf_server::PFS_STARTUP_INSTRUMENTS
+                .split_once('=')
+                .unwrap_or_default();
+            settings.push((k.to_string(), v.to_string()));
+        }
         let url = self.sandboxes.start(
             self.sandbox,
             self.server,

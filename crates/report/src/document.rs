@@ -70,6 +70,9 @@ pub struct WorkloadTables {
     /// Each point's explanation, one row of [`crate::analysis::explain::TABLE_HEADER`] per run
     /// that could be explained (empty when not asked for).
     pub explanations: Vec<Vec<String>>,
+    /// Figures across the points, each a titled text block
+    /// ([`crate::analysis::across`]: scaling over pinnings, wait profiles per server).
+    pub across: Vec<String>,
 }
 
 /// An experiment's TPC-H points: the setup with one column per server, then one DBT-3 table

@@ -15,6 +15,20 @@ use super::versions::{RedoSizing, ServerSpec, Version};
 use super::ServerError;
 use dbperf_driver::target::Product;
 
+/// The `--set` item that turns InnoDB's latch instruments on at server startup (MySQL 5.6 and
+/// MariaDB 10.1/10.2 register a latch with the Performance Schema only when its instrument is on
+/// as InnoDB creates it).
+pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/synch/%/innodb/%=ON";
+
+/// Whether `settings` switch the Performance Schema on (`performance_schema = ON`, `1`, `TRUE`):
+/// the user asked for wait events.
+pub fn asks_for_waits<'a>(settings: impl IntoIterator<Item = (&'a str, &'a str)>) -> bool {
+    settings.into_iter().any(|(k, v)| {
+        k.replace('-', "_").eq_ignore_ascii_case("performance_schema")
+            && ["ON", "1", "TRUE"].iter().any(|on| v.trim().eq_ignore_ascii_case(on))
+    })
+}
+
 /// One validated `--set KEY=VALUE` item. The key keeps the user's spelling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Setting {

@@ -69,7 +69,7 @@ use std::time::Duration;
 
 pub use account::{ServerAccount, DEFAULT_SERVER_USER};
 pub use added::{parse_version_line, remote_spec, AddFrom, AddReport, VersionLine};
-pub use config::{render_my_cnf, Config, Network, Profile, Setting};
+pub use config::{asks_for_waits, render_my_cnf, Config, Network, Profile, Setting, PFS_STARTUP_INSTRUMENTS};
 pub use credentials::Secret;
 pub use dist::{DistRecord, InstallOutcome, InstallReport};
 pub use home::{Listen, SandboxHome, StartRequest, DEFAULT_STOP_TIMEOUT};

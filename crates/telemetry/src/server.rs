@@ -129,7 +129,7 @@ const SYNC_FLUSH_METRIC: &str = "buffer_flush_sync_total_pages";
 const LRU_BATCH_METRICS: [&str; 2] = ["buffer_LRU_batch_flush_total_pages", "buffer_LRU_batch_total_pages"];
 
 /// The `--set` item that turns InnoDB's latch instruments on at server startup.
-pub const PFS_STARTUP_INSTRUMENTS: &str = "performance-schema-instrument=wait/synch/%/innodb/%=ON";
+pub use dbperf_server::PFS_STARTUP_INSTRUMENTS;
 /// The first MariaDB with a single redo file.
 const MARIADB_ONE_REDO_FILE_SINCE: (u32, u32, u32) = (10, 5, 0);
 

@@ -216,6 +216,36 @@ pub struct Explanation {
     pub stalls: Figure<Stalls>,
 }
 
+impl Explanation {
+    /// An explanation with every figure read from telemetry not available, for `why`.
+    pub fn without_telemetry(
+        run_dir: PathBuf,
+        workload: String,
+        throughput: Figure<Throughput>,
+        stalls: Figure<Stalls>,
+        why: &str,
+    ) -> Explanation {
+        fn na<T>(why: &str) -> Figure<T> {
+            Figure::NotAvailable(why.to_string())
+        }
+        Explanation {
+            run_dir,
+            workload,
+            throughput,
+            checkpoint: na(why),
+            dirty_pages: na(why),
+            top_waits: na(why),
+            single_page_flushes_s: na(why),
+            pages_read_s: na(why),
+            pages_freed_s: na(why),
+            lru_scanned_s: na(why),
+            flushing: na(why),
+            io_capacity: na(why),
+            stalls,
+        }
+    }
+}
+
 /// Explains the run in `run_dir`.
 pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, AnalyzeError> {
     if let Some(s) = opts.last_s {
@@ -317,24 +347,13 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
         Err(e) => Figure::NotAvailable(e.to_string()),
     };
     Ok(match rows {
-        None => {
-            let why = format!("no {TELEMETRY_FILE}: the run had --no-telemetry");
-            Explanation {
-                run_dir: run_dir.to_path_buf(),
-                workload,
-                throughput,
-                checkpoint: Figure::NotAvailable(why.clone()),
-                dirty_pages: Figure::NotAvailable(why.clone()),
-                top_waits: Figure::NotAvailable(why.clone()),
-                single_page_flushes_s: Figure::NotAvailable(why.clone()),
-                pages_read_s: Figure::NotAvailable(why.clone()),
-                pages_freed_s: Figure::NotAvailable(why.clone()),
-                lru_scanned_s: Figure::NotAvailable(why.clone()),
-                flushing: Figure::NotAvailable(why.clone()),
-                io_capacity: Figure::NotAvailable(why.clone()),
-                stalls,
-            }
-        }
+        None => Explanation::without_telemetry(
+            run_dir.to_path_buf(),
+            workload,
+            throughput,
+            stalls,
+            &format!("no {TELEMETRY_FILE}: the run had --no-telemetry"),
+        ),
         Some(_) => Explanation {
             run_dir: run_dir.to_path_buf(),
             workload,
@@ -1365,22 +1384,14 @@ mod tests {
 
     /// The explanation table's pages-freed cell for `f`.
     fn table_row_freed(f: Figure<Freed>) -> String {
-        let why = || Figure::NotAvailable("x".to_string());
-        let e = Explanation {
-            run_dir: std::path::PathBuf::new(),
-            workload: String::new(),
-            throughput: Figure::NotAvailable("x".into()),
-            checkpoint: Figure::NotAvailable("x".into()),
-            dirty_pages: Figure::NotAvailable("x".into()),
-            top_waits: Figure::NotAvailable("x".into()),
-            single_page_flushes_s: why(),
-            pages_read_s: why(),
-            pages_freed_s: f,
-            lru_scanned_s: why(),
-            flushing: Figure::NotAvailable("x".into()),
-            io_capacity: Figure::NotAvailable("x".into()),
-            stalls: Figure::NotAvailable("x".into()),
-        };
+        let mut e = Explanation::without_telemetry(
+            std::path::PathBuf::new(),
+            String::new(),
+            Figure::NotAvailable("x".into()),
+            Figure::NotAvailable("x".into()),
+            "x",
+        );
+        e.pages_freed_s = f;
         let i = TABLE_HEADER.iter().position(|h| *h == "pages freed/s").unwrap();
         table_row(String::new(), &e)[i].clone()
     }

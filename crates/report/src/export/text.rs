@@ -40,6 +40,9 @@ impl Exporter for Text {
                 out.push('\n');
             }
             out.push_str(&explanations(&w.explanations));
+            for block in &w.across {
+                let _ = writeln!(out, "{block}");
+            }
         }
         if let Some(t) = &r.tpch_points {
             let _ = writeln!(out, "{}", setup_block(&t.setup));

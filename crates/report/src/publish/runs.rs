@@ -12,7 +12,8 @@ use dbperf_results::tpch::{PowerReport, TpchReport};
 use dbperf_results::{RunDir, RunRecords};
 
 use super::{check_threshold, read_error, Options, OwnFigures, PublishError, Published, RunRef, RunSet, TpchTables};
-use crate::analysis::explain::{explain, table_row, ExplainOptions};
+use crate::analysis::across::{scaling, wait_profiles};
+use crate::analysis::explain::{explain, table_row, ExplainOptions, Explanation};
 use crate::compare::{compare_runs, CompareOptions, Metric, RunInfo};
 use crate::document::{RunsReport, TpchPoints, WorkloadTables};
 use crate::format::Format;
@@ -83,10 +84,14 @@ pub(super) fn report(set: &RunSet, opts: &Options) -> Result<Published, PublishE
         by_workload.entry(info.workload.clone()).or_default().push((info, run));
     }
     for (workload, runs) in by_workload {
-        let explanations = match opts.explanations && opts.format == Format::Text {
-            true => explanation_rows(&runs),
+        let explained = match opts.explanations && opts.format == Format::Text {
+            true => explained(&runs),
             false => Vec::new(),
         };
+        let explanations = explained
+            .iter()
+            .map(|(label, _, e)| table_row(label.clone(), e))
+            .collect();
         let mut infos: Vec<RunInfo> = runs.into_iter().map(|(info, _)| info).collect();
         if let Some(order) = set.order.as_ref().filter(|_| opts.file_order) {
             infos.sort_by_key(|r| order.rank(r.lab.as_ref()));
@@ -113,10 +118,20 @@ pub(super) fn report(set: &RunSet, opts: &Options) -> Result<Published, PublishE
             let setup = Setup::of_comparison(&c, &manifests);
             tables.push((c, setup));
         }
+        // What the studies worked out by hand across the points (text, with the explanations).
+        let mut across = Vec::new();
+        if !explained.is_empty() {
+            if let Some(headline) = Metric::own(&workload, &infos).first() {
+                across.extend(scaling(headline, &infos));
+            }
+            let by_server: Vec<(String, &Explanation)> = explained.iter().map(|(_, s, e)| (s.clone(), e)).collect();
+            across.extend(wait_profiles(&by_server));
+        }
         report.workloads.push(WorkloadTables {
             workload,
             tables,
             explanations,
+            across,
         });
     }
     if !tpch.is_empty() {
@@ -165,11 +180,15 @@ fn queries_not_finished(power: &[(String, PowerReport)], threshold_pct: f64) -> 
 
 /// Each run's explanation row (labelled by its lab point), in the set's order; runs that
 /// cannot be explained (no telemetry) are left out.
-fn explanation_rows(runs: &[(RunInfo, &RunRef)]) -> Vec<Vec<String>> {
+fn explained(runs: &[(RunInfo, &RunRef)]) -> Vec<(String, String, Explanation)> {
     runs.iter()
         .filter_map(|(info, run)| {
             let label = run.point.clone().unwrap_or_else(|| info.run_id.clone());
-            Some(table_row(label, &explain(&run.dir, &ExplainOptions::default()).ok()?))
+            let server = info.lab.as_ref().map_or_else(
+                || info.server_version.clone().unwrap_or_else(|| info.run_id.clone()),
+                |l| l.server.clone(),
+            );
+            Some((label, server, explain(&run.dir, &ExplainOptions::default()).ok()?))
         })
         .collect()
 }
