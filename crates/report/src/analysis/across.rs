@@ -34,7 +34,7 @@ pub fn scaling(metric: &Metric, infos: &[RunInfo]) -> Option<String> {
         else {
             continue;
         };
-        let Some(v) = metric.of(r).and_then(|v| median(v)) else {
+        let Some(v) = metric.of(r).and_then(median) else {
             continue;
         };
         points
