@@ -225,10 +225,9 @@ pub(crate) fn check_remote(
             other.with_context(|| format!("server {:?}: asking {} what it has installed", server.label, host.url))?
         }
     };
-    let installed = listed
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .any(|v| v["type"] == "available" && v["id"] == spec.id && v["installed"] == true);
+    let installed = dbperf_server::listing::available_lines(&listed)
+        .iter()
+        .any(|v| v.id == spec.id && v.installed);
     if !installed {
         if !install {
             return Ok(Some(format!(

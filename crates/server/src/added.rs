@@ -355,25 +355,19 @@ pub fn remote_spec(host: &crate::remote::RemoteHost, id: &str) -> Result<&'stati
             host.url
         )
     })?;
-    let entries: Vec<serde_json::Value> = listed
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["type"] == "available")
-        .collect();
-    let Some(entry) = entries.iter().find(|v| v["id"] == id) else {
-        let known: Vec<&str> = entries.iter().filter_map(|v| v["id"].as_str()).collect();
+    let entries = crate::listing::available_lines(&listed);
+    let Some(entry) = entries.iter().find(|v| v.id == id) else {
+        let known: Vec<&str> = entries.iter().map(|v| v.id.as_str()).collect();
         return Err(format!(
             "unknown server {id:?} here and on {}, which has: {}; add your build there with `dbperf server add {id} --basedir DIR`",
             host.url,
             known.join(", ")
         ));
     };
-    let text = |k: &str| entry[k].as_str().unwrap_or_default().to_owned();
-    let product: Product = serde_json::from_value(entry["flavor"].clone())
-        .map_err(|_| format!("{id:?} on {}: an unknown server flavour {}", host.url, entry["flavor"]))?;
-    let version = parse_version(&text("version"))
-        .ok_or_else(|| format!("{id:?} on {}: no version in {:?}", host.url, text("version")))?;
-    let init = serde_json::from_value(entry["init"].clone()).unwrap_or(match product {
+    let product = entry.flavor;
+    let version = parse_version(&entry.version)
+        .ok_or_else(|| format!("{id:?} on {}: no version in {:?}", host.url, entry.version))?;
+    let init = entry.init.unwrap_or(match product {
         Product::Postgres => DatadirInit::Initdb,
         _ => DatadirInit::InstallDb,
     });
@@ -381,7 +375,7 @@ pub fn remote_spec(host: &crate::remote::RemoteHost, id: &str) -> Result<&'stati
         id: leak(id.to_owned()),
         product,
         version,
-        version_label: leak(text("version")),
+        version_label: leak(entry.version.clone()),
         source: Source::Added { init },
         size_hint: "",
     }));

@@ -25,10 +25,9 @@ pub fn remote_cold_restart(
     host.dbperf(&["server", "list", "--json"])
         .map_err(anyhow::Error::from)
         .and_then(|listed| {
-            let known = listed
-                .lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .any(|v| v["name"] == name);
+            let known = crate::listing::sandbox_lines(&listed)
+                .iter()
+                .any(|s| s.record.name == name);
             anyhow::ensure!(known, "no sandbox {name:?} on {}", host.url);
             Ok(())
         })?;

@@ -26,6 +26,7 @@
 //! | `locate.rs` | the sandbox a target points at and its admin login ([`admin_target`]) |
 //! | `snapshot.rs` | kept copies of a stopped sandbox's datadir with their admin login: saved, restored, complete or not |
 //! | `remote.rs` | another host through the system `ssh`: its address, `dbperf` run there, `remote install`, a lost connection told from a failure |
+//! | `listing.rs` | the JSON lines of `server list --json` and `--available --json`, written and read as one shape |
 //! | `record.rs` | `state.json` ([`SandboxRecord`]), target URLs, start/stop reports |
 //! | `daemon.rs` | running the server programs: datadir init, spawn, readiness, admin SQL |
 //! | `postgres.rs` | PostgreSQL: initdb, spawn, readiness, admin SQL, `postgresql.conf`, `--describe-config` |
@@ -51,6 +52,7 @@ mod config;
 mod credentials;
 mod daemon;
 mod dist;
+pub mod listing;
 mod versions;
 pub use dist::find_program;
 mod home;

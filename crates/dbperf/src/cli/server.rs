@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use dbperf_driver::target::Product;
+use dbperf_server::listing::{AvailableLine, SandboxLine};
 use dbperf_server::{
     lookup, InstallOutcome, RunState, SandboxHome, ServerSpec, Setting, StartRequest, StopOutcome, BENCH_DATABASE,
     BENCH_USER, VERSIONS,
@@ -496,15 +497,18 @@ fn list(home: &SandboxHome, a: &ListArgs) -> anyhow::Result<()> {
     let sandboxes = home.list()?;
     if a.json {
         for s in &sandboxes {
-            let mut v = serde_json::to_value(&s.record)?;
-            v["state"] = state_word(s.state).into();
-            v["pid"] = match s.state {
-                RunState::Running { pid } | RunState::Starting { pid } => pid.into(),
-                RunState::Stopped => serde_json::Value::Null,
+            let mut record = s.record.clone();
+            record.pid = match s.state {
+                RunState::Running { pid } | RunState::Starting { pid } => Some(pid),
+                RunState::Stopped => None,
             };
-            v["target"] = s.record.target_url().into();
-            v["type"] = "sandbox".into();
-            println!("{v}");
+            let line = SandboxLine {
+                kind: "sandbox".into(),
+                record,
+                state: state_word(s.state).into(),
+                target: s.record.target_url(),
+            };
+            println!("{}", serde_json::to_string(&line)?);
         }
         return Ok(());
     }
@@ -550,18 +554,18 @@ fn list_available(home: &SandboxHome, json: bool) -> anyhow::Result<()> {
             None => home.dist_dir(server),
         };
         if json {
-            let v = serde_json::json!({
-                "type": "available",
-                "id": server.id,
-                "flavor": server.product,
-                "version": server.version_label,
-                "source": source(server, installed.as_ref()),
-                "size": server.size_hint,
-                "installed": installed.is_some(),
-                "path": path,
-                "init": installed.as_ref().and_then(|r| r.init),
-            });
-            println!("{v}");
+            let line = AvailableLine {
+                kind: "available".into(),
+                id: server.id.into(),
+                flavor: server.product,
+                version: server.version_label.into(),
+                source: source(server, installed.as_ref()),
+                size: server.size_hint.into(),
+                installed: installed.is_some(),
+                path,
+                init: installed.as_ref().and_then(|r| r.init),
+            };
+            println!("{}", serde_json::to_string(&line)?);
             continue;
         }
         rows.push([

@@ -489,7 +489,10 @@ pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -
         } else if rows.iter().any(|r| r.is_postgres()) {
             "no backend was seen waiting".into()
         } else {
-            "no timed wait in the samples (turn performance_schema ON and run with --pfs-instruments)".into()
+            "no timed wait in the samples: the server's wait instruments are off (MariaDB times none by default); \
+             run with --pfs-instruments, or in a lab file give the server `performance_schema = \"ON\"` in its \
+             settings (the lab then turns InnoDB's latch instruments on)"
+                .into()
         });
     }
     waits.truncate(TOP_WAITS);
