@@ -65,6 +65,8 @@ fn the_study_examples_plan_with_prepares_and_restores() {
         ("dbt3-power-versions", "3 data set(s)"),
         ("sysbench-oltp-ro-versions", "3 server(s) x 3 variant(s) x 2 pinning(s)"),
         ("xtradb-flushing", "3 server(s) x 4 variant(s) x 1 pinning(s)"),
+        ("remote-host", "3 server(s) x 1 variant(s) x 2 pinning(s)"),
+        ("remote-client", "1 data set(s)"),
     ] {
         let f = examples().join(format!("{name}.toml"));
         let out = run_ok(dbperf(home.path()).args(["lab", "plan"]).arg(&f));
