@@ -9,6 +9,10 @@ pub struct CpuSet {
     pub cpus: Vec<usize>,
 }
 
+/// The most CPUs a Linux kernel supports (`NR_CPUS` at its largest): the bound of a CPU list
+/// for another host, whose own start checks it against what that host has.
+pub const MAX_CPUS: usize = 8192;
+
 impl CpuSet {
     /// Parses a CPU list; every CPU must exist on this machine (`available` of them).
     pub fn parse(text: &str, available: usize) -> Result<CpuSet, String> {

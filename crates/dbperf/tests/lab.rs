@@ -21,6 +21,14 @@ fn dbperf(home: &Path) -> Command {
     c
 }
 
+/// [`dbperf`] with the servers installed in the default home (none installed again).
+fn dbperf_installed(home: &Path) -> Command {
+    let dist = dbperf::server::SandboxHome::from_env().unwrap().dist_root().to_owned();
+    let mut c = dbperf(home);
+    c.env("DBPERF_DIST", dist);
+    c
+}
+
 /// Manifests of every run directory under `results`.
 fn manifests(results: &Path) -> Vec<Value> {
     let mut out = Vec::new();
@@ -88,6 +96,39 @@ fn a_search_file_plans_is_not_run_by_lab_run_and_its_parameters_are_checked_agai
             "{err}"
         );
     }
+}
+
+/// A variant that applies to named servers only is checked on those servers only: a setting
+/// one product has (MariaDB's Aria page cache) plans when the variant names the MariaDB server,
+/// and is refused, naming the variant and the server, when it would run on MySQL too.
+#[test]
+fn a_variant_setting_is_checked_only_on_the_servers_it_runs_on() {
+    if !available("mysql-8.0.31") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("only.toml");
+    let file = |servers: &str| {
+        format!(
+            "[[server]]\nid = \"mariadb-10.11\"\n[[server]]\nid = \"mysql-8.0.31\"\n[[variant]]\nname = \"aria\"\n\
+             {servers}settings = {{ aria_pagecache_buffer_size = \"8M\" }}\n[[variant]]\nname = \"plain\"\n\
+             [[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n"
+        )
+    };
+    std::fs::write(&f, file("servers = [\"mariadb-10.11\"]\n")).unwrap();
+    run_ok(dbperf_installed(tmp.path()).args(["lab", "plan"]).arg(&f));
+    std::fs::write(&f, file("")).unwrap();
+    let out = dbperf_installed(tmp.path())
+        .args(["lab", "plan"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("variant \"aria\" on server \"mysql-8.0.31\"") && err.contains("aria_pagecache_buffer_size"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -216,7 +257,7 @@ users = [2]
     )
     .unwrap();
     let out = run_ok(
-        dbperf(&home)
+        dbperf_installed(&home)
             .args(["lab", "run"])
             .arg(&f)
             .arg("--results-dir")
@@ -224,7 +265,7 @@ users = [2]
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("complete: 4 run(s)"));
     let out = run_ok(
-        dbperf(&home)
+        dbperf_installed(&home)
             .args(["lab", "report", "across", "--results-dir"])
             .arg(&results),
     );

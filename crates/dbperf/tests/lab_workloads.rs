@@ -37,17 +37,24 @@ fn manifests(results: &Path) -> Vec<Value> {
     out
 }
 
-/// `lab run --quick FILE [ARGS]` into `results`: its standard output.
-fn lab_quick(home: &Path, results: &Path, file: &Path, args: &[&str]) -> String {
+/// `lab run [ARGS] FILE` into `results`: its standard output.
+fn lab_run(home: &Path, results: &Path, file: &Path, args: &[&str]) -> String {
     let out = run_ok(
         dbperf(home)
-            .args(["lab", "run", "--quick"])
+            .args(["lab", "run"])
             .args(args)
             .arg(file)
             .arg("--results-dir")
             .arg(results),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `lab run --quick FILE [ARGS]` into `results`: its standard output.
+fn lab_quick(home: &Path, results: &Path, file: &Path, args: &[&str]) -> String {
+    let mut all = vec!["--quick"];
+    all.extend_from_slice(args);
+    lab_run(home, results, file, &all)
 }
 
 /// The `done` map of an experiment's state file.
@@ -289,14 +296,7 @@ users = [2]
 "#,
     )
     .unwrap();
-    let out = run_ok(
-        dbperf(&home)
-            .args(["lab", "run"])
-            .arg(&f)
-            .arg("--results-dir")
-            .arg(&results),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lab_run(&home, &results, &f, &[]);
     assert_eq!(text.matches("== preparing data set").count(), 1, "{text}");
     assert!(text.contains("complete: 2 run(s)"), "{text}");
     let snapshots: Vec<String> = manifests(&results)
@@ -350,14 +350,7 @@ queries = [3, 7]
         )
     };
     std::fs::write(&f, file("hints")).unwrap();
-    let out = run_ok(
-        dbperf(&home)
-            .args(["lab", "run"])
-            .arg(&f)
-            .arg("--results-dir")
-            .arg(&results),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lab_run(&home, &results, &f, &[]);
     assert_eq!(text.matches("== preparing data set").count(), 1, "{text}");
     assert!(text.contains("complete: 2 run(s)"), "{text}");
     let mut queries = Vec::new();
@@ -588,14 +581,7 @@ fn an_interrupted_tpcc_lab_resumes_where_it_stopped() {
     let first = done(&results, "tpcc-resume");
     assert!((1..4).contains(&first.len()), "{first:?}");
 
-    let out = run_ok(
-        dbperf(&home)
-            .args(["lab", "run"])
-            .arg(&file)
-            .arg("--results-dir")
-            .arg(&results),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lab_run(&home, &results, &file, &[]);
     assert!(
         text.contains(&format!("{} of 4 runs already done", first.len())),
         "{text}"
@@ -648,14 +634,7 @@ users = [1, 2]
 "#,
     )
     .unwrap();
-    let out = run_ok(
-        dbperf(&home)
-            .args(["lab", "run"])
-            .arg(&file)
-            .arg("--results-dir")
-            .arg(&results),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lab_run(&home, &results, &file, &[]);
     assert!(text.contains("complete: 4 run(s)"), "{text}");
     let runs = done(&results, "pgbench-versions");
     assert_eq!(runs.len(), 4);
@@ -721,14 +700,7 @@ users = [1]
     )
     .unwrap();
     let started = Instant::now();
-    let out = run_ok(
-        dbperf(&home)
-            .args(["lab", "run"])
-            .arg(&file)
-            .arg("--results-dir")
-            .arg(&results),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lab_run(&home, &results, &file, &[]);
     assert!(text.contains("complete: 1 run(s)"), "{text}");
     assert!(
         text.contains("== preparing data set lua-oltp_common-table_size=1000"),

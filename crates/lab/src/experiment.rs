@@ -681,11 +681,18 @@ impl Experiment {
         }
 
         let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The server's CPUs are its host's: when every server dbperf starts is on another
+        // host, that host's `server start --cpus` checks them (this machine may have fewer).
+        let server_available = if servers.iter().all(|s| s.host.is_some() || s.running().is_some()) {
+            dbperf_core::cpus::MAX_CPUS
+        } else {
+            available
+        };
         let mut pinnings = Vec::new();
         for p in &raw.pinnings {
             let r = p.get_ref();
             check_name(r.name.get_ref()).map_err(|m| at(r.name.span(), m))?;
-            let cpus = |c: &Option<Spanned<String>>| -> Result<Option<CpuSet>, ExperimentError> {
+            let cpus = |c: &Option<Spanned<String>>, available: usize| -> Result<Option<CpuSet>, ExperimentError> {
                 match c {
                     None => Ok(None),
                     Some(s) if s.get_ref().trim() == "shared" || s.get_ref().trim().is_empty() => Ok(None),
@@ -696,8 +703,8 @@ impl Experiment {
             };
             pinnings.push(Pinning {
                 name: r.name.get_ref().clone(),
-                server_cpus: cpus(&r.server_cpus)?,
-                client_cpus: cpus(&r.client_cpus)?,
+                server_cpus: cpus(&r.server_cpus, server_available)?,
+                client_cpus: cpus(&r.client_cpus, available)?,
             });
         }
         if pinnings.is_empty() {
@@ -1243,6 +1250,16 @@ impl Experiment {
             })
     }
 
+    /// The variants that make points on server `si` ([`Experiment::includes`] with some
+    /// pinning and workload): the ones whose settings that server must take.
+    pub fn variants_on(&self, si: usize) -> impl Iterator<Item = &Variant> + '_ {
+        (0..self.variants.len())
+            .filter(move |&vi| {
+                (0..self.pinnings.len()).any(|pi| (0..self.workloads.len()).any(|wi| self.includes(si, vi, pi, wi)))
+            })
+            .map(|vi| &self.variants[vi])
+    }
+
     /// How long the points of variant `vi` and workload `wi` run: the variant's own
     /// `duration`, else the workload's.
     pub fn duration(&self, vi: usize, wi: usize) -> Duration {
@@ -1561,6 +1578,15 @@ users = [1, 4]
         .unwrap();
         assert_eq!(e.variants[0].servers, [1]);
         assert_eq!(e.variants[0].duration, Some(Duration::from_secs(3600)));
+        // The variants whose settings each server must take: `v` runs on b only.
+        let names = |si| e.variants_on(si).map(|v| v.name.as_str()).collect::<Vec<_>>();
+        assert_eq!((names(0), names(1)), (vec!["w"], vec!["v", "w"]));
+        let e = parse(&file(
+            "",
+            "[[variant]]\nname = \"w\"\n[[exclude]]\nserver = \"a\"\nvariant = \"v\"",
+        ))
+        .unwrap();
+        assert_eq!(e.variants_on(0).map(|v| v.name.as_str()).collect::<Vec<_>>(), vec!["w"]);
         for (v, x, says, line) in [
             (
                 "servers = [\"c\"]",
@@ -1603,6 +1629,20 @@ users = [1, 4]
     fn a_server_on_another_host_is_read_and_its_keys_checked() {
         let w = "[[workload]]\ntest = \"oltp_read_only\"\ntables = 1\ntable_size = 1000\nusers = [1]\n";
         let server = |keys: &str| format!("[[server]]\nid = \"mariadb-10.11\"\n{keys}\n{w}");
+        // The server's CPUs are that host's (study 003's 16 and 24 cores), the client's this
+        // machine's; with a server here, its CPUs are this machine's too.
+        let pinning = "[[pinning]]\nname = \"cores24\"\nserver_cpus = \"0-23\"\n";
+        let e = parse(&format!("{}{pinning}", server("host = \"ssh://bench@db1\""))).unwrap();
+        assert_eq!(e.pinnings[0].server_cpus.as_ref().map(|c| c.cpus.len()), Some(24));
+        let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if here < 24 {
+            assert!(
+                error(&format!("{}{pinning}", server(""))).contains("CPU"),
+                "a CPU this machine lacks"
+            );
+            let client = "[[pinning]]\nname = \"c\"\nclient_cpus = \"0-23\"\n";
+            assert!(error(&format!("{}{client}", server("host = \"ssh://bench@db1\""))).contains("CPU"));
+        }
         let e = parse(&server(
             "host = \"ssh://bench@db1:2222\"\nssh = \"ssh -i '/k/lab key'\"\nlisten = \"10.0.0.2\"\nallow_from = [\"10.0.0.1\"]",
         ))

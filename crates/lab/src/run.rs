@@ -610,7 +610,10 @@ fn sandbox_name(experiment: &str, server: usize) -> String {
 /// an hour into the experiment.
 pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Result<Vec<String>> {
     let mut notes = Vec::new();
-    for s in &e.servers {
+    for (si, s) in e.servers.iter().enumerate() {
+        // Only the variants that run on this server (`servers`, `[[exclude]]`): a setting one
+        // server has is checked on that server alone.
+        let variants: Vec<&super::experiment::Variant> = e.variants_on(si).collect();
         let spec = match &s.server {
             Server::Sandbox(spec) => *spec,
             Server::Running(running) => {
@@ -621,7 +624,7 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                     .iter()
                     .map(|(k, _)| (k, "the server's settings".to_owned()))
                     .chain(
-                        e.variants
+                        variants
                             .iter()
                             .flat_map(|v| v.settings.iter().map(|(k, _)| (k, format!("variant {:?}", v.name)))),
                     );
@@ -644,12 +647,7 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                     .iter()
                     .map(|p| (p.name.clone(), p.domain.first_value()))
             });
-            for (k, v) in e
-                .variants
-                .iter()
-                .flat_map(|v| v.settings.iter().cloned())
-                .chain(searched)
-            {
+            for (k, v) in variants.iter().flat_map(|v| v.settings.iter().cloned()).chain(searched) {
                 if !all.iter().any(|(n, _)| *n == k) {
                     all.push((k, v));
                 }
@@ -682,7 +680,7 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
         // [variants] table makes thousands of variants out of a few names. The variant is
         // looked for only when a name is refused.
         let mut names: Vec<(String, String)> = Vec::new();
-        for (k, v) in e.variants.iter().flat_map(|v| &v.settings) {
+        for (k, v) in variants.iter().flat_map(|v| &v.settings) {
             if !names.iter().any(|(n, _)| n == k) {
                 names.push((k.clone(), v.clone()));
             }
@@ -698,7 +696,7 @@ pub fn check_servers(e: &Experiment, home: &SandboxHome, install: bool) -> Resul
                 .with_context(|| format!("[search] parameters on server {:?}", s.label))?;
         }
         if home.check_settings(spec, &parse_settings(&names)?).is_err() {
-            for v in &e.variants {
+            for v in &variants {
                 home.check_settings(spec, &parse_settings(&v.settings)?)
                     .map_err(|err| anyhow!("{err}{}", lacked_by(e, home, s, &v.settings, &err, true)))
                     .with_context(|| format!("variant {:?} on server {:?}", v.name, s.label))?;

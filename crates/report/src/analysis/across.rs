@@ -30,7 +30,7 @@ pub fn scaling(metric: &Metric, infos: &[RunInfo]) -> Option<String> {
         let Some(cpus) = lab
             .server_cpus
             .as_deref()
-            .and_then(|c| CpuSet::parse(c, usize::MAX).ok())
+            .and_then(|c| CpuSet::parse(c, dbperf_core::cpus::MAX_CPUS).ok())
         else {
             continue;
         };
@@ -199,13 +199,7 @@ mod tests {
     #[test]
     fn wait_profiles_put_servers_side_by_side() {
         let explanation = |waits: &[(&str, f64)]| {
-            let mut e = Explanation::without_telemetry(
-                std::path::PathBuf::new(),
-                String::new(),
-                Figure::NotAvailable("x".into()),
-                Figure::NotAvailable("x".into()),
-                "x",
-            );
+            let mut e = Explanation::blank();
             e.top_waits = Figure::Value(
                 waits
                     .iter()

@@ -246,6 +246,20 @@ impl Explanation {
     }
 }
 
+#[cfg(test)]
+impl Explanation {
+    /// A test's starting point: nothing available.
+    pub(crate) fn blank() -> Explanation {
+        Explanation::without_telemetry(
+            PathBuf::new(),
+            String::new(),
+            Figure::NotAvailable("x".into()),
+            Figure::NotAvailable("x".into()),
+            "x",
+        )
+    }
+}
+
 /// Explains the run in `run_dir`.
 pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, AnalyzeError> {
     if let Some(s) = opts.last_s {
@@ -1387,13 +1401,7 @@ mod tests {
 
     /// The explanation table's pages-freed cell for `f`.
     fn table_row_freed(f: Figure<Freed>) -> String {
-        let mut e = Explanation::without_telemetry(
-            std::path::PathBuf::new(),
-            String::new(),
-            Figure::NotAvailable("x".into()),
-            Figure::NotAvailable("x".into()),
-            "x",
-        );
+        let mut e = Explanation::blank();
         e.pages_freed_s = f;
         let i = TABLE_HEADER.iter().position(|h| *h == "pages freed/s").unwrap();
         table_row(String::new(), &e)[i].clone()

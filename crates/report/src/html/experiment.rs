@@ -399,24 +399,13 @@ fn stability_panels(
         c.x_range = time_span(runs, top);
         page.chart(&c)?;
         if data.telemetry.iter().any(|s| s.server.is_some()) {
-            let mut ckpt = checkpoint_chart(
-                data,
-                format!(
-                    "{workload}: checkpoint age and dirty pages, {} at {top} users",
-                    col.label
-                ),
-            );
-            ckpt.x_range = c.x_range;
-            page.chart(&ckpt)?;
-            if let Some(mut pool) = buffer_pool_chart(
-                data,
-                format!(
-                    "{workload}: pages read, freed and LRU-flushed, {} at {top} users",
-                    col.label
-                ),
-            ) {
-                pool.x_range = c.x_range;
-                page.chart(&pool)?;
+            let title = |what: &str| format!("{workload}: {what}, {} at {top} users", col.label);
+            let pool = buffer_pool_chart(data, title("pages read, freed and LRU-flushed"));
+            for mut chart in
+                std::iter::once(checkpoint_chart(data, title("checkpoint age and dirty pages"))).chain(pool)
+            {
+                chart.x_range = c.x_range;
+                page.chart(&chart)?;
             }
         }
     }
