@@ -47,6 +47,9 @@ pub enum WarningKind {
     /// The server was lost during the measured phase (`summary.json`'s `server_lost`): the
     /// run's figures include time the server did not serve.
     ServerLost,
+    /// The compared runs started in states far enough apart (checkpoint age, dirty pages,
+    /// pages being written) to bias the comparison.
+    UnequalStartState,
 }
 
 impl WarningKind {
@@ -60,6 +63,7 @@ impl WarningKind {
             WarningKind::PfsMismatch => "pfs_mismatch",
             WarningKind::ConfigDiffers => "config_differs",
             WarningKind::ServerLost => "server_lost",
+            WarningKind::UnequalStartState => "unequal_start_state",
         }
     }
 }
@@ -248,6 +252,73 @@ pub fn leftover_flushing(rows: &[&TelemetryRow]) -> Option<Warning> {
             ("redo_written_bytes_s", opt(redo)),
             ("samples", rows.len().into()),
         ],
+    ))
+}
+
+/// Checkpoint age (points of its maximum) between the compared runs' starts from which they
+/// did not start alike.
+pub const START_CHECKPOINT_SPREAD: f64 = 20.0;
+/// Dirty pages (points) between the compared runs' starts from which they did not start alike.
+pub const START_DIRTY_SPREAD: f64 = 10.0;
+/// Pages written per second at a run's start from which it was still flushing (against a run
+/// that started writing under a tenth of that).
+pub const START_WRITES_S: f64 = 500.0;
+
+/// `unequal_start_state`: the runs of one comparison (`(run id, start)`) started in states
+/// apart by at least [`START_CHECKPOINT_SPREAD`] points of checkpoint age or
+/// [`START_DIRTY_SPREAD`] of dirty pages, or one was writing [`START_WRITES_S`] pages/s while
+/// another wrote under a tenth of that: each carried a different amount of flushing into its
+/// measurement. Names the first and the furthest, and the fix.
+pub fn unequal_start_state(runs: &[(&str, &dbperf_results::telemetry::StartState)]) -> Option<Warning> {
+    type Get = fn(&dbperf_results::telemetry::StartState) -> Option<f64>;
+    type Ends<'a> = ((&'a str, f64), (&'a str, f64));
+    let spread = |get: Get| -> Option<Ends<'_>> {
+        let values: Vec<(&str, f64)> = runs.iter().filter_map(|(id, s)| Some((*id, get(s)?))).collect();
+        let lo = values.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let hi = values.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some((lo, hi))
+    };
+    let ckpt = spread(|s| s.checkpoint_pct).filter(|(lo, hi)| hi.1 - lo.1 >= START_CHECKPOINT_SPREAD);
+    let dirty = spread(|s| s.dirty_pct).filter(|(lo, hi)| hi.1 - lo.1 >= START_DIRTY_SPREAD);
+    let writes = spread(|s| s.pages_written_s).filter(|(lo, hi)| hi.1 >= START_WRITES_S && lo.1 < hi.1 / 10.0);
+    if ckpt.is_none() && dirty.is_none() && writes.is_none() {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut evidence: Vec<(&str, Value)> = Vec::new();
+    if let Some(((lo_id, lo), (hi_id, hi))) = ckpt {
+        found.push(format!(
+            "checkpoint age {lo:.0}% ({lo_id}) to {hi:.0}% ({hi_id}) of its maximum"
+        ));
+        evidence.extend([
+            ("checkpoint_pct_min", round1(lo).into()),
+            ("checkpoint_pct_max", round1(hi).into()),
+        ]);
+    }
+    if let Some(((lo_id, lo), (hi_id, hi))) = dirty {
+        found.push(format!("dirty pages {lo:.0}% ({lo_id}) to {hi:.0}% ({hi_id})"));
+        evidence.extend([
+            ("dirty_pct_min", round1(lo).into()),
+            ("dirty_pct_max", round1(hi).into()),
+        ]);
+    }
+    if let Some(((lo_id, lo), (hi_id, hi))) = writes {
+        found.push(format!("{lo:.0} ({lo_id}) to {hi:.0} ({hi_id}) pages written/s"));
+        evidence.extend([
+            ("pages_written_s_min", round1(lo).into()),
+            ("pages_written_s_max", round1(hi).into()),
+        ]);
+    }
+    evidence.push(("runs", runs.len().into()));
+    Some(Warning::new(
+        WarningKind::UnequalStartState,
+        format!(
+            "the compared runs started in different states ({}): each measured a different amount of flushing \
+             left by what ran before it, which biases the comparison; let the server settle before every run \
+             (`--settle` waits for checkpoint age and dirty pages to drop), or restore the same data before each",
+            found.join("; ")
+        ),
+        evidence,
     ))
 }
 
@@ -619,6 +690,39 @@ mod tests {
         assert!(w.message.contains("wrote no redo"), "{}", w.message);
         let low = rows(&[(30.0, 5.0), (29.5, 4.9), (29.0, 4.8), (28.9, 4.8)], 0.0);
         assert_eq!(leftover_flushing(&refs(&low)), None);
+    }
+
+    #[test]
+    fn runs_that_started_apart_are_named_with_their_states() {
+        use dbperf_results::telemetry::StartState;
+        let state = |c: f64, d: f64, w: f64| StartState {
+            checkpoint_pct: Some(c),
+            dirty_pct: Some(d),
+            pages_written_s: Some(w),
+            history_list_length: None,
+        };
+        // The demo's sweep: each point started where the previous one left its flushing.
+        let (a, b, c) = (
+            state(17.0, 5.0, 10.0),
+            state(60.0, 9.0, 900.0),
+            state(93.0, 12.0, 3500.0),
+        );
+        let w = unequal_start_state(&[("t1", &a), ("t4", &b), ("t16", &c)]).unwrap();
+        assert_eq!(w.kind.id(), "unequal_start_state");
+        assert!(
+            w.message
+                .contains("checkpoint age 17% (t1) to 93% (t16) of its maximum")
+                && w.message.contains("10 (t1) to 3500 (t16) pages written/s")
+                && !w.message.contains("dirty pages 5%")
+                && w.message.contains("--settle"),
+            "{}",
+            w.message
+        );
+        assert_eq!(w.evidence["checkpoint_pct_max"], 93.0);
+        // Settled points start alike: nothing to say.
+        let (x, y) = (state(3.0, 1.0, 0.0), state(8.0, 2.0, 40.0));
+        assert_eq!(unequal_start_state(&[("a", &x), ("b", &y)]), None);
+        assert_eq!(unequal_start_state(&[("a", &x)]), None);
     }
 
     #[test]

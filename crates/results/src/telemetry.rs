@@ -344,6 +344,58 @@ pub fn disk_written_most<'a>(rows: impl IntoIterator<Item = &'a TelemetryRow>) -
 }
 
 /// The figures a reader takes off a row.
+/// The state a run started in, from its first telemetry samples (before any warmup): what the
+/// server was still doing when the workload began. Points of one comparison should start alike;
+/// a point that starts where the previous one left its flushing measures that flushing too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StartState {
+    /// Checkpoint age, percent of its maximum (PostgreSQL: WAL since the last checkpoint,
+    /// percent of `max_wal_size`), in the first sample.
+    pub checkpoint_pct: Option<f64>,
+    /// Dirty pages, percent (InnoDB's ratio), in the first sample.
+    pub dirty_pct: Option<f64>,
+    /// Pages written per second in the first sample that has a rate (the first primes them).
+    pub pages_written_s: Option<f64>,
+    /// InnoDB's history list length in the first sample.
+    pub history_list_length: Option<u64>,
+}
+
+impl StartState {
+    /// From a run's telemetry rows in time order; `None` without a server sample.
+    pub fn of(rows: &[TelemetryRow]) -> Option<StartState> {
+        let first = rows.iter().find(|r| r.server.is_some())?;
+        let server = first.server.as_ref()?;
+        Some(StartState {
+            checkpoint_pct: first.checkpoint_pct(),
+            dirty_pct: server.dirty_pages_pct,
+            pages_written_s: rows.iter().take(3).find_map(|r| r.server.as_ref()?.pages_written_s),
+            history_list_length: server.history_list_length,
+        })
+    }
+
+    /// `checkpoint age 93%, dirty pages 41%, 3500 pages written/s` (what it has).
+    pub fn text(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.checkpoint_pct {
+            parts.push(format!("checkpoint age {c:.0}%"));
+        }
+        if let Some(d) = self.dirty_pct {
+            parts.push(format!("dirty pages {d:.0}%"));
+        }
+        if let Some(w) = self.pages_written_s {
+            parts.push(format!("{w:.0} pages written/s"));
+        }
+        if let Some(h) = self.history_list_length {
+            parts.push(format!("history list {h}"));
+        }
+        if parts.is_empty() {
+            "no checkpoint age or dirty pages sampled".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
 impl TelemetryRow {
     /// Pages written by sync flush batches per second (`None`: the counter was not sampled).
     pub fn sync_flush_pages(&self) -> Option<f64> {
@@ -449,6 +501,41 @@ impl TelemetryRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_start_state_is_the_first_samples() {
+        let sample = |ckpt: f64, dirty: f64, written: Option<f64>| TelemetryRow {
+            server: Some(ServerSample {
+                checkpoint_pct: Some(ckpt),
+                dirty_pages_pct: Some(dirty),
+                pages_written_s: written,
+                history_list_length: Some(12),
+                ..ServerSample::default()
+            }),
+            ..TelemetryRow::default()
+        };
+        // The first sample primes the rates: the writes come from the next one.
+        let rows = [
+            TelemetryRow::default(),
+            sample(85.0, 40.0, None),
+            sample(80.0, 38.0, Some(3500.0)),
+        ];
+        let s = StartState::of(&rows).unwrap();
+        assert_eq!(
+            s,
+            StartState {
+                checkpoint_pct: Some(85.0),
+                dirty_pct: Some(40.0),
+                pages_written_s: Some(3500.0),
+                history_list_length: Some(12),
+            }
+        );
+        assert_eq!(
+            s.text(),
+            "checkpoint age 85%, dirty pages 40%, 3500 pages written/s, history list 12"
+        );
+        assert_eq!(StartState::of(&[TelemetryRow::default()]), None);
+    }
 
     fn row(waits: &[(&str, f64)]) -> TelemetryRow {
         TelemetryRow {

@@ -131,9 +131,12 @@ pub struct Analysis {
     pub host_idle_pct: Option<f64>,
     /// Artifacts of the measurement itself, each with its evidence and what to do.
     pub warnings: Vec<Warning>,
+    /// The state the run started in (its first telemetry samples; `None`: no server telemetry).
+    pub start: Option<StartState>,
 }
 
 pub use crate::warnings::{Warning, WarningKind, MIN_INTERVALS_TO_JUDGE};
+pub use dbperf_results::telemetry::StartState;
 
 /// Intervals needed below the sync flush point before their median is set against the
 /// sync-flush intervals' median.
@@ -524,6 +527,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         unreachable,
         host_idle_pct,
         warnings,
+        start: telemetry.as_deref().and_then(StartState::of),
     })
 }
 

@@ -29,6 +29,8 @@ pub struct RunInside {
     pub intervals: usize,
     /// The run's own warnings (`dbperf analyze`'s).
     pub warnings: Vec<Warning>,
+    /// The state it started in.
+    pub start: Option<dbperf_results::telemetry::StartState>,
 }
 
 impl RunInside {
@@ -43,6 +45,7 @@ impl RunInside {
             host_idle_pct: a.host_idle_pct,
             intervals: a.intervals,
             warnings: a.warnings,
+            start: a.start,
         })
     }
 }
@@ -220,6 +223,7 @@ mod tests {
                 host_idle_pct: None,
                 intervals: 10,
                 warnings: Vec::new(),
+                start: None,
             },
             RunInside {
                 stalls: 1,
@@ -228,6 +232,7 @@ mod tests {
                 host_idle_pct: None,
                 intervals: 10,
                 warnings: Vec::new(),
+                start: None,
             },
             RunInside {
                 stalls: 0,
@@ -236,6 +241,7 @@ mod tests {
                 host_idle_pct: None,
                 intervals: 10,
                 warnings: Vec::new(),
+                start: None,
             },
         ];
         let column = InsideColumn::of(&[Some(&runs[0]), None, Some(&runs[1]), Some(&runs[2])]);
@@ -268,6 +274,7 @@ mod tests {
             host_idle_pct: None,
             intervals: 10,
             warnings: Vec::new(),
+            start: None,
         };
         let column = InsideColumn::of(&[Some(&run)]);
         let lines = column.lines();

@@ -1,7 +1,8 @@
 //! A comparison's warnings ([`crate::warnings`]): each run's own (what `dbperf
 //! analyze` found in it, one warning per kind naming every run that has it) and those across
-//! the runs: scaling by users (`superlinear_scaling`, `client_bound`), Performance Schema on
-//! one side only (`pfs_mismatch`) and other settings that differ (`config_differs`).
+//! the runs: scaling by users (`superlinear_scaling`, `client_bound`), runs that started in
+//! different states (`unequal_start_state`), Performance Schema on one side only
+//! (`pfs_mismatch`) and other settings that differ (`config_differs`).
 
 use std::collections::BTreeMap;
 
@@ -32,6 +33,11 @@ pub fn of_runs(runs: &[RunInfo], groups: &[String], columns: &[String], variable
         })
         .collect();
     out.extend(w::scaling(&points));
+    let starts: Vec<(&str, &dbperf_results::telemetry::StartState)> = runs
+        .iter()
+        .filter_map(|r| Some((r.run_id.as_str(), r.inside.as_ref()?.start.as_ref()?)))
+        .collect();
+    out.extend(w::unequal_start_state(&starts));
     if let Some(pfs) = variables.warnings.iter().find(|v| v.name == "performance_schema") {
         out.extend(w::pfs_mismatch(columns, &pfs.values));
     }
@@ -207,6 +213,7 @@ mod tests {
             host_idle_pct: None,
             intervals: n,
             warnings: crate::warnings::too_few_intervals(n, 1.0).into_iter().collect(),
+            start: None,
         };
         let mut runs = vec![run("a", 8, 100.0), run("b", 8, 100.0), run("c", 8, 100.0)];
         runs[0].inside = Some(inside(3));
