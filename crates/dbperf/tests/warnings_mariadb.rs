@@ -11,11 +11,12 @@ use serde_json::Value;
 mod common;
 use common::{dbperf, run_dirs, run_ok, sandbox};
 
-const KINDS: [&str; 6] = [
+const KINDS: [&str; 7] = [
     "too_few_intervals",
     "superlinear_scaling",
     "client_bound",
     "leftover_flushing",
+    "unequal_start_state",
     "pfs_mismatch",
     "config_differs",
 ];
