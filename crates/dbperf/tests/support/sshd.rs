@@ -60,15 +60,31 @@ fn run(args: &[&str]) {
 impl SshHost {
     /// Makes the namespace and starts sshd in it; `dir` holds the keys and its config.
     pub fn start(dir: &Path) -> SshHost {
-        // Per process and moment: tests of several binaries may make namespaces at once.
-        let seed = std::process::id().wrapping_mul(2_654_435_761)
-            ^ std::time::SystemTime::now()
+        // One base per process (its id and start), then one step per host: two tests of one
+        // binary run at once, and hosts drawn from nearby moments got the same /30 (both veths
+        // then route it, and one sshd is never reached).
+        static BASE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let base = *BASE.get_or_init(|| {
+            let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .subsec_nanos();
+            // splitmix-style mixing, so every bit of pid and time moves every bit of the base.
+            let mut z = (u64::from(std::process::id()) << 32 | u64::from(nanos)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) as u32
+        });
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seed = base.wrapping_add(n.wrapping_mul(0x0001_0407));
         let tag = format!("{:05}", seed % 100_000);
         let (ns, veth, peer) = (format!("dbperf-ssh-{tag}"), format!("dbs{tag}h"), format!("dbs{tag}c"));
-        let (a, b) = ((seed >> 8) as u8 % 50 + 200, (seed >> 16) as u8 & 0xfc);
+        // The /30: 10.a.b.0, b stepping by 4 per host of this process.
+        let (a, b) = (
+            (base >> 8) as u8 % 50 + 200,
+            ((base >> 16) as u8 & 0xfc).wrapping_add((n as u8) << 2),
+        );
         let here = Ipv4Addr::new(10, a, b, 1);
         let addr = Ipv4Addr::new(10, a, b, 2);
         for key in ["host_key", "client_key"] {
@@ -139,20 +155,22 @@ impl SshHost {
                 .spawn()
                 .unwrap(),
         );
-        let deadline = Instant::now() + Duration::from_secs(15);
+        let deadline = Instant::now() + Duration::from_secs(45);
         loop {
             let mut probe = Command::new("sh");
             probe
                 .arg("-c")
                 .arg(format!("{} -p {} {} true", self.ssh(), self.port, self.destination()));
-            if probe.output().is_ok_and(|o| o.status.success()) {
+            let out = probe.output().unwrap();
+            if out.status.success() {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
-                "sshd in {} did not answer: {}",
+                "sshd in {} did not answer: {}; the last ssh said: {}",
                 self.ns,
-                std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+                std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default(),
+                String::from_utf8_lossy(&out.stderr)
             );
             std::thread::sleep(Duration::from_millis(200));
         }
