@@ -105,3 +105,74 @@ fn settle_on_postgres_is_a_checkpoint_the_benchmark_role_may_issue() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("settle: CHECKPOINT done"), "{stdout}");
 }
+
+/// The lab's settle policy: with `settle = "each"` a sweep of writing points waits before every
+/// point (the first after the start, each one after a point that wrote), and the points start
+/// from the same low state; with `settle = "off"` none waits.
+#[test]
+fn a_lab_sweep_settles_before_every_point_after_a_write_and_never_when_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let run = |policy: &str| -> Vec<String> {
+        let name = format!("sweep-{policy}");
+        let file = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                r#"name = "{name}"
+duration = 3
+report_interval = 1
+settle = "{policy}"
+settle_max = "90s"
+[[server]]
+id = "mariadb-10.11"
+settings = {{ innodb_log_file_size = "16M", innodb_buffer_pool_size = "64M" }}
+[[workload]]
+test = "oltp_read_write"
+tables = 2
+table_size = 20000
+users = [4, 8]
+"#
+            ),
+        )
+        .unwrap();
+        let mut lab = dbperf();
+        lab.env("DBPERF_HOME", &home)
+            .args(["lab", "run"])
+            .arg(&file)
+            .arg("--results-dir")
+            .arg(&results);
+        assert!(String::from_utf8_lossy(&run_ok(&mut lab).stdout).contains("complete: 2 run(s)"));
+        let logs = results.join("lab").join(&name).join("logs");
+        let mut points: Vec<String> = std::fs::read_dir(&logs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log") && p.to_string_lossy().contains("oltp_read_write"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        points.sort();
+        assert_eq!(points.len(), 2, "{logs:?}");
+        points
+    };
+    let each = run("each");
+    for log in &each {
+        let line = log
+            .lines()
+            .find(|l| l.starts_with("settle:"))
+            .unwrap_or_else(|| panic!("{log}"));
+        assert!(
+            line.contains("settled after") || line.contains("stopped writing pages"),
+            "{line}"
+        );
+    }
+    let report = dbperf()
+        .args(["lab", "report", "sweep-each", "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout).into_owned() + &String::from_utf8_lossy(&report.stderr);
+    assert!(!text.contains("unequal_start_state"), "{text}");
+
+    let off = run("off");
+    assert!(off.iter().all(|log| !log.contains("settle:")), "{off:?}");
+}

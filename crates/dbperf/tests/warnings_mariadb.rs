@@ -11,12 +11,13 @@ use serde_json::Value;
 mod common;
 use common::{dbperf, run_dirs, run_ok, sandbox};
 
-const KINDS: [&str; 7] = [
+const KINDS: [&str; 8] = [
     "too_few_intervals",
     "superlinear_scaling",
     "client_bound",
     "leftover_flushing",
     "unequal_start_state",
+    "startup_transient",
     "pfs_mismatch",
     "config_differs",
 ];

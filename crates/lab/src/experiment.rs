@@ -9,6 +9,8 @@
 //! warmup = "10s"
 //! order = "shuffled"                 # or "stable" (the default)
 //! prewarm = true                     # read the tables into memory after every start
+//! settle = "each"                    # wait for flushing before points: each (after a write or a restore), first, off
+//! settle_max = "5m"                  # the longest wait before one point
 //!
 //! [[server]]
 //! id = "mariadb-10.11"               # a `dbperf server list --available` id (postgres-17, ...)
@@ -77,6 +79,63 @@ pub enum ExperimentError {
     Whole { path: PathBuf, message: String },
 }
 
+/// Which points wait for the server to settle (its flushing to end) before they start, so that
+/// the points of one comparison start from the same state (`settle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettlePolicy {
+    /// Every point that follows a write or a restore (the default): a point after a read-only
+    /// one on the same server start finds nothing to wait for and does not ask.
+    Each,
+    /// Only the first point after each server start with its settings.
+    First,
+    /// None: every point starts in whatever state the one before left.
+    Off,
+}
+
+/// `settle` and `settle_max`: which points wait, and for how long at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settle {
+    pub policy: SettlePolicy,
+    /// The longest wait before one point; the point is measured anyway after it (and its
+    /// start state says how far from settled it was).
+    pub max: Duration,
+}
+
+/// The longest settle wait before one point when `settle_max` is not given: the run commands'
+/// `--settle` without a value.
+pub const DEFAULT_SETTLE_MAX: Duration = Duration::from_secs(300);
+
+impl Settle {
+    /// Whether a point waits: `first_of_start` for the first point after the group's server
+    /// start, `after_change` when the server was started on a restored copy since the point
+    /// before, or that point changed the data.
+    pub fn before(&self, first_of_start: bool, after_change: bool) -> bool {
+        match self.policy {
+            SettlePolicy::Each => first_of_start || after_change,
+            SettlePolicy::First => first_of_start,
+            SettlePolicy::Off => false,
+        }
+    }
+
+    /// How the plan states it.
+    pub fn describe(&self) -> String {
+        match self.policy {
+            SettlePolicy::Each => format!(
+                "settle: before every point after a write or a restore, at most {} s each",
+                self.max.as_secs()
+            ),
+            SettlePolicy::First => {
+                format!(
+                    "settle: before the first point of each server start, at most {} s",
+                    self.max.as_secs()
+                )
+            }
+            SettlePolicy::Off => "settle: off (each point starts in the state the one before left)".into(),
+        }
+    }
+}
+
 /// How points are ordered inside the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -122,6 +181,8 @@ struct RawFile {
     order: Option<Order>,
     seed: Option<u64>,
     prewarm: Option<bool>,
+    settle: Option<SettlePolicy>,
+    settle_max: Option<Spanned<Secs>>,
     #[serde(default, rename = "server")]
     servers: Vec<Spanned<RawServer>>,
     variants: Option<Spanned<BTreeMap<String, Spanned<Vec<Value>>>>>,
@@ -357,6 +418,9 @@ impl WorkloadSpec {
     }
 }
 
+/// The longest settle wait of a `--quick` smoke test.
+const QUICK_SETTLE_MAX: Duration = Duration::from_secs(5);
+
 /// A whole, checked experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -369,6 +433,8 @@ pub struct Experiment {
     pub seed: u64,
     /// Run `prewarm` after every server start (default true).
     pub prewarm: bool,
+    /// Which points wait for the server's flushing first (`settle`, `settle_max`).
+    pub settle: Settle,
     pub servers: Vec<ServerSpec>,
     pub variants: Vec<Variant>,
     pub pinnings: Vec<Pinning>,
@@ -882,6 +948,10 @@ impl Experiment {
             order: raw.order.unwrap_or(Order::Stable),
             seed: raw.seed.unwrap_or(1),
             prewarm: raw.prewarm.unwrap_or(true),
+            settle: Settle {
+                policy: raw.settle.unwrap_or(SettlePolicy::Each),
+                max: whole_secs(&raw.settle_max, "settle_max", 1, &at)?.unwrap_or(DEFAULT_SETTLE_MAX),
+            },
             servers,
             variants,
             pinnings,
@@ -1275,6 +1345,7 @@ impl Experiment {
         self.name.push_str("-quick");
         self.repetitions = 1;
         self.report_interval = Duration::from_secs(1);
+        self.settle.max = self.settle.max.min(QUICK_SETTLE_MAX);
         for v in &mut self.variants {
             v.duration = None;
         }
@@ -2201,6 +2272,34 @@ users = [4, 8]
             err.starts_with("exp.toml:5:10:") && err.contains("select-only"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn settle_is_each_by_default_and_takes_a_policy_and_a_cap() {
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(
+            e.settle,
+            Settle {
+                policy: SettlePolicy::Each,
+                max: DEFAULT_SETTLE_MAX
+            }
+        );
+        let e = parse(&format!("settle = \"first\"\nsettle_max = \"90s\"\n{MINIMAL}")).unwrap();
+        assert_eq!(
+            e.settle,
+            Settle {
+                policy: SettlePolicy::First,
+                max: Duration::from_secs(90)
+            }
+        );
+        assert_eq!(e.clone().quick().settle.max, QUICK_SETTLE_MAX);
+        let err = error(&format!("settle = \"always\"\n{MINIMAL}"));
+        assert!(
+            err.contains("each") && err.contains("first") && err.contains("off"),
+            "{err}"
+        );
+        let err = error(&format!("settle_max = \"0s\"\n{MINIMAL}"));
+        assert!(err.contains("settle_max must be whole seconds, 1 to"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,9 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::experiment::{parse_size, Cold, DataSize, Experiment, Order, Params, Restore, TpchTest, BYTES_PER_ROW};
+use super::experiment::{
+    parse_size, Cold, DataSize, Experiment, Order, Params, Restore, SettlePolicy, TpchTest, BYTES_PER_ROW,
+};
 use super::search::Search;
 use super::workload::{Scale, MAX_MAXID1, MAX_WAREHOUSES};
 
@@ -380,7 +382,16 @@ impl Totals {
         );
         let _ = writeln!(
             out,
-            "  estimated time: {} (runs {}, prepares {}, restarts {})",
+            "  {}{}",
+            e.settle.describe(),
+            match (e.settle.policy, e.network.shards) {
+                (SettlePolicy::Off, _) | (_, 1) => "",
+                _ => " (not the sharded points: their client processes start together at a set time)",
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  estimated time: {} (runs {}, prepares {}, restarts {}; settle waits not counted)",
             hms(self.total_s()),
             hms(self.runs_s),
             hms(self.prepares_s),

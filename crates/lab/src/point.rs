@@ -40,6 +40,8 @@ pub(crate) struct RunPoint<'a> {
     pub(crate) sql_only_telemetry: bool,
     /// The database host when it is not this one: `--server-host`.
     pub(crate) server_host: Option<&'a dbperf_server::remote::RemoteHost>,
+    /// Wait for the server's flushing before measuring, at most this long (`--settle`).
+    pub(crate) settle: Option<Duration>,
 }
 
 pub(crate) enum PointOutcome {
@@ -187,6 +189,10 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
     }
     if r.sql_only_telemetry {
         cmd.arg("--telemetry-sql-only");
+    }
+    // Shards start together at a set time: a wait in one would leave it behind the others.
+    if let (Some(max), 1) = (r.settle, e.network.shards) {
+        cmd.arg(format!("--settle={}", max.as_secs()));
     }
     if super::run::waits_asked(&e.servers[r.group.server], &e.variants[r.group.variant]) {
         cmd.arg("--pfs-instruments");
@@ -550,6 +556,7 @@ mod tests {
             lab_dir: Path::new("/l"),
             sql_only_telemetry: false,
             server_host: None,
+            settle: None,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -571,6 +578,38 @@ mod tests {
         assert_eq!(env(&prep, "DBPERF_TARGET").as_deref(), Some(url));
     }
 
+    #[test]
+    fn a_point_that_settles_asks_its_child_to_wait_unless_it_is_sharded() {
+        let text = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\ntest = \"oltp_read_write\"\nusers = [4]\n";
+        let args = |text: &str, settle| {
+            let plan = Plan::new(crate::Experiment::parse(text, Path::new("/tmp/x.toml")).unwrap());
+            let r = RunPoint {
+                exe: Path::new("/usr/bin/dbperf"),
+                url: "mysql://sb:sb@127.0.0.1:3306/sbtest",
+                sandbox: "lab-x-1",
+                plan: &plan,
+                group: &plan.groups[0],
+                point: &plan.groups[0].points[0],
+                lab: &LabPoint::default(),
+                client_cpus: None,
+                results_dir: Path::new("/r"),
+                lab_dir: Path::new("/l"),
+                sql_only_telemetry: false,
+                server_host: None,
+                settle,
+            };
+            let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
+            cmd.get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        let wait = Some(Duration::from_secs(120));
+        assert!(args(text, wait).iter().any(|a| a == "--settle=120"));
+        assert!(!args(text, None).iter().any(|a| a.starts_with("--settle")));
+        let sharded = format!("[network]\nshards = 2\n{text}");
+        assert!(!args(&sharded, wait).iter().any(|a| a.starts_with("--settle")));
+    }
+
     /// The arguments of the child command of the first point of `text` (parsed as `dir/x.toml`).
     fn point_args(dir: &Path, text: &str) -> Vec<String> {
         let plan = Plan::new(crate::Experiment::parse(text, &dir.join("x.toml")).unwrap());
@@ -587,6 +626,7 @@ mod tests {
             lab_dir: Path::new("/l"),
             sql_only_telemetry: false,
             server_host: plan.experiment.servers[0].host.as_ref().map(|h| &h.remote),
+            settle: None,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
@@ -675,6 +715,7 @@ mod tests {
                     lab_dir: Path::new("/l"),
                     sql_only_telemetry: false,
                     server_host: None,
+                    settle: None,
                 };
                 let args: Vec<String> = point_command(&r, Path::new("/l/s.json"))
                     .unwrap()

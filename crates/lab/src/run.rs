@@ -35,7 +35,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::data::{checksum_tables, golden_dir, prepare_data_set, prepare_on_running, prewarm, workload_settings};
-use super::experiment::{Experiment, Server};
+use super::experiment::{Experiment, Server, Settle};
 use super::host::{parse_settings, Sandboxes};
 use super::plan::{eta, DataSet, Group, Plan, Point};
 use super::point::{run_point, PointOutcome, RunPoint};
@@ -464,6 +464,7 @@ impl LabBench {
         let labels = super::plan::workload_labels(e);
         // Points run on the data since it was last copied in.
         let mut since_restore = 0u32;
+        let mut settles = SettleTrack::new(e.settle);
 
         for point in todo {
             if self.interrupted() {
@@ -492,6 +493,7 @@ impl LabBench {
                     Err(err) => return Err(err),
                 };
                 since_restore = 0;
+                settles.restored();
             }
             let data_checksum = if w.checksum {
                 Some(checksum_tables(&url).with_context(|| format!("checksumming the tables before {}", point.id))?)
@@ -525,6 +527,7 @@ impl LabBench {
                 data_checksum,
             };
             since_restore += 1;
+            let settle = settles.next(w.params.changes_data());
             print!("{} {} ... ", label(point, self.state.done.len()), point.id);
             let _ = std::io::stdout().flush();
             let outcome = run_point(
@@ -541,6 +544,7 @@ impl LabBench {
                     lab_dir: &dir,
                     sql_only_telemetry: running.is_some(),
                     server_host,
+                    settle,
                 },
                 &self.interrupt,
             );
@@ -572,6 +576,37 @@ impl LabBench {
         stop(&sandboxes);
         drop(applied);
         Ok(end)
+    }
+}
+
+/// Which points of one server start wait for the server to settle ([`Settle::before`]): it
+/// follows the first point, the restores and the points that change the data.
+struct SettleTrack {
+    settle: Settle,
+    first_of_start: bool,
+    after_change: bool,
+}
+
+impl SettleTrack {
+    fn new(settle: Settle) -> SettleTrack {
+        SettleTrack {
+            settle,
+            first_of_start: true,
+            after_change: true,
+        }
+    }
+
+    /// The server was restarted on a restored copy of the data.
+    fn restored(&mut self) {
+        self.after_change = true;
+    }
+
+    /// The wait before the next point (`None`: it does not wait); `changes_data` when that
+    /// point writes.
+    fn next(&mut self, changes_data: bool) -> Option<Duration> {
+        let wait = self.settle.before(self.first_of_start, self.after_change);
+        (self.first_of_start, self.after_change) = (false, changes_data);
+        wait.then_some(self.settle.max)
     }
 }
 
@@ -821,6 +856,28 @@ impl Fresh<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn points_settle_after_a_write_or_a_restore_as_the_policy_says() {
+        use crate::experiment::SettlePolicy;
+        let max = Duration::from_secs(60);
+        // Points: read-only, writing, read-only, (restore) read-only, read-only.
+        let waits = |policy| {
+            let mut t = SettleTrack::new(Settle { policy, max });
+            let mut out = vec![t.next(false), t.next(true), t.next(false)];
+            t.restored();
+            out.extend([t.next(false), t.next(false)]);
+            out.iter().map(Option::is_some).collect::<Vec<_>>()
+        };
+        assert_eq!(waits(SettlePolicy::Each), [true, false, true, true, false]);
+        assert_eq!(waits(SettlePolicy::First), [true, false, false, false, false]);
+        assert_eq!(waits(SettlePolicy::Off), [false; 5]);
+        let mut t = SettleTrack::new(Settle {
+            policy: SettlePolicy::Each,
+            max,
+        });
+        assert_eq!(t.next(true), Some(max));
+    }
 
     #[test]
     fn sandbox_names_are_short_and_valid() {

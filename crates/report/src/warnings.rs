@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::analysis::pressure::CLIENT_SATURATED_PCT;
 use dbperf_core::stats::median;
-use dbperf_results::telemetry::TelemetryRow;
+use dbperf_results::telemetry::{StartState, TelemetryRow};
 
 /// An artifact of the measurement, for people (`message`) and machines (`kind`, `evidence`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +50,10 @@ pub enum WarningKind {
     /// The compared runs started in states far enough apart (checkpoint age, dirty pages,
     /// pages being written) to bias the comparison.
     UnequalStartState,
+    /// The run started from a settled server and its measured phase began before the
+    /// workload's own checkpoint age reached its working level (after a restart: before its
+    /// first checkpoint cycle ended).
+    StartupTransient,
 }
 
 impl WarningKind {
@@ -64,6 +68,7 @@ impl WarningKind {
             WarningKind::ConfigDiffers => "config_differs",
             WarningKind::ServerLost => "server_lost",
             WarningKind::UnequalStartState => "unequal_start_state",
+            WarningKind::StartupTransient => "startup_transient",
         }
     }
 }
@@ -176,9 +181,17 @@ pub fn server_lost(lost: bool) -> Option<Warning> {
 /// checkpoint age of at least [`LEFTOVER_CHECKPOINT_PCT`] or dirty pages of at least
 /// [`LEFTOVER_DIRTY_PCT`], and that level falls by [`LEFTOVER_FALL_POINTS`] by the end without
 /// coming back (or the run wrote no redo while pages were flushed): the run measured the
-/// flushing of an earlier load. PostgreSQL rows are not judged (no such levels).
-pub fn leftover_flushing(rows: &[&TelemetryRow]) -> Option<Warning> {
+/// flushing of an earlier load. PostgreSQL rows are not judged (no such levels). A run whose
+/// very first sample (`start`, before its warmup) was low built that level itself: that is its
+/// start-up transient ([`startup_transient`]), not an earlier load's.
+pub fn leftover_flushing(rows: &[&TelemetryRow], start: Option<&StartState>) -> Option<Warning> {
     if rows.len() < 3 || rows.iter().any(|r| r.is_postgres()) {
+        return None;
+    }
+    if start.is_some_and(|s| {
+        s.checkpoint_pct.is_some_and(|c| c <= TRANSIENT_START_MAX_PCT)
+            && s.dirty_pct.is_none_or(|d| d < LEFTOVER_DIRTY_PCT)
+    }) {
         return None;
     }
     let ckpt = |r: &&TelemetryRow| r.checkpoint_pct();
@@ -315,7 +328,8 @@ pub fn unequal_start_state(runs: &[(&str, &dbperf_results::telemetry::StartState
         format!(
             "the compared runs started in different states ({}): each measured a different amount of flushing \
              left by what ran before it, which biases the comparison; let the server settle before every run \
-             (`--settle` waits for checkpoint age and dirty pages to drop), or restore the same data before each",
+             (`--settle` waits for checkpoint age and dirty pages to drop; a lab file's `settle = \"each\"`, its \
+             default), or restore the same data before each",
             found.join("; ")
         ),
         evidence,
@@ -575,6 +589,111 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Checkpoint age at a run's first sample, percent of its maximum, up to which the run started
+/// from a settled server (the settle wait stops at 10%; idle flushing leaves a little more):
+/// any higher level later is the run's own.
+pub const TRANSIENT_START_MAX_PCT: f64 = 20.0;
+/// Points of checkpoint age between the start and the working level from which the climb is
+/// a transient worth naming: less is the noise of a read-only run's few writes.
+pub const TRANSIENT_RISE_POINTS: f64 = 15.0;
+/// Points above the working level a first peak must reach to be a first checkpoint cycle of
+/// its own (the flush storm that ends it), rather than the working level's own saw-tooth.
+pub const TRANSIENT_OVERSHOOT_POINTS: f64 = 10.0;
+
+/// `startup_transient`: the run (`rows`, all of them, warmup included, in time order; the
+/// measured phase from `measured_from_s`) started from a settled server, and its checkpoint
+/// age reached its working level (the median over the second half of the measured phase) only
+/// after measuring began, or first overshot it and came back (the first checkpoint cycle,
+/// after a restart) after measuring began: the figures include the climb, which a steady
+/// state does not have. Says the warmup that would have passed it.
+pub fn startup_transient(rows: &[&TelemetryRow], measured_from_s: f64, step_s: f64) -> Option<Warning> {
+    if rows.iter().any(|r| r.is_postgres()) {
+        return None;
+    }
+    let series: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((r.mid_s(step_s), r.checkpoint_pct()?)))
+        .collect();
+    if series.len() < LEFTOVER_MIN_SAMPLES {
+        return None;
+    }
+    let start = series[0].1;
+    let measured: Vec<f64> = series
+        .iter()
+        .filter(|(t, _)| *t >= measured_from_s)
+        .map(|(_, v)| *v)
+        .collect();
+    let level = median(&measured[measured.len() / 2..])?;
+    if start > TRANSIENT_START_MAX_PCT || level - start < TRANSIENT_RISE_POINTS {
+        return None;
+    }
+    let reached = series.iter().position(|(_, v)| *v >= level)?;
+    let (peak_at, &(t_peak, peak)) = series
+        .iter()
+        .enumerate()
+        .skip(reached)
+        .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?;
+    let overshoot = peak - level >= TRANSIENT_OVERSHOOT_POINTS;
+    // The end of the transient: back near the level after the first peak, or the level reached.
+    let end = if overshoot {
+        series[peak_at..]
+            .iter()
+            .find(|(_, v)| *v <= level + TRANSIENT_OVERSHOOT_POINTS / 2.0)
+            .map(|(t, _)| *t)
+    } else {
+        Some(series[reached].0)
+    };
+    if end.is_some_and(|e| e <= measured_from_s + step_s) {
+        return None;
+    }
+    let last = series.last().map_or(0.0, |(t, _)| *t);
+    // Seconds since the run started, to the end of the interval the transient ended in.
+    let warmup_needed = end.map(|e| (e + step_s / 2.0).ceil());
+    let climb = format!(
+        "its checkpoint age rose from {start:.0}% of its maximum at the start to its working level of {level:.0}% \
+         only {:.0} s into the run",
+        series[reached].0
+    );
+    let cycle = match (overshoot, end) {
+        (true, Some(e)) => format!(
+            ", overshot to {peak:.0}% at {:.0} s and came back at {:.0} s (its first checkpoint cycle)",
+            t_peak, e
+        ),
+        (true, None) => format!(
+            ", overshot to {peak:.0}% at {:.0} s and had not come back by the end ({:.0} s)",
+            t_peak, last
+        ),
+        (false, _) => String::new(),
+    };
+    let advice = match warmup_needed {
+        Some(w) => format!(
+            "warm up for at least {w:.0} s (--warmup-time={w:.0}, or `warmup` in a lab file) so that measuring starts \
+             past it"
+        ),
+        None => format!(
+            "run longer than {:.0} s and warm up past the first checkpoint cycle before measuring",
+            last
+        ),
+    };
+    let opt = |v: Option<f64>| v.map_or(Value::Null, |v| round1(v).into());
+    Some(Warning::new(
+        WarningKind::StartupTransient,
+        format!(
+            "the run measured its own start-up transient, not flushing left by earlier work: it started settled, {climb}{cycle}, \
+             while measuring began at {:.0} s; {advice}",
+            measured_from_s
+        ),
+        [
+            ("checkpoint_pct_start", round1(start).into()),
+            ("checkpoint_pct_level", round1(level).into()),
+            ("checkpoint_pct_peak", round1(peak).into()),
+            ("transient_end_s", opt(end)),
+            ("measured_from_s", round1(measured_from_s).into()),
+            ("warmup_needed_s", opt(warmup_needed)),
+        ],
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,7 +761,7 @@ mod tests {
             ],
             5e6,
         );
-        let w = leftover_flushing(&refs(&falling)).unwrap();
+        let w = leftover_flushing(&refs(&falling), None).unwrap();
         assert_eq!(w.kind, WarningKind::LeftoverFlushing);
         assert_eq!(w.evidence["checkpoint_pct_first"], 80.0);
         assert_eq!(w.evidence["checkpoint_pct_last"], 70.0);
@@ -658,7 +777,7 @@ mod tests {
             &[(50.0, 24.0), (52.0, 26.0), (55.0, 28.0), (57.0, 30.0), (60.0, 36.0)],
             5e6,
         );
-        assert_eq!(leftover_flushing(&refs(&rising)), None);
+        assert_eq!(leftover_flushing(&refs(&rising), None), None);
         // Steady state under a write load: the first sample high, later ones back up to it.
         let steady = rows(
             &[
@@ -671,14 +790,14 @@ mod tests {
             ],
             5e6,
         );
-        assert_eq!(leftover_flushing(&refs(&steady)), None);
+        assert_eq!(leftover_flushing(&refs(&steady), None), None);
         let quiet = rows(&[(20.0, 5.0), (15.0, 4.0), (10.0, 3.0), (5.0, 1.0)], 5e6);
-        assert_eq!(leftover_flushing(&refs(&quiet)), None);
+        assert_eq!(leftover_flushing(&refs(&quiet), None), None);
         // Too few samples to tell a fall from a saw-tooth.
         let short = rows(&[(80.0, 30.0), (76.0, 28.0), (72.0, 27.0), (70.0, 26.0)], 5e6);
-        assert_eq!(leftover_flushing(&refs(&short)), None);
+        assert_eq!(leftover_flushing(&refs(&short), None), None);
         let quiet = rows(&[(20.0, 5.0), (15.0, 4.0), (10.0, 3.0), (8.0, 2.0), (5.0, 1.0)], 5e6);
-        assert_eq!(leftover_flushing(&refs(&quiet)), None);
+        assert_eq!(leftover_flushing(&refs(&quiet), None), None);
     }
 
     /// A read-only run (no redo) that flushes pages from a high start was flushing an earlier
@@ -686,10 +805,47 @@ mod tests {
     #[test]
     fn leftover_flushing_in_a_read_only_run_needs_no_fall() {
         let flat = rows(&[(86.9, 33.2), (86.5, 33.0), (86.0, 32.9), (85.9, 32.8)], 0.0);
-        let w = leftover_flushing(&refs(&flat)).unwrap();
+        let w = leftover_flushing(&refs(&flat), None).unwrap();
         assert!(w.message.contains("wrote no redo"), "{}", w.message);
         let low = rows(&[(30.0, 5.0), (29.5, 4.9), (29.0, 4.8), (28.9, 4.8)], 0.0);
-        assert_eq!(leftover_flushing(&refs(&low)), None);
+        assert_eq!(leftover_flushing(&refs(&low), None), None);
+    }
+
+    /// The TPC-C study's transient after a restart: checkpoint age from ~0 to 95% in ~20 s, a
+    /// flush storm back to the working level. Measured from 10 s it is named with the warmup it
+    /// needs; measured from 40 s, or started high (an earlier load's), it is not.
+    #[test]
+    fn a_start_up_transient_is_named_with_the_warmup_it_needs_not_as_leftover_flushing() {
+        let mut levels: Vec<(f64, f64)> = (0..20)
+            .map(|i| (f64::from(i) * 5.0, 3.0 + f64::from(i) * 3.5))
+            .collect();
+        levels.extend([(80.0, 60.0), (65.0, 50.0), (58.0, 45.0)]);
+        levels.extend((0..30).map(|i| (if i % 2 == 0 { 52.0 } else { 62.0 }, 40.0)));
+        let all = rows(&levels, 5e6);
+        let w = startup_transient(&refs(&all), 10.0, 1.0).unwrap();
+        assert_eq!(w.kind.id(), "startup_transient");
+        assert_eq!(w.evidence["checkpoint_pct_start"], 0.0);
+        assert_eq!(w.evidence["checkpoint_pct_peak"], 95.0);
+        assert_eq!(w.evidence["warmup_needed_s"], 23.0, "{w:?}");
+        assert!(
+            w.message.contains("start-up transient") && w.message.contains("--warmup-time=23"),
+            "{}",
+            w.message
+        );
+        // The same run measured from past the cycle is steady; leftover_flushing does not call
+        // the fall in the measured phase an earlier load's when the run started settled.
+        assert_eq!(startup_transient(&refs(&all), 30.0, 1.0), None);
+        let measured: Vec<&TelemetryRow> = all.iter().skip(20).collect();
+        let start = StartState::of(&all).unwrap();
+        assert!(leftover_flushing(&measured, None).is_some());
+        assert_eq!(leftover_flushing(&measured, Some(&start)), None);
+        // A run that started high is an earlier load's, not its own transient.
+        let high: Vec<TelemetryRow> = rows(&levels[19..], 5e6);
+        assert_eq!(startup_transient(&refs(&high), 5.0, 1.0), None);
+        // A climb that never reached a level within the run says to run longer.
+        let climbing = rows(&(0..12).map(|i| (f64::from(i) * 6.0, 10.0)).collect::<Vec<_>>(), 5e6);
+        let w = startup_transient(&refs(&climbing), 3.0, 1.0).unwrap();
+        assert!(w.message.contains("working level"), "{}", w.message);
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub enum SettleEnd {
     Stopped,
     /// PostgreSQL: a `CHECKPOINT` wrote back the dirty buffers.
     Checkpoint,
+    /// PostgreSQL: the run's role may not `CHECKPOINT` (why); measured without waiting.
+    Refused(String),
 }
 
 /// What the wait found at its end.
@@ -64,7 +66,7 @@ impl Settled {
     pub fn line(&self) -> String {
         let state = state_text(self.checkpoint_pct, self.dirty_pct, None);
         let secs = self.waited.as_secs_f64();
-        match self.end {
+        match &self.end {
             SettleEnd::Low => format!("settle: settled after {secs:.0} s: {state}"),
             SettleEnd::Quiet => format!("settle: the server stopped writing pages after {secs:.0} s: {state}"),
             SettleEnd::Limit => format!(
@@ -73,6 +75,10 @@ impl Settled {
             ),
             SettleEnd::Stopped => format!("settle: interrupted after {secs:.0} s"),
             SettleEnd::Checkpoint => format!("settle: CHECKPOINT done in {secs:.1} s"),
+            SettleEnd::Refused(why) => format!(
+                "settle: CHECKPOINT was refused ({why}): measuring without it; grant the role pg_checkpoint \
+                 (PostgreSQL 15+) or superuser to the run's user, and the run's start state shows what it inherited"
+            ),
         }
     }
 }
@@ -116,30 +122,29 @@ pub fn settle(target: &Target, limit: Duration, stop: &StopSignal) -> anyhow::Re
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let started = Instant::now();
     let settled = match target.family {
-        Family::Postgres => rt.block_on(checkpoint(target)).map(|()| Settled {
-            end: SettleEnd::Checkpoint,
+        Family::Postgres => Settled {
+            end: rt.block_on(checkpoint(target))?,
             waited: started.elapsed(),
             checkpoint_pct: None,
             dirty_pct: None,
-        })?,
+        },
         Family::Mysql => rt.block_on(wait_for_innodb(target, limit, stop, started))?,
     };
     println!("{}", settled.line());
     Ok(settled)
 }
 
-async fn checkpoint(target: &Target) -> anyhow::Result<()> {
+/// A `CHECKPOINT`, or why the role may not ask for one (the run goes on: nothing is lost by
+/// measuring, and its start state records what it inherited).
+async fn checkpoint(target: &Target) -> anyhow::Result<SettleEnd> {
     // On a dbperf sandbox as its superuser: the benchmark role may not CHECKPOINT.
     let admin = dbperf_server::admin_target(target);
     let target = admin.as_ref().unwrap_or(target);
     let mut session = PgWireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
-    session.query("CHECKPOINT").await.map_err(|e| {
-        anyhow::anyhow!(
-            "--settle: CHECKPOINT was refused ({e}); grant the role pg_checkpoint (PostgreSQL 15+) \
-             or superuser to the run's user, or run without --settle"
-        )
-    })?;
-    Ok(())
+    Ok(match session.query("CHECKPOINT").await {
+        Ok(_) => SettleEnd::Checkpoint,
+        Err(e) => SettleEnd::Refused(e.to_string()),
+    })
 }
 
 async fn wait_for_innodb(

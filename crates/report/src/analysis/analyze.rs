@@ -505,7 +505,10 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         .flatten()
         .filter(|s| s.mid_s(step) >= measured_from)
         .collect();
-    warnings.extend(warnings::leftover_flushing(&measured_tel));
+    let start = telemetry.as_deref().and_then(StartState::of);
+    warnings.extend(warnings::leftover_flushing(&measured_tel, start.as_ref()));
+    let all_tel: Vec<&TelemetryRow> = telemetry.iter().flatten().collect();
+    warnings.extend(warnings::startup_transient(&all_tel, measured_from, step));
     warnings.extend(warnings::client_bound(&measured_tel, client_threads(run_dir)));
     let summary = dbperf_results::RunRecords::read(run_dir).ok().and_then(|r| r.summary);
     warnings.extend(warnings::server_lost(summary.is_some_and(|s| s.server_lost)));
@@ -527,7 +530,7 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         unreachable,
         host_idle_pct,
         warnings,
-        start: telemetry.as_deref().and_then(StartState::of),
+        start,
     })
 }
 

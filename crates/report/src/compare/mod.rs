@@ -123,6 +123,26 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// What tells this run apart in a comparison's warnings: a lab run's server, variant,
+    /// pinning (when it has one), users and repetition (`mariadb-10.11 · flush=2 · 8 users ·
+    /// rep 2`); another run's workload and users with its id.
+    pub fn label(&self) -> String {
+        match &self.lab {
+            Some(l) => {
+                let mut parts = vec![l.server.clone(), l.variant.clone()];
+                if !l.pinning.is_empty() && l.pinning != "unpinned" {
+                    parts.push(l.pinning.clone());
+                }
+                parts.push(format!("{} users", l.threads));
+                if l.rep > 1 {
+                    parts.push(format!("rep {}", l.rep));
+                }
+                parts.join(" · ")
+            }
+            None => format!("{}, {} users ({})", self.workload, self.threads, self.run_id),
+        }
+    }
+
     /// From a run's manifest and summary (a TPC-H run: its `tpch.json`; a run with neither is
     /// an error), its own figures, and the analysis of its intervals and telemetry.
     pub fn from_records(r: &RunRecords) -> Result<RunInfo, CompareError> {

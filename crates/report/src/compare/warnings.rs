@@ -33,9 +33,11 @@ pub fn of_runs(runs: &[RunInfo], groups: &[String], columns: &[String], variable
         })
         .collect();
     out.extend(w::scaling(&points));
+    let labels: Vec<String> = runs.iter().map(RunInfo::label).collect();
     let starts: Vec<(&str, &dbperf_results::telemetry::StartState)> = runs
         .iter()
-        .filter_map(|r| Some((r.run_id.as_str(), r.inside.as_ref()?.start.as_ref()?)))
+        .zip(&labels)
+        .filter_map(|(r, l)| Some((l.as_str(), r.inside.as_ref()?.start.as_ref()?)))
         .collect();
     out.extend(w::unequal_start_state(&starts));
     if let Some(pfs) = variables.warnings.iter().find(|v| v.name == "performance_schema") {
@@ -61,12 +63,13 @@ pub fn of_runs(runs: &[RunInfo], groups: &[String], columns: &[String], variable
 }
 
 /// Each run's own warnings, one per kind: a kind only one run has names it; one several runs
-/// have names them all and gives the first one's message as the example.
+/// have names them all and gives the first one's message as the example. Runs are named by
+/// what varies ([`RunInfo::label`]); their ids are in the evidence.
 fn own_warnings(runs: &[RunInfo]) -> Vec<Warning> {
-    let mut by_kind: BTreeMap<WarningKind, Vec<(&str, &Warning)>> = BTreeMap::new();
+    let mut by_kind: BTreeMap<WarningKind, Vec<(&RunInfo, &Warning)>> = BTreeMap::new();
     for r in runs {
         for warning in r.inside.iter().flat_map(|i| &i.warnings) {
-            by_kind.entry(warning.kind).or_default().push((&r.run_id, warning));
+            by_kind.entry(warning.kind).or_default().push((r, warning));
         }
     }
     by_kind
@@ -74,27 +77,31 @@ fn own_warnings(runs: &[RunInfo]) -> Vec<Warning> {
         .filter_map(|found| {
             let &(first, example) = found.first()?;
             if found.len() == 1 {
-                return Some(example.clone().of_run(first));
+                let mut one = example.clone().of_run(&first.run_id);
+                one.message = format!("{}: {}", first.label(), example.message);
+                return Some(one);
             }
-            let ids: Vec<String> = found.iter().map(|(id, _)| id.to_string()).collect();
+            let ids: Vec<String> = found.iter().map(|(r, _)| r.run_id.clone()).collect();
+            let labels: Vec<String> = found.iter().map(|(r, _)| r.label()).collect();
             let each: Vec<Value> = found
                 .iter()
-                .map(|(id, w)| {
+                .map(|(r, w)| {
                     let mut e = w.evidence.clone();
-                    e.insert("run".to_owned(), (*id).into());
+                    e.insert("run".to_owned(), r.run_id.clone().into());
                     Value::Object(e.into_iter().collect())
                 })
                 .collect();
             Some(Warning::new(
                 example.kind,
                 format!(
-                    "{} runs ({}); e.g. run {first}: {}",
+                    "{} runs ({}); e.g. {}: {}",
                     if found.len() == runs.len() {
                         format!("all {}", runs.len())
                     } else {
                         format!("{} of {}", found.len(), runs.len())
                     },
-                    ids.join(", "),
+                    labels.join("; "),
+                    labels[0],
                     example.message
                 ),
                 [("runs", Value::from(ids)), ("each", Value::Array(each))],
@@ -220,17 +227,34 @@ mod tests {
         runs[1].inside = Some(inside(60));
         let ws = own_warnings(&runs);
         assert_eq!(kinds(&ws), ["too_few_intervals"]);
-        assert!(ws[0].message.starts_with("run a: 3 measured"), "{}", ws[0].message);
+        assert!(
+            ws[0].message.starts_with("oltp_point_select, 8 users (a): 3 measured"),
+            "{}",
+            ws[0].message
+        );
         assert_eq!(ws[0].evidence["run"], "a");
         runs[2].inside = Some(inside(4));
         let ws = own_warnings(&runs);
         assert!(
-            ws[0].message.starts_with("2 of 3 runs (a, c); e.g. run a: 3 measured"),
+            ws[0].message.starts_with(
+                "2 of 3 runs (oltp_point_select, 8 users (a); oltp_point_select, 8 users (c)); e.g. oltp_point_select, 8 users (a): 3 measured"
+            ),
             "{}",
             ws[0].message
         );
         assert_eq!(ws[0].evidence["runs"], serde_json::json!(["a", "c"]));
         assert_eq!(ws[0].evidence["each"][1]["intervals"], 4);
+        // A lab run is named by what varies: server, variant, users, repetition.
+        let mut lab = lab_run("x", "mariadb-10.11", "flush-2", 8, 2, 100.0);
+        lab.inside = Some(inside(3));
+        let ws = own_warnings(&[lab]);
+        assert!(
+            ws[0]
+                .message
+                .starts_with("mariadb-10.11 · flush-2 · 8 users · rep 2: 3 measured"),
+            "{}",
+            ws[0].message
+        );
     }
 
     /// Pinned to one CPU the server sizes its thread pool to one group, shared to two: that is
