@@ -85,6 +85,23 @@ fn a_run_with_settle_waits_for_the_loads_flushing_to_end() {
     }
     let manifest = common::read_json(&only_run_dir(results.path()).join("manifest.json"));
     assert_eq!(manifest["workload"]["options"]["settle_max_s"], 120, "{manifest}");
+    // A wait that lowered the dirty-page limit to make the page cleaner finish put it back.
+    assert_eq!(global(&url, "innodb_max_dirty_pages_pct"), "90.000000", "{stdout}");
+}
+
+/// A global variable's value now.
+fn global(url: &str, name: &str) -> String {
+    use dbperf::driver::Session as _;
+    block_on(async {
+        let mut s = dbperf::driver::wire::WireSession::connect(
+            &Target::parse(url).unwrap(),
+            dbperf::driver::mysql::IgnoreErrors::Codes(Default::default()),
+        )
+        .await
+        .unwrap();
+        let rows = s.query_rows(&format!("SELECT @@GLOBAL.{name}")).await.unwrap();
+        rows[0][0].clone().unwrap()
+    })
 }
 
 #[test]

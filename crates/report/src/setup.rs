@@ -723,6 +723,7 @@ mod tests {
             shard: None,
             merged: None,
             server_host: None,
+            start_state: None,
         }
     }
 

@@ -601,12 +601,17 @@ pub const TRANSIENT_RISE_POINTS: f64 = 15.0;
 pub const TRANSIENT_OVERSHOOT_POINTS: f64 = 10.0;
 
 /// `startup_transient`: the run (`rows`, all of them, warmup included, in time order; the
-/// measured phase from `measured_from_s`) started from a settled server, and its checkpoint
+/// measured phase from `measured_from_s`; `start` its start state) started from a settled server, and its checkpoint
 /// age reached its working level (the median over the second half of the measured phase) only
 /// after measuring began, or first overshot it and came back (the first checkpoint cycle,
 /// after a restart) after measuring began: the figures include the climb, which a steady
 /// state does not have. Says the warmup that would have passed it.
-pub fn startup_transient(rows: &[&TelemetryRow], measured_from_s: f64, step_s: f64) -> Option<Warning> {
+pub fn startup_transient(
+    rows: &[&TelemetryRow],
+    start: Option<&StartState>,
+    measured_from_s: f64,
+    step_s: f64,
+) -> Option<Warning> {
     if rows.iter().any(|r| r.is_postgres()) {
         return None;
     }
@@ -617,7 +622,8 @@ pub fn startup_transient(rows: &[&TelemetryRow], measured_from_s: f64, step_s: f
     if series.len() < LEFTOVER_MIN_SAMPLES {
         return None;
     }
-    let start = series[0].1;
+    // The level sampled before the workload began, else the first row's.
+    let start = start.and_then(|s| s.checkpoint_pct).unwrap_or(series[0].1);
     let measured: Vec<f64> = series
         .iter()
         .filter(|(t, _)| *t >= measured_from_s)
@@ -822,7 +828,7 @@ mod tests {
         levels.extend([(80.0, 60.0), (65.0, 50.0), (58.0, 45.0)]);
         levels.extend((0..30).map(|i| (if i % 2 == 0 { 52.0 } else { 62.0 }, 40.0)));
         let all = rows(&levels, 5e6);
-        let w = startup_transient(&refs(&all), 10.0, 1.0).unwrap();
+        let w = startup_transient(&refs(&all), None, 10.0, 1.0).unwrap();
         assert_eq!(w.kind.id(), "startup_transient");
         assert_eq!(w.evidence["checkpoint_pct_start"], 0.0);
         assert_eq!(w.evidence["checkpoint_pct_peak"], 95.0);
@@ -834,17 +840,17 @@ mod tests {
         );
         // The same run measured from past the cycle is steady; leftover_flushing does not call
         // the fall in the measured phase an earlier load's when the run started settled.
-        assert_eq!(startup_transient(&refs(&all), 30.0, 1.0), None);
+        assert_eq!(startup_transient(&refs(&all), None, 30.0, 1.0), None);
         let measured: Vec<&TelemetryRow> = all.iter().skip(20).collect();
         let start = StartState::of(&all).unwrap();
         assert!(leftover_flushing(&measured, None).is_some());
         assert_eq!(leftover_flushing(&measured, Some(&start)), None);
         // A run that started high is an earlier load's, not its own transient.
         let high: Vec<TelemetryRow> = rows(&levels[19..], 5e6);
-        assert_eq!(startup_transient(&refs(&high), 5.0, 1.0), None);
+        assert_eq!(startup_transient(&refs(&high), None, 5.0, 1.0), None);
         // A climb that never reached a level within the run says to run longer.
         let climbing = rows(&(0..12).map(|i| (f64::from(i) * 6.0, 10.0)).collect::<Vec<_>>(), 5e6);
-        let w = startup_transient(&refs(&climbing), 3.0, 1.0).unwrap();
+        let w = startup_transient(&refs(&climbing), None, 3.0, 1.0).unwrap();
         assert!(w.message.contains("working level"), "{}", w.message);
     }
 

@@ -62,6 +62,11 @@ pub struct Manifest {
     /// facts, read there at the start of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_host: Option<ServerHostRecord>,
+    /// The server's levels just before the workload started (after `--settle`): checkpoint
+    /// age, dirty pages, history list. The start a comparison holds its runs to
+    /// ([`crate::telemetry::StartState::of_run`]); `None` without server telemetry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_state: Option<crate::telemetry::StartState>,
 }
 
 /// The host the server ran on, apart from the client's.
@@ -323,6 +328,7 @@ impl Manifest {
             shard: None,
             merged: None,
             server_host: None,
+            start_state: None,
         }
     }
 }

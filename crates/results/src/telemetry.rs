@@ -123,6 +123,17 @@ pub struct ServerSample {
     pub pg: Option<PgDetail>,
 }
 
+impl ServerSample {
+    /// Checkpoint age in percent of its maximum (the sync flush point): as the server gave it,
+    /// else from the bytes. The one definition the reports' percentages use.
+    pub fn checkpoint_level_pct(&self) -> Option<f64> {
+        self.checkpoint_pct.or_else(|| {
+            let (age, max) = (self.checkpoint_age_bytes?, self.checkpoint_max_bytes?);
+            (max > 0).then(|| age as f64 * 100.0 / max as f64)
+        })
+    }
+}
+
 /// What only PostgreSQL reports, per interval (rates per second, counts in the interval) or
 /// at the sample (gauges). Absent for the MySQL family.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -361,6 +372,31 @@ pub struct StartState {
 }
 
 impl StartState {
+    /// The levels of one server sample (its rates are not kept): the sample a run takes just
+    /// before its workload starts, recorded in its manifest.
+    pub fn of_sample(s: &ServerSample) -> StartState {
+        StartState {
+            checkpoint_pct: s.checkpoint_level_pct(),
+            dirty_pct: s.dirty_pages_pct,
+            pages_written_s: None,
+            history_list_length: s.history_list_length,
+        }
+    }
+
+    /// A run's start: the levels sampled before its workload began (`before`, from its
+    /// manifest; runs of older versions have none) with the rate of pages written of its first
+    /// telemetry rows, else what its first rows say ([`StartState::of`]).
+    pub fn of_run(before: Option<&StartState>, rows: &[TelemetryRow]) -> Option<StartState> {
+        let from_rows = StartState::of(rows);
+        match before {
+            Some(b) => Some(StartState {
+                pages_written_s: from_rows.as_ref().and_then(|r| r.pages_written_s),
+                ..b.clone()
+            }),
+            None => from_rows,
+        }
+    }
+
     /// From a run's telemetry rows in time order; `None` without a server sample.
     pub fn of(rows: &[TelemetryRow]) -> Option<StartState> {
         let first = rows.iter().find(|r| r.server.is_some())?;
@@ -410,11 +446,7 @@ impl TelemetryRow {
     /// Checkpoint age, percent of its maximum (PostgreSQL: checkpoint distance, percent of
     /// `max_wal_size`).
     pub fn checkpoint_pct(&self) -> Option<f64> {
-        let s = self.server.as_ref()?;
-        s.checkpoint_pct.or_else(|| {
-            let (age, max) = (s.checkpoint_age_bytes?, s.checkpoint_max_bytes?);
-            (max > 0).then(|| age as f64 * 100.0 / max as f64)
-        })
+        self.server.as_ref()?.checkpoint_level_pct()
     }
 
     /// The OS sample of the host the server ran on: the database host's when the run had

@@ -412,6 +412,7 @@ impl Measurer<'_> {
             network: Some(self.place.path.record.clone()),
             shard: self.place.shard.clone(),
             server_host: self.server_host.clone(),
+            start_state: self.telemetry.as_ref().and_then(dbperf_telemetry::sampler::start_state),
         })?;
         println!("{}", self.banner(open.dir().path()));
         if self.place.path.record.netns.is_some() {

@@ -33,6 +33,8 @@ pub struct OpenRunSpec<'a> {
     pub shard: Option<ShardRecord>,
     /// The database host, when it is not the client's (`--server-host`).
     pub server_host: Option<dbperf_results::manifest::ServerHostRecord>,
+    /// The server's levels just before the workload starts.
+    pub start_state: Option<dbperf_results::telemetry::StartState>,
 }
 
 /// A run directory with its manifest written and its catalog row recorded as started.
@@ -63,6 +65,7 @@ impl OpenRun {
         );
         manifest.shard = spec.shard;
         manifest.server_host = spec.server_host;
+        manifest.start_state = spec.start_state;
         if let Ok(point) = std::env::var("DBPERF_LAB_POINT") {
             manifest.lab = Some(
                 serde_json::from_str(&point)
@@ -149,6 +152,7 @@ mod tests {
             network: None,
             shard: None,
             server_host: None,
+            start_state: None,
         })
         .unwrap();
         let manifest = std::fs::read_to_string(session.dir().path().join("manifest.json")).unwrap();

@@ -3,6 +3,10 @@
 //! and advancing the checkpoint while the workload runs). On MariaDB and MySQL this samples the
 //! checkpoint age, dirty pages and pages written every second until they are low or the
 //! writing has stopped, or the limit is reached; on PostgreSQL it asks for a `CHECKPOINT`.
+//! MariaDB 10.5+ stops flushing an idle server with dirty pages well under its limit (the
+//! page cleaner only works towards `innodb_max_dirty_pages_pct`): when the writing stops short
+//! of the settled levels, the wait lowers that limit to 0 so the page cleaner writes the rest
+//! back, and puts the value it found back when it ends, however it ends.
 //! It owns only the wait; the run that follows is measured as usual.
 
 use std::collections::BTreeSet;
@@ -13,6 +17,7 @@ use dbperf_engine::StopSignal;
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::pgwire::PgWireSession;
 use dbperf_driver::target::Family;
+use dbperf_driver::wire::WireSession;
 use dbperf_driver::{Session, Target};
 use dbperf_results::telemetry::ServerSample;
 use dbperf_telemetry::server::{ServerSampler, ServerTelemetryOptions};
@@ -156,8 +161,14 @@ async fn wait_for_innodb(
     let mut sampler = ServerSampler::connect(target, &ServerTelemetryOptions::default()).await?;
     let mut quiet = 0;
     let mut next_print = PRINT_EVERY;
+    // The session that lowered innodb_max_dirty_pages_pct, and the value it found.
+    let mut pushed: Option<(WireSession, String)> = None;
     let result = loop {
-        let sample = sampler.sample().await?;
+        // An error ends the wait too, after the limit is put back below.
+        let sample = match sampler.sample().await {
+            Ok(sample) => sample,
+            Err(e) => break Err(anyhow::Error::from(e)),
+        };
         let waited = started.elapsed();
         let settled = |end| Settled {
             end,
@@ -165,14 +176,31 @@ async fn wait_for_innodb(
             checkpoint_pct: sample.checkpoint_pct,
             dirty_pct: sample.dirty_pages_pct,
         };
-        if let Some(end) = judge(&sample, &mut quiet) {
-            break settled(end);
+        match judge(&sample, &mut quiet) {
+            Some(SettleEnd::Quiet) if pushed.is_none() => match push_flushing(target).await {
+                Ok(p) => {
+                    println!(
+                        "settle: the server stopped writing pages with {}; lowering innodb_max_dirty_pages_pct \
+                         from {} to 0 while waiting, so the page cleaner writes them back",
+                        state_text(sample.checkpoint_pct, sample.dirty_pages_pct, None),
+                        p.1
+                    );
+                    pushed = Some(p);
+                    quiet = 0;
+                }
+                Err(e) => {
+                    println!("settle: could not lower innodb_max_dirty_pages_pct to flush the rest ({e})");
+                    break Ok(settled(SettleEnd::Quiet));
+                }
+            },
+            Some(end) => break Ok(settled(end)),
+            None => {}
         }
         if stop.is_stopped() {
-            break settled(SettleEnd::Stopped);
+            break Ok(settled(SettleEnd::Stopped));
         }
         if waited >= limit {
-            break settled(SettleEnd::Limit);
+            break Ok(settled(SettleEnd::Limit));
         }
         if waited.as_secs() >= next_print {
             next_print += PRINT_EVERY;
@@ -184,10 +212,37 @@ async fn wait_for_innodb(
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     };
-    // The sampler enables a flushing counter or two: give them back before the run's own
-    // telemetry starts.
+    // The sampler enables a flushing counter or two, the wait may have lowered the dirty-page
+    // limit: give them back before the run's own telemetry starts.
     let _ = tokio::time::timeout(Duration::from_secs(3), sampler.restore()).await;
-    Ok(result)
+    if let Some((mut session, was)) = pushed {
+        let put_back = format!("SET GLOBAL innodb_max_dirty_pages_pct = {was}");
+        match tokio::time::timeout(Duration::from_secs(10), session.query(&put_back)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => anyhow::bail!("settle: could not put innodb_max_dirty_pages_pct back to {was}: {e}"),
+            Err(_) => anyhow::bail!("settle: putting innodb_max_dirty_pages_pct back to {was} timed out"),
+        }
+    }
+    result
+}
+
+/// Lowers `innodb_max_dirty_pages_pct` to 0 (the page cleaner then writes every dirty page
+/// back), on a session of its own as [`ServerSampler`] logs in; returns the session and the
+/// value found, to be put back.
+async fn push_flushing(target: &Target) -> anyhow::Result<(WireSession, String)> {
+    let admin = dbperf_server::admin_target(target);
+    let target = admin.as_ref().unwrap_or(target);
+    let mut session = WireSession::connect(target, IgnoreErrors::Codes(BTreeSet::new())).await?;
+    let was = session
+        .query_rows("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+        .await?
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .filter(|v| v.parse::<f64>().is_ok())
+        .ok_or_else(|| anyhow::anyhow!("the server has no numeric innodb_max_dirty_pages_pct"))?;
+    session.query("SET GLOBAL innodb_max_dirty_pages_pct = 0").await?;
+    Ok((session, was))
 }
 
 #[cfg(test)]

@@ -69,6 +69,32 @@ impl AnyServerSampler {
     }
 }
 
+/// The longest a run waits for its start state ([`start_state`]) before going on without it.
+const START_STATE_WAIT: Duration = Duration::from_secs(5);
+
+/// The server's levels now (checkpoint age, dirty pages, history list), sampled once just
+/// before a run's workload starts: its start state, which its first telemetry row (a period
+/// into the workload) no longer shows. `None` without a server to sample, or when it does not
+/// answer within [`START_STATE_WAIT`] (the run's telemetry says why).
+pub fn start_state(cfg: &TelemetryConfig) -> Option<dbperf_results::telemetry::StartState> {
+    let target = cfg.target.as_ref()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        tokio::time::timeout(START_STATE_WAIT, async {
+            let mut sampler = AnyServerSampler::connect(target, &cfg.server).await.ok()?;
+            let sample = sampler.sample().await.ok();
+            let _ = sampler.restore().await;
+            sample.as_ref().map(dbperf_results::telemetry::StartState::of_sample)
+        })
+        .await
+        .ok()
+        .flatten()
+    })
+}
+
 /// What to sample.
 #[derive(Debug, Clone)]
 pub struct TelemetryConfig {

@@ -505,11 +505,19 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         .flatten()
         .filter(|s| s.mid_s(step) >= measured_from)
         .collect();
-    let start = telemetry.as_deref().and_then(StartState::of);
+    let manifest = manifest_json(run_dir);
+    let start = telemetry
+        .as_deref()
+        .and_then(|rows| StartState::of_run(sampled_start(&manifest).as_ref(), rows));
     warnings.extend(warnings::leftover_flushing(&measured_tel, start.as_ref()));
     let all_tel: Vec<&TelemetryRow> = telemetry.iter().flatten().collect();
-    warnings.extend(warnings::startup_transient(&all_tel, measured_from, step));
-    warnings.extend(warnings::client_bound(&measured_tel, client_threads(run_dir)));
+    warnings.extend(warnings::startup_transient(
+        &all_tel,
+        start.as_ref(),
+        measured_from,
+        step,
+    ));
+    warnings.extend(warnings::client_bound(&measured_tel, client_threads(&manifest)));
     let summary = dbperf_results::RunRecords::read(run_dir).ok().and_then(|r| r.summary);
     warnings.extend(warnings::server_lost(summary.is_some_and(|s| s.server_lost)));
     let host_idle_pct = median_of(&measured_tel, TelemetryRow::idle);
@@ -534,11 +542,26 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
     })
 }
 
+/// The run's manifest as JSON (`Null` when it cannot be read: what it would have said is then
+/// not known).
+fn manifest_json(run_dir: &Path) -> serde_json::Value {
+    std::fs::read_to_string(run_dir.join("manifest.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
 /// The run's client threads, from its manifest's workload options (`None`: not recorded).
-fn client_threads(run_dir: &Path) -> Option<usize> {
-    let text = std::fs::read_to_string(run_dir.join("manifest.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["workload"]["options"]["client_threads"].as_u64().map(|n| n as usize)
+fn client_threads(manifest: &serde_json::Value) -> Option<usize> {
+    manifest["workload"]["options"]["client_threads"]
+        .as_u64()
+        .map(|n| n as usize)
+}
+
+/// The levels the run sampled just before its workload started (`None` in runs of older
+/// versions, or without server telemetry).
+fn sampled_start(manifest: &serde_json::Value) -> Option<StartState> {
+    serde_json::from_value(manifest.get("start_state")?.clone()).ok()
 }
 
 /// Drops the rates of the samples that cover less than half the usual period

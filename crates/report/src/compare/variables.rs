@@ -121,6 +121,12 @@ const SIZED_BY_CPUS: &[&str] = &[
     "innodb_parallel_read_threads",
 ];
 
+/// Variables the server sets itself from another (`.0` follows `.1`): MariaDB 10.8+ puts the
+/// redo log in the page cache (`innodb_log_file_buffering = ON`) when
+/// `innodb_flush_log_at_trx_commit` is 2, and bypasses it otherwise. Where the cause is varied
+/// on purpose or warned, the follower's difference is the cause's.
+const SET_BY: &[(&str, &str)] = &[("innodb_log_file_buffering", "innodb_flush_log_at_trx_commit")];
+
 /// The redo log's variables: their meaning changed between versions (a capacity in MySQL
 /// 8.0.30+, one file in MariaDB 10.5+, `innodb_log_files_in_group` files before), so they are
 /// compared by the total redo size they make.
@@ -482,7 +488,12 @@ pub fn diff(runs: &[RunInfo], column_of_run: &[&str], columns: &[Column]) -> Var
         .map(|w| format!("{}_", w.name))
         .chain(out.varied_on_purpose.iter().map(|n| format!("{n}_")))
         .collect();
-    let follows = |d: &VariableValues| causes.iter().any(|c| d.name.starts_with(c.as_str()));
+    let follows = |d: &VariableValues| {
+        causes.iter().any(|c| d.name.starts_with(c.as_str()))
+            || SET_BY.iter().any(|(follower, cause)| {
+                d.name == *follower && causes.iter().any(|c| c.strip_suffix('_') == Some(*cause))
+            })
+    };
     let (follow, rest): (Vec<_>, Vec<_>) = out.differing.into_iter().partition(follows);
     out.differing = rest;
     out.follow_warnings = follow.into_iter().map(|d| d.name).collect();

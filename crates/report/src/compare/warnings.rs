@@ -257,6 +257,33 @@ mod tests {
         );
     }
 
+    /// MariaDB buffers its redo log in the page cache when innodb_flush_log_at_trx_commit is 2:
+    /// that difference is the varied setting's, not another configuration difference.
+    #[test]
+    fn a_variable_the_server_sets_from_a_varied_one_follows_it() {
+        let flush = |id: &str, flush: &str, buffering: &str| {
+            let mut r = with_vars(
+                lab_run(id, "mariadb", &format!("flush={flush}"), 1, 1, 100.0),
+                &[
+                    ("innodb_flush_log_at_trx_commit", flush),
+                    ("innodb_log_file_buffering", buffering),
+                ],
+            );
+            if let Some(l) = r.lab.as_mut() {
+                l.variant_settings
+                    .insert("innodb_flush_log_at_trx_commit".into(), flush.into());
+            }
+            r
+        };
+        let c = compare_runs(
+            &[flush("a", "1", "OFF"), flush("b", "2", "ON")],
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(kinds(&c.warnings), Vec::<&str>::new());
+        assert_eq!(c.variables.follow_warnings, ["innodb_log_file_buffering"]);
+    }
+
     /// Pinned to one CPU the server sizes its thread pool to one group, shared to two: that is
     /// the pinning's doing, which the experiment varies, not a configuration difference.
     #[test]

@@ -127,6 +127,7 @@ impl Fixture {
             }),
             merged: None,
             server_host: None,
+            start_state: None,
         };
         dir.write_json("manifest.json", &manifest).unwrap();
         let mut hlog = Vec::new();
