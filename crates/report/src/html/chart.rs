@@ -5,7 +5,7 @@
 //! 1-2-5 ticks on log axes, the legend above the plot, values on hover.
 
 use plotly::common::{Anchor, DashType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title};
-use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, TicksDirection};
+use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, SpikeMode, SpikeSnap, TicksDirection};
 use plotly::{Configuration, Layout, Plot, Scatter};
 use serde::Serialize;
 
@@ -174,6 +174,10 @@ pub struct Chart {
     pub y_range: Option<(f64, f64)>,
     /// Fixed y range of the lower panel; `None`: the data's.
     pub y2_range: Option<(f64, f64)>,
+    /// Charts of one page naming the same group are drawn over the same x (a run's time
+    /// charts): hovering one shows the same vertical line and values in all of them.
+    #[serde(skip)]
+    pub x_group: Option<String>,
 }
 
 /// A chart that could not be drawn.
@@ -217,6 +221,7 @@ impl Chart {
             x_range: None,
             y_range: None,
             y2_range: None,
+            x_group: None,
         }
     }
 
@@ -425,6 +430,20 @@ impl Chart {
             }
             a
         };
+        // Time charts: a vertical line at the hovered time across the panel (and, by the
+        // page's script, across every chart of its `x_group`).
+        let x_axis = |plan: &AxisPlan, title: &str| {
+            let a = axis(plan, title);
+            if !time_like {
+                return a;
+            }
+            a.show_spikes(true)
+                .spike_mode(SpikeMode::Across)
+                .spike_snap(SpikeSnap::HoveredData)
+                .spike_color(INK.rgba(0.6))
+                .spike_thickness(1)
+                .spike_dash(DashType::Solid)
+        };
         let mut layout = base_layout(
             if two { HEIGHT_TWO_PANELS } else { HEIGHT },
             50,
@@ -437,16 +456,16 @@ impl Chart {
         if two {
             let split = LOWER_PANEL;
             layout = layout
-                .x_axis(axis(&x, "").anchor("y").show_tick_labels(false))
+                .x_axis(x_axis(&x, "").anchor("y").show_tick_labels(false))
                 .y_axis(axis(&y, &self.y_label).domain(&[split + 0.08, 1.0]))
-                .x_axis2(axis(&x, &self.x_label).anchor("y2").matches("x"))
+                .x_axis2(x_axis(&x, &self.x_label).anchor("y2").matches("x"))
                 .y_axis2(
                     axis(&self.y_plan(true), self.y2_label.as_deref().unwrap_or(""))
                         .domain(&[0.0, split])
                         .anchor("x2"),
                 );
         } else {
-            layout = layout.x_axis(axis(&x, &self.x_label)).y_axis(axis(&y, &self.y_label));
+            layout = layout.x_axis(x_axis(&x, &self.x_label)).y_axis(axis(&y, &self.y_label));
         }
         plot.set_layout(layout);
         plot.set_configuration(config(&self.title));
@@ -704,6 +723,12 @@ mod tests {
         // The legend is outside the plot, above it.
         assert!(f["layout"]["legend"]["y"].as_f64().unwrap() > 1.0);
         assert_eq!(f["config"]["displaylogo"], false);
+        // A time chart's hover is one vertical line across the panel.
+        assert_eq!(f["layout"]["hovermode"], "x unified");
+        assert_eq!(
+            (&f["layout"]["xaxis"]["showspikes"], &f["layout"]["xaxis"]["spikemode"]),
+            (&Value::Bool(true), &Value::from("across"))
+        );
     }
 
     #[test]

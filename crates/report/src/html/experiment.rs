@@ -247,6 +247,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             }
         }
         over_time.x_range = time_span(runs, top);
+        over_time.x_group = Some(workload.to_string());
         page.chart(&over_time)?;
         if !spectra.is_empty() {
             let mut chart = spectrum_chart(&spectra);
@@ -397,6 +398,7 @@ fn stability_panels(
         );
         c.series.push(Series::new(figure, PALETTE[0], points));
         c.x_range = time_span(runs, top);
+        c.x_group = Some(workload.to_string());
         page.chart(&c)?;
         if data.telemetry.iter().any(|s| s.server.is_some()) {
             let title = |what: &str| format!("{workload}: {what}, {} at {top} users", col.label);
@@ -405,6 +407,7 @@ fn stability_panels(
                 std::iter::once(checkpoint_chart(data, title("checkpoint age and dirty pages"))).chain(pool)
             {
                 chart.x_range = c.x_range;
+                chart.x_group = c.x_group.clone();
                 page.chart(&chart)?;
             }
         }

@@ -13,6 +13,8 @@ use super::chart::{Chart, ChartError};
 
 /// Draws each figure island into the element it names. The toolbar's downloads (PNG at twice
 /// the size, SVG) export the chart 1000 pixels wide with its title, as a blog post shows it.
+/// Hovering a chart of an x group (`data-group`) hovers the same x in every panel of every
+/// chart of the group, so one vertical line crosses them all.
 const DRAW: &str = r#"(function(){
 function save(format){return function(gd){
 var title=gd.dataset.title||'',top=(gd._fullLayout&&gd._fullLayout._size?gd._fullLayout._size.t:10)+40;
@@ -21,11 +23,18 @@ margin:Object.assign({},gd.layout.margin,{t:top}),height:(gd.layout.height||380)
 Plotly.downloadImage({data:gd.data,layout:layout},{format:format,width:1000,height:layout.height,scale:format==='png'?2:1,filename:gd.dataset.file||'chart'});};}
 var png={name:'Download plot as PNG',icon:Plotly.Icons.camera,click:save('png')};
 var svg={name:'Download plot as SVG',icon:Plotly.Icons.disk||Plotly.Icons.camera,click:save('svg')};
+var groups={},linking=false;
+function panels(gd){return Object.keys(gd._fullLayout._plots||{xy:1});}
+function each(g,f){linking=true;try{groups[g].forEach(f);}finally{linking=false;}}
+function link(gd,g){(groups[g]=groups[g]||[]).push(gd);
+gd.on('plotly_hover',function(e){if(linking||!e.points||!e.points.length)return;var x=e.xvals?e.xvals[0]:e.points[0].x;
+each(g,function(o){if(o!==gd||panels(o).length>1)Plotly.Fx.hover(o,{xval:x},panels(o));});});
+gd.on('plotly_unhover',function(){if(!linking)each(g,function(o){if(o!==gd)Plotly.Fx.unhover(o);});});}
 document.querySelectorAll('script.chart-figure').forEach(function(s){
 var f=JSON.parse(s.textContent),gd=document.getElementById(s.dataset.plot),c=f.config||{};
 gd.dataset.file=(c.toImageButtonOptions||{}).filename||'chart';gd.dataset.title=s.dataset.title||'';
 c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=[png,svg];
-Plotly.newPlot(gd,f.data,f.layout,c);});})();"#;
+Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});})();"#;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
@@ -97,7 +106,7 @@ impl Page {
             return Ok(false);
         }
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &chart.figure().to_json(), &data);
+        self.figure(&chart.title, chart.x_group.as_deref(), &chart.figure().to_json(), &data);
         Ok(true)
     }
 
@@ -107,11 +116,11 @@ impl Page {
             return Ok(false);
         }
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &chart.figure().to_json(), &data);
+        self.figure(&chart.title, None, &chart.figure().to_json(), &data);
         Ok(true)
     }
 
-    fn figure(&mut self, title: &str, figure: &str, data: &str) {
+    fn figure(&mut self, title: &str, x_group: Option<&str>, figure: &str, data: &str) {
         self.charts += 1;
         // JSON islands (not executed): the plotly figure, and the data behind the chart for
         // programs. `</` is escaped so no value can end the element early.
@@ -121,13 +130,14 @@ impl Page {
             "<div class=\"chart\" id=\"chart-{n}\" data-title=\"{t}\">\n\
              <p class=\"chart-title\">{t}</p>\n\
              <div class=\"plot\" id=\"chart-{n}-plot\"></div>\n\
-             <script type=\"application/json\" class=\"chart-figure\" data-plot=\"chart-{n}-plot\" data-title=\"{t}\">{}</script>\n\
+             <script type=\"application/json\" class=\"chart-figure\" data-plot=\"chart-{n}-plot\" data-title=\"{t}\"{g}>{}</script>\n\
              <script type=\"application/json\" class=\"chart-data\" id=\"chart-{n}-data\">{}</script>\n\
              </div>",
             island(figure),
             island(data),
             t = escape(title),
             n = self.charts,
+            g = x_group.map_or(String::new(), |g| format!(" data-group=\"{}\"", escape(g))),
         );
     }
 
@@ -246,8 +256,14 @@ mod tests {
             vec![(0.0, 1.0), (1.0, 2.0)],
         ));
         p.chart(&c).unwrap();
+        c.x_group = Some("time".into());
         p.chart(&c).unwrap();
         let html = p.finish();
+        assert_eq!(
+            html.matches(" data-group=\"time\"").count(),
+            1,
+            "the charts hovered together"
+        );
         assert_eq!(html.matches("* plotly.js").count(), 1, "plotly.js inlined once");
         assert_eq!(html.matches("class=\"chart-figure\"").count(), 2);
         assert_eq!(html.matches("<script>").count(), 2, "plotly.js and the lines that draw");

@@ -284,10 +284,11 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         .map(|r| r.end_s)
         .chain(data.telemetry.iter().map(|s| s.t_s))
         .fold(0.0, f64::max);
-    if end > 0.0 {
-        for c in &mut charts {
+    for c in &mut charts {
+        if end > 0.0 {
             c.x_range = Some((0.0, end));
         }
+        c.x_group = Some("time".into());
     }
     charts
 }
