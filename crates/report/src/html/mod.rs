@@ -6,7 +6,7 @@
 //! | `bars.rs` | grouped bars with min/max whiskers (TPC-H queries normalised to a baseline) |
 //! | `chart.rs` | one chart description made into a plotly figure (log axes with 1-2-5 ticks, a lower panel sharing x, fixed ranges, bands, limits) |
 //! | `notes.rs` | the "Warnings" section: each artifact of the measurement, its message and evidence |
-//! | `page.rs` | the HTML page: escaping, headings, tables, charts (plotly.js's basic bundle, fetched and checked by `build.rs`, inlined once), collapsible sections |
+//! | `page.rs` | the HTML page: escaping, headings, tables, charts (plotly.js's basic bundle, fetched and checked by `build.rs`, inlined once), collapsible sections, the print stylesheet (charts whole, tables within the page, sections opened) |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `setup.rs` | the setup block: host, server and its key settings, data, duration, client |
 //! | `run.rs` | the report of one run |

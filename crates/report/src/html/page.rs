@@ -14,7 +14,8 @@ use super::chart::{Chart, ChartError};
 /// Draws each figure island into the element it names. The toolbar's downloads (PNG at twice
 /// the size, SVG) export the chart 1000 pixels wide with its title, as a blog post shows it.
 /// Hovering a chart of an x group (`data-group`) hovers the same x in every panel of every
-/// chart of the group, so one vertical line crosses them all.
+/// chart of the group, so one vertical line crosses them all. Printed, the charts are drawn
+/// 680 pixels wide (within an A4 or Letter page's margins), then as wide as the page again.
 const DRAW: &str = r#"(function(){
 function save(format){return function(gd){
 var title=gd.dataset.title||'',top=(gd._fullLayout&&gd._fullLayout._size?gd._fullLayout._size.t:10)+40;
@@ -34,15 +35,31 @@ document.querySelectorAll('script.chart-figure').forEach(function(s){
 var f=JSON.parse(s.textContent),gd=document.getElementById(s.dataset.plot),c=f.config||{};
 gd.dataset.file=(c.toImageButtonOptions||{}).filename||'chart';gd.dataset.title=s.dataset.title||'';
 c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=[png,svg];
-Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});})();"#;
+Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});
+function width(w){document.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.relayout(gd,w?{width:w}:{width:null,autosize:true});});}
+window.addEventListener('beforeprint',function(){width(680);});window.addEventListener('afterprint',function(){width(0);});})();"#;
 
+/// The page's look on screen, then in print: each chart whole on a page, tables within the
+/// page's width (smaller type, cells wrapped), no toolbars or scrollbars; [`PRINT`] opens the
+/// collapsed sections, [`DRAW`] draws the charts at the printed width.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;overflow-x:auto;max-width:100%}\
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right;vertical-align:top}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .chart{margin:1.5em 0}.chart-title{font-weight:600;margin:0 0 .2em}.plot{width:100%;min-height:200px}.note{color:#555}.stall{color:#b3261e}\
-details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}";
+details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}\
+@page{margin:12mm}\
+@media print{body{margin:0;max-width:none;padding:0;font-size:10pt}h1{margin-top:0}h2{margin-top:1.2em}\
+h2,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
+table{display:table;overflow:visible;font-size:7.5pt;max-width:100%}th,td{padding:.1em .3em;overflow-wrap:break-word}\
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:7.5pt}.modebar-container,.hoverlayer{display:none!important}\
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}";
+
+/// Printing: every collapsed section opened, closed again afterwards.
+const PRINT: &str = r#"(function(){var opened=[];
+window.addEventListener('beforeprint',function(){document.querySelectorAll('details:not([open])').forEach(function(d){d.open=true;opened.push(d);});});
+window.addEventListener('afterprint',function(){opened.forEach(function(d){d.open=false;});opened=[];});})();"#;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -166,11 +183,11 @@ impl Page {
             format!(
                 "<noscript><p class=\"note\">The charts are drawn by JavaScript (plotly.js, inside this file): \
                  allow scripts to see them; their data is in each chart's JSON.</p></noscript>\n\
-                 <script>{}</script>\n<script>{DRAW}</script>\n",
+                 <script>{}</script>\n<script>{DRAW}</script>\n<script>{PRINT}</script>\n",
                 plotly_js()
             )
         } else {
-            String::new()
+            format!("<script>{PRINT}</script>\n")
         };
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -203,20 +220,43 @@ pub fn plotly_js() -> Cow<'static, str> {
     Cow::Owned(sources[start..end].to_string())
 }
 
+/// Words longer than this get break opportunities in table cells ([`cell_html`]).
+const LONG_WORD: usize = 24;
+
+/// A table cell's text, escaped, with a break opportunity (`<wbr>`) after each `,` `/` `=`
+/// `-` `;` of a word over [`LONG_WORD`] characters (paths, run ids, `optimizer_switch`), so a
+/// table can narrow to a printed page's width without cutting words elsewhere.
+fn cell_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let long = word.chars().count() > LONG_WORD;
+        for c in word.chars() {
+            out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+            if long && matches!(c, ',' | '/' | '=' | '-' | ';') {
+                out.push_str("<wbr>");
+            }
+        }
+    }
+    out
+}
+
 /// A table as HTML (cells escaped); a header of empty cells is left out.
 pub fn table_html(header: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::from("<table>\n");
     if header.iter().any(|h| !h.is_empty()) {
         out.push_str("<tr>");
         for h in header {
-            let _ = write!(out, "<th>{}</th>", escape(h));
+            let _ = write!(out, "<th>{}</th>", cell_html(h));
         }
         out.push_str("</tr>\n");
     }
     for row in rows {
         out.push_str("<tr>");
         for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
+            let _ = write!(out, "<td>{}</td>", cell_html(cell));
         }
         out.push_str("</tr>\n");
     }
@@ -232,12 +272,27 @@ mod tests {
     fn text_is_escaped_and_the_page_is_whole() {
         let mut p = Page::new("a <b> & \"c\"");
         p.paragraph("x < y", Some("note"));
-        p.table(&["k".into(), "v".into()], &[vec!["<script>".into(), "1".into()]]);
+        p.table(
+            &["k".into(), "v".into()],
+            &[
+                vec!["<script>".into(), "1".into()],
+                vec![
+                    "optimizer_switch".into(),
+                    "index_merge=on,index_merge_union=on a/b".into(),
+                ],
+            ],
+        );
         let html = p.finish();
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<h1>a &lt;b&gt; &amp; &quot;c&quot;</h1>"));
         assert!(html.contains("<td>&lt;script&gt;</td>"));
-        assert!(!html.contains("<script>"));
+        // A long word may break after its punctuation, so a printed table fits the page.
+        assert!(html.contains("<td>index_merge=<wbr>on,<wbr>index_merge_union=<wbr>on a/b</td>"));
+        assert_eq!(
+            html.matches("<script>").count(),
+            1,
+            "only the lines that open sections to print"
+        );
         assert!(
             !html.contains("http://") && !html.contains("https://"),
             "nothing from the network"
@@ -266,13 +321,18 @@ mod tests {
         );
         assert_eq!(html.matches("* plotly.js").count(), 1, "plotly.js inlined once");
         assert_eq!(html.matches("class=\"chart-figure\"").count(), 2);
-        assert_eq!(html.matches("<script>").count(), 2, "plotly.js and the lines that draw");
+        assert_eq!(
+            html.matches("<script>").count(),
+            3,
+            "plotly.js, the lines that draw and print"
+        );
         // plotly.js holds map-tile addresses that only map traces use; the page around it
         // refers to nothing outside itself.
         let (start, end) = (
             html.find("<script>").unwrap(),
             html.find("</script>\n<script>").unwrap(),
         );
+        assert!(html.contains("@media print{"), "a print stylesheet");
         assert!(end - start > 1_000_000, "the whole of plotly.js's basic bundle");
         let page = format!("{}{}", &html[..start], &html[end..]);
         for fetch in ["http://", "https://", "@import", "<link"] {
