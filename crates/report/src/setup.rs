@@ -165,6 +165,17 @@ impl Setup {
         }
     }
 
+    /// The setup in one line, for a caption over the results (the block follows them): the
+    /// facts that move results most, `name value` joined by `; `.
+    pub fn caption(&self) -> String {
+        CAPTION
+            .iter()
+            .filter_map(|name| self.fields.iter().find(|f| f.name == *name))
+            .map(|f| format!("{} {}", f.name, self.line(f)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// The value of `f` as one line: the value, or each column's with its label.
     pub(crate) fn line(&self, f: &SetupField) -> String {
         match &f.values {
@@ -180,6 +191,9 @@ impl Setup {
 }
 
 const CONNECTIONS: &str = "connections";
+
+/// The facts of the one-line caption ([`Setup::caption`]), in its order.
+const CAPTION: [&str; 6] = ["server", "CPUs", "data", "duration", CONNECTIONS, "repetitions"];
 
 /// A field with one value when every column has the same, else one per column.
 fn field(group: &'static str, name: String, values: Vec<String>) -> SetupField {
@@ -763,6 +777,11 @@ mod tests {
             assert!(flat.contains(&line), "{line:?} in\n{text}");
         }
         assert!(s.one_repetition());
+        assert_eq!(
+            s.caption(),
+            "server MariaDB 10.11.6; CPUs 16 logical, Xeon; data 8 tables x 100,000 rows; \
+             duration 1 min measured, warmup 10 s; connections 8; repetitions 1"
+        );
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["fields"][0]["name"], "CPUs");
         assert_eq!(json["fields"][0]["value"], "16 logical, Xeon");

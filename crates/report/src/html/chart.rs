@@ -5,7 +5,7 @@
 //! 1-2-5 ticks on log axes, the legend above the plot, values on hover.
 
 use plotly::common::{Anchor, DashType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title};
-use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, TicksDirection};
+use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, SpikeMode, SpikeSnap, TicksDirection};
 use plotly::{Configuration, Layout, Plot, Scatter};
 use serde::Serialize;
 
@@ -174,6 +174,10 @@ pub struct Chart {
     pub y_range: Option<(f64, f64)>,
     /// Fixed y range of the lower panel; `None`: the data's.
     pub y2_range: Option<(f64, f64)>,
+    /// Charts of one page naming the same group are drawn over the same x (a run's time
+    /// charts): hovering one shows the same vertical line and values in all of them.
+    #[serde(skip)]
+    pub x_group: Option<String>,
 }
 
 /// A chart that could not be drawn.
@@ -217,6 +221,7 @@ impl Chart {
             x_range: None,
             y_range: None,
             y2_range: None,
+            x_group: None,
         }
     }
 
@@ -425,6 +430,20 @@ impl Chart {
             }
             a
         };
+        // Time charts: a vertical line at the hovered time across the panel (and, by the
+        // page's script, across every chart of its `x_group`).
+        let x_axis = |plan: &AxisPlan, title: &str| {
+            let a = axis(plan, title);
+            if !time_like {
+                return a;
+            }
+            a.show_spikes(true)
+                .spike_mode(SpikeMode::Across)
+                .spike_snap(SpikeSnap::HoveredData)
+                .spike_color(INK.rgba(0.6))
+                .spike_thickness(1)
+                .spike_dash(DashType::Solid)
+        };
         let mut layout = base_layout(
             if two { HEIGHT_TWO_PANELS } else { HEIGHT },
             50,
@@ -437,16 +456,16 @@ impl Chart {
         if two {
             let split = LOWER_PANEL;
             layout = layout
-                .x_axis(axis(&x, "").anchor("y").show_tick_labels(false))
+                .x_axis(x_axis(&x, "").anchor("y").show_tick_labels(false))
                 .y_axis(axis(&y, &self.y_label).domain(&[split + 0.08, 1.0]))
-                .x_axis2(axis(&x, &self.x_label).anchor("y2").matches("x"))
+                .x_axis2(x_axis(&x, &self.x_label).anchor("y2").matches("x"))
                 .y_axis2(
                     axis(&self.y_plan(true), self.y2_label.as_deref().unwrap_or(""))
                         .domain(&[0.0, split])
                         .anchor("x2"),
                 );
         } else {
-            layout = layout.x_axis(axis(&x, &self.x_label)).y_axis(axis(&y, &self.y_label));
+            layout = layout.x_axis(x_axis(&x, &self.x_label)).y_axis(axis(&y, &self.y_label));
         }
         plot.set_layout(layout);
         plot.set_configuration(config(&self.title));
@@ -537,67 +556,56 @@ impl AxisPlan {
     }
 }
 
-/// A log axis over `lo..hi` with a margin, ticked by [`log_ticks`].
+/// A log axis over the data's `lo..hi`, ticked by [`log_ticks`]: it spans its end ticks (so
+/// the data lies between two labels) with a small margin, so no marker sits on its edge.
 fn log_plan(lo: f64, hi: f64, label: impl Fn(f64) -> String) -> AxisPlan {
     let (lo, hi) = positive(lo, hi);
-    let (lo, hi) = if hi / lo < 1.2 {
-        (lo / 1.25, hi * 1.25)
-    } else {
-        (lo / 1.08, hi * 1.08)
-    };
     let values = log_ticks(lo, hi);
-    let lo = lo.min(values[0]);
-    let hi = hi.max(values[values.len() - 1]);
-    let pad = 0.01 * (hi.log10() - lo.log10());
+    let (first, last) = (values[0].log10(), values[values.len() - 1].log10());
+    let pad = 0.02 * (last - first);
     let text = values.iter().map(|v| label(*v)).collect();
     AxisPlan {
         log: true,
-        range: vec![lo.log10() - pad, hi.log10() + pad],
+        range: vec![first - pad, last + pad],
         ticks: Some((values, text)),
     }
 }
 
-/// Tick values for a log axis over `lo..hi` (both > 0): the 1-2-5 values inside it (only the
-/// powers of ten over more than four decades); where that leaves fewer than three, the
-/// finer 1, 1.5, 2, 3, 4, 5, 6, 8 steps; where even those leave fewer than two, the 1-2-5
-/// values just outside it, so every axis has numbers: 12..42 → 15, 20, 30, 40.
+/// Tick values for a log axis over the data's `lo..hi` (both > 0), the one rule of every log
+/// axis: the 1, 2, 5 × 10^k values from the largest at or below `lo` to the smallest at or
+/// above `hi`, so the lowest and highest values are enclosed by labelled ticks (over more
+/// than four decades only the powers of ten); where that leaves fewer than four, the 1.5, 3,
+/// 4, 6, 8 steps between them as well: 451..1257 TPS → 200, 500, 1000, 2000.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let inside = |steps: &[f64]| -> Vec<f64> {
-        let mut out = Vec::new();
-        let mut e = lo.log10().floor() as i32 - 1;
-        while e <= hi.log10().ceil() as i32 {
-            for m in steps {
-                let t = clean(m * 10f64.powi(e));
-                if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
-                    out.push(t);
-                }
-            }
-            e += 1;
-        }
-        out
-    };
     let coarse: &[f64] = if hi / lo > 1e4 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    let all = |steps: &[f64]| -> Vec<f64> {
+        (lo.log10().floor() as i32 - 1..=hi.log10().ceil() as i32 + 1)
+            .flat_map(|e| steps.iter().map(move |m| clean(m * 10f64.powi(e))))
+            .collect()
+    };
+    let near = |t: f64, v: f64| (t - v).abs() <= v * 1e-9;
+    let candidates = all(coarse);
+    let below = candidates
+        .iter()
+        .copied()
+        .filter(|t| *t <= lo || near(*t, lo))
+        .fold(f64::NAN, f64::max);
+    let above = candidates
+        .iter()
+        .copied()
+        .filter(|t| *t >= hi || near(*t, hi))
+        .fold(f64::NAN, f64::min);
+    let inside = |steps: &[f64]| -> Vec<f64> {
+        all(steps)
+            .into_iter()
+            .filter(|t| *t >= below * (1.0 - 1e-9) && *t <= above * (1.0 + 1e-9))
+            .collect()
+    };
     let ticks = inside(coarse);
-    if ticks.len() >= 3 {
+    if ticks.len() >= 4 || hi / lo > 1e4 {
         return ticks;
     }
-    let fine = inside(&[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0]);
-    if fine.len() >= 2 {
-        return fine;
-    }
-    // A very narrow range: the 1-2-5 values around it.
-    let steps = [1.0, 2.0, 5.0];
-    let e = lo.log10().floor() as i32;
-    let below = (e - 1..=e)
-        .flat_map(|e| steps.iter().map(move |m| clean(m * 10f64.powi(e))))
-        .filter(|t| *t <= lo)
-        .fold(f64::NAN, f64::max);
-    let e = hi.log10().floor() as i32;
-    let above = (e..=e + 1)
-        .flat_map(|e| steps.iter().map(move |m| clean(m * 10f64.powi(e))))
-        .filter(|t| *t >= hi)
-        .fold(f64::NAN, f64::min);
-    vec![below, above]
+    inside(&[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0])
 }
 
 /// `m × 10^e` without binary noise (0.30000000000000004 → 0.3).
@@ -715,6 +723,12 @@ mod tests {
         // The legend is outside the plot, above it.
         assert!(f["layout"]["legend"]["y"].as_f64().unwrap() > 1.0);
         assert_eq!(f["config"]["displaylogo"], false);
+        // A time chart's hover is one vertical line across the panel.
+        assert_eq!(f["layout"]["hovermode"], "x unified");
+        assert_eq!(
+            (&f["layout"]["xaxis"]["showspikes"], &f["layout"]["xaxis"]["spikemode"]),
+            (&Value::Bool(true), &Value::from("across"))
+        );
     }
 
     #[test]
@@ -754,15 +768,42 @@ mod tests {
     }
 
     #[test]
-    fn log_axes_have_1_2_5_ticks_covering_the_data() {
-        assert_eq!(log_ticks(11.0, 46.0), [15.0, 20.0, 30.0, 40.0]);
-        assert_eq!(log_ticks(0.6, 3.2), [0.6, 0.8, 1.0, 1.5, 2.0, 3.0]);
-        assert_eq!(log_ticks(0.4, 22.0), [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]);
-        assert_eq!(log_ticks(101.0, 104.0), [100.0, 200.0]);
-        assert_eq!(log_ticks(3.0, 900_000.0), [10.0, 100.0, 1e3, 1e4, 1e5]);
-        let p99 = log_plan(12.0, 42.0, short_number);
-        let (values, _) = p99.ticks.unwrap();
-        assert_eq!(values, [15.0, 20.0, 30.0, 40.0], "p99 of 12..42 ms is labelled");
+    fn log_axes_have_1_2_5_ticks_enclosing_the_data() {
+        // read_write's TPS by users, 452..1257: 1000 was the top label, with data above it.
+        assert_eq!(log_ticks(451.66, 1257.32), [200.0, 500.0, 1000.0, 2000.0]);
+        // A p99 axis labelled 2, 5, 10 with data to 14.2 ms.
+        assert_eq!(log_ticks(1.6, 14.2), [1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(log_ticks(590.8, 3005.8), [500.0, 1000.0, 2000.0, 5000.0]);
+        assert_eq!(log_ticks(12.0, 42.0), [10.0, 15.0, 20.0, 30.0, 40.0, 50.0]);
+        assert_eq!(log_ticks(101.0, 104.0), [100.0, 150.0, 200.0]);
+        assert_eq!(log_ticks(0.4, 22.0), [0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(
+            log_ticks(2.0, 5.0),
+            [2.0, 3.0, 4.0, 5.0],
+            "values on ticks are their own labels"
+        );
+        assert_eq!(log_ticks(3.0, 900_000.0), [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]);
+        for (lo, hi) in [(451.66, 1257.32), (1.6, 14.2), (0.013, 0.9), (7.0, 7.0), (3.0, 9e5)] {
+            let t = log_ticks(lo, hi);
+            assert!(t[0] <= lo && *t.last().unwrap() >= hi, "{lo}..{hi}: {t:?}");
+            let plan = log_plan(lo, hi, short_number);
+            let (a, b) = (plan.range[0], plan.range[1]);
+            assert!(
+                a < t[0].log10() && b > t.last().unwrap().log10(),
+                "{lo}..{hi}: the axis shows its end ticks"
+            );
+        }
+        let p99 = json(&{
+            let mut c = Chart::new("p99 by users", "users", "p99 (ms)");
+            (c.x_scale, c.y_scale) = (Scale::Log2, Scale::Log);
+            c.series
+                .push(Series::new("a", PALETTE[0], vec![(1.0, 1.6), (16.0, 14.2)]));
+            c
+        });
+        assert_eq!(
+            p99["layout"]["yaxis"]["ticktext"],
+            serde_json::json!(["1", "2", "5", "10", "20"])
+        );
         let mut spectrum = Chart::new("Latency by percentile", "percentile", "latency (ms)");
         spectrum.x_scale = Scale::Nines;
         spectrum.y_scale = Scale::Log;
@@ -775,7 +816,7 @@ mod tests {
         assert_eq!(f["layout"]["yaxis"]["type"], "log");
         assert_eq!(
             f["layout"]["yaxis"]["tickvals"],
-            serde_json::json!([1.0, 2.0, 5.0, 10.0, 20.0])
+            serde_json::json!([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0])
         );
         let x = &f["layout"]["xaxis"]["ticktext"];
         assert_eq!(x, &serde_json::json!(["0%", "50%", "90%", "99%", "99.9%"]));

@@ -63,8 +63,14 @@ pub fn experiment_page(name: &str, run_dirs: &[PathBuf]) -> Result<String, Repor
     );
     for (workload, infos) in &tpch {
         page.heading(workload);
-        super::setup::section(&mut page, infos, run_dirs)?;
+        let setup = super::setup::of_dirs(infos, run_dirs)?;
+        if let Some(s) = &setup {
+            super::setup::caption(&mut page, s);
+        }
         comparison_tables(&mut page, infos)?;
+        if let Some(s) = &setup {
+            super::setup::block(&mut page, s);
+        }
     }
     if !power.is_empty() {
         page.bar_chart(&query_bars(&power))?;
@@ -153,11 +159,14 @@ fn per_column(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
 fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]) -> Result<(), ReportError> {
     let infos: Vec<RunInfo> = runs.iter().map(|(i, _)| i.clone()).collect();
     page.heading(workload);
-    super::setup::section_of(
-        page,
+    // The results first, under a one-line setup; the setup in full after them.
+    let setup = super::setup::of_manifests(
         &infos,
         runs.iter().map(|(i, d)| (i.run_id.as_str(), &d.records.manifest)),
     )?;
+    if let Some(s) = &setup {
+        super::setup::caption(page, s);
+    }
     let warnings = compare_runs(&infos, &options(Metric::Tps))?.variables.warnings;
     for w in &warnings {
         page.paragraph(
@@ -171,6 +180,9 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
         );
     }
     let own = comparison_tables(page, &infos)?;
+    if let Some(s) = &setup {
+        super::setup::block(page, s);
+    }
     // The headline figure (NOTPM, requests/s, TPS) for the charts; p99 for the latency one.
     let head = match own.into_iter().next() {
         Some(c) => c,
@@ -247,6 +259,7 @@ fn workload_section(page: &mut Page, workload: &str, runs: &[(RunInfo, RunData)]
             }
         }
         over_time.x_range = time_span(runs, top);
+        over_time.x_group = Some(workload.to_string());
         page.chart(&over_time)?;
         if !spectra.is_empty() {
             let mut chart = spectrum_chart(&spectra);
@@ -397,6 +410,7 @@ fn stability_panels(
         );
         c.series.push(Series::new(figure, PALETTE[0], points));
         c.x_range = time_span(runs, top);
+        c.x_group = Some(workload.to_string());
         page.chart(&c)?;
         if data.telemetry.iter().any(|s| s.server.is_some()) {
             let title = |what: &str| format!("{workload}: {what}, {} at {top} users", col.label);
@@ -405,6 +419,7 @@ fn stability_panels(
                 std::iter::once(checkpoint_chart(data, title("checkpoint age and dirty pages"))).chain(pool)
             {
                 chart.x_range = c.x_range;
+                chart.x_group = c.x_group.clone();
                 page.chart(&chart)?;
             }
         }

@@ -1,12 +1,12 @@
-//! Self-contained HTML reports (`dbperf report ... --html FILE`): interactive charts (plotly.js,
-//! inlined once), tables, the analysis and the manifest, in one file that needs no network to view.
+//! Self-contained HTML reports (`dbperf report ... --html FILE`): interactive charts (plotly.js's
+//! basic bundle, inlined once), tables, the analysis and the manifest, in one file that needs no network to view.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `bars.rs` | grouped bars with min/max whiskers (TPC-H queries normalised to a baseline) |
 //! | `chart.rs` | one chart description made into a plotly figure (log axes with 1-2-5 ticks, a lower panel sharing x, fixed ranges, bands, limits) |
 //! | `notes.rs` | the "Warnings" section: each artifact of the measurement, its message and evidence |
-//! | `page.rs` | the HTML page: escaping, headings, tables, charts (plotly.js inlined once), collapsible sections |
+//! | `page.rs` | the HTML page: escaping, headings, tables, charts (plotly.js's basic bundle, fetched and checked by `build.rs`, inlined once), collapsible sections, the print stylesheet (charts whole, tables within the page, sections opened) |
 //! | `spectrum.rs` | the latency spectrum of a run from its `intervals.hlog` |
 //! | `setup.rs` | the setup block: host, server and its key settings, data, duration, client |
 //! | `run.rs` | the report of one run |

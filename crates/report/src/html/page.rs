@@ -1,9 +1,11 @@
 //! The HTML page a report is written into: escaped text, headings, tables, interactive charts
 //! (each a plotly figure as a JSON island, followed by the chart's data as another), and
-//! collapsible sections, with a small embedded stylesheet. plotly.js (from the `plotly`
-//! crate) is inlined once per page, with a few lines that draw every figure and add an SVG
-//! download to each toolbar; nothing is fetched from the network.
+//! collapsible sections, with a small embedded stylesheet. plotly.js (its basic bundle, which
+//! `build.rs` obtains) is inlined once per page, with a few lines that draw every figure and
+//! add an SVG download to each toolbar; nothing is fetched from the network, and a report with
+//! charts stays under [`MAX_REPORT_BYTES`].
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::bars::BarChart;
@@ -11,6 +13,9 @@ use super::chart::{Chart, ChartError};
 
 /// Draws each figure island into the element it names. The toolbar's downloads (PNG at twice
 /// the size, SVG) export the chart 1000 pixels wide with its title, as a blog post shows it.
+/// Hovering a chart of an x group (`data-group`) hovers the same x in every panel of every
+/// chart of the group, so one vertical line crosses them all. Printed, the charts are drawn
+/// 680 pixels wide (within an A4 or Letter page's margins), then as wide as the page again.
 const DRAW: &str = r#"(function(){
 function save(format){return function(gd){
 var title=gd.dataset.title||'',top=(gd._fullLayout&&gd._fullLayout._size?gd._fullLayout._size.t:10)+40;
@@ -19,19 +24,42 @@ margin:Object.assign({},gd.layout.margin,{t:top}),height:(gd.layout.height||380)
 Plotly.downloadImage({data:gd.data,layout:layout},{format:format,width:1000,height:layout.height,scale:format==='png'?2:1,filename:gd.dataset.file||'chart'});};}
 var png={name:'Download plot as PNG',icon:Plotly.Icons.camera,click:save('png')};
 var svg={name:'Download plot as SVG',icon:Plotly.Icons.disk||Plotly.Icons.camera,click:save('svg')};
+var groups={},linking=false;
+function panels(gd){return Object.keys(gd._fullLayout._plots||{xy:1});}
+function each(g,f){linking=true;try{groups[g].forEach(f);}finally{linking=false;}}
+function link(gd,g){(groups[g]=groups[g]||[]).push(gd);
+gd.on('plotly_hover',function(e){if(linking||!e.points||!e.points.length)return;var x=e.xvals?e.xvals[0]:e.points[0].x;
+each(g,function(o){if(o!==gd||panels(o).length>1)Plotly.Fx.hover(o,{xval:x},panels(o));});});
+gd.on('plotly_unhover',function(){if(!linking)each(g,function(o){if(o!==gd)Plotly.Fx.unhover(o);});});}
 document.querySelectorAll('script.chart-figure').forEach(function(s){
 var f=JSON.parse(s.textContent),gd=document.getElementById(s.dataset.plot),c=f.config||{};
 gd.dataset.file=(c.toImageButtonOptions||{}).filename||'chart';gd.dataset.title=s.dataset.title||'';
 c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=[png,svg];
-Plotly.newPlot(gd,f.data,f.layout,c);});})();"#;
+Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});
+function width(w){document.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.relayout(gd,w?{width:w}:{width:null,autosize:true});});}
+window.addEventListener('beforeprint',function(){width(680);});window.addEventListener('afterprint',function(){width(0);});})();"#;
 
+/// The page's look on screen, then in print: each chart whole on a page, tables within the
+/// page's width (smaller type, cells wrapped), no toolbars or scrollbars; [`PRINT`] opens the
+/// collapsed sections, [`DRAW`] draws the charts at the printed width.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;overflow-x:auto;max-width:100%}\
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right;vertical-align:top}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .chart{margin:1.5em 0}.chart-title{font-weight:600;margin:0 0 .2em}.plot{width:100%;min-height:200px}.note{color:#555}.stall{color:#b3261e}\
-details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}";
+details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}\
+@page{margin:12mm}\
+@media print{body{margin:0;max-width:none;padding:0;font-size:10pt}h1{margin-top:0}h2{margin-top:1.2em}\
+h2,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
+table{display:table;overflow:visible;font-size:7.5pt;max-width:100%}th,td{padding:.1em .3em;overflow-wrap:break-word}\
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:7.5pt}.modebar-container,.hoverlayer{display:none!important}\
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}";
+
+/// Printing: every collapsed section opened, closed again afterwards.
+const PRINT: &str = r#"(function(){var opened=[];
+window.addEventListener('beforeprint',function(){document.querySelectorAll('details:not([open])').forEach(function(d){d.open=true;opened.push(d);});});
+window.addEventListener('afterprint',function(){opened.forEach(function(d){d.open=false;});opened=[];});})();"#;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -95,7 +123,7 @@ impl Page {
             return Ok(false);
         }
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &chart.figure().to_json(), &data);
+        self.figure(&chart.title, chart.x_group.as_deref(), &chart.figure().to_json(), &data);
         Ok(true)
     }
 
@@ -105,11 +133,11 @@ impl Page {
             return Ok(false);
         }
         let data = serde_json::to_string(chart).expect("a chart serializes");
-        self.figure(&chart.title, &chart.figure().to_json(), &data);
+        self.figure(&chart.title, None, &chart.figure().to_json(), &data);
         Ok(true)
     }
 
-    fn figure(&mut self, title: &str, figure: &str, data: &str) {
+    fn figure(&mut self, title: &str, x_group: Option<&str>, figure: &str, data: &str) {
         self.charts += 1;
         // JSON islands (not executed): the plotly figure, and the data behind the chart for
         // programs. `</` is escaped so no value can end the element early.
@@ -119,13 +147,14 @@ impl Page {
             "<div class=\"chart\" id=\"chart-{n}\" data-title=\"{t}\">\n\
              <p class=\"chart-title\">{t}</p>\n\
              <div class=\"plot\" id=\"chart-{n}-plot\"></div>\n\
-             <script type=\"application/json\" class=\"chart-figure\" data-plot=\"chart-{n}-plot\" data-title=\"{t}\">{}</script>\n\
+             <script type=\"application/json\" class=\"chart-figure\" data-plot=\"chart-{n}-plot\" data-title=\"{t}\"{g}>{}</script>\n\
              <script type=\"application/json\" class=\"chart-data\" id=\"chart-{n}-data\">{}</script>\n\
              </div>",
             island(figure),
             island(data),
             t = escape(title),
             n = self.charts,
+            g = x_group.map_or(String::new(), |g| format!(" data-group=\"{}\"", escape(g))),
         );
     }
 
@@ -154,11 +183,11 @@ impl Page {
             format!(
                 "<noscript><p class=\"note\">The charts are drawn by JavaScript (plotly.js, inside this file): \
                  allow scripts to see them; their data is in each chart's JSON.</p></noscript>\n\
-                 <script>{}</script>\n<script>{DRAW}</script>\n",
+                 <script>{}</script>\n<script>{DRAW}</script>\n<script>{PRINT}</script>\n",
                 plotly_js()
             )
         } else {
-            String::new()
+            format!("<script>{PRINT}</script>\n")
         };
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -171,13 +200,47 @@ impl Page {
     }
 }
 
-/// plotly.js as the `plotly` crate embeds it (its offline sources hold plotly.js, then
-/// MathJax, which the reports do not need: only the first script is kept).
-pub fn plotly_js() -> String {
+/// The size a report with charts stays under: plotly.js's basic bundle is 1.03 MB of it.
+pub const MAX_REPORT_BYTES: usize = 1_500_000;
+
+/// plotly.js's basic bundle (scatter and bar traces, all the reports draw), obtained and
+/// checked by `build.rs`; empty when the build could not obtain it.
+const PLOTLY_BASIC: &str = include_str!(concat!(env!("OUT_DIR"), "/plotly-basic.min.js"));
+
+/// The plotly.js a page inlines: the basic bundle, or (when the build could not obtain it, and
+/// said so) the whole of plotly.js as the `plotly` crate embeds it; its offline sources hold
+/// plotly.js, then MathJax, which the reports do not need: only the first script is kept.
+pub fn plotly_js() -> Cow<'static, str> {
+    if !PLOTLY_BASIC.is_empty() {
+        return Cow::Borrowed(PLOTLY_BASIC);
+    }
     let sources = plotly::Plot::offline_js_sources();
     let start = sources.find('>').map_or(0, |i| i + 1);
     let end = sources.find("</script>").unwrap_or(sources.len());
-    sources[start..end].to_string()
+    Cow::Owned(sources[start..end].to_string())
+}
+
+/// Words longer than this get break opportunities in table cells ([`cell_html`]).
+const LONG_WORD: usize = 24;
+
+/// A table cell's text, escaped, with a break opportunity (`<wbr>`) after each `,` `/` `=`
+/// `-` `;` of a word over [`LONG_WORD`] characters (paths, run ids, `optimizer_switch`), so a
+/// table can narrow to a printed page's width without cutting words elsewhere.
+fn cell_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let long = word.chars().count() > LONG_WORD;
+        for c in word.chars() {
+            out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+            if long && matches!(c, ',' | '/' | '=' | '-' | ';') {
+                out.push_str("<wbr>");
+            }
+        }
+    }
+    out
 }
 
 /// A table as HTML (cells escaped); a header of empty cells is left out.
@@ -186,14 +249,14 @@ pub fn table_html(header: &[String], rows: &[Vec<String>]) -> String {
     if header.iter().any(|h| !h.is_empty()) {
         out.push_str("<tr>");
         for h in header {
-            let _ = write!(out, "<th>{}</th>", escape(h));
+            let _ = write!(out, "<th>{}</th>", cell_html(h));
         }
         out.push_str("</tr>\n");
     }
     for row in rows {
         out.push_str("<tr>");
         for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
+            let _ = write!(out, "<td>{}</td>", cell_html(cell));
         }
         out.push_str("</tr>\n");
     }
@@ -209,12 +272,27 @@ mod tests {
     fn text_is_escaped_and_the_page_is_whole() {
         let mut p = Page::new("a <b> & \"c\"");
         p.paragraph("x < y", Some("note"));
-        p.table(&["k".into(), "v".into()], &[vec!["<script>".into(), "1".into()]]);
+        p.table(
+            &["k".into(), "v".into()],
+            &[
+                vec!["<script>".into(), "1".into()],
+                vec![
+                    "optimizer_switch".into(),
+                    "index_merge=on,index_merge_union=on a/b".into(),
+                ],
+            ],
+        );
         let html = p.finish();
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<h1>a &lt;b&gt; &amp; &quot;c&quot;</h1>"));
         assert!(html.contains("<td>&lt;script&gt;</td>"));
-        assert!(!html.contains("<script>"));
+        // A long word may break after its punctuation, so a printed table fits the page.
+        assert!(html.contains("<td>index_merge=<wbr>on,<wbr>index_merge_union=<wbr>on a/b</td>"));
+        assert_eq!(
+            html.matches("<script>").count(),
+            1,
+            "only the lines that open sections to print"
+        );
         assert!(
             !html.contains("http://") && !html.contains("https://"),
             "nothing from the network"
@@ -233,21 +311,94 @@ mod tests {
             vec![(0.0, 1.0), (1.0, 2.0)],
         ));
         p.chart(&c).unwrap();
+        c.x_group = Some("time".into());
         p.chart(&c).unwrap();
         let html = p.finish();
-        assert_eq!(html.matches("plotly.js v").count(), 1, "plotly.js inlined once");
+        assert_eq!(
+            html.matches(" data-group=\"time\"").count(),
+            1,
+            "the charts hovered together"
+        );
+        assert_eq!(html.matches("* plotly.js").count(), 1, "plotly.js inlined once");
         assert_eq!(html.matches("class=\"chart-figure\"").count(), 2);
-        assert_eq!(html.matches("<script>").count(), 2, "plotly.js and the lines that draw");
+        assert_eq!(
+            html.matches("<script>").count(),
+            3,
+            "plotly.js, the lines that draw and print"
+        );
         // plotly.js holds map-tile addresses that only map traces use; the page around it
         // refers to nothing outside itself.
         let (start, end) = (
             html.find("<script>").unwrap(),
             html.find("</script>\n<script>").unwrap(),
         );
-        assert!(end - start > 3_000_000, "the whole of plotly.js");
+        assert!(html.contains("@media print{"), "a print stylesheet");
+        assert!(end - start > 1_000_000, "the whole of plotly.js's basic bundle");
         let page = format!("{}{}", &html[..start], &html[end..]);
         for fetch in ["http://", "https://", "@import", "<link"] {
             assert!(!page.contains(fetch), "{fetch}");
         }
+    }
+
+    #[test]
+    fn a_report_with_every_kind_of_chart_stays_small() {
+        use super::super::bars::{Bar, BarSeries};
+        use super::super::chart::{Band, Limit, Scale, Series, PALETTE, STALL, WARMUP};
+        let mut p = Page::new("sizes");
+        let mut time = Chart::new("Throughput", "time since start (s)", "transactions/s");
+        time.series.push(Series::new(
+            "TPS",
+            PALETTE[0],
+            (0..3600).map(|i| (i as f64, 1000.0 + (i % 7) as f64)).collect(),
+        ));
+        time.series
+            .push(Series::new("dirty", PALETTE[1], vec![(0.0, 10.0), (3600.0, 80.0)]).below());
+        time.y2_label = Some("dirty pages (%)".into());
+        time.limits.push(Limit {
+            y: 90.0,
+            label: "limit".into(),
+            color: STALL,
+            secondary: true,
+        });
+        time.bands.push(Band {
+            from: 0.0,
+            to: 60.0,
+            color: WARMUP,
+            label: "warmup".into(),
+        });
+        p.chart(&time).unwrap();
+        let mut sweep = Chart::new("TPS by users", "users", "TPS");
+        (sweep.x_scale, sweep.y_scale) = (Scale::Log2, Scale::Log);
+        sweep
+            .series
+            .push(Series::new("a", PALETTE[0], vec![(1.0, 600.0), (16.0, 1300.0)]).with_markers());
+        p.chart(&sweep).unwrap();
+        let bar = |v: f64| {
+            Some(Bar {
+                value: v,
+                low: v * 0.9,
+                high: v * 1.1,
+                timed_out: None,
+            })
+        };
+        p.bar_chart(&BarChart {
+            title: "queries".into(),
+            y_label: "relative time".into(),
+            categories: (1..=22).map(|q| format!("Q{q}")).collect(),
+            series: vec![BarSeries {
+                name: "a".into(),
+                bars: (0..22).map(|q| bar(1.0 + q as f64 / 50.0)).collect(),
+            }],
+            reference: Some((1.0, "baseline".into())),
+            band: Some((0.95, 1.05)),
+            zoom: None,
+        })
+        .unwrap();
+        let html = p.finish();
+        assert!(
+            html.len() < MAX_REPORT_BYTES,
+            "{} bytes: was plotly.js's basic bundle obtained (see the build's warning, DBPERF_PLOTLY_BASIC)?",
+            html.len()
+        );
     }
 }

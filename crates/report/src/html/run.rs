@@ -13,6 +13,7 @@ use super::ReportError;
 use crate::analysis::analyze::{analyze, Analysis, AnalyzeOptions};
 use crate::analysis::explain::{explain, freed_per_sample, ExplainOptions};
 use crate::analysis::pressure::ASYNC_FLUSH_PCT;
+use crate::setup::Setup;
 use dbperf_results::interval::IntervalRecord;
 use dbperf_results::summary::{LatencyBlock, Summary};
 use dbperf_results::telemetry::{disk_written_most, CpuUsage, DiskIo, TelemetryRow};
@@ -114,8 +115,9 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
     let m = &data.records.manifest;
     let run_id = data.records.dir.run_id().to_string();
     let mut page = Page::new(&format!("dbperf: {} — {run_id}", m.workload.name));
-    facts(&mut page, data);
-    super::setup::run_section(&mut page, &run_id, m);
+    // The results first, under a one-line setup; the run's facts and setup in full after them.
+    let setup = Setup::of_run(&run_id, m);
+    super::setup::caption(&mut page, &setup);
     if let Some(s) = data.summary() {
         page.heading("Summary");
         summary_tables(&mut page, s, &m.workload.name);
@@ -125,6 +127,9 @@ pub fn run_page(data: &RunData) -> Result<String, ReportError> {
             Some("stall"),
         );
     }
+    page.heading("Run and setup");
+    facts(&mut page, data);
+    super::setup::block(&mut page, &setup);
     page.heading("Over time");
     for chart in time_charts(data) {
         page.chart(&chart)?;
@@ -284,10 +289,11 @@ pub fn time_charts(data: &RunData) -> Vec<Chart> {
         .map(|r| r.end_s)
         .chain(data.telemetry.iter().map(|s| s.t_s))
         .fold(0.0, f64::max);
-    if end > 0.0 {
-        for c in &mut charts {
+    for c in &mut charts {
+        if end > 0.0 {
             c.x_range = Some((0.0, end));
         }
+        c.x_group = Some("time".into());
     }
     charts
 }

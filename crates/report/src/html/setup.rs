@@ -1,6 +1,7 @@
-//! The setup block of the HTML reports ([`crate::setup::Setup`]): a table with one
-//! column per compared column, where a fact the columns share spans them all, so what differs
-//! stands out.
+//! The setup of the HTML reports ([`crate::setup::Setup`]): a one-line caption over the
+//! results ([`caption`]), so the first result is on the first screen and printed page, and
+//! after them the block ([`block`]): a table with one column per compared column, where a fact
+//! the columns share spans them all, so what differs stands out.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -48,7 +49,16 @@ pub fn setup_html(setup: &Setup) -> String {
     out
 }
 
-fn add(page: &mut Page, setup: &Setup) {
+/// The setup in one line, over the results it was measured with.
+pub fn caption(page: &mut Page, setup: &Setup) {
+    page.paragraph(
+        &format!("Setup: {} (in full below the results).", setup.caption()),
+        Some("note"),
+    );
+}
+
+/// The setup block: its heading line and table.
+pub fn block(page: &mut Page, setup: &Setup) {
     let bold = match setup.fields.iter().any(|f| f.differs()) {
         true => "; what differs between the columns is in bold",
         false => "",
@@ -61,14 +71,9 @@ fn add(page: &mut Page, setup: &Setup) {
     page.raw(&setup_html(setup));
 }
 
-/// The setup of one run, on its page.
-pub fn run_section(page: &mut Page, run_id: &str, manifest: &Manifest) {
-    add(page, &Setup::of_run(run_id, manifest));
-}
-
 /// The setup of a workload's runs, with the columns of its comparison tables; the manifests
 /// are read from `run_dirs` (those of other runs are skipped).
-pub fn section(page: &mut Page, infos: &[RunInfo], run_dirs: &[PathBuf]) -> Result<(), ReportError> {
+pub fn of_dirs(infos: &[RunInfo], run_dirs: &[PathBuf]) -> Result<Option<Setup>, ReportError> {
     let mut manifests = Vec::new();
     for dir in run_dirs {
         let d = RunDir::open(dir)?;
@@ -76,17 +81,16 @@ pub fn section(page: &mut Page, infos: &[RunInfo], run_dirs: &[PathBuf]) -> Resu
             manifests.push((d.run_id().to_string(), d.read_json::<Manifest>("manifest.json")?));
         }
     }
-    section_of(page, infos, manifests.iter().map(|(id, m)| (id.as_str(), m)))
+    of_manifests(infos, manifests.iter().map(|(id, m)| (id.as_str(), m)))
 }
 
 /// The setup of a workload's runs, with the columns of its comparison tables, from the runs'
-/// manifests `(run id, manifest)`.
-pub fn section_of<'a>(
-    page: &mut Page,
+/// manifests `(run id, manifest)`; `None` without runs.
+pub fn of_manifests<'a>(
     infos: &[RunInfo],
     manifests: impl IntoIterator<Item = (&'a str, &'a Manifest)>,
-) -> Result<(), ReportError> {
-    let Some(first) = infos.first() else { return Ok(()) };
+) -> Result<Option<Setup>, ReportError> {
+    let Some(first) = infos.first() else { return Ok(None) };
     let metric = Metric::own(&first.workload, infos)
         .into_iter()
         .next()
@@ -104,6 +108,5 @@ pub fn section_of<'a>(
         .into_iter()
         .map(|(id, m)| (id.to_string(), m.clone()))
         .collect();
-    add(page, &Setup::of_comparison(&c, &manifests));
-    Ok(())
+    Ok(Some(Setup::of_comparison(&c, &manifests)))
 }
