@@ -155,7 +155,7 @@ impl PgLogin {
                 }
                 t
             }
-            None => self.from_env(env)?,
+            None => self.defaults(env)?,
         };
         if url.is_some() {
             if let Some(h) = &self.host {
@@ -185,7 +185,7 @@ impl PgLogin {
     }
 
     /// pgbench's target when no URL is given.
-    fn from_env(&self, env: &PgEnv) -> Result<Target> {
+    fn defaults(&self, env: &PgEnv) -> Result<Target> {
         let port = match (self.port, &env.port) {
             (Some(p), _) => p,
             (None, Some(p)) => p.trim().parse().ok().filter(|&p: &u16| p > 0).ok_or_else(|| {

@@ -19,7 +19,14 @@ use pg::TempPg;
 fn pgbench(args: &[&str], password: &str) -> Command {
     let mut c = dbperf();
     c.arg("pgbench").args(args).env("PGPASSWORD", password);
-    for var in ["DBPERF_TARGET", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGPASSFILE"] {
+    for var in [
+        "DBPERF_TARGET",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGPASSFILE",
+    ] {
         c.env_remove(var);
     }
     c
@@ -63,7 +70,10 @@ fn pgbench_flags_connect_and_pgbench_defaults_are_recorded() {
     assert_eq!(o["protocol"], "simple", "pgbench's default -M: {o}");
     assert_eq!(o["jobs"], 1, "pgbench's default -j: {o}");
     assert_eq!(o["client_threads"], 1, "{o}");
-    assert_eq!(o["client_io"], "async", "one job serves both clients on an event loop: {o}");
+    assert_eq!(
+        o["client_io"], "async",
+        "one job serves both clients on an event loop: {o}"
+    );
     assert_eq!(o["clients"], 2, "{o}");
     for text in [
         manifest_text.as_str(),
@@ -77,7 +87,20 @@ fn pgbench_flags_connect_and_pgbench_defaults_are_recorded() {
     let results = tempfile::tempdir().unwrap();
     run_ok(
         pgbench(&["select-only"], &password)
-            .args(["-h", "127.0.0.1", "-p", &port, "-U", "sb", "-c", "2", "-j", "2", "-T", "1"])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "sb",
+                "-c",
+                "2",
+                "-j",
+                "2",
+                "-T",
+                "1",
+            ])
             .args(["-M", "prepared", "--no-telemetry", "--results-dir"])
             .arg(results.path())
             .arg("sbtest"),
@@ -94,7 +117,14 @@ fn pgbench_flags_connect_and_pgbench_defaults_are_recorded() {
     let results = tempfile::tempdir().unwrap();
     run_ok(
         pgbench(&["select-only"], &password)
-            .args(["--target", "postgres://sb@127.0.0.1:1/nowhere", "-p", &port, "-d", "sbtest"])
+            .args([
+                "--target",
+                "postgres://sb@127.0.0.1:1/nowhere",
+                "-p",
+                &port,
+                "-d",
+                "sbtest",
+            ])
             .args(["-T", "1", "--no-telemetry", "--results-dir"])
             .arg(results.path()),
     );
@@ -124,7 +154,10 @@ fn help_is_long_only_and_h_is_the_host() {
     assert!(err.contains("a value is required for '--host <HOSTNAME>'"), "{err}");
     let err = fails(pgbench(&["select-only", "-h", "127.0.0.1", "-p", "0"], ""));
     assert!(err.contains("--port") && err.contains("0"), "{err}");
-    let err = fails(pgbench(&["select-only", "--target", "sandbox:nope", "-h", "127.0.0.1"], ""));
+    let err = fails(pgbench(
+        &["select-only", "--target", "sandbox:nope", "-h", "127.0.0.1"],
+        "",
+    ));
     assert!(err.contains("-h and --target sandbox:nope"), "{err}");
     // A database where the command goes: the error says where it belongs.
     let err = fails(pgbench(&["mydb", "-h", "127.0.0.1"], ""));
