@@ -88,11 +88,24 @@ permute() is a permutation of its own: its values differ from pgbench's.";
 #[command(after_long_help = SCRIPT_HELP, disable_help_flag = true)]
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
-    /// one: the -f/-b scripts, or tpcb-like.
+    /// one: the -f/-b/-S/-N scripts, or tpcb-like. After -i, -S, -N, -f or -b, a word that is
+    /// none of these is the database, as in pgbench.
     pub command: Option<String>,
     /// The database, as pgbench's last word (the same as -d DBNAME).
     #[arg(value_name = "DBNAME")]
     pub database: Option<String>,
+    /// Initialize, as pgbench's -i: the same as the init command.
+    #[arg(short = 'i', long)]
+    pub initialize: bool,
+    /// Select-only transactions, as pgbench's -S: the same as -b select-only.
+    #[arg(short = 'S', long)]
+    pub select_only: bool,
+    /// Skip the updates of tellers and branches, as pgbench's -N: the same as -b simple-update.
+    #[arg(short = 'N', long)]
+    pub skip_some_updates: bool,
+    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; runs accept it, as dbperf never vacuums before a run.
+    #[arg(short = 'n', long)]
+    pub no_vacuum: bool,
     /// Print help (pgbench's -h is the host; see the Connection options).
     #[arg(long, short = '?', action = clap::ArgAction::HelpLong)]
     pub help: Option<bool>,
@@ -148,6 +161,7 @@ pub struct PgbenchArgs {
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
 pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    let a = pgbench_words(a)?;
     let target = server(&a)?;
     let command = a.command.clone().unwrap_or_default();
     if !matches!(command.as_str(), "init" | "cleanup") {
@@ -184,6 +198,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             scale: a.scale.unwrap_or(1),
             fillfactor: a.fillfactor,
             unlogged: a.unlogged_tables,
+            vacuum: !a.no_vacuum,
         }))?;
         println!(
             "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
@@ -196,6 +211,35 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         rt.block_on(init::cleanup(&target, a.force))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// pgbench's spellings as dbperf's: `-i` is the init command, `-S` and `-N` the built-ins
+/// they name (`-b`), and once a flag has chosen what runs, a word that is neither a command
+/// nor a built-in is the database (`pgbench -S -c 8 mydb`).
+fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
+    let is_command = |w: &str| matches!(w, "init" | "cleanup") || Script::by_prefix(w).is_ok();
+    let chosen = a.initialize || a.select_only || a.skip_some_updates || !a.file.is_empty() || !a.builtin.is_empty();
+    if let (true, Some(word), None) = (chosen, &a.command, &a.database) {
+        if !is_command(word) {
+            a.database = a.command.take();
+        }
+    }
+    if a.initialize {
+        if a.select_only || a.skip_some_updates || !a.file.is_empty() || !a.builtin.is_empty() {
+            bail!("-i initializes the tables; -S, -N, -f and -b choose what a run runs: give -i alone, then run");
+        }
+        match a.command.as_deref() {
+            None | Some("init") => a.command = Some("init".into()),
+            Some(other) => bail!("-i initializes the tables and {other} is another command: give one of them"),
+        }
+    }
+    if a.select_only {
+        a.builtin.push(Script::SelectOnly.name().into());
+    }
+    if a.skip_some_updates {
+        a.builtin.push(Script::SimpleUpdate.name().into());
+    }
+    Ok(a)
 }
 
 /// Where to connect: `--target` (or `DBPERF_TARGET`, `--target-file`), with `-h -p -U -d`
@@ -565,6 +609,30 @@ mod tests {
         };
         assert_eq!(p.mode, QueryMode::Extended);
         assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
+    }
+
+    #[test]
+    fn pgbench_spellings_become_dbperfs() {
+        let words = |argv: &[&str]| pgbench_words(args(argv));
+        let a = words(&["-i", "-s", "10", "mydb"]).unwrap();
+        assert_eq!(
+            (a.command.as_deref(), a.database.as_deref()),
+            (Some("init"), Some("mydb"))
+        );
+        let a = words(&["-S", "-c", "8", "mydb"]).unwrap();
+        assert_eq!((a.command.as_deref(), a.database.as_deref()), (None, Some("mydb")));
+        assert_eq!(a.builtin, ["select-only"]);
+        assert!(matches!(script_plan(&a).unwrap(), Plan::Builtin(QueryMode::Simple)));
+        let a = words(&["-N", "-b", "select-only@2"]).unwrap();
+        assert_eq!(a.builtin, ["select-only@2", "simple-update"]);
+        // A built-in's name stays a command; without a flag choosing, any word does.
+        let a = words(&["-f", "x.sql", "select"]).unwrap();
+        assert_eq!((a.command.as_deref(), a.database), (Some("select"), None));
+        let a = words(&["mydb"]).unwrap();
+        assert!(matches!(script_plan(&a), Err(e) if e.to_string().contains("-d DBNAME")));
+        let e = |argv: &[&str]| words(argv).unwrap_err().to_string();
+        assert!(e(&["-i", "-S"]).contains("give -i alone"));
+        assert!(e(&["-i", "cleanup"]).contains("give one of them"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `dbperf pgbench` with pgbench's own habits (issue 41), on a real PostgreSQL 15: `-h -p -U
-//! -d` (or the database after the command) connect as pgbench would, the password from
-//! `PGPASSWORD` and never in the manifest or the output; the run records pgbench's defaults
+//! -d` (or the database last) connect as pgbench would, the password from `PGPASSWORD` and
+//! never in the manifest or the output; `-i -n -S` mean what they mean there, and one command
+//! line runs under both tools; the run records pgbench's defaults
 //! (`-M simple`, one job: one event loop for the clients); the flags replace the parts of a
 //! `--target`. Without a server: `--help` (and `-?`) is help, `-h` is the host, and `-h`
 //! without a value, `-p 0` and `-h` with a sandbox target are clear errors.
@@ -50,7 +51,12 @@ fn pgbench_flags_connect_and_pgbench_defaults_are_recorded() {
     let password = pg.password();
     let port = pg.port().to_string();
     let login = ["-h", "127.0.0.1", "-p", port.as_str(), "-U", "sb", "-d", "sbtest"];
-    run_ok(pgbench(&["init"], &password).args(login));
+    // pgbench -i, with -n: no vacuum.
+    run_ok(
+        pgbench(&["-i", "-n", "-s", "1"], &password)
+            .args(&login[..6])
+            .arg("sbtest"),
+    );
     assert_eq!(pg.psql("SELECT count(*) FROM pgbench_branches"), "1");
 
     let results = tempfile::tempdir().unwrap();
@@ -83,29 +89,41 @@ fn pgbench_flags_connect_and_pgbench_defaults_are_recorded() {
         assert!(!text.contains(&password), "the password is never written");
     }
 
-    // pgbench's own word order: the database last; -j = -c gives each client its thread.
+    // A pgbench command line, word for word: -n -S, -j = -c (each client its own thread), the
+    // database last. The results directory comes from DBPERF_RESULTS, so Debian's pgbench
+    // runs the same words.
+    let words = [
+        "-n",
+        "-S",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-T",
+        "1",
+        "-M",
+        "prepared",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-U",
+        "sb",
+        "sbtest",
+    ];
     let results = tempfile::tempdir().unwrap();
-    run_ok(
-        pgbench(&["select-only"], &password)
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "sb",
-                "-c",
-                "2",
-                "-j",
-                "2",
-                "-T",
-                "1",
-            ])
-            .args(["-M", "prepared", "--no-telemetry", "--results-dir"])
-            .arg(results.path())
-            .arg("sbtest"),
-    );
-    let manifest = read_json(&only_run_dir(results.path()).join("manifest.json"));
+    run_ok(pgbench(&words, &password).env("DBPERF_RESULTS", results.path()));
+    if common::program_available("pgbench", "postgresql-15") {
+        let out = Command::new("pgbench")
+            .args(words)
+            .env("PGPASSWORD", &password)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dir = only_run_dir(results.path());
+    assert_eq!(read_json(&dir.join("summary.json"))["workload"], "pgbench_select_only");
+    let manifest = read_json(&dir.join("manifest.json"));
     let o = &manifest["workload"]["options"];
     assert_eq!(
         (&o["protocol"], &o["jobs"], &o["client_io"]),
