@@ -131,7 +131,24 @@ impl PgLogin {
                 }
                 url.resolve()?.ok_or_else(|| anyhow!("--target {u}: no such sandbox"))
             }
-            _ => self.compose(given.as_deref(), &PgEnv::from_process()),
+            _ => {
+                let env = PgEnv::from_process();
+                let target = self.compose(given.as_deref(), &env)?;
+                let nothing_given = given.is_none()
+                    && self.given().is_empty()
+                    && [&env.host, &env.port, &env.user, &env.database]
+                        .iter()
+                        .all(|v| v.is_none());
+                if nothing_given {
+                    eprintln!(
+                        "no --target, -h/-p/-U/-d or PGHOST/PGPORT/PGUSER/PGDATABASE: connecting as pgbench would, to {} as {}, database {}",
+                        target.endpoint(),
+                        target.user,
+                        target.database
+                    );
+                }
+                Ok(target)
+            }
         }
     }
 
