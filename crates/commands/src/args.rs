@@ -23,12 +23,13 @@ impl RunFlags for SysbenchFlags {
     const INTERVAL_HELP: &'static str =
         "Seconds between live interval lines, each over the whole interval (0 = none; intervals are stored each \
         second, finer when this is under 1 s)";
-    const THREADS_HELP: &'static str =
-        "OS threads driving the connections with --client-io async (default: one per CPU, at most one per connection)";
+    const THREADS_HELP: &'static str = "Event-loop threads sharing the connections, with --client-io async or, when \
+        fewer than the connections, auto (default: one per CPU, at most one per connection; as many as the \
+        connections: each has its own, blocking under auto)";
     const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per connection sleeping in the \
         kernel until its reply arrives, as sysbench does: the least CPU per query), async (--client-threads event loops \
         sharing the connections: needed by --rate, lighter for very many connections), or auto (blocking in closed loop \
-        up to 128 connections)";
+        up to 128 connections, unless --client-threads is fewer than the connections)";
     const GRACE_DEFAULT: &'static str = "2";
 }
 

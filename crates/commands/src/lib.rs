@@ -11,11 +11,13 @@
 //! | [`tpch`], [`tpch_run`], [`tpch_throughput`] | `dbperf tpch prepare|qgen|validate|power|throughput|compare` |
 //! | [`linkbench`] | `dbperf linkbench load|request|cleanup` |
 //! | [`pgbench`] | `dbperf pgbench` (init, the built-in scripts, `-f FILE@W`) |
+//! | [`pg_login`] | where `dbperf pgbench` connects as pgbench would: `-h -p -U -d`, `PGHOST`/`PGPORT`/`PGUSER`/`PGDATABASE`, `PGPASSWORD` and `~/.pgpass`, composed with `--target` |
 //! | [`lua`] | `dbperf lua SCRIPT COMMAND` (the script's own options set aside before clap) |
 
 pub mod args;
 pub mod linkbench;
 pub mod lua;
+pub mod pg_login;
 pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;

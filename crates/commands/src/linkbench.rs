@@ -50,12 +50,12 @@ impl RunFlags for LinkbenchFlags {
     const INTERVAL_DEFAULT: &'static str = "10";
     const INTERVAL_HELP: &'static str = "request: seconds between live lines, each over the whole interval (intervals \
         are stored each second, finer when this is under 1 s)";
-    const THREADS_HELP: &'static str =
-        "OS threads driving the requesters with --client-io async (default: one per CPU)";
+    const THREADS_HELP: &'static str = "Event-loop threads sharing the requesters, with --client-io async or, when \
+        fewer than the requesters, auto (default: one per CPU, at most one per requester)";
     const IO_HELP: &'static str = "request: how the client waits for replies: blocking (a thread per requester \
         sleeping in the kernel until its reply arrives: the least CPU per request), async (--client-threads event \
         loops sharing the requesters: needed by --rate), or auto (blocking in closed loop up to 128 requesters, \
-        unless --client-threads is given)";
+        unless --client-threads is fewer than the requesters)";
     const GRACE_DEFAULT: &'static str = "2";
 }
 

@@ -1,9 +1,9 @@
 //! `dbperf pgbench init|tpcb-like|simple-update|select-only|cleanup` and `dbperf pgbench -f
 //! FILE[@W] -b NAME[@W] -D VAR=VALUE -M MODE`: pgbench's built-in workloads and users' own
-//! pgbench scripts ([`dbperf_workloads::pgbench::lang`]), validated into a plan and run
+//! pgbench scripts ([`dbperf_workloads::pgbench::lang`]), with pgbench's flags and defaults
+//! (`-h -p -U -d` in [`super::pg_login`], `-M simple`, `-j 1`), validated into a plan and run
 //! through the shared measured run ([`dbperf_run`], its report from
-//! [`dbperf_workloads::pgbench::report`]); also the PostgreSQL server facts for the manifest,
-//! shared with `dbperf sysbench` on a postgres:// target.
+//! [`dbperf_workloads::pgbench::report`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use clap::Args;
 use dbperf_engine::{RunConfig, RunOutcome};
 
 use super::args::TargetUrl;
+use super::pg_login::PgLogin;
 use dbperf_driver::any::AnySession;
 use dbperf_driver::pg;
 use dbperf_driver::target::Family;
@@ -30,8 +31,8 @@ use dbperf_workloads::pgbench::report::{PgbenchReport, ScriptShare, ScriptsRepor
 use dbperf_workloads::pgbench::{PgbenchWorkload, Script};
 use dbperf_workloads::{FinalReport, ReportFile};
 
-/// `dbperf pgbench COMMAND`, with pgbench's short options where it has them.
-/// pgbench's spellings of the shared run flags: `-T`, `-R`, `-P`/`--progress`, `-j`/`--jobs`.
+/// pgbench's spellings and defaults of the shared run flags: `-T`, `-R`, `-P`/`--progress`,
+/// `-j`/`--jobs` (default 1, as pgbench's).
 #[derive(Debug, Clone)]
 pub struct PgbenchFlags;
 
@@ -53,11 +54,15 @@ impl RunFlags for PgbenchFlags {
     const THREADS_LONG: &'static str = "jobs";
     const THREADS_VALUE: &'static str = "JOBS";
     const THREADS_SHORT: Option<char> = Some('j');
-    const THREADS_HELP: &'static str =
-        "Client threads (pgbench's jobs) sharing the clients with --client-io async; default: the CPUs";
-    const IO_HELP: &'static str = "How the client waits for replies: blocking (a thread per client sleeping in the \
-        kernel until its reply arrives: the least CPU per transaction), async (--jobs event loops sharing the \
-        clients: needed by --rate), or auto (blocking in closed loop up to 128 clients, unless --jobs is given)";
+    const THREADS_DEFAULT: Option<usize> = Some(1);
+    const THREADS_HELP: &'static str = "Client threads, as pgbench's jobs [default: 1]: fewer jobs than clients \
+        share the clients on event loops (one job: one thread for all clients, as pgbench -j 1); as many as the \
+        clients (-j equal to -c) give each client a thread of its own, blocking on its replies under --client-io \
+        auto; more are not started";
+    const IO_HELP: &'static str = "How the client waits for replies: auto (each client blocking on its own thread \
+        when there are as many --jobs as clients, in closed loop, up to 128 clients; else --jobs event loops), \
+        blocking (a thread per client sleeping in the kernel until its reply arrives, whatever the default -j: \
+        the least CPU per transaction; closed loop only), or async (--jobs event loops sharing the clients)";
     const IMPL_HELP: &'static str = "Client: wire (dbperf's lean session, default), tokio-postgres (PostgreSQL) or \
         mysql_async (script files on a MySQL target)";
 }
@@ -65,8 +70,8 @@ impl RunFlags for PgbenchFlags {
 const SCRIPT_HELP: &str = "Scripts: -f FILE[@WEIGHT] runs a pgbench script file (repeatable), -b NAME[@WEIGHT] \
 a built-in (tpcb-like, simple-update, select-only, or a unique prefix); with several, each transaction \
 picks one at random by weight (default 1). The language is pgbench's: SQL ending at ';' (\\; joins \
-compound parts), :name variables (bound as parameters with -M prepared, written in as text with -M \
-simple), automatic :scale, :client_id, :default_seed, :random_seed; meta-commands \\set NAME EXPR \
+compound parts), :name variables (bound as parameters with -M prepared or extended, written in as text with \
+-M simple, the default), automatic :scale, :client_id, :default_seed, :random_seed; meta-commands \\set NAME EXPR \
 (pgbench's operators, CASE, abs debug double exp greatest hash hash_fnv1a hash_murmur2 int least ln \
 mod permute pi pow random random_exponential random_gaussian random_zipfian sqrt), \\sleep N [us|ms|s] \
 (before the first or after the last SQL command: a pause outside the latency; between SQL \
@@ -77,12 +82,33 @@ commands: inside it, as in pgbench), \\if/\\elif/\\else/\\endif, \\gset [PREFIX]
 Script files run on mysql:// targets too (:name becomes ?), where their SQL is valid there. \
 permute() is a permutation of its own: its values differ from pgbench's.";
 
+/// `dbperf pgbench [COMMAND] [DBNAME]`, with pgbench's flags: `-h` is the host, as in pgbench,
+/// so help is `--help` (or pgbench's `-?`) only.
 #[derive(Debug, Args)]
-#[command(after_long_help = SCRIPT_HELP)]
+#[command(after_long_help = SCRIPT_HELP, disable_help_flag = true)]
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
-    /// one: the -f/-b scripts, or tpcb-like.
+    /// one: the -f/-b/-S/-N scripts, or tpcb-like. After -i, -S, -N, -f or -b, a word that is
+    /// none of these is the database, as in pgbench.
     pub command: Option<String>,
+    /// The database, as pgbench's last word (the same as -d DBNAME).
+    #[arg(value_name = "DBNAME")]
+    pub database: Option<String>,
+    /// Initialize, as pgbench's -i: the same as the init command.
+    #[arg(short = 'i', long)]
+    pub initialize: bool,
+    /// Select-only transactions, as pgbench's -S: the same as -b select-only.
+    #[arg(short = 'S', long)]
+    pub select_only: bool,
+    /// Skip the updates of tellers and branches, as pgbench's -N: the same as -b simple-update.
+    #[arg(short = 'N', long)]
+    pub skip_some_updates: bool,
+    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; runs accept it, as dbperf never vacuums before a run.
+    #[arg(short = 'n', long)]
+    pub no_vacuum: bool,
+    /// Print help (pgbench's -h is the host; see the Connection options).
+    #[arg(long, short = '?', action = clap::ArgAction::HelpLong)]
+    pub help: Option<bool>,
     /// A pgbench script file to run, optionally weighted: FILE or FILE@WEIGHT (repeatable; see --help).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub file: Vec<String>,
@@ -92,14 +118,18 @@ pub struct PgbenchArgs {
     /// Sets a script variable before the run: NAME=VALUE (repeatable; also default_seed).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub define: Vec<String>,
-    /// Query mode: prepared (prepared once per connection, variables bound), extended (an unnamed statement parsed for every execution, variables bound; PostgreSQL with --client-impl wire only) or simple (text, variables written in).
-    #[arg(short = 'M', long = "protocol", default_value = "prepared")]
+    /// Query mode, as pgbench's -M: simple (the default, as in pgbench: text, variables written in), extended (an unnamed statement parsed for every execution, variables bound; PostgreSQL with --client-impl wire only) or prepared (prepared once per connection, variables bound).
+    #[arg(short = 'M', long = "protocol", default_value = "simple")]
     pub protocol: String,
     /// Where to connect (--target, DBPERF_TARGET or --target-file): postgres://USER:PASS@HOST:PORT/DB[?host=/socket/dir] or sandbox:NAME.
     #[command(flatten)]
     pub target: TargetUrl,
+    /// pgbench's -h, -p, -U, -d: alone, or replacing those parts of --target.
+    #[command(flatten)]
+    pub login: PgLogin,
     /// init: scale factor (1 branch, 10 tellers, 100,000 accounts per unit; default 1). Runs:
-    /// the value of :scale for script files (default 1); built-ins read it from pgbench_branches.
+    /// the value of :scale for script files (default 1); with a built-in in the mix it is read
+    /// from pgbench_branches instead, as pgbench does.
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
     /// init: fillfactor of accounts, tellers and branches (10..100).
@@ -108,13 +138,14 @@ pub struct PgbenchArgs {
     /// init: create unlogged tables.
     #[arg(long)]
     pub unlogged_tables: bool,
-    /// Connections (pgbench's clients).
-    #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), short = 'c', long, default_value_t = 1)]
+    /// Connections (pgbench's clients; also spelled --client, as pgbench does).
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), short = 'c', long, visible_alias = "client", default_value_t = 1)]
     pub clients: u32,
     /// Time (-T), rate (-R), warmup, jobs (-j), client I/O, progress (-P), results directory and telemetry.
     #[command(flatten)]
     pub run: RunArgs<PgbenchFlags>,
-    /// Transactions per client (pgbench's -t); 0 = no limit.
+    /// Transactions per client (pgbench's -t); 0 = no limit. The run still ends at -T (default
+    /// 10 s): give -T 0 to run them all.
     #[arg(short = 't', long, default_value_t = 0)]
     pub transactions: u64,
     /// Seed of the random draws (pgbench's --random-seed); default: from the clock.
@@ -130,20 +161,22 @@ pub struct PgbenchArgs {
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
 pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
-    let Some(target) = a.target.resolve()? else {
-        bail!("no server given: use --target postgres://USER:PASS@HOST:PORT/DB (or sandbox:NAME), DBPERF_TARGET or --target-file");
-    };
+    let a = pgbench_words(a)?;
+    let target = server(&a)?;
     let command = a.command.clone().unwrap_or_default();
     if !matches!(command.as_str(), "init" | "cleanup") {
         let scripts = match script_plan(&a)? {
             Plan::Scripts(p) => Scripts::Parsed(p),
-            Plan::Builtin => Scripts::Builtin(match command.as_str() {
-                "" => a
-                    .builtin
-                    .first()
-                    .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
-                other => Script::by_prefix(other).map_err(|e| anyhow!("{e}, or init / cleanup"))?,
-            }),
+            Plan::Builtin(mode) => Scripts::Builtin(
+                match command.as_str() {
+                    "" => a
+                        .builtin
+                        .first()
+                        .map_or(Ok(Script::TpcbLike), |b| builtin_weight(b).map(|(s, _)| s))?,
+                    other => Script::by_prefix(other).map_err(not_a_command)?,
+                },
+                mode,
+            ),
         };
         let mut plan = PgbenchRun::new(a, scripts, &target)?;
         let args = plan.args.run.clone();
@@ -165,6 +198,7 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             scale: a.scale.unwrap_or(1),
             fillfactor: a.fillfactor,
             unlogged: a.unlogged_tables,
+            vacuum: !a.no_vacuum,
         }))?;
         println!(
             "done in {:.2} s ({} accounts; generate {:.2} s, vacuum and primary keys {:.2} s)",
@@ -179,9 +213,52 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a run runs: one built-in on its own fast path, or parsed scripts.
+/// pgbench's spellings as dbperf's: `-i` is the init command, `-S` and `-N` the built-ins
+/// they name (`-b`), and once a flag has chosen what runs, a word that is neither a command
+/// nor a built-in is the database (`pgbench -S -c 8 mydb`).
+fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
+    let is_command = |w: &str| matches!(w, "init" | "cleanup") || Script::by_prefix(w).is_ok();
+    let chosen = a.initialize || a.select_only || a.skip_some_updates || !a.file.is_empty() || !a.builtin.is_empty();
+    if let (true, Some(word), None) = (chosen, &a.command, &a.database) {
+        if !is_command(word) {
+            a.database = a.command.take();
+        }
+    }
+    if a.initialize {
+        if a.select_only || a.skip_some_updates || !a.file.is_empty() || !a.builtin.is_empty() {
+            bail!("-i initializes the tables; -S, -N, -f and -b choose what a run runs: give -i alone, then run");
+        }
+        match a.command.as_deref() {
+            None | Some("init") => a.command = Some("init".into()),
+            Some(other) => bail!("-i initializes the tables and {other} is another command: give one of them"),
+        }
+    }
+    if a.select_only {
+        a.builtin.push(Script::SelectOnly.name().into());
+    }
+    if a.skip_some_updates {
+        a.builtin.push(Script::SimpleUpdate.name().into());
+    }
+    Ok(a)
+}
+
+/// Where to connect: `--target` (or `DBPERF_TARGET`, `--target-file`), with `-h -p -U -d`
+/// (and DBNAME after the command) replacing its parts, or pgbench's defaults without one.
+fn server(a: &PgbenchArgs) -> Result<Target> {
+    let mut login = a.login.clone();
+    match (&login.dbname, &a.database) {
+        (Some(d), Some(word)) if d != word => {
+            bail!("two databases: -d {d} and {word} after the command; give one")
+        }
+        (None, Some(word)) => login.dbname = Some(word.clone()),
+        _ => {}
+    }
+    login.target(&a.target)
+}
+
+/// What a run runs: one built-in on its own fast path (simple or prepared), or parsed scripts.
 enum Scripts {
-    Builtin(Script),
+    Builtin(Script, QueryMode),
     Parsed(Box<ScriptPlan>),
 }
 
@@ -209,7 +286,7 @@ impl PgbenchRun {
         };
         let client = Client::choose(&a.run.client_impl, target.family).map_err(|e| anyhow!(e))?;
         match &scripts {
-            Scripts::Builtin(_) if target.family != Family::Postgres => bail!(
+            Scripts::Builtin(..) if target.family != Family::Postgres => bail!(
                 "dbperf pgbench needs a PostgreSQL target: --target postgres://USER:PASS@HOST:PORT/DB (got {})",
                 target.redacted()
             ),
@@ -252,14 +329,14 @@ impl PgbenchRun {
     /// The scripts as the command line named them.
     fn label(&self) -> String {
         match &self.scripts {
-            Scripts::Builtin(s) => s.name().to_string(),
+            Scripts::Builtin(s, _) => s.name().to_string(),
             Scripts::Parsed(p) => p.labels.join(" "),
         }
     }
 
     fn protocol(&self) -> &'static str {
         match &self.scripts {
-            Scripts::Builtin(_) => "prepared",
+            Scripts::Builtin(_, mode) => mode.name(),
             Scripts::Parsed(p) => p.mode.name(),
         }
     }
@@ -269,16 +346,17 @@ impl PgbenchRun {
 impl MeasuredRun for PgbenchRun {
     fn name(&self) -> String {
         match &self.scripts {
-            Scripts::Builtin(s) => format!("pgbench_{}", s.name().replace('-', "_")),
+            Scripts::Builtin(s, _) => format!("pgbench_{}", s.name().replace('-', "_")),
             Scripts::Parsed(_) => "pgbench_script".into(),
         }
     }
 
     async fn before(&mut self, admin: &mut AnySession) -> Result<()> {
         self.scale = match (&self.scripts, self.args.scale) {
-            (Scripts::Builtin(_), _) => init::scale_of(admin).await?,
+            // As pgbench: with a built-in in the mix, the tables' scale, whatever -s says.
+            (Scripts::Builtin(..), _) => init::scale_of(admin).await?,
+            (Scripts::Parsed(p), _) if p.uses_builtin => init::scale_of(admin).await?,
             (Scripts::Parsed(_), Some(n)) => n as i64,
-            (Scripts::Parsed(p), None) if p.uses_builtin => init::scale_of(admin).await?,
             (Scripts::Parsed(_), None) => 1,
         };
         Ok(())
@@ -322,8 +400,9 @@ impl MeasuredRun for PgbenchRun {
     fn measure<S: Session + 'static>(&mut self, m: Measurer<'_>) -> Result<Measured> {
         let target = m.target().clone();
         match &mut self.scripts {
-            Scripts::Builtin(script) => {
-                let w = PgbenchWorkload::<S>::new(*script, self.scale, target, self.ignore.clone(), self.seed);
+            Scripts::Builtin(script, mode) => {
+                let w = PgbenchWorkload::<S>::new(*script, *mode, self.scale, target, self.ignore.clone(), self.seed)
+                    .map_err(|e| anyhow!(e))?;
                 m.engine(Arc::new(w), LiveLine::Standard)
             }
             Scripts::Parsed(p) => {
@@ -339,7 +418,7 @@ impl MeasuredRun for PgbenchRun {
 
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
         let scripts = match &self.scripts {
-            Scripts::Builtin(_) => Vec::new(),
+            Scripts::Builtin(..) => Vec::new(),
             Scripts::Parsed(p) => p
                 .transactions
                 .iter()
@@ -362,9 +441,10 @@ impl MeasuredRun for PgbenchRun {
     }
 }
 
-/// How a run's scripts run: a single built-in on its own fast path, or parsed scripts.
+/// How a run's scripts run: a single built-in on its own fast path (`-M simple` or
+/// `prepared`), or parsed scripts.
 enum Plan {
-    Builtin,
+    Builtin(QueryMode),
     Scripts(Box<ScriptPlan>),
 }
 
@@ -378,6 +458,11 @@ struct ScriptPlan {
     uses_builtin: bool,
     /// Each script's transaction name, once the program is made.
     transactions: Vec<String>,
+}
+
+/// The error of a command word that is none: pgbench users put the database last.
+fn not_a_command(e: String) -> anyhow::Error {
+    anyhow!("{e}, or init / cleanup; a database name goes after the command (dbperf pgbench select-only DBNAME) or in -d DBNAME")
 }
 
 /// `NAME[@WEIGHT]` of `-b`.
@@ -407,7 +492,7 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     let mode = QueryMode::parse(&a.protocol).map_err(|e| anyhow!(e))?;
     let mut builtins = Vec::new();
     if let Some(c) = a.command.as_deref() {
-        builtins.push((Script::by_prefix(c).map_err(|e| anyhow!("{e}, or init / cleanup"))?, 1));
+        builtins.push((Script::by_prefix(c).map_err(not_a_command)?, 1));
     }
     for b in &a.builtin {
         builtins.push(builtin_weight(b)?);
@@ -415,8 +500,8 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     if a.file.is_empty() && builtins.len() == 1 && builtins[0].1 == 0 {
         bail!("the only script has weight 0: give it a positive @WEIGHT (or none)");
     }
-    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode == QueryMode::Prepared {
-        return Ok(Plan::Builtin);
+    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended {
+        return Ok(Plan::Builtin(mode));
     }
     let mut defines = Vec::new();
     for d in &a.define {
@@ -481,9 +566,16 @@ mod tests {
 
     #[test]
     fn scripts_plan_mixes_files_and_builtins_and_keeps_the_fast_path_alone() {
-        assert!(matches!(script_plan(&args(&["tpcb-like"])).unwrap(), Plan::Builtin));
-        assert!(matches!(script_plan(&args(&["-b", "sel"])).unwrap(), Plan::Builtin));
-        assert!(matches!(script_plan(&args(&[])).unwrap(), Plan::Builtin));
+        // pgbench's default mode, simple, and prepared keep the fast path.
+        assert!(matches!(
+            script_plan(&args(&["tpcb-like"])).unwrap(),
+            Plan::Builtin(QueryMode::Simple)
+        ));
+        assert!(matches!(
+            script_plan(&args(&["-b", "sel", "-M", "prepared"])).unwrap(),
+            Plan::Builtin(QueryMode::Prepared)
+        ));
+        assert!(matches!(script_plan(&args(&[])).unwrap(), Plan::Builtin(_)));
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("mine.sql");
         std::fs::write(&f, "\\set x random(1, :n)\nSELECT :x;\n").unwrap();
@@ -517,6 +609,30 @@ mod tests {
         };
         assert_eq!(p.mode, QueryMode::Extended);
         assert!(e(&["-f", "/nonexistent/x.sql"]).contains("cannot read script file /nonexistent/x.sql"));
+    }
+
+    #[test]
+    fn pgbench_spellings_become_dbperfs() {
+        let words = |argv: &[&str]| pgbench_words(args(argv));
+        let a = words(&["-i", "-s", "10", "mydb"]).unwrap();
+        assert_eq!(
+            (a.command.as_deref(), a.database.as_deref()),
+            (Some("init"), Some("mydb"))
+        );
+        let a = words(&["-S", "-c", "8", "mydb"]).unwrap();
+        assert_eq!((a.command.as_deref(), a.database.as_deref()), (None, Some("mydb")));
+        assert_eq!(a.builtin, ["select-only"]);
+        assert!(matches!(script_plan(&a).unwrap(), Plan::Builtin(QueryMode::Simple)));
+        let a = words(&["-N", "-b", "select-only@2"]).unwrap();
+        assert_eq!(a.builtin, ["select-only@2", "simple-update"]);
+        // A built-in's name stays a command; without a flag choosing, any word does.
+        let a = words(&["-f", "x.sql", "select"]).unwrap();
+        assert_eq!((a.command.as_deref(), a.database), (Some("select"), None));
+        let a = words(&["mydb"]).unwrap();
+        assert!(matches!(script_plan(&a), Err(e) if e.to_string().contains("-d DBNAME")));
+        let e = |argv: &[&str]| words(argv).unwrap_err().to_string();
+        assert!(e(&["-i", "-S"]).contains("give -i alone"));
+        assert!(e(&["-i", "cleanup"]).contains("give one of them"));
     }
 
     #[test]

@@ -70,13 +70,13 @@ impl RunFlags for TpccFlags {
     const INTERVAL_DEFAULT: &'static str = "10";
     const INTERVAL_HELP: &'static str = "Seconds between interval lines, each over the whole interval (intervals are \
         stored each second, finer when this is under 1 s)";
-    const THREADS_HELP: &'static str =
-        "OS threads driving the connections with --client-io async (default: one per CPU)";
+    const THREADS_HELP: &'static str = "Event-loop threads sharing the connections, with --client-io async or, when \
+        fewer than the connections, auto (default: one per CPU, at most one per connection)";
     const IO_HELP: &'static str =
         "How the client waits for replies: blocking (a thread per connection sleeping in the \
         kernel until its reply arrives: the least CPU per transaction), async (--client-threads event loops sharing \
         the connections: needed by --rate, lighter for very many connections), or auto (blocking in closed loop up to \
-        128 connections)";
+        128 connections, unless --client-threads is fewer than the connections)";
 }
 
 /// `dbperf tpcc COMMAND [OPTIONS]`.

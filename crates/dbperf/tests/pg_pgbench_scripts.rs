@@ -74,6 +74,8 @@ fn weighted_script_files_run_in_proportion_and_broken_ones_point_at_file_and_lin
                 "1",
                 "-T",
                 "2",
+                "-M",
+                "prepared",
                 "-D",
                 "step=2",
             ])

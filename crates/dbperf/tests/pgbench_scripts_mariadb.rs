@@ -104,7 +104,7 @@ fn a_script_file_runs_on_mariadb_with_gset() {
         run_ok(
             dbperf()
                 .args(["pgbench", "--target", &url, "--no-telemetry", "-c", "1", "-T", "1"])
-                .args(["--client-impl", client, "-f"])
+                .args(["-M", "prepared", "--client-impl", client, "-f"])
                 .arg(&nulls)
                 .arg("--results-dir")
                 .arg(results.path()),

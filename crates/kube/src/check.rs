@@ -44,8 +44,14 @@ pub fn check_command(command: &[String]) -> anyhow::Result<()> {
             );
         }
     }
-    if first == "pgbench" && command.get(1).is_some_and(|a| a == "init") {
-        bail!("`pgbench init` loads data: run it once before the Job, and give the Job the measuring pgbench command");
+    // `init`, or pgbench's `-i` (alone or bundled with its other switches, as `-in`).
+    let initializes = |a: &String| {
+        a == "--initialize"
+            || a.strip_prefix('-')
+                .is_some_and(|b| b.contains('i') && b.chars().all(|c| "inSN".contains(c)))
+    };
+    if first == "pgbench" && (command.get(1).is_some_and(|a| a == "init") || command.iter().any(initializes)) {
+        bail!("`pgbench init` (or -i) loads data: run it once before the Job, and give the Job the measuring pgbench command");
     }
     for (i, arg) in command.iter().enumerate() {
         let at = format!("argument {} after -- ({})", i + 1, shown(arg));
@@ -381,6 +387,8 @@ mod tests {
             ("sysbench oltp_point_select prepare", "without `run`"),
             ("linkbench load", "without `request`"),
             ("pgbench init -s 10", "`pgbench init`"),
+            ("pgbench -i -s 10", "`pgbench init`"),
+            ("pgbench -s 10 -in", "`pgbench init`"),
             ("sysbench oltp_point_select run -- x", "second `--`"),
             ("tpcc run --x=a\nb", ""),
         ] {

@@ -162,9 +162,16 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
             for (k, v) in &p.scripts.define {
                 cmd.arg(format!("--define={k}={v}"));
             }
-            if let Some(m) = &p.scripts.protocol {
-                cmd.arg(format!("--protocol={m}"));
-            }
+            // The lab's own defaults, given explicitly so that `dbperf pgbench`'s pgbench-like
+            // ones (-M simple, -j 1) do not change what a point measures.
+            cmd.arg(format!(
+                "--protocol={}",
+                p.scripts.protocol.as_deref().unwrap_or(LAB_PGBENCH_PROTOCOL)
+            ))
+            .arg(format!(
+                "--jobs={}",
+                pgbench_jobs(users, e.network.shards, r.client_cpus)
+            ));
             cmd.arg(format!("--scale={}", p.scale))
                 .arg(format!("--clients={users}"))
                 .arg(format!("--time={}", duration.as_secs()))
@@ -207,6 +214,23 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
     }
     cmd.env("DBPERF_LAB_POINT", serde_json::to_string(r.lab)?);
     Ok(cmd)
+}
+
+/// The query mode of a lab pgbench point whose experiment names none: prepared, the mode the
+/// lab's points always ran in (`dbperf pgbench`'s own default is pgbench's, simple).
+pub(crate) const LAB_PGBENCH_PROTOCOL: &str = "prepared";
+
+/// The `--jobs` of a lab pgbench point of `users` clients over `shards` client processes:
+/// the client shape of the lab's other kinds (`--client-io auto` without client threads), a
+/// thread per client blocking on its replies while a process has at most
+/// [`dbperf_run::client::AUTO_BLOCKING_MAX`] of them, else an event loop per client CPU.
+pub(crate) fn pgbench_jobs(users: u32, shards: u32, client_cpus: Option<&CpuSet>) -> usize {
+    let per_process = users.div_ceil(shards.max(1)) as usize;
+    if per_process <= dbperf_run::client::AUTO_BLOCKING_MAX {
+        users as usize
+    } else {
+        client_cpus.map_or_else(dbperf_run::args::cpus, |c| c.cpus.len().max(1))
+    }
 }
 
 /// A Lua workload's options as `dbperf lua` takes them: dbperf lua's general ones, then the
@@ -686,12 +710,19 @@ mod tests {
         );
         let args = point_args(dir.path(), &one);
         assert_eq!(args[..2], ["pgbench", "select-only"]);
-        assert!(
-            !args
-                .iter()
-                .any(|a| a.starts_with("--file") || a.starts_with("--protocol")),
-            "{args:?}"
-        );
+        assert!(!args.iter().any(|a| a.starts_with("--file")), "{args:?}");
+        // The lab's shape, not dbperf pgbench's defaults (-M simple, -j 1): prepared, a
+        // thread per client.
+        for want in ["--protocol=prepared", "--jobs=2", "--clients=2"] {
+            assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
+        }
+        assert_eq!(pgbench_jobs(128, 1, None), 128);
+        assert_eq!(pgbench_jobs(256, 2, None), 256, "two processes of 128 clients");
+        let four = CpuSet {
+            text: "0-3".into(),
+            cpus: vec![0, 1, 2, 3],
+        };
+        assert_eq!(pgbench_jobs(200, 1, Some(&four)), 4);
     }
 
     #[test]

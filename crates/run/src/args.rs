@@ -62,6 +62,10 @@ pub trait RunFlags: Clone + std::fmt::Debug + Send + Sync + 'static {
     const THREADS_VALUE: &'static str = "CLIENT_THREADS";
     /// Its short flag.
     const THREADS_SHORT: Option<char> = None;
+    /// The client threads when the flag is not given: `None` for one event loop per CPU (and a
+    /// blocking thread per connection under `--client-io auto`), pgbench's `Some(1)` for its
+    /// `-j 1` (see [`client::blocking_io`]).
+    const THREADS_DEFAULT: Option<usize> = None;
     /// Its help.
     const THREADS_HELP: &'static str;
     /// `--client-io`'s help.
@@ -244,6 +248,7 @@ impl<F: RunFlags> RunArgs<F> {
                 rate: self.rate,
                 warmup_time: self.warmup_time,
                 client_threads: self.client_threads,
+                threads_default: F::THREADS_DEFAULT,
                 client_io: &self.client_io,
                 report_interval: self.report_interval,
                 interval_flag: F::INTERVAL_LONG,
@@ -360,8 +365,10 @@ pub struct RunValues<'a> {
     pub rate: f64,
     /// `--warmup-time`.
     pub warmup_time: u64,
-    /// `--client-threads` (pgbench's `--jobs`).
+    /// `--client-threads` (pgbench's `--jobs`), when given.
     pub client_threads: Option<usize>,
+    /// The client threads when not given ([`RunFlags::THREADS_DEFAULT`]).
+    pub threads_default: Option<usize>,
     /// `--client-io`.
     pub client_io: &'a str,
     /// The report interval (0 = no live lines; one-second intervals are stored).
@@ -427,7 +434,12 @@ pub fn run_config(v: &RunValues<'_>, shape: &RunShape, cpus: usize) -> Result<Ru
         (false, true) => None,
     };
     run.shutdown_grace = Duration::from_secs_f64(v.shutdown_grace.clamp(0.0, 3600.0));
-    let io = client::client_io(v.client_io, shape.connections, v.rate > 0.0, v.client_threads, cpus);
+    let threads = match (v.client_threads, v.threads_default) {
+        (Some(n), _) => client::Threads::Given(n),
+        (None, Some(n)) => client::Threads::Default(n),
+        (None, None) => client::Threads::Unset,
+    };
+    let io = client::client_io(v.client_io, shape.connections, v.rate > 0.0, threads, cpus);
     (run.blocking_io, run.client_threads) =
         io.map_err(|e| e.replace("--client-threads", &format!("--{}", v.threads_flag)))?;
     run.seed = shape.seed;
@@ -645,6 +657,7 @@ mod tests {
             rate: 0.0,
             warmup_time: 0,
             client_threads: None,
+            threads_default: None,
             client_io,
             report_interval: 0.0,
             interval_flag: "report-interval",

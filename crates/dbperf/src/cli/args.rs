@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn linkbench_and_pgbench_get_the_blocking_io_default_and_keep_their_spellings() {
+    fn linkbench_gets_the_blocking_io_default_pgbench_its_one_job_and_both_keep_their_spellings() {
         use dbperf_run::RunShape;
         // Every command's arrivals are poisson unless --arrival says otherwise.
         let shape = |connections, _arrival: &str| RunShape {
@@ -195,10 +195,10 @@ mod tests {
             panic!()
         };
         let run = pg.run.config(&shape(pg.clients as usize, "poisson")).unwrap();
-        assert!(run.blocking_io, "pgbench closed loop: a blocking thread per client");
+        assert!(!run.blocking_io, "pgbench's -j 1: one event loop for the clients");
         assert_eq!(
             (run.client_threads, run.duration, run.interval.as_secs()),
-            (8, Some(std::time::Duration::from_secs(30)), 1),
+            (1, Some(std::time::Duration::from_secs(30)), 1),
             "intervals are stored each second"
         );
         assert_eq!(run.report_interval, Some(std::time::Duration::from_secs(2)), "-P 2");
@@ -211,10 +211,28 @@ mod tests {
             (false, 2),
             "-j asks for event loops"
         );
+        let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "-c", "8", "-j", "8"]) else {
+            panic!()
+        };
+        let run = pg.run.config(&shape(8, "poisson")).unwrap();
+        assert_eq!(
+            (run.blocking_io, run.client_threads),
+            (true, 8),
+            "-j = -c: a thread per client"
+        );
+        let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "--client-io", "blocking"]) else {
+            panic!()
+        };
+        let run = pg.run.config(&shape(8, "poisson")).unwrap();
+        assert_eq!(
+            (run.blocking_io, run.client_threads),
+            (true, 8),
+            "the default -j gives way"
+        );
         let Command::Pgbench(pg) = cli(&["pgbench", "select-only", "--client-io", "blocking", "-j", "2"]) else {
             panic!()
         };
-        let e = pg.run.config(&shape(1, "poisson")).unwrap_err().to_string();
-        assert!(e.contains("--jobs"), "{e}");
+        let e = pg.run.config(&shape(8, "poisson")).unwrap_err().to_string();
+        assert!(e.contains("--jobs 2"), "{e}");
     }
 }

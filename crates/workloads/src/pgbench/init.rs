@@ -1,6 +1,6 @@
 //! `pgbench -i` (default steps `dtgvp`): drop, create the four tables with pgbench's
 //! columns and fillfactor, generate the rows client-side with `COPY ... FROM STDIN` in one
-//! transaction (with `FREEZE`, as pgbench 14+ does), `VACUUM ANALYZE`, then add the
+//! transaction (with `FREEZE`, as pgbench 14+ does), `VACUUM ANALYZE` (unless `-n`), then add the
 //! primary keys. Unlike pgbench, init drops and cleanup drops only tables dbperf created
 //! ([`crate::ddl`]; cleanup `--force` drops them anyway).
 
@@ -43,6 +43,8 @@ pub struct InitConfig {
     pub fillfactor: u32,
     /// `--unlogged-tables`.
     pub unlogged: bool,
+    /// `VACUUM ANALYZE` the tables after loading (pgbench's `-n` turns it off).
+    pub vacuum: bool,
 }
 
 /// What an init did.
@@ -227,13 +229,18 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     bar.finish_and_clear();
     s.query("commit").await.map_err(doing("commit"))?;
     let generate = t0.elapsed();
-    eprintln!("vacuuming...");
+    if cfg.vacuum {
+        eprintln!("vacuuming...");
+    }
     for t in [
         "pgbench_branches",
         "pgbench_tellers",
         "pgbench_accounts",
         "pgbench_history",
-    ] {
+    ]
+    .into_iter()
+    .filter(|_| cfg.vacuum)
+    {
         s.query(&format!("vacuum analyze {t}"))
             .await
             .map_err(doing(format!("vacuum analyze {t}")))?;

@@ -1,6 +1,8 @@
 //! pgbench's built-in scripts as one [`Worker`] per connection, with pgbench's random
 //! draws (`\set aid random(1, 100000 * :scale)` etc., uniform) and its statements sent as
-//! prepared statements, as `pgbench -M prepared` does:
+//! `pgbench -M simple` (the default: the values written into the text) or `-M prepared`
+//! (prepared once per connection, the values bound) sends them; `-M extended` runs the
+//! built-ins as scripts ([`super::lang`]):
 //!
 //! ```text
 //! tpcb-like:     BEGIN; UPDATE accounts; SELECT abalance; UPDATE tellers; UPDATE branches;
@@ -12,6 +14,7 @@
 //! On an error inside the transaction the worker rolls back before returning, so a retried
 //! transaction never continues a failed one.
 
+use std::fmt::Write as _;
 use std::str::FromStr;
 
 use dbperf_engine::clock::now_ns;
@@ -19,6 +22,7 @@ use dbperf_engine::{OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
+use super::lang::exec::QueryMode;
 use super::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TELLERS_PER_SCALE};
 use crate::sysbench::rand::uniform;
 use dbperf_driver::mysql::IgnoreErrors;
@@ -133,6 +137,20 @@ impl FromStr for Script {
     }
 }
 
+/// `sql` with each `?` replaced by its value, into `out` (`-M simple`).
+fn simple_text(sql: &str, values: &[i64], out: &mut String) {
+    out.clear();
+    let mut values = values.iter();
+    for (i, piece) in sql.split('?').enumerate() {
+        if i > 0 {
+            if let Some(v) = values.next() {
+                let _ = write!(out, "{v}");
+            }
+        }
+        out.push_str(piece);
+    }
+}
+
 /// Statement kinds, in [`OpTable::statements`] order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u16)]
@@ -186,6 +204,7 @@ const KINDS: [(Kind, &str, &str); 7] = [
 /// A pgbench run's definition, on sessions of type `S`.
 pub struct PgbenchWorkload<S> {
     script: Script,
+    mode: QueryMode,
     scale: i64,
     target: Target,
     ignore: IgnoreErrors,
@@ -194,16 +213,31 @@ pub struct PgbenchWorkload<S> {
 }
 
 impl<S: Session + 'static> PgbenchWorkload<S> {
-    /// `script` on tables of `scale` (read from `pgbench_branches`) at `target`.
-    pub fn new(script: Script, scale: i64, target: Target, ignore: IgnoreErrors, seed: u64) -> PgbenchWorkload<S> {
-        PgbenchWorkload {
+    /// `script` sent as `mode` (simple or prepared) on tables of `scale` (read from
+    /// `pgbench_branches`) at `target`. `-M extended` is the scripts' ([`super::lang`]).
+    pub fn new(
+        script: Script,
+        mode: QueryMode,
+        scale: i64,
+        target: Target,
+        ignore: IgnoreErrors,
+        seed: u64,
+    ) -> Result<PgbenchWorkload<S>, String> {
+        if mode == QueryMode::Extended {
+            return Err(format!(
+                "the built-in {} is sent simple or prepared here; -M extended runs it as a script",
+                script.name()
+            ));
+        }
+        Ok(PgbenchWorkload {
             script,
+            mode,
             scale,
             target,
             ignore,
             seed,
             session: std::marker::PhantomData,
-        }
+        })
     }
 }
 
@@ -228,6 +262,8 @@ impl<S: Session + 'static> Workload for PgbenchWorkload<S> {
                     .wrapping_add(0x5851_f42d_4c95_7f2d_u64.wrapping_mul(worker as u64 + 1)),
             ),
             stmts: [None; KINDS.len()],
+            mode: self.mode,
+            sql: String::with_capacity(256),
         };
         w.prepare_statements().await?;
         Ok(w)
@@ -241,11 +277,17 @@ pub struct PgbenchWorker<S: Session> {
     scale: i64,
     rng: SmallRng,
     stmts: [Option<StmtId>; KINDS.len()],
+    mode: QueryMode,
+    /// `-M simple`: the statement's text with its values, reused.
+    sql: String,
 }
 
 impl<S: Session> PgbenchWorker<S> {
     async fn prepare_statements(&mut self) -> Result<(), DbError> {
         self.stmts = [None; KINDS.len()];
+        if self.mode == QueryMode::Simple {
+            return Ok(());
+        }
         for &k in self.script.statements() {
             self.stmts[k as usize] = Some(self.session.prepare(KINDS[k as usize].2).await?);
         }
@@ -263,8 +305,6 @@ impl<S: Session> PgbenchWorker<S> {
         let tid = self.random(1, TELLERS_PER_SCALE * self.scale);
         let delta = self.random(-5000, 5000);
         for &k in self.script.statements() {
-            let stmt = self.stmts[k as usize].expect("prepared for this script");
-            let (aid, bid, tid, delta) = (Param::Int(aid), Param::Int(bid), Param::Int(tid), Param::Int(delta));
             let (buf, n) = match k {
                 Kind::Begin | Kind::End => ([aid; 4], 0),
                 Kind::UpdateAccount => ([delta, aid, aid, aid], 2),
@@ -273,9 +313,17 @@ impl<S: Session> PgbenchWorker<S> {
                 Kind::UpdateBranch => ([delta, bid, bid, bid], 2),
                 Kind::InsertHistory => ([tid, bid, aid, delta], 4),
             };
-            let params = &buf[..n];
             let start = now_ns();
-            let info = self.session.exec(stmt, params).await?;
+            let info = match self.stmts[k as usize] {
+                Some(stmt) => {
+                    let params = buf.map(Param::Int);
+                    self.session.exec(stmt, &params[..n]).await?
+                }
+                None => {
+                    simple_text(KINDS[k as usize].2, &buf[..n], &mut self.sql);
+                    self.session.query(&self.sql).await?
+                }
+            };
             let class = match k {
                 Kind::SelectAccount => QueryClass::Read,
                 Kind::Begin | Kind::End => QueryClass::Other,
@@ -307,6 +355,18 @@ impl<S: Session> Worker for PgbenchWorker<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simple_mode_writes_the_values_in() {
+        let mut out = String::new();
+        simple_text(KINDS[Kind::UpdateAccount as usize].2, &[-42, 7], &mut out);
+        assert_eq!(
+            out,
+            "UPDATE pgbench_accounts SET abalance = abalance + -42 WHERE aid = 7"
+        );
+        simple_text(KINDS[Kind::Begin as usize].2, &[], &mut out);
+        assert_eq!(out, "BEGIN");
+    }
 
     #[test]
     fn kinds_table_is_in_enum_order() {
