@@ -69,8 +69,11 @@ deps-servers: deps
 build:
 	$(CARGO) build --release --locked -p dbperf
 
-demo: deps build
-	./scripts/demo.sh
+# One progress line instead of cargo's hundreds: the build's own output only when it fails.
+demo: deps
+	@echo "Building dbperf (release build: about 8 minutes the first time on 2 cores, seconds after)..."
+	@$(CARGO) build --release --locked -q -p dbperf
+	@./scripts/demo.sh
 
 lint:
 	$(CARGO) fmt --all --check

@@ -219,6 +219,62 @@ fn pinning_example_runs_short_and_labels_its_runs() {
     assert!(!String::from_utf8_lossy(&list.stdout).contains("running"));
 }
 
+/// The demo (`make demo` runs examples/demo.toml): its smoke test runs both settings twice
+/// at two user counts, each point after a write settled first; the finished experiment reopens
+/// by name, by its directory and through `compare --experiment`, with a relative column for
+/// flush=2 against flush=1 and no unequal start states.
+#[test]
+fn the_demo_is_an_experiment_that_reopens_by_name_directory_and_compare() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, results) = (tmp.path().join("home"), tmp.path().join("results"));
+    let out = run_ok(
+        dbperf(&home)
+            .args(["lab", "run", "--quick"])
+            .arg(examples().join("demo.toml"))
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("complete: 4 run(s)"), "{text}");
+    let logs = results.join("lab").join("demo-quick").join("logs");
+    let settled = std::fs::read_dir(&logs)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .filter(|log| log.lines().any(|l| l.starts_with("settle: settled after")))
+        .count();
+    assert_eq!(settled, 4, "every point of a writing workload settles first");
+    let html = tmp.path().join("demo.html");
+    let by_name = run_ok(
+        dbperf(&home)
+            .args(["report", "demo-quick", "--html"])
+            .arg(&html)
+            .arg("--results-dir")
+            .arg(&results),
+    );
+    let report = String::from_utf8_lossy(&by_name.stdout).into_owned();
+    let warnings = String::from_utf8_lossy(&by_name.stderr).into_owned();
+    assert!(
+        report.contains("baseline: flush=1") && report.contains("flush=2"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("unequal_start_state") && !report.contains("started in different states"),
+        "{report}"
+    );
+    assert!(!warnings.contains("error"), "{warnings}");
+    let size = std::fs::metadata(&html).unwrap().len();
+    assert!(size < 1_500_000, "the HTML report is {size} bytes");
+    let by_dir = run_ok(dbperf(&home).arg("report").arg(results.join("lab").join("demo-quick")));
+    assert_eq!(String::from_utf8_lossy(&by_dir.stdout), report);
+    let compared = run_ok(
+        dbperf(&home)
+            .args(["compare", "--experiment", "demo-quick", "--results-dir"])
+            .arg(&results),
+    );
+    let compared = String::from_utf8_lossy(&compared.stdout);
+    assert!(compared.contains("flush=2"), "{compared}");
+}
+
 /// What the studies worked out by hand across points, in `lab report`: the headline figure's
 /// gain over the server CPUs added from one pinning to the other (study 003), and each server's
 /// wait profile beside the other's (study 000), from the runs' own telemetry.

@@ -14,6 +14,20 @@ use dbperf_report::publish::{FileOrder, RunRef, RunSet};
 use super::run::{lab_dir, load_state};
 use super::Experiment;
 
+/// The finished points of the experiment whose lab directory (`RESULTS_DIR/lab/NAME`, with its
+/// `state.json`) is `dir`; `None` when `dir` is not one.
+pub fn run_set_at(dir: &Path) -> Result<Option<RunSet>> {
+    let (Some(name), Some(lab)) = (dir.file_name().and_then(|n| n.to_str()), dir.parent()) else {
+        return Ok(None);
+    };
+    match lab.parent() {
+        Some(results_dir) if lab.file_name().is_some_and(|n| n == "lab") && dir.join("state.json").is_file() => {
+            run_set(results_dir, name)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The finished points of experiment `name` under `results_dir`; `None` when it never ran
 /// (no `state.json`).
 pub fn run_set(results_dir: &Path, name: &str) -> Result<Option<RunSet>> {

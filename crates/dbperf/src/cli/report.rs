@@ -16,10 +16,12 @@ use dbperf_report::publish::{self, Options, Published, Subject};
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A run directory, a run id under --results-dir, an experiment name (as given to `lab
-    /// run`), or several runs to report together.
+    /// run`) or its directory (RESULTS_DIR/lab/NAME), a directory of run directories, or several
+    /// runs to report together.
     #[arg(required = true, value_name = "RUN|EXPERIMENT")]
     pub targets: Vec<String>,
-    /// Also write a self-contained HTML report (charts as inline SVG) to this file.
+    /// Also write a self-contained HTML report (interactive charts, plotly.js inside the file;
+    /// works offline) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Format of what is printed: a run's summary and analysis, or an experiment's tables.
@@ -38,7 +40,11 @@ pub struct ReportArgs {
 /// Runs `dbperf report`.
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let subject = Subject::resolve(&args.targets, &args.results_dir, |name| {
-        dbperf_lab::finished::run_set(&args.results_dir, name)
+        // An experiment by its lab directory (`dbperf-results/lab/NAME`), or by name.
+        match dbperf_lab::finished::run_set_at(Path::new(name))? {
+            Some(set) => Ok(Some(set)),
+            None => dbperf_lab::finished::run_set(&args.results_dir, name),
+        }
     })?;
     let opts = Options {
         html: args.html.is_some(),

@@ -24,6 +24,20 @@ pub fn run_dir(given: &str, results_dir: &Path) -> Option<PathBuf> {
     is_run_dir(&under).then_some(under)
 }
 
+/// The run directories directly inside `dir`, or inside its `runs/` (a directory a script
+/// gathered runs into, such as an older demo's), sorted; `None` when there are none.
+pub fn runs_under(dir: &Path) -> Option<Vec<PathBuf>> {
+    [dir.to_path_buf(), dir.join("runs")].into_iter().find_map(|d| {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(&d)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| is_run_dir(p))
+            .collect();
+        runs.sort();
+        (!runs.is_empty()).then_some(runs)
+    })
+}
+
 /// One run of a report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRef {
@@ -110,6 +124,9 @@ impl Subject {
             if let Some(dir) = run_dir(one, results_dir) {
                 return Ok(Subject::Run(dir));
             }
+            if let Some(dirs) = runs_under(Path::new(one)) {
+                return Ok(Subject::Runs(RunSet::of_dirs(one.clone(), dirs)));
+            }
             return match experiment(one).map_err(|e| PublishError::Experiment(e.into()))? {
                 Some(set) if set.runs.is_empty() => Err(PublishError::NothingFinished(one.clone())),
                 Some(set) => Ok(Subject::Runs(set)),
@@ -145,6 +162,26 @@ mod tests {
 
     fn none(_: &str) -> Result<Option<RunSet>, std::io::Error> {
         Ok(None)
+    }
+
+    #[test]
+    fn a_directory_of_runs_is_reported_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("old-demo").join("runs");
+        let (a, b) = (run(&runs, "a"), run(&runs, "b"));
+        let given = tmp.path().join("old-demo").display().to_string();
+        match Subject::resolve(&[given.clone()], Path::new("/nonexistent"), none).unwrap() {
+            Subject::Runs(set) => {
+                assert_eq!(set.name, given);
+                let dirs: Vec<PathBuf> = set.runs.into_iter().map(|r| r.dir).collect();
+                assert_eq!(dirs, [a, b]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A directory with no runs is for the experiment lookup to find, or not.
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(Subject::resolve(&[empty.display().to_string()], tmp.path(), none).is_err());
     }
 
     #[test]
