@@ -87,7 +87,7 @@ fn compare_warns_on_exactly_the_distorting_differences_and_the_catalog_has_both_
     assert!(text.contains("Inside the server"), "{text}");
     for figure in [
         "stalls (analyze)",
-        "checkpoint age max",
+        "checkpoint age max (% of max)",
         "time in sync flush",
         "client CPU max",
     ] {

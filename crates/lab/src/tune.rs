@@ -1142,8 +1142,7 @@ fn measure(run_dir: &Path, figure: f64, objective: Objective, took: Duration) ->
         checkpoint_max_pct: pressure.and_then(|p| p.checkpoint_max_pct),
         dirty_max_pct: pressure.and_then(|p| p.dirty_max_pct),
         redo_needed_bytes: pressure
-            .and_then(|p| p.checkpoint_max_bytes)
-            .map(dbperf_report::analysis::explain::redo_needed),
+            .and_then(|p| dbperf_report::analysis::explain::redo_needed(p.redo_capacity_bytes, p.checkpoint_max_pct)),
         secs: took.as_secs_f64(),
     })
 }

@@ -78,6 +78,11 @@ impl Observer for Recorder<'_, '_> {
     }
 
     fn on_interval(&mut self, r: &IntervalReport<'_>) {
+        // The client's CPU is counted over the measured phase, as its queries are: from the
+        // end of the last warmup interval (delivered as it ends).
+        if r.warmup {
+            self.cpu_at_start = client_usage();
+        }
         let rec = interval_record(r);
         match self.jsonl.append(&rec) {
             Ok(()) | Err(ResultsError::Write { .. }) => {}

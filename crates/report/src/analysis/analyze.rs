@@ -467,9 +467,13 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         ));
     }
     // Redo, buffer pool and client pressure over the measured phase, stall or not.
+    let manifest = manifest_json(run_dir);
     let pressure = telemetry.as_ref().map(|tel| {
         let measured_tel: Vec<&TelemetryRow> = tel.iter().filter(|s| s.mid_s(step) >= measured_from).collect();
-        Pressure::of(&measured_tel)
+        Pressure {
+            redo_capacity_bytes: redo_capacity_of(&manifest),
+            ..Pressure::of(&measured_tel)
+        }
     });
     let postgres = telemetry
         .as_ref()
@@ -505,7 +509,6 @@ pub fn analyze(run_dir: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analyz
         .flatten()
         .filter(|s| s.mid_s(step) >= measured_from)
         .collect();
-    let manifest = manifest_json(run_dir);
     let start = telemetry
         .as_deref()
         .and_then(|rows| StartState::of_run(sampled_start(&manifest).as_ref(), rows));
@@ -549,6 +552,13 @@ fn manifest_json(run_dir: &Path) -> serde_json::Value {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
+}
+
+/// The redo's size from the manifest's server variables.
+fn redo_capacity_of(manifest: &serde_json::Value) -> Option<u64> {
+    let variables: std::collections::BTreeMap<String, String> =
+        serde_json::from_value(manifest.get("server")?.get("variables")?.clone()).ok()?;
+    super::explain::redo_capacity(&variables)
 }
 
 /// The run's client threads, from its manifest's workload options (`None`: not recorded).

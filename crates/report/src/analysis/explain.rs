@@ -101,13 +101,15 @@ pub struct Throughput {
 pub struct Checkpoint {
     /// Largest checkpoint age sampled, bytes.
     pub max_age_bytes: u64,
+    /// ... in percent of its maximum (the sync flush point): the one percentage every report
+    /// gives checkpoint age in ([`dbperf_results::telemetry::ServerSample::checkpoint_level_pct`]).
+    pub max_age_pct: Option<f64>,
     /// The redo's size (`innodb_log_file_size` × files, or `innodb_redo_log_capacity`;
     /// PostgreSQL: `max_wal_size`), bytes; `None` when the manifest lacks the variables.
     pub capacity_bytes: Option<u64>,
-    /// `max_age_bytes` in percent of `capacity_bytes`.
-    pub max_age_pct_of_capacity: Option<f64>,
-    /// The redo size that would have held the largest age: `max_age_bytes` × [`REDO_HEADROOM`].
-    pub redo_needed_bytes: u64,
+    /// The redo size that would have held the largest age with [`REDO_HEADROOM`] to spare,
+    /// only when the redo did not ([`redo_needed`]).
+    pub redo_needed_bytes: Option<u64>,
 }
 
 /// Dirty pages against their limit.
@@ -460,17 +462,23 @@ pub fn checkpoint(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) 
         });
     };
     let capacity = redo_capacity(variables);
+    let max_age_pct = rows.iter().filter_map(|r| r.checkpoint_pct()).reduce(f64::max);
     Figure::Value(Checkpoint {
         max_age_bytes: max_age,
+        max_age_pct,
         capacity_bytes: capacity,
-        max_age_pct_of_capacity: capacity.filter(|c| *c > 0).map(|c| max_age as f64 * 100.0 / c as f64),
-        redo_needed_bytes: redo_needed(max_age),
+        redo_needed_bytes: redo_needed(capacity, max_age_pct),
     })
 }
 
-/// The redo size that holds a checkpoint age of `max_age` bytes with [`REDO_HEADROOM`].
-pub fn redo_needed(max_age: u64) -> u64 {
-    (max_age as f64 * REDO_HEADROOM).ceil() as u64
+/// The redo size that would have held a checkpoint age that reached `max_pct` of its maximum
+/// with [`REDO_HEADROOM`] to spare, on a redo of `capacity` bytes: only when the age reached
+/// the asynchronous flush point ([`ASYNC_FLUSH_PCT`]), where the redo no longer held it (below
+/// it, this redo did). The maximum age is a fixed share of the redo, so the size scales with
+/// the percentage: `capacity × max_pct / 100 × 1.25`.
+pub fn redo_needed(capacity: Option<u64>, max_pct: Option<f64>) -> Option<u64> {
+    let (capacity, pct) = (capacity?, max_pct?);
+    (pct >= ASYNC_FLUSH_PCT).then(|| (capacity as f64 * pct / 100.0 * REDO_HEADROOM).ceil() as u64)
 }
 
 /// Dirty pages over the window against `innodb_max_dirty_pages_pct`.
@@ -899,15 +907,20 @@ impl Explanation {
             &mut s,
             "checkpoint age",
             self.checkpoint.text(|c| {
-                let against = match (c.capacity_bytes, c.max_age_pct_of_capacity) {
-                    (Some(cap), Some(p)) => format!(" = {p:.0}% of the redo ({})", mib(cap)),
-                    _ => " (redo size not in the manifest)".into(),
+                let pct = c.max_age_pct.map_or(String::new(), |p| {
+                    format!(" = {p:.0}% of its maximum (the sync flush point)")
+                });
+                let redo = c
+                    .capacity_bytes
+                    .map_or(" (redo size not in the manifest)".into(), |cap| {
+                        format!("; redo {}", mib(cap))
+                    });
+                let held = match c.redo_needed_bytes {
+                    Some(need) => format!(": a redo of {} would have held it (+25%)", mib(need)),
+                    None if c.capacity_bytes.is_some() && c.max_age_pct.is_some() => ", which held it".into(),
+                    None => String::new(),
                 };
-                format!(
-                    "max {}{against}; a redo of {} would have held it (+25%)",
-                    mib(c.max_age_bytes),
-                    mib(c.redo_needed_bytes)
-                )
+                format!("max {}{pct}{redo}{held}", mib(c.max_age_bytes))
             }),
         );
         line(
@@ -1016,11 +1029,11 @@ pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
         },
         match &e.checkpoint {
             Figure::Value(c) => format!(
-                "{}{} → redo {}",
+                "{}{}{}",
                 mib(c.max_age_bytes),
-                c.max_age_pct_of_capacity
-                    .map_or(String::new(), |p| format!(" ({p:.0}% of redo)")),
-                mib(c.redo_needed_bytes)
+                c.max_age_pct.map_or(String::new(), |p| format!(" ({p:.0}% of max)")),
+                c.redo_needed_bytes
+                    .map_or(String::new(), |need| format!(" → redo {}", mib(need)))
             ),
             Figure::NotAvailable(why) => na(why),
         },
@@ -1090,29 +1103,55 @@ mod tests {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
+    /// Checkpoint age in percent of its maximum (the sync point, 800 MiB of a 1 GiB redo
+    /// here): a redo is said to be needed only when the age reached the async point, and then
+    /// it is larger than the redo that did not hold it.
     #[test]
-    fn the_redo_needed_is_the_largest_age_plus_a_quarter() {
-        let rows: Vec<TelemetryRow> = [100u64, 800, 400]
-            .iter()
-            .enumerate()
-            .map(|(i, mb)| {
-                row(
-                    i as f64 + 1.0,
-                    ServerSample {
-                        checkpoint_age_bytes: Some(mb << 20),
-                        ..ServerSample::default()
-                    },
-                )
-            })
-            .collect();
-        let refs: Vec<&TelemetryRow> = rows.iter().collect();
-        let Figure::Value(c) = checkpoint(&refs, &vars(&[("innodb_log_file_size", "1073741824")])) else {
+    fn the_redo_needed_is_said_only_when_the_redo_did_not_hold_the_age() {
+        let rows = |ages: &[u64]| -> Vec<TelemetryRow> {
+            ages.iter()
+                .enumerate()
+                .map(|(i, mb)| {
+                    row(
+                        i as f64 + 1.0,
+                        ServerSample {
+                            checkpoint_age_bytes: Some(mb << 20),
+                            checkpoint_max_bytes: Some(800 << 20),
+                            ..ServerSample::default()
+                        },
+                    )
+                })
+                .collect()
+        };
+        let redo = vars(&[("innodb_log_file_size", "1073741824")]);
+        let held = rows(&[100, 400, 200]);
+        let Figure::Value(c) = checkpoint(&held.iter().collect::<Vec<_>>(), &redo) else {
             panic!()
         };
-        assert_eq!(c.max_age_bytes, 800 << 20);
-        assert_eq!(c.redo_needed_bytes, 1000 << 20);
+        assert_eq!(
+            (c.max_age_bytes, c.max_age_pct, c.redo_needed_bytes),
+            (400 << 20, Some(50.0), None)
+        );
         assert_eq!(c.capacity_bytes, Some(1 << 30));
-        assert!((c.max_age_pct_of_capacity.unwrap() - 78.125).abs() < 1e-9);
+        let e = Explanation {
+            checkpoint: Figure::Value(c),
+            ..Explanation::blank()
+        };
+        let text = e.render_text();
+        assert!(
+            text.contains("max 400 MiB = 50% of its maximum (the sync flush point); redo 1024 MiB, which held it"),
+            "{text}"
+        );
+        let full = rows(&[100, 760, 400]);
+        let Figure::Value(c) = checkpoint(&full.iter().collect::<Vec<_>>(), &redo) else {
+            panic!()
+        };
+        // 95% of the maximum: 1 GiB x 0.95 x 1.25.
+        assert_eq!(
+            c.redo_needed_bytes,
+            Some(((1u64 << 30) as f64 * 0.95 * 1.25).ceil() as u64)
+        );
+        assert!(c.redo_needed_bytes.unwrap() > 1 << 30);
         // MySQL 5.x: two files of the size.
         assert_eq!(
             redo_capacity(&vars(&[

@@ -31,6 +31,10 @@ pub struct Pressure {
     pub samples: usize,
     /// Highest checkpoint age, percent of its maximum (`None`: not reported by the server).
     pub checkpoint_max_pct: Option<f64>,
+    /// The redo's size from the run's server variables ([`super::explain::redo_capacity`]),
+    /// bytes; `None` when they do not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redo_capacity_bytes: Option<u64>,
     /// Highest checkpoint age, bytes (`None`: not reported by the server).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint_max_bytes: Option<u64>,
@@ -72,6 +76,7 @@ impl Pressure {
         Pressure {
             samples: rows.len(),
             checkpoint_max_pct: ckpt.iter().copied().reduce(f64::max),
+            redo_capacity_bytes: None,
             checkpoint_max_bytes: rows
                 .iter()
                 .filter_map(|r| r.server.as_ref()?.checkpoint_age_bytes)

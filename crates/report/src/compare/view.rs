@@ -68,7 +68,7 @@ impl Comparison {
             })
             .map(|i| {
                 let label = match lines[0][i].0 {
-                    "checkpoint age max" if postgres => "checkpoint distance max (of max_wal_size)",
+                    "checkpoint age max (% of max)" if postgres => "checkpoint distance max (of max_wal_size)",
                     l => l,
                 };
                 std::iter::once(label.to_string())
@@ -329,7 +329,9 @@ mod tests {
         );
         c.inside = vec![inside_column(false), inside_column(false)];
         let my = labels(&c);
-        assert!(my.contains(&"checkpoint age max".to_string()) && my.contains(&"time in sync flush".to_string()));
+        assert!(
+            my.contains(&"checkpoint age max (% of max)".to_string()) && my.contains(&"time in sync flush".to_string())
+        );
         assert!(!my.contains(&"requested checkpoints".to_string()), "{my:?}");
         // Mixed families keep every row, with dashes where a column has no such figure.
         c.inside = vec![inside_column(false), inside_column(true)];

@@ -170,7 +170,7 @@ mod tests {
         let runs = tmp.path().join("old-demo").join("runs");
         let (a, b) = (run(&runs, "a"), run(&runs, "b"));
         let given = tmp.path().join("old-demo").display().to_string();
-        match Subject::resolve(&[given.clone()], Path::new("/nonexistent"), none).unwrap() {
+        match Subject::resolve(std::slice::from_ref(&given), Path::new("/nonexistent"), none).unwrap() {
             Subject::Runs(set) => {
                 assert_eq!(set.name, given);
                 let dirs: Vec<PathBuf> = set.runs.into_iter().map(|r| r.dir).collect();
