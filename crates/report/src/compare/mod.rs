@@ -279,6 +279,10 @@ pub struct Cell {
     pub runs: Vec<String>,
     /// `(median - baseline median) / baseline median`, percent.
     pub diff_pct: Option<f64>,
+    /// The median against the baseline's (`1.00` in the baseline column) with its spread
+    /// ([`relative`]); `None` without a baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<Relative>,
     /// Whether the difference is beyond the noise.
     pub verdict: Verdict,
 }
@@ -329,6 +333,32 @@ pub struct Comparison {
 }
 
 /// Applies the draw rule ([`stats::judge`]) to `cell` against `base`.
+/// A cell's median against the baseline's, with its spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Relative {
+    /// `median / baseline median`.
+    pub ratio: f64,
+    /// Half the width the two cells' ranges give the ratio (their half-ranges relative to
+    /// their medians, added in quadrature); `None` when neither cell has 2 or more samples,
+    /// and 0 for the baseline against itself.
+    pub spread: Option<f64>,
+}
+
+/// `cell` against `base` ([`Relative`]); the baseline against itself is exactly 1.00 with no
+/// spread. `None` when the baseline's median is 0.
+pub fn relative(cell: &Cell, base: &Cell) -> Option<Relative> {
+    if base.median == 0.0 || !base.median.is_finite() || !cell.median.is_finite() {
+        return None;
+    }
+    if std::ptr::eq(cell, base) {
+        return Some(Relative { ratio: 1.0, spread: None });
+    }
+    let ratio = cell.median / base.median;
+    let half = |c: &Cell| if c.median == 0.0 { 0.0 } else { (c.max - c.min) / 2.0 / c.median.abs() };
+    let spread = (cell.n > 1 || base.n > 1).then(|| ratio.abs() * half(cell).hypot(half(base)));
+    Some(Relative { ratio, spread })
+}
+
 fn judge(cell: &Cell, base: &Cell, threshold_pct: f64, higher_is_better: bool) -> (Option<f64>, Verdict) {
     stats::judge(&cell.spread(), &base.spread(), threshold_pct, higher_is_better)
 }
@@ -521,6 +551,7 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                         n: s.n,
                         runs: members.iter().map(|r| r.run_id.clone()).collect(),
                         diff_pct: None,
+                        relative: None,
                         verdict: Verdict::NoBaseline,
                     })
                 })
@@ -530,8 +561,10 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                 let Some(cell) = cell else { continue };
                 if i == 0 {
                     cell.verdict = Verdict::Baseline;
+                    cell.relative = relative(cell, cell);
                 } else if let Some(base) = &base {
                     (cell.diff_pct, cell.verdict) = judge(cell, base, opts.threshold_pct, higher);
+                    cell.relative = relative(cell, base);
                 }
             }
             Row {
@@ -703,8 +736,23 @@ pub(crate) mod tests {
             n: s.n,
             runs: vec![],
             diff_pct: None,
+            relative: None,
             verdict: Verdict::NoBaseline,
         }
+    }
+
+    #[test]
+    fn the_relative_figure_carries_both_cells_spread() {
+        let base = cell(&[100.0, 102.0, 98.0]);
+        let same = relative(&base, &base).unwrap();
+        assert_eq!((same.ratio, same.spread), (1.0, None));
+        let r = relative(&cell(&[93.0, 94.0, 92.0]), &base).unwrap();
+        assert!((r.ratio - 0.93).abs() < 1e-9);
+        // 1/93 and 2/100 in quadrature, times 0.93: 0.0209.
+        assert!((r.spread.unwrap() - 0.93 * (1.0f64 / 93.0).hypot(0.02)).abs() < 1e-9, "{r:?}");
+        let single = relative(&cell(&[50.0]), &cell(&[100.0])).unwrap();
+        assert_eq!((single.ratio, single.spread), (0.5, None));
+        assert_eq!(relative(&cell(&[1.0]), &cell(&[0.0])), None);
     }
 
     #[test]

@@ -120,20 +120,32 @@ impl Comparison {
         if cell.n > 1 {
             let _ = write!(s, " [{}..{}, n={}]", self.value(cell.min), self.value(cell.max), cell.n);
         }
+        let rel = cell.relative.map(|r| match r.spread {
+            Some(pm) => format!("{:.2} ± {pm:.2}", r.ratio),
+            None => format!("{:.2}", r.ratio),
+        });
+        if cell.verdict == Verdict::Baseline {
+            return match rel {
+                Some(rel) if markdown => format!("{s} ({rel})"),
+                Some(rel) => format!("{s} {rel:>20}"),
+                None => s,
+            };
+        }
         let Some(d) = cell.diff_pct else { return s };
         let (mark, word) = match cell.verdict {
-            Verdict::Baseline => return s,
+            Verdict::Baseline => unreachable!("returned above"),
             Verdict::Draw => ("~", "draw"),
             Verdict::Better => ("", "better"),
             Verdict::Worse => ("", "worse"),
             Verdict::NoBaseline => ("", ""),
         };
         let diff = format!("{mark}{d:+.1}%");
+        let rel = rel.map_or(String::new(), |r| format!("{r}, "));
         if markdown {
-            format!("{s} ({diff} {word})")
+            format!("{s} ({rel}{diff} {word})")
         } else {
             // Fixed widths, so right-aligned columns line up on the value and on the verdict.
-            format!("{s} {diff:>8} {word:<6}")
+            format!("{s} {:>20} {word:<6}", format!("{rel}{diff}"))
         }
     }
 
@@ -360,7 +372,15 @@ mod tests {
         (cell.min, cell.max, cell.n) = (101.0, 105.0, 3);
         assert_eq!(
             c.cell_text(c.rows[0].cells[1].as_ref().unwrap(), true),
-            "103.0 [101.0..105.0, n=3] (~+3.0% draw)"
+            "103.0 [101.0..105.0, n=3] (1.03, ~+3.0% draw)"
         );
+        // Computed with the ranges: the ratio carries both cells' spread.
+        let cell = c.rows[0].cells[1].as_mut().unwrap();
+        cell.relative = Some(crate::compare::Relative { ratio: 0.93, spread: Some(0.02) });
+        assert_eq!(
+            c.cell_text(c.rows[0].cells[1].as_ref().unwrap(), true),
+            "103.0 [101.0..105.0, n=3] (0.93 ± 0.02, ~+3.0% draw)"
+        );
+        assert_eq!(c.cell_text(c.rows[0].cells[0].as_ref().unwrap(), true), "100.0 (1.00)");
     }
 }

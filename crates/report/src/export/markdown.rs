@@ -225,8 +225,8 @@ mod tests {
 
 | threads | A | B |
 |---:|---:|---:|
-| 1 | 100.0 | 103.0 (~+3.0% draw) |
-| 4 | 400.0 | 300.0 (-25.0% worse) |
+| 1 | 100.0 (1.00) | 103.0 (1.03, ~+3.0% draw) |
+| 4 | 400.0 (1.00) | 300.0 (0.75, -25.0% worse) |
 
 _1 repetition: no spread (each cell is a single run's value; repeat runs to see the noise)._
 

@@ -363,12 +363,12 @@ WARNING: server variables known to distort results differ between the compared r
   The comparison is not apples to apples: use the same settings, or make the difference the experiment's variant.
 
 oltp_point_select: tps (trx/s, higher is better) by threads; baseline: A
-+---------+-------+-----------------------+
-| threads |     A |                     B |
-+=========================================+
-|       1 | 100.0 | 103.0   ~+3.0% draw   |
-|       4 | 400.0 | 300.0   -25.0% worse  |
-+---------+-------+-----------------------+
++---------+----------------------------+-----------------------------------+
+| threads |                          A |                                 B |
++==========================================================================+
+|       1 | 100.0                 1.00 | 103.0         1.03, ~+3.0% draw   |
+|       4 | 400.0                 1.00 | 300.0         0.75, -25.0% worse  |
++---------+----------------------------+-----------------------------------+
 ";
         let text = sample().render(Format::Text);
         assert!(text.starts_with(expected), "{text}");
