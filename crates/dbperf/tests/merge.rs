@@ -80,6 +80,7 @@ fn shard(root: &Path, index: u32, count: u32, base_ms: i64, start_at_ms: i64, fi
         }),
         merged: None,
         server_host: None,
+        start_state: None,
     };
     dir.write_json("manifest.json", &manifest).unwrap();
     let mut hlog = Vec::new();
@@ -168,6 +169,7 @@ fn shard(root: &Path, index: u32, count: u32, base_ms: i64, start_at_ms: i64, fi
             server_unreachable_s: 0.0,
             server_unreachable_at_end: false,
             server_lost: false,
+            steady_warmup: None,
         };
         dir.write_json("summary.json", &summary).unwrap();
     }

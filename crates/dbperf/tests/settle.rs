@@ -193,3 +193,61 @@ users = [4, 8]
     let off = run("off");
     assert!(off.iter().all(|log| !log.contains("settle:")), "{off:?}");
 }
+
+/// `--warmup-steady` after a settle: a small redo fills within seconds under oltp_read_write,
+/// so the workload runs unmeasured until its first checkpoint cycle ended (or the age holds
+/// level) and throughput stopped trending; the summary says how long and why, and the
+/// measured run that follows has its usual warmup and length.
+#[test]
+fn warmup_steady_runs_until_the_start_up_transient_is_past() {
+    let sandbox = TempSandbox::start_with(&[
+        "innodb_log_file_size=16M",
+        "innodb_buffer_pool_size=128M",
+        "innodb_io_capacity=200",
+    ])
+    .expect("a sandboxed MariaDB starts (apt-get install -y mariadb-server)");
+    let url = sandbox.url();
+    let common = ["--tables=2", "--table-size=20000"];
+    run_ok(
+        dbperf()
+            .args(["sysbench", "oltp_read_write", "prepare"])
+            .args(common)
+            .args(["--target", &url]),
+    );
+    let results = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        dbperf()
+            .args([
+                "sysbench",
+                "oltp_read_write",
+                "run",
+                "--threads=4",
+                "--time=3",
+                "--warmup-time=1",
+            ])
+            .args(common)
+            .args(["--settle=60", "--warmup-steady=90", "--target", &url, "--results-dir"])
+            .arg(results.path()),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .rfind(|l| l.starts_with("warmup: ") && l.contains(" after "))
+        .unwrap_or_else(|| panic!("no end of the steady warmup:\n{stdout}"));
+    let dir = only_run_dir(results.path());
+    let summary = common::read_json(&dir.join("summary.json"));
+    let steady = &summary["steady_warmup"];
+    assert_eq!(steady["steady"], true, "{line}\n{summary}");
+    let reason = steady["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("first checkpoint cycle ended") || reason.contains("held level"),
+        "{reason}"
+    );
+    assert!(line.contains(reason), "{line}");
+    let secs = steady["seconds"].as_f64().unwrap();
+    assert!((10.0..90.0).contains(&secs), "{secs}");
+    // The measured run is the usual one after it: 1 s of warmup, 3 s measured.
+    let manifest = common::read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["workload"]["options"]["warmup_steady_max_s"], 90, "{manifest}");
+    assert!((summary["duration_s"].as_f64().unwrap() - 3.0).abs() < 0.5, "{summary}");
+}

@@ -105,6 +105,7 @@ fn open_loop_summary() -> Summary {
         server_unreachable_s: 0.0,
         server_unreachable_at_end: false,
         server_lost: false,
+        steady_warmup: None,
     }
 }
 

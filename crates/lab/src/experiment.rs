@@ -11,6 +11,7 @@
 //! prewarm = true                     # read the tables into memory after every start
 //! settle = "each"                    # wait for flushing before points: each (after a write or a restore), first, off
 //! settle_max = "5m"                  # the longest wait before one point
+//! warmup_steady = "5m"               # before each warmup, run until past the start-up transient (at most)
 //!
 //! [[server]]
 //! id = "mariadb-10.11"               # a `dbperf server list --available` id (postgres-17, ...)
@@ -183,6 +184,7 @@ struct RawFile {
     prewarm: Option<bool>,
     settle: Option<SettlePolicy>,
     settle_max: Option<Spanned<Secs>>,
+    warmup_steady: Option<Spanned<Secs>>,
     #[serde(default, rename = "server")]
     servers: Vec<Spanned<RawServer>>,
     variants: Option<Spanned<BTreeMap<String, Spanned<Vec<Value>>>>>,
@@ -435,6 +437,10 @@ pub struct Experiment {
     pub prewarm: bool,
     /// Which points wait for the server's flushing first (`settle`, `settle_max`).
     pub settle: Settle,
+    /// `warmup_steady`: before each point's warmup, its workload runs unmeasured until past its
+    /// start-up transient, at most this long (`--warmup-steady`; not TPC-H's, which has no
+    /// warmup, nor sharded points').
+    pub warmup_steady: Option<Duration>,
     pub servers: Vec<ServerSpec>,
     pub variants: Vec<Variant>,
     pub pinnings: Vec<Pinning>,
@@ -952,6 +958,7 @@ impl Experiment {
                 policy: raw.settle.unwrap_or(SettlePolicy::Each),
                 max: whole_secs(&raw.settle_max, "settle_max", 1, &at)?.unwrap_or(DEFAULT_SETTLE_MAX),
             },
+            warmup_steady: whole_secs(&raw.warmup_steady, "warmup_steady", 1, &at)?,
             servers,
             variants,
             pinnings,
@@ -1346,6 +1353,7 @@ impl Experiment {
         self.repetitions = 1;
         self.report_interval = Duration::from_secs(1);
         self.settle.max = self.settle.max.min(QUICK_SETTLE_MAX);
+        self.warmup_steady = self.warmup_steady.map(|d| d.min(QUICK_SETTLE_MAX));
         for v in &mut self.variants {
             v.duration = None;
         }

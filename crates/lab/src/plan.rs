@@ -391,7 +391,7 @@ impl Totals {
         );
         let _ = writeln!(
             out,
-            "  estimated time: {} (runs {}, prepares {}, restarts {}; settle waits not counted)",
+            "  estimated time: {} (runs {}, prepares {}, restarts {}; settle waits and warmups until steady not counted)",
             hms(self.total_s()),
             hms(self.runs_s),
             hms(self.prepares_s),

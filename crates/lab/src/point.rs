@@ -201,6 +201,9 @@ pub(crate) fn point_command(r: &RunPoint<'_>, summary_path: &Path) -> Result<Com
     if let (Some(max), 1) = (r.settle, e.network.shards) {
         cmd.arg(format!("--settle={}", max.as_secs()));
     }
+    if let (Some(max), 1, false) = (e.warmup_steady, e.network.shards, matches!(w.params, Params::Tpch(_))) {
+        cmd.arg(format!("--warmup-steady={}", max.as_secs()));
+    }
     if super::run::waits_asked(&e.servers[r.group.server], &e.variants[r.group.variant]) {
         cmd.arg("--pfs-instruments");
     }
@@ -632,6 +635,9 @@ mod tests {
         assert!(!args(text, None).iter().any(|a| a.starts_with("--settle")));
         let sharded = format!("[network]\nshards = 2\n{text}");
         assert!(!args(&sharded, wait).iter().any(|a| a.starts_with("--settle")));
+        let steady = format!("warmup_steady = \"2m\"\n{text}");
+        assert!(args(&steady, None).iter().any(|a| a == "--warmup-steady=120"));
+        assert!(!args(text, None).iter().any(|a| a.starts_with("--warmup-steady")));
     }
 
     /// The arguments of the child command of the first point of `text` (parsed as `dir/x.toml`).

@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// `--settle`: the longest wait for the server to settle, seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settle_max_s: Option<u64>,
+    /// `--warmup-steady`: the longest unmeasured run before the warmup, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_steady_max_s: Option<u64>,
 }
 
 /// A key that is present, `null` or not: `Some`.

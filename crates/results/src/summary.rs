@@ -84,6 +84,21 @@ pub struct Summary {
     /// not clean (exit code 5 when it otherwise completed). Absent, so false, in older summaries.
     #[serde(default)]
     pub server_lost: bool,
+    /// `--warmup-steady`: how long the unmeasured run before the warmup took, and whether the
+    /// workload was steady at its end. Absent without the flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_warmup: Option<SteadyWarmup>,
+}
+
+/// The warmup that ran until the workload was past its start-up transient (`--warmup-steady`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWarmup {
+    /// Seconds it ran.
+    pub seconds: f64,
+    /// Whether it ended steady (else at its limit, or interrupted).
+    pub steady: bool,
+    /// Why it ended: what was steady, or the limit.
+    pub reason: String,
 }
 
 /// Open-loop arrival process.
@@ -322,6 +337,7 @@ pub fn sample(run_id: &str, workload: &str, threads: u32, tps: f64, p95_ms: f64)
         server_unreachable_s: 0.0,
         server_unreachable_at_end: false,
         server_lost: false,
+        steady_warmup: None,
     }
 }
 

@@ -102,6 +102,20 @@ pub struct RunArgs<F: RunFlags> {
         help_heading = F::HEADING
     )]
     pub warmup_time: u64,
+    /// Before the warmup, run the workload unmeasured until it is past its start-up transient:
+    /// the checkpoint age has ended its first cycle (or holds level for 10 s) and throughput has
+    /// stopped trending (the last 5 s within 10% of the 5 s before); at most SECONDS (default
+    /// 300). Its length and why it ended are in the summary (`steady_warmup`).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "300",
+        value_parser = dbperf_core::bounds::whole_secs_flag,
+        help_heading = F::HEADING
+    )]
+    pub warmup_steady: Option<u64>,
     // Client threads of the event loops (`--client-io async`).
     #[arg(
         long = F::THREADS_LONG,
@@ -295,6 +309,7 @@ impl<F: RunFlags> RunArgs<F> {
             arrival: Some(run.arrival.name().into()),
             rate: run.arrival.rate(),
             client_impl: Some(self.client_impl.clone()),
+            warmup_steady_max_s: self.warmup_steady,
             ..RunOptions::default()
         };
         self.out.record(&mut r);

@@ -10,6 +10,7 @@
 //! | [`network`] | `--client-netns`: the namespace, veth pair, shaping and forwarding, removed after the run and after killed runs |
 //! | [`client`] | `--client-impl` (which session, checked against the target's family) and `--client-io` (blocking threads or event loops) |
 //! | [`settle`] | `--settle`: waiting before the measurement for the flushing an earlier load left (InnoDB checkpoint age, dirty pages; PostgreSQL `CHECKPOINT`) |
+//! | [`steady`] | `--warmup-steady`: the unmeasured run before the warmup until the workload is past its start-up transient (checkpoint age's first cycle, throughput's trend), and the rule that says so |
 //! | [`record`] | what the engine measured, as run-directory files while the run goes: `intervals.jsonl`, `intervals.hlog`, live lines, `summary.json` |
 
 pub mod args;
@@ -20,6 +21,7 @@ pub mod open;
 pub mod place;
 pub mod record;
 pub mod settle;
+pub mod steady;
 
 pub use args::{Placement, RunArgs, RunFlags, RunShape};
 pub use measured::{measured_run, Description, Drive, EngineFlags, MeasuredRun, Measurer, OwnOutcome, Shared};

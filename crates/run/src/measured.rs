@@ -167,6 +167,8 @@ pub trait EngineFlags {
     fn place_args(&self) -> &PlaceArgs;
     /// `--client-impl`.
     fn client_impl(&self) -> &str;
+    /// `--warmup-steady`: the longest unmeasured run until the workload is steady.
+    fn warmup_steady(&self) -> Option<std::time::Duration>;
 }
 
 impl<F: RunFlags> EngineFlags for RunArgs<F> {
@@ -190,6 +192,9 @@ impl<F: RunFlags> EngineFlags for RunArgs<F> {
     }
     fn client_impl(&self) -> &str {
         &self.client_impl
+    }
+    fn warmup_steady(&self) -> Option<std::time::Duration> {
+        self.warmup_steady.map(std::time::Duration::from_secs)
     }
 }
 
@@ -254,6 +259,16 @@ pub fn measured_run<P: MeasuredRun>(
         Shared::Engine(a) => a.print_every(),
         Shared::Own { .. } => 0,
     };
+    let steady = match &shared {
+        Shared::Engine(a) => a.warmup_steady(),
+        Shared::Own { .. } => None,
+    };
+    if steady.is_some() && shared.place().shard.is_some() {
+        anyhow::bail!(
+            "--warmup-steady ends when this client's workload is steady, and shards start measuring together at \
+             --start-at: give the shards a fixed --warmup-time instead"
+        );
+    }
     let m = Measurer {
         results_dir: &out.results_dir,
         name: &name,
@@ -266,6 +281,7 @@ pub fn measured_run<P: MeasuredRun>(
         telemetry: out.telemetry(target),
         metrics_addr: out.metrics_addr.as_deref(),
         settle: out.settle(),
+        steady,
         place,
         start_at: shared.place().start_at()?,
         description: plan.describe(),
@@ -308,6 +324,8 @@ pub struct Measurer<'a> {
     telemetry: Option<TelemetryConfig>,
     metrics_addr: Option<&'a str>,
     settle: Option<std::time::Duration>,
+    /// `--warmup-steady`.
+    steady: Option<std::time::Duration>,
     place: Placement,
     /// `--start-at`: when the measured phase starts.
     start_at: Option<SystemTime>,
@@ -485,6 +503,16 @@ impl Measurer<'_> {
             move || handler_stop.stop(StopReason::Interrupted),
         );
         let open = self.open(&stop)?;
+        let steady = match self.steady {
+            Some(max) => Some(super::steady::run_until_steady(
+                run,
+                Arc::clone(&workload),
+                &stop,
+                max,
+                self.telemetry.as_ref().and_then(|t| t.target.clone()),
+            )?),
+            None => None,
+        };
         let server_version = self.facts.version.clone();
         let dir = open.dir();
         let mut hlog_file = AppendFile::open(&dir.file("intervals.hlog")?)?;
@@ -556,6 +584,7 @@ impl Measurer<'_> {
             ops.statements.extend(n.all());
         }
         let mut summary = record::summary(&outcome, &ops, &cx);
+        summary.steady_warmup = steady;
         // A server lost in the run's last moment may have left no trace in its counters: it
         // must still answer now.
         if !summary.server_lost && outcome.reason == StopReason::Completed && !answers(self.target) {

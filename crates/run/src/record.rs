@@ -301,5 +301,6 @@ pub fn summary(out: &RunOutcome, ops: &OpTable, cx: &SummaryContext<'_>) -> Summ
         // Killed connections that came straight back are not a lost server; a reconnect the
         // server refused is.
         server_lost: out.unreachable_at_end || out.unreachable_s > 0.0 || t.reconnect_failures > 0,
+        steady_warmup: None,
     }
 }

@@ -351,10 +351,19 @@ pub fn relative(cell: &Cell, base: &Cell) -> Option<Relative> {
         return None;
     }
     if std::ptr::eq(cell, base) {
-        return Some(Relative { ratio: 1.0, spread: None });
+        return Some(Relative {
+            ratio: 1.0,
+            spread: None,
+        });
     }
     let ratio = cell.median / base.median;
-    let half = |c: &Cell| if c.median == 0.0 { 0.0 } else { (c.max - c.min) / 2.0 / c.median.abs() };
+    let half = |c: &Cell| {
+        if c.median == 0.0 {
+            0.0
+        } else {
+            (c.max - c.min) / 2.0 / c.median.abs()
+        }
+    };
     let spread = (cell.n > 1 || base.n > 1).then(|| ratio.abs() * half(cell).hypot(half(base)));
     Some(Relative { ratio, spread })
 }
@@ -749,7 +758,10 @@ pub(crate) mod tests {
         let r = relative(&cell(&[93.0, 94.0, 92.0]), &base).unwrap();
         assert!((r.ratio - 0.93).abs() < 1e-9);
         // 1/93 and 2/100 in quadrature, times 0.93: 0.0209.
-        assert!((r.spread.unwrap() - 0.93 * (1.0f64 / 93.0).hypot(0.02)).abs() < 1e-9, "{r:?}");
+        assert!(
+            (r.spread.unwrap() - 0.93 * (1.0f64 / 93.0).hypot(0.02)).abs() < 1e-9,
+            "{r:?}"
+        );
         let single = relative(&cell(&[50.0]), &cell(&[100.0])).unwrap();
         assert_eq!((single.ratio, single.spread), (0.5, None));
         assert_eq!(relative(&cell(&[1.0]), &cell(&[0.0])), None);

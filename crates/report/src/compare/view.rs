@@ -376,7 +376,10 @@ mod tests {
         );
         // Computed with the ranges: the ratio carries both cells' spread.
         let cell = c.rows[0].cells[1].as_mut().unwrap();
-        cell.relative = Some(crate::compare::Relative { ratio: 0.93, spread: Some(0.02) });
+        cell.relative = Some(crate::compare::Relative {
+            ratio: 0.93,
+            spread: Some(0.02),
+        });
         assert_eq!(
             c.cell_text(c.rows[0].cells[1].as_ref().unwrap(), true),
             "103.0 [101.0..105.0, n=3] (0.93 ± 0.02, ~+3.0% draw)"
