@@ -278,6 +278,7 @@ mod tests {
             network: None,
             merged: None,
             server_host: None,
+            start_state: None,
             shard: Some(ShardRecord {
                 index,
                 count: 2,
