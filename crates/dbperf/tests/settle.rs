@@ -121,6 +121,11 @@ fn settle_on_postgres_is_a_checkpoint_the_benchmark_role_may_issue() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("settle: CHECKPOINT done"), "{stdout}");
+    // Its start state, sampled after the CHECKPOINT: WAL since it, and the checkpointer idle.
+    let manifest = common::read_json(&only_run_dir(results.path()).join("manifest.json"));
+    let start = &manifest["start_state"];
+    assert!(start["checkpoint_pct"].as_f64().is_some_and(|c| c < 5.0), "{start}");
+    assert_eq!(start["checkpoint_in_progress"], false, "{start}");
 }
 
 /// The lab's settle policy: with `settle = "each"` a sweep of writing points waits before every

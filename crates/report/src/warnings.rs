@@ -294,11 +294,29 @@ pub fn unequal_start_state(runs: &[(&str, &dbperf_results::telemetry::StartState
     let ckpt = spread(|s| s.checkpoint_pct).filter(|(lo, hi)| hi.1 - lo.1 >= START_CHECKPOINT_SPREAD);
     let dirty = spread(|s| s.dirty_pct).filter(|(lo, hi)| hi.1 - lo.1 >= START_DIRTY_SPREAD);
     let writes = spread(|s| s.pages_written_s).filter(|(lo, hi)| hi.1 >= START_WRITES_S && lo.1 < hi.1 / 10.0);
-    if ckpt.is_none() && dirty.is_none() && writes.is_none() {
+    // PostgreSQL: some runs began while a checkpoint was being written, others not.
+    let checkpointing: Vec<&str> = runs
+        .iter()
+        .filter(|(_, s)| s.checkpoint_in_progress == Some(true))
+        .map(|(id, _)| *id)
+        .collect();
+    let idle = runs
+        .iter()
+        .filter(|(_, s)| s.checkpoint_in_progress == Some(false))
+        .count();
+    let checkpoint_split = !checkpointing.is_empty() && idle > 0;
+    if ckpt.is_none() && dirty.is_none() && writes.is_none() && !checkpoint_split {
         return None;
     }
     let mut found = Vec::new();
     let mut evidence: Vec<(&str, Value)> = Vec::new();
+    if checkpoint_split {
+        found.push(format!(
+            "a checkpoint was being written when {} began, not when the other {idle} did",
+            checkpointing.join(", ")
+        ));
+        evidence.push(("checkpoint_in_progress", Value::from(checkpointing.clone())));
+    }
     if let Some(((lo_id, lo), (hi_id, hi))) = ckpt {
         found.push(format!(
             "checkpoint age {lo:.0}% ({lo_id}) to {hi:.0}% ({hi_id}) of its maximum"
@@ -855,6 +873,24 @@ mod tests {
     }
 
     #[test]
+    fn runs_that_began_during_a_checkpoint_and_others_not_are_named() {
+        let pg = |c: f64, writing: bool| StartState {
+            checkpoint_pct: Some(c),
+            checkpoint_in_progress: Some(writing),
+            ..StartState::default()
+        };
+        let (a, b) = (pg(30.0, true), pg(32.0, false));
+        let w = unequal_start_state(&[("c=1", &a), ("c=8", &b)]).unwrap();
+        assert!(
+            w.message
+                .contains("a checkpoint was being written when c=1 began, not when the other 1 did"),
+            "{}",
+            w.message
+        );
+        assert_eq!(unequal_start_state(&[("c=1", &b), ("c=8", &b)]), None);
+    }
+
+    #[test]
     fn runs_that_started_apart_are_named_with_their_states() {
         use dbperf_results::telemetry::StartState;
         let state = |c: f64, d: f64, w: f64| StartState {
@@ -862,6 +898,7 @@ mod tests {
             dirty_pct: Some(d),
             pages_written_s: Some(w),
             history_list_length: None,
+            checkpoint_in_progress: None,
         };
         // The demo's sweep: each point started where the previous one left its flushing.
         let (a, b, c) = (

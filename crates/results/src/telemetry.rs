@@ -95,6 +95,9 @@ pub struct ServerSample {
     pub sync_flush_pages_s: Option<f64>,
     pub doublewrite_pages_s: Option<f64>,
     pub history_list_length: Option<u64>,
+    /// PostgreSQL: the checkpointer was writing a checkpoint at the sample (its wait event was
+    /// not `CheckpointerMain`, where it idles between checkpoints).
+    pub checkpoint_in_progress: Option<bool>,
     pub rows_read_s: Option<f64>,
     pub rows_inserted_s: Option<f64>,
     pub rows_updated_s: Option<f64>,
@@ -369,6 +372,9 @@ pub struct StartState {
     pub pages_written_s: Option<f64>,
     /// InnoDB's history list length in the first sample.
     pub history_list_length: Option<u64>,
+    /// PostgreSQL: a checkpoint was being written when the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_in_progress: Option<bool>,
 }
 
 impl StartState {
@@ -380,6 +386,7 @@ impl StartState {
             dirty_pct: s.dirty_pages_pct,
             pages_written_s: None,
             history_list_length: s.history_list_length,
+            checkpoint_in_progress: s.checkpoint_in_progress,
         }
     }
 
@@ -406,6 +413,7 @@ impl StartState {
             dirty_pct: server.dirty_pages_pct,
             pages_written_s: rows.iter().take(3).find_map(|r| r.server.as_ref()?.pages_written_s),
             history_list_length: server.history_list_length,
+            checkpoint_in_progress: server.checkpoint_in_progress,
         })
     }
 
@@ -423,6 +431,9 @@ impl StartState {
         }
         if let Some(h) = self.history_list_length {
             parts.push(format!("history list {h}"));
+        }
+        if self.checkpoint_in_progress == Some(true) {
+            parts.push("a checkpoint being written".into());
         }
         if parts.is_empty() {
             "no checkpoint age or dirty pages sampled".into()
@@ -560,6 +571,7 @@ mod tests {
                 dirty_pct: Some(40.0),
                 pages_written_s: Some(3500.0),
                 history_list_length: Some(12),
+                checkpoint_in_progress: None,
             }
         );
         assert_eq!(

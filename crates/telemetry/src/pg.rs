@@ -64,6 +64,8 @@ struct Snapshot {
     active: u64,
     /// `type/event` → active client backends waiting on it.
     waits: BTreeMap<String, u64>,
+    /// The checkpointer was writing a checkpoint (`None`: not seen).
+    checkpointing: Option<bool>,
 }
 
 /// Samples one PostgreSQL server over its own connection.
@@ -176,6 +178,7 @@ impl PgSampler {
         let mut distance = None;
         let mut waits = BTreeMap::new();
         let (mut on_cpu, mut active, mut autovacuum_workers) = (0, 0, 0);
+        let mut checkpointing = None;
         for (part, rows) in self.batch.iter().zip(&results) {
             match part {
                 Part::Counters { view, columns, .. } => {
@@ -203,6 +206,11 @@ impl PgSampler {
                         let n = text(3).and_then(|c| c.parse::<u64>().ok()).unwrap_or(0);
                         match text(0).as_deref() {
                             Some("autovacuum worker") => autovacuum_workers += n,
+                            // Between checkpoints it waits on CheckpointerMain; anything else
+                            // (CheckpointWriteDelay, a data file write, on CPU) is a checkpoint.
+                            Some("checkpointer") => {
+                                checkpointing = Some(text(2).as_deref() != Some(CHECKPOINTER_IDLE));
+                            }
                             Some("client backend") => {
                                 active += n;
                                 match (text(1), text(2)) {
@@ -228,6 +236,7 @@ impl PgSampler {
             on_cpu,
             active,
             waits,
+            checkpointing,
         };
         let query_ms = started.elapsed().as_secs_f64() * 1e3;
         let sample = build_sample(&self.facts, self.top_waits, self.previous.as_ref(), &now, query_ms);
@@ -235,6 +244,9 @@ impl PgSampler {
         Ok(sample)
     }
 }
+
+/// The checkpointer's wait event between checkpoints.
+const CHECKPOINTER_IDLE: &str = "CheckpointerMain";
 
 /// `pg_stat_io` columns summed per backend type.
 const IO_COLUMNS: [&str; 5] = ["reads", "writes", "extends", "fsyncs", "evictions"];
@@ -277,7 +289,7 @@ impl Part {
                                WHERE NOT pg_is_in_recovery()"
                 .to_owned(),
             Part::Activity => "SELECT backend_type, wait_event_type, wait_event, count(*) FROM pg_stat_activity \
-                               WHERE pid <> pg_backend_pid() AND (state = 'active' OR backend_type = 'autovacuum worker') \
+                               WHERE pid <> pg_backend_pid() AND (state = 'active' OR backend_type IN ('autovacuum worker', 'checkpointer')) \
                                GROUP BY 1, 2, 3"
                 .to_owned(),
         }
@@ -493,6 +505,7 @@ fn build_sample(
         checkpoints_requested: count(&["pg_stat_checkpointer.num_requested", "pg_stat_bgwriter.checkpoints_req"]),
         checkpoints_timed: count(&["pg_stat_checkpointer.num_timed", "pg_stat_bgwriter.checkpoints_timed"]),
         checkpoint_trigger_pct: Some(facts.checkpoint_trigger_pct),
+        checkpoint_in_progress: now.checkpointing,
         pg: Some(detail),
         ..ServerSample::default()
     };
@@ -550,6 +563,7 @@ mod tests {
             on_cpu: 2,
             active: 2 + waits.iter().map(|(_, n)| n).sum::<u64>(),
             waits: waits.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            checkpointing: Some(false),
         }
     }
 
