@@ -1,6 +1,7 @@
 //! The one output format every command's `--format` takes ([`Format`]), and the error of a
 //! document that has no form in the format asked for ([`Unsupported`]). Which exporter writes
-//! each format is `crate::export`'s.
+//! each format is `crate::export`'s. Also the rule every table follows for figures that are not
+//! available: "n/a [k]" in the cell, each reason once under the table ([`footnote_not_available`]).
 
 /// The format of what a command prints (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -50,6 +51,34 @@ pub struct Unsupported {
     pub offered: &'static str,
 }
 
+/// A table's "n/a: REASON" cells as "n/a [k]", each distinct reason numbered once in order of
+/// first appearance: the rows, and the reasons (`k` is the index + 1), to print once under the
+/// table instead of in every row.
+pub fn footnote_not_available(rows: &[Vec<String>]) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut reasons: Vec<String> = Vec::new();
+    let rows = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| match cell.strip_prefix("n/a: ") {
+                    Some(why) => {
+                        let k = match reasons.iter().position(|r| r == why) {
+                            Some(i) => i + 1,
+                            None => {
+                                reasons.push(why.to_owned());
+                                reasons.len()
+                            }
+                        };
+                        format!("n/a [{k}]")
+                    }
+                    None => cell.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    (rows, reasons)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +102,17 @@ mod tests {
         for f in [Format::Text, Format::Json, Format::Csv, Format::Markdown] {
             assert_eq!(<Format as clap::ValueEnum>::from_str(f.name(), false).unwrap(), f);
         }
+    }
+
+    #[test]
+    fn each_not_available_reason_is_numbered_once() {
+        let rows = vec![
+            vec!["a".to_string(), "n/a: no timer".to_string(), "n/a: off".to_string()],
+            vec!["b".to_string(), "n/a: no timer".to_string(), "3".to_string()],
+        ];
+        let (cells, reasons) = footnote_not_available(&rows);
+        assert_eq!(cells[0], ["a", "n/a [1]", "n/a [2]"]);
+        assert_eq!(cells[1], ["b", "n/a [1]", "3"]);
+        assert_eq!(reasons, ["no timer", "off"]);
     }
 }

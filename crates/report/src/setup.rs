@@ -514,8 +514,11 @@ fn key_settings(v: &BTreeMap<String, String>) -> Vec<(&'static str, String)> {
         "innodb_max_dirty_pages_pct",
     ];
     for k in plain {
-        if let Some(s) = get(k) {
-            out.push((k, trim_decimals(s)));
+        match get(k) {
+            // Empty is the server's own default: fsync (MySQL 5.x, MariaDB before 10.6 on Linux).
+            Some("") if k == "innodb_flush_method" => out.push((k, "fsync (the default: empty)".into())),
+            Some(s) => out.push((k, trim_decimals(s))),
+            None => {}
         }
     }
     if let Some(io) = get("innodb_io_capacity") {

@@ -101,14 +101,20 @@ fn explanations(rows: &[Vec<String>]) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let (rows, reasons) = crate::format::footnote_not_available(rows);
     let mut table = Table::new();
     table.load_style(presets::ASCII_FULL_CONDENSED);
     table.set_header(TABLE_HEADER.to_vec());
     for row in rows {
-        table.add_row(row.clone());
+        table.add_row(row);
     }
+    let notes: String = reasons
+        .iter()
+        .enumerate()
+        .map(|(i, why)| format!("  [{}] n/a: {why}\n", i + 1))
+        .collect();
     format!(
-        "Each point's explanation (second half of the measured phase; `dbperf analyze RUN --last ...` for another window):\n{table}\n\n"
+        "Each point's explanation (second half of the measured phase; `dbperf analyze RUN --last ...` for another window):\n{table}\n{notes}\n"
     )
 }
 

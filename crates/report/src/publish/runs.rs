@@ -83,7 +83,18 @@ pub(super) fn report(set: &RunSet, opts: &Options) -> Result<Published, PublishE
         manifests.insert(info.run_id.clone(), records.manifest);
         by_workload.entry(info.workload.clone()).or_default().push((info, run));
     }
-    for (workload, runs) in by_workload {
+    for (workload, mut runs) in by_workload {
+        // The file's order of servers, variants and pinnings, then users and repetitions (the
+        // points' ids would sort `t16` before `t4`).
+        if let Some(order) = set.order.as_ref().filter(|_| opts.file_order) {
+            runs.sort_by_key(|(info, _)| {
+                (
+                    order.rank(info.lab.as_ref()),
+                    info.threads,
+                    info.lab.as_ref().map_or(0, |l| l.rep),
+                )
+            });
+        }
         let explained = match opts.explanations && opts.format == Format::Text {
             true => explained(&runs),
             false => Vec::new(),
@@ -178,12 +189,12 @@ fn queries_not_finished(power: &[(String, PowerReport)], threshold_pct: f64) -> 
     ))
 }
 
-/// Each run's explanation row (labelled by its lab point), in the set's order; runs that
-/// cannot be explained (no telemetry) are left out.
+/// Each run's explanation row (labelled by what varies: [`RunInfo::label`]), in the set's
+/// order; runs that cannot be explained (no telemetry) are left out.
 fn explained(runs: &[(RunInfo, &RunRef)]) -> Vec<(String, String, Explanation)> {
     runs.iter()
         .filter_map(|(info, run)| {
-            let label = run.point.clone().unwrap_or_else(|| info.run_id.clone());
+            let label = info.label();
             let server = info.lab.as_ref().map_or_else(
                 || info.server_version.clone().unwrap_or_else(|| info.run_id.clone()),
                 |l| l.server.clone(),
