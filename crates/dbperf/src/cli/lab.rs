@@ -15,7 +15,7 @@ use dbperf_lab::run::{run as run_lab, LabOptions, LabOutcome};
 use dbperf_lab::{Experiment, Order, Plan};
 use dbperf_report::compare::{GroupBy, Metric, DEFAULT_THRESHOLD_PCT};
 use dbperf_report::format::Format;
-use dbperf_report::publish::{self, Options, OwnFigures, Subject, TpchTables};
+use dbperf_report::publish::{self, Options, Subject};
 
 /// `dbperf lab ...`
 #[derive(Debug, Args)]
@@ -131,11 +131,8 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         by: a.by,
         baseline: a.baseline,
         threshold_pct: a.threshold,
-        own: OwnFigures::HeadlineOutsideText,
         explanations: !a.no_explain,
-        tpch: TpchTables::PerVariant,
-        file_order: true,
-        ..Options::new(a.format)
+        ..Options::experiment(a.format)
     };
     super::report::emit(publish::report(&Subject::Runs(set), &opts)?, None)
 }

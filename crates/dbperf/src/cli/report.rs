@@ -46,10 +46,16 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             None => dbperf_lab::finished::run_set(&args.results_dir, name),
         }
     })?;
+    // An experiment reads as `lab report` prints it (that command is its alias with more flags).
+    let experiment = matches!(&subject, Subject::Runs(set) if set.order.is_some());
     let opts = Options {
         html: args.html.is_some(),
         last_s: args.last,
-        ..Options::new(args.format)
+        ..if experiment {
+            Options::experiment(args.format)
+        } else {
+            Options::new(args.format)
+        }
     };
     emit(publish::report(&subject, &opts)?, args.html.as_deref())
 }

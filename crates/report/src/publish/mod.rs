@@ -180,6 +180,19 @@ impl Options {
             last_s: None,
         }
     }
+
+    /// How an experiment is published (`dbperf report NAME`, `dbperf lab report NAME`): the
+    /// workload's own figures (only the headline outside text), each point's explanation, TPC-H
+    /// per variant, the columns in the file's order.
+    pub fn experiment(format: Format) -> Options {
+        Options {
+            own: OwnFigures::HeadlineOutsideText,
+            explanations: true,
+            tpch: TpchTables::PerVariant,
+            file_order: true,
+            ..Options::new(format)
+        }
+    }
 }
 
 /// What a report hands back to print.
