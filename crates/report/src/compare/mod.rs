@@ -566,11 +566,13 @@ pub fn compare_runs(runs: &[RunInfo], opts: &CompareOptions) -> Result<Compariso
                 })
                 .collect();
             let base = cells[0].clone();
+            // One column has nothing to be relative to.
+            let compared = cells.len() > 1;
             for (i, cell) in cells.iter_mut().enumerate() {
                 let Some(cell) = cell else { continue };
                 if i == 0 {
                     cell.verdict = Verdict::Baseline;
-                    cell.relative = relative(cell, cell);
+                    cell.relative = if compared { relative(cell, cell) } else { None };
                 } else if let Some(base) = &base {
                     (cell.diff_pct, cell.verdict) = judge(cell, base, opts.threshold_pct, higher);
                     cell.relative = relative(cell, base);

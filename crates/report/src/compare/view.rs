@@ -357,6 +357,7 @@ mod tests {
         let text = c.render(Format::Text);
         assert!(!text.contains("baseline"), "{text}");
         assert!(!text.contains(".."), "no range from one run: {text}");
+        assert!(!text.contains("1.00"), "nothing to be relative to: {text}");
         assert_eq!(text.matches("1 repetition: no spread").count(), 1, "{text}");
         // Two columns: the first is the baseline.
         assert!(sample().title().ends_with("; baseline: A"));
