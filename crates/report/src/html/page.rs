@@ -41,7 +41,7 @@ c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=
 Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});
 function width(w){document.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.relayout(gd,w?{width:gd.closest('.multiples')?Math.floor(w/2)-8:w}:{width:null,autosize:true});});}
 document.querySelectorAll('select.points').forEach(function(sel){var blocks=document.querySelectorAll('.point[data-points="'+sel.dataset.points+'"]');
-function show(){blocks.forEach(function(b){b.hidden=b.dataset.value!==sel.value;if(!b.hidden)b.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.Plots.resize(gd);});});}
+function show(){blocks.forEach(function(b){var was=b.hidden;b.hidden=b.dataset.value!==sel.value;if(was&&!b.hidden)b.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.Plots.resize(gd);});});}
 sel.addEventListener('change',show);show();});
 window.addEventListener('beforeprint',function(){width(680);});window.addEventListener('afterprint',function(){width(0);});})();"#;
 
@@ -62,7 +62,7 @@ ol.footnotes{font-size:.85em;color:#555;margin:-.5em 0 1em;padding-left:1.6em}\
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}\
 @page{margin:12mm}\
 @media print{body{margin:0;max-width:none;padding:0;font-size:10pt}h1{margin-top:0}h2{margin-top:1.2em}\
-h2,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
+h2,h3,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
 table{display:table;overflow:visible;font-size:7.5pt;max-width:100%}th,td{padding:.1em .3em;overflow-wrap:break-word}\
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:7.5pt}\
 .multiples{grid-template-columns:1fr 1fr}.point[hidden]{display:block!important}.point-select{display:none}.modebar-container,.hoverlayer{display:none!important}\
