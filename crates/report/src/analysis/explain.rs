@@ -376,7 +376,14 @@ pub fn explain(run_dir: &Path, opts: &ExplainOptions) -> Result<Explanation, Ana
             throughput,
             checkpoint: checkpoint(&window, &variables),
             dirty_pages: dirty(&window, &variables),
-            top_waits: top_waits(&window, &variables),
+            top_waits: top_waits(
+                &window,
+                &variables,
+                manifest
+                    .as_ref()
+                    .and_then(|m| m.workload.options.run.as_ref())
+                    .map(|o| o.pfs_instruments),
+            ),
             single_page_flushes_s: single_page_flushes(&window, &variables),
             pages_read_s: pages_read(&window),
             pages_freed_s: pages_freed(&window),
@@ -499,17 +506,30 @@ pub fn dirty(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Fi
     })
 }
 
-/// The wait events with the most time over the window.
-pub fn top_waits(rows: &[&TelemetryRow], variables: &BTreeMap<String, String>) -> Figure<Vec<WaitShare>> {
+/// The wait events with the most time over the window; `pfs_instruments`: whether the run
+/// turned InnoDB's latch instruments on (`--pfs-instruments`; `None`: not recorded), so an
+/// empty profile names its true cause.
+pub fn top_waits(
+    rows: &[&TelemetryRow],
+    variables: &BTreeMap<String, String>,
+    pfs_instruments: Option<bool>,
+) -> Figure<Vec<WaitShare>> {
     let mut waits = wait_totals(rows.iter().copied());
     if waits.is_empty() {
-        let pfs_off = variables
-            .get("performance_schema")
-            .is_some_and(|v| v.eq_ignore_ascii_case("OFF") || v == "0");
+        let pfs = variables.get("performance_schema");
+        let pfs_off = pfs.is_some_and(|v| v.eq_ignore_ascii_case("OFF") || v == "0");
+        let pfs_on = pfs.is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
         return Figure::NotAvailable(if pfs_off {
             "performance_schema is OFF on this server".into()
         } else if rows.iter().any(|r| r.is_postgres()) {
             "no backend was seen waiting".into()
+        } else if pfs_on && pfs_instruments == Some(false) {
+            "performance_schema is ON, but the run left InnoDB's latch wait instruments off (no \
+             --pfs-instruments) and no other instrument timed a wait in the window; run with --pfs-instruments \
+             to see the latch waits"
+                .into()
+        } else if pfs_on {
+            "performance_schema is ON, but none of its enabled wait instruments timed a wait in the window".into()
         } else {
             "no timed wait in the samples: the server's wait instruments are off (MariaDB times none by default); \
              run with --pfs-instruments, or in a lab file give the server `performance_schema = \"ON\"` in its \
@@ -1013,65 +1033,63 @@ pub const TABLE_HEADER: [&str; 11] = [
 ];
 
 /// One run's row of the explanations table, labelled `label` (a lab point id or a run id).
-/// A figure the server does not provide says why (`n/a: ...`), never 0.
+/// A figure the server does not provide says why (`n/a: ...`, the reason's first clause: the
+/// full text is in `dbperf analyze RUN`), never 0.
 pub fn table_row(label: String, e: &Explanation) -> Vec<String> {
-    // The reason's first clause: the full text is in `dbperf analyze RUN`.
-    let na = |why: &str| format!("n/a: {}", why.split([':', ';']).next().unwrap_or(why).trim());
-    let text = |f: &Figure<f64>| match f {
-        Figure::Value(v) => format!("{v:.1}"),
-        Figure::NotAvailable(why) => na(why),
-    };
+    let na = |why: String| format!("n/a: {}", why.split([':', ';']).next().unwrap_or(&why).trim());
+    std::iter::once(label)
+        .chain(table_cells(e).into_iter().map(|c| c.unwrap_or_else(na)))
+        .collect()
+}
+
+/// The cells of one run's row of the explanations table after its label: each figure, or
+/// (`Err`) the whole reason the run has none.
+pub fn table_cells(e: &Explanation) -> Vec<Result<String, String>> {
+    fn cell<T>(f: &Figure<T>, show: impl Fn(&T) -> String) -> Result<String, String> {
+        match f {
+            Figure::Value(v) => Ok(show(v)),
+            Figure::NotAvailable(why) => Err(why.clone()),
+        }
+    }
+    let rate = |v: &f64| format!("{v:.1}");
     vec![
-        label,
-        match &e.throughput {
-            Figure::Value(t) => format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct),
-            Figure::NotAvailable(why) => na(why),
-        },
-        match &e.checkpoint {
-            Figure::Value(c) => format!(
+        cell(&e.throughput, |t| {
+            format!("{} {:.1}, CV {:.1}%", t.figure, t.average, t.cv_pct)
+        }),
+        cell(&e.checkpoint, |c| {
+            format!(
                 "{}{}{}",
                 mib(c.max_age_bytes),
                 c.max_age_pct.map_or(String::new(), |p| format!(" ({p:.0}% of max)")),
                 c.redo_needed_bytes
                     .map_or(String::new(), |need| format!(" → redo {}", mib(need)))
-            ),
-            Figure::NotAvailable(why) => na(why),
-        },
-        match &e.dirty_pages {
-            Figure::Value(d) => format!(
+            )
+        }),
+        cell(&e.dirty_pages, |d| {
+            format!(
                 "{:.0}% avg, {:.0}% max / limit {}",
                 d.average_pct,
                 d.max_pct,
                 d.limit_pct.map_or("?".into(), |l| format!("{l:.0}%"))
-            ),
-            Figure::NotAvailable(why) => na(why),
-        },
-        match &e.flushing {
-            Figure::Value(f) => f.short(),
-            Figure::NotAvailable(why) => na(why),
-        },
-        match &e.top_waits {
-            Figure::Value(w) => w
-                .iter()
+            )
+        }),
+        cell(&e.flushing, |f| f.short()),
+        cell(&e.top_waits, |w| {
+            w.iter()
                 .take(2)
                 .map(|w| format!("{} {:.0}%", w.event.trim_start_matches("wait/synch/"), w.share_pct))
                 .collect::<Vec<_>>()
-                .join(", "),
-            Figure::NotAvailable(why) => na(why),
-        },
-        text(&e.single_page_flushes_s),
-        text(&e.pages_read_s),
-        match &e.pages_freed_s {
-            Figure::Value(f) if f.derived => format!("{:.1} (derived)", f.per_s),
-            Figure::Value(f) => format!("{:.1}", f.per_s),
-            Figure::NotAvailable(why) => na(why),
-        },
-        text(&e.lru_scanned_s),
-        match &e.stalls {
-            // `+ 0.0` turns a negative zero into "0".
-            Figure::Value(s) => format!("{} ({:.0} s)", s.count, s.seconds + 0.0),
-            Figure::NotAvailable(why) => na(why),
-        },
+                .join(", ")
+        }),
+        cell(&e.single_page_flushes_s, rate),
+        cell(&e.pages_read_s, rate),
+        cell(&e.pages_freed_s, |f| match f.derived {
+            true => format!("{:.1} (derived)", f.per_s),
+            false => format!("{:.1}", f.per_s),
+        }),
+        cell(&e.lru_scanned_s, rate),
+        // `+ 0.0` turns a negative zero into "0".
+        cell(&e.stalls, |s| format!("{} ({:.0} s)", s.count, s.seconds + 0.0)),
     ]
 }
 
@@ -1238,7 +1256,7 @@ mod tests {
             ),
         ];
         let refs: Vec<&TelemetryRow> = rows.iter().collect();
-        let Figure::Value(w) = top_waits(&refs, &BTreeMap::new()) else {
+        let Figure::Value(w) = top_waits(&refs, &BTreeMap::new(), None) else {
             panic!()
         };
         assert_eq!(w[0].event, "wait/synch/mutex/innodb/log_sys_mutex");
@@ -1247,9 +1265,23 @@ mod tests {
         let quiet = [row(1.0, ServerSample::default())];
         let refs: Vec<&TelemetryRow> = quiet.iter().collect();
         assert!(matches!(
-            top_waits(&refs, &vars(&[("performance_schema", "OFF")])),
+            top_waits(&refs, &vars(&[("performance_schema", "OFF")]), None),
             Figure::NotAvailable(w) if w.contains("performance_schema is OFF")
         ));
+        // ON without the latch instruments: the reason says so, and does not ask to turn it ON.
+        let on = vars(&[("performance_schema", "ON")]);
+        let Figure::NotAvailable(why) = top_waits(&refs, &on, Some(false)) else {
+            panic!()
+        };
+        assert!(
+            why.starts_with("performance_schema is ON") && why.contains("--pfs-instruments"),
+            "{why}"
+        );
+        assert!(!why.contains("= \"ON\""), "{why}");
+        let Figure::NotAvailable(why) = top_waits(&refs, &on, Some(true)) else {
+            panic!()
+        };
+        assert!(why.contains("none of its enabled wait instruments"), "{why}");
     }
 
     #[test]

@@ -128,18 +128,38 @@ impl RunInfo {
     /// rep 2`); another run's workload and users with its id.
     pub fn label(&self) -> String {
         match &self.lab {
-            Some(l) => {
-                let mut parts = vec![l.server.clone(), l.variant.clone()];
-                if !l.pinning.is_empty() && l.pinning != "unpinned" {
-                    parts.push(l.pinning.clone());
-                }
-                parts.push(format!("{} users", l.threads));
-                if l.rep > 1 {
-                    parts.push(format!("rep {}", l.rep));
-                }
-                parts.join(" · ")
-            }
+            Some(l) => self
+                .parts()
+                .into_iter()
+                .filter(|(what, v)| match *what {
+                    "pinning" => !l.pinning.is_empty() && v != "unpinned",
+                    "repetition" => l.rep > 1,
+                    _ => true,
+                })
+                .map(|(_, v)| v)
+                .collect::<Vec<_>>()
+                .join(" · "),
             None => format!("{}, {} users ({})", self.workload, self.threads, self.run_id),
+        }
+    }
+
+    /// The coordinates of the run, each named: a lab run's server, variant, pinning, users and
+    /// repetition; another run's workload, server version and users.
+    fn parts(&self) -> Vec<(&'static str, String)> {
+        let users = ("users", users(self.threads));
+        match &self.lab {
+            Some(l) => vec![
+                ("server", l.server.clone()),
+                ("variant", l.variant.clone()),
+                ("pinning", l.pinning.clone()),
+                users,
+                ("repetition", format!("rep {}", l.rep)),
+            ],
+            None => vec![
+                ("workload", self.workload.clone()),
+                ("server", self.server_version.clone().unwrap_or_default()),
+                users,
+            ],
         }
     }
 
@@ -296,6 +316,42 @@ impl Cell {
             n: self.n,
         }
     }
+}
+
+/// A number of users as text: `1 user`, `16 users`.
+pub fn users(n: u32) -> String {
+    match n {
+        1 => "1 user".to_string(),
+        n => format!("{n} users"),
+    }
+}
+
+/// Each run's label by only what varies between `infos` (`flush=2 · 16 users · rep 1` when the
+/// server and pinning are the same for all), in their order; a single run: its users.
+pub fn labels_by_what_varies(infos: &[&RunInfo]) -> Vec<String> {
+    let parts: Vec<Vec<(&'static str, String)>> = infos.iter().map(|i| i.parts()).collect();
+    let varies = |what: &str| {
+        let mut values = parts.iter().map(|p| p.iter().find(|(w, _)| *w == what).map(|(_, v)| v));
+        let first = values.next().flatten();
+        values.any(|v| v != first)
+    };
+    parts
+        .iter()
+        .map(|p| {
+            let shown: Vec<&str> = p
+                .iter()
+                .filter(|(what, _)| varies(what))
+                .map(|(_, v)| v.as_str())
+                .collect();
+            match shown.is_empty() {
+                true => p
+                    .iter()
+                    .find(|(w, _)| *w == "users")
+                    .map_or(String::new(), |(_, v)| v.clone()),
+                false => shown.join(" · "),
+            }
+        })
+        .collect()
 }
 
 /// A finished comparison, ready to render.
@@ -695,6 +751,32 @@ pub(crate) mod tests {
             }),
             ..run(id, threads, tps)
         }
+    }
+
+    #[test]
+    fn runs_are_labelled_by_what_varies_between_them() {
+        let runs = [
+            lab_run("a", "mariadb-10.11", "flush=1", 4, 1, 100.0),
+            lab_run("b", "mariadb-10.11", "flush=2", 4, 2, 100.0),
+            lab_run("c", "mariadb-10.11", "flush=2", 16, 1, 100.0),
+        ];
+        let refs: Vec<&RunInfo> = runs.iter().collect();
+        assert_eq!(
+            labels_by_what_varies(&refs),
+            [
+                "flush=1 · 4 users · rep 1",
+                "flush=2 · 4 users · rep 2",
+                "flush=2 · 16 users · rep 1"
+            ]
+        );
+        // One run, or nothing varying: its users.
+        assert_eq!(labels_by_what_varies(&refs[..1]), ["4 users"]);
+        // The full label is unchanged.
+        assert_eq!(runs[1].label(), "mariadb-10.11 · flush=2 · 4 users · rep 2");
+        assert_eq!(runs[0].label(), "mariadb-10.11 · flush=1 · 4 users");
+        let plain = [run("x", 1, 10.0), run("y", 8, 10.0)];
+        let refs: Vec<&RunInfo> = plain.iter().collect();
+        assert_eq!(labels_by_what_varies(&refs), ["1 user", "8 users"]);
     }
 
     /// Two columns of two runs each (A and B at 1 and 4 threads) whose distorting variables

@@ -2,7 +2,8 @@
 //! horizontal limit lines, an optional lower panel sharing x, linear or log axes, fixed axis
 //! ranges) turned into a plotly figure (the `plotly` crate's types, serialized to the JSON
 //! that plotly.js draws in the page), so every chart of a report is made the same way:
-//! 1-2-5 ticks on log axes, the legend above the plot, values on hover.
+//! 1-2-5 ticks on log axes, the legend above the plot, values on hover; [`warmup_band`] is
+//! the one way a warmup is shaded.
 
 use plotly::common::{Anchor, DashType, Fill, Font, HoverInfo, Line, Marker, Mode, Orientation, Title};
 use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, ModeBar, SpikeMode, SpikeSnap, TicksDirection};
@@ -48,6 +49,8 @@ pub const INK: Colour = Colour(60, 60, 60);
 const HEIGHT: usize = 380;
 /// Height of a chart with a lower panel, pixels.
 const HEIGHT_TWO_PANELS: usize = 520;
+/// Height of one of a row of small multiples, pixels.
+const HEIGHT_SMALL: usize = 260;
 /// Share of the plot height the lower panel takes.
 const LOWER_PANEL: f64 = 0.32;
 
@@ -117,6 +120,16 @@ pub struct Band {
     pub label: String,
 }
 
+/// The warmup of a run that ends at `end_s` (s since start), shaded from 0; `None` without one.
+pub fn warmup_band(end_s: f64) -> Option<Band> {
+    (end_s > 0.0).then(|| Band {
+        from: 0.0,
+        to: end_s,
+        color: WARMUP,
+        label: "warmup".into(),
+    })
+}
+
 /// A horizontal limit (e.g. where sync flushing starts), drawn dashed.
 #[derive(Debug, Clone, Serialize)]
 pub struct Limit {
@@ -178,6 +191,9 @@ pub struct Chart {
     /// charts): hovering one shows the same vertical line and values in all of them.
     #[serde(skip)]
     pub x_group: Option<String>,
+    /// One of a row of small multiples (one chart per user count): drawn lower.
+    #[serde(skip)]
+    pub small: bool,
 }
 
 /// A chart that could not be drawn.
@@ -222,6 +238,7 @@ impl Chart {
             y_range: None,
             y2_range: None,
             x_group: None,
+            small: false,
         }
     }
 
@@ -445,7 +462,11 @@ impl Chart {
                 .spike_dash(DashType::Solid)
         };
         let mut layout = base_layout(
-            if two { HEIGHT_TWO_PANELS } else { HEIGHT },
+            match (two, self.small) {
+                (true, _) => HEIGHT_TWO_PANELS,
+                (false, true) => HEIGHT_SMALL,
+                (false, false) => HEIGHT,
+            },
             50,
             if time_like {
                 HoverMode::XUnified

@@ -1,5 +1,6 @@
-//! The HTML page a report is written into: escaped text, headings, tables, interactive charts
-//! (each a plotly figure as a JSON island, followed by the chart's data as another), and
+//! The HTML page a report is written into: escaped text, headings, tables (with `n/a`
+//! footnotes: [`Cell`]), interactive charts (each a plotly figure as a JSON island, followed by
+//! the chart's data as another), rows of small multiples, blocks chosen by a selector, and
 //! collapsible sections, with a small embedded stylesheet. plotly.js (its basic bundle, which
 //! `build.rs` obtains) is inlined once per page, with a few lines that draw every figure and
 //! add an SVG download to each toolbar; nothing is fetched from the network, and a report with
@@ -14,8 +15,10 @@ use super::chart::{Chart, ChartError};
 /// Draws each figure island into the element it names. The toolbar's downloads (PNG at twice
 /// the size, SVG) export the chart 1000 pixels wide with its title, as a blog post shows it.
 /// Hovering a chart of an x group (`data-group`) hovers the same x in every panel of every
-/// chart of the group, so one vertical line crosses them all. Printed, the charts are drawn
-/// 680 pixels wide (within an A4 or Letter page's margins), then as wide as the page again.
+/// chart of the group, so one vertical line crosses them all. A points selector
+/// ([`Page::point_selector`]) shows the block of the value chosen and hides the others.
+/// Printed, the charts are drawn 680 pixels wide (within an A4 or Letter page's margins; small
+/// multiples half that, two a row), then as wide as the page again.
 const DRAW: &str = r#"(function(){
 function save(format){return function(gd){
 var title=gd.dataset.title||'',top=(gd._fullLayout&&gd._fullLayout._size?gd._fullLayout._size.t:10)+40;
@@ -36,11 +39,15 @@ var f=JSON.parse(s.textContent),gd=document.getElementById(s.dataset.plot),c=f.c
 gd.dataset.file=(c.toImageButtonOptions||{}).filename||'chart';gd.dataset.title=s.dataset.title||'';
 c.modeBarButtonsToRemove=['toImage','select2d','lasso2d'];c.modeBarButtonsToAdd=[png,svg];
 Plotly.newPlot(gd,f.data,f.layout,c);if(s.dataset.group)link(gd,s.dataset.group);});
-function width(w){document.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.relayout(gd,w?{width:w}:{width:null,autosize:true});});}
+function width(w){document.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.relayout(gd,w?{width:gd.closest('.multiples')?Math.floor(w/2)-8:w}:{width:null,autosize:true});});}
+document.querySelectorAll('select.points').forEach(function(sel){var blocks=document.querySelectorAll('.point[data-points="'+sel.dataset.points+'"]');
+function show(){blocks.forEach(function(b){var was=b.hidden;b.hidden=b.dataset.value!==sel.value;if(was&&!b.hidden)b.querySelectorAll('.plot.js-plotly-plot').forEach(function(gd){Plotly.Plots.resize(gd);});});}
+sel.addEventListener('change',show);show();});
 window.addEventListener('beforeprint',function(){width(680);});window.addEventListener('afterprint',function(){width(0);});})();"#;
 
 /// The page's look on screen, then in print: each chart whole on a page, tables within the
-/// page's width (smaller type, cells wrapped), no toolbars or scrollbars; [`PRINT`] opens the
+/// page's width (smaller type, cells wrapped), no toolbars or scrollbars, small multiples two a
+/// row, every block of a points selector shown (the selector not); [`PRINT`] opens the
 /// collapsed sections, [`DRAW`] draws the charts at the printed width.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
@@ -48,12 +55,17 @@ table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;ov
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right;vertical-align:top}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .chart{margin:1.5em 0}.chart-title{font-weight:600;margin:0 0 .2em}.plot{width:100%;min-height:200px}.note{color:#555}.stall{color:#b3261e}\
+.detail{font-size:.8em;color:#666}\
+.multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:0 1em}.multiples .chart{margin:.5em 0;min-width:0}\
+.point-select{font-weight:600}.point-select select{font:inherit;margin-left:.4em}\
+ol.footnotes{font-size:.85em;color:#555;margin:-.5em 0 1em;padding-left:1.6em}\
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}code{font-size:.9em}\
 @page{margin:12mm}\
 @media print{body{margin:0;max-width:none;padding:0;font-size:10pt}h1{margin-top:0}h2{margin-top:1.2em}\
-h2,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
+h2,h3,.chart-title,summary{break-after:avoid}.chart{break-inside:avoid;margin:.8em 0}tr,pre{break-inside:avoid}\
 table{display:table;overflow:visible;font-size:7.5pt;max-width:100%}th,td{padding:.1em .3em;overflow-wrap:break-word}\
-pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:7.5pt}.modebar-container,.hoverlayer{display:none!important}\
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:7.5pt}\
+.multiples{grid-template-columns:1fr 1fr}.point[hidden]{display:block!important}.point-select{display:none}.modebar-container,.hoverlayer{display:none!important}\
 *{-webkit-print-color-adjust:exact;print-color-adjust:exact}}";
 
 /// Printing: every collapsed section opened, closed again afterwards.
@@ -117,6 +129,11 @@ impl Page {
         self.body.push_str(&table_html(header, rows));
     }
 
+    /// A table of [`Cell`]s, its `n/a` reasons as footnotes under it ([`cells_table_html`]).
+    pub fn cells_table(&mut self, header: &[String], rows: &[Vec<Cell>]) {
+        self.body.push_str(&cells_table_html(header, rows));
+    }
+
     /// A chart, followed by its data; an empty chart is left out. Returns whether it was drawn.
     pub fn chart(&mut self, chart: &Chart) -> Result<bool, ChartError> {
         if chart.is_empty() {
@@ -156,6 +173,51 @@ impl Page {
             n = self.charts,
             g = x_group.map_or(String::new(), |g| format!(" data-group=\"{}\"", escape(g))),
         );
+    }
+
+    /// Opens a row of small multiples (charts side by side, [`Chart::small`]), up to
+    /// [`Page::end_block`].
+    pub fn begin_multiples(&mut self) {
+        self.body.push_str("<div class=\"multiples\">\n");
+    }
+
+    /// A selector of the blocks named `group` ([`Page::begin_point`]): `label` before it, one
+    /// option per `(value, text)`, `selected` chosen. On screen only the chosen block shows;
+    /// printed, all of them.
+    pub fn point_selector(&mut self, group: &str, label: &str, options: &[(String, String)], selected: &str) {
+        let _ = write!(
+            self.body,
+            "<p class=\"point-select\"><label>{}<select class=\"points\" data-points=\"{}\">",
+            escape(label),
+            escape(group)
+        );
+        for (value, text) in options {
+            let chosen = if value == selected { " selected" } else { "" };
+            let _ = write!(
+                self.body,
+                "<option value=\"{}\"{chosen}>{}</option>",
+                escape(value),
+                escape(text)
+            );
+        }
+        self.body.push_str("</select></label></p>\n");
+    }
+
+    /// Opens the block of `group`'s selector for `value`, under its heading `title`, up to
+    /// [`Page::end_block`].
+    pub fn begin_point(&mut self, group: &str, value: &str, title: &str) {
+        let _ = writeln!(
+            self.body,
+            "<div class=\"point\" data-points=\"{}\" data-value=\"{}\">\n<h3>{}</h3>",
+            escape(group),
+            escape(value),
+            escape(title)
+        );
+    }
+
+    /// Closes a row of small multiples or a selector's block.
+    pub fn end_block(&mut self) {
+        self.body.push_str("</div>\n");
     }
 
     /// A collapsed section whose content is already HTML.
@@ -243,8 +305,35 @@ fn cell_html(text: &str) -> String {
     out
 }
 
+/// A table cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Text.
+    Text(String),
+    /// A row's label over a smaller second line (what varies between runs, over the run id).
+    Label {
+        /// The label.
+        text: String,
+        /// The second line.
+        detail: String,
+    },
+    /// A figure the row does not have, with why: the cell says `n/a` with a footnote number,
+    /// and the table lists each reason once under it.
+    NotAvailable(String),
+}
+
 /// A table as HTML (cells escaped); a header of empty cells is left out.
 pub fn table_html(header: &[String], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<Cell>> = rows
+        .iter()
+        .map(|r| r.iter().cloned().map(Cell::Text).collect())
+        .collect();
+    cells_table_html(header, &rows)
+}
+
+/// A table of [`Cell`]s as HTML: `n/a` cells are numbered by their reason (the same reason,
+/// the same number), and the reasons follow the table, each once.
+pub fn cells_table_html(header: &[String], rows: &[Vec<Cell>]) -> String {
     let mut out = String::from("<table>\n");
     if header.iter().any(|h| !h.is_empty()) {
         out.push_str("<tr>");
@@ -253,14 +342,44 @@ pub fn table_html(header: &[String], rows: &[Vec<String>]) -> String {
         }
         out.push_str("</tr>\n");
     }
+    let mut reasons: Vec<&str> = Vec::new();
     for row in rows {
         out.push_str("<tr>");
         for cell in row {
-            let _ = write!(out, "<td>{}</td>", cell_html(cell));
+            match cell {
+                Cell::Text(t) => {
+                    let _ = write!(out, "<td>{}</td>", cell_html(t));
+                }
+                Cell::Label { text, detail } => {
+                    let _ = write!(
+                        out,
+                        "<td>{}<br><span class=\"detail\">{}</span></td>",
+                        cell_html(text),
+                        cell_html(detail)
+                    );
+                }
+                Cell::NotAvailable(why) => {
+                    let n = match reasons.iter().position(|r| r == why) {
+                        Some(i) => i + 1,
+                        None => {
+                            reasons.push(why);
+                            reasons.len()
+                        }
+                    };
+                    let _ = write!(out, "<td class=\"na\" title=\"{}\">n/a<sup>{n}</sup></td>", escape(why));
+                }
+            }
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
+    if !reasons.is_empty() {
+        out.push_str("<ol class=\"footnotes\">\n");
+        for r in &reasons {
+            let _ = writeln!(out, "<li>n/a: {}</li>", escape(r));
+        }
+        out.push_str("</ol>\n");
+    }
     out
 }
 
@@ -299,6 +418,33 @@ mod tests {
         );
         assert!(html.trim_end().ends_with("</html>"));
         assert!(!html.contains("plotly"), "no charts, no plotly.js");
+    }
+
+    #[test]
+    fn a_reason_is_a_numbered_footnote_listed_once() {
+        let why = |w: &str| Cell::NotAvailable(w.into());
+        let label = |r: &str| Cell::Label {
+            text: "flush=1 · 4 users".into(),
+            detail: r.into(),
+        };
+        let html = cells_table_html(
+            &["run".into(), "waits".into(), "pages/s".into()],
+            &[
+                vec![label("run-a"), why("performance_schema is OFF"), why("not sampled")],
+                vec![
+                    label("run-b"),
+                    why("performance_schema is OFF"),
+                    Cell::Text("3.0".into()),
+                ],
+            ],
+        );
+        assert_eq!(html.matches("n/a<sup>1</sup>").count(), 2);
+        assert_eq!(html.matches("n/a<sup>2</sup>").count(), 1);
+        assert!(html.contains(
+            "<ol class=\"footnotes\">\n<li>n/a: performance_schema is OFF</li>\n<li>n/a: not sampled</li>\n</ol>"
+        ));
+        assert!(html.contains("<td>flush=1 · 4 users<br><span class=\"detail\">run-a</span></td>"));
+        assert!(!table_html(&["a".into()], &[vec!["1".into()]]).contains("footnotes"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::chart::{Band, Chart, Limit, Scale, Series, INK, PALETTE, STALL, WARMUP};
+use super::chart::{warmup_band, Band, Chart, Limit, Scale, Series, INK, PALETTE, STALL};
 use super::page::{escape, table_html, Page};
 use super::spectrum::{latency_spectrum, Spectrum};
 use super::ReportError;
@@ -72,23 +72,24 @@ impl RunData {
         self.records.summary.as_ref()
     }
 
-    /// Warmup and stall bands for time charts.
-    fn bands(&self) -> Vec<Band> {
-        let mut bands = Vec::new();
-        let warm_end = self
+    /// The end of the warmup, s since start: its last interval's end, else the summary's
+    /// `warmup_s` (0: none).
+    pub fn warmup_end_s(&self) -> f64 {
+        let intervals = self
             .intervals
             .iter()
             .filter(|r| r.warmup)
             .map(|r| r.end_s)
             .fold(0.0, f64::max);
-        if warm_end > 0.0 {
-            bands.push(Band {
-                from: 0.0,
-                to: warm_end,
-                color: WARMUP,
-                label: "warmup".into(),
-            });
+        match intervals > 0.0 {
+            true => intervals,
+            false => self.summary().map_or(0.0, |s| s.warmup_s),
         }
+    }
+
+    /// Warmup and stall bands for time charts.
+    pub(super) fn bands(&self) -> Vec<Band> {
+        let mut bands: Vec<Band> = warmup_band(self.warmup_end_s()).into_iter().collect();
         for s in self.analysis.iter().flat_map(|a| a.stalls.iter()) {
             bands.push(Band {
                 from: s.start_s,
@@ -537,7 +538,8 @@ pub(super) fn buffer_pool_chart(data: &RunData, title: String) -> Option<Chart> 
         PALETTE[1],
         rows.iter()
             .zip(freed)
-            .filter_map(|(r, v)| Some((sample_mid(r), v?.max(0.0))))
+            // A derived rate's rounding (2e-16 pages/s) is none.
+            .filter_map(|(r, v)| Some((sample_mid(r), if v? < 1e-9 { 0.0 } else { v? })))
             .collect(),
     ));
     c.series.push(Series::new(
