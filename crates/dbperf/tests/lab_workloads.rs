@@ -128,7 +128,11 @@ fn tpcc_example_runs_quick_and_reports_notpm() {
     for point in runs.keys() {
         // Rows are named by what varies: `SERVER · VARIANT · N users` (SERVER/VARIANT/tpcc/tN/r1).
         let parts: Vec<&str> = point.split('/').collect();
-        let label = format!("| {} · {} · {} users ", parts[0], parts[1], &parts[3][1..]);
+        let users = match &parts[3][1..] {
+            "1" => "1 user".to_string(),
+            n => format!("{n} users"),
+        };
+        let label = format!("| {} · {} · {users} ", parts[0], parts[1]);
         assert!(
             text.lines().any(|l| l.starts_with(&label) && l.contains("| notpm ")),
             "{point} has an explanation row ({label}) with its NOTPM average and CV: {text}"

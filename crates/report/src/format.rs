@@ -1,7 +1,7 @@
 //! The one output format every command's `--format` takes ([`Format`]), and the error of a
 //! document that has no form in the format asked for ([`Unsupported`]). Which exporter writes
 //! each format is `crate::export`'s. Also the rule every table follows for figures that are not
-//! available: "n/a [k]" in the cell, each reason once under the table ([`footnote_not_available`]).
+//! available: "n/a" and a number in the cell, each reason once under the table ([`Footnotes`]).
 
 /// The format of what a command prints (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,32 +51,47 @@ pub struct Unsupported {
     pub offered: &'static str,
 }
 
-/// A table's "n/a: REASON" cells as "n/a [k]", each distinct reason numbered once in order of
-/// first appearance: the rows, and the reasons (`k` is the index + 1), to print once under the
-/// table instead of in every row.
+/// The reasons of a table's "n/a" cells, numbered by first appearance: the same reason, the
+/// same number, each listed once under the table (text and HTML alike).
+#[derive(Debug, Default)]
+pub struct Footnotes {
+    reasons: Vec<String>,
+}
+
+impl Footnotes {
+    /// The number of `why` (from 1), numbering it if it is new.
+    pub fn number(&mut self, why: &str) -> usize {
+        match self.reasons.iter().position(|r| r == why) {
+            Some(i) => i + 1,
+            None => {
+                self.reasons.push(why.to_owned());
+                self.reasons.len()
+            }
+        }
+    }
+
+    /// The reasons, in number order.
+    pub fn reasons(&self) -> &[String] {
+        &self.reasons
+    }
+}
+
+/// A text table's "n/a: REASON" cells as "n/a [k]" ([`Footnotes`]): the rows, and the reasons
+/// to print once under the table.
 pub fn footnote_not_available(rows: &[Vec<String>]) -> (Vec<Vec<String>>, Vec<String>) {
-    let mut reasons: Vec<String> = Vec::new();
+    let mut notes = Footnotes::default();
     let rows = rows
         .iter()
         .map(|row| {
             row.iter()
                 .map(|cell| match cell.strip_prefix("n/a: ") {
-                    Some(why) => {
-                        let k = match reasons.iter().position(|r| r == why) {
-                            Some(i) => i + 1,
-                            None => {
-                                reasons.push(why.to_owned());
-                                reasons.len()
-                            }
-                        };
-                        format!("n/a [{k}]")
-                    }
+                    Some(why) => format!("n/a [{}]", notes.number(why)),
                     None => cell.clone(),
                 })
                 .collect()
         })
         .collect();
-    (rows, reasons)
+    (rows, notes.reasons)
 }
 
 #[cfg(test)]

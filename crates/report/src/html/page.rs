@@ -342,7 +342,7 @@ pub fn cells_table_html(header: &[String], rows: &[Vec<Cell>]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    let mut reasons: Vec<&str> = Vec::new();
+    let mut notes = crate::format::Footnotes::default();
     for row in rows {
         out.push_str("<tr>");
         for cell in row {
@@ -359,13 +359,7 @@ pub fn cells_table_html(header: &[String], rows: &[Vec<Cell>]) -> String {
                     );
                 }
                 Cell::NotAvailable(why) => {
-                    let n = match reasons.iter().position(|r| r == why) {
-                        Some(i) => i + 1,
-                        None => {
-                            reasons.push(why);
-                            reasons.len()
-                        }
-                    };
+                    let n = notes.number(why);
                     let _ = write!(out, "<td class=\"na\" title=\"{}\">n/a<sup>{n}</sup></td>", escape(why));
                 }
             }
@@ -373,9 +367,9 @@ pub fn cells_table_html(header: &[String], rows: &[Vec<Cell>]) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
-    if !reasons.is_empty() {
+    if !notes.reasons().is_empty() {
         out.push_str("<ol class=\"footnotes\">\n");
-        for r in &reasons {
+        for r in notes.reasons() {
             let _ = writeln!(out, "<li>n/a: {}</li>", escape(r));
         }
         out.push_str("</ol>\n");
