@@ -608,28 +608,7 @@ mod tests {
     #[test]
     fn a_point_that_settles_asks_its_child_to_wait_unless_it_is_sharded() {
         let text = "[[server]]\nid = \"mariadb-10.11\"\n[[workload]]\ntest = \"oltp_read_write\"\nusers = [4]\n";
-        let args = |text: &str, settle| {
-            let plan = Plan::new(crate::Experiment::parse(text, Path::new("/tmp/x.toml")).unwrap());
-            let r = RunPoint {
-                exe: Path::new("/usr/bin/dbperf"),
-                url: "mysql://sb:sb@127.0.0.1:3306/sbtest",
-                sandbox: "lab-x-1",
-                plan: &plan,
-                group: &plan.groups[0],
-                point: &plan.groups[0].points[0],
-                lab: &LabPoint::default(),
-                client_cpus: None,
-                results_dir: Path::new("/r"),
-                lab_dir: Path::new("/l"),
-                sql_only_telemetry: false,
-                server_host: None,
-                settle,
-            };
-            let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
-            cmd.get_args()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-        };
+        let args = |text: &str, settle| point_args_with(Path::new("/tmp"), text, settle);
         let wait = Some(Duration::from_secs(120));
         assert!(args(text, wait).iter().any(|a| a == "--settle=120"));
         assert!(!args(text, None).iter().any(|a| a.starts_with("--settle")));
@@ -642,6 +621,11 @@ mod tests {
 
     /// The arguments of the child command of the first point of `text` (parsed as `dir/x.toml`).
     fn point_args(dir: &Path, text: &str) -> Vec<String> {
+        point_args_with(dir, text, None)
+    }
+
+    /// [`point_args`] of a point that settles first (`settle`).
+    fn point_args_with(dir: &Path, text: &str, settle: Option<Duration>) -> Vec<String> {
         let plan = Plan::new(crate::Experiment::parse(text, &dir.join("x.toml")).unwrap());
         let r = RunPoint {
             exe: Path::new("/usr/bin/dbperf"),
@@ -656,7 +640,7 @@ mod tests {
             lab_dir: Path::new("/l"),
             sql_only_telemetry: false,
             server_host: plan.experiment.servers[0].host.as_ref().map(|h| &h.remote),
-            settle: None,
+            settle,
         };
         let cmd = point_command(&r, Path::new("/l/s.json")).unwrap();
         cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
