@@ -51,6 +51,9 @@ pub enum SettleEnd {
     Checkpoint,
     /// PostgreSQL: the run's role may not `CHECKPOINT` (why); measured without waiting.
     Refused(String),
+    /// MariaDB/MySQL: the server's flushing cannot be watched as this user (why: a server on
+    /// another host or not dbperf's, whose user lacks `PROCESS`); measured without waiting.
+    Unavailable(String),
 }
 
 /// What the wait found at its end.
@@ -80,6 +83,10 @@ impl Settled {
             ),
             SettleEnd::Stopped => format!("settle: interrupted after {secs:.0} s"),
             SettleEnd::Checkpoint => format!("settle: CHECKPOINT done in {secs:.1} s"),
+            SettleEnd::Unavailable(why) => format!(
+                "settle: cannot watch the server's flushing ({why}): measuring without waiting; grant the run's \
+                 user PROCESS to let it wait, and the run's start state shows what it inherited"
+            ),
             SettleEnd::Refused(why) => format!(
                 "settle: CHECKPOINT was refused ({why}): measuring without it; grant the role pg_checkpoint \
                  (PostgreSQL 15+) or superuser to the run's user, and the run's start state shows what it inherited"
@@ -158,7 +165,18 @@ async fn wait_for_innodb(
     stop: &StopSignal,
     started: Instant,
 ) -> anyhow::Result<Settled> {
-    let mut sampler = ServerSampler::connect(target, &ServerTelemetryOptions::default()).await?;
+    let mut sampler = match ServerSampler::connect(target, &ServerTelemetryOptions::default()).await {
+        Ok(s) => s,
+        // Nothing is lost by measuring: the run's start state records what it inherited.
+        Err(e) => {
+            return Ok(Settled {
+                end: SettleEnd::Unavailable(e.to_string()),
+                waited: started.elapsed(),
+                checkpoint_pct: None,
+                dirty_pct: None,
+            })
+        }
+    };
     let mut quiet = 0;
     let mut next_print = PRINT_EVERY;
     // The session that lowered innodb_max_dirty_pages_pct, and the value it found.
