@@ -263,6 +263,9 @@ pub fn measured_run<P: MeasuredRun>(
         Shared::Engine(a) => a.warmup_steady(),
         Shared::Own { .. } => None,
     };
+    if steady.is_some_and(|d| d.is_zero()) {
+        anyhow::bail!("--warmup-steady=0 would stop before the workload ran: give the longest wait, 1 second or more (300 without a value)");
+    }
     if steady.is_some() && shared.place().shard.is_some() {
         anyhow::bail!(
             "--warmup-steady ends when this client's workload is steady, and shards start measuring together at \
