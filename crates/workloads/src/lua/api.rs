@@ -760,7 +760,7 @@ fn primary_message(e: &DbError) -> &str {
         .and_then(|m| m.strip_suffix(state.as_str()))
         .and_then(|m| m.strip_suffix(" (SQLSTATE "));
     match inner.and_then(|m| m.split_once(": ")) {
-        Some((severity, message)) if matches!(severity, "ERROR" | "FATAL" | "PANIC") => message,
+        Some(("ERROR" | "FATAL" | "PANIC", message)) => message,
         _ => &e.message,
     }
 }
