@@ -355,6 +355,7 @@ fn new_state_for(shared: &Arc<Shared>, tid: usize, target: Option<Target>) -> Re
     load_script(&lua, &shared.script, &shared.chunks)?;
     // Options again after the script: values the script's own table may not override.
     set_opt(&lua, &shared.opt).map_err(|e| e.to_string())?;
+    export_legacy_globals(&lua).map_err(|e| e.to_string())?;
     Ok(lua)
 }
 
@@ -425,6 +426,27 @@ fn set_opt(lua: &Lua, opt: &[(String, OptValue)]) -> mlua::Result<()> {
         }
     }
     sysbench.set("opt", t)
+}
+
+/// sysbench 1.0's rule for 0.5 scripts: a script that declares no options
+/// (`sysbench.cmdline.options`) also finds every option as a global, named with `_` for `-`
+/// (`oltp_table_size`), unless the name is taken by one of its functions or by a library.
+fn export_legacy_globals(lua: &Lua) -> mlua::Result<()> {
+    let g = lua.globals();
+    let sysbench: Table = g.get("sysbench")?;
+    let cmdline: Table = sysbench.get("cmdline")?;
+    if !matches!(cmdline.get::<Value>("options")?, Value::Nil) {
+        return Ok(());
+    }
+    let opt: Table = sysbench.get("opt")?;
+    for pair in opt.pairs::<String, Value>() {
+        let (name, value) = pair?;
+        let name = name.replace('-', "_");
+        if !matches!(g.raw_get::<Value>(name.as_str())?, Value::Function(_) | Value::Table(_)) {
+            g.raw_set(name, value)?;
+        }
+    }
+    Ok(())
 }
 
 fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize, String)>) -> mlua::Result<()> {
@@ -499,17 +521,17 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
                 Some(Family::Postgres) => "pgsql",
                 _ => "mysql",
             };
-            match name.as_deref() {
-                None | Some("") => Ok(have.to_string()),
-                Some(n) if n == have => Ok(have.to_string()),
-                Some("mysql" | "pgsql") => Err(mlua::Error::runtime(format!(
-                    "sysbench.sql.driver({name:?}): the target is {have} (give a {} target with --target, or --db-driver={have})",
-                    if have == "mysql" { "postgres://" } else { "mysql://" }
-                ))),
-                Some(n) => Err(mlua::Error::runtime(format!(
-                    "invalid database driver name: {n:?}: dbperf runs mysql and pgsql (not supported by dbperf)"
-                ))),
-            }
+            Ok(match name.as_deref() {
+                None | Some("") => (Some(have.to_string()), None),
+                Some(n) if n == have => (Some(have.to_string()), None),
+                _ => (
+                    None,
+                    Some(format!(
+                        "sysbench.sql.driver({name:?}): the target is {have} (give a {} target with --target, or --db-driver={have})",
+                        if have == "mysql" { "postgres://" } else { "mysql://" }
+                    )),
+                ),
+            })
         })?,
     )?;
     raw.set(
@@ -521,8 +543,11 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
         lua.create_function(|lua, ()| {
             let c = ctx(lua);
             run_now(&c, std::pin::pin!(connect(lua))).unwrap_or_else(|| {
-                Err(mlua::Error::runtime(
-                    "connection creation failed: the run ended or was interrupted",
+                Ok((
+                    None,
+                    Some(vec![
+                        "the run ended or was interrupted before the connection was made".into()
+                    ]),
                 ))
             })
         })?,
@@ -643,19 +668,25 @@ struct StmtSlot {
 /// `drv:connect()`'s handle.
 struct Conn(Rc<RefCell<ConnInner>>);
 
-async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
+/// `drv:connect()`: the connection, or the lines sysbench's driver logs when it cannot connect
+/// (the prelude logs them and raises "connection creation failed").
+async fn connect(lua: &Lua) -> mlua::Result<(Option<AnyUserData>, Option<Vec<String>>)> {
     let (target, ignore) = {
         let c = ctx(lua);
         let Some(t) = c.target.clone() else {
-            return Err(mlua::Error::runtime(
-                "no server to connect to: give --target (or --mysql-*/--pgsql-* options)",
+            return Ok((
+                None,
+                Some(vec![
+                    "no server to connect to: give --target (or --mysql-*/--pgsql-* options)".into(),
+                ]),
             ));
         };
         (t, c.shared.ignore.clone())
     };
-    let session = AnySession::connect(&target, ignore)
-        .await
-        .map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
+    let session = match AnySession::connect(&target, ignore).await {
+        Ok(s) => s,
+        Err(e) => return Ok((None, Some(connect_failure(&target, &e)))),
+    };
     let inner = Rc::new(RefCell::new(ConnInner {
         session: Some(session),
         stmts: Vec::new(),
@@ -667,7 +698,25 @@ async fn connect(lua: &Lua) -> mlua::Result<AnyUserData> {
         err: None,
     }));
     ctx(lua).conns.borrow_mut().push(Rc::downgrade(&inner));
-    lua.create_userdata(Conn(inner))
+    Ok((Some(lua.create_userdata(Conn(inner))?), None))
+}
+
+/// What sysbench's drivers log when a connection cannot be made: where it went, then the
+/// error (MySQL: its number; PostgreSQL: libpq's message, which ends with a new line).
+fn connect_failure(target: &Target, e: &DbError) -> Vec<String> {
+    match target.family {
+        Family::Postgres => vec![format!("Connection to database failed: {}\n", e.message)],
+        Family::Mysql => vec![
+            match &target.socket {
+                Some(socket) => format!("unable to connect to MySQL server on socket '{socket}', aborting..."),
+                None => format!(
+                    "unable to connect to MySQL server on host '{}', port {}, aborting...",
+                    target.host, target.port
+                ),
+            },
+            format!("error {}: {}", e.code.unwrap_or(2003), e.message),
+        ],
+    }
 }
 
 /// What a statement primitive returns to the Lua half: its result, or `false` and the error's
@@ -684,14 +733,36 @@ fn failure(lua: &Lua, e: &DbError) -> mlua::Result<Ret> {
 fn error_values(lua: &Lua, e: &DbError) -> mlua::Result<(Value, Value, Value, Value, Value)> {
     let ignorable = e.class != ErrorClass::Fatal;
     let errno = e.code.map_or(0.0, f64::from);
-    let state = e.sqlstate.clone().unwrap_or_else(|| "HY000".into());
+    // Neither a number nor a state: a misuse of the API (sysbench's "SQL API error").
+    let state = match (&e.sqlstate, e.code) {
+        (None, None) if !ignorable => Value::Nil,
+        (Some(s), _) => Value::String(lua.create_string(s)?),
+        (None, _) => Value::String(lua.create_string("HY000")?),
+    };
     Ok((
         Value::Number(errno),
-        Value::String(lua.create_string(&state)?),
-        Value::String(lua.create_string(&e.message)?),
+        state,
+        Value::String(lua.create_string(primary_message(e))?),
         Value::Boolean(ignorable),
         Value::String(lua.create_string(e.class.name())?),
     ))
+}
+
+/// A server error's own words, as sysbench's drivers hand them to scripts: PostgreSQL's
+/// primary message without the severity and SQLSTATE dbperf's sessions add around it.
+fn primary_message(e: &DbError) -> &str {
+    let Some(state) = &e.sqlstate else {
+        return &e.message;
+    };
+    let inner = e
+        .message
+        .strip_suffix(')')
+        .and_then(|m| m.strip_suffix(state.as_str()))
+        .and_then(|m| m.strip_suffix(" (SQLSTATE "));
+    match inner.and_then(|m| m.split_once(": ")) {
+        Some(("ERROR" | "FATAL" | "PANIC", message)) => message,
+        _ => &e.message,
+    }
 }
 
 pub(super) fn closed() -> DbError {
@@ -787,11 +858,13 @@ impl UserData for Conn {
             });
             error_values(lua, &e)
         });
+        // Whether it was open.
         m.add_method("disconnect", |_, this, ()| {
             let mut c = this.0.borrow_mut();
+            let was_open = !c.closed;
             c.session = None;
             c.closed = true;
-            Ok(true)
+            Ok(was_open)
         });
         m.add_async_method("reconnect", |lua, this, ()| async move {
             let inner = this.0.clone();
@@ -857,8 +930,13 @@ async fn bulk_next_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>, values: mlua::Lu
     let full = {
         let mut c = inner.borrow_mut();
         let Some((prefix, buf, rows)) = c.bulk.as_mut() else {
-            return Err(mlua::Error::runtime(
-                "bulk_insert_next() without bulk_insert_init(): call con:bulk_insert_init(\"INSERT INTO t VALUES\") first",
+            return Ok((
+                Value::Nil,
+                Value::String(lua.create_string("attempt to call bulk_insert_next() before bulk_insert_init()")?),
+                Value::Nil,
+                Value::Nil,
+                Value::Nil,
+                Value::Nil,
             ));
         };
         let mut out = None;
@@ -1399,4 +1477,53 @@ pub async fn call_global(lua: &Lua, name: &str, args: impl mlua::IntoLuaMulti) -
 /// The function `f` called in a coroutine.
 pub async fn call(f: &Function, args: impl mlua::IntoLuaMulti) -> Result<Value, mlua::Error> {
     f.call_async::<Value>(args).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(sqlstate: Option<&str>, message: &str) -> DbError {
+        DbError {
+            class: ErrorClass::Fatal,
+            code: None,
+            sqlstate: sqlstate.map(String::from),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn scripts_get_a_server_error_in_its_own_words() {
+        let pg = error(
+            Some("23502"),
+            "ERROR: null value in column \"a\" violates not-null constraint (SQLSTATE 23502)",
+        );
+        assert_eq!(
+            primary_message(&pg),
+            "null value in column \"a\" violates not-null constraint"
+        );
+        let mysql = error(Some("42S02"), "Table 'sbtest.t' doesn't exist");
+        assert_eq!(primary_message(&mysql), "Table 'sbtest.t' doesn't exist");
+        let other_state = error(Some("42P01"), "ERROR: x (SQLSTATE 23502)");
+        assert_eq!(primary_message(&other_state), "ERROR: x (SQLSTATE 23502)");
+        assert_eq!(primary_message(&closed()), closed().message);
+    }
+
+    #[test]
+    fn a_failed_connect_is_logged_as_sysbench_s_drivers_log_it() {
+        let e = error(None, "cannot connect to db:3306 as sbtest: Connection refused");
+        let mut t = Target::parse("mysql://sbtest@db:3306/sbtest").unwrap();
+        assert_eq!(
+            connect_failure(&t, &e),
+            [
+                "unable to connect to MySQL server on host 'db', port 3306, aborting...",
+                "error 2003: cannot connect to db:3306 as sbtest: Connection refused",
+            ]
+        );
+        t.family = Family::Postgres;
+        assert_eq!(
+            connect_failure(&t, &e),
+            ["Connection to database failed: cannot connect to db:3306 as sbtest: Connection refused\n"]
+        );
+    }
 }

@@ -1,8 +1,10 @@
 -- dbperf's sysbench 1.0 API, the Lua half: the tables a sysbench script sees (sysbench.sql,
--- sysbench.error, sysbench.hooks, sysbench.cmdline helpers, the report formatters) built on the
--- primitives dbperf passes in as `raw` (connections, statements and random numbers, in Rust).
+-- sysbench.error, sysbench.hooks, sysbench.cmdline helpers, sysbench.histogram, the report
+-- formatters, and sysbench.db with the db_*/sb_* globals of the sysbench 0.5 API) built on the
+-- primitives dbperf passes in as `raw` (connections, statements and random numbers, in Rust),
+-- and sysbench's log (`FATAL: ...`, `ALERT: ...`) for what its drivers say.
 -- Errors are raised as sysbench raises them: an ignorable SQL error as a table whose errcode is
--- sysbench.error.RESTART_EVENT (the event runs again), anything else as a message.
+-- sysbench.error.RESTART_EVENT (the event runs again), anything else as sysbench's message.
 
 local raw = ...
 
@@ -57,6 +59,31 @@ local result_ptr = ffi.typeof("const dbperf_result *")
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = sysbench.hooks or {}
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench's log: a message at a level (0 FATAL ... 5 DEBUG) is printed when --verbosity is at
+-- least that level, with sysbench's prefix; a message equal to the one before it is counted,
+-- not printed, and the count is said before the next one ("(last message repeated N times)").
+
+local LOG_PREFIX = { [0] = "FATAL: ", "ALERT: ", "WARNING: ", "", "", "DEBUG: " }
+local last_logged, repeated = nil, 0
+
+local function log(level, text)
+   local verbosity = tonumber(sysbench.opt and sysbench.opt.verbosity) or 3
+   if level > verbosity then
+      return
+   end
+   if text == last_logged then
+      repeated = repeated + 1
+      return
+   end
+   if repeated > 0 then
+      print(string.format("(last message repeated %u times)", repeated))
+   end
+   last_logged, repeated = text, 0
+   print(LOG_PREFIX[level] .. text)
+end
+raw.log = log
 
 -- ---------------------------------------------------------------------------------------
 -- Command line
@@ -119,6 +146,7 @@ sysbench.rand.zipfian = rand_fn(5, "zipfian")
 
 local sql = {}
 sysbench.sql = sql
+sysbench.histogram = {}
 
 sql.type = {
    NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
@@ -144,13 +172,36 @@ function result_methods.fetch_row(self)
    return row
 end
 
+-- sysbench's rule: a result can be freed while it is its connection's current result set (a
+-- statement that returned rows); anything else is an invalid result set.
 function result_methods.free(self)
+   local con = type(self) == "table" and self._con
+   if not con then
+      log(1, "attempt to free an invalid result set")
+      error("db_free_results() failed", 2)
+   end
+   if con._closed then
+      log(1, "attempt to use an already closed connection")
+      error("db_free_results() failed", 2)
+   end
+   if not self._set then
+      log(1, "attempt to free an invalid result set")
+      error("db_free_results() failed", 2)
+   end
+   self._set = false
    self._gen = -1
    return true
 end
 
 function sql.driver(name)
-   local drv = raw.driver(name)
+   if name ~= nil and name ~= "" and name ~= "mysql" and name ~= "pgsql" then
+      log(0, string.format("invalid database driver name: '%s'", tostring(name)))
+      error("failed to initialize the DB driver", 2)
+   end
+   local drv, why = raw.driver(name)
+   if drv == nil then
+      error(why, 2)
+   end
    return setmetatable({ _name = drv }, driver_mt)
 end
 
@@ -165,45 +216,107 @@ local CONNECT = raw.blocking and raw.connect_now or raw.connect
 local PREPARE, RECONNECT = "prepare" .. NOW, "reconnect" .. NOW
 local BULK_NEXT, BULK_DONE = "bulk_insert_next" .. NOW, "bulk_insert_done" .. NOW
 
+-- Connections open when the script asks (as in sysbench): a failure is logged in the driver's
+-- words and raised as sysbench raises it, so the script can catch it.
 function driver_methods.connect(self)
-   local c = CONNECT()
+   local c, why = CONNECT()
+   if c == nil then
+      for _, line in ipairs(why) do
+         log(0, line)
+      end
+      error("connection creation failed", 2)
+   end
    local p, res = c:ptrs()
-   local con = setmetatable({ _raw = c, _p = ffi.cast(voidp, p), _res = ffi.cast(result_ptr, res), driver = self }, connection_mt)
-   con._rs = setmetatable({ nrows = 0, nfields = 0, _c = c, _gen = -1, _row = 0 }, result_mt)
+   local con = setmetatable({ _raw = c, _p = ffi.cast(voidp, p), _res = ffi.cast(result_ptr, res), _closed = false,
+                             driver = self }, connection_mt)
+   con._rs = setmetatable({ nrows = 0, nfields = 0, _c = c, _con = con, _gen = -1, _row = 0, _set = false }, result_mt)
    return con
+end
+
+-- The driver's own log line for a failed statement that is not ignorable, as sysbench's mysql
+-- and pgsql drivers write it. `stmt_sql`: the prepared statement's text (nil for a query).
+local function log_failure(con, query, stmt_sql, errno, msg)
+   if con.driver._name == "pgsql" then
+      if stmt_sql then
+         log(0, string.format("PQexecPrepared() failed: 7 %s", msg))
+      else
+         log(0, string.format("PQexec() failed: 7 %s", msg))
+         log(0, "failed query was: " .. query)
+      end
+   elseif stmt_sql then
+      log(0, string.format("mysql_stmt_execute() returned error %u (%s) for query '%s'", errno, msg, stmt_sql))
+   else
+      log(0, string.format("mysql_drv_query() returned error %u (%s) for query '%s'", errno, msg, query))
+   end
+end
+
+-- What an error descriptor names as its `connection`: a cdata standing for the connection
+-- (sysbench's is one, so a script printing the descriptor sees `<sql_connection>`), which
+-- passes reads, writes and method calls on to it.
+ffi.cdef[[typedef struct { int32_t id; } dbperf_connection;]]
+local by_handle = setmetatable({}, { __mode = "v" })
+local handle_count = 0
+ffi.metatype("dbperf_connection", {
+   __index = function(h, k) return by_handle[h.id][k] end,
+   __newindex = function(h, k, v) by_handle[h.id][k] = v end,
+   __tostring = function() return "<sql_connection>" end,
+})
+
+local function handle_of(con)
+   if type(con) == "cdata" then
+      return con
+   end
+   local h = rawget(con, "_handle")
+   if h == nil then
+      handle_count = handle_count + 1
+      h = ffi.new("dbperf_connection", handle_count)
+      by_handle[handle_count] = con
+      rawset(con, "_handle", h)
+   end
+   return h
 end
 
 -- Raises the error of a failed statement the way sysbench does. `ignorable` is the driver's
 -- verdict (--mysql-ignore-errors, --pgsql-ignore-errors, a lost connection); the script's
--- sql_error_ignorable hook may downgrade any other error.
-local function raise(con, query, errno, state, msg, ignorable, class)
+-- sql_error_ignorable hook may downgrade any other error. No SQL state: a misuse of the API
+-- (a closed connection), raised as sysbench's "SQL API error". Called as a tail call by the
+-- methods, so level 2 is the script's line.
+local function raise(con, query, errno, state, msg, ignorable, class, stmt_sql)
+   if state == nil then
+      log(1, msg)
+      error("SQL API error", 3)
+   end
+   if not ignorable then
+      log_failure(con, query, stmt_sql, errno, msg)
+   end
    local errdesc = {
-      connection = con,
+      connection = handle_of(con),
       query = query,
       sql_errno = errno,
       sql_state = state,
       sql_errmsg = msg,
-      dbperf_class = class,
    }
    local hook = sysbench.hooks.sql_error_ignorable
    if ignorable or (type(hook) == "function" and hook(errdesc)) then
       errdesc.errcode = sysbench.error.RESTART_EVENT
-      error(errdesc, 3)
+      errdesc.dbperf_class = class
+      error(errdesc, 2)
    end
-   error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 3)
+   error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 2)
 end
 
 -- The connection's result after a statement (counts from the primitive's answer).
 local function result(con, nrows, nfields, gen)
    local rs = con._rs
-   rs.nrows, rs.nfields, rs._gen, rs._row = nrows, nfields, gen, 0
+   rs.nrows, rs.nfields, rs._gen, rs._row, rs._set = nrows, nfields, gen, 0, nfields > 0
    return rs
 end
 
 -- The same after a statement sent through ffi (counts from the connection's dbperf_result).
 local function fast_result(con)
    local rs, r = con._rs, con._res
-   rs.nrows, rs.nfields, rs._gen, rs._row = r.nrows, r.nfields, r.gen, 0
+   local nfields = r.nfields
+   rs.nrows, rs.nfields, rs._gen, rs._row, rs._set = r.nrows, nfields, r.gen, 0, nfields > 0
    return rs
 end
 
@@ -243,46 +356,88 @@ function connection_methods.query_row(self, q)
    return unpack(self._raw:fetch_row(rs._gen, 0), 1, rs.nfields)
 end
 
+-- A statement the server would not prepare is sysbench's "SQL API error" (never restarted),
+-- after the driver's log lines.
 function connection_methods.prepare(self, q)
    local c = self._raw
-   local st, errno, state, msg, ignorable, class = c[PREPARE](c, q)
+   local st, errno, state, msg = c[PREPARE](c, q)
    if st == false then
-      return raise(self, q, errno, state, msg, ignorable, class)
+      if state == nil then
+         log(1, msg)
+      elseif self.driver._name == "pgsql" then
+         log(0, "PQprepare() failed: ERROR:  " .. msg)
+      else
+         log(0, "mysql_stmt_prepare() failed")
+         log(0, string.format('MySQL error: %d "%s"', errno, msg))
+      end
+      error("SQL API error", 2)
    end
-   return setmetatable({ _raw = st, _p = ffi.cast(voidp, st:ptr()), connection = self }, statement_mt)
+   return setmetatable({ _raw = st, _p = ffi.cast(voidp, st:ptr()), _sql = q, connection = self }, statement_mt)
 end
 
 function connection_methods.bulk_insert_init(self, query)
+   if self._closed then
+      log(1, "attempt to use an already closed connection")
+      return true
+   end
    return self._raw:bulk_insert_init(query)
+end
+
+-- sysbench fails a bulk insert whose statement fails by assertion, ignorable or not.
+local function bulk_failed(self, what, ok, errno, state, msg, ignorable)
+   if state == nil then
+      log(1, msg)
+   elseif not ignorable then
+      log_failure(self, "<bulk insert>", nil, errno, msg)
+   end
+   error(what .. " failed", 2)
 end
 
 function connection_methods.bulk_insert_next(self, values)
    local c = self._raw
-   local ok, errno, state, msg, ignorable, class = c[BULK_NEXT](c, values)
-   if ok == false then
-      return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
+   local ok, errno, state, msg, ignorable = c[BULK_NEXT](c, values)
+   if ok == nil then
+      log(1, errno)
+      error("db_bulk_insert_next() failed", 2)
+   elseif ok == false then
+      return bulk_failed(self, "db_bulk_insert_next()", ok, errno, state, msg, ignorable)
    end
    return true
 end
 
 function connection_methods.bulk_insert_done(self)
    local c = self._raw
-   local ok, errno, state, msg, ignorable, class = c[BULK_DONE](c)
+   local ok, errno, state, msg, ignorable = c[BULK_DONE](c)
    if ok == false then
-      return raise(self, "<bulk insert>", errno, state, msg, ignorable, class)
+      return bulk_failed(self, "db_bulk_insert_done()", ok, errno, state, msg, ignorable)
    end
    return true
 end
 
 function connection_methods.disconnect(self)
-   return self._raw:disconnect()
+   if not self._raw:disconnect() then
+      log(1, "attempt to close an already closed connection")
+   end
+   self._closed = true
+   return true
 end
 
+-- sysbench's pgsql driver cannot reconnect (it says so and goes on); its mysql driver reopens
+-- the connection. A failure is sysbench's failed assertion, after the driver's words.
 function connection_methods.reconnect(self)
+   if self._closed then
+      log(1, "attempt to close an already closed connection")
+      return true
+   end
+   if self.driver._name == "pgsql" then
+      log(1, "reconnect is not supported by the current driver")
+      return true
+   end
    local c = self._raw
    local ok, msg = c[RECONNECT](c)
    if not ok then
-      error(msg, 2)
+      log(0, msg)
+      error("assertion failed!", 2)
    end
    return true
 end
@@ -367,12 +522,22 @@ ffi.metatype("dbperf_param", {
    __tostring = function() return "<sql_param>" end,
 })
 
+-- sysbench's bind types: integers, FLOAT/DOUBLE, CHAR/VARCHAR.
+local BINDABLE = { [1] = true, [2] = true, [3] = true, [4] = true, [5] = true, [6] = true, [11] = true, [12] = true }
+
 function statement_methods.bind_create(self, btype, max_len)
+   if not BINDABLE[btype] then
+      error("Unsupported argument type: " .. tostring(btype), 2)
+   end
    return ffi.cast(param_ptr, raw.param_new(btype, max_len))
 end
 
+-- No parameters: nil, as sysbench; else what binding returns (0).
 function statement_methods.bind_param(self, ...)
    local n = select("#", ...)
+   if n < 1 then
+      return nil
+   end
    local ids = {}
    for i = 1, n do
       local p = select(i, ...)
@@ -391,7 +556,8 @@ if raw.blocking then
       if rc == 0 then
          return fast_result(con)
       elseif rc == 1 then
-         return raise(con, "<prepared statement>", con._raw:last_error())
+         local errno, state, msg, ignorable, class = con._raw:last_error()
+         return raise(con, "<prepared statement>", errno, state, msg, ignorable, class, self._sql)
       end
       error(raw.fast_error(), 2)
    end
@@ -399,7 +565,7 @@ else
    function statement_methods.execute(self)
       local nrows, a, b, msg, ignorable, class = self._raw:execute()
       if nrows == false then
-         return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class)
+         return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class, self._sql)
       end
       return result(self.connection, nrows, a, b)
    end
@@ -470,10 +636,62 @@ strict(connection_methods, "con:", "connections have query, query_row, prepare, 
        "disconnect and reconnect")
 strict(statement_methods, "stmt:", "statements have bind_create, bind_param, execute and close")
 strict(param_methods, "param:", "parameters have set and set_rand_str")
-sysbench.db = strict({}, "sysbench.db.", "the sysbench 0.5 db_* API is gone in sysbench 1.0 too: use " ..
-                     "sysbench.sql.driver():connect() and con:query()")
-sysbench.histogram = strict({}, "sysbench.histogram.", "dbperf keeps HDR histograms of every " ..
-                            "transaction and statement itself")
+
+-- ---------------------------------------------------------------------------------------
+-- sysbench.histogram: a script's own bounded histogram. `size` buckets spaced evenly on a log
+-- scale from range_min to range_max (a value outside lands in the first or last); print() draws
+-- the buckets that hold values, each value at its bucket's centre, bars scaled to the largest.
+
+local histogram_methods = {}
+local histogram_mt = { __index = histogram_methods, __tostring = function() return "<sb_histogram>" end }
+local log_, exp_ = math.log, math.exp
+
+function sysbench.histogram.new(size, range_min, range_max)
+   if not (type(size) == "number" and size >= 2 and type(range_min) == "number" and range_min > 0
+           and type(range_max) == "number" and range_max > range_min) then
+      error(string.format("sysbench.histogram.new(%s, %s, %s): need size >= 2 and 0 < range_min < range_max",
+                          tostring(size), tostring(range_min), tostring(range_max)), 2)
+   end
+   size = floor(size)
+   local offset = log_(range_min)
+   local counts = {}
+   for i = 0, size - 1 do
+      counts[i] = 0
+   end
+   return setmetatable({ _size = size, _offset = offset, _scale = (size - 1) / (log_(range_max) - offset),
+                         _counts = counts }, histogram_mt)
+end
+
+function histogram_methods.update(self, value)
+   local i = floor((log_(value) - self._offset) * self._scale + 0.5)
+   if i ~= i or i < 0 then
+      i = 0
+   elseif i >= self._size then
+      i = self._size - 1
+   end
+   self._counts[i] = self._counts[i] + 1
+end
+
+function histogram_methods.print(self)
+   local counts, most = self._counts, 0
+   for i = 0, self._size - 1 do
+      if counts[i] > most then
+         most = counts[i]
+      end
+   end
+   if most == 0 then
+      return
+   end
+   local lines = { "       value  ------------- distribution ------------- count" }
+   for i = 0, self._size - 1 do
+      local n = counts[i]
+      if n > 0 then
+         local bar = string.rep("*", floor(n * 40 / most + 0.5))
+         lines[#lines + 1] = string.format("%12.3f |%-40s %d", exp_(i / self._scale + self._offset), bar, n)
+      end
+   end
+   print(table.concat(lines, "\n"))
+end
 
 -- sysbench 1.0's compatibility names for sysbench 0.5 scripts.
 thread_id = sysbench.tid
@@ -495,15 +713,268 @@ function sb_rand_uniq(a, b)
    until v >= a and v <= b
    return v
 end
-for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_insert_init",
-                        "db_bulk_insert_next", "db_bulk_insert_done", "db_prepare", "db_bind_param",
-                        "db_bind_result", "db_execute", "db_store_results", "db_free_results",
-                        "db_close" }) do
-   _G[name] = function()
-      unsupported(name .. "()", "this is the sysbench 0.5 API; sysbench 1.0 scripts use " ..
-                  "sysbench.sql.driver():connect() and con:query()")
+
+-- ---------------------------------------------------------------------------------------
+-- The sysbench 0.5 API, as sysbench 1.0 keeps it for old scripts (sysbench.db and its db_*
+-- globals): one connection per thread, opened by db_connect() or by the first statement;
+-- db_bind_param(stmt, values) binds a table whose values are read again at each db_execute()
+-- (a number binds as an integer, a string as text); an ignorable error restarts the event,
+-- another fails the call (db_execute only logs it, as sysbench does).
+
+local db = {}
+sysbench.db = db
+db.DB_ERROR_NONE, db.DB_ERROR_RESTART_TRANSACTION, db.DB_ERROR_FAILED = 0, 1, 2
+local legacy_con
+
+local function restart_event(class, errno, msg)
+   error({ errcode = sysbench.error.RESTART_EVENT, dbperf_class = class, sql_errno = errno, sql_errmsg = msg }, 0)
+end
+
+function db.connect()
+   local drv = sql.driver()
+   db_driver = drv:name()
+   if legacy_con ~= nil then
+      return
+   end
+   local ok, con = pcall(drv.connect, drv)
+   if not ok then
+      error("Failed to connect to the database", 2)
+   end
+   legacy_con = con
+end
+
+function db.disconnect()
+   if legacy_con ~= nil then
+      legacy_con._raw:disconnect()
+      legacy_con = nil
    end
 end
+
+local function opened()
+   if legacy_con == nil then
+      db.connect()
+   end
+   return legacy_con
+end
+
+local function checked()
+   if legacy_con == nil then
+      error("Uninitialized database connection", 3)
+   end
+   return legacy_con
+end
+
+-- A statement's outcome: true, or its error after the driver's log line; an ignorable error
+-- restarts the event.
+local function legacy_outcome(con, sql_text, stmt_sql, nrows, errno, state, msg, ignorable, class)
+   if nrows ~= false then
+      return true
+   end
+   if state == nil then
+      log(1, msg)
+      return false
+   end
+   if ignorable then
+      restart_event(class, errno, msg)
+   end
+   log_failure(con, sql_text, stmt_sql, errno, msg)
+   return false
+end
+
+local function legacy_query(con, q)
+   if raw.blocking then
+      local rc = f_query(CTX, con._p, q, #q)
+      if rc == 0 then
+         return true
+      elseif rc == 1 then
+         return legacy_outcome(con, q, nil, false, con._raw:last_error())
+      end
+      error(raw.fast_error(), 3)
+   end
+   return legacy_outcome(con, q, nil, con._raw:query(q))
+end
+
+function db.query(q)
+   if type(q) ~= "string" then
+      error("bad argument #1 to 'db_query' (string expected, got " .. type(q) .. ")", 2)
+   end
+   if not legacy_query(opened(), q) then
+      error("db_query() failed", 2)
+   end
+end
+
+function db.bulk_insert_init(q)
+   opened():bulk_insert_init(q)
+end
+
+function db.bulk_insert_next(values)
+   local con = checked()
+   local c = con._raw
+   local ok, errno, state, msg, ignorable, class = c[BULK_NEXT](c, values)
+   if ok == nil then
+      log(1, errno)
+      error("db_bulk_insert_next() failed", 2)
+   end
+   if not legacy_outcome(con, "<bulk insert>", nil, ok, errno, state, msg, ignorable, class) then
+      error("db_bulk_insert_next() failed", 2)
+   end
+end
+
+function db.bulk_insert_done()
+   local con = checked()
+   local c = con._raw
+   legacy_outcome(con, "<bulk insert>", nil, c[BULK_DONE](c))
+end
+
+local legacy_stmt_mt = { __tostring = function() return "<sysbench.stmt>" end }
+local legacy_rs_mt = { __tostring = function() return "<sysbench.rs>" end }
+
+function db.prepare(q)
+   local con = opened()
+   local ok, st = pcall(con.prepare, con, q)
+   if not ok then
+      error("db_prepare() failed", 2)
+   end
+   return setmetatable({ _st = st, _con = con }, legacy_stmt_mt)
+end
+
+local function is_stmt(stmt, fname)
+   if getmetatable(stmt) ~= legacy_stmt_mt then
+      error("bad argument #1 to '" .. fname .. "' (sysbench.stmt expected, got " .. type(stmt) .. ")", 3)
+   end
+end
+
+-- The table's keys in order (an array's 1..n, as sysbench walks it).
+local function keys_of(t)
+   local keys = {}
+   for k in pairs(t) do
+      keys[#keys + 1] = k
+   end
+   table.sort(keys, function(a, b)
+      if type(a) == type(b) and (type(a) == "number" or type(a) == "string") then
+         return a < b
+      end
+      return type(a) < type(b)
+   end)
+   return keys
+end
+
+-- A text parameter's room: grown (a new parameter, bound again) when a value is longer.
+local function text_param(st, len)
+   local cap = 64
+   while cap < len do
+      cap = cap * 2
+   end
+   return st:bind_create(sql.type.VARCHAR, cap), cap
+end
+
+local function rebind(stmt)
+   local ps = {}
+   for i, b in ipairs(stmt._binds) do
+      ps[i] = b.param
+   end
+   stmt._st:bind_param(unpack(ps, 1, #ps))
+end
+
+function db.bind_param(stmt, values)
+   checked()
+   is_stmt(stmt, "db_bind_param")
+   if type(values) ~= "table" then
+      error("table was expected", 2)
+   end
+   local keys = keys_of(values)
+   if #keys == 0 then
+      error("table is empty", 2)
+   end
+   local binds = {}
+   for i, k in ipairs(keys) do
+      local v = values[k]
+      if type(v) == "number" then
+         binds[i] = { key = k, text = false, param = stmt._st:bind_create(sql.type.BIGINT) }
+      elseif type(v) == "string" then
+         local p, cap = text_param(stmt._st, #v)
+         binds[i] = { key = k, text = true, param = p, cap = cap }
+      else
+         error("Unsupported variable type: " .. type(v), 2)
+      end
+   end
+   stmt._binds, stmt._values = binds, values
+   rebind(stmt)
+end
+
+function db.bind_result(stmt, values)
+   checked()
+   is_stmt(stmt, "db_bind_result")
+   if type(values) ~= "table" then
+      error("table was expected", 2)
+   end
+   if next(values) == nil then
+      error("table is empty", 2)
+   end
+   stmt._results = values
+end
+
+function db.execute(stmt)
+   local con = checked()
+   is_stmt(stmt, "db_execute")
+   local binds, values = stmt._binds, stmt._values
+   if binds then
+      local grown = false
+      for _, b in ipairs(binds) do
+         local v = values[b.key]
+         if v ~= nil and b.text then
+            v = tostring(v)
+            if #v > b.cap then
+               b.param, b.cap = text_param(stmt._st, #v)
+               grown = true
+            end
+         end
+         b.param:set(v)
+      end
+      if grown then
+         rebind(stmt)
+      end
+   end
+   local st = stmt._st
+   local ok
+   if raw.blocking then
+      local rc = f_execute(CTX, st._p)
+      if rc == 0 then
+         ok = true
+      elseif rc == 1 then
+         ok = legacy_outcome(con, "<prepared statement>", st._sql, false, con._raw:last_error())
+      else
+         error(raw.fast_error(), 2)
+      end
+   else
+      ok = legacy_outcome(con, "<prepared statement>", st._sql, st._raw:execute())
+   end
+   return setmetatable({ _ok = ok }, legacy_rs_mt)
+end
+
+function db.store_results(rs)
+   checked()
+end
+
+function db.free_results(rs)
+   checked()
+end
+
+function db.close(stmt)
+   checked()
+   is_stmt(stmt, "db_close")
+   stmt._st:close()
+end
+
+db_connect, db_disconnect, db_query = db.connect, db.disconnect, db.query
+db_bulk_insert_init, db_bulk_insert_next, db_bulk_insert_done = db.bulk_insert_init, db.bulk_insert_next,
+                                                                 db.bulk_insert_done
+db_prepare, db_bind_param, db_bind_result, db_execute = db.prepare, db.bind_param, db.bind_result, db.execute
+db_store_results, db_free_results, db_close = db.store_results, db.free_results, db.close
+DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = db.DB_ERROR_NONE, db.DB_ERROR_RESTART_TRANSACTION,
+                                                               db.DB_ERROR_FAILED
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000
 
 -- One event, as sysbench's thread loop runs it; one number back (cheap to read on every
 -- event): 0 when it ran through, 1 when it ran through and returned something (its thread is
