@@ -256,6 +256,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 next: None,
                 failed: None,
                 deferred_us: 0,
+                columnless_rows: None,
             },
         };
         w.st.prepare_all(&w.program).await?;
@@ -290,6 +291,9 @@ struct State<S: Session> {
     failed: Option<TxnError>,
     /// `\sleep` after the last SQL command, waited before the next transaction.
     deferred_us: u64,
+    /// The rows of the last `-M simple` query that returned no columns (`SELECT \gset`),
+    /// which [`Rows`] cannot count.
+    columnless_rows: Option<usize>,
 }
 
 /// Why a transaction stopped: the script (an expression, a variable) or the server.
@@ -561,6 +565,7 @@ impl<S: Session> State<S> {
         }
         let got = self.session.query_rows(&self.sql).await?;
         self.rows.reset(got.first().map_or(0, |r| r.len()));
+        self.columnless_rows = got.first().is_some_and(|r| r.is_empty()).then_some(got.len());
         for row in &got {
             for cell in row {
                 match cell {
@@ -573,7 +578,7 @@ impl<S: Session> State<S> {
     }
 
     fn store(&mut self, store: &super::parse::Store, loc: &super::parse::Loc) -> Result<(), TxnError> {
-        let n = self.rows.len();
+        let n = self.columnless_rows.take().unwrap_or_else(|| self.rows.len());
         if !store.all_rows && n != 1 {
             return Err(script_error(loc, &format!("expected one row, got {n}")));
         }
