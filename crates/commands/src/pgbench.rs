@@ -407,10 +407,12 @@ impl MeasuredRun for PgbenchRun {
             }
             Scripts::Parsed(p) => {
                 let parsed = std::mem::take(&mut p.parsed);
+                let clients = m.run().map_or(1, |r| r.connections);
                 let program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
-                    .map_err(|e| anyhow!(e))?;
+                    .map_err(|e| anyhow!(e))?
+                    .with_clients(clients);
                 p.transactions = program.ops().transactions;
-                let w = ScriptWorkload::<S>::new(Arc::new(program), target, self.ignore.clone(), self.seed);
+                let w = ScriptWorkload::<S>::new(Arc::new(program), target, self.ignore.clone());
                 m.engine(Arc::new(w), LiveLine::Standard)
             }
         }

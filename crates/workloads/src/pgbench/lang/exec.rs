@@ -17,16 +17,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dbperf_engine::clock::now_ns;
-use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
-
 use super::expr::{eval, Env, Value};
-use super::parse::{Amount, Op, Parsed, Piece};
+use super::parse::{atoi, Amount, Op, Parsed, Piece};
+use super::random::{Prng, Streams};
 use super::{CLIENT_ID, RANDOM_SEED, SCALE};
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::{abort_transaction, Cell, DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
+use dbperf_engine::clock::now_ns;
+use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
 
 /// pgbench's `-M`: how statements go to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +83,10 @@ pub struct Program {
     last_sql: Vec<usize>,
     /// `-M extended`: each statement with `$1..$n` placeholders.
     unnamed: Vec<String>,
+    /// The random streams of the run (its seed and number of clients).
+    streams: Streams,
+    /// `-D default_seed=...` was given.
+    seed_defined: bool,
 }
 
 impl Program {
@@ -116,23 +118,22 @@ impl Program {
         }
         let mut initial = vec![None; parsed.vars.len()];
         initial[SCALE as usize] = Some(Value::Int(scale));
-        initial[parsed.vars.default_seed as usize] = Some(Value::Int((seed ^ 0x9e37_79b9_7f4a_7c15) as i64));
+        let streams = Streams { seed, clients: 1 };
+        initial[parsed.vars.default_seed as usize] = Some(Value::Int(streams.default_seed()));
         initial[RANDOM_SEED as usize] = Some(Value::Int(seed as i64));
+        let mut seed_defined = false;
         for (name, value) in defines {
             if !super::valid_name(name) {
                 return Err(format!(
-                    "-D {name}=...: a variable name is letters, digits and underscores"
+                    "-D {name}=...: option: invalid variable name: \"{name}\" (letters, digits and underscores)"
                 ));
             }
             let slot = parsed.vars.slot(name) as usize;
+            seed_defined |= slot == parsed.vars.default_seed as usize;
             initial.resize(parsed.vars.len(), None);
-            initial[slot] = Some(match value.trim().parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => match value.trim().parse::<f64>() {
-                    Ok(d) if value.contains(['.', 'e', 'E']) => Value::Double(d),
-                    _ => Value::Str(value.clone()),
-                },
-            });
+            // Kept as text, as pgbench keeps it: SQL gets it as written, an expression
+            // reads it typed (expr::typed).
+            initial[slot] = Some(Value::Str(value.clone()));
         }
         let (names, kinds) = parsed.statement_kinds();
         let reads = parsed
@@ -167,7 +168,20 @@ impl Program {
             reads,
             last_sql,
             unnamed,
+            streams,
+            seed_defined,
         })
+    }
+
+    /// The run has `clients` clients: each client's random numbers and `:default_seed`
+    /// are drawn from the run's seed as pgbench draws them for that many clients.
+    pub fn with_clients(mut self, clients: usize) -> Program {
+        self.streams.clients = clients.max(1);
+        if !self.seed_defined {
+            let slot = self.parsed.vars.default_seed as usize;
+            self.initial[slot] = Some(Value::Int(self.streams.default_seed()));
+        }
+        self
     }
 
     /// The transaction and statement names.
@@ -199,18 +213,16 @@ pub struct ScriptWorkload<S> {
     program: Arc<Program>,
     target: Target,
     ignore: IgnoreErrors,
-    seed: u64,
     session: std::marker::PhantomData<fn() -> S>,
 }
 
 impl<S: Session + 'static> ScriptWorkload<S> {
     /// `program` against `target`.
-    pub fn new(program: Arc<Program>, target: Target, ignore: IgnoreErrors, seed: u64) -> ScriptWorkload<S> {
+    pub fn new(program: Arc<Program>, target: Target, ignore: IgnoreErrors) -> ScriptWorkload<S> {
         ScriptWorkload {
             program,
             target,
             ignore,
-            seed,
             session: std::marker::PhantomData,
         }
     }
@@ -235,10 +247,8 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
             st: State {
                 session,
                 values,
-                rng: SmallRng::seed_from_u64(
-                    self.seed
-                        .wrapping_add(0x2545_f491_4f6c_dd1d_u64.wrapping_mul(worker as u64 + 1)),
-                ),
+                rng: self.program.streams.client(worker),
+                chooser: self.program.streams.chooser(worker),
                 stmts: Vec::new(),
                 rows: Rows::new(),
                 sql: String::new(),
@@ -246,6 +256,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 next: None,
                 failed: None,
                 deferred_us: 0,
+                columnless_rows: None,
             },
         };
         w.st.prepare_all(&w.program).await?;
@@ -264,7 +275,10 @@ pub struct ScriptWorker<S: Session> {
 struct State<S: Session> {
     session: S,
     values: Vec<Option<Value>>,
-    rng: SmallRng,
+    /// The random state of the script's functions.
+    rng: Prng,
+    /// The random state picking scripts by weight.
+    chooser: Prng,
     stmts: Vec<StmtId>,
     rows: Rows,
     sql: String,
@@ -277,6 +291,9 @@ struct State<S: Session> {
     failed: Option<TxnError>,
     /// `\sleep` after the last SQL command, waited before the next transaction.
     deferred_us: u64,
+    /// The rows of the last `-M simple` query that returned no columns (`SELECT \gset`),
+    /// which [`Rows`] cannot count.
+    columnless_rows: Option<usize>,
 }
 
 /// Why a transaction stopped: the script (an expression, a variable) or the server.
@@ -323,7 +340,7 @@ impl<S: Session> State<S> {
         if w.len() == 1 {
             return 0;
         }
-        let mut r = self.rng.random_range(0..program.total_weight);
+        let mut r = self.chooser.up_to(program.total_weight - 1);
         for (i, &x) in w.iter().enumerate() {
             if r < x {
                 return i;
@@ -352,43 +369,40 @@ impl<S: Session> State<S> {
                 values: &self.values,
                 vars: &program.parsed.vars,
                 rng: &mut self.rng,
+                script,
+                command: c.number,
             };
             match &c.op {
                 Op::Sql { .. } => break,
                 Op::Set { var, expr } => {
-                    let v = eval(expr, &mut env).map_err(|m| script_error(&c.loc, &m))?;
+                    let v = eval(expr, &mut env)
+                        .map_err(|m| script_error(&c.loc, &format!("{m}; evaluation of meta-command failed")))?;
                     self.values[*var as usize] = Some(v);
                 }
                 Op::Sleep { amount, unit_us } => {
                     let n = match amount {
                         Amount::Const(n) => *n,
-                        Amount::Var(slot) => match &self.values[*slot as usize] {
-                            Some(Value::Int(i)) => *i,
-                            Some(Value::Str(s)) => s.trim().parse().map_err(|_| {
-                                script_error(
+                        // pgbench reads the variable's text form as C's atoi does.
+                        Amount::Var(slot) => {
+                            let name = program.parsed.vars.name(*slot);
+                            let Some(Some(v)) = self.values.get(*slot as usize) else {
+                                return Err(script_error(
                                     &c.loc,
-                                    &format!(
-                                        "\\sleep: variable \"{}\" is not an integer ({s:?})",
-                                        program.parsed.vars.name(*slot)
-                                    ),
-                                )
-                            })?,
-                            Some(v) => {
+                                    &format!("sleep: undefined variable \"{name}\"; execution of meta-command failed"),
+                                ));
+                            };
+                            let text = v.to_string();
+                            let n = atoi(&text);
+                            if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
                                 return Err(script_error(
                                     &c.loc,
                                     &format!(
-                                        "\\sleep: variable \"{}\" is not an integer ({v})",
-                                        program.parsed.vars.name(*slot)
+                                        "sleep: invalid sleep time \"{text}\" for variable \"{name}\"; execution of meta-command failed"
                                     ),
-                                ))
+                                ));
                             }
-                            None => {
-                                return Err(script_error(
-                                    &c.loc,
-                                    &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
-                                ))
-                            }
-                        },
+                            n
+                        }
                     };
                     let us = (n.max(0) as u64).saturating_mul(*unit_us);
                     if sleep_inline && pc < program.last_sql[script] {
@@ -398,8 +412,9 @@ impl<S: Session> State<S> {
                     paused = paused.saturating_add(us);
                 }
                 Op::JumpUnless { cond, to } => {
-                    let v = eval(cond, &mut env).map_err(|m| script_error(&c.loc, &m))?;
-                    if !v.is_true().map_err(|m| script_error(&c.loc, &m))? {
+                    let v = eval(cond, &mut env)
+                        .map_err(|m| script_error(&c.loc, &format!("{m}; evaluation of meta-command failed")))?;
+                    if !v.is_true() {
                         pc = *to;
                         continue;
                     }
@@ -436,10 +451,8 @@ impl<S: Session> State<S> {
             };
             let start = now_ns();
             let result = match program.mode {
-                QueryMode::Prepared | QueryMode::Extended => {
-                    self.exec_bound(program, *stmt, store.is_some(), &c.loc).await
-                }
-                QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some(), &c.loc).await,
+                QueryMode::Prepared | QueryMode::Extended => self.exec_bound(program, *stmt, store.is_some()).await,
+                QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some()).await,
             };
             let result = match result {
                 Ok(r) => r,
@@ -469,13 +482,7 @@ impl<S: Session> State<S> {
     /// Sends statement `stmt` with its variables bound as parameters: prepared (`-M
     /// prepared`) or as an unnamed statement (`-M extended`). NULL variables are bound as
     /// SQL NULL.
-    async fn exec_bound(
-        &mut self,
-        program: &Program,
-        stmt: usize,
-        rows: bool,
-        loc: &super::parse::Loc,
-    ) -> Result<ExecInfo, Fail> {
+    async fn exec_bound(&mut self, program: &Program, stmt: usize, rows: bool) -> Result<ExecInfo, Fail> {
         let s = &program.parsed.statements[stmt];
         let n = s.params.len();
         // Text forms of values that are neither integers nor strings, in reused strings.
@@ -485,14 +492,8 @@ impl<S: Session> State<S> {
         for (k, slot) in s.params.iter().enumerate() {
             use std::fmt::Write as _;
             match &self.values[*slot as usize] {
-                None => {
-                    return Err(script_error(
-                        loc,
-                        &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
-                    )
-                    .into())
-                }
-                Some(Value::Null | Value::Int(_) | Value::Str(_)) => {}
+                // An undefined variable is bound as NULL, as pgbench binds it.
+                None | Some(Value::Null | Value::Int(_) | Value::Str(_)) => {}
                 Some(v) => {
                     self.texts[k].clear();
                     let _ = write!(self.texts[k], "{v}");
@@ -534,13 +535,7 @@ impl<S: Session> State<S> {
         Ok(r?)
     }
 
-    async fn exec_simple(
-        &mut self,
-        program: &Program,
-        stmt: usize,
-        rows: bool,
-        loc: &super::parse::Loc,
-    ) -> Result<ExecInfo, Fail> {
+    async fn exec_simple(&mut self, program: &Program, stmt: usize, rows: bool) -> Result<ExecInfo, Fail> {
         use std::fmt::Write as _;
         let s = &program.parsed.statements[stmt];
         self.sql.clear();
@@ -554,14 +549,11 @@ impl<S: Session> State<S> {
                     None => self.sql.push_str(written),
                 },
                 Piece::Var(slot) => match &self.values[*slot as usize] {
+                    // pgbench leaves an undefined variable's name in the text.
                     None => {
-                        return Err(script_error(
-                            loc,
-                            &format!("undefined variable \"{}\"", program.parsed.vars.name(*slot)),
-                        )
-                        .into())
+                        self.sql.push(':');
+                        self.sql.push_str(program.parsed.vars.name(*slot));
                     }
-                    Some(Value::Null) => self.sql.push_str("NULL"),
                     Some(v) => {
                         let _ = write!(self.sql, "{v}");
                     }
@@ -573,6 +565,7 @@ impl<S: Session> State<S> {
         }
         let got = self.session.query_rows(&self.sql).await?;
         self.rows.reset(got.first().map_or(0, |r| r.len()));
+        self.columnless_rows = got.first().is_some_and(|r| r.is_empty()).then_some(got.len());
         for row in &got {
             for cell in row {
                 match cell {
@@ -585,12 +578,9 @@ impl<S: Session> State<S> {
     }
 
     fn store(&mut self, store: &super::parse::Store, loc: &super::parse::Loc) -> Result<(), TxnError> {
-        let n = self.rows.len();
+        let n = self.columnless_rows.take().unwrap_or_else(|| self.rows.len());
         if !store.all_rows && n != 1 {
-            return Err(script_error(
-                loc,
-                &format!("\\gset expects one row, the query returned {n}"),
-            ));
+            return Err(script_error(loc, &format!("expected one row, got {n}")));
         }
         if n > 0 && self.rows.columns() != store.vars.len() {
             return Err(script_error(
@@ -790,7 +780,7 @@ mod tests {
         let program =
             Arc::new(Program::new(parsed, scripts.iter().map(|s| s.1).collect(), mode, &defines, 2, 42).unwrap());
         let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
-        let wl = ScriptWorkload::<Fake>::new(program, target, dbperf_driver::pg::default_ignore(), 42);
+        let wl = ScriptWorkload::<Fake>::new(program, target, dbperf_driver::pg::default_ignore());
         rt().block_on(wl.connect(3)).unwrap_or_else(|e| panic!("{}", e.message))
     }
 
@@ -908,11 +898,16 @@ mod tests {
 
     #[test]
     fn run_time_errors_name_the_file_line_and_variable() {
-        let mut w = worker(&[("SELECT 1;\nSELECT :nope;\n", 1)], QueryMode::Prepared, &[]);
+        let mut w = worker(
+            &[("SELECT 1;\n\\set y :nope + 1\nSELECT 2;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
         let e = txn(&mut w).unwrap_err();
         assert_eq!(e.class, ErrorClass::Fatal);
         assert!(
-            e.message.starts_with("s0.sql:2: undefined variable \"nope\""),
+            e.message
+                .starts_with("s0.sql:2: undefined variable \"nope\"; evaluation of meta-command failed"),
             "{}",
             e.message
         );
@@ -927,6 +922,91 @@ mod tests {
         let e = txn(&mut w).unwrap_err();
         assert!(e.message.starts_with("s0.sql:2: division by zero"), "{}", e.message);
         assert!(e.message.contains("\\set y :x / (:x - 1)"), "{}", e.message);
+    }
+
+    /// pgbench sends an undefined variable as its name in simple mode and binds it as NULL
+    /// otherwise; `-D` values go as written; `debug()` numbers commands as pgbench does.
+    #[test]
+    fn undefined_variables_and_defines_go_to_sql_as_pgbench_sends_them() {
+        let script = "SELECT :nope, :i, :d;\n";
+        let defines = [("i", "+3"), ("d", "1.0")];
+        let mut w = worker(&[(script, 1)], QueryMode::Simple, &defines);
+        txn(&mut w).unwrap();
+        assert_eq!(w.st.session.sent, ["SELECT :nope, +3, 1.0"]);
+        let mut w = worker(&[(script, 1)], QueryMode::Prepared, &defines);
+        txn(&mut w).unwrap();
+        assert_eq!(w.st.session.sent, ["SELECT ?, ?, ? [NULL,'+3','1.0']"]);
+        let mut w = worker(&[("\\set x :i + :d\nSELECT :x;\n", 1)], QueryMode::Simple, &defines);
+        txn(&mut w).unwrap();
+        assert_eq!(w.st.session.sent, ["SELECT 4"]);
+    }
+
+    #[test]
+    fn sleep_reads_a_variables_text_as_atoi_does() {
+        let mut w = worker(
+            &[("\\set one 1.9\n\\sleep :one ms\nSELECT 1;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        assert_eq!(w.pause(), Some(Duration::from_millis(1)));
+        let mut w = worker(
+            &[("\\set b true\n\\sleep :b\nSELECT 1;\n", 1)],
+            QueryMode::Prepared,
+            &[],
+        );
+        let e = txn(&mut w).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("s0.sql:2: sleep: invalid sleep time \"true\" for variable \"b\""),
+            "{}",
+            e.message
+        );
+    }
+
+    /// The values pgbench 15 gives with `--random-seed=42 -c 3` for this script (its
+    /// `debug()` lines, sorted; run beside /usr/bin/pgbench).
+    #[test]
+    fn seeded_random_functions_give_pgbenchs_values() {
+        let script = "\\set x random(1, 1000)\n\\set g random_gaussian(1, 1000, 2.5)\n\
+            \\set e random_exponential(1, 1000, 3.0)\n\\set z random_zipfian(1, 1000, 1.07)\n\
+            \\set h hash(:x) % 1000 + permute(:x, 1000) * 1000\n";
+        let mut parsed = Parsed::default();
+        parsed.add("r.sql", "r.sql", script).unwrap();
+        let program = Arc::new(
+            Program::new(parsed, vec![1], QueryMode::Prepared, &[], 1, 42)
+                .unwrap()
+                .with_clients(3),
+        );
+        let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
+        let wl = ScriptWorkload::<Fake>::new(program, target, dbperf_driver::pg::default_ignore());
+        let mut got = Vec::new();
+        for client in 0..3 {
+            let mut w = rt()
+                .block_on(wl.connect(client))
+                .unwrap_or_else(|e| panic!("{}", e.message));
+            for _ in 0..2 {
+                w.pause();
+                let int = |w: &ScriptWorker<Fake>, n: &str| match var(w, n) {
+                    Some(Value::Int(i)) => i,
+                    v => panic!("{n}: {v:?}"),
+                };
+                got.push((
+                    client as i64 * 100_000_000 + int(&w, "x") * 100_000 + int(&w, "g") * 100 + int(&w, "e") % 100,
+                    client as i64 * 100_000_000 + int(&w, "z"),
+                    int(&w, "h"),
+                ));
+                w.st.next = None;
+            }
+        }
+        let mut first: Vec<i64> = got.iter().map(|g| g.0).collect();
+        let mut second: Vec<i64> = got.iter().map(|g| g.1).collect();
+        let mut third: Vec<i64> = got.iter().map(|g| g.2).collect();
+        first.sort();
+        second.sort();
+        third.sort();
+        assert_eq!(first, [61221467, 65377720, 104862635, 182560005, 205466678, 278459460]);
+        assert_eq!(second, [5, 134, 100000001, 100000009, 200000016, 200000075]);
+        assert_eq!(third, [21607, 370866, 487851, 554399, 648851, 860219]);
     }
 
     #[test]

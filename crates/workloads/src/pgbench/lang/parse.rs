@@ -42,7 +42,7 @@ impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}\n    {}", self.loc, self.message, self.loc.text)?;
         if let Some(c) = self.column {
-            write!(f, "\n    {}^", " ".repeat(c))?;
+            write!(f, "\n    {}^ error found here", " ".repeat(c))?;
         }
         Ok(())
     }
@@ -118,6 +118,9 @@ pub struct Cmd {
     pub op: Op,
     /// Where.
     pub loc: Loc,
+    /// Its number in the script as pgbench counts commands (1-based; an SQL command with
+    /// its `\;` parts and `\gset` is one, every meta-command one): what `debug()` prints.
+    pub number: u32,
 }
 
 /// A parsed script.
@@ -154,7 +157,9 @@ impl Parsed {
                     line: 1,
                     text: text.lines().next().unwrap_or("").to_string(),
                 },
-                message: "the script has no command: write SQL ending in ';' or meta-commands such as \\set".into(),
+                message: format!(
+                    "empty command list for script \"{name}\": write SQL ending in ';' or meta-commands such as \\set"
+                ),
                 column: None,
             });
         }
@@ -204,6 +209,8 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
         column,
     };
     let mut cmds: Vec<Cmd> = Vec::new();
+    // pgbench's count of the commands so far.
+    let mut number = 0u32;
     // Open \if blocks: the index of the pending JumpUnless (to patch) and the Jumps to the
     // \endif, the \if's line, and whether \else was seen.
     struct Block {
@@ -226,7 +233,9 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
     while n < lines.len() {
         let line = lines[n];
         let pending = !sql.current.trim().is_empty() || !sql.parts.is_empty();
-        if quote.is_none() && block_comment == 0 && line.trim_start().starts_with('\\') {
+        // A line starting with `\;` continues a compound SQL command.
+        let meta = line.trim_start().starts_with('\\') && !line.trim_start().starts_with("\\;");
+        if quote.is_none() && block_comment == 0 && meta {
             // A meta-command, continued on the next line while it ends with '\'.
             let first = n;
             let mut body = line.trim_start()[1..].to_string();
@@ -247,10 +256,11 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
             let word_lc = word.to_ascii_lowercase();
             if matches!(word_lc.as_str(), "gset" | "aset") {
                 if !pending {
-                    return Err(err(first, format!("\\{word} must follow a query"), None));
+                    return Err(err(first, format!("\\{word} must follow an SQL command"), None));
                 }
-                let store = store_for(p, &mut sql, &word_lc, rest).map_err(|m| err(first, m, None))?;
-                finish_sql(p, &mut cmds, &mut sql, Some(store), &loc);
+                number += 1;
+                finish_sql(p, &mut cmds, &mut sql, Some((&word_lc, rest)), &loc, number)
+                    .map_err(|m| err(first, m, None))?;
                 continue;
             }
             if pending {
@@ -261,44 +271,37 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 ));
             }
             let at = loc(first);
+            number += 1;
+            if matches!(word_lc.as_str(), "else" | "endif" | "startpipeline" | "endpipeline") && !rest.is_empty() {
+                return Err(err(
+                    first,
+                    format!("unexpected argument in command \"{word_lc}\""),
+                    Some(args_col),
+                ));
+            }
             let op = match word_lc.as_str() {
                 "set" => {
                     let (name, e) = match rest.find(char::is_whitespace) {
                         Some(i) => (&rest[..i], rest[i..].trim_start()),
                         None => (rest, ""),
                     };
+                    if name.is_empty() {
+                        return Err(err(first, "missing argument in command \"set\": \\set name expression".into(), None));
+                    }
                     if !valid_name(name) {
-                        return Err(err(first, format!("\\set needs a variable name, got {name:?}"), Some(args_col)));
+                        return Err(err(first, format!("set: invalid variable name: \"{name}\""), Some(args_col)));
                     }
                     if e.is_empty() {
-                        return Err(err(first, "\\set needs an expression: \\set name expression".into(), None));
+                        return Err(err(first, "syntax error in command \"set\": \\set name expression".into(), None));
                     }
                     let e_col = args_col + name.len() + (rest.len() - name.len() - e.len());
                     let var = p.vars.slot(name);
                     let expr = expr::parse(e, &mut p.vars)
-                        .map_err(|s| err(first, format!("syntax error in expression: {}", s.message), Some(e_col + s.column)))?;
+                        .map_err(|s| err(first, s.in_command("set"), Some(e_col + s.column)))?;
                     Op::Set { var, expr }
                 }
                 "sleep" => {
-                    let mut words = rest.split_whitespace();
-                    let amount = match words.next() {
-                        Some(v) if v.starts_with(':') && valid_name(&v[1..]) => Amount::Var(p.vars.slot(&v[1..])),
-                        Some(v) => match v.parse::<i64>() {
-                            Ok(i) if i >= 0 => Amount::Const(i),
-                            _ => return Err(err(first, format!("\\sleep needs a number of units or a :variable, got {v:?}"), Some(args_col))),
-                        },
-                        None => return Err(err(first, "\\sleep needs an amount: \\sleep N [us|ms|s]".into(), None)),
-                    };
-                    let unit_us = match words.next().map(|u| u.to_ascii_lowercase()) {
-                        None => 1_000_000,
-                        Some(u) if u == "s" => 1_000_000,
-                        Some(u) if u == "ms" => 1_000,
-                        Some(u) if u == "us" => 1,
-                        Some(u) => return Err(err(first, format!("unknown \\sleep unit {u:?}: use us, ms or s"), None)),
-                    };
-                    if let Some(extra) = words.next() {
-                        return Err(err(first, format!("unexpected {extra:?} after \\sleep's unit"), None));
-                    }
+                    let (amount, unit_us) = sleep_args(p, rest).map_err(|m| err(first, m, Some(args_col)))?;
                     Op::Sleep { amount, unit_us }
                 }
                 "setshell" | "shell" => {
@@ -311,10 +314,11 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 "if" | "elif" => {
                     let e = rest;
                     if e.is_empty() {
-                        return Err(err(first, format!("\\{word} needs a condition"), None));
+                        return Err(err(first, format!("syntax error in command \"{word_lc}\": \\{word} needs a condition"), None));
                     }
-                    let cond = expr::parse(e, &mut p.vars)
-                        .map_err(|s| err(first, format!("syntax error in expression: {}", s.message), Some(args_col + s.column)))?;
+                    let cond = expr::parse(e, &mut p.vars).map_err(|s| {
+                        err(first, s.in_command(&word_lc), Some(args_col + s.column))
+                    })?;
                     if word_lc == "if" {
                         blocks.push(Block {
                             unless: Some(cmds.len()),
@@ -324,7 +328,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                         });
                     } else {
                         let Some(b) = blocks.last_mut() else {
-                            return Err(err(first, "\\elif without a matching \\if".into(), None));
+                            return Err(err(first, "\\elif without matching \\if".into(), None));
                         };
                         if b.had_else {
                             return Err(err(first, "\\elif after \\else".into(), None));
@@ -333,6 +337,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                         cmds.push(Cmd {
                             op: Op::Jump(0),
                             loc: at.clone(),
+                            number,
                         });
                         if let Some(u) = b.unless.take() {
                             let end = cmds.len();
@@ -344,16 +349,17 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 }
                 "else" => {
                     let Some(b) = blocks.last_mut() else {
-                        return Err(err(first, "\\else without a matching \\if".into(), None));
+                        return Err(err(first, "\\else without matching \\if".into(), None));
                     };
                     if b.had_else {
-                        return Err(err(first, "a second \\else in the same \\if".into(), None));
+                        return Err(err(first, "\\else after \\else".into(), None));
                     }
                     b.had_else = true;
                     b.ends.push(cmds.len());
                     cmds.push(Cmd {
                         op: Op::Jump(0),
                         loc: at.clone(),
+                        number,
                     });
                     if let Some(u) = b.unless.take() {
                         let end = cmds.len();
@@ -363,7 +369,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 }
                 "endif" => {
                     let Some(b) = blocks.pop() else {
-                        return Err(err(first, "\\endif without a matching \\if".into(), None));
+                        return Err(err(first, "\\endif without matching \\if".into(), None));
                     };
                     let end = cmds.len();
                     if let Some(u) = b.unless {
@@ -391,14 +397,14 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     return Err(err(
                         first,
                         format!(
-                            "unknown meta-command \\{word}: dbperf knows \\set, \\sleep, \\if, \\elif, \\else, \\endif, \
+                            "invalid command in command \"{word}\": dbperf knows \\set, \\sleep, \\if, \\elif, \\else, \\endif, \
                              \\gset, \\aset, \\startpipeline and \\endpipeline"
                         ),
                         Some(indent - 1),
                     ))
                 }
             };
-            cmds.push(Cmd { op, loc: at });
+            cmds.push(Cmd { op, loc: at, number });
             continue;
         }
         // SQL: scan the line, ending commands at ';'.
@@ -478,8 +484,9 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     };
                     let w = word.to_ascii_lowercase();
                     if w == "gset" || w == "aset" {
-                        let store = store_for(p, &mut sql, &w, args).map_err(|m| err(n, m, Some(i)))?;
-                        finish_sql(p, &mut cmds, &mut sql, Some(store), &loc);
+                        number += 1;
+                        finish_sql(p, &mut cmds, &mut sql, Some((&w, args)), &loc, number)
+                            .map_err(|m| err(n, m, Some(i)))?;
                         i = chars.len();
                     } else {
                         return Err(err(
@@ -490,7 +497,10 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     }
                 }
                 ';' => {
-                    finish_sql(p, &mut cmds, &mut sql, None, &loc);
+                    if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
+                        number += 1;
+                    }
+                    finish_sql(p, &mut cmds, &mut sql, None, &loc, number).map_err(|m| err(n, m, None))?;
                     i += 1;
                     sql.line = n as u32;
                 }
@@ -511,15 +521,75 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
         ));
     }
     if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
-        finish_sql(p, &mut cmds, &mut sql, None, &loc);
+        number += 1;
+        finish_sql(p, &mut cmds, &mut sql, None, &loc, number).map_err(|m| err(sql.line as usize, m, None))?;
     }
     if let Some(b) = blocks.last() {
-        return Err(err(b.line, "\\if without \\endif".into(), None));
+        return Err(err(b.line, "\\if without matching \\endif".into(), None));
     }
     if let Some(l) = pipeline {
         return Err(err(l, "\\startpipeline without \\endpipeline".into(), None));
     }
     Ok(cmds)
+}
+
+/// `\\sleep`'s arguments as pgbench reads them: `N [us|ms|s]`, `Nms` (the unit glued on),
+/// or `:variable [unit]`; N is read as C's `atoi` reads it; the unit defaults to seconds.
+fn sleep_args(p: &mut Parsed, rest: &str) -> Result<(Amount, u64), String> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let (first, mut unit) = match words.as_slice() {
+        [] => return Err("missing argument in command \"sleep\": \\sleep N [us|ms|s]".into()),
+        [a] => (*a, None),
+        [a, u] => (*a, Some(*u)),
+        _ => return Err("too many arguments in command \"sleep\": \\sleep N [us|ms|s]".into()),
+    };
+    let amount = if let Some(name) = first.strip_prefix(':') {
+        Amount::Var(p.vars.slot(name))
+    } else {
+        let unsigned = first.strip_prefix(['+', '-']).unwrap_or(first);
+        let digits = unsigned.len() - unsigned.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let tail = &unsigned[digits..];
+        if !tail.is_empty() {
+            if unit.is_none() && digits > 0 {
+                unit = Some(tail);
+            } else {
+                return Err(format!(
+                    "invalid sleep time, must be an integer ({first}) in command \"sleep\""
+                ));
+            }
+        }
+        Amount::Const(atoi(first))
+    };
+    let unit_us = match unit.map(|u| u.to_ascii_lowercase()).as_deref() {
+        None | Some("s") => 1_000_000,
+        Some("ms") => 1_000,
+        Some("us") => 1,
+        Some(u) => {
+            return Err(format!(
+                "unrecognized time unit, must be us, ms or s ({u}) in command \"sleep\""
+            ))
+        }
+    };
+    Ok((amount, unit_us))
+}
+
+/// C's `atoi`: leading spaces, a sign, digits; anything after is ignored; no digits is 0.
+pub fn atoi(text: &str) -> i64 {
+    let t = text.trim_start();
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut n: i64 = 0;
+    for b in t.bytes().take_while(|b| b.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((b - b'0') as i64);
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
 }
 
 fn patch(op: &mut Op, end: usize) {
@@ -529,34 +599,41 @@ fn patch(op: &mut Op, end: usize) {
     }
 }
 
-/// The `\gset`/`\aset` of the pending query: a variable per result column.
-fn store_for(p: &mut Parsed, sql: &mut Pending, word: &str, prefix: &str) -> Result<Store, String> {
+/// The `\gset`/`\aset` of one query: a variable per result column, named by `prefix`
+/// and the column.
+fn store_for(p: &mut Parsed, text: &str, word: &str, prefix: &str) -> Result<Store, String> {
+    if prefix.contains(char::is_whitespace) {
+        return Err(format!("too many arguments in command \"{word}\": \\{word} [PREFIX]"));
+    }
     if !prefix.is_empty() && !valid_name(prefix) {
         return Err(format!(
             "\\{word}'s prefix must be letters, digits or underscores, got {prefix:?}"
         ));
     }
-    let text = if sql.current.trim().is_empty() {
-        sql.parts.last().cloned().unwrap_or_default()
-    } else {
-        sql.current.clone()
-    };
-    let cols = result_columns(&text)?;
+    let cols = result_columns(text)?;
     Ok(Store {
         all_rows: word == "aset",
         vars: cols.iter().map(|c| p.vars.slot(&format!("{prefix}{c}"))).collect(),
     })
 }
 
-/// Ends the pending SQL command: each part of a compound becomes a statement; the store
-/// goes with the last.
+/// Whether a query returns rows whose columns `\aset` stores.
+fn returns_rows(sql: &str) -> bool {
+    let name = statement_name(sql);
+    name.starts_with("SELECT") || words(sql).iter().any(|w| w.eq_ignore_ascii_case("returning"))
+}
+
+/// Ends the pending SQL command, pgbench's command `number`: each part of a compound
+/// becomes a statement. `\gset` (`store` `("gset", prefix)`) stores the last part's row,
+/// `\aset` every part's rows.
 fn finish_sql(
     p: &mut Parsed,
     cmds: &mut Vec<Cmd>,
     sql: &mut Pending,
-    store: Option<Store>,
+    store: Option<(&str, &str)>,
     loc: &dyn Fn(usize) -> Loc,
-) {
+    number: u32,
+) -> Result<(), String> {
     let mut parts = std::mem::take(&mut sql.parts);
     parts.push(std::mem::take(&mut sql.current));
     let parts: Vec<String> = parts
@@ -565,16 +642,24 @@ fn finish_sql(
         .collect();
     let count = parts.len();
     for (k, part) in parts.into_iter().enumerate() {
-        let stmt = statement(&part.trim().replace('\n', " "), &mut p.vars);
+        let text = part.trim();
+        let store = match store {
+            Some((word, prefix)) if word == "aset" && returns_rows(text) => Some(store_for(p, text, word, prefix)?),
+            Some((word, prefix)) if word == "gset" && k + 1 == count => Some(store_for(p, text, word, prefix)?),
+            _ => None,
+        };
+        let stmt = statement(text, &mut p.vars);
         p.statements.push(stmt);
         cmds.push(Cmd {
             op: Op::Sql {
                 stmt: p.statements.len() - 1,
-                store: if k + 1 == count { store.clone() } else { None },
+                store,
             },
             loc: loc(sql.line as usize),
+            number,
         });
     }
+    Ok(())
 }
 
 /// Splits SQL at its `:variables` (`::` is a cast). Outside quotes a variable is a
@@ -771,7 +856,7 @@ pub fn result_columns(sql: &str) -> Result<Vec<String>, String> {
             k
         }
         None => {
-            return Err("\\gset and \\aset need a SELECT or a RETURNING clause (dbperf reads the column names from the select list)".into())
+            return Err("expected one row, got 0: \\gset and \\aset need a SELECT or a RETURNING clause (dbperf reads the column names from the select list)".into())
         }
     };
     let enders = [
@@ -813,6 +898,10 @@ pub fn result_columns(sql: &str) -> Result<Vec<String>, String> {
             t.to_ascii_lowercase()
         }
     };
+    if items.len() == 1 && items[0].is_empty() {
+        // `SELECT \gset`: no columns, nothing to store.
+        return Ok(Vec::new());
+    }
     let mut cols = Vec::new();
     for (k, item) in items.iter().enumerate() {
         let text = item.join(" ");
@@ -833,9 +922,15 @@ pub fn result_columns(sql: &str) -> Result<Vec<String>, String> {
         };
         match name {
             Some(n) if valid_name(&n) => cols.push(n),
-            _ => {
+            Some(n) => {
                 return Err(format!(
-                    "cannot tell the name of result column {} ({text}) for \\gset: name it with AS",
+                    "error storing into variable {n}: invalid variable name (result column {}, {text})",
+                    k + 1
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "error storing into variable ?column?: dbperf cannot tell the name of result column {} ({text}) for \\gset: name it with AS",
                     k + 1
                 ))
             }
@@ -871,7 +966,7 @@ mod tests {
         assert_eq!(
             s,
             [
-                "SELECT 'a;b', \"c;d\" FROM t   WHERE x = ?",
+                "SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = ?",
                 "/* ; */ UPDATE t SET v = $$;$$ WHERE id = ?::int",
                 "BEGIN",
                 "SELECT 1",
@@ -886,7 +981,7 @@ mod tests {
         assert_eq!(
             p.statements[0].pieces,
             [
-                Piece::Text("SELECT 'a;b', \"c;d\" FROM t   WHERE x = ".into()),
+                Piece::Text("SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = ".into()),
                 Piece::Var(x)
             ]
         );
@@ -911,6 +1006,79 @@ mod tests {
         ] {
             assert_eq!(statement_name(sql), name, "{sql}");
         }
+    }
+
+    /// The script forms pgbench accepts (001_pgbench_with_server.pl): comments inside
+    /// dollar quotes, lines starting with `\;`, `\sleep 2ms` and `\sleep :v ms`.
+    #[test]
+    fn pgbench_script_forms_parse_as_pgbench_reads_them() {
+        let p = parse_ok(
+            "DO $$\nBEGIN\n  -- a comment; inside the body\n  PERFORM 1;\nEND $$;\n\
+             \\; SELECT 6 AS i6 \\; SELECT 7 AS i7 \\; \\aset\n\
+             \\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\n\
+             \\sleep 2ms\n\
+             \\sleep :one ms\n\
+             \\sleep -5\n\
+             \\set x debug(1)\n",
+        );
+        assert_eq!(
+            p.statements[0].placeholders,
+            "DO $$\nBEGIN\n  -- a comment; inside the body\n  PERFORM 1;\nEND $$"
+        );
+        let cmds = &p.scripts[0].cmds;
+        let i6 = p.vars.find("i6").unwrap();
+        let i7 = p.vars.find("i7").unwrap();
+        let i5 = p.vars.find("i5").unwrap();
+        let stores: Vec<Option<Vec<u32>>> = cmds[1..5]
+            .iter()
+            .map(|c| match &c.op {
+                Op::Sql { store, .. } => store.as_ref().map(|s| s.vars.clone()),
+                op => panic!("{op:?}"),
+            })
+            .collect();
+        assert_eq!(stores, [Some(vec![i6]), Some(vec![i7]), None, Some(vec![i5])]);
+        assert_eq!(
+            cmds[5].op,
+            Op::Sleep {
+                amount: Amount::Const(2),
+                unit_us: 1000
+            }
+        );
+        assert_eq!(
+            cmds[6].op,
+            Op::Sleep {
+                amount: Amount::Var(p.vars.find("one").unwrap()),
+                unit_us: 1000
+            }
+        );
+        assert_eq!(
+            cmds[7].op,
+            Op::Sleep {
+                amount: Amount::Const(-5),
+                unit_us: 1_000_000
+            }
+        );
+        // pgbench numbers commands: the compound with its \aset is one, so is each \sleep.
+        let numbers: Vec<u32> = cmds.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, [1, 2, 2, 3, 3, 4, 5, 6, 7]);
+        assert!(parse_err("\\sleep 1 week\n")
+            .message
+            .starts_with("unrecognized time unit, must be us, ms or s (week)"));
+    }
+
+    #[test]
+    fn meta_commands_are_numbered_as_pgbench_numbers_them() {
+        let p = parse_ok("-- c\n\\set a 1\n\\if 1\nSELECT 1 AS one \\gset\n\\else\n\\set b 2\n\\endif\n\\set c 3\n");
+        let numbers: Vec<(u32, bool)> = p.scripts[0]
+            .cmds
+            .iter()
+            .map(|c| (c.number, matches!(c.op, Op::Set { .. })))
+            .collect();
+        // \set a=1, \if=2, SELECT=3, \else=4 (a jump), \set b=5, \endif=6, \set c=7.
+        assert_eq!(
+            numbers,
+            [(1, true), (2, false), (3, false), (4, false), (5, true), (7, true)]
+        );
     }
 
     #[test]
@@ -972,7 +1140,14 @@ mod tests {
         );
         assert_eq!(*ops[7], Op::Jump(15));
         assert!(matches!(ops[8], Op::JumpUnless { to: 12, .. }));
-        assert_eq!(*ops[9], Op::Sql { stmt: 1, store: None });
+        // \aset stores every part of the compound.
+        assert!(matches!(
+            ops[9],
+            Op::Sql {
+                stmt: 1,
+                store: Some(Store { all_rows: true, .. })
+            }
+        ));
         assert!(matches!(
             ops[10],
             Op::Sql {
@@ -991,25 +1166,31 @@ mod tests {
     fn errors_name_the_file_and_line_with_the_text() {
         let e = parse_err("SELECT 1;\n\\frobnicate x\n");
         assert_eq!((e.loc.file.as_str(), e.loc.line), ("t.sql", 2));
-        assert!(e.message.starts_with("unknown meta-command \\frobnicate"), "{e}");
-        assert!(e.to_string().starts_with("t.sql:2: unknown meta-command"), "{e}");
+        assert!(
+            e.message.starts_with("invalid command in command \"frobnicate\""),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("t.sql:2: invalid command"), "{e}");
         assert!(e.to_string().contains("\n    \\frobnicate x"), "{e}");
 
         let e = parse_err("\n\\set x 1 + * 2\n");
         assert_eq!(e.loc.line, 2);
-        assert!(e.message.contains("syntax error in expression"), "{e}");
+        assert!(e.message.starts_with("syntax error in command \"set\""), "{e}");
         // The caret sits under the '*'.
-        assert_eq!(e.to_string().lines().last().unwrap(), "               ^");
+        assert_eq!(
+            e.to_string().lines().last().unwrap(),
+            "               ^ error found here"
+        );
         assert_eq!(e.to_string().lines().nth(1).unwrap().find('*'), Some(15));
 
         let e = parse_err("\\setshell x echo 1\n");
         assert!(e.to_string().starts_with("t.sql:1: \\setshell is not supported"), "{e}");
         assert!(parse_err("\\shell ls\n").message.contains("\\shell is not supported"));
         assert_eq!(parse_err("SELECT 1;\n\\if 1\nSELECT 2;\n").loc.line, 2);
-        assert!(parse_err("\\endif\n").message.contains("without a matching \\if"));
+        assert!(parse_err("\\endif\n").message.contains("\\endif without matching \\if"));
         assert!(parse_err("\\if 1\n\\else\n\\else\n\\endif\n")
             .message
-            .contains("second \\else"));
+            .contains("\\else after \\else"));
         assert!(parse_err("\\if 1\n\\else\n\\elif 2\n\\endif\n")
             .message
             .contains("after \\else"));
@@ -1018,17 +1199,28 @@ mod tests {
             .contains("without \\endpipeline"));
         assert!(parse_err("\\endpipeline\n").message.contains("without \\startpipeline"));
         assert!(parse_err("\\sleep 1 hours\n").message.contains("unit"));
-        assert!(parse_err("\\sleep\n").message.contains("amount"));
+        assert!(parse_err("\\sleep\n").message.starts_with("missing argument"));
+        assert!(parse_err("\\sleep 1 ms x\n").message.starts_with("too many arguments"));
+        assert!(parse_err("\\sleep x\n")
+            .message
+            .starts_with("invalid sleep time, must be an integer (x)"));
         assert!(parse_err("\\set x-y 2\n").message.contains("variable name"));
         assert!(parse_err("\\set x\n").message.contains("expression"));
-        assert!(parse_err("\\gset\n").message.contains("must follow a query"));
+        assert!(parse_err("\\gset\n")
+            .message
+            .contains("gset must follow an SQL command"));
+        assert!(parse_err("SELECT 1 AS i \\gset\n\\gset\n")
+            .message
+            .contains("gset must follow an SQL command"));
         let e = parse_err("SELECT 1\n\\set x 1\n");
         assert!(e.message.contains("no ';'"), "{e}");
         assert_eq!(e.loc.line, 1);
         let e = parse_err("SELECT x + 1 FROM t \\gset\n");
         assert!(e.message.contains("name it with AS"), "{e}");
         assert!(parse_err("SELECT 'open;\n").message.contains("unterminated"));
-        assert!(parse_err("-- nothing\n\n").message.contains("no command"));
+        assert!(parse_err("-- nothing\n\n")
+            .message
+            .starts_with("empty command list for script"));
     }
 
     #[test]

@@ -1,0 +1,7 @@
+\set x random(1, 1000)
+\set g random_gaussian(1, 1000, 2.5)
+\set e random_exponential(1, 1000, 3.0)
+\set z random_zipfian(1, 1000, 1.07)
+\set y debug(:client_id * 100000000 + :x * 100000 + :g * 100 + :e % 100)
+\set zz debug(:client_id * 100000000 + :z)
+\set h debug(hash(:x) % 1000 + permute(:x, 1000) * 1000)
