@@ -529,7 +529,7 @@ fn custom_commands_result_sets_restarts_and_errors_of_a_script_of_our_own() {
     let out = lua(&["run", "--rowz=3"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("unknown option --rowz: did you mean --rows?"),
+        stderr.contains("invalid option: --rowz=3\nhint: did you mean --rows?"),
         "{stderr}"
     );
     run_ok(&mut lua(&["cleanup"]));
