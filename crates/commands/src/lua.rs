@@ -73,10 +73,14 @@ are timed one by one and named by verb and table (SELECT sbtest1) or, with \
 #[derive(Debug, Args)]
 #[command(after_long_help = LUA_HELP, args_override_self = true)]
 pub struct LuaArgs {
-    /// The sysbench Lua script: a path, or a script of /usr/share/sysbench by name.
-    pub script: String,
+    /// The sysbench Lua script: a path, a module along LUA_PATH, or a script of
+    /// /usr/share/sysbench by name; none or `-`: read from stdin, run, and end (as sysbench).
+    pub script: Option<String>,
     /// prepare, run, cleanup, prewarm, help, or a command the script defines.
     pub command: Option<String>,
+    /// Anything after the command, which sysbench refuses by name.
+    #[arg(hide = true)]
+    pub unexpected: Vec<String>,
 
     /// The server (MySQL family).
     #[command(flatten)]
@@ -256,6 +260,30 @@ fn legacy(arg: &str) -> Legacy {
     }
 }
 
+/// `sysbench.cmdline.argv` as sysbench's: the program, then the arguments after `lua`.
+fn script_argv(argv: &[String]) -> Vec<String> {
+    let after = argv.iter().position(|a| a == "lua").map_or(1, |i| i + 1);
+    argv.iter().take(1).chain(argv.iter().skip(after)).cloned().collect()
+}
+
+/// A script given on stdin, kept in a temporary file while it runs.
+fn read_stdin_script() -> Result<tempfile::NamedTempFile> {
+    use std::io::{IsTerminal, Read, Write};
+    if std::io::stdin().is_terminal() {
+        eprintln!("Reading the script from the standard input:");
+    }
+    let mut text = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut text)
+        .map_err(|e| anyhow!("reading the script from stdin: {e}"))?;
+    let mut file = tempfile::Builder::new()
+        .prefix("dbperf-stdin-")
+        .suffix(".lua")
+        .tempfile()?;
+    file.write_all(&text)?;
+    Ok(file)
+}
+
 /// Finds the script as sysbench does: a path (relative to the current directory), else a
 /// module name looked up along `LUA_PATH` (`?` replaced by the name), else one of sysbench's
 /// own scripts by name. `None`: none of them.
@@ -385,22 +413,37 @@ fn refuse(message: impl std::fmt::Display) -> Result<ExitCode> {
 /// functions), `run`; any other global function of the script is dbperf's extension (old-style
 /// scripts' `prewarm()`). No command loads the script and ends.
 pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<ExitCode> {
-    let Some(script) = find_script(&a.script) else {
+    if let Some(extra) = a.unexpected.first() {
+        return refuse(format_args!("Unrecognized command line argument: {extra}"));
+    }
+    // No script, or `-`: the script is read from stdin and only loaded (sysbench's rule).
+    let stdin_script = match a.script.as_deref() {
+        None | Some("-") => Some(read_stdin_script()?),
+        Some(_) => None,
+    };
+    let given = a.script.clone().unwrap_or_else(|| "-".into());
+    let found = match &stdin_script {
+        Some(file) => Some(file.path().to_path_buf()),
+        None => find_script(&given),
+    };
+    let Some(script) = found else {
         return refuse(format_args!(
-            "FATAL: Cannot find benchmark '{}': no such built-in test, file or module",
-            a.script
+            "FATAL: Cannot find benchmark '{given}': no such built-in test, file or module"
         ));
     };
     // sysbench names the script by its file name in its messages.
-    let sname = Path::new(&a.script)
+    let sname = Path::new(&given)
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| a.script.clone());
+        .unwrap_or_else(|| given.clone());
     let script_name = script
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "script".into());
-    let command = a.command.clone().unwrap_or_default();
+    let command = match stdin_script {
+        Some(_) => String::new(),
+        None => a.command.clone().unwrap_or_default(),
+    };
     // A command other than run connects only if the script does, as under sysbench: without a
     // server given, its connect fails then.
     let target = match command.as_str() {
@@ -441,7 +484,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     let mut shared = ScriptShared {
         script: script.clone(),
         command: command.clone(),
-        argv: argv.to_vec(),
+        argv: script_argv(argv),
         opt: general.clone(),
         target: None,
         client_target: None,
@@ -535,6 +578,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
             script_name,
             values,
             own_final_report: false,
+            main: None,
         };
         return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
@@ -548,6 +592,9 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         }
         None => return refuse(format_args!("Unknown command: {command}")),
     };
+    if a.verbosity >= 3 && kind == (commands::CommandKind::Defined { parallel: true }) && a.threads > 1 {
+        println!("Initializing worker threads...\n");
+    }
     commands::run_command(Arc::new(shared), &command, kind, a.threads as usize)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -564,6 +611,9 @@ struct LuaRun {
     values: Vec<(String, OptValue)>,
     /// The script prints its own final report (`report_cumulative`), in place of dbperf's.
     own_final_report: bool,
+    /// The main state between the measurement and `done()`, which runs after dbperf's final
+    /// report, as sysbench's after its own.
+    main: Option<commands::MainState>,
 }
 
 impl MeasuredRun for LuaRun {
@@ -633,9 +683,17 @@ impl MeasuredRun for LuaRun {
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
         let measured = m.engine(workload, live.unwrap_or(LiveLine::Standard))?;
         if let Some(outcome) = measured.engine_outcome() {
-            main.finish(outcome.measured_s, &outcome.total, a.percentile, !self.quiet());
+            main.report_cumulative(outcome.measured_s, &outcome.total, a.percentile);
         }
+        self.main = Some(main);
         Ok(measured)
+    }
+
+    fn after(&mut self, code: ExitCode) -> Result<ExitCode> {
+        if let Some(main) = self.main.take() {
+            main.done(!self.quiet());
+        }
+        Ok(code)
     }
 
     fn quiet(&self) -> bool {
@@ -697,7 +755,10 @@ mod tests {
             "--events=4",
         ]);
         assert_eq!((a.threads, a.events, a.histogram), (3, 4, true));
-        assert_eq!((a.script.as_str(), a.command.as_deref()), ("t.lua", Some("run")));
+        assert_eq!(
+            (a.script.as_deref(), a.command.as_deref()),
+            (Some("t.lua"), Some("run"))
+        );
         let a = parse(&["t.lua", "--histogram=off", "run"]);
         assert!(!a.histogram);
     }

@@ -183,7 +183,10 @@ fn commands_help_and_options_as_sysbench_without_a_server() {
         ("cmd1, sysbench.tid = 0\n".to_string(), 0)
     );
     let (out, code) = run(&["--threads=2", "cmdline.lua", "cmd2"]);
-    let mut lines: Vec<&str> = out.lines().collect();
+    let threads = out
+        .strip_prefix("Initializing worker threads...\n\n")
+        .unwrap_or_default();
+    let mut lines: Vec<&str> = threads.lines().collect();
     lines.sort();
     assert_eq!(
         (lines, code),
@@ -229,6 +232,35 @@ fn commands_help_and_options_as_sysbench_without_a_server() {
             "FATAL: Cannot find benchmark 'nowhere': no such built-in test, file or module\n".to_string(),
             1
         )
+    );
+
+    // cmdline.t: a third word is refused by name; no script (or `-`) reads it from stdin,
+    // runs its top level and ends, whatever the command.
+    assert_eq!(
+        run(&["foo", "bar", "baz"]),
+        ("Unrecognized command line argument: baz\n".to_string(), 1)
+    );
+    let piped = |args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut c = dbperf();
+        c.current_dir(dir)
+            .env_remove("DBPERF_TARGET")
+            .arg("lua")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        text(&child.wait_with_output().unwrap())
+    };
+    assert_eq!(piped(&["--verbosity=0"], "print('test')\n"), ("test\n".to_string(), 0));
+    assert_eq!(
+        piped(
+            &["-", "prepare"],
+            "function prepare()\n  print(\"prepare\")\nend\nprint(\"global\")\n"
+        ),
+        ("global\n".to_string(), 0)
     );
 
     // The deprecated --test=SCRIPT still names the script, with sysbench's warning.
@@ -311,7 +343,7 @@ fn run_prints_the_scripts_output_and_its_report_hooks_as_sysbench() {
     // api_basic.t: the order of the script's functions, and nothing of dbperf's at --verbosity=0.
     script(dir, "api_basic.lua", BASIC_SCRIPT);
     let basic = ["--verbosity=0", "--events=2", "--db-driver=mysql", "api_basic.lua"];
-    let with = |cmd: &str| [&basic[..], &[cmd]].concat();
+    let with = |cmd: &'static str| [&basic[..], &[cmd]].concat();
     assert_eq!(run(&with("prepare")), ("tid:(nil) prepare()\n".to_string(), 0));
     assert_eq!(
         run(&with("run")),

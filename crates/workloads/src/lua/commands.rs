@@ -322,10 +322,8 @@ impl MainState {
         report_hook(&self.lua, "report_cumulative").is_some()
     }
 
-    /// After the run: the script's `report_cumulative` hook over the whole measurement, then
-    /// `done()` (a failure is a warning: the run has been measured), then the state closes;
-    /// `chatty`: the counters the script bumped are said.
-    pub fn finish(self, measured_s: f64, total: &Stats, percentile: f64, chatty: bool) {
+    /// After the run: the script's `report_cumulative` hook over the whole measurement.
+    pub fn report_cumulative(&self, measured_s: f64, total: &Stats, percentile: f64) {
         if let Some(f) = report_hook(&self.lua, "report_cumulative") {
             let stat = Stat {
                 threads: 0,
@@ -336,6 +334,11 @@ impl MainState {
             };
             call_report(&self.lua, &f, &stat, percentile);
         }
+    }
+
+    /// After the final report: `done()` (a failure is a warning: the run has been measured),
+    /// then the state closes; `chatty`: the counters the script bumped are said.
+    pub fn done(self, chatty: bool) {
         if let Err(e) = self.local.block_on(&self.rt, api::call_global(&self.lua, "done", ())) {
             eprintln!("warning: {}: done(): {}", self.script, lua_message(&e));
         }
