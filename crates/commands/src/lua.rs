@@ -18,6 +18,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use dbperf_engine::{RunConfig, RunOutcome, StatementNames};
+use dbperf_report::LiveLine;
 
 use super::args::{RandArgs, SysbenchFlags, TargetArgs};
 use dbperf_driver::mysql::IgnoreErrors;
@@ -44,6 +45,10 @@ script and command, as `--name=value`; the script's own options (`dbperf lua SCR
 lists them) go with the others. `require` finds modules beside the script, then in \
 /usr/share/sysbench.
 
+As under sysbench: an option given twice takes its last value; --verbosity below 3 leaves \
+stdout to the script (dbperf's banner, live lines and report stay in the run directory); \
+--test=SCRIPT, --max-requests, --max-time, --num-threads and --tx-rate still work.
+
 Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
 a run directory in the catalog); prepare, cleanup, prewarm and the script's own commands run as \
 the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
@@ -54,23 +59,28 @@ commands, command, call_command, PARALLEL_COMMAND, argv, script_path), sysbench.
 default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, unique, string, \
 varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
 set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
-type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate: \
-its lines replace dbperf's live lines, report_cumulative: printed before dbperf's final \
-report; dbperf stores every interval either way), \
+type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate \
+and report_cumulative: their output, sysbench's byte for byte, replaces dbperf's live lines \
+and final report; dbperf stores every interval either way), \
 sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
 too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
 connection) restarts the event; any other error stops the run naming file:line. Statements \
 are timed one by one and named by verb and table (SELECT sbtest1) or, with \
 --statement-names=shape, by their text with values as ?.";
 
-/// `dbperf lua`: the script, the command and every option dbperf or sysbench knows.
+/// `dbperf lua`: the script, the command and every option dbperf or sysbench knows. As under
+/// sysbench, an option given twice takes its last value.
 #[derive(Debug, Args)]
-#[command(after_long_help = LUA_HELP)]
+#[command(after_long_help = LUA_HELP, args_override_self = true)]
 pub struct LuaArgs {
-    /// The sysbench Lua script: a path, or a script of /usr/share/sysbench by name.
-    pub script: String,
+    /// The sysbench Lua script: a path, a module along LUA_PATH, or a script of
+    /// /usr/share/sysbench by name; none or `-`: read from stdin, run, and end (as sysbench).
+    pub script: Option<String>,
     /// prepare, run, cleanup, prewarm, help, or a command the script defines.
     pub command: Option<String>,
+    /// Anything after the command, which sysbench refuses by name.
+    #[arg(hide = true)]
+    pub unexpected: Vec<String>,
 
     /// The server (MySQL family).
     #[command(flatten)]
@@ -120,10 +130,11 @@ pub struct LuaArgs {
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
     pub percentile: f64,
     /// Print the latency histogram in the final report.
-    #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
+    #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
     pub histogram: bool,
-    /// sysbench's verbosity (accepted for compatibility).
-    #[arg(long, default_value_t = 3, help_heading = "Reporting", hide = true)]
+    /// What dbperf prints of its own, as sysbench's levels: 0-1 nothing but errors and the
+    /// script's output, 2 warnings too, 3 (default) and more dbperf's banner and reports.
+    #[arg(long, default_value_t = 3, help_heading = "Reporting")]
     pub verbosity: u32,
     /// How statements are named in the latencies: table (verb and table) or shape (the SQL, values as ?).
     #[arg(long, default_value = "table", help_heading = "Reporting")]
@@ -163,7 +174,18 @@ pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
             break;
         }
     }
+    let positionals_at = clap_argv.len();
+    let mut test = None;
     while let Some(a) = it.next() {
+        let a = match legacy(&a) {
+            Legacy::Keep => a,
+            Legacy::Drop => continue,
+            Legacy::Script(path) => {
+                test = Some(path);
+                continue;
+            }
+            Legacy::Rename(new) => new,
+        };
         let Some(body) = a.strip_prefix("--") else {
             clap_argv.push(a);
             continue;
@@ -190,25 +212,117 @@ pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
             None => script.push((name, value)),
         }
     }
+    if let Some(path) = test {
+        clap_argv.insert(positionals_at, path);
+    }
     (clap_argv, script)
 }
 
-/// Finds the script: a path, or one of sysbench's by name.
-fn find_script(name: &str) -> Result<PathBuf> {
-    let p = Path::new(name);
-    if p.is_file() {
-        return Ok(p.to_path_buf());
+/// What [`split_argv`] does with one of sysbench's deprecated spellings.
+enum Legacy {
+    /// Not one: as given.
+    Keep,
+    /// `--max-requests=0` and the like: sysbench reads the alias only when it is set.
+    Drop,
+    /// `--test=SCRIPT`: the script.
+    Script(String),
+    /// `--max-requests=N` as `--events=N`.
+    Rename(String),
+}
+
+/// sysbench 1.0's deprecated options, which it still accepts with a warning: `--test=SCRIPT`
+/// names the script, and `--max-requests`, `--max-time`, `--num-threads`, `--tx-rate` are
+/// `--events`, `--time`, `--threads`, `--rate` when set above their defaults.
+fn legacy(arg: &str) -> Legacy {
+    let Some((name, value)) = arg.strip_prefix("--").and_then(|b| b.split_once('=')) else {
+        return Legacy::Keep;
+    };
+    let name = name.replace('_', "-");
+    if name == "test" {
+        eprintln!(
+            "WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options."
+        );
+        return Legacy::Script(value.to_string());
     }
-    if !name.contains('/') {
-        for dir in ["/usr/share/sysbench", "/usr/local/share/sysbench"] {
-            for candidate in [format!("{dir}/{name}"), format!("{dir}/{name}.lua")] {
-                if Path::new(&candidate).is_file() {
-                    return Ok(PathBuf::from(candidate));
-                }
-            }
+    let (new, floor) = match name.as_str() {
+        "max-requests" => ("events", 0.0),
+        "max-time" => ("time", 0.0),
+        "num-threads" => ("threads", 1.0),
+        "tx-rate" => ("rate", 0.0),
+        _ => return Legacy::Keep,
+    };
+    match value.trim().parse::<f64>() {
+        Ok(v) if v <= floor => Legacy::Drop,
+        _ => {
+            eprintln!("WARNING: --{name} is deprecated, use --{new} instead");
+            Legacy::Rename(format!("--{new}={value}"))
         }
     }
-    bail!("no script {name:?}: give the path of a sysbench Lua script (or the name of one in /usr/share/sysbench, e.g. oltp_read_write)")
+}
+
+/// `sysbench.cmdline.argv` as sysbench's: the program, then the arguments after `lua`.
+fn script_argv(argv: &[String]) -> Vec<String> {
+    let after = argv.iter().position(|a| a == "lua").map_or(1, |i| i + 1);
+    argv.iter().take(1).chain(argv.iter().skip(after)).cloned().collect()
+}
+
+/// A script given on stdin, kept in a temporary file while it runs.
+fn read_stdin_script() -> Result<tempfile::NamedTempFile> {
+    use std::io::{IsTerminal, Read, Write};
+    if std::io::stdin().is_terminal() {
+        eprintln!("Reading the script from the standard input:");
+    }
+    let mut text = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut text)
+        .map_err(|e| anyhow!("reading the script from stdin: {e}"))?;
+    let mut file = tempfile::Builder::new()
+        .prefix("dbperf-stdin-")
+        .suffix(".lua")
+        .tempfile()?;
+    file.write_all(&text)?;
+    Ok(file)
+}
+
+/// Finds the script as sysbench does: a path (relative to the current directory), else a
+/// module name looked up along `LUA_PATH` (`?` replaced by the name), else one of sysbench's
+/// own scripts by name. `None`: none of them.
+fn find_script(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.is_file() {
+        return Some(p.to_path_buf());
+    }
+    let mut candidates: Vec<String> = std::env::var("LUA_PATH")
+        .unwrap_or_default()
+        .split(';')
+        .filter(|t| t.contains('?'))
+        .map(|t| t.replace('?', &name.replace('.', "/")))
+        .collect();
+    if !name.contains('/') {
+        for dir in ["/usr/share/sysbench", "/usr/local/share/sysbench"] {
+            candidates.push(format!("{dir}/{name}"));
+            candidates.push(format!("{dir}/{name}.lua"));
+        }
+    }
+    candidates.into_iter().map(PathBuf::from).find(|c| c.is_file())
+}
+
+/// Whether a server was given at all: --target (or its environment variable and file), or
+/// any of sysbench's --mysql-*/--pgsql-* connection options.
+fn target_given(a: &LuaArgs) -> Result<bool> {
+    let s = &a.server;
+    let parts = [
+        &s.mysql_host,
+        &s.mysql_user,
+        &s.mysql_password,
+        &s.mysql_db,
+        &s.mysql_socket,
+        &a.pgsql_host,
+        &a.pgsql_user,
+        &a.pgsql_password,
+        &a.pgsql_db,
+    ];
+    Ok(s.url.url()?.is_some() || parts.iter().any(|p| p.is_some()) || s.mysql_port.is_some() || a.pgsql_port.is_some())
 }
 
 /// The target from --target or sysbench's --mysql-*/--pgsql-* options.
@@ -285,17 +399,59 @@ fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> 
     ]
 }
 
+/// Says a failure in sysbench's words (stderr) and gives its exit code: the suite's own tests
+/// read them, and they name what is wrong.
+fn refuse(message: impl std::fmt::Display) -> Result<ExitCode> {
+    eprintln!("{message}");
+    Ok(ExitCode::FAILURE)
+}
+
 /// Runs `dbperf lua`; `script_opts` are the options [`split_argv`] set aside, `argv` the
 /// whole command line (for the manifest; passwords are not in it when given as advised).
+/// The commands are sysbench's, found as it finds them: the script's own
+/// (`sysbench.cmdline.commands`) first, then `help`, `prepare`, `cleanup` (its global
+/// functions), `run`; any other global function of the script is dbperf's extension (old-style
+/// scripts' `prewarm()`). No command loads the script and ends.
 pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<ExitCode> {
-    let script = find_script(&a.script)?;
+    if let Some(extra) = a.unexpected.first() {
+        return refuse(format_args!("Unrecognized command line argument: {extra}"));
+    }
+    // No script, or `-`: the script is read from stdin and only loaded (sysbench's rule).
+    let stdin_script = match a.script.as_deref() {
+        None | Some("-") => Some(read_stdin_script()?),
+        Some(_) => None,
+    };
+    let given = a.script.clone().unwrap_or_else(|| "-".into());
+    let found = match &stdin_script {
+        Some(file) => Some(file.path().to_path_buf()),
+        None => find_script(&given),
+    };
+    let Some(script) = found else {
+        return refuse(format_args!(
+            "FATAL: Cannot find benchmark '{given}': no such built-in test, file or module"
+        ));
+    };
+    // sysbench names the script by its file name in its messages.
+    let sname = Path::new(&given)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| given.clone());
     let script_name = script
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "script".into());
-    let command = a.command.clone().unwrap_or_default();
-    let help = command.is_empty() || command == "help";
-    let target = if help { None } else { Some(target(&a)?) };
+    let command = match stdin_script {
+        Some(_) => String::new(),
+        None => a.command.clone().unwrap_or_default(),
+    };
+    // A command other than run connects only if the script does, as under sysbench: without a
+    // server given, its connect fails then.
+    let target = match command.as_str() {
+        "" | "help" => None,
+        "run" => Some(target(&a)?),
+        _ if !target_given(&a)? => None,
+        _ => Some(target(&a)?),
+    };
     let family = target.as_ref().map(|t| t.family);
     let driver = match family {
         Some(Family::Postgres) => "pgsql",
@@ -328,7 +484,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     let mut shared = ScriptShared {
         script: script.clone(),
         command: command.clone(),
-        argv: argv.to_vec(),
+        argv: script_argv(argv),
         opt: general.clone(),
         target: None,
         client_target: None,
@@ -343,26 +499,63 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
         chunks: Arc::default(),
     };
-    // Load the script once to read the options it declares.
-    let probe = api::new_state(&Arc::new(commands::shared_probe(&shared)), 0).map_err(|e| anyhow!(e))?;
-    let defs = options::script_options(&probe).map_err(|e| anyhow!("{}: {e}", script.display()))?;
-    let script_label = script.display().to_string();
-    if help {
-        if command.is_empty() && !script_opts.is_empty() {
-            options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
-        }
-        commands::print_help(&probe, &script_label, &defs);
-        if command.is_empty() {
-            bail!("no command: give run, prepare, cleanup, prewarm, help or one of the script's commands after {script_label}");
-        }
+    // The probe is sysbench's global state: loaded once, in front of the user (its top level
+    // prints what it prints), to read the options the script declares; `help` runs in it.
+    let probe = match api::new_state(&Arc::new(commands::shared_probe(&shared)), 0) {
+        Ok(p) => p,
+        // sysbench's message is the error's first line (file:line and what); the
+        // traceback's frames after it are said at --verbosity above 3.
+        Err(e) if a.verbosity > 3 => return refuse(format_args!("FATAL: {e}")),
+        Err(e) => return refuse(format_args!("FATAL: {}", e.lines().next().unwrap_or_default())),
+    };
+    if command.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    drop(probe);
-    let values = options::resolve(&defs, &script_opts, &script_label).map_err(|e| anyhow!(e))?;
+    let defs = match options::script_options(&probe) {
+        Ok(d) => d,
+        Err(e) => return refuse(format_args!("FATAL: {}: {e}", script.display())),
+    };
+    // sysbench's general options dbperf does not carry out, refused by name rather than
+    // taken as the script's (which a script declaring no options would do silently).
+    for (name, _) in &script_opts {
+        match name.replace('_', "-").as_str() {
+            "report-checkpoints" => bail!(
+                "--report-checkpoints is not supported by dbperf lua: every interval is stored in the run directory \
+                 (intervals.jsonl, intervals.hlog), from which `dbperf analyze` reports any span; drop it"
+            ),
+            "mysql-dry-run" => bail!(
+                "--mysql-dry-run is not supported by dbperf lua: it measures statements a server answers; drop it"
+            ),
+            _ => {}
+        }
+    }
+    let values = match options::resolve(&defs, &script_opts) {
+        Ok(v) => v,
+        Err(e) => {
+            if let Some(close) = &e.suggestion {
+                eprintln!("{e}\nhint: did you mean {close}?");
+                return Ok(ExitCode::FAILURE);
+            }
+            return refuse(e);
+        }
+    };
+    let kind = commands::command_kind(&probe, &command);
+    if command == "help" && !matches!(kind, Some(commands::CommandKind::Defined { .. })) {
+        commands::export_options(&probe, &values)?;
+        return match commands::print_help(&probe, &sname, &defs) {
+            Ok(true) => Ok(ExitCode::SUCCESS),
+            Ok(false) => refuse(format_args!("'{sname}' test does not implement the 'help' command.")),
+            Err(e) => refuse(format_args!("FATAL: {e}")),
+        };
+    }
     shared.opt.extend(values.iter().cloned());
     shared.target = target.clone();
-    let target = target.expect("a target for every command but help");
-    if command == "run" {
+    if command == "run" && !matches!(kind, Some(commands::CommandKind::Defined { .. })) {
+        let target = target.expect("run resolves its target");
+        if !commands::has_function(&probe, "event") {
+            return refuse(format_args!("FATAL: cannot find the event() function in {sname}"));
+        }
+        drop(probe);
         if a.run.client_impl != "wire" {
             bail!(
                 "--client-impl {}: a script's statements go through dbperf's own sessions (wire), which its sysbench.sql API drives; drop --client-impl",
@@ -384,11 +577,25 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
             shared: Some(shared),
             script_name,
             values,
+            own_final_report: false,
+            main: None,
         };
         return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
-    let shared = Arc::new(shared);
-    commands::run_command(shared, &command, a.threads as usize)?;
+    drop(probe);
+    let kind = match kind {
+        Some(k) => k,
+        None if command == "prepare" || command == "cleanup" => {
+            return refuse(format_args!(
+                "'{sname}' test does not implement the '{command}' command."
+            ));
+        }
+        None => return refuse(format_args!("Unknown command: {command}")),
+    };
+    if a.verbosity >= 3 && kind == (commands::CommandKind::Defined { parallel: true }) && a.threads > 1 {
+        println!("Initializing worker threads...\n");
+    }
+    commands::run_command(Arc::new(shared), &command, kind, a.threads as usize)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -402,6 +609,11 @@ struct LuaRun {
     shared: Option<ScriptShared>,
     script_name: String,
     values: Vec<(String, OptValue)>,
+    /// The script prints its own final report (`report_cumulative`), in place of dbperf's.
+    own_final_report: bool,
+    /// The main state between the measurement and `done()`, which runs after dbperf's final
+    /// report, as sysbench's after its own.
+    main: Option<commands::MainState>,
 }
 
 impl MeasuredRun for LuaRun {
@@ -455,27 +667,99 @@ impl MeasuredRun for LuaRun {
             .ok_or_else(|| anyhow!("the script's state is used once"))?;
         shared.client_target = Some(m.target().clone());
         let shared = Arc::new(shared);
-        let main = commands::MainState::init(&shared, a.threads as usize)?;
+        let threads = a.threads as usize;
+        let main = commands::MainState::init(&shared, threads)?;
         if a.run.time > 0 {
             // Counted generously from now: connecting and settling come first.
             let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
             let settle = a.run.out.settle().unwrap_or_default();
             commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
         }
+        self.own_final_report = main.reports_cumulative();
+        let live = match a.run.report_interval > 0.0 {
+            true => main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
+            false => None,
+        };
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
-        let measured = m.engine(workload, main.live_line(a.percentile))?;
+        let measured = m.engine(workload, live.unwrap_or(LiveLine::Standard))?;
         if let Some(outcome) = measured.engine_outcome() {
-            main.finish(a.threads as usize, outcome.measured_s, &outcome.total, a.percentile);
+            main.report_cumulative(outcome.measured_s, &outcome.total, a.percentile);
         }
+        self.main = Some(main);
         Ok(measured)
     }
 
+    fn after(&mut self, code: ExitCode) -> Result<ExitCode> {
+        if let Some(main) = self.main.take() {
+            main.done(!self.quiet());
+        }
+        Ok(code)
+    }
+
+    fn quiet(&self) -> bool {
+        self.a.verbosity < 3
+    }
+
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
-        SysbenchReport {
+        let (text, files) = SysbenchReport {
             percentile: self.a.percentile,
             client_threads: run.client_threads,
             histogram: self.a.histogram,
         }
-        .final_report(outcome, summary)
+        .final_report(outcome, summary);
+        // The script's report_cumulative printed its final report; dbperf's stays in the files.
+        (if self.own_final_report { String::new() } else { text }, files)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(args: &[&str]) -> (Vec<String>, Vec<ScriptOpt>) {
+        let argv: Vec<String> = ["dbperf", "lua"].iter().chain(args).map(|s| s.to_string()).collect();
+        split_argv(&argv)
+    }
+
+    #[test]
+    fn sysbench_deprecated_options_become_todays() {
+        let (clap, script) = split(&[
+            "--max-requests=5",
+            "run",
+            "--test=t.lua",
+            "--max-time=0",
+            "--num-threads=1",
+            "--tx_rate=10",
+            "--tables=2",
+        ]);
+        assert_eq!(clap, ["dbperf", "lua", "t.lua", "--events=5", "run", "--rate=10"]);
+        assert_eq!(script, [("tables".to_string(), Some("2".to_string()))]);
+    }
+
+    #[test]
+    fn the_last_value_wins_and_a_bare_histogram_is_a_flag() {
+        let parse = |args: &[&str]| {
+            let (clap_argv, _) = split(args);
+            let cmd = LuaArgs::augment_args(clap::Command::new("lua").no_binary_name(true));
+            let m = cmd.try_get_matches_from(&clap_argv[2..]).unwrap();
+            LuaArgs::from_arg_matches(&m).unwrap()
+        };
+        use clap::FromArgMatches;
+        let a = parse(&[
+            "--threads=2",
+            "--histogram",
+            "t.lua",
+            "run",
+            "--threads=3",
+            "--events=1",
+            "--events=4",
+        ]);
+        assert_eq!((a.threads, a.events, a.histogram), (3, 4, true));
+        assert_eq!(
+            (a.script.as_deref(), a.command.as_deref()),
+            (Some("t.lua"), Some("run"))
+        );
+        let a = parse(&["t.lua", "--histogram=off", "run"]);
+        assert!(!a.histogram);
     }
 }

@@ -247,7 +247,6 @@ pub(super) fn lua_keys(
             ),
         ));
     }
-    let label = path.display().to_string();
     let canon = |k: &str| k.replace('-', "_");
     let (mut own, mut general) = (Vec::new(), Vec::new());
     for (k, v) in options.map(|o| o.get_ref().iter()).into_iter().flatten() {
@@ -267,9 +266,9 @@ pub(super) fn lua_keys(
             general_value_ok(&key.replace('_', "-"), &value).map_err(|m| (v.span(), m))?;
             general.push((key.replace('_', "-"), value));
         } else {
-            let why = lua_options::resolve(&d.options, &[(k.clone(), Some(value))], &label)
+            let why = lua_options::resolve(&d.options, &[(k.clone(), Some(value))])
                 .err()
-                .unwrap_or_else(|| format!("unknown option {k}"));
+                .map_or_else(|| format!("unknown option {k}"), |e| e.why);
             return Err((
                 v.span(),
                 format!("{why}; `options` takes the script's own options and dbperf lua's general ones (`dbperf lua --help`)"),

@@ -92,6 +92,13 @@ pub trait MeasuredRun {
         (String::new(), Vec::new())
     }
 
+    /// Whether dbperf keeps its own lines off stdout (banner, live lines, final report, run
+    /// directory), leaving it to the workload's own output: `dbperf lua --verbosity` below 3,
+    /// as sysbench's. The run's files are written all the same; errors still go to stderr.
+    fn quiet(&self) -> bool {
+        false
+    }
+
     /// After the run concluded with `code`: TPC-C's `--check`. Default: `code`.
     fn after(&mut self, code: ExitCode) -> Result<ExitCode> {
         Ok(code)
@@ -290,6 +297,7 @@ pub fn measured_run<P: MeasuredRun>(
         description: plan.describe(),
         argv,
         server_host,
+        quiet: plan.quiet(),
     };
     let measured = match client {
         Client::MysqlWire => plan.measure::<WireSession>(m)?,
@@ -336,6 +344,8 @@ pub struct Measurer<'a> {
     argv: &'a [String],
     /// `--server-host`: the database host's address and facts.
     server_host: Option<dbperf_results::manifest::ServerHostRecord>,
+    /// [`MeasuredRun::quiet`].
+    quiet: bool,
 }
 
 /// What the workload's own measurement hands back ([`Measurer::own`]).
@@ -372,6 +382,8 @@ pub struct Measured {
     /// What could not be written (a full disk), reported at the end.
     losses: Vec<WriteLoss>,
     results_dir: PathBuf,
+    /// [`MeasuredRun::quiet`].
+    quiet: bool,
 }
 
 impl Measured {
@@ -435,6 +447,9 @@ impl Measurer<'_> {
             server_host: self.server_host.clone(),
             start_state: self.telemetry.as_ref().and_then(dbperf_telemetry::sampler::start_state),
         })?;
+        if self.quiet {
+            return Ok(open);
+        }
         println!("{}", self.banner(open.dir().path()));
         if self.place.path.record.netns.is_some() {
             println!("Network: {}", self.place.path.describe());
@@ -561,8 +576,9 @@ impl Measurer<'_> {
                 .map(|c| (c, dir.path().join(dbperf_results::TELEMETRY_FILE))),
             telemetry: None,
             live,
+            quiet: self.quiet,
             metrics: metrics.as_ref().map(|(m, _)| Arc::clone(m)),
-            progress: progress_bar(run),
+            progress: progress_bar(run).filter(|_| !self.quiet),
             warmup: !run.warmup.is_zero(),
         };
         let outcome = dbperf_engine::run(run, workload, stop, &mut recorder);
@@ -609,6 +625,7 @@ impl Measurer<'_> {
             recorder_error,
             losses,
             results_dir,
+            quiet: self.quiet,
         })
     }
 
@@ -670,6 +687,7 @@ impl Measurer<'_> {
             recorder_error: error,
             losses,
             results_dir,
+            quiet: self.quiet,
         })
     }
 }
@@ -724,8 +742,10 @@ fn conclude<P: MeasuredRun>(
         RunDirState::Incomplete
     };
     record_in_catalog(&m.results_dir, &m.dir, state);
-    println!();
-    print!("{text}");
+    if !m.quiet {
+        println!();
+        print!("{text}");
+    }
     finish(&m)
 }
 
@@ -747,7 +767,7 @@ fn finish(m: &Measured) -> ExitCode {
     if let Some(e) = &m.recorder_error {
         eprintln!("warning: {e}");
     }
-    if let Outcome::Engine { outcome, .. } = &m.outcome {
+    if let (false, Outcome::Engine { outcome, .. }) = (m.quiet, &m.outcome) {
         if outcome.abandoned > 0 {
             println!(
                 "{} transaction(s) were still running at the end and were abandoned.",
@@ -758,7 +778,9 @@ fn finish(m: &Measured) -> ExitCode {
             println!("{line}");
         }
     }
-    println!("Run directory: {}", m.dir.path().display());
+    if !m.quiet {
+        println!("Run directory: {}", m.dir.path().display());
+    }
     let incomplete = !m.losses.is_empty();
     if incomplete {
         let bytes: u64 = m.losses.iter().map(|l| l.bytes).sum();

@@ -50,6 +50,9 @@ pub struct Recorder<'a, 'b> {
     pub telemetry: Option<Telemetry>,
     /// Which live line to print.
     pub live: LiveLine,
+    /// Print none of dbperf's own lines (a custom live line is still called: it prints the
+    /// workload's own output).
+    pub quiet: bool,
     /// Live metrics served to Prometheus (`--metrics-addr`).
     pub metrics: Option<Arc<LiveMetrics>>,
     /// Elapsed time and ETA at the bottom of a terminal (hidden when stderr is not one).
@@ -72,7 +75,7 @@ impl Observer for Recorder<'_, '_> {
         if let Some(m) = &self.metrics {
             m.start(connections, self.warmup);
         }
-        if self.print_every > 0 {
+        if self.print_every > 0 && !self.quiet {
             println!("Threads started! ({connections} connections)\n");
         }
     }
@@ -109,11 +112,13 @@ impl Observer for Recorder<'_, '_> {
             let sample = self.telemetry.as_ref().and_then(Telemetry::latest);
             let rec = interval_record(r);
             let mut line = match &self.live {
+                LiveLine::Standard if self.quiet => return,
                 LiveLine::Standard => report::interval_line(&rec, self.open_loop),
                 LiveLine::Custom(f) => f(r),
             };
             if line.is_empty() {
-                // A custom line with nothing to say (a script's report hook that printed nothing).
+                // A custom line with nothing to add (a script's report hook, which printed
+                // its own output, byte for byte).
                 return;
             }
             if rec.server_unreachable {

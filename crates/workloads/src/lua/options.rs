@@ -169,15 +169,18 @@ pub fn parse_value(name: &str, ty: ArgType, raw: Option<&str>) -> Result<OptValu
             },
         },
         ArgType::Int => match raw {
-            None => OptValue::Nil,
+            // sysbench exports a number without a value as 0.
+            None => OptValue::Number(0.0),
             Some(s) => OptValue::Number(s.trim().parse::<i64>().map_err(|_| bad("expected an integer"))? as f64),
         },
         ArgType::Double => match raw {
-            None => OptValue::Nil,
+            // sysbench exports a number without a value as 0.
+            None => OptValue::Number(0.0),
             Some(s) => OptValue::Number(s.trim().parse::<f64>().map_err(|_| bad("expected a number"))?),
         },
         ArgType::Size => match raw {
-            None => OptValue::Nil,
+            // sysbench exports a number without a value as 0.
+            None => OptValue::Number(0.0),
             Some(s) => OptValue::Number(
                 dbperf_core::size::parse_size(s).ok_or_else(|| bad("expected a size such as 10M"))? as f64,
             ),
@@ -191,42 +194,81 @@ pub fn parse_value(name: &str, ty: ArgType, raw: Option<&str>) -> Result<OptValu
     })
 }
 
+/// An option [`resolve`] refuses: shown as sysbench says it (`invalid option: --NAME=VALUE`, as
+/// typed), with dbperf's explanation in [`Invalid::why`] and a close name in
+/// [`Invalid::suggestion`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// The option as typed: `--name` or `--name=value`.
+    pub typed: String,
+    /// What is wrong and what to give: `unknown option --rowz: did you mean --rows?`,
+    /// `--rows=many: expected a number`.
+    pub why: String,
+    /// A declared option whose name is close to the unknown one typed.
+    pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid option: {}", self.typed)
+    }
+}
+
 /// The script's options with the values given (`given`: name as typed, with `-` or `_`, and
-/// the value after `=`), each checked; an option the script does not declare is an error
-/// that lists those it does.
-pub fn resolve(
-    defs: &[OptDef],
-    given: &[(String, Option<String>)],
-    script: &str,
-) -> Result<Vec<(String, OptValue)>, String> {
+/// the value after `=`; the last of a name wins), each checked. As under sysbench, an option
+/// the script does not declare or a value its type refuses is [`Invalid`], and a script that
+/// declares no options (an old-style one) gets every option given as a string.
+pub fn resolve(defs: &[OptDef], given: &[(String, Option<String>)]) -> Result<Vec<(String, OptValue)>, Invalid> {
     let canon = |s: &str| s.replace('-', "_");
-    for (name, _) in given {
-        if !defs.iter().any(|d| canon(&d.name) == canon(name)) {
-            let known: Vec<String> = defs.iter().map(|d| format!("--{}", d.name)).collect();
-            let close = defs
-                .iter()
-                .map(|d| (strsim::levenshtein(&canon(&d.name), &canon(name)), &d.name))
-                .filter(|(dist, _)| *dist <= 2)
-                .min();
-            return Err(match close {
-                Some((_, n)) => format!("unknown option --{name}: did you mean --{n}? (`dbperf lua {script} help` lists the script's options)"),
-                None if known.is_empty() => format!("unknown option --{name}: {script} declares no options of its own, and it is not one of dbperf's (`dbperf lua --help`)"),
-                None => format!("unknown option --{name}: not one of dbperf's, and {script} declares {}", known.join(" ")),
-            });
+    let typed = |name: &str, value: Option<&str>| match value {
+        Some(v) => format!("--{name}={v}"),
+        None => format!("--{name}"),
+    };
+    if defs.is_empty() {
+        let mut out: Vec<(String, OptValue)> = Vec::new();
+        for (name, value) in given {
+            out.retain(|(n, _)| n != name);
+            out.push((name.clone(), OptValue::Str(value.clone().unwrap_or_default())));
         }
+        return Ok(out);
+    }
+    if let Some((name, value)) = given
+        .iter()
+        .find(|(n, _)| !defs.iter().any(|d| canon(&d.name) == canon(n)))
+    {
+        let suggestion = defs
+            .iter()
+            .map(|d| (strsim::levenshtein(&canon(&d.name), &canon(name)), &d.name))
+            .filter(|(dist, _)| *dist <= 2)
+            .min()
+            .map(|(_, n)| format!("--{n}"));
+        let known: Vec<String> = defs.iter().map(|d| format!("--{}", d.name)).collect();
+        let why = match &suggestion {
+            Some(n) => format!("unknown option --{name}: did you mean {n}?"),
+            None => format!("unknown option --{name}: the script declares {}", known.join(" ")),
+        };
+        return Err(Invalid {
+            typed: typed(name, value.as_deref()),
+            why,
+            suggestion,
+        });
     }
     defs.iter()
         .map(|d| {
-            let raw = given
-                .iter()
-                .rev()
-                .find(|(n, _)| canon(n) == canon(&d.name))
-                .map(|(_, v)| v.as_deref());
-            let value = match raw {
-                Some(v) => parse_value(&d.name, d.ty, v)?,
-                None => parse_value(&d.name, d.ty, d.default.as_deref())?,
-            };
-            Ok((d.name.clone(), value))
+            let given = given.iter().rev().find(|(n, _)| canon(n) == canon(&d.name));
+            match given {
+                Some((n, v)) => parse_value(&d.name, d.ty, v.as_deref()).map_err(|why| Invalid {
+                    typed: typed(n, v.as_deref()),
+                    why,
+                    suggestion: None,
+                }),
+                None => parse_value(&d.name, d.ty, d.default.as_deref()).map_err(|why| Invalid {
+                    typed: format!("--{} (its default)", d.name),
+                    why,
+                    suggestion: None,
+                }),
+            }
+            .map(|value| (d.name.clone(), value))
         })
         .collect()
 }
@@ -243,8 +285,12 @@ pub fn help_text(defs: &[OptDef]) -> String {
             (format!("  --{}{}", d.name, d.ty.name()), format!("{}{default}", d.desc))
         })
         .collect();
+    // sysbench's layout: one column as wide as the longest option, then a space.
     let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    rows.iter().map(|(a, b)| format!("{a:w$}  {b}\n")).collect()
+    let mut text: String = rows.iter().map(|(a, b)| format!("{a:w$} {b}\n")).collect();
+    // and a blank line after the list.
+    text.push('\n');
+    text
 }
 
 #[cfg(test)]
@@ -276,17 +322,31 @@ mod tests {
             ("skip-trx".to_string(), None),
             ("buf".to_string(), Some("2M".to_string())),
         ];
-        let v = resolve(&defs, &given, "t.lua").unwrap();
+        let v = resolve(&defs, &given).unwrap();
         let get = |n: &str| v.iter().find(|(k, _)| k == n).unwrap().1.clone();
         assert_eq!(get("tables"), OptValue::Number(4.0));
         assert_eq!(get("skip_trx"), OptValue::Bool(true));
         assert_eq!(get("engine"), OptValue::Str("innodb".into()));
         assert_eq!(get("ids"), OptValue::List(vec!["1".into(), "2".into()]));
         assert_eq!(get("buf"), OptValue::Number(2.0 * 1048576.0));
-        let e = resolve(&defs, &[("tabels".into(), Some("2".into()))], "t.lua").unwrap_err();
-        assert!(e.contains("did you mean --tables"), "{e}");
-        let e = resolve(&defs, &[("tables".into(), Some("x".into()))], "t.lua").unwrap_err();
-        assert!(e.contains("--tables=x: expected a number"), "{e}");
+        let e = resolve(&defs, &[("tabels".into(), Some("2".into()))]).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --tabels=2");
+        assert_eq!(e.suggestion.as_deref(), Some("--tables"));
+        assert!(e.why.contains("did you mean --tables?"), "{e:?}");
+        let e = resolve(&defs, &[("tables".into(), Some("x".into()))]).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --tables=x");
+        assert!(e.why.contains("--tables=x: expected a number"), "{e:?}");
+        let e = resolve(&defs, &[("skip-trx".into(), Some("5".into()))]).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --skip-trx=5");
+        // The last value given wins; a script without options takes any as text.
+        let twice = [
+            ("tables".to_string(), Some("2".to_string())),
+            ("tables".into(), Some("3".into())),
+        ];
+        let v = resolve(&defs, &twice).unwrap();
+        assert!(v.contains(&("tables".to_string(), OptValue::Number(3.0))));
+        let v = resolve(&[], &twice).unwrap();
+        assert_eq!(v, [("tables".to_string(), OptValue::Str("3".into()))]);
         assert!(help_text(&defs).contains("--tables=N"));
     }
 }

@@ -576,7 +576,14 @@ function statement_methods.close(self)
 end
 
 -- ---------------------------------------------------------------------------------------
--- Reports: the formatters sysbench offers to report hooks (stat fields as sysbench names them)
+-- Reports: the formatters sysbench offers to report hooks (stat fields as sysbench names them),
+-- printing what sysbench's print, byte for byte. dbperf calls report_intermediate in a state of
+-- its own (sysbench's reporting thread) and report_cumulative in the main state, so
+-- report_json's array closes when its state does, as under sysbench.
+
+-- The script's output and dbperf's own share the terminal line by line, in the order they
+-- happen: the C library's stdout, which print() and io.write() use, is flushed at each newline.
+io.stdout:setvbuf("line")
 
 function sysbench.report_default(stat)
    local s = stat.time_interval
@@ -598,15 +605,35 @@ function sysbench.report_csv(stat)
                        stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
 end
 
+-- A JSON array per state: "[" before its first report, "," between reports, "]" when the
+-- state closes (a finalizer on a value only this function keeps).
+local json_open = nil
+
 function sysbench.report_json(stat)
+   if json_open == nil then
+      io.write("[\n")
+      json_open = newproxy(true)
+      getmetatable(json_open).__gc = function() io.write("\n]\n") end
+   else
+      io.write(",\n")
+   end
    local s = stat.time_interval
-   print(string.format('{"time": %.0f, "threads": %u, "tps": %4.2f, "qps": {"total": %4.2f, ' ..
-                       '"reads": %4.2f, "writes": %4.2f, "other": %4.2f}, "latency": %4.2f, ' ..
-                       '"errors": %4.2f, "reconnects": %4.2f}',
-                       stat.time_total, stat.threads_running, stat.events / s,
-                       (stat.reads + stat.writes + stat.other) / s,
-                       stat.reads / s, stat.writes / s, stat.other / s,
-                       stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+   io.write(string.format('  {\n    "time": %4.0f,\n    "threads": %u,\n    "tps": %4.2f,\n' ..
+                          '    "qps": {\n      "total": %4.2f,\n      "reads": %4.2f,\n' ..
+                          '      "writes": %4.2f,\n      "other": %4.2f\n    },\n' ..
+                          '    "latency": %4.2f,\n    "errors": %4.2f,\n    "reconnects": %4.2f\n  }',
+                          stat.time_total, stat.threads_running, stat.events / s,
+                          (stat.reads + stat.writes + stat.other) / s,
+                          stat.reads / s, stat.writes / s, stat.other / s,
+                          stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+   -- The object's last line has no newline yet: out now, before dbperf's next line.
+   io.stdout:flush()
+end
+
+-- The script's options as `dbperf lua SCRIPT help` lists them (dbperf sets raw.test_options
+-- before it calls the script's help()).
+function cmdline.print_test_options()
+   io.write(raw.test_options or "")
 end
 
 -- The event loop's restart rule: run event() again after an ignorable error, calling the
@@ -997,26 +1024,6 @@ function raw.run_event(tid)
    end
    raw.failure = res
    return type(res) == "table" and 2 or 3
-end
-
--- Calls a report hook with `print` collecting its lines, which dbperf prints where its own
--- interval line would go.
-function raw.capture(f, stat)
-   local out = {}
-   local old = print
-   print = function(...)
-      local parts = {}
-      for i = 1, select("#", ...) do
-         parts[i] = tostring((select(i, ...)))
-      end
-      out[#out + 1] = table.concat(parts, "\t")
-   end
-   local ok, err = pcall(f, stat)
-   print = old
-   if not ok then
-      error(err, 0)
-   end
-   return table.concat(out, "\n")
 end
 
 sysbench.__dbperf = raw

@@ -1,0 +1,466 @@
+//! `dbperf lua SCRIPT COMMAND [options]` behaves as `sysbench [options] SCRIPT COMMAND` 1.0.20
+//! at the command line and in its report hooks: the cases of sysbench's own cram tests
+//! (tests/t/cmdline.t, commands.t, cmd_*.t, api_basic.t, api_reports.t, opt_histogram.t,
+//! script_oltp_help.t), each asserting the output those tests expect of sysbench, byte for byte
+//! where they give it (their globs and patterns where they do not). sysbench's version header
+//! is the one line left out: dbperf does not print it.
+//!
+//! Commands that need no server run without one, as sysbench's do; `run` is measured against a
+//! sandboxed MariaDB.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::{dbperf, sandbox};
+
+/// `dbperf lua ARGS` in `dir` (scripts named as the tests name them, without `./`), with
+/// sysbench's tests' LUA_PATH (the directory itself) and no server unless `url`.
+fn lua(dir: &Path, url: Option<&str>, args: &[&str]) -> Output {
+    let mut c: Command = dbperf();
+    c.current_dir(dir)
+        .env("LUA_PATH", format!("{}/?.lua;;", dir.display()))
+        .env_remove("DBPERF_TARGET")
+        .arg("lua")
+        .args(args);
+    if let Some(url) = url {
+        c.args(["--target", url, "--no-telemetry", "--results-dir"])
+            .arg(dir.join("results"));
+    }
+    c.output().expect("dbperf runs")
+}
+
+/// stdout and stderr, as the cram tests read them (stderr after stdout: each case here
+/// writes to one of them only), and the exit code.
+fn text(o: &Output) -> (String, i32) {
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    (s, o.status.code().unwrap_or(-1))
+}
+
+fn script(dir: &Path, name: &str, body: &str) {
+    std::fs::write(dir.join(name), body).unwrap();
+}
+
+/// cmdline.t's script declaring one option of each type.
+const OPTIONS_SCRIPT: &str = r#"sysbench.cmdline.options = {
+  str_opt1 = {"str_opt1 description"},
+  str_opt2 = {"str_opt2 description", "opt2"},
+  str_opt3 = {"str_opt3 description", "opt3", sysbench.cmdline.ARG_STRING},
+  bool_opt1 = {"bool_opt1 description", false},
+  bool_opt2 = {"bool_opt2 description", true},
+  bool_opt3 = {"bool_opt3 description", nil, sysbench.cmdline.ARG_BOOL},
+  int_opt1 = {"int_opt1 description", 10},
+  int_opt2 = {"int_opt2 description", nil, sysbench.cmdline.ARG_INT},
+  int_opt3 = {"int_opt3 description", 20, sysbench.cmdline.ARG_INT},
+  float_opt1 = {"float_opt1 description", 3.14, sysbench.cmdline.ARG_DOUBLE},
+  float_opt2 = {"float_opt2 description", 0.2},
+  list_opt1 = {"list_opt1 description", {"foo", "bar"}},
+  list_opt2 = {"list_opt2 description", nil, sysbench.cmdline.ARG_LIST},
+  ["dash-opt"] = {"dash-opt desc", "dash-opt val"}
+}
+function help()
+   print("function help()")
+   print("Available options:")
+   sysbench.cmdline.print_test_options()
+end
+function event() end
+"#;
+
+const OPTIONS_HELP: &str = "function help()
+Available options:
+  --bool_opt1[=on|off]   bool_opt1 description [off]
+  --bool_opt2[=on|off]   bool_opt2 description [on]
+  --bool_opt3[=on|off]   bool_opt3 description
+  --dash-opt=STRING      dash-opt desc [dash-opt val]
+  --float_opt1=N         float_opt1 description [3.14]
+  --float_opt2=N         float_opt2 description [0.2]
+  --int_opt1=N           int_opt1 description [10]
+  --int_opt2=N           int_opt2 description
+  --int_opt3=N           int_opt3 description [20]
+  --list_opt1=[LIST,...] list_opt1 description [foo,bar]
+  --list_opt2=[LIST,...] list_opt2 description
+  --str_opt1=STRING      str_opt1 description
+  --str_opt2=STRING      str_opt2 description [opt2]
+  --str_opt3=STRING      str_opt3 description [opt3]
+
+";
+
+/// commands.t's custom commands, one of them parallel.
+const COMMANDS_SCRIPT: &str = r#"function cmd1_func()
+ print("cmd1, sysbench.tid = " .. sysbench.tid)
+end
+function cmd2_func()
+  print("cmd2, sysbench.tid = " .. sysbench.tid)
+end
+sysbench.cmdline.commands = {
+ cmd1 = { cmd1_func },
+ cmd2 = { cmd2_func, sysbench.cmdline.PARALLEL_COMMAND },
+}
+"#;
+
+#[test]
+fn commands_help_and_options_as_sysbench_without_a_server() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let run = |args: &[&str]| text(&lua(dir, None, args));
+
+    // cmdline.t: help() with print_test_options(); no command loads the script and ends.
+    script(dir, "cmdline.lua", OPTIONS_SCRIPT);
+    assert_eq!(run(&["cmdline.lua", "help"]), (OPTIONS_HELP.to_string(), 0));
+    assert_eq!(run(&["cmdline.lua"]), (String::new(), 0));
+    assert_eq!(
+        run(&["cmdline.lua", "prepare"]),
+        (
+            "'cmdline.lua' test does not implement the 'prepare' command.\n".to_string(),
+            1
+        )
+    );
+    assert_eq!(
+        run(&["cmdline.lua", "cleanup"]),
+        (
+            "'cmdline.lua' test does not implement the 'cleanup' command.\n".to_string(),
+            1
+        )
+    );
+    assert_eq!(
+        run(&["--non-existing-option=3", "cmdline.lua", "prepare"]),
+        ("invalid option: --non-existing-option=3\n".to_string(), 1)
+    );
+    script(dir, "cmdline.lua", "\n");
+    assert_eq!(
+        run(&["cmdline.lua", "help"]),
+        (
+            "'cmdline.lua' test does not implement the 'help' command.\n".to_string(),
+            1
+        )
+    );
+
+    // cmdline.t: boolean values; the last of an option given twice wins (sysbench's rule).
+    script(
+        dir,
+        "cmdline.lua",
+        "sysbench.cmdline.options = { bool_opt = {\"Flag\", false} }\n\
+         function prepare() print(\"bool_opt = \" .. tostring(sysbench.opt.bool_opt)) end\n",
+    );
+    for (value, shown) in [
+        ("on", "true"),
+        ("off", "false"),
+        ("true", "true"),
+        ("false", "false"),
+        ("1", "true"),
+        ("0", "false"),
+    ] {
+        let opt = format!("--bool-opt={value}");
+        assert_eq!(
+            run(&["--verbosity=0", "cmdline.lua", &opt, "prepare"]),
+            (format!("bool_opt = {shown}\n"), 0)
+        );
+    }
+    for bad in ["5", "foo"] {
+        let opt = format!("--bool-opt={bad}");
+        assert_eq!(
+            run(&["--verbosity=0", "cmdline.lua", &opt, "prepare"]),
+            (format!("invalid option: {opt}\n"), 1)
+        );
+    }
+    assert_eq!(
+        run(&[
+            "cmdline.lua",
+            "--bool-opt=on",
+            "--bool-opt=off",
+            "prepare",
+            "--verbosity=1",
+            "--verbosity=0"
+        ]),
+        ("bool_opt = false\n".to_string(), 0)
+    );
+
+    // commands.t: custom commands, a parallel one on --threads states, an unknown one.
+    script(dir, "cmdline.lua", COMMANDS_SCRIPT);
+    assert_eq!(
+        run(&["--threads=2", "cmdline.lua", "cmd1"]),
+        ("cmd1, sysbench.tid = 0\n".to_string(), 0)
+    );
+    let (out, code) = run(&["--threads=2", "cmdline.lua", "cmd2"]);
+    let threads = out
+        .strip_prefix("Initializing worker threads...\n\n")
+        .unwrap_or_default();
+    let mut lines: Vec<&str> = threads.lines().collect();
+    lines.sort();
+    assert_eq!(
+        (lines, code),
+        (vec!["cmd2, sysbench.tid = 0", "cmd2, sysbench.tid = 1"], 0)
+    );
+    assert_eq!(
+        run(&["--threads=2", "cmdline.lua", "cmd3"]),
+        ("Unknown command: cmd3\n".to_string(), 1)
+    );
+
+    // commands.t: the script's top level runs once in the global state, then the command.
+    script(
+        dir,
+        "cmdline.lua",
+        "function prepare() print('prepare') end\nprint('global')\n",
+    );
+    assert_eq!(run(&["cmdline.lua", "prepare"]), ("global\nprepare\n".to_string(), 0));
+
+    // cmd_cleanup.t, cmd_help.t, cmd_prepare.t: the global functions.
+    for cmd in ["cleanup", "help", "prepare"] {
+        let name = format!("cmd_{cmd}.lua");
+        script(
+            dir,
+            &name,
+            &format!("function {cmd}()\n  print('function {cmd}()')\nend\n"),
+        );
+        assert_eq!(run(&[&name, cmd]), (format!("function {cmd}()\n"), 0));
+    }
+
+    // cmdline.t: a script found as a module along LUA_PATH, named without .lua.
+    script(
+        dir,
+        "cmdline_module.lua",
+        "print(\"cmdline_module loaded\")\nfunction event()\n  print(\"cmdline_module event\")\nend\n",
+    );
+    assert_eq!(
+        run(&["cmdline_module", "--verbosity=0"]),
+        ("cmdline_module loaded\n".to_string(), 0)
+    );
+    assert_eq!(
+        run(&["nowhere", "bar"]),
+        (
+            "FATAL: Cannot find benchmark 'nowhere': no such built-in test, file or module\n".to_string(),
+            1
+        )
+    );
+
+    // cmdline.t: a third word is refused by name; no script (or `-`) reads it from stdin,
+    // runs its top level and ends, whatever the command.
+    assert_eq!(
+        run(&["foo", "bar", "baz"]),
+        ("Unrecognized command line argument: baz\n".to_string(), 1)
+    );
+    let piped = |args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut c = dbperf();
+        c.current_dir(dir)
+            .env_remove("DBPERF_TARGET")
+            .arg("lua")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        text(&child.wait_with_output().unwrap())
+    };
+    assert_eq!(piped(&["--verbosity=0"], "print('test')\n"), ("test\n".to_string(), 0));
+    assert_eq!(
+        piped(
+            &["-", "prepare"],
+            "function prepare()\n  print(\"prepare\")\nend\nprint(\"global\")\n"
+        ),
+        ("global\n".to_string(), 0)
+    );
+
+    // The deprecated --test=SCRIPT still names the script, with sysbench's warning.
+    let (out, code) = run(&["--test=cmd_prepare.lua", "prepare"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("function prepare()\n"), "{out}");
+    assert!(out.contains("WARNING: the --test option is deprecated."), "{out}");
+
+    // script_oltp_help.t: a script without help() lists its options.
+    if Path::new("/usr/share/sysbench/oltp_read_write.lua").is_file() {
+        let (out, code) = run(&["/usr/share/sysbench/oltp_read_write.lua", "help"]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.starts_with("oltp_read_write.lua options:\n  --auto_inc[=on|off]           Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs [on]\n"), "{out}");
+        assert!(
+            out.ends_with("  --tables=N                    Number of tables [1]\n\n"),
+            "{out}"
+        );
+    }
+}
+
+/// api_basic.t's script: every function says which thread called it.
+const BASIC_SCRIPT: &str = r#"function init(thread_id)
+  print("tid:" .. (thread_id or "(nil)") .. " init()")
+end
+function prepare(thread_id)
+  print("tid:" .. (thread_id or "(nil)") .. " prepare()")
+end
+function cleanup(thread_id)
+  print("tid:" .. (thread_id or "(nil)") .. " cleanup()")
+end
+function help(thread_id)
+  print("tid:" .. (thread_id or "(nil)") .. " help()")
+end
+function thread_init(thread_id)
+  print(string.format("tid:%d thread_init()", thread_id))
+end
+function event(thread_id)
+  print(string.format("tid:%d event()", thread_id))
+end
+function thread_done(thread_id)
+  print(string.format("tid:%d thread_done()", thread_id))
+end
+function done(thread_id)
+  print("tid:" .. (thread_id or "(nil)") .. " done()")
+end
+"#;
+
+/// api_reports.t's script, with its hooks set to `format`.
+fn reports_script(format: &str) -> String {
+    format!(
+        "ffi.cdef[[int usleep(unsigned int);]]\nfunction event()\n  ffi.C.usleep(1000)\nend\n\
+         sysbench.hooks.report_intermediate = sysbench.report_{format}\n\
+         sysbench.hooks.report_cumulative = sysbench.report_{format}\n"
+    )
+}
+
+/// Whether `line` is a report_csv line of time `t` and `threads` threads, with events, a
+/// latency above 1 ms and nothing else (no dbperf figures appended).
+fn csv_line(line: &str, t: u32, threads: u32) -> bool {
+    let f: Vec<&str> = line.split(',').collect();
+    let two = |s: &str| s.split_once('.').is_some_and(|(_, d)| d.len() == 2) && s.parse::<f64>().is_ok();
+    f.len() == 10
+        && f[0] == t.to_string()
+        && f[1] == threads.to_string()
+        && two(f[2])
+        && f[3..7] == ["0.00"; 4]
+        && two(f[7])
+        && f[7].parse::<f64>().unwrap() >= 1.0
+        && f[8..] == ["0.00", "0.00"]
+}
+
+#[test]
+fn run_prints_the_scripts_output_and_its_report_hooks_as_sysbench() {
+    let sb = sandbox();
+    let url = sb.url();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let run = |args: &[&str]| text(&lua(dir, Some(&url), args));
+
+    // api_basic.t: the order of the script's functions, and nothing of dbperf's at --verbosity=0.
+    script(dir, "api_basic.lua", BASIC_SCRIPT);
+    let basic = ["--verbosity=0", "--events=2", "--db-driver=mysql", "api_basic.lua"];
+    let with = |cmd: &'static str| [&basic[..], &[cmd]].concat();
+    assert_eq!(run(&with("prepare")), ("tid:(nil) prepare()\n".to_string(), 0));
+    assert_eq!(
+        run(&with("run")),
+        (
+            "tid:(nil) init()\ntid:0 thread_init()\ntid:0 event()\ntid:0 event()\ntid:0 thread_done()\ntid:(nil) done()\n"
+                .to_string(),
+            0
+        )
+    );
+    assert_eq!(run(&with("cleanup")), ("tid:(nil) cleanup()\n".to_string(), 0));
+    assert_eq!(run(&with("help")), ("tid:(nil) help()\n".to_string(), 0));
+
+    // api_basic.t: event() ends its thread when it returns anything but nil or false.
+    script(
+        dir,
+        "api_basic.lua",
+        "sysbench.cmdline.options = { param = {\"param\", 0} }\nfunction event()\n  i = (i or 0) + 1\n  print(i)\n\
+         local r = ({0, 1, true, {}, false, nil})[sysbench.opt.param]\n  if sysbench.opt.param > 6 then error('x') end\n  return r\nend\n",
+    );
+    for (param, want) in [
+        ("1", "1\n"),
+        ("2", "1\n"),
+        ("3", "1\n"),
+        ("4", "1\n"),
+        ("5", "1\n2\n"),
+        ("6", "1\n2\n"),
+    ] {
+        let p = format!("--param={param}");
+        assert_eq!(
+            run(&[&with("run")[..], &[&p]].concat()),
+            (want.to_string(), 0),
+            "--param={param}"
+        );
+    }
+    assert_eq!(
+        run(&with("run")[..3]
+            .iter()
+            .chain(&["--events=1", "nothing_here.lua", "run"])
+            .copied()
+            .collect::<Vec<_>>()),
+        (
+            "FATAL: Cannot find benchmark 'nothing_here.lua': no such built-in test, file or module\n".to_string(),
+            1
+        )
+    );
+    script(dir, "api_basic.lua", "function foo()\nend\n");
+    assert_eq!(
+        run(&with("run")),
+        (
+            "FATAL: cannot find the event() function in api_basic.lua\n".to_string(),
+            1
+        )
+    );
+
+    // opt_histogram.t: a bare --histogram is a flag, not the script's path.
+    script(dir, "histogram.lua", "function event() end\n");
+    assert_eq!(
+        run(&[
+            "--histogram",
+            "histogram.lua",
+            "--events=2",
+            "--threads=2",
+            "run",
+            "--verbosity=0"
+        ]),
+        (String::new(), 0)
+    );
+
+    // api_reports.t: the hooks print sysbench's lines byte for byte, an intermediate report
+    // every 2 s (none for the run's last second) and the cumulative one at the end.
+    let reports = [
+        "api_reports.lua",
+        "--time=5",
+        "--report-interval=2",
+        "--verbosity=1",
+        "run",
+    ];
+    script(dir, "api_reports.lua", &reports_script("csv"));
+    let (out, code) = run(&reports);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        csv_line(lines[0], 2, 1) && csv_line(lines[1], 4, 1) && csv_line(lines[2], 5, 0),
+        "{out}"
+    );
+
+    script(dir, "api_reports.lua", &reports_script("json"));
+    let (out, code) = run(&reports);
+    assert_eq!(code, 0, "{out}");
+    // sysbench's JSON: an array of the intermediate reports, closed when the run ends, then
+    // an array of the cumulative one; numbers as %4.2f, the time as %4.0f.
+    let object = |time: &str, threads: u32| {
+        format!(
+            "  {{\n    \"time\": {time:>4},\n    \"threads\": {threads},\n    \"tps\": TPS,\n    \"qps\": {{\n      \"total\": 0.00,\n      \"reads\": 0.00,\n      \"writes\": 0.00,\n      \"other\": 0.00\n    }},\n    \"latency\": LAT,\n    \"errors\": 0.00,\n    \"reconnects\": 0.00\n  }}"
+        )
+    };
+    let want = format!(
+        "[\n{},\n{}\n]\n[\n{}\n]\n",
+        object("2", 1),
+        object("4", 1),
+        object("5", 0)
+    );
+    let masked: String = out
+        .lines()
+        .map(|l| match l.trim_start() {
+            t if t.starts_with("\"tps\": ") => "    \"tps\": TPS,".to_string(),
+            t if t.starts_with("\"latency\": ") => "    \"latency\": LAT,".to_string(),
+            _ => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    assert_eq!(masked, want, "{out}");
+    let parsed: Vec<serde_json::Value> = out
+        .split_inclusive("]\n")
+        .map(|a| serde_json::from_str(a).expect("each array is JSON"))
+        .collect();
+    assert_eq!(parsed.len(), 2, "{out}");
+    assert!(parsed[1][0]["latency"].as_f64().unwrap() >= 1.0, "{out}");
+}
