@@ -268,7 +268,7 @@ pub async fn scale_of<S: Session>(s: &mut S) -> Result<i64, InitError> {
         .await
         .map_err(|e| match e.sqlstate.as_deref() {
             Some("42P01") => InitError::Invalid(
-                "pgbench_branches does not exist: run `dbperf pgbench init --scale N` (same --target) first".into(),
+                "pgbench_branches does not exist. Perhaps you need to do initialization: run `dbperf pgbench init --scale N` (same --target) first".into(),
             ),
             _ => doing("reading the scale from pgbench_branches")(e).into(),
         })?;
