@@ -134,6 +134,12 @@ pub struct PgbenchArgs {
     /// The fraction of transactions -l logs, as pgbench's --sampling-rate (0.01 = 1%).
     #[arg(long = "sampling-rate", value_name = "NUM", allow_hyphen_values = true)]
     pub sampling_rate: Option<String>,
+    /// Show a built-in script's code, then exit, as pgbench's --show-script.
+    #[arg(long = "show-script", value_name = "NAME")]
+    pub show_script: Option<String>,
+    /// Refused with -P for now (dbperf's live lines carry the run's seconds); without -P, pgbench's error.
+    #[arg(long = "progress-timestamp")]
+    pub progress_timestamp: bool,
     /// -l writes one line per NUM seconds instead of per transaction, as pgbench's --aggregate-interval.
     #[arg(long = "aggregate-interval", value_name = "NUM", allow_hyphen_values = true)]
     pub aggregate_interval: Option<String>,
@@ -169,6 +175,15 @@ pub struct PgbenchArgs {
     /// init: create unlogged tables.
     #[arg(long)]
     pub unlogged_tables: bool,
+    /// init: the steps, as pgbench's -I [default: dtgvp]: d drop, t create tables, g generate client-side, G server-side, v vacuum, p primary keys, f foreign keys.
+    #[arg(short = 'I', long = "init-steps", value_name = "[dtgGvpf]+")]
+    pub init_steps: Option<String>,
+    /// init: add pgbench's foreign keys (step f).
+    #[arg(long = "foreign-keys")]
+    pub foreign_keys: bool,
+    /// init: accepted, as pgbench's -q (dbperf's load progress is a bar on a terminal only).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// Connections (pgbench's clients; also spelled --client, as pgbench does).
     #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), short = 'c', long, visible_alias = "client", default_value_t = 1)]
     pub clients: u32,
@@ -196,6 +211,11 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         for s in Script::ALL {
             eprintln!("{:>13}: {}", s.name(), s.description());
         }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = &a.show_script {
+        let s = Script::by_prefix(name).map_err(|e| anyhow!(e))?;
+        eprintln!("{}: {}\n{}", s.name(), s.description(), s.text());
         return Ok(ExitCode::SUCCESS);
     }
     let a = pgbench_words(a)?;
@@ -234,21 +254,21 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     if command == "init" {
+        let steps = init::init_steps(a.init_steps.as_deref(), a.no_vacuum, a.foreign_keys).map_err(|e| anyhow!(e))?;
         let r = rt.block_on(init::init(&InitConfig {
             target,
             scale: a.scale.unwrap_or(1),
             fillfactor: a.fillfactor.unwrap_or(100),
             unlogged: a.unlogged_tables,
-            vacuum: !a.no_vacuum,
+            steps,
         }))?;
         // On stderr with pgbench's other init lines, as pgbench.
-        eprintln!(
-            "done in {:.2} s (client-side generate {:.2} s, other steps {:.2} s; {} accounts).",
-            r.elapsed.as_secs_f64(),
-            r.generate.as_secs_f64(),
-            (r.elapsed - r.generate).as_secs_f64(),
-            r.accounts
-        );
+        let steps: Vec<String> = r
+            .steps
+            .iter()
+            .map(|(name, d)| format!("{name} {:.2} s", d.as_secs_f64()))
+            .collect();
+        eprintln!("done in {:.2} s ({}).", r.elapsed.as_secs_f64(), steps.join(", "));
     } else {
         rt.block_on(init::cleanup(&target, a.force))?;
     }
@@ -270,7 +290,7 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
     if let Some(f) = a.fillfactor.filter(|f| !(10..=100).contains(f)) {
         bail!("-F/--fillfactor must be in range 10..100 (got {f})");
     }
-    let init_only = a.fillfactor.is_some() || a.unlogged_tables;
+    let init_only = a.fillfactor.is_some() || a.unlogged_tables || a.init_steps.is_some() || a.foreign_keys || a.quiet;
     let run_only = a.select_only > 0
         || a.skip_some_updates > 0
         || !a.file.is_empty()
@@ -291,8 +311,12 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
     }
     if !init && a.command.as_deref() != Some("cleanup") && init_only {
         bail!(
-            "some of the specified options cannot be used in benchmarking mode (-F and --unlogged-tables are init's)"
+            "some of the specified options cannot be used in benchmarking mode (-F, -I, -q, --foreign-keys and --unlogged-tables are init's)"
         );
+    }
+    if init {
+        // The steps' errors before anything connects.
+        init::init_steps(a.init_steps.as_deref(), a.no_vacuum, a.foreign_keys).map_err(|e| anyhow!(e))?;
     }
     if a.initialize {
         match a.command.as_deref() {
@@ -338,6 +362,12 @@ impl RunOpts {
             (None, 0) => Some(10),
             (None, _) => None,
         };
+        if a.progress_timestamp {
+            if a.run.report_interval <= 0.0 {
+                bail!("--progress-timestamp is allowed only under -P/--progress");
+            }
+            bail!("--progress-timestamp: dbperf's -P lines give the seconds since the start, not Unix timestamps; drop it");
+        }
         let latency_limit_ms = match &a.latency_limit {
             None => None,
             Some(v) => match v.parse::<f64>() {
@@ -389,7 +419,7 @@ impl RunOpts {
             if aggregate_s > duration {
                 bail!("number of seconds for aggregation ({aggregate_s}) must not be higher than test duration ({duration})");
             }
-            if duration % aggregate_s != 0 {
+            if !duration.is_multiple_of(aggregate_s) {
                 bail!("duration ({duration}) must be a multiple of aggregation interval ({aggregate_s})");
             }
         }
@@ -578,6 +608,8 @@ impl MeasuredRun for PgbenchRun {
 
     fn configure(&mut self, run: &mut RunConfig) -> Result<()> {
         run.max_tries = (self.opts.max_tries > 0).then_some(self.opts.max_tries);
+        // -t is per client, as pgbench's.
+        run.events_per_connection = self.opts.transactions.filter(|&n| n > 0);
         run.reconnect_each = self.args.connect;
         if let Some(spec) = &self.opts.log {
             let files = TxnLogFiles::create(spec.clone(), run.client_threads, run.connections, self.seed)
@@ -992,6 +1024,24 @@ mod tests {
             (
                 &["-l", "-T", "5", "--aggregate-interval=3"],
                 "must be a multiple of aggregation interval",
+            ),
+            (&["-I", "dtg"], "cannot be used in benchmarking mode"),
+            (&["-i", "-I", "dta"], "unrecognized initialization step \"a\""),
+            (&["-i", "-I", "dta"], "Allowed step characters are"),
+            (&["--progress-timestamp"], "allowed only under"),
+            (
+                &[
+                    "-P",
+                    "1",
+                    "--progress-timestamp",
+                    "-l",
+                    "--sampling-rate=0.001",
+                    "-T",
+                    "10",
+                    "-t",
+                    "1000",
+                ],
+                "specify either ",
             ),
         ];
         for (argv, words) in cases {

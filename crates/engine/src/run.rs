@@ -104,6 +104,9 @@ pub struct RunConfig {
     /// failure): past them it ends as failed ([`Stats::failed`]) and the worker goes on with
     /// the next one. `None`: retried until it succeeds or the run stops.
     pub max_tries: Option<u32>,
+    /// Transactions each connection starts at most (pgbench's `-t`, per client), besides
+    /// `events` (the run's total).
+    pub events_per_connection: Option<u64>,
     /// Reconnect before every transaction (pgbench's `-C`); the connection is outside the
     /// transaction's service time, inside the run's.
     pub reconnect_each: bool,
@@ -175,6 +178,7 @@ impl RunConfig {
             start_at: None,
             client_netns: None,
             max_tries: None,
+            events_per_connection: None,
             reconnect_each: false,
             txn_log: None,
         }
@@ -625,9 +629,13 @@ pub fn run<W: Workload>(
         recyclers.push(rtx);
         let lo = cfg.connections * thread / threads;
         let hi = cfg.connections * (thread + 1) / threads;
-        let events = cfg
-            .events
-            .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64));
+        let events = match cfg.events_per_connection {
+            // Each connection its own count: the thread's share is its connections'.
+            Some(each) => Some(each.saturating_mul((hi - lo) as u64)),
+            None => cfg
+                .events
+                .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64)),
+        };
         let ctx = ThreadCtx {
             thread,
             threads,
@@ -1171,9 +1179,16 @@ async fn worker_body<W: Workload>(
     };
     let late_ns = ctx.cfg.late_threshold.as_nanos() as u64;
     let mut log = StatementLog::with_capacity(64);
+    let mut mine = ctx.cfg.events_per_connection;
     loop {
         if ctx.stop.is_stopped() {
             return;
+        }
+        if let Some(n) = &mut mine {
+            if *n == 0 {
+                return;
+            }
+            *n -= 1;
         }
         if let Some(n) = local.events_left.get() {
             if n == 0 {

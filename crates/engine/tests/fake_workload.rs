@@ -568,6 +568,34 @@ fn max_tries_ends_a_transaction_as_failed_and_the_log_sees_each_end() {
 }
 
 #[test]
+fn events_per_connection_gives_each_connection_its_count() {
+    #[derive(Debug, Default)]
+    struct Ends(Mutex<Vec<usize>>);
+    impl dbperf_engine::TxnLog for Ends {
+        fn record(&self, t: &dbperf_engine::TxnEnd) {
+            self.0.lock().unwrap().push(t.worker);
+        }
+    }
+    // Three connections on two threads, 5 each (pgbench's -c 3 -j 2 -t 5).
+    let ends = Arc::new(Ends::default());
+    let mut cfg = RunConfig::new(3, None);
+    cfg.client_threads = 2;
+    cfg.events = Some(15);
+    cfg.events_per_connection = Some(5);
+    cfg.txn_log = Some(ends.clone());
+    let script = Script {
+        service: Duration::from_micros(100),
+        ..Script::default()
+    };
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
+    assert_eq!(out.total.transactions, 15);
+    let ends = ends.0.lock().unwrap();
+    for w in 0..3 {
+        assert_eq!(ends.iter().filter(|&&e| e == w).count(), 5, "connection {w}");
+    }
+}
+
+#[test]
 fn fatal_error_stops_the_run_and_is_reported() {
     let script = Script {
         fail_every: 10,

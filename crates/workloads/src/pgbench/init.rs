@@ -1,7 +1,8 @@
-//! `pgbench -i` (default steps `dtgvp`): drop, create the four tables with pgbench's
-//! columns and fillfactor, generate the rows client-side with `COPY ... FROM STDIN` in one
-//! transaction (with `FREEZE`, as pgbench 14+ does), `VACUUM ANALYZE` (unless `-n`), then add the
-//! primary keys. Unlike pgbench, init drops and cleanup drops only tables dbperf created
+//! `pgbench -i` and its steps (`-I`, default `dtgvp`): `d` drop, `t` create the four tables
+//! with pgbench's columns and fillfactor, `g` generate the rows client-side with `COPY ... FROM
+//! STDIN` in one transaction (with `FREEZE`, as pgbench 14+ does) or `G` server-side with
+//! `generate_series`, `v` `VACUUM ANALYZE` (`-n` drops it), `p` the primary keys, `f` the
+//! foreign keys (`--foreign-keys` adds it). Unlike pgbench, init drops and cleanup drops only tables dbperf created
 //! ([`crate::ddl`]; cleanup `--force` drops them anyway).
 
 use std::time::{Duration, Instant};
@@ -43,8 +44,33 @@ pub struct InitConfig {
     pub fillfactor: u32,
     /// `--unlogged-tables`.
     pub unlogged: bool,
-    /// `VACUUM ANALYZE` the tables after loading (pgbench's `-n` turns it off).
-    pub vacuum: bool,
+    /// The steps, in order ([`init_steps`]).
+    pub steps: String,
+}
+
+/// pgbench's init step letters.
+pub const STEPS: &str = "dtgGvpf";
+
+/// The steps `-I` (default `dtgvp`) gives, without `v` under `-n`, with `f` under
+/// `--foreign-keys` (when `-I` has none): pgbench's rules and words.
+pub fn init_steps(given: Option<&str>, no_vacuum: bool, foreign_keys: bool) -> Result<String, String> {
+    let mut steps: String = given
+        .unwrap_or("dtgvp")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if let Some(bad) = steps.chars().find(|c| !STEPS.contains(*c)) {
+        return Err(format!(
+            "unrecognized initialization step \"{bad}\"\nAllowed step characters are: \"{STEPS}\"."
+        ));
+    }
+    if no_vacuum {
+        steps.retain(|c| c != 'v');
+    }
+    if foreign_keys && !steps.contains('f') {
+        steps.push('f');
+    }
+    Ok(steps)
 }
 
 /// What an init did.
@@ -52,8 +78,8 @@ pub struct InitConfig {
 pub struct InitReport {
     /// Accounts generated.
     pub accounts: i64,
-    /// Time of the data generation step.
-    pub generate: Duration,
+    /// Each step's name as pgbench's last line gives it ("client-side generate") and time.
+    pub steps: Vec<(&'static str, Duration)>,
     /// Time of the whole init.
     pub elapsed: Duration,
 }
@@ -132,9 +158,8 @@ fn copy_chunks(count: i64, line: impl Fn(&mut String, i64), made: impl Fn(u64)) 
     })
 }
 
-/// Runs `pgbench -i -s scale` (steps `dtgvp`) on `cfg.target`.
+/// Runs `pgbench -i -s scale` with `cfg.steps` on `cfg.target`.
 pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
-    use std::fmt::Write;
     if cfg.scale == 0 {
         return Err(InitError::Invalid("--scale must be at least 1".into()));
     }
@@ -156,33 +181,114 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf pgbench init", &foreign, &cfg.target.database).into());
     }
-    eprintln!("dropping old tables...");
-    for t in NAMES.into_iter().filter(|t| inv.exists(t)) {
-        s.query(&format!("drop table if exists {t}"))
-            .await
-            .map_err(doing(format!("dropping {t}")))?;
-    }
-    eprintln!("creating tables...");
-    let fresh = ddl::Inventory {
-        existing: Vec::new(),
-        created: inv.created.clone(),
-        workloads: inv.workloads.clone(),
+    let mut report = InitReport {
+        accounts: 0,
+        steps: Vec::new(),
+        elapsed: Duration::ZERO,
     };
-    for (name, sql) in NAMES_IN_CREATE_ORDER
-        .into_iter()
-        .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
-    {
-        ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
+    for step in cfg.steps.chars() {
+        let t0 = Instant::now();
+        let name = match step {
+            'd' => {
+                eprintln!("dropping old tables...");
+                // In one statement, as pgbench: the foreign keys (step f) join them.
+                let ours: Vec<&str> = NAMES.into_iter().filter(|t| inv.exists(t)).collect();
+                if !ours.is_empty() {
+                    let sql = format!("drop table if exists {}", ours.join(", "));
+                    s.query(&sql).await.map_err(doing(sql.clone()))?;
+                }
+                "drop tables"
+            }
+            't' => {
+                eprintln!("creating tables...");
+                let fresh = ddl::Inventory {
+                    existing: Vec::new(),
+                    created: inv.created.clone(),
+                    workloads: inv.workloads.clone(),
+                };
+                for (name, sql) in
+                    NAMES_IN_CREATE_ORDER
+                        .into_iter()
+                        .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
+                {
+                    ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
+                }
+                "create tables"
+            }
+            'g' => {
+                eprintln!("generating data (client-side)...");
+                report.accounts = generate_client_side(&mut s, cfg.scale).await?;
+                "client-side generate"
+            }
+            'G' => {
+                eprintln!("generating data (server-side)...");
+                report.accounts = generate_server_side(&mut s, cfg.scale).await?;
+                "server-side generate"
+            }
+            'v' => {
+                eprintln!("vacuuming...");
+                for t in [
+                    "pgbench_branches",
+                    "pgbench_tellers",
+                    "pgbench_accounts",
+                    "pgbench_history",
+                ] {
+                    s.query(&format!("vacuum analyze {t}"))
+                        .await
+                        .map_err(doing(format!("vacuum analyze {t}")))?;
+                }
+                "vacuum"
+            }
+            'p' => {
+                eprintln!("creating primary keys...");
+                for (t, k) in [
+                    ("pgbench_branches", "bid"),
+                    ("pgbench_tellers", "tid"),
+                    ("pgbench_accounts", "aid"),
+                ] {
+                    let sql = format!("alter table {t} add primary key ({k})");
+                    s.query(&sql).await.map_err(doing(sql.clone()))?;
+                }
+                "primary keys"
+            }
+            'f' => {
+                eprintln!("creating foreign keys...");
+                for sql in FOREIGN_KEYS {
+                    s.query(sql).await.map_err(doing(sql))?;
+                }
+                "foreign keys"
+            }
+            other => {
+                return Err(InitError::Invalid(format!(
+                    "unrecognized initialization step \"{other}\"\nAllowed step characters are: \"{STEPS}\"."
+                )))
+            }
+        };
+        report.steps.push((name, t0.elapsed()));
     }
-    let scale = cfg.scale as i64;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// pgbench 15's foreign keys (`f`).
+const FOREIGN_KEYS: [&str; 5] = [
+    "alter table pgbench_tellers add constraint pgbench_tellers_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_accounts add constraint pgbench_accounts_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_history add constraint pgbench_history_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_history add constraint pgbench_history_tid_fkey foreign key (tid) references pgbench_tellers",
+    "alter table pgbench_history add constraint pgbench_history_aid_fkey foreign key (aid) references pgbench_accounts",
+];
+
+/// `g`: the rows sent with COPY in one transaction that truncates first (so the server may
+/// COPY with FREEZE); the accounts made.
+async fn generate_client_side(s: &mut PgWireSession, scale: u32) -> Result<i64, InitError> {
+    use std::fmt::Write;
+    let scale = scale as i64;
     let (branches, tellers, accounts) = (
         BRANCHES_PER_SCALE * scale,
         TELLERS_PER_SCALE * scale,
         ACCOUNTS_PER_SCALE * scale,
     );
-    eprintln!("generating data (client-side)...");
-    let t0 = Instant::now();
-    // One transaction, truncate first: the server may then COPY with FREEZE.
     s.query("begin").await.map_err(doing("begin"))?;
     s.query(&format!("truncate table {TABLES}"))
         .await
@@ -228,37 +334,35 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     .map_err(doing("copying pgbench_accounts"))?;
     bar.finish_and_clear();
     s.query("commit").await.map_err(doing("commit"))?;
-    let generate = t0.elapsed();
-    if cfg.vacuum {
-        eprintln!("vacuuming...");
+    Ok(accounts)
+}
+
+/// `G`: the same rows made by the server (`generate_series`), as pgbench's server-side step.
+async fn generate_server_side(s: &mut PgWireSession, scale: u32) -> Result<i64, InitError> {
+    let scale = scale as i64;
+    let statements = [
+        "begin".to_string(),
+        format!("truncate table {TABLES}"),
+        format!(
+            "insert into pgbench_branches(bid,bbalance) select bid, 0 from generate_series(1, {}) as bid",
+            BRANCHES_PER_SCALE * scale
+        ),
+        format!(
+            "insert into pgbench_tellers(tid,bid,tbalance) select tid, (tid - 1) / {TELLERS_PER_SCALE} + 1, 0 \
+             from generate_series(1, {}) as tid",
+            TELLERS_PER_SCALE * scale
+        ),
+        format!(
+            "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / {ACCOUNTS_PER_SCALE} + 1, 0, '' \
+             from generate_series(1, {}) as aid",
+            ACCOUNTS_PER_SCALE * scale
+        ),
+        "commit".to_string(),
+    ];
+    for sql in &statements {
+        s.query(sql).await.map_err(doing(sql.clone()))?;
     }
-    for t in [
-        "pgbench_branches",
-        "pgbench_tellers",
-        "pgbench_accounts",
-        "pgbench_history",
-    ]
-    .into_iter()
-    .filter(|_| cfg.vacuum)
-    {
-        s.query(&format!("vacuum analyze {t}"))
-            .await
-            .map_err(doing(format!("vacuum analyze {t}")))?;
-    }
-    eprintln!("creating primary keys...");
-    for (t, k) in [
-        ("pgbench_branches", "bid"),
-        ("pgbench_tellers", "tid"),
-        ("pgbench_accounts", "aid"),
-    ] {
-        let sql = format!("alter table {t} add primary key ({k})");
-        s.query(&sql).await.map_err(doing(sql.clone()))?;
-    }
-    Ok(InitReport {
-        accounts,
-        generate,
-        elapsed: started.elapsed(),
-    })
+    Ok(ACCOUNTS_PER_SCALE * scale)
 }
 
 /// The scale of initialized tables, as pgbench reads it: the number of branches.
@@ -323,6 +427,17 @@ mod tests {
             big[2],
             "create unlogged table pgbench_accounts(aid bigint not null,bid int,abalance int,filler char(84)) with (fillfactor=90)"
         );
+    }
+
+    #[test]
+    fn init_steps_follow_pgbenchs_rules() {
+        assert_eq!(init_steps(None, false, false).unwrap(), "dtgvp");
+        assert_eq!(init_steps(None, true, true).unwrap(), "dtgpf");
+        // 001_pgbench_with_server.pl's "--init-steps=dtpvGvv --no-vacuum --foreign-keys".
+        assert_eq!(init_steps(Some("dtpvGvv"), true, true).unwrap(), "dtpGf");
+        let e = init_steps(Some("dta"), false, false).unwrap_err();
+        assert!(e.contains("unrecognized initialization step \"a\""), "{e}");
+        assert!(e.contains("Allowed step characters are"), "{e}");
     }
 
     #[test]
