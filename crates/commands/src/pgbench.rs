@@ -178,6 +178,12 @@ pub struct PgbenchArgs {
     /// init: the steps, as pgbench's -I [default: dtgvp]: d drop, t create tables, g generate client-side, G server-side, v vacuum, p primary keys, f foreign keys.
     #[arg(short = 'I', long = "init-steps", value_name = "[dtgGvpf]+")]
     pub init_steps: Option<String>,
+    /// init: partition pgbench_accounts into NUM parts, as pgbench's --partitions [default: 0].
+    #[arg(long, value_name = "NUM", allow_hyphen_values = true)]
+    pub partitions: Option<String>,
+    /// init: range or hash partitions, as pgbench's --partition-method [default: range].
+    #[arg(long = "partition-method", value_name = "(range|hash)")]
+    pub partition_method: Option<String>,
     /// init: add pgbench's foreign keys (step f).
     #[arg(long = "foreign-keys")]
     pub foreign_keys: bool,
@@ -255,12 +261,15 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
         .build()?;
     if command == "init" {
         let steps = init::init_steps(a.init_steps.as_deref(), a.no_vacuum, a.foreign_keys).map_err(|e| anyhow!(e))?;
+        let (partitions, partition_method) = partitioning(&a)?;
         let r = rt.block_on(init::init(&InitConfig {
             target,
             scale: a.scale.unwrap_or(1),
             fillfactor: a.fillfactor.unwrap_or(100),
             unlogged: a.unlogged_tables,
             steps,
+            partitions,
+            partition_method,
         }))?;
         // On stderr with pgbench's other init lines, as pgbench.
         let steps: Vec<String> = r
@@ -290,7 +299,13 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
     if let Some(f) = a.fillfactor.filter(|f| !(10..=100).contains(f)) {
         bail!("-F/--fillfactor must be in range 10..100 (got {f})");
     }
-    let init_only = a.fillfactor.is_some() || a.unlogged_tables || a.init_steps.is_some() || a.foreign_keys || a.quiet;
+    let init_only = a.fillfactor.is_some()
+        || a.unlogged_tables
+        || a.init_steps.is_some()
+        || a.foreign_keys
+        || a.quiet
+        || a.partitions.is_some()
+        || a.partition_method.is_some();
     let run_only = a.select_only > 0
         || a.skip_some_updates > 0
         || !a.file.is_empty()
@@ -315,8 +330,9 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         );
     }
     if init {
-        // The steps' errors before anything connects.
+        // The steps' and partitions' errors before anything connects.
         init::init_steps(a.init_steps.as_deref(), a.no_vacuum, a.foreign_keys).map_err(|e| anyhow!(e))?;
+        partitioning(&a)?;
     }
     if a.initialize {
         match a.command.as_deref() {
@@ -334,6 +350,26 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         bail!("at most {MAX_SCRIPTS} SQL scripts are allowed");
     }
     Ok(a)
+}
+
+/// `--partitions` and `--partition-method`, as pgbench checks them.
+fn partitioning(a: &PgbenchArgs) -> Result<(u32, init::PartitionMethod)> {
+    let n = match &a.partitions {
+        None => 0,
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if (0..=i32::MAX as i64).contains(&n) => n as u32,
+            Ok(_) => bail!("--partitions must be in range 0..{}", i32::MAX),
+            Err(_) => bail!("invalid value \"{v}\" for option --partitions"),
+        },
+    };
+    let method = match &a.partition_method {
+        None => init::PartitionMethod::Range,
+        Some(m) => init::PartitionMethod::parse(m).map_err(|e| anyhow!(e))?,
+    };
+    if n == 0 && a.partition_method.is_some() {
+        bail!("--partition-method requires greater than zero --partitions");
+    }
+    Ok((n, method))
 }
 
 /// pgbench's limit on the scripts of a run.
@@ -1029,6 +1065,15 @@ mod tests {
             (&["-i", "-I", "dta"], "unrecognized initialization step \"a\""),
             (&["-i", "-I", "dta"], "Allowed step characters are"),
             (&["--progress-timestamp"], "allowed only under"),
+            (
+                &["-i", "--partition-method=BAD"],
+                "expecting \"range\" or \"hash\", got: \"BAD\"",
+            ),
+            (&["-i", "--partitions", "-1"], "--partitions must be in range"),
+            (
+                &["-i", "--partition-method=hash"],
+                "partition-method requires greater than zero --partitions",
+            ),
             (
                 &[
                     "-P",

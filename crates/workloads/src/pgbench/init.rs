@@ -46,6 +46,66 @@ pub struct InitConfig {
     pub unlogged: bool,
     /// The steps, in order ([`init_steps`]).
     pub steps: String,
+    /// `--partitions` of pgbench_accounts (0: a plain table) and `--partition-method`.
+    pub partitions: u32,
+    pub partition_method: PartitionMethod,
+}
+
+/// pgbench's `--partition-method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionMethod {
+    Range,
+    Hash,
+}
+
+impl PartitionMethod {
+    /// `--partition-method`'s value, with pgbench's words when it is neither.
+    pub fn parse(s: &str) -> Result<PartitionMethod, String> {
+        match s {
+            "range" => Ok(PartitionMethod::Range),
+            "hash" => Ok(PartitionMethod::Hash),
+            other => Err(format!(
+                "invalid partition method, expecting \"range\" or \"hash\", got: \"{other}\""
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PartitionMethod::Range => "range",
+            PartitionMethod::Hash => "hash",
+        }
+    }
+}
+
+/// The `CREATE TABLE ... PARTITION OF pgbench_accounts` statements of `partitions` parts, as
+/// pgbench 15 writes them (range: equal spans of the aids, open at both ends).
+pub fn create_partitions(
+    scale: u32,
+    fillfactor: u32,
+    unlogged: bool,
+    partitions: u32,
+    method: PartitionMethod,
+) -> Vec<String> {
+    let n = i64::from(partitions);
+    let accounts = ACCOUNTS_PER_SCALE * i64::from(scale);
+    let part = (accounts + n - 1) / n;
+    (1..=n)
+        .map(|p| {
+            let bounds = match method {
+                PartitionMethod::Range => {
+                    let from = if p == 1 { "minvalue".to_string() } else { ((p - 1) * part + 1).to_string() };
+                    let to = if p < n { (p * part + 1).to_string() } else { "maxvalue".to_string() };
+                    format!("for values from ({from}) to ({to})")
+                }
+                PartitionMethod::Hash => format!("for values with (modulus {n}, remainder {})", p - 1),
+            };
+            format!(
+                "create{} table pgbench_accounts_{p}\n  partition of pgbench_accounts\n  {bounds} with (fillfactor={fillfactor})",
+                if unlogged { " unlogged" } else { "" }
+            )
+        })
+        .collect()
 }
 
 /// pgbench's init step letters.
@@ -99,7 +159,7 @@ pub enum InitError {
 }
 
 /// `CREATE TABLE` statements exactly as pgbench 15 writes them.
-pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool) -> Vec<String> {
+pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool, partitioned: Option<PartitionMethod>) -> Vec<String> {
     let big = scale >= SCALE_32BIT_THRESHOLD;
     let aid = if big { "aid bigint" } else { "aid    int" };
     let tables = [
@@ -128,8 +188,11 @@ pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool) -> Vec<String>
         .into_iter()
         .map(|(name, cols, ff)| {
             let mut sql = format!("create{} table {name}({cols})", if unlogged { " unlogged" } else { "" });
-            if ff {
-                sql.push_str(&format!(" with (fillfactor={fillfactor})"));
+            match partitioned {
+                // The fillfactor goes to the partitions.
+                Some(m) if name == "pgbench_accounts" => sql.push_str(&format!(" partition by {} (aid)", m.name())),
+                _ if ff => sql.push_str(&format!(" with (fillfactor={fillfactor})")),
+                _ => {}
             }
             sql
         })
@@ -181,6 +244,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf pgbench init", &foreign, &cfg.target.database).into());
     }
+    let partitioned = (cfg.partitions > 0).then_some(cfg.partition_method);
     let mut report = InitReport {
         accounts: 0,
         steps: Vec::new(),
@@ -206,18 +270,31 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
                     created: inv.created.clone(),
                     workloads: inv.workloads.clone(),
                 };
-                for (name, sql) in
-                    NAMES_IN_CREATE_ORDER
-                        .into_iter()
-                        .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
-                {
+                for (name, sql) in NAMES_IN_CREATE_ORDER.into_iter().zip(create_tables(
+                    cfg.scale,
+                    cfg.fillfactor,
+                    cfg.unlogged,
+                    partitioned,
+                )) {
                     ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
+                }
+                if cfg.partitions > 0 {
+                    eprintln!("creating {} partitions...", cfg.partitions);
+                    for sql in create_partitions(
+                        cfg.scale,
+                        cfg.fillfactor,
+                        cfg.unlogged,
+                        cfg.partitions,
+                        cfg.partition_method,
+                    ) {
+                        s.query(&sql).await.map_err(doing(sql.clone()))?;
+                    }
                 }
                 "create tables"
             }
             'g' => {
                 eprintln!("generating data (client-side)...");
-                report.accounts = generate_client_side(&mut s, cfg.scale).await?;
+                report.accounts = generate_client_side(&mut s, cfg.scale, partitioned.is_none()).await?;
                 "client-side generate"
             }
             'G' => {
@@ -281,7 +358,7 @@ const FOREIGN_KEYS: [&str; 5] = [
 
 /// `g`: the rows sent with COPY in one transaction that truncates first (so the server may
 /// COPY with FREEZE); the accounts made.
-async fn generate_client_side(s: &mut PgWireSession, scale: u32) -> Result<i64, InitError> {
+async fn generate_client_side(s: &mut PgWireSession, scale: u32, freeze: bool) -> Result<i64, InitError> {
     use std::fmt::Write;
     let scale = scale as i64;
     let (branches, tellers, accounts) = (
@@ -320,8 +397,13 @@ async fn generate_client_side(s: &mut PgWireSession, scale: u32) -> Result<i64, 
     .map_err(doing("copying pgbench_tellers"))?;
     // pgbench_accounts is the load: a bar on a terminal, a line every 10 s in a log.
     let bar = crate::load_progress(accounts > 0, accounts as u64, false);
+    // A partitioned table cannot be copied with FREEZE (pgbench leaves it out too).
+    let accounts_copy = match freeze {
+        true => "copy pgbench_accounts from stdin with (freeze on)",
+        false => "copy pgbench_accounts from stdin",
+    };
     s.copy_in(
-        "copy pgbench_accounts from stdin with (freeze on)",
+        accounts_copy,
         copy_chunks(
             accounts,
             |b, i| {
@@ -413,7 +495,7 @@ mod tests {
 
     #[test]
     fn ddl_is_pgbench_15s() {
-        let t = create_tables(1, 100, false);
+        let t = create_tables(1, 100, false, None);
         assert_eq!(
             t[0],
             "create table pgbench_history(tid int,bid int,aid    int,delta int,mtime timestamp,filler char(22))"
@@ -422,11 +504,39 @@ mod tests {
             t[2],
             "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)"
         );
-        let big = create_tables(20_000, 90, true);
+        let big = create_tables(20_000, 90, true, None);
         assert_eq!(
             big[2],
             "create unlogged table pgbench_accounts(aid bigint not null,bid int,abalance int,filler char(84)) with (fillfactor=90)"
         );
+    }
+
+    #[test]
+    fn partitions_are_pgbench_15s() {
+        let t = create_tables(1, 90, false, Some(PartitionMethod::Range));
+        assert_eq!(
+            t[2],
+            "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) partition by range (aid)"
+        );
+        let p = create_partitions(1, 90, false, 3, PartitionMethod::Range);
+        assert_eq!(
+            p,
+            [
+                "create table pgbench_accounts_1\n  partition of pgbench_accounts\n  for values from (minvalue) to (33335) with (fillfactor=90)",
+                "create table pgbench_accounts_2\n  partition of pgbench_accounts\n  for values from (33335) to (66669) with (fillfactor=90)",
+                "create table pgbench_accounts_3\n  partition of pgbench_accounts\n  for values from (66669) to (maxvalue) with (fillfactor=90)",
+            ]
+        );
+        let h = create_partitions(1, 100, true, 2, PartitionMethod::Hash);
+        assert!(
+            h[1].ends_with("for values with (modulus 2, remainder 1) with (fillfactor=100)"),
+            "{}",
+            h[1]
+        );
+        assert!(h[1].starts_with("create unlogged table pgbench_accounts_2"));
+        assert!(PartitionMethod::parse("BAD")
+            .unwrap_err()
+            .contains("\"range\" or \"hash\", got: \"BAD\""));
     }
 
     #[test]
