@@ -28,7 +28,7 @@ mod timer;
 pub use outcome::{ErrorClass, QueryClass, TxnDone, TxnError};
 pub use run::{
     blocking_io, join_netns, run, IntervalReport, Observer, RunConfig, RunError, RunOutcome, StopReason, StopSignal,
-    BLOCKING_SLICE,
+    TxnEnd, TxnLog, BLOCKING_SLICE,
 };
 pub use schedule::Arrival;
 pub use stats::{OpTable, StatementLog, StatementNames, Stats};

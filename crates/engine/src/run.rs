@@ -100,6 +100,43 @@ pub struct RunConfig {
     /// it opens its connections, so the workload's sockets live there; the collector and the
     /// caller's other threads stay where they are.
     pub client_netns: Option<std::path::PathBuf>,
+    /// Tries a transaction gets when it meets a retryable error (deadlock, serialization
+    /// failure): past them it ends as failed ([`Stats::failed`]) and the worker goes on with
+    /// the next one. `None`: retried until it succeeds or the run stops.
+    pub max_tries: Option<u32>,
+    /// Transactions each connection starts at most (pgbench's `-t`, per client), besides
+    /// `events` (the run's total).
+    pub events_per_connection: Option<u64>,
+    /// Reconnect before every transaction (pgbench's `-C`); the connection is outside the
+    /// transaction's service time, inside the run's.
+    pub reconnect_each: bool,
+    /// Told of every transaction as it ends (pgbench's `-l` logs).
+    pub txn_log: Option<Arc<dyn TxnLog>>,
+}
+
+/// One ended transaction, as a [`TxnLog`] is told of it.
+#[derive(Clone, Copy, Debug)]
+pub struct TxnEnd {
+    /// The connection's number ([`Workload::connect`]'s).
+    pub worker: usize,
+    /// The client thread that ran it.
+    pub thread: usize,
+    /// Its type, indexed like [`OpTable::transactions`].
+    pub kind: u16,
+    /// When it was meant to start, started and ended (ns on [`now_ns`]'s clock).
+    pub intended_ns: u64,
+    pub started_ns: u64,
+    pub end_ns: u64,
+    /// Tries it took (1: no retry).
+    pub tries: u32,
+    /// The retryable error it ended in after its last try, if it did.
+    pub failed: Option<ErrorClass>,
+}
+
+/// A per-transaction record kept outside the engine's histograms (pgbench's `-l`). It is
+/// called on the client threads, once per transaction: keep it cheap.
+pub trait TxnLog: Send + Sync + std::fmt::Debug {
+    fn record(&self, t: &TxnEnd);
 }
 
 /// How long a blocking read or write on a [`blocking_io`] thread waits before it yields to
@@ -140,6 +177,10 @@ impl RunConfig {
             worker_offset: 0,
             start_at: None,
             client_netns: None,
+            max_tries: None,
+            events_per_connection: None,
+            reconnect_each: false,
+            txn_log: None,
         }
     }
 }
@@ -588,9 +629,13 @@ pub fn run<W: Workload>(
         recyclers.push(rtx);
         let lo = cfg.connections * thread / threads;
         let hi = cfg.connections * (thread + 1) / threads;
-        let events = cfg
-            .events
-            .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64));
+        let events = match cfg.events_per_connection {
+            // Each connection its own count: the thread's share is its connections'.
+            Some(each) => Some(each.saturating_mul((hi - lo) as u64)),
+            None => cfg
+                .events
+                .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64)),
+        };
         let ctx = ThreadCtx {
             thread,
             threads,
@@ -998,8 +1043,8 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
 
     // 3. Workers and the interval ticker.
     let mut tasks = tokio::task::JoinSet::new();
-    for w in workers {
-        tasks.spawn_local(worker_loop(ctx.clone(), local.clone(), w, deadline));
+    for (w, id) in workers.into_iter().zip(ctx.workers.clone()) {
+        tasks.spawn_local(worker_loop(ctx.clone(), local.clone(), w, id, deadline));
     }
     let mut ticker = {
         let (ctx, local) = (ctx.clone(), local.clone());
@@ -1105,13 +1150,20 @@ async fn worker_loop<W: Workload>(
     ctx: Rc<ThreadCtx<W>>,
     local: Rc<Local>,
     mut worker: W::Worker,
+    id: usize,
     deadline: Option<u64>,
 ) {
-    worker_body(&ctx, &local, &mut worker, deadline).await;
+    worker_body(&ctx, &local, &mut worker, id, deadline).await;
     worker.finish().await;
 }
 
-async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mut W::Worker, deadline: Option<u64>) {
+async fn worker_body<W: Workload>(
+    ctx: &ThreadCtx<W>,
+    local: &Local,
+    worker: &mut W::Worker,
+    id: usize,
+    deadline: Option<u64>,
+) {
     let timer = match local.schedule {
         Some(_) => match PreciseTimer::new() {
             Ok(t) => Some(t),
@@ -1127,9 +1179,16 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
     };
     let late_ns = ctx.cfg.late_threshold.as_nanos() as u64;
     let mut log = StatementLog::with_capacity(64);
+    let mut mine = ctx.cfg.events_per_connection;
     loop {
         if ctx.stop.is_stopped() {
             return;
+        }
+        if let Some(n) = &mut mine {
+            if *n == 0 {
+                return;
+            }
+            *n -= 1;
         }
         if let Some(n) = local.events_left.get() {
             if n == 0 {
@@ -1166,6 +1225,12 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
             }
             None => None,
         };
+        if ctx.cfg.reconnect_each {
+            if let Err(e) = worker.reconnect().await {
+                fail(ctx, e);
+                return;
+            }
+        }
         let started = now_ns();
         // In closed loop a transaction is intended to start when it starts.
         let intended = intended.unwrap_or(started);
@@ -1177,6 +1242,7 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
         }
         local.in_flight.set(local.in_flight.get() + 1);
         let late = local.schedule.is_some() && started.saturating_sub(intended) > late_ns;
+        let (mut tries, mut failed, mut kind) = (1u32, None, 0u16);
         loop {
             log.clear();
             let result = worker.execute(&mut log).await;
@@ -1187,6 +1253,7 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
                 stats.record_statements(&log);
                 match result {
                     Ok(done) => {
+                        kind = done.kind;
                         let (response, service) = (end - intended, end - started);
                         stats.record_txn(done.kind, response, service, done.expected_rollback);
                         stats.late_starts += late as u64;
@@ -1205,6 +1272,12 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
                         if ctx.stop.is_stopped() {
                             break;
                         }
+                        if ctx.cfg.max_tries.is_some_and(|m| tries >= m) {
+                            local.stats.borrow_mut().failed += 1;
+                            failed = Some(e.class);
+                            break;
+                        }
+                        tries += 1;
                         local.stats.borrow_mut().retries += 1;
                     }
                     Action::Reconnect => {
@@ -1226,6 +1299,21 @@ async fn worker_body<W: Workload>(ctx: &ThreadCtx<W>, local: &Local, worker: &mu
             }
         }
         local.in_flight.set(local.in_flight.get() - 1);
+        if tries > 1 {
+            local.stats.borrow_mut().retried += 1;
+        }
+        if let Some(sink) = &ctx.cfg.txn_log {
+            sink.record(&TxnEnd {
+                worker: id,
+                thread: ctx.thread,
+                kind,
+                intended_ns: intended,
+                started_ns: started,
+                end_ns: local.last_recorded.get(),
+                tries,
+                failed,
+            });
+        }
         if worker.finished() {
             return;
         }

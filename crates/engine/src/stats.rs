@@ -123,6 +123,10 @@ pub struct Stats {
     pub errors: [u64; ErrorClass::COUNT],
     /// Attempts run again after a retryable error.
     pub retries: u64,
+    /// Transactions run again at least once ([`crate::RunConfig::max_tries`]).
+    pub retried: u64,
+    /// Transactions given up after their last try ([`crate::RunConfig::max_tries`]).
+    pub failed: u64,
     /// Successful reconnects.
     pub reconnects: u64,
     /// Reconnect attempts the server refused or did not answer: it was down, not merely a
@@ -157,6 +161,8 @@ impl Stats {
             queries: [0; 3],
             errors: [0; ErrorClass::COUNT],
             retries: 0,
+            retried: 0,
+            failed: 0,
             reconnects: 0,
             reconnect_failures: 0,
             late_starts: 0,
@@ -235,6 +241,8 @@ impl Stats {
             self.errors[i] += other.errors[i];
         }
         self.retries += other.retries;
+        self.retried += other.retried;
+        self.failed += other.failed;
         self.reconnects += other.reconnects;
         self.reconnect_failures += other.reconnect_failures;
         self.late_starts += other.late_starts;
@@ -258,6 +266,8 @@ impl Stats {
         self.queries = [0; 3];
         self.errors = [0; ErrorClass::COUNT];
         self.retries = 0;
+        self.retried = 0;
+        self.failed = 0;
         self.reconnects = 0;
         self.reconnect_failures = 0;
         self.late_starts = 0;

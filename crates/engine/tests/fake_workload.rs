@@ -529,6 +529,73 @@ fn retryable_errors_are_counted_and_retried() {
 }
 
 #[test]
+fn max_tries_ends_a_transaction_as_failed_and_the_log_sees_each_end() {
+    #[derive(Debug, Default)]
+    struct Ends(Mutex<Vec<dbperf_engine::TxnEnd>>);
+    impl dbperf_engine::TxnLog for Ends {
+        fn record(&self, t: &dbperf_engine::TxnEnd) {
+            self.0.lock().unwrap().push(*t);
+        }
+    }
+    // One connection, every second attempt fails: with two tries each transaction after the
+    // first needs one retry; with one try, every second transaction fails.
+    let script = Script {
+        fail_every: 2,
+        fail_class: ErrorClass::Serialization,
+        service: Duration::from_micros(100),
+        ..Script::default()
+    };
+    for (tries, committed, failed, retried) in [(2, 10, 0, 9), (1, 5, 5, 0)] {
+        let ends = Arc::new(Ends::default());
+        let mut cfg = RunConfig::new(1, None);
+        cfg.events = Some(10);
+        cfg.max_tries = Some(tries);
+        cfg.txn_log = Some(ends.clone());
+        let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
+        let t = &out.total;
+        assert_eq!(
+            (t.transactions, t.failed, t.retried, t.retries),
+            (committed, failed, retried, retried)
+        );
+        let ends = ends.0.lock().unwrap();
+        assert_eq!(ends.len(), 10, "every transaction ends once");
+        assert_eq!(ends.iter().filter(|e| e.failed.is_some()).count() as u64, failed);
+        assert_eq!(ends.iter().filter(|e| e.tries > 1).count() as u64, retried);
+        assert!(ends
+            .iter()
+            .all(|e| e.intended_ns <= e.started_ns && e.started_ns < e.end_ns));
+    }
+}
+
+#[test]
+fn events_per_connection_gives_each_connection_its_count() {
+    #[derive(Debug, Default)]
+    struct Ends(Mutex<Vec<usize>>);
+    impl dbperf_engine::TxnLog for Ends {
+        fn record(&self, t: &dbperf_engine::TxnEnd) {
+            self.0.lock().unwrap().push(t.worker);
+        }
+    }
+    // Three connections on two threads, 5 each (pgbench's -c 3 -j 2 -t 5).
+    let ends = Arc::new(Ends::default());
+    let mut cfg = RunConfig::new(3, None);
+    cfg.client_threads = 2;
+    cfg.events = Some(15);
+    cfg.events_per_connection = Some(5);
+    cfg.txn_log = Some(ends.clone());
+    let script = Script {
+        service: Duration::from_micros(100),
+        ..Script::default()
+    };
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
+    assert_eq!(out.total.transactions, 15);
+    let ends = ends.0.lock().unwrap();
+    for w in 0..3 {
+        assert_eq!(ends.iter().filter(|&&e| e == w).count(), 5, "connection {w}");
+    }
+}
+
+#[test]
 fn fatal_error_stops_the_run_and_is_reported() {
     let script = Script {
         fail_every: 10,

@@ -71,6 +71,12 @@ pub trait MeasuredRun {
     /// workload itself ([`Drive::Own`]: TPC-H's streams).
     fn drive(&self) -> Drive;
 
+    /// What the workload sets in the engine's configuration beyond the shared flags (pgbench's
+    /// `--max-tries`, `-C`, `-l`). Default: nothing.
+    fn configure(&mut self, _run: &mut RunConfig) -> Result<()> {
+        Ok(())
+    }
+
     /// The workload's own options, for the manifest (`run`: the engine's configuration, for
     /// engine runs).
     fn options(&self, run: Option<&RunConfig>) -> WorkloadOptions;
@@ -237,7 +243,8 @@ pub fn measured_run<P: MeasuredRun>(
     let drive = plan.drive();
     let (mut run, run_options) = match (&shared, drive) {
         (Shared::Engine(a), Drive::Engine(shape)) => {
-            let run = a.config(&shape)?;
+            let mut run = a.config(&shape)?;
+            plan.configure(&mut run)?;
             let record = a.record(&run);
             (Some(run), Some(record))
         }

@@ -1,7 +1,8 @@
-//! `pgbench -i` (default steps `dtgvp`): drop, create the four tables with pgbench's
-//! columns and fillfactor, generate the rows client-side with `COPY ... FROM STDIN` in one
-//! transaction (with `FREEZE`, as pgbench 14+ does), `VACUUM ANALYZE` (unless `-n`), then add the
-//! primary keys. Unlike pgbench, init drops and cleanup drops only tables dbperf created
+//! `pgbench -i` and its steps (`-I`, default `dtgvp`): `d` drop, `t` create the four tables
+//! with pgbench's columns and fillfactor, `g` generate the rows client-side with `COPY ... FROM
+//! STDIN` in one transaction (with `FREEZE`, as pgbench 14+ does) or `G` server-side with
+//! `generate_series`, `v` `VACUUM ANALYZE` (`-n` drops it), `p` the primary keys, `f` the
+//! foreign keys (`--foreign-keys` adds it). Unlike pgbench, init drops and cleanup drops only tables dbperf created
 //! ([`crate::ddl`]; cleanup `--force` drops them anyway).
 
 use std::time::{Duration, Instant};
@@ -43,8 +44,93 @@ pub struct InitConfig {
     pub fillfactor: u32,
     /// `--unlogged-tables`.
     pub unlogged: bool,
-    /// `VACUUM ANALYZE` the tables after loading (pgbench's `-n` turns it off).
-    pub vacuum: bool,
+    /// The steps, in order ([`init_steps`]).
+    pub steps: String,
+    /// `--partitions` of pgbench_accounts (0: a plain table) and `--partition-method`.
+    pub partitions: u32,
+    pub partition_method: PartitionMethod,
+}
+
+/// pgbench's `--partition-method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionMethod {
+    Range,
+    Hash,
+}
+
+impl PartitionMethod {
+    /// `--partition-method`'s value, with pgbench's words when it is neither.
+    pub fn parse(s: &str) -> Result<PartitionMethod, String> {
+        match s {
+            "range" => Ok(PartitionMethod::Range),
+            "hash" => Ok(PartitionMethod::Hash),
+            other => Err(format!(
+                "invalid partition method, expecting \"range\" or \"hash\", got: \"{other}\""
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PartitionMethod::Range => "range",
+            PartitionMethod::Hash => "hash",
+        }
+    }
+}
+
+/// The `CREATE TABLE ... PARTITION OF pgbench_accounts` statements of `partitions` parts, as
+/// pgbench 15 writes them (range: equal spans of the aids, open at both ends).
+pub fn create_partitions(
+    scale: u32,
+    fillfactor: u32,
+    unlogged: bool,
+    partitions: u32,
+    method: PartitionMethod,
+) -> Vec<String> {
+    let n = i64::from(partitions);
+    let accounts = ACCOUNTS_PER_SCALE * i64::from(scale);
+    let part = (accounts + n - 1) / n;
+    (1..=n)
+        .map(|p| {
+            let bounds = match method {
+                PartitionMethod::Range => {
+                    let from = if p == 1 { "minvalue".to_string() } else { ((p - 1) * part + 1).to_string() };
+                    let to = if p < n { (p * part + 1).to_string() } else { "maxvalue".to_string() };
+                    format!("for values from ({from}) to ({to})")
+                }
+                PartitionMethod::Hash => format!("for values with (modulus {n}, remainder {})", p - 1),
+            };
+            format!(
+                "create{} table pgbench_accounts_{p}\n  partition of pgbench_accounts\n  {bounds} with (fillfactor={fillfactor})",
+                if unlogged { " unlogged" } else { "" }
+            )
+        })
+        .collect()
+}
+
+/// pgbench's init step letters.
+pub const STEPS: &str = "dtgGvpf";
+
+/// The steps `-I` (default `dtgvp`) gives, without `v` under `-n`, with `f` under
+/// `--foreign-keys` (when `-I` has none): pgbench's rules and words.
+pub fn init_steps(given: Option<&str>, no_vacuum: bool, foreign_keys: bool) -> Result<String, String> {
+    let mut steps: String = given
+        .unwrap_or("dtgvp")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if let Some(bad) = steps.chars().find(|c| !STEPS.contains(*c)) {
+        return Err(format!(
+            "unrecognized initialization step \"{bad}\"\nAllowed step characters are: \"{STEPS}\"."
+        ));
+    }
+    if no_vacuum {
+        steps.retain(|c| c != 'v');
+    }
+    if foreign_keys && !steps.contains('f') {
+        steps.push('f');
+    }
+    Ok(steps)
 }
 
 /// What an init did.
@@ -52,8 +138,8 @@ pub struct InitConfig {
 pub struct InitReport {
     /// Accounts generated.
     pub accounts: i64,
-    /// Time of the data generation step.
-    pub generate: Duration,
+    /// Each step's name as pgbench's last line gives it ("client-side generate") and time.
+    pub steps: Vec<(&'static str, Duration)>,
     /// Time of the whole init.
     pub elapsed: Duration,
 }
@@ -73,7 +159,7 @@ pub enum InitError {
 }
 
 /// `CREATE TABLE` statements exactly as pgbench 15 writes them.
-pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool) -> Vec<String> {
+pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool, partitioned: Option<PartitionMethod>) -> Vec<String> {
     let big = scale >= SCALE_32BIT_THRESHOLD;
     let aid = if big { "aid bigint" } else { "aid    int" };
     let tables = [
@@ -102,8 +188,11 @@ pub fn create_tables(scale: u32, fillfactor: u32, unlogged: bool) -> Vec<String>
         .into_iter()
         .map(|(name, cols, ff)| {
             let mut sql = format!("create{} table {name}({cols})", if unlogged { " unlogged" } else { "" });
-            if ff {
-                sql.push_str(&format!(" with (fillfactor={fillfactor})"));
+            match partitioned {
+                // The fillfactor goes to the partitions.
+                Some(m) if name == "pgbench_accounts" => sql.push_str(&format!(" partition by {} (aid)", m.name())),
+                _ if ff => sql.push_str(&format!(" with (fillfactor={fillfactor})")),
+                _ => {}
             }
             sql
         })
@@ -132,9 +221,8 @@ fn copy_chunks(count: i64, line: impl Fn(&mut String, i64), made: impl Fn(u64)) 
     })
 }
 
-/// Runs `pgbench -i -s scale` (steps `dtgvp`) on `cfg.target`.
+/// Runs `pgbench -i -s scale` with `cfg.steps` on `cfg.target`.
 pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
-    use std::fmt::Write;
     if cfg.scale == 0 {
         return Err(InitError::Invalid("--scale must be at least 1".into()));
     }
@@ -156,33 +244,128 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     if !foreign.is_empty() {
         return Err(ddl::refuse_foreign("dbperf pgbench init", &foreign, &cfg.target.database).into());
     }
-    eprintln!("dropping old tables...");
-    for t in NAMES.into_iter().filter(|t| inv.exists(t)) {
-        s.query(&format!("drop table if exists {t}"))
-            .await
-            .map_err(doing(format!("dropping {t}")))?;
-    }
-    eprintln!("creating tables...");
-    let fresh = ddl::Inventory {
-        existing: Vec::new(),
-        created: inv.created.clone(),
-        workloads: inv.workloads.clone(),
+    let partitioned = (cfg.partitions > 0).then_some(cfg.partition_method);
+    let mut report = InitReport {
+        accounts: 0,
+        steps: Vec::new(),
+        elapsed: Duration::ZERO,
     };
-    for (name, sql) in NAMES_IN_CREATE_ORDER
-        .into_iter()
-        .zip(create_tables(cfg.scale, cfg.fillfactor, cfg.unlogged))
-    {
-        ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
+    for step in cfg.steps.chars() {
+        let t0 = Instant::now();
+        let name = match step {
+            'd' => {
+                eprintln!("dropping old tables...");
+                // In one statement, as pgbench: the foreign keys (step f) join them.
+                let ours: Vec<&str> = NAMES.into_iter().filter(|t| inv.exists(t)).collect();
+                if !ours.is_empty() {
+                    let sql = format!("drop table if exists {}", ours.join(", "));
+                    s.query(&sql).await.map_err(doing(sql.clone()))?;
+                }
+                "drop tables"
+            }
+            't' => {
+                eprintln!("creating tables...");
+                let fresh = ddl::Inventory {
+                    existing: Vec::new(),
+                    created: inv.created.clone(),
+                    workloads: inv.workloads.clone(),
+                };
+                for (name, sql) in NAMES_IN_CREATE_ORDER.into_iter().zip(create_tables(
+                    cfg.scale,
+                    cfg.fillfactor,
+                    cfg.unlogged,
+                    partitioned,
+                )) {
+                    ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
+                }
+                if cfg.partitions > 0 {
+                    eprintln!("creating {} partitions...", cfg.partitions);
+                    for sql in create_partitions(
+                        cfg.scale,
+                        cfg.fillfactor,
+                        cfg.unlogged,
+                        cfg.partitions,
+                        cfg.partition_method,
+                    ) {
+                        s.query(&sql).await.map_err(doing(sql.clone()))?;
+                    }
+                }
+                "create tables"
+            }
+            'g' => {
+                eprintln!("generating data (client-side)...");
+                report.accounts = generate_client_side(&mut s, cfg.scale, partitioned.is_none()).await?;
+                "client-side generate"
+            }
+            'G' => {
+                eprintln!("generating data (server-side)...");
+                report.accounts = generate_server_side(&mut s, cfg.scale).await?;
+                "server-side generate"
+            }
+            'v' => {
+                eprintln!("vacuuming...");
+                for t in [
+                    "pgbench_branches",
+                    "pgbench_tellers",
+                    "pgbench_accounts",
+                    "pgbench_history",
+                ] {
+                    s.query(&format!("vacuum analyze {t}"))
+                        .await
+                        .map_err(doing(format!("vacuum analyze {t}")))?;
+                }
+                "vacuum"
+            }
+            'p' => {
+                eprintln!("creating primary keys...");
+                for (t, k) in [
+                    ("pgbench_branches", "bid"),
+                    ("pgbench_tellers", "tid"),
+                    ("pgbench_accounts", "aid"),
+                ] {
+                    let sql = format!("alter table {t} add primary key ({k})");
+                    s.query(&sql).await.map_err(doing(sql.clone()))?;
+                }
+                "primary keys"
+            }
+            'f' => {
+                eprintln!("creating foreign keys...");
+                for sql in FOREIGN_KEYS {
+                    s.query(sql).await.map_err(doing(sql))?;
+                }
+                "foreign keys"
+            }
+            other => {
+                return Err(InitError::Invalid(format!(
+                    "unrecognized initialization step \"{other}\"\nAllowed step characters are: \"{STEPS}\"."
+                )))
+            }
+        };
+        report.steps.push((name, t0.elapsed()));
     }
-    let scale = cfg.scale as i64;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// pgbench 15's foreign keys (`f`).
+const FOREIGN_KEYS: [&str; 5] = [
+    "alter table pgbench_tellers add constraint pgbench_tellers_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_accounts add constraint pgbench_accounts_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_history add constraint pgbench_history_bid_fkey foreign key (bid) references pgbench_branches",
+    "alter table pgbench_history add constraint pgbench_history_tid_fkey foreign key (tid) references pgbench_tellers",
+    "alter table pgbench_history add constraint pgbench_history_aid_fkey foreign key (aid) references pgbench_accounts",
+];
+
+/// `g`: the rows sent with COPY in one transaction that truncates first (so the server may
+/// COPY with FREEZE); the accounts made.
+async fn generate_client_side(s: &mut PgWireSession, scale: u32, freeze: bool) -> Result<i64, InitError> {
+    use std::fmt::Write;
+    let scale = scale as i64;
     let (branches, tellers, accounts) = (
         BRANCHES_PER_SCALE * scale,
         TELLERS_PER_SCALE * scale,
         ACCOUNTS_PER_SCALE * scale,
     );
-    eprintln!("generating data (client-side)...");
-    let t0 = Instant::now();
-    // One transaction, truncate first: the server may then COPY with FREEZE.
     s.query("begin").await.map_err(doing("begin"))?;
     s.query(&format!("truncate table {TABLES}"))
         .await
@@ -214,8 +397,13 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     .map_err(doing("copying pgbench_tellers"))?;
     // pgbench_accounts is the load: a bar on a terminal, a line every 10 s in a log.
     let bar = crate::load_progress(accounts > 0, accounts as u64, false);
+    // A partitioned table cannot be copied with FREEZE (pgbench leaves it out too).
+    let accounts_copy = match freeze {
+        true => "copy pgbench_accounts from stdin with (freeze on)",
+        false => "copy pgbench_accounts from stdin",
+    };
     s.copy_in(
-        "copy pgbench_accounts from stdin with (freeze on)",
+        accounts_copy,
         copy_chunks(
             accounts,
             |b, i| {
@@ -228,37 +416,35 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
     .map_err(doing("copying pgbench_accounts"))?;
     bar.finish_and_clear();
     s.query("commit").await.map_err(doing("commit"))?;
-    let generate = t0.elapsed();
-    if cfg.vacuum {
-        eprintln!("vacuuming...");
+    Ok(accounts)
+}
+
+/// `G`: the same rows made by the server (`generate_series`), as pgbench's server-side step.
+async fn generate_server_side(s: &mut PgWireSession, scale: u32) -> Result<i64, InitError> {
+    let scale = scale as i64;
+    let statements = [
+        "begin".to_string(),
+        format!("truncate table {TABLES}"),
+        format!(
+            "insert into pgbench_branches(bid,bbalance) select bid, 0 from generate_series(1, {}) as bid",
+            BRANCHES_PER_SCALE * scale
+        ),
+        format!(
+            "insert into pgbench_tellers(tid,bid,tbalance) select tid, (tid - 1) / {TELLERS_PER_SCALE} + 1, 0 \
+             from generate_series(1, {}) as tid",
+            TELLERS_PER_SCALE * scale
+        ),
+        format!(
+            "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / {ACCOUNTS_PER_SCALE} + 1, 0, '' \
+             from generate_series(1, {}) as aid",
+            ACCOUNTS_PER_SCALE * scale
+        ),
+        "commit".to_string(),
+    ];
+    for sql in &statements {
+        s.query(sql).await.map_err(doing(sql.clone()))?;
     }
-    for t in [
-        "pgbench_branches",
-        "pgbench_tellers",
-        "pgbench_accounts",
-        "pgbench_history",
-    ]
-    .into_iter()
-    .filter(|_| cfg.vacuum)
-    {
-        s.query(&format!("vacuum analyze {t}"))
-            .await
-            .map_err(doing(format!("vacuum analyze {t}")))?;
-    }
-    eprintln!("creating primary keys...");
-    for (t, k) in [
-        ("pgbench_branches", "bid"),
-        ("pgbench_tellers", "tid"),
-        ("pgbench_accounts", "aid"),
-    ] {
-        let sql = format!("alter table {t} add primary key ({k})");
-        s.query(&sql).await.map_err(doing(sql.clone()))?;
-    }
-    Ok(InitReport {
-        accounts,
-        generate,
-        elapsed: started.elapsed(),
-    })
+    Ok(ACCOUNTS_PER_SCALE * scale)
 }
 
 /// The scale of initialized tables, as pgbench reads it: the number of branches.
@@ -268,7 +454,7 @@ pub async fn scale_of<S: Session>(s: &mut S) -> Result<i64, InitError> {
         .await
         .map_err(|e| match e.sqlstate.as_deref() {
             Some("42P01") => InitError::Invalid(
-                "pgbench_branches does not exist: run `dbperf pgbench init --scale N` (same --target) first".into(),
+                "pgbench_branches does not exist. Perhaps you need to do initialization: run `dbperf pgbench init --scale N` (same --target) first".into(),
             ),
             _ => doing("reading the scale from pgbench_branches")(e).into(),
         })?;
@@ -309,7 +495,7 @@ mod tests {
 
     #[test]
     fn ddl_is_pgbench_15s() {
-        let t = create_tables(1, 100, false);
+        let t = create_tables(1, 100, false, None);
         assert_eq!(
             t[0],
             "create table pgbench_history(tid int,bid int,aid    int,delta int,mtime timestamp,filler char(22))"
@@ -318,11 +504,50 @@ mod tests {
             t[2],
             "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)"
         );
-        let big = create_tables(20_000, 90, true);
+        let big = create_tables(20_000, 90, true, None);
         assert_eq!(
             big[2],
             "create unlogged table pgbench_accounts(aid bigint not null,bid int,abalance int,filler char(84)) with (fillfactor=90)"
         );
+    }
+
+    #[test]
+    fn partitions_are_pgbench_15s() {
+        let t = create_tables(1, 90, false, Some(PartitionMethod::Range));
+        assert_eq!(
+            t[2],
+            "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) partition by range (aid)"
+        );
+        let p = create_partitions(1, 90, false, 3, PartitionMethod::Range);
+        assert_eq!(
+            p,
+            [
+                "create table pgbench_accounts_1\n  partition of pgbench_accounts\n  for values from (minvalue) to (33335) with (fillfactor=90)",
+                "create table pgbench_accounts_2\n  partition of pgbench_accounts\n  for values from (33335) to (66669) with (fillfactor=90)",
+                "create table pgbench_accounts_3\n  partition of pgbench_accounts\n  for values from (66669) to (maxvalue) with (fillfactor=90)",
+            ]
+        );
+        let h = create_partitions(1, 100, true, 2, PartitionMethod::Hash);
+        assert!(
+            h[1].ends_with("for values with (modulus 2, remainder 1) with (fillfactor=100)"),
+            "{}",
+            h[1]
+        );
+        assert!(h[1].starts_with("create unlogged table pgbench_accounts_2"));
+        assert!(PartitionMethod::parse("BAD")
+            .unwrap_err()
+            .contains("\"range\" or \"hash\", got: \"BAD\""));
+    }
+
+    #[test]
+    fn init_steps_follow_pgbenchs_rules() {
+        assert_eq!(init_steps(None, false, false).unwrap(), "dtgvp");
+        assert_eq!(init_steps(None, true, true).unwrap(), "dtgpf");
+        // 001_pgbench_with_server.pl's "--init-steps=dtpvGvv --no-vacuum --foreign-keys".
+        assert_eq!(init_steps(Some("dtpvGvv"), true, true).unwrap(), "dtpGf");
+        let e = init_steps(Some("dta"), false, false).unwrap_err();
+        assert!(e.contains("unrecognized initialization step \"a\""), "{e}");
+        assert!(e.contains("Allowed step characters are"), "{e}");
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! | [`init`] | `pgbench -i`: the four tables, fillfactor, the client-side COPY load, vacuum, primary keys |
 //! | [`script`] | the `tpcb-like`, `simple-update` and `select-only` scripts as a [`dbperf_engine::Worker`] |
 //! | [`lang`] | pgbench's script language: users' `-f` files and weighted mixes with the built-ins |
+//! | [`log`] | `-l`: the per-transaction and aggregated log files |
+//! | [`report`] | the final report in pgbench's lines, then dbperf's |
 
 pub mod init;
 pub mod lang;
+pub mod log;
 pub mod report;
 pub mod script;
 

@@ -1,27 +1,183 @@
-//! The end of a pgbench run: the final report (as sysbench's: pgbench's figures are the same
-//! transactions per second and latency percentiles), the client-bound warning, and with several
-//! scripts pgbench's per-script lines and `pgbench-scripts.json`.
+//! The end of a pgbench run: pgbench 15's final lines (what its own tests read: the
+//! transaction type, "number of transactions actually processed: N/M", failures, retries,
+//! the latency limit, "latency average", "tps"), with several scripts pgbench's per-script
+//! lines, with `-r` the statements' latencies; then, under "dbperf's figures:", dbperf's own
+//! report (percentiles, queries, errors by class) and the client-bound warning.
+//! `pgbench-scripts.json` keeps the per-script rows.
+
+use std::fmt::Write as _;
 
 use dbperf_engine::RunOutcome;
+use hdrhistogram::Histogram;
 
 use crate::{FinalReport, ReportFile};
 use dbperf_report as report;
+use dbperf_results::summary::TypeKind;
 use dbperf_results::Summary;
 
-/// The end of a `pgbench SCRIPT` run.
+/// What pgbench's lines say of the run, besides what was measured.
+#[derive(Debug, Clone, Default)]
 pub struct PgbenchReport {
-    /// The run's client threads (for the client-bound warning).
+    /// The run's client threads (pgbench's "number of threads", and the client-bound warning).
     pub client_threads: usize,
+    /// pgbench's "transaction type": `<builtin: TPC-B (sort of)>`, a file's path, or
+    /// "multiple scripts".
+    pub transaction_type: String,
+    pub scale: i64,
+    /// `-M`: simple, extended or prepared.
+    pub mode: String,
+    pub clients: u32,
+    /// `--max-tries` (0: unlimited).
+    pub max_tries: u32,
+    /// `-t` (then "N/M" is printed), or the run's `-T` seconds.
+    pub transactions_per_client: Option<u64>,
+    pub duration_s: u64,
+    /// `-L` in milliseconds.
+    pub latency_limit_ms: Option<f64>,
+    /// `-R` or `-P`: pgbench then prints the latency's standard deviation.
+    pub with_stddev: bool,
+    /// `-R`: an open loop.
+    pub throttled: bool,
+    /// `-C`: tps includes the reconnections.
+    pub connect_each: bool,
+    /// `-r`: the statements' latencies, in the scripts' order, by their names in `summary.json`.
+    pub statements: Option<Vec<String>>,
+}
+
+impl PgbenchReport {
+    /// pgbench's lines for what the engine measured.
+    pub fn pgbench_text(&self, outcome: &RunOutcome, summary: &Summary) -> String {
+        let total = &outcome.total;
+        let (done, failed) = (total.transactions, total.failed);
+        let tried = done + failed;
+        let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+        let mut t = String::new();
+        let _ = writeln!(t, "transaction type: {}", self.transaction_type);
+        let _ = writeln!(t, "scaling factor: {}", self.scale);
+        let _ = writeln!(t, "query mode: {}", self.mode);
+        let _ = writeln!(t, "number of clients: {}", self.clients);
+        let _ = writeln!(t, "number of threads: {}", self.client_threads);
+        if self.max_tries != 0 {
+            let _ = writeln!(t, "maximum number of tries: {}", self.max_tries);
+        }
+        match self.transactions_per_client {
+            Some(n) => {
+                let _ = writeln!(t, "number of transactions per client: {n}");
+                let _ = writeln!(
+                    t,
+                    "number of transactions actually processed: {done}/{}",
+                    n * u64::from(self.clients)
+                );
+            }
+            None => {
+                let _ = writeln!(t, "duration: {} s", self.duration_s);
+                let _ = writeln!(t, "number of transactions actually processed: {done}");
+            }
+        }
+        let _ = writeln!(
+            t,
+            "number of failed transactions: {failed} ({:.3}%)",
+            pct(failed, tried)
+        );
+        if self.max_tries != 1 {
+            let _ = writeln!(
+                t,
+                "number of transactions retried: {} ({:.3}%)",
+                total.retried,
+                pct(total.retried, tried)
+            );
+            let _ = writeln!(t, "total number of retries: {}", total.retries);
+        }
+        if self.throttled && self.latency_limit_ms.is_some() {
+            // pgbench skips transactions already late at their start; dbperf runs them all.
+            let _ = writeln!(t, "number of transactions skipped: 0 (0.000%)");
+        }
+        if let Some(limit) = self.latency_limit_ms {
+            let late = above(&total.response, limit);
+            let _ = writeln!(
+                t,
+                "number of transactions above the {limit:.1} ms latency limit: {late}/{done} ({:.3}%)",
+                pct(late, done)
+            );
+        }
+        let (mean, stddev) = ms(&total.response);
+        let _ = writeln!(t, "latency average = {mean:.3} ms");
+        if self.with_stddev || self.latency_limit_ms.is_some() {
+            let _ = writeln!(t, "latency stddev = {stddev:.3} ms");
+        }
+        let tps = if summary.duration_s > 0.0 {
+            done as f64 / summary.duration_s
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            t,
+            "tps = {tps:.6} ({})",
+            if self.connect_each {
+                "including reconnection times"
+            } else {
+                "without initial connection time"
+            }
+        );
+        t
+    }
+
+    /// `-r`: each statement's mean latency, in the scripts' order.
+    fn statements_text(&self, summary: &Summary) -> String {
+        let Some(names) = &self.statements else {
+            return String::new();
+        };
+        let mut t = String::from("statement latencies in milliseconds:\n");
+        for name in names {
+            let Some(b) = summary.per_type.get(name).filter(|b| b.kind == TypeKind::Statement) else {
+                continue;
+            };
+            let mean = b.service_time_ms.as_ref().map_or(b.latency_ms.mean, |s| s.mean);
+            let _ = writeln!(t, "   {mean:11.3}  {name}");
+        }
+        t
+    }
+}
+
+/// Mean and standard deviation in milliseconds of a histogram of microseconds.
+fn ms(h: &Histogram<u64>) -> (f64, f64) {
+    if h.is_empty() {
+        return (0.0, 0.0);
+    }
+    (h.mean() / 1000.0, h.stdev() / 1000.0)
+}
+
+/// Transactions over `limit_ms` in a histogram of microseconds.
+fn above(h: &Histogram<u64>, limit_ms: f64) -> u64 {
+    let limit_us = (limit_ms * 1000.0) as u64;
+    if h.is_empty() || h.max() <= limit_us {
+        return 0;
+    }
+    h.iter_recorded()
+        .filter(|v| v.value_iterated_to() > limit_us)
+        .map(|v| v.count_at_value())
+        .sum()
 }
 
 impl FinalReport for PgbenchReport {
-    fn final_report(&self, _: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
-        let mut text = report::final_text(summary, None);
+    fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
+        let mut text = self.pgbench_text(outcome, summary);
+        text.push_str(&self.statements_text(summary));
+        text.push_str(&self.dbperf_text(summary));
+        (text, Vec::new())
+    }
+}
+
+impl PgbenchReport {
+    /// dbperf's own figures, after pgbench's lines.
+    fn dbperf_text(&self, summary: &Summary) -> String {
+        let mut text = String::from("\ndbperf's figures:\n");
+        text.push_str(&report::final_text(summary, None));
         if let Some(line) = report::client_bound_warning(summary, self.client_threads) {
             text.push_str(&line);
             text.push('\n');
         }
-        (text, Vec::new())
+        text
     }
 }
 
@@ -30,7 +186,7 @@ impl FinalReport for PgbenchReport {
 pub struct ScriptShare {
     /// Its transaction name (in `summary.json`'s `per_type`).
     pub name: String,
-    /// What the command line named: `FILE@W` or `BUILTIN@W`.
+    /// What pgbench's per-script line names: a file's path or `<builtin: ...>`.
     pub label: String,
     pub weight: u64,
 }
@@ -86,15 +242,17 @@ impl ScriptsReport {
 
 impl FinalReport for ScriptsReport {
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
-        let (mut text, mut files) = self.inner.final_report(outcome, summary);
-        if self.scripts.is_empty() {
-            return (text, files);
-        }
+        let mut text = self.inner.pgbench_text(outcome, summary);
         let rows = self.outcomes(summary);
         if rows.len() > 1 {
             text.push_str(&scripts_text(&rows));
         }
-        files.push(ReportFile::json("pgbench-scripts.json", &rows));
+        text.push_str(&self.inner.statements_text(summary));
+        text.push_str(&self.inner.dbperf_text(summary));
+        let files = match self.scripts.is_empty() {
+            true => Vec::new(),
+            false => vec![ReportFile::json("pgbench-scripts.json", &rows)],
+        };
         (text, files)
     }
 }
@@ -106,7 +264,7 @@ fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
         text.push_str(&format!(
             "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
             k + 1,
-            r.script.label.rsplit_once('@').map_or(r.script.label.as_str(), |(l, _)| l),
+            r.script.label,
             r.script.weight,
             100.0 * r.target_share,
             r.transactions,

@@ -106,6 +106,15 @@ END;
         format!("{DRAWS}{body}")
     }
 
+    /// pgbench's "transaction type" for it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Script::TpcbLike => "<builtin: TPC-B (sort of)>",
+            Script::SimpleUpdate => "<builtin: simple update>",
+            Script::SelectOnly => "<builtin: select only>",
+        }
+    }
+
     /// The built-in `name` abbreviates, as pgbench's `-b` takes a unique prefix
     /// (`tpcb`, `simple`, `select`).
     pub fn by_prefix(name: &str) -> Result<Script, String> {
@@ -116,10 +125,11 @@ END;
         match found.as_slice() {
             [one] => Ok(*one),
             [] => Err(format!(
-                "unknown built-in script {name:?}: use tpcb-like, simple-update or select-only (or a unique prefix)"
+                "no builtin script found for name \"{name}\": use tpcb-like, simple-update or select-only (or a unique prefix)"
             )),
             _ => Err(format!(
-                "built-in script {name:?} is ambiguous: {}",
+                "ambiguous builtin name: {} builtin scripts found for prefix \"{name}\" ({})",
+                found.len(),
                 found.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
             )),
         }
@@ -384,7 +394,9 @@ mod tests {
         assert_eq!(Script::by_prefix("tpcb").unwrap(), Script::TpcbLike);
         assert_eq!(Script::by_prefix("sel").unwrap(), Script::SelectOnly);
         assert!(Script::by_prefix("s").unwrap_err().contains("ambiguous"));
-        assert!(Script::by_prefix("x").unwrap_err().contains("unknown"));
+        assert!(Script::by_prefix("x")
+            .unwrap_err()
+            .contains("no builtin script found for name \"x\""));
     }
 
     #[test]

@@ -1,0 +1,248 @@
+//! `dbperf pgbench` with pgbench 15's options (`-n -r -C -S -L --max-tries -l --sampling-rate
+//! --log-prefix`, repeated options), run beside `/usr/bin/pgbench` on the same PostgreSQL: the
+//! report lines PostgreSQL's `001_pgbench_with_server.pl` reads are the same (their numbers
+//! where the run fixes them), and the `-l` files have pgbench's names and fields. Without
+//! pgbench the comparisons are skipped with a notice.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::{dbperf, run_ok};
+
+#[path = "support/pg.rs"]
+mod pg;
+use pg::TempPg;
+
+/// The report lines whose figures a run with these options fixes, as `name: value`.
+fn fixed_lines(stdout: &str) -> Vec<String> {
+    const FIXED: [&str; 10] = [
+        "transaction type:",
+        "scaling factor:",
+        "query mode:",
+        "number of clients:",
+        "maximum number of tries:",
+        "number of transactions per client:",
+        "number of transactions actually processed:",
+        "number of failed transactions:",
+        "number of transactions retried:",
+        "total number of retries:",
+    ];
+    stdout
+        .lines()
+        .filter(|l| FIXED.iter().any(|f| l.starts_with(f)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a report has a line starting with each of `starts` (the other report lines).
+fn has_lines(stdout: &str, starts: &[&str]) -> bool {
+    starts.iter().all(|s| stdout.lines().any(|l| l.starts_with(s)))
+}
+
+fn ours(pg: &TempPg, results: &Path, opts: &[&str]) -> Output {
+    dbperf()
+        .args(["pgbench", "--target", &pg.url(), "--no-telemetry", "--results-dir"])
+        .arg(results)
+        .args(opts)
+        .output()
+        .unwrap()
+}
+
+fn reference(pg: &TempPg, dir: &Path, opts: &[&str]) -> Output {
+    Command::new("pgbench")
+        .current_dir(dir)
+        .args(["-h", "127.0.0.1", "-p", &pg.port().to_string(), "-U", "sb"])
+        .args(opts)
+        .arg("sbtest")
+        .env("PGPASSWORD", pg.password())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `-l` files named `PREFIX.PID[.N]` in `dir`, with their lines.
+fn logs(dir: &Path, prefix: &str) -> Vec<(String, Vec<String>)> {
+    let mut found: Vec<(String, Vec<String>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            let rest = name.strip_prefix(prefix)?.strip_prefix('.')?;
+            let numbers = rest
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            (numbers && rest.split('.').count() <= 2).then(|| {
+                let lines = std::fs::read_to_string(dir.join(&name)).unwrap();
+                (name, lines.lines().map(str::to_string).collect())
+            })
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// A `-l` line as 001_pgbench_with_server.pl's `^[01] \d{1,2} \d+ \d \d+ \d+$`.
+fn pgbench_log_line(l: &str, clients: &[&str]) -> bool {
+    let f: Vec<&str> = l.split(' ').collect();
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    f.len() == 6
+        && clients.contains(&f[0])
+        && digits(f[1])
+        && f[1].len() <= 2
+        && digits(f[2])
+        && f[3].len() == 1
+        && digits(f[3])
+        && digits(f[4])
+        && digits(f[5])
+}
+
+#[test]
+fn options_and_report_lines_match_pgbench() {
+    if !pg::available() {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    run_ok(dbperf().args(["pgbench", "init", "--scale", "1", "--target", &pg.url()]));
+    let results = tempfile::tempdir().unwrap();
+    let with_reference = common::present_or_skip(
+        common::program_available("pgbench", "postgresql-15"),
+        "pgbench (postgresql-15) is not installed: dbperf's lines are checked against pgbench's \
+         recorded words only",
+    );
+    let work = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        // A repeated option takes its last value; -n; select-only.
+        (
+            &["-n", "-t", "5", "-t", "10", "-c", "2", "-S"],
+            &["number of threads: 1", "latency average = "],
+        ),
+        // 001's throttling case, per-command latencies.
+        (
+            &[
+                "-t",
+                "100",
+                "-S",
+                "--rate=100000",
+                "--latency-limit=1000000",
+                "-c",
+                "2",
+                "-n",
+                "-r",
+            ],
+            &[
+                "number of transactions above the 1000000.0 ms latency limit: 0/200 (0.000%)",
+                "latency stddev = ",
+            ],
+        ),
+        // A new connection per transaction.
+        (&["-n", "-C", "-t", "3", "-b", "simple-update"], &["tps = "]),
+        // Tries: the retried lines appear past --max-tries 1.
+        (
+            &["-n", "-t", "4", "-c", "2", "--max-tries", "3"],
+            &["latency average = "],
+        ),
+    ];
+    for (opts, also) in cases {
+        let out = ours(&pg, results.path(), opts);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{opts:?}: {stdout}{}", text(&out.stderr));
+        assert!(has_lines(&stdout, also), "{opts:?}: {stdout}");
+        if with_reference {
+            let r = reference(&pg, work.path(), opts);
+            assert_eq!(r.status.code(), Some(0), "pgbench {opts:?}: {}", text(&r.stderr));
+            let theirs = text(&r.stdout);
+            assert_eq!(
+                fixed_lines(&stdout),
+                fixed_lines(&theirs),
+                "{opts:?}\nours:\n{stdout}\npgbench:\n{theirs}"
+            );
+            assert!(has_lines(&theirs, also), "pgbench {opts:?}: {theirs}");
+        }
+    }
+
+    // -l with --sampling-rate (001's "pgbench logs"): one file for one thread, 8..92 of the 100.
+    let logdir = tempfile::tempdir().unwrap();
+    let prefix = logdir.path().join("001_pgbench_log_2");
+    let prefix_arg = format!("--log-prefix={}", prefix.display());
+    let out = ours(
+        &pg,
+        results.path(),
+        &[
+            "-n",
+            "-S",
+            "-t",
+            "50",
+            "-c",
+            "2",
+            "--log",
+            "--sampling-rate=0.5",
+            &prefix_arg,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("processed: 100/100"));
+    let files = logs(logdir.path(), "001_pgbench_log_2");
+    assert_eq!(files.len(), 1, "{files:?}");
+    let lines = &files[0].1;
+    assert!((8..=92).contains(&lines.len()), "{} lines", lines.len());
+    assert!(lines.iter().all(|l| pgbench_log_line(l, &["0", "1"])), "{lines:?}");
+    // And every transaction without sampling (001's "pgbench logs contents").
+    let prefix = logdir.path().join("001_pgbench_log_3");
+    let prefix_arg = format!("--log-prefix={}", prefix.display());
+    let out = ours(
+        &pg,
+        results.path(),
+        &["-n", "-b", "select-only", "-t", "10", "-l", &prefix_arg],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let files = logs(logdir.path(), "001_pgbench_log_3");
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].1.len(), 10);
+    assert!(
+        files[0].1.iter().all(|l| pgbench_log_line(l, &["0"])),
+        "{:?}",
+        files[0].1
+    );
+    let numbers: Vec<&str> = files[0].1.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    assert_eq!(
+        numbers,
+        ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"],
+        "numbered from 1, as pgbench's"
+    );
+}
+
+#[test]
+fn option_errors_exit_1_as_pgbenchs() {
+    // 002_pgbench_no_server.pl's cases that need no server: pgbench's words, exit code 1.
+    let cases: &[(&[&str], &str)] = &[
+        (&["-t", "1000", "-T", "1"], "specify either "),
+        (&["--latency-limit=0.0"], "invalid latency limit"),
+        (&["--max-tries", "-10"], "invalid number of maximum tries: \"-10\""),
+        (
+            &["--sampling-rate=0.01"],
+            "log sampling (--sampling-rate) is allowed only when",
+        ),
+        (&["-l", "-T", "5", "--aggregate-interval=3"], "multiple"),
+        (&["-b", "se@0", "-b", "si@0", "-b", "tpcb@0"], "weight must not be zero"),
+    ];
+    for (opts, words) in cases {
+        let out = dbperf().arg("pgbench").args(*opts).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{opts:?}");
+        assert!(out.stdout.is_empty(), "{opts:?}");
+        assert!(text(&out.stderr).contains(words), "{opts:?}: {}", text(&out.stderr));
+    }
+    let out = dbperf().args(["pgbench", "-b", "list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = text(&out.stderr);
+    for w in [
+        "Available builtin scripts:",
+        "tpcb-like",
+        "simple-update",
+        "select-only",
+    ] {
+        assert!(stderr.contains(w), "{stderr}");
+    }
+}
