@@ -412,19 +412,7 @@ fn set_opt(lua: &Lua, opt: &[(String, OptValue)]) -> mlua::Result<()> {
         Some(t) => t,
         None => lua.create_table()?,
     };
-    for (name, v) in opt {
-        let value = match v {
-            OptValue::Bool(b) => Value::Boolean(*b),
-            OptValue::Number(n) => Value::Number(*n),
-            OptValue::Str(s) => Value::String(lua.create_string(s)?),
-            OptValue::List(l) => Value::Table(lua.create_sequence_from(l.iter().map(String::as_str))?),
-            OptValue::Nil => Value::Nil,
-        };
-        t.raw_set(name.as_str(), value.clone())?;
-        if name.contains('-') {
-            t.raw_set(name.replace('-', "_"), value)?;
-        }
-    }
+    super::options::set_values(lua, &t, opt)?;
     sysbench.set("opt", t)
 }
 

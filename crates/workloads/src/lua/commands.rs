@@ -64,19 +64,7 @@ pub fn export_options(lua: &Lua, values: &[(String, OptValue)]) -> Result<()> {
 
 fn export(lua: &Lua, values: &[(String, OptValue)]) -> mlua::Result<()> {
     let opt: Table = lua.globals().get::<Table>("sysbench")?.get("opt")?;
-    for (name, v) in values {
-        let value = match v {
-            OptValue::Bool(b) => Value::Boolean(*b),
-            OptValue::Number(n) => Value::Number(*n),
-            OptValue::Str(s) => Value::String(lua.create_string(s)?),
-            OptValue::List(l) => Value::Table(lua.create_sequence_from(l.iter().map(String::as_str))?),
-            OptValue::Nil => Value::Nil,
-        };
-        opt.raw_set(name.as_str(), value.clone())?;
-        if name.contains('-') {
-            opt.raw_set(name.replace('-', "_"), value)?;
-        }
-    }
+    super::options::set_values(lua, &opt, values)?;
     Ok(())
 }
 

@@ -21,6 +21,25 @@ pub enum OptValue {
     Nil,
 }
 
+/// Sets each value in `t` (a script's `sysbench.opt`) under its name, and under the name with
+/// `_` for `-` too, as sysbench exports them: the one rule for every state that gets options.
+pub fn set_values(lua: &Lua, t: &Table, values: &[(String, OptValue)]) -> mlua::Result<()> {
+    for (name, v) in values {
+        let value = match v {
+            OptValue::Bool(b) => Value::Boolean(*b),
+            OptValue::Number(n) => Value::Number(*n),
+            OptValue::Str(s) => Value::String(lua.create_string(s)?),
+            OptValue::List(l) => Value::Table(lua.create_sequence_from(l.iter().map(String::as_str))?),
+            OptValue::Nil => Value::Nil,
+        };
+        t.raw_set(name.as_str(), value.clone())?;
+        if name.contains('-') {
+            t.raw_set(name.replace('-', "_"), value)?;
+        }
+    }
+    Ok(())
+}
+
 /// sysbench's option types (`sysbench.cmdline.ARG_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgType {
