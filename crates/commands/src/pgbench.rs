@@ -549,6 +549,10 @@ impl PgbenchRun {
             _ => {}
         }
         let seed = opts.seed.unwrap_or_else(|| a.run.default_seed());
+        // As pgbench: a seed asked for (even "time") is said, so a run can be drawn again.
+        if a.random_seed.is_some() {
+            eprintln!("pgbench: setting random seed to {seed}");
+        }
         let events = match opts.transactions.unwrap_or(0) {
             0 => None,
             n => Some(n.checked_mul(a.clients.into()).ok_or_else(|| {
