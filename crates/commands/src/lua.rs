@@ -416,6 +416,11 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     if let Some(extra) = a.unexpected.first() {
         return refuse(format_args!("Unrecognized command line argument: {extra}"));
     }
+    // sysbench's header, after the command line is read and before anything else, as sysbench
+    // prints it (a blank line after it).
+    if a.verbosity >= 3 {
+        println!("{}\n", dbperf_workloads::lua::header());
+    }
     // No script, or `-`: the script is read from stdin and only loaded (sysbench's rule).
     let stdin_script = match a.script.as_deref() {
         None | Some("-") => Some(read_stdin_script()?),

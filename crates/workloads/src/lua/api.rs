@@ -457,10 +457,14 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
 
     let sysbench = lua.create_table()?;
     sysbench.set("tid", tid)?;
-    sysbench.set("version", "1.0.20")?;
+    sysbench.set("version", super::SYSBENCH_VERSION)?;
     sysbench.set(
         "version_string",
-        format!("dbperf {} (sysbench 1.0.20 API)", env!("CARGO_PKG_VERSION")),
+        format!(
+            "dbperf {} (sysbench {} API)",
+            env!("CARGO_PKG_VERSION"),
+            super::SYSBENCH_VERSION
+        ),
     )?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;

@@ -20,6 +20,19 @@ pub mod fast;
 pub mod options;
 pub mod worker;
 
+/// The sysbench release whose Lua API, command line and output dbperf follows
+/// (`sysbench.version`).
+pub const SYSBENCH_VERSION: &str = "1.0.20";
+
+/// The header sysbench prints first at `--verbosity` 3 and more (its version), said as what it
+/// is here: sysbench's API, run by dbperf.
+pub fn header() -> String {
+    format!(
+        "sysbench {SYSBENCH_VERSION} Lua API, run by dbperf {}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// How statements are named in the per-statement latencies (`--statement-names`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Naming {
