@@ -176,21 +176,27 @@ pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
     }
     let positionals_at = clap_argv.len();
     let mut test = None;
+    let mut aliases: [Option<String>; 4] = Default::default();
+    // Where the aliases go: the end, or before a `--` that ends the options.
+    let mut options_end = None;
     while let Some(a) = it.next() {
-        let a = match legacy(&a) {
-            Legacy::Keep => a,
-            Legacy::Drop => continue,
+        match legacy(&a) {
+            Legacy::Keep => {}
             Legacy::Script(path) => {
                 test = Some(path);
                 continue;
             }
-            Legacy::Rename(new) => new,
-        };
+            Legacy::Alias(i, value) => {
+                aliases[i] = Some(value);
+                continue;
+            }
+        }
         let Some(body) = a.strip_prefix("--") else {
             clap_argv.push(a);
             continue;
         };
         if body.is_empty() {
+            options_end = Some(clap_argv.len());
             clap_argv.push(a);
             clap_argv.extend(it.by_ref());
             break;
@@ -212,6 +218,9 @@ pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
             None => script.push((name, value)),
         }
     }
+    let read = aliases_read(&aliases);
+    let at = options_end.unwrap_or(clap_argv.len());
+    clap_argv.splice(at..at, read);
     if let Some(path) = test {
         clap_argv.insert(positionals_at, path);
     }
@@ -222,17 +231,23 @@ pub fn split_argv(argv: &[String]) -> (Vec<String>, Vec<ScriptOpt>) {
 enum Legacy {
     /// Not one: as given.
     Keep,
-    /// `--max-requests=0` and the like: sysbench reads the alias only when it is set.
-    Drop,
     /// `--test=SCRIPT`: the script.
     Script(String),
-    /// `--max-requests=N` as `--events=N`.
-    Rename(String),
+    /// `--max-requests=N` and the like: the alias (its index in [`ALIASES`]) and its value.
+    Alias(usize, String),
 }
 
-/// sysbench 1.0's deprecated options, which it still accepts with a warning: `--test=SCRIPT`
-/// names the script, and `--max-requests`, `--max-time`, `--num-threads`, `--tx-rate` are
-/// `--events`, `--time`, `--threads`, `--rate` when set above their defaults.
+/// sysbench 1.0's deprecated aliases, in the order it checks them once the command line is
+/// read: the alias, today's option, and the value at or below which the alias is not read.
+const ALIASES: [(&str, &str, f64); 4] = [
+    ("num-threads", "threads", 1.0),
+    ("max-requests", "events", 0.0),
+    ("max-time", "time", 0.0),
+    ("tx-rate", "rate", 0.0),
+];
+
+/// sysbench 1.0's deprecated options, which it still accepts: `--test=SCRIPT` names the script
+/// (warned at once, on stderr, as sysbench does), and the [`ALIASES`].
 fn legacy(arg: &str) -> Legacy {
     let Some((name, value)) = arg.strip_prefix("--").and_then(|b| b.split_once('=')) else {
         return Legacy::Keep;
@@ -244,20 +259,26 @@ fn legacy(arg: &str) -> Legacy {
         );
         return Legacy::Script(value.to_string());
     }
-    let (new, floor) = match name.as_str() {
-        "max-requests" => ("events", 0.0),
-        "max-time" => ("time", 0.0),
-        "num-threads" => ("threads", 1.0),
-        "tx-rate" => ("rate", 0.0),
-        _ => return Legacy::Keep,
-    };
-    match value.trim().parse::<f64>() {
-        Ok(v) if v <= floor => Legacy::Drop,
-        _ => {
-            eprintln!("WARNING: --{name} is deprecated, use --{new} instead");
-            Legacy::Rename(format!("--{new}={value}"))
-        }
+    match ALIASES.iter().position(|(alias, ..)| *alias == name) {
+        Some(i) => Legacy::Alias(i, value.to_string()),
+        None => Legacy::Keep,
     }
+}
+
+/// The aliases' last values, as sysbench reads them after the whole command line: an alias set
+/// above its floor is warned once (stdout, before anything else is printed, whatever the
+/// verbosity) and stands for today's option, over that option's own value.
+fn aliases_read(last: &[Option<String>; 4]) -> Vec<String> {
+    let mut args = Vec::new();
+    for ((alias, new, floor), value) in ALIASES.iter().zip(last) {
+        let Some(value) = value else { continue };
+        if value.trim().parse::<f64>().is_ok_and(|v| v <= *floor) {
+            continue;
+        }
+        println!("WARNING: --{alias} is deprecated, use --{new} instead");
+        args.push(format!("--{new}={value}"));
+    }
+    args
 }
 
 /// `sysbench.cmdline.argv` as sysbench's: the program, then the arguments after `lua`.
@@ -737,8 +758,14 @@ mod tests {
             "--tx_rate=10",
             "--tables=2",
         ]);
-        assert_eq!(clap, ["dbperf", "lua", "t.lua", "--events=5", "run", "--rate=10"]);
+        assert_eq!(clap, ["dbperf", "lua", "t.lua", "run", "--events=5", "--rate=10"]);
         assert_eq!(script, [("tables".to_string(), Some("2".to_string()))]);
+        // As sysbench reads them: the last value, over today's option wherever it stands,
+        // and not at all when at or below the alias's floor.
+        let (clap, _) = split(&["--max-requests=5", "--events=3", "t.lua", "run", "--max-requests=7"]);
+        assert_eq!(clap, ["dbperf", "lua", "--events=3", "t.lua", "run", "--events=7"]);
+        let (clap, _) = split(&["--max-requests=5", "t.lua", "run", "--max-requests=0", "--", "x"]);
+        assert_eq!(clap, ["dbperf", "lua", "t.lua", "run", "--", "x"]);
     }
 
     #[test]
