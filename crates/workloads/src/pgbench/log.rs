@@ -115,8 +115,9 @@ impl TxnLogFiles {
                 0 => format!("{}.{pid}", spec.prefix),
                 t => format!("{}.{pid}.{t}", spec.prefix),
             });
-            let file =
-                File::create(&path).map_err(|e| format!("could not open logfile \"{}\": {e}", path.display()))?;
+            // Never through a link planted in the (often shared) current directory.
+            let file = dbperf_core::nofollow::open(&path, dbperf_core::nofollow::Open::Truncate)
+                .map_err(|e| format!("could not open logfile \"{}\": {e}", path.display()))?;
             files.push(Mutex::new(ThreadFile {
                 out: BufWriter::new(file),
                 rng: SmallRng::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
@@ -284,6 +285,25 @@ mod tests {
         assert_eq!(lines[1][7], "1");
         let epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
         assert!(lines[0][4].parse::<u64>().unwrap().abs_diff(epoch) < 5);
+    }
+
+    #[test]
+    fn a_link_planted_where_a_log_goes_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("lg").display().to_string();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, format!("{prefix}.{}", std::process::id())).unwrap();
+        let spec = LogSpec {
+            prefix,
+            sampling_rate: 1.0,
+            aggregate_s: 0,
+            throttled: false,
+            with_retries: false,
+        };
+        let err = TxnLogFiles::create(spec, 1, 1, 1).unwrap_err();
+        assert!(err.starts_with("could not open logfile"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 
     #[test]
