@@ -133,8 +133,8 @@ pub struct LuaArgs {
     #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
     pub histogram: bool,
     /// What dbperf prints of its own, as sysbench's levels: 0-1 nothing but errors and the
-    /// script's output, 2 warnings too, 3 (default) and more dbperf's banner and reports.
-    #[arg(long, default_value_t = 3, help_heading = "Reporting")]
+    /// script's output, 2 warnings too, 3 (default) to 5 dbperf's banner and reports.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=5), help_heading = "Reporting")]
     pub verbosity: u32,
     /// How statements are named in the latencies: table (verb and table) or shape (the SQL, values as ?).
     #[arg(long, default_value = "table", help_heading = "Reporting")]
