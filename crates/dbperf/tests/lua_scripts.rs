@@ -162,8 +162,19 @@ fn every_shipped_script_sends_the_statements_sysbench_sends_on_mariadb() {
         };
         run_ok(&mut lua("prepare", &["--threads=2"]));
         m.truncate_log();
-        run_ok(&mut lua("run", &["--threads=1", EVENTS, "--time=0"]));
+        // Both ways a state waits for the server: inside the call on a blocking-I/O thread,
+        // and a suspended coroutine on an event loop.
+        run_ok(&mut lua(
+            "run",
+            &["--threads=1", EVENTS, "--time=0", "--client-io=blocking"],
+        ));
         let ours = general_log_verbs(&m.log);
+        m.truncate_log();
+        run_ok(&mut lua(
+            "run",
+            &["--threads=1", EVENTS, "--time=0", "--client-io=async"],
+        ));
+        let suspended = general_log_verbs(&m.log);
         m.truncate_log();
         let out = Command::new("sysbench")
             .arg(script)
@@ -183,6 +194,10 @@ fn every_shipped_script_sends_the_statements_sysbench_sends_on_mariadb() {
             "{name}: sysbench's statements were not in the general log"
         );
         assert_eq!(ours, theirs, "{name}: statements by verb, dbperf vs sysbench");
+        assert_eq!(
+            suspended, theirs,
+            "{name}: statements by verb, dbperf's event loop vs sysbench"
+        );
         run_ok(&mut lua("cleanup", &["--threads=2"]));
         assert_eq!(
             m.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'"),
@@ -243,8 +258,17 @@ fn the_oltp_scripts_send_the_statements_sysbench_sends_on_postgresql() {
         };
         run_ok(&mut lua("prepare", &["--threads=2"]));
         pg.psql("SELECT pg_stat_statements_reset()");
-        run_ok(&mut lua("run", &["--threads=1", EVENTS, "--time=0"]));
+        run_ok(&mut lua(
+            "run",
+            &["--threads=1", EVENTS, "--time=0", "--client-io=blocking"],
+        ));
         let ours = pg_verbs(&pg);
+        pg.psql("SELECT pg_stat_statements_reset()");
+        run_ok(&mut lua(
+            "run",
+            &["--threads=1", EVENTS, "--time=0", "--client-io=async"],
+        ));
+        let suspended = pg_verbs(&pg);
         pg.psql("SELECT pg_stat_statements_reset()");
         let out = Command::new("sysbench")
             .arg(&script)
@@ -271,6 +295,10 @@ fn the_oltp_scripts_send_the_statements_sysbench_sends_on_postgresql() {
             "{name}: sysbench's statements are not in pg_stat_statements"
         );
         assert_eq!(ours, theirs, "{name}: statements by verb, dbperf vs sysbench");
+        assert_eq!(
+            suspended, theirs,
+            "{name}: statements by verb, dbperf's event loop vs sysbench"
+        );
         run_ok(&mut lua("cleanup", &[]));
         eprintln!("{name}: {ours:?}");
     }

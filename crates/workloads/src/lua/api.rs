@@ -19,15 +19,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dbperf_engine::clock::now_ns;
 use dbperf_engine::{ErrorClass, QueryClass, StatementNames};
 use mlua::{
-    chunk::ChunkMode, AnyUserData, Function, LightUserData, Lua, LuaOptions, StdLib, Table, UserData, UserDataMethods,
-    UserDataRefMut, Value,
+    chunk::ChunkMode, AnyUserData, Function, IntoLuaMulti, LightUserData, Lua, LuaOptions, MultiValue, StdLib, Table,
+    UserData, UserDataMethods, Value,
 };
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use smallvec::SmallVec;
 
-use super::fast::{self, FfiResult, ParamBox, ParamView};
+use super::fast::{self, FfiResult, ParamBox};
 use super::options::OptValue;
+use super::suspend::{self, Pending};
 use super::Naming;
 use crate::pgbench::lang::parse::statement_name;
 use crate::sysbench::event::UniqueIds;
@@ -210,6 +210,12 @@ pub struct Ctx {
     pub(super) params: RefCell<Vec<Box<ParamBox>>>,
     /// The message of the last misuse seen by a [`fast`] entry point.
     fast_error: RefCell<Option<String>>,
+    /// This state runs on a blocking-I/O thread: primitives complete inside their call.
+    /// Otherwise they leave their work here ([`suspend`]) and the coroutine yields.
+    pub(super) blocking: bool,
+    pub(super) pending: RefCell<Option<Pending>>,
+    /// A `*_start` primitive's answer, for `raw.take_answer()`.
+    pub(super) answer: RefCell<Option<mlua::Result<MultiValue>>>,
 }
 
 /// How many SQL texts a state remembers the kind of (dynamic SQL is named again past it).
@@ -350,6 +356,9 @@ fn new_state_for(shared: &Arc<Shared>, tid: usize, target: Option<Target>) -> Re
         dists,
         params: RefCell::new(Vec::new()),
         fast_error: RefCell::new(None),
+        blocking: dbperf_engine::blocking_io(),
+        pending: RefCell::new(None),
+        answer: RefCell::new(None),
     });
     install(&lua, shared, tid, rand_errors).map_err(|e| format!("setting up the sysbench API: {e}"))?;
     load_script(&lua, &shared.script, &shared.chunks)?;
@@ -527,8 +536,24 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
         })?,
     )?;
     raw.set(
-        "connect",
-        lua.create_async_function(|lua, ()| async move { connect(&lua).await })?,
+        "connect_start",
+        lua.create_function(|lua, ()| {
+            suspend::start(
+                lua,
+                Box::new(|lua| Box::pin(async move { connect(lua).await?.into_lua_multi(lua) })),
+            );
+            Ok(())
+        })?,
+    )?;
+    raw.set(
+        "take_answer",
+        lua.create_function(|lua, ()| {
+            ctx(lua)
+                .answer
+                .borrow_mut()
+                .take()
+                .unwrap_or_else(|| Err(mlua::Error::runtime("no answer to take: nothing was started")))
+        })?,
     )?;
     raw.set(
         "connect_now",
@@ -574,7 +599,7 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
     Ok(())
 }
 
-fn ctx(lua: &Lua) -> mlua::AppDataRef<'_, Ctx> {
+pub(super) fn ctx(lua: &Lua) -> mlua::AppDataRef<'_, Ctx> {
     lua.app_data_ref::<Ctx>()
         .expect("every dbperf Lua state has its context")
 }
@@ -779,32 +804,13 @@ fn ok_value(v: impl mlua::IntoLua, lua: &Lua) -> mlua::Result<Ret> {
 
 impl UserData for Conn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_async_method("query", |lua, this, sql: mlua::LuaString| async move {
+        m.add_method("prepare_start", |lua, this, sql: mlua::LuaString| {
             let inner = this.0.clone();
-            drop(this);
-            let sql = sql.to_str()?.to_string();
-            let (kind, read) = ctx(&lua).kind_of(&sql);
-            let Some(mut s) = take_session(&inner) else {
-                return failure(&lua, &closed());
-            };
-            let started = now_ns();
-            let result = send(&mut s, Statement::Text(sql.as_str().into()), read).await;
-            if let Err(e) = &result {
-                after_error(&mut s, e).await;
-            }
-            put_session(&inner, s);
-            match result {
-                Ok(rs) => {
-                    ctx(&lua).record(kind, started, class_of(read, &rs));
-                    published(&inner, rs)
-                }
-                Err(e) => failure(&lua, &e),
-            }
-        });
-        m.add_async_method("prepare", |lua, this, sql: mlua::LuaString| async move {
-            let inner = this.0.clone();
-            drop(this);
-            prepare_on(&lua, inner, sql).await
+            suspend::start(
+                lua,
+                Box::new(move |lua| Box::pin(async move { prepare_on(lua, inner, sql).await?.into_lua_multi(lua) })),
+            );
+            Ok(())
         });
         m.add_method("prepare_now", |lua, this, sql: mlua::LuaString| {
             now(lua, prepare_on(lua, this.0.clone(), sql))
@@ -813,18 +819,26 @@ impl UserData for Conn {
             this.0.borrow_mut().bulk = Some((sql, String::new(), 0));
             Ok(true)
         });
-        m.add_async_method("bulk_insert_next", |lua, this, values: mlua::LuaString| async move {
+        m.add_method("bulk_insert_next_start", |lua, this, values: mlua::LuaString| {
             let inner = this.0.clone();
-            drop(this);
-            bulk_next_on(&lua, inner, values).await
+            suspend::start(
+                lua,
+                Box::new(move |lua| {
+                    Box::pin(async move { bulk_next_on(lua, inner, values).await?.into_lua_multi(lua) })
+                }),
+            );
+            Ok(())
         });
         m.add_method("bulk_insert_next_now", |lua, this, values: mlua::LuaString| {
             now(lua, bulk_next_on(lua, this.0.clone(), values))
         });
-        m.add_async_method("bulk_insert_done", |lua, this, ()| async move {
+        m.add_method("bulk_insert_done_start", |lua, this, ()| {
             let inner = this.0.clone();
-            drop(this);
-            bulk_done_on(&lua, inner).await
+            suspend::start(
+                lua,
+                Box::new(move |lua| Box::pin(async move { bulk_done_on(lua, inner).await?.into_lua_multi(lua) })),
+            );
+            Ok(())
         });
         m.add_method("bulk_insert_done_now", |lua, this, ()| {
             now(lua, bulk_done_on(lua, this.0.clone()))
@@ -858,10 +872,13 @@ impl UserData for Conn {
             c.closed = true;
             Ok(was_open)
         });
-        m.add_async_method("reconnect", |lua, this, ()| async move {
+        m.add_method("reconnect_start", |lua, this, ()| {
             let inner = this.0.clone();
-            drop(this);
-            reconnect_on(&lua, inner).await
+            suspend::start(
+                lua,
+                Box::new(move |lua| Box::pin(async move { reconnect_on(lua, inner).await?.into_lua_multi(lua) })),
+            );
+            Ok(())
         });
         m.add_method("reconnect_now", |lua, this, ()| {
             now(lua, reconnect_on(lua, this.0.clone()))
@@ -1127,19 +1144,6 @@ pub(super) fn publish(c: &mut ConnInner, rs: ResultSet) -> (f64, f64, u64) {
     counts
 }
 
-/// [`publish`], answering the Lua half: `nrows, nfields, generation`.
-fn published(inner: &RefCell<ConnInner>, rs: ResultSet) -> mlua::Result<Ret> {
-    let (nrows, nfields, gen) = publish(&mut inner.borrow_mut(), rs);
-    Ok((
-        Value::Number(nrows),
-        Value::Number(nfields),
-        Value::Number(gen as f64),
-        Value::Nil,
-        Value::Nil,
-        Value::Nil,
-    ))
-}
-
 /// Row `row` (0-based) of result `gen` of a connection, as sysbench's fetch_row gives it: a
 /// table of strings, NULL as a hole; nil past the end or once another statement ran.
 fn fetch_row(lua: &Lua, inner: &RefCell<ConnInner>, gen: u64, row: usize) -> mlua::Result<Value> {
@@ -1304,25 +1308,6 @@ pub(super) fn slot(
     Ok((slot.kind, slot.read, slot.id))
 }
 
-/// A parameter's value kept across an await (the script may set it again meanwhile).
-enum Owned {
-    Null,
-    Int(i64),
-    Double(f64),
-    Bytes(Vec<u8>),
-}
-
-impl Owned {
-    fn view(&self) -> ParamView<'_> {
-        match self {
-            Owned::Null => ParamView::Null,
-            Owned::Int(i) => ParamView::Int(*i),
-            Owned::Double(d) => ParamView::Double(*d),
-            Owned::Bytes(b) => ParamView::Bytes(b),
-        }
-    }
-}
-
 impl UserData for Stmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut("bind_param", |lua, this, ids: mlua::Variadic<i64>| {
@@ -1352,43 +1337,6 @@ impl UserData for Stmt {
         m.add_method_mut("ptr", |_, this, ()| {
             let core: *mut StmtCore = &mut *this.0;
             Ok(LightUserData(core.cast()))
-        });
-        m.add_async_method_mut("execute", |lua, mut this: UserDataRefMut<Stmt>, ()| async move {
-            let this = &mut *this.0;
-            let vals: Vec<Owned> = {
-                let c = ctx(&lua);
-                let arena = c.params.borrow();
-                this.params
-                    .iter()
-                    .map(|&i| match arena[i].view() {
-                        ParamView::Null => Owned::Null,
-                        ParamView::Int(v) => Owned::Int(v),
-                        ParamView::Double(d) => Owned::Double(d),
-                        ParamView::Bytes(b) => Owned::Bytes(b.to_vec()),
-                    })
-                    .collect()
-            };
-            let mut doubles = String::new();
-            let mut params = SmallVec::new();
-            fast::bind_values(vals.iter().map(Owned::view), &mut doubles, &mut params);
-            let (kind, read, id) =
-                slot(&this.conn.borrow(), this.index, &mut this.buf, &params).map_err(mlua::Error::runtime)?;
-            let Some(mut s) = take_session(&this.conn) else {
-                return failure(&lua, &closed());
-            };
-            let started = now_ns();
-            let result = send(&mut s, statement(id, &params, &this.buf, &this.rows), read).await;
-            if let Err(e) = &result {
-                after_error(&mut s, e).await;
-            }
-            put_session(&this.conn, s);
-            match result {
-                Ok(rs) => {
-                    ctx(&lua).record(kind, started, class_of(read, &rs));
-                    published(&this.conn, rs)
-                }
-                Err(e) => failure(&lua, &e),
-            }
         });
     }
 }
@@ -1461,14 +1409,9 @@ fn cell_text(rows: &Rows, r: usize, c: usize) -> Option<Vec<u8>> {
 /// database); `Ok(None)` when it does not exist.
 pub async fn call_global(lua: &Lua, name: &str, args: impl mlua::IntoLuaMulti) -> Result<Option<Value>, mlua::Error> {
     match lua.globals().get::<Value>(name)? {
-        Value::Function(f) => f.call_async::<Value>(args).await.map(Some),
+        Value::Function(f) => suspend::call(lua, &f, args).await.map(Some),
         _ => Ok(None),
     }
-}
-
-/// The function `f` called in a coroutine.
-pub async fn call(f: &Function, args: impl mlua::IntoLuaMulti) -> Result<Value, mlua::Error> {
-    f.call_async::<Value>(args).await
 }
 
 #[cfg(test)]

@@ -158,12 +158,12 @@ pub fn run_command(shared: Arc<Shared>, command: &str, kind: CommandKind, thread
             tasks.push(tokio::task::spawn_local(async move {
                 let r = if kind == CommandKind::Global {
                     let f: mlua::Function = lua.globals().get(command.as_str())?;
-                    api::call(&f, ()).await
+                    super::suspend::call(&lua, &f, ()).await
                 } else {
                     let f: mlua::Function = lua
                         .load("return function(name) return sysbench.cmdline.call_command(name) end")
                         .eval()?;
-                    api::call(&f, command.clone()).await
+                    super::suspend::call(&lua, &f, command.clone()).await
                 };
                 api::clear_log(&lua);
                 match r {

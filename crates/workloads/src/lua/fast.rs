@@ -2,7 +2,9 @@
 //! through LuaJIT's ffi, as sysbench's own API is called, so that LuaJIT compiles a script's
 //! loop with them inside. Owns bound parameters ([`ParamBox`]: the script writes them itself
 //! through ffi, statements read them here), random numbers from the state's generator, and
-//! statements and queries on a blocking-I/O thread (the statement completes inside the call).
+//! statements and queries: on a blocking-I/O thread the statement completes inside the call;
+//! on an event-loop thread the call leaves it pending and [`super::suspend`] sends it
+//! ([`query_async`], [`execute_async`]) while the script's coroutine waits.
 //!
 //! Nothing here touches the Lua state: an entry point gets the state's context, a statement
 //! or a connection as a pointer the prelude was handed when the object was made, and answers
@@ -21,6 +23,7 @@ use rand::RngExt;
 use smallvec::SmallVec;
 
 use super::api::{self, ConnInner, Ctx, ResultSet, StmtCore};
+use super::suspend::Pending;
 use crate::sysbench::strings::fill_template;
 use dbperf_driver::{DbError, Param};
 
@@ -173,10 +176,12 @@ pub fn bind_values<'a>(
     }));
 }
 
-/// Status of an entry point: done, an SQL error (in the connection), misuse (in the context).
+/// Status of an entry point: done, an SQL error (in the connection), misuse (in the context),
+/// or left pending (the prelude yields; the status comes with the resume).
 const OK: i32 = 0;
 const SQL_ERROR: i32 = 1;
 const MISUSE: i32 = 2;
+const SUSPENDED: i32 = 3;
 
 /// Runs `f`, turning a panic into a misuse message (unwinding must not reach LuaJIT).
 fn guarded(ctx: &Ctx, f: impl FnOnce() -> Result<i32, String>) -> i32 {
@@ -198,11 +203,15 @@ fn guarded(ctx: &Ctx, f: impl FnOnce() -> Result<i32, String>) -> i32 {
     }
 }
 
-/// `stmt:execute()` on a blocking-I/O thread.
+/// `stmt:execute()`.
 extern "C" fn execute(ctx: *const Ctx, stmt: *mut StmtCore) -> i32 {
     // SAFETY: the prelude passes the pointers it was handed with the state and the statement,
     // which live as long as the Lua objects that hold them; this thread is the state's.
     let (c, core) = unsafe { (&*ctx, &mut *stmt) };
+    if !c.blocking {
+        *c.pending.borrow_mut() = Some(Pending::Execute { ctx, stmt });
+        return SUSPENDED;
+    }
     guarded(c, || execute_now(c, core))
 }
 
@@ -227,10 +236,64 @@ fn execute_now(c: &Ctx, core: &mut StmtCore) -> Result<i32, String> {
     Ok(finish(c, conn, result, kind, read, started))
 }
 
-/// `con:query(sql)` on a blocking-I/O thread.
+/// `stmt:execute()` on an event-loop thread, once the script's coroutine waits for it.
+pub(super) async fn execute_async(c: &Ctx, core: &mut StmtCore) -> i32 {
+    // SAFETY: parameters are boxed and kept for the state's life, and the list grows only
+    // from Lua code (`bind_create`), which waits for this statement: no borrow of the cell
+    // is held across the await, and nothing changes the list meanwhile.
+    let arena = unsafe { &*c.params.as_ptr() };
+    let mut doubles = String::new();
+    let mut params = SmallVec::new();
+    bind_values(core.params.iter().map(|&i| arena[i].view()), &mut doubles, &mut params);
+    let slot = api::slot(&core.conn.borrow(), core.index, &mut core.buf, &params);
+    let (kind, read, id) = match slot {
+        Ok(s) => s,
+        Err(m) => {
+            c.set_fast_error(m);
+            return MISUSE;
+        }
+    };
+    let Some(mut s) = api::take_session(&core.conn) else {
+        return failed(&mut core.conn.borrow_mut(), api::closed());
+    };
+    let started = now_ns();
+    let result = api::send(&mut s, api::statement(id, &params, &core.buf, &core.rows), read).await;
+    if let Err(e) = &result {
+        api::after_error(&mut s, e).await;
+    }
+    api::put_session(&core.conn, s);
+    settle(c, &mut core.conn.borrow_mut(), result, kind, read, started)
+}
+
+/// `con:query(sql)` on an event-loop thread, once the script's coroutine waits for it.
+pub(super) async fn query_async(c: &Ctx, conn: &RefCell<ConnInner>, sql: &[u8]) -> i32 {
+    let Ok(sql) = std::str::from_utf8(sql) else {
+        c.set_fast_error("con:query(): the query is not UTF-8 text".into());
+        return MISUSE;
+    };
+    let (kind, read) = c.kind_of(sql);
+    let Some(mut s) = api::take_session(conn) else {
+        return failed(&mut conn.borrow_mut(), api::closed());
+    };
+    let started = now_ns();
+    let result = api::send(&mut s, api::Statement::Text(sql.into()), read).await;
+    if let Err(e) = &result {
+        api::after_error(&mut s, e).await;
+    }
+    api::put_session(conn, s);
+    settle(c, &mut conn.borrow_mut(), result, kind, read, started)
+}
+
+/// `con:query(sql)`.
 extern "C" fn query(ctx: *const Ctx, conn: *const RefCell<ConnInner>, sql: *const u8, len: usize) -> i32 {
-    // SAFETY: as in `execute`; `sql` is a Lua string the caller holds for the call.
-    let (c, conn, sql) = unsafe { (&*ctx, &*conn, std::slice::from_raw_parts(sql, len)) };
+    // SAFETY: as in `execute`; `sql` is a Lua string the caller holds for the call (and, when
+    // left pending, while its coroutine waits).
+    let c = unsafe { &*ctx };
+    if !c.blocking {
+        *c.pending.borrow_mut() = Some(Pending::Query { ctx, conn, sql, len });
+        return SUSPENDED;
+    }
+    let (conn, sql) = unsafe { (&*conn, std::slice::from_raw_parts(sql, len)) };
     guarded(c, || {
         let sql = std::str::from_utf8(sql).map_err(|_| "con:query(): the query is not UTF-8 text".to_string())?;
         let (kind, read) = c.kind_of(sql);
@@ -259,18 +322,29 @@ fn finish(
         conn.session = None;
         return failed(conn, api::gave_up());
     };
+    if let (Err(e), Some(s)) = (&result, conn.session.as_mut()) {
+        api::run_now(c, pin!(api::after_error(s, e)));
+    }
+    settle(c, conn, result, kind, read, started)
+}
+
+/// A statement's outcome, the connection's error handling done: logged and its result
+/// published, or its error kept for `con:last_error()`.
+fn settle(
+    c: &Ctx,
+    conn: &mut ConnInner,
+    result: Result<ResultSet, DbError>,
+    kind: u16,
+    read: bool,
+    started: u64,
+) -> i32 {
     match result {
         Ok(rs) => {
             c.record(kind, started, api::class_of(read, &rs));
             api::publish(conn, rs);
             OK
         }
-        Err(e) => {
-            if let Some(s) = conn.session.as_mut() {
-                api::run_now(c, pin!(api::after_error(s, &e)));
-            }
-            failed(conn, e)
-        }
+        Err(e) => failed(conn, e),
     }
 }
 

@@ -13,11 +13,14 @@
 //! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done).
 //! [`fast`] is the hot path the prelude calls through LuaJIT's ffi (parameters, random numbers,
 //! statements on blocking-I/O threads), so a script's loops compile as they do under sysbench.
+//! [`suspend`] is how a state on an event-loop thread waits for the server: the coroutine
+//! yields, dbperf does the pending work and resumes it.
 
 pub mod api;
 pub mod commands;
 pub mod fast;
 pub mod options;
+pub mod suspend;
 pub mod worker;
 
 /// The sysbench release whose Lua API, command line and output dbperf follows

@@ -54,6 +54,13 @@ local f_rand = ffi.cast("uint32_t (*)(void *, int32_t, uint32_t, uint32_t)", fas
 local f_rand_str = ffi.cast("int32_t (*)(void *, int32_t, const char *, size_t)", fast.rand_str)
 local f_execute = ffi.cast("int32_t (*)(void *, void *)", fast.execute)
 local f_query = ffi.cast("int32_t (*)(void *, void *, const char *, size_t)", fast.query)
+-- On an event-loop thread a primitive does not wait for the server: it leaves its work with
+-- dbperf and the coroutine yields (no values) until dbperf resumes it with the work's status
+-- (see suspend.rs). `SUSPENDED` is what the ffi entry points then return.
+local yield = coroutine.yield
+local SUSPENDED = 3
+local take_answer = raw.take_answer
+raw.take_answer = nil
 local param_ptr = ffi.typeof("dbperf_param *")
 local result_ptr = ffi.typeof("const dbperf_result *")
 
@@ -210,16 +217,30 @@ function driver_methods.name(self)
 end
 
 -- On a blocking-I/O thread every primitive completes inside the call (`*_now`, and ffi for
--- statements), so events run as plain calls; on an event-loop thread they yield to it.
-local NOW = raw.blocking and "_now" or ""
-local CONNECT = raw.blocking and raw.connect_now or raw.connect
-local PREPARE, RECONNECT = "prepare" .. NOW, "reconnect" .. NOW
-local BULK_NEXT, BULK_DONE = "bulk_insert_next" .. NOW, "bulk_insert_done" .. NOW
+-- statements), so events run as plain calls. On an event-loop thread the `*_start` primitive
+-- leaves its work pending, the coroutine yields, and its answer is taken once resumed.
+local function primitive(name)
+   if raw.blocking then
+      local now = name .. "_now"
+      return function(obj, ...)
+         return obj[now](obj, ...)
+      end
+   end
+   local start = name .. "_start"
+   return function(obj, ...)
+      obj[start](obj, ...)
+      yield()
+      return take_answer()
+   end
+end
+local PREPARE, RECONNECT = primitive("prepare"), primitive("reconnect")
+local BULK_NEXT, BULK_DONE = primitive("bulk_insert_next"), primitive("bulk_insert_done")
+local CONNECT = primitive("connect")
 
 -- Connections open when the script asks (as in sysbench): a failure is logged in the driver's
 -- words and raised as sysbench raises it, so the script can catch it.
 function driver_methods.connect(self)
-   local c, why = CONNECT()
+   local c, why = CONNECT(raw)
    if c == nil then
       for _, line in ipairs(why) do
          log(0, line)
@@ -305,14 +326,7 @@ local function raise(con, query, errno, state, msg, ignorable, class, stmt_sql)
    error(string.format("SQL error, errno = %d, state = '%s': %s", errno, state, msg), 2)
 end
 
--- The connection's result after a statement (counts from the primitive's answer).
-local function result(con, nrows, nfields, gen)
-   local rs = con._rs
-   rs.nrows, rs.nfields, rs._gen, rs._row, rs._set = nrows, nfields, gen, 0, nfields > 0
-   return rs
-end
-
--- The same after a statement sent through ffi (counts from the connection's dbperf_result).
+-- The connection's result after a statement (counts from the connection's dbperf_result).
 local function fast_result(con)
    local rs, r = con._rs, con._res
    local nfields = r.nfields
@@ -320,28 +334,20 @@ local function fast_result(con)
    return rs
 end
 
-local query
-if raw.blocking then
-   query = function(self, q)
-      if type(q) ~= "string" then
-         error("con:query(): the query must be a string, not " .. type(q), 3)
-      end
-      local rc = f_query(CTX, self._p, q, #q)
-      if rc == 0 then
-         return fast_result(self)
-      elseif rc == 1 then
-         return raise(self, q, self._raw:last_error())
-      end
-      error(raw.fast_error(), 3)
+local function query(self, q)
+   if type(q) ~= "string" then
+      error("con:query(): the query must be a string, not " .. type(q), 3)
    end
-else
-   query = function(self, q)
-      local nrows, a, b, msg, ignorable, class = self._raw:query(q)
-      if nrows == false then
-         return raise(self, q, a, b, msg, ignorable, class)
-      end
-      return result(self, nrows, a, b)
+   local rc = f_query(CTX, self._p, q, #q)
+   if rc == SUSPENDED then
+      rc = yield()
    end
+   if rc == 0 then
+      return fast_result(self)
+   elseif rc == 1 then
+      return raise(self, q, self._raw:last_error())
+   end
+   error(raw.fast_error(), 3)
 end
 
 function connection_methods.query(self, q)
@@ -360,7 +366,7 @@ end
 -- after the driver's log lines.
 function connection_methods.prepare(self, q)
    local c = self._raw
-   local st, errno, state, msg = c[PREPARE](c, q)
+   local st, errno, state, msg = PREPARE(c, q)
    if st == false then
       if state == nil then
          log(1, msg)
@@ -395,7 +401,7 @@ end
 
 function connection_methods.bulk_insert_next(self, values)
    local c = self._raw
-   local ok, errno, state, msg, ignorable = c[BULK_NEXT](c, values)
+   local ok, errno, state, msg, ignorable = BULK_NEXT(c, values)
    if ok == nil then
       log(1, errno)
       error("db_bulk_insert_next() failed", 2)
@@ -407,7 +413,7 @@ end
 
 function connection_methods.bulk_insert_done(self)
    local c = self._raw
-   local ok, errno, state, msg, ignorable = c[BULK_DONE](c)
+   local ok, errno, state, msg, ignorable = BULK_DONE(c)
    if ok == false then
       return bulk_failed(self, "db_bulk_insert_done()", ok, errno, state, msg, ignorable)
    end
@@ -434,7 +440,7 @@ function connection_methods.reconnect(self)
       return true
    end
    local c = self._raw
-   local ok, msg = c[RECONNECT](c)
+   local ok, msg = RECONNECT(c)
    if not ok then
       log(0, msg)
       error("assertion failed!", 2)
@@ -549,26 +555,19 @@ function statement_methods.bind_param(self, ...)
    return self._raw:bind_param(unpack(ids, 1, n))
 end
 
-if raw.blocking then
-   function statement_methods.execute(self)
-      local rc = f_execute(CTX, self._p)
-      local con = self.connection
-      if rc == 0 then
-         return fast_result(con)
-      elseif rc == 1 then
-         local errno, state, msg, ignorable, class = con._raw:last_error()
-         return raise(con, "<prepared statement>", errno, state, msg, ignorable, class, self._sql)
-      end
-      error(raw.fast_error(), 2)
+function statement_methods.execute(self)
+   local rc = f_execute(CTX, self._p)
+   if rc == SUSPENDED then
+      rc = yield()
    end
-else
-   function statement_methods.execute(self)
-      local nrows, a, b, msg, ignorable, class = self._raw:execute()
-      if nrows == false then
-         return raise(self.connection, "<prepared statement>", a, b, msg, ignorable, class, self._sql)
-      end
-      return result(self.connection, nrows, a, b)
+   local con = self.connection
+   if rc == 0 then
+      return fast_result(con)
+   elseif rc == 1 then
+      local errno, state, msg, ignorable, class = con._raw:last_error()
+      return raise(con, "<prepared statement>", errno, state, msg, ignorable, class, self._sql)
    end
+   error(raw.fast_error(), 2)
 end
 
 function statement_methods.close(self)
@@ -809,16 +808,16 @@ local function legacy_outcome(con, sql_text, stmt_sql, nrows, errno, state, msg,
 end
 
 local function legacy_query(con, q)
-   if raw.blocking then
-      local rc = f_query(CTX, con._p, q, #q)
-      if rc == 0 then
-         return true
-      elseif rc == 1 then
-         return legacy_outcome(con, q, nil, false, con._raw:last_error())
-      end
-      error(raw.fast_error(), 3)
+   local rc = f_query(CTX, con._p, q, #q)
+   if rc == SUSPENDED then
+      rc = yield()
    end
-   return legacy_outcome(con, q, nil, con._raw:query(q))
+   if rc == 0 then
+      return true
+   elseif rc == 1 then
+      return legacy_outcome(con, q, nil, false, con._raw:last_error())
+   end
+   error(raw.fast_error(), 3)
 end
 
 function db.query(q)
@@ -837,7 +836,7 @@ end
 function db.bulk_insert_next(values)
    local con = checked()
    local c = con._raw
-   local ok, errno, state, msg, ignorable, class = c[BULK_NEXT](c, values)
+   local ok, errno, state, msg, ignorable, class = BULK_NEXT(c, values)
    if ok == nil then
       log(1, errno)
       error("db_bulk_insert_next() failed", 2)
@@ -850,7 +849,7 @@ end
 function db.bulk_insert_done()
    local con = checked()
    local c = con._raw
-   legacy_outcome(con, "<bulk insert>", nil, c[BULK_DONE](c))
+   legacy_outcome(con, "<bulk insert>", nil, BULK_DONE(c))
 end
 
 local legacy_stmt_mt = { __tostring = function() return "<sysbench.stmt>" end }
@@ -964,17 +963,16 @@ function db.execute(stmt)
    end
    local st = stmt._st
    local ok
-   if raw.blocking then
-      local rc = f_execute(CTX, st._p)
-      if rc == 0 then
-         ok = true
-      elseif rc == 1 then
-         ok = legacy_outcome(con, "<prepared statement>", st._sql, false, con._raw:last_error())
-      else
-         error(raw.fast_error(), 2)
-      end
+   local rc = f_execute(CTX, st._p)
+   if rc == SUSPENDED then
+      rc = yield()
+   end
+   if rc == 0 then
+      ok = true
+   elseif rc == 1 then
+      ok = legacy_outcome(con, "<prepared statement>", st._sql, false, con._raw:last_error())
    else
-      ok = legacy_outcome(con, "<prepared statement>", st._sql, st._raw:execute())
+      error(raw.fast_error(), 2)
    end
    return setmetatable({ _ok = ok }, legacy_rs_mt)
 end
@@ -1024,6 +1022,14 @@ function raw.run_event(tid)
    end
    raw.failure = res
    return type(res) == "table" and 2 or 3
+end
+
+-- The event loop of a connection on an event-loop thread: one coroutine for the run, which
+-- yields each event's code (a yield with no values waits for the server; see suspend.rs).
+function raw.event_loop(tid)
+   while true do
+      yield(raw.run_event(tid))
+   end
 end
 
 sysbench.__dbperf = raw

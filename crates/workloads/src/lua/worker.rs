@@ -13,6 +13,7 @@ use dbperf_engine::{ErrorClass, OpTable, StatementLog, StatementNames, TxnDone, 
 use mlua::{Function, Lua, Table, Thread, Value};
 
 use super::api::{self, lua_message, Shared};
+use super::suspend::{self, EventLoop};
 
 /// A script's run.
 pub struct LuaWorkload {
@@ -27,20 +28,26 @@ impl LuaWorkload {
     }
 }
 
+/// How a state's events run.
+enum Events {
+    /// On a blocking-I/O thread: a Lua thread whose stack holds `run_event`, which
+    /// [`run_event_raw`] calls (every primitive completes inside its call).
+    Blocking(Thread),
+    /// On an event-loop thread: the coroutine that runs the events and waits for the server.
+    Loop(EventLoop),
+}
+
 /// One connection's state.
 pub struct LuaWorker {
     lua: Lua,
     /// The prelude's table (`sysbench.__dbperf`): `run_event`'s failure is left there.
     raw: Table,
-    runner: Function,
     /// The state's statement log.
     log: Rc<RefCell<Vec<api::Logged>>>,
     tid: usize,
     /// This is a blocking-I/O thread (see the prelude's `*_now` primitives).
     blocking: bool,
-    /// On a blocking-I/O thread: a Lua thread whose stack holds `run_event`, which
-    /// [`run_event_raw`] calls.
-    event_thread: Option<Thread>,
+    events: Events,
     done: bool,
     /// The error description of the last ignorable error: the next attempt runs the script's
     /// `before_restart_event(err)` first.
@@ -75,10 +82,12 @@ impl Workload for LuaWorkload {
             .get::<Table>("sysbench")
             .and_then(|s| s.get::<Table>("__dbperf"))
             .map_err(|e| fatal(e.to_string()))?;
-        let runner: Function = raw.get("run_event").map_err(|e| fatal(e.to_string()))?;
-        let event_thread = match blocking {
-            true => Some(lua.create_thread(runner.clone()).map_err(|e| fatal(e.to_string()))?),
-            false => None,
+        let events = match blocking {
+            true => {
+                let runner: Function = raw.get("run_event").map_err(|e| fatal(e.to_string()))?;
+                Events::Blocking(lua.create_thread(runner).map_err(|e| fatal(e.to_string()))?)
+            }
+            false => Events::Loop(EventLoop::new(raw.get("event_loop").map_err(|e| fatal(e.to_string()))?)),
         };
         api::call_global(&lua, "thread_init", worker)
             .await
@@ -87,12 +96,11 @@ impl Workload for LuaWorkload {
         let log = api::log_of(&lua);
         Ok(LuaWorker {
             lua,
-            runner,
             raw,
             log,
             tid: worker,
             blocking,
-            event_thread,
+            events,
             done: false,
             restart: None,
         })
@@ -155,7 +163,7 @@ impl Worker for LuaWorker {
                 let r = if self.blocking {
                     f.call::<Value>(err)
                 } else {
-                    api::call(&f, err).await
+                    suspend::call(&self.lua, &f, err).await
                 };
                 api::take_log(&self.log, log);
                 if let Err(e) = r {
@@ -165,9 +173,9 @@ impl Worker for LuaWorker {
         }
         // On a blocking-I/O thread every primitive completes inside its call, so the event
         // is a plain call (no coroutine to make and resume).
-        let r = match &self.event_thread {
-            Some(t) => run_event_raw(t, self.tid),
-            None => self.runner.call_async::<u8>(self.tid).await,
+        let r = match &mut self.events {
+            Events::Blocking(t) => run_event_raw(t, self.tid),
+            Events::Loop(l) => l.event(&self.lua, self.tid).await,
         };
         api::take_log(&self.log, log);
         // Taken, not read: a later failure must not find this one's description.
