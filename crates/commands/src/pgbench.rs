@@ -92,7 +92,12 @@ permute() is a permutation of its own: its values differ from pgbench's.";
 /// `dbperf pgbench [COMMAND] [DBNAME]`, with pgbench's flags: `-h` is the host, as in pgbench,
 /// so help is `--help` (or pgbench's `-?`) only.
 #[derive(Debug, Args)]
-#[command(after_long_help = SCRIPT_HELP, disable_help_flag = true, args_override_self = true)]
+#[command(
+    after_long_help = SCRIPT_HELP,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    args_override_self = true
+)]
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
     /// one: the -f/-b/-S/-N scripts, or tpcb-like. After -i, -S, -N, -f or -b, a word that is
@@ -143,9 +148,12 @@ pub struct PgbenchArgs {
     /// -l writes one line per NUM seconds instead of per transaction, as pgbench's --aggregate-interval.
     #[arg(long = "aggregate-interval", value_name = "NUM", allow_hyphen_values = true)]
     pub aggregate_interval: Option<String>,
-    /// Print help (pgbench's -h is the host; see the Connection options).
-    #[arg(long, short = '?', action = clap::ArgAction::HelpLong)]
-    pub help: Option<bool>,
+    /// pgbench-shaped help, as pgbench's --help and -? (every option in detail: dbperf help pgbench).
+    #[arg(long, short = '?')]
+    pub help: bool,
+    /// pgbench's version line (its shape, saying dbperf), as pgbench's -V.
+    #[arg(long, short = 'V')]
+    pub version: bool,
     /// A pgbench script file to run, optionally weighted: FILE or FILE@WEIGHT (repeatable; see --help).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub file: Vec<String>,
@@ -212,6 +220,21 @@ pub struct PgbenchArgs {
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
 pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    if a.help {
+        print!("{}", crate::pgbench_cli::HELP);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.version {
+        println!("{}", crate::pgbench_cli::version());
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Zero means "none" to dbperf's shared run flags; pgbench refuses it when given.
+    if crate::pgbench_cli::given(argv, 'P', "progress") && a.run.report_interval <= 0.0 {
+        bail!("-P/--progress must be in range 1..{}", i32::MAX);
+    }
+    if crate::pgbench_cli::given(argv, 'R', "rate") && a.run.rate <= 0.0 {
+        bail!("invalid rate limit: \"{}\"", a.run.rate);
+    }
     if a.builtin.iter().any(|b| b == "list") {
         eprintln!("Available builtin scripts:");
         for s in Script::ALL {
