@@ -424,6 +424,7 @@ impl<S: Session> State<S> {
                     continue;
                 }
                 Op::StartPipeline | Op::EndPipeline => {}
+                Op::Fail(m) => return Err(script_error(&c.loc, m)),
             }
             pc += 1;
         }
