@@ -239,7 +239,11 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
         if self.program.mode == QueryMode::Extended && !S::UNNAMED_STATEMENTS {
             return Err(TxnError::new(ErrorClass::Fatal, None, EXTENDED_NEEDS.to_string()));
         }
-        let session = S::connect(&self.target, self.ignore.clone()).await?;
+        let mut session = S::connect(&self.target, self.ignore.clone()).await?;
+        if self.program.mode == QueryMode::Prepared {
+            // As pgbench binds them: text, the server converting (and refusing) the values.
+            session.send_params_as_text();
+        }
         let mut values = self.program.initial.clone();
         values[CLIENT_ID as usize] = Some(Value::Int(worker as i64));
         let mut w = ScriptWorker {
@@ -312,6 +316,19 @@ impl From<DbError> for Fail {
     fn from(e: DbError) -> Fail {
         Fail::Db(e)
     }
+}
+
+/// A server error that stopped a client: `FILE:LINE: ` and the server's text as libpq
+/// prints it (`ERROR:  message`, then its `DETAIL:`/`CONTEXT:` lines), the command's line
+/// after the first line.
+fn located(loc: &super::parse::Loc, text: &str) -> String {
+    let (first, rest) = text.split_once('\n').map_or((text, None), |(f, r)| (f, Some(r)));
+    let mut out = format!("{loc}: {first} (in: {})", loc.text.trim());
+    if let Some(r) = rest {
+        out.push('\n');
+        out.push_str(r);
+    }
+    out
 }
 
 /// A script error at run time: `FILE:LINE: message`, with the line.
@@ -459,7 +476,7 @@ impl<S: Session> State<S> {
                 Ok(r) => r,
                 // An error that stops the run says which command of which script failed.
                 Err(Fail::Db(mut e)) if e.class == ErrorClass::Fatal => {
-                    e.message = format!("{}: {} (in: {})", c.loc, e.message, c.loc.text.trim());
+                    e.message = located(&c.loc, &dbperf_driver::pg::libpq_text(&e));
                     return Err(Fail::Db(e));
                 }
                 Err(e) => return Err(e),

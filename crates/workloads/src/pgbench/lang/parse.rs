@@ -791,6 +791,10 @@ fn words(sql: &str) -> Vec<String> {
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
+        } else if let Some(end) = dollar_quoted(&chars, i) {
+            // A dollar-quoted string is one word, whatever it holds.
+            out.push(chars[i..end].iter().collect());
+            i = end;
         } else if c.is_alphanumeric() || c == '_' || c == '.' || c == ':' || c == '$' {
             let s = i;
             while i < chars.len() && (chars[i].is_alphanumeric() || "_.:$".contains(chars[i])) {
@@ -811,6 +815,30 @@ fn words(sql: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The end (exclusive) of a dollar-quoted string (`$$...$$`, `$tag$...$tag$`) starting at
+/// `i`, if one does.
+fn dollar_quoted(chars: &[char], i: usize) -> Option<usize> {
+    if chars[i] != '$' || chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
+        j += 1;
+    }
+    if chars.get(j) != Some(&'$') {
+        return None;
+    }
+    let tag = &chars[i..=j];
+    let mut k = j + 1;
+    while k + tag.len() <= chars.len() {
+        if &chars[k..k + tag.len()] == tag {
+            return Some(k + tag.len());
+        }
+        k += 1;
+    }
+    Some(chars.len())
 }
 
 /// A statement's name: its verb and the table it works on (`UPDATE pgbench_accounts`,
@@ -1297,6 +1325,8 @@ mod tests {
         assert_eq!(cols("SELECT DISTINCT max(v) m FROM t"), ["m"]);
         assert_eq!(cols("UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v, id"), ["v", "id"]);
         assert_eq!(cols("SELECT 1 AS one"), ["one"]);
+        // A dollar-quoted string is one value, its quotes and semicolons inside it.
+        assert_eq!(cols("select $$'a' b; 'c'$$ as long, $x$1$x$ AS n"), ["long", "n"]);
         assert!(result_columns("SELECT * FROM t").is_err());
         assert!(result_columns("BEGIN").unwrap_err().contains("SELECT or a RETURNING"));
     }
