@@ -308,13 +308,11 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
 }
 
 /// pgbench's spellings as dbperf's: `-i` is the init command, `-S` and `-N` the built-ins
-/// they name (`-b`), and once a flag has chosen what runs, a word that is neither a command
-/// nor a built-in is the database (`pgbench -S -c 8 mydb`).
+/// they name (`-b`), and a word that is neither a command nor a built-in is the database, as
+/// pgbench's only word is (`pgbench -S -c 8 mydb`, `pgbench mydb`).
 fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
     let is_command = |w: &str| matches!(w, "init" | "cleanup") || Script::by_prefix(w).is_ok();
-    let chosen =
-        a.initialize || a.select_only > 0 || a.skip_some_updates > 0 || !a.file.is_empty() || !a.builtin.is_empty();
-    if let (true, Some(word), None) = (chosen, &a.command, &a.database) {
+    if let (Some(word), None) = (&a.command, &a.database) {
         if !is_command(word) {
             a.database = a.command.take();
         }
@@ -1000,8 +998,9 @@ mod tests {
         // A built-in's name stays a command; without a flag choosing, any word does.
         let a = words(&["-f", "x.sql", "select"]).unwrap();
         assert_eq!((a.command.as_deref(), a.database), (Some("select"), None));
+        // pgbench's only word is the database, whatever it is.
         let a = words(&["mydb"]).unwrap();
-        assert!(matches!(script_plan(&a), Err(e) if e.to_string().contains("-d DBNAME")));
+        assert_eq!((a.command, a.database.as_deref()), (None, Some("mydb")));
         let e = |argv: &[&str]| words(argv).unwrap_err().to_string();
         assert!(e(&["-i", "-S"]).contains("cannot be used in initialization"));
         assert!(e(&["-i", "cleanup"]).contains("give one of them"));
