@@ -115,7 +115,7 @@ pub struct PgbenchArgs {
     /// Skip the updates of tellers and branches, as pgbench's -N: the same as -b simple-update (each -N adds one).
     #[arg(short = 'N', long, action = clap::ArgAction::Count)]
     pub skip_some_updates: u8,
-    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; runs accept it, as dbperf never vacuums before a run.
+    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; a run skips pgbench's vacuum of branches and tellers and truncate of history before it.
     #[arg(short = 'n', long)]
     pub no_vacuum: bool,
     /// Each statement's mean latency in the final report, as pgbench's -r.
@@ -192,6 +192,21 @@ pub struct PgbenchArgs {
     /// init: range or hash partitions, as pgbench's --partition-method [default: range].
     #[arg(long = "partition-method", value_name = "(range|hash)")]
     pub partition_method: Option<String>,
+    /// init: create the tables in this tablespace, as pgbench's --tablespace.
+    #[arg(long, value_name = "TABLESPACE")]
+    pub tablespace: Option<String>,
+    /// init: create the primary keys' indexes in this tablespace, as pgbench's --index-tablespace.
+    #[arg(long = "index-tablespace", value_name = "TABLESPACE")]
+    pub index_tablespace: Option<String>,
+    /// Before the run, also VACUUM ANALYZE pgbench_accounts, as pgbench's -v (with the pre-run vacuum; -n drops both).
+    #[arg(short = 'v', long = "vacuum-all")]
+    pub vacuum_all: bool,
+    /// Print what each client executes, sends and receives on stderr, as pgbench's --debug (runs the script path).
+    #[arg(long)]
+    pub debug: bool,
+    /// Accepted, as pgbench's --verbose-errors (dbperf says every error that stops a client).
+    #[arg(long = "verbose-errors")]
+    pub verbose_errors: bool,
     /// init: add pgbench's foreign keys (step f).
     #[arg(long = "foreign-keys")]
     pub foreign_keys: bool,
@@ -293,6 +308,8 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             steps,
             partitions,
             partition_method,
+            tablespace: a.tablespace.clone(),
+            index_tablespace: a.index_tablespace.clone(),
         }))?;
         // On stderr with pgbench's other init lines, as pgbench.
         let steps: Vec<String> = r
@@ -321,6 +338,8 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         bail!("-F/--fillfactor must be in range 10..100 (got {f})");
     }
     let init_only = a.fillfactor.is_some()
+        || a.tablespace.is_some()
+        || a.index_tablespace.is_some()
         || a.unlogged_tables
         || a.init_steps.is_some()
         || a.foreign_keys
@@ -333,6 +352,8 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         || !a.builtin.is_empty()
         || !a.define.is_empty()
         || a.connect
+        || a.vacuum_all
+        || a.verbose_errors
         || a.log
         || a.report_per_command
         || a.latency_limit.is_some()
@@ -643,6 +664,7 @@ impl MeasuredRun for PgbenchRun {
             Scripts::Builtin(..) => true,
             Scripts::Parsed(p) => p.uses_builtin,
         };
+        let vacuum = !self.args.no_vacuum && matches!(admin, AnySession::Pg(_));
         if builtin {
             self.scale = init::scale_of(admin).await?;
             if self.args.scale.is_some() {
@@ -651,7 +673,13 @@ impl MeasuredRun for PgbenchRun {
                     self.scale
                 );
             }
+            if vacuum {
+                init::vacuum_before_run(admin, self.args.vacuum_all).await;
+            }
             return Ok(());
+        }
+        if vacuum {
+            init::vacuum_before_run(admin, self.args.vacuum_all).await;
         }
         self.scale = match (&self.scripts, self.args.scale) {
             // As pgbench: with a built-in in the mix, the tables' scale, whatever -s says.
@@ -744,9 +772,10 @@ impl MeasuredRun for PgbenchRun {
             Scripts::Parsed(p) => {
                 let parsed = std::mem::take(&mut p.parsed);
                 let clients = m.run().map_or(1, |r| r.connections);
-                let program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
+                let mut program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
                     .map_err(|e| anyhow!(e))?
                     .with_clients(clients);
+                program.debug = self.args.debug;
                 let ops = program.ops();
                 p.transactions = ops.transactions;
                 self.statements = ops.statements;
@@ -870,7 +899,7 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     if total == 0 && !(builtins.is_empty() && file_weights.is_empty()) {
         bail!("total script weight must not be zero: give a script a positive @WEIGHT (or none)");
     }
-    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended {
+    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended && !a.debug {
         return Ok(Plan::Builtin(mode));
     }
     let mut defines = Vec::new();

@@ -87,6 +87,8 @@ pub struct Program {
     streams: Streams,
     /// `-D default_seed=...` was given.
     seed_defined: bool,
+    /// `--debug`: each client says on stderr what it executes, sends and receives.
+    pub debug: bool,
 }
 
 impl Program {
@@ -170,6 +172,7 @@ impl Program {
             unnamed,
             streams,
             seed_defined,
+            debug: false,
         })
     }
 
@@ -341,6 +344,16 @@ fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
 }
 
 impl<S: Session> State<S> {
+    /// `--debug`'s line: `pgbench: client N WHAT`, as pgbench's.
+    #[cold]
+    fn debug(&self, what: std::fmt::Arguments<'_>) {
+        let id = match self.values[CLIENT_ID as usize] {
+            Some(Value::Int(i)) => i,
+            _ => 0,
+        };
+        eprintln!("pgbench: client {id} {what}");
+    }
+
     async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
@@ -382,6 +395,9 @@ impl<S: Session> State<S> {
         let mut paused = 0u64;
         while pc < cmds.len() {
             let c = &cmds[pc];
+            if program.debug && !matches!(c.op, Op::Sql { .. }) {
+                self.debug(format_args!("executing {}", c.loc.text.trim()));
+            }
             let mut env = Env {
                 values: &self.values,
                 vars: &program.parsed.vars,
@@ -467,11 +483,17 @@ impl<S: Session> State<S> {
                 pc = next;
                 continue;
             };
+            if program.debug {
+                self.debug(format_args!("sending {}", program.parsed.statements[*stmt].placeholders));
+            }
             let start = now_ns();
             let result = match program.mode {
                 QueryMode::Prepared | QueryMode::Extended => self.exec_bound(program, *stmt, store.is_some()).await,
                 QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some()).await,
             };
+            if program.debug {
+                self.debug(format_args!("receiving"));
+            }
             let result = match result {
                 Ok(r) => r,
                 // An error that stops the run says which command of which script failed.
@@ -651,6 +673,9 @@ impl<S: Session> Worker for ScriptWorker<S> {
             return None;
         }
         let script = st.choose(program);
+        if program.debug {
+            st.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+        }
         let mut us = std::mem::take(&mut st.deferred_us);
         match st.run_local(program, script, 0, false) {
             Ok((pc, _, paused)) => {
@@ -671,6 +696,9 @@ impl<S: Session> Worker for ScriptWorker<S> {
             Some(x) => x,
             None => {
                 let script = st.choose(program);
+                if program.debug {
+                    st.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+                }
                 let (pc, _, paused) = st.run_local(program, script, 0, false)?;
                 st.deferred_us = st.deferred_us.saturating_add(paused);
                 (script, pc)
