@@ -204,7 +204,7 @@ pub struct PgbenchArgs {
     /// Print what each client executes, sends and receives on stderr, as pgbench's --debug (runs the script path).
     #[arg(long)]
     pub debug: bool,
-    /// Accepted, as pgbench's --verbose-errors (dbperf says every error that stops a client).
+    /// Say each error a transaction met, retried or not, as pgbench's --verbose-errors (dbperf always says the one that stops a client).
     #[arg(long = "verbose-errors")]
     pub verbose_errors: bool,
     /// init: add pgbench's foreign keys (step f).
@@ -328,6 +328,11 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
 /// they name (`-b`), and a word that is neither a command nor a built-in is the database, as
 /// pgbench's only word is (`pgbench -S -c 8 mydb`, `pgbench mydb`).
 fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
+    // `-d` without a database is pgbench's own `-d`: --debug.
+    if a.login.dbname.as_deref() == Some("") {
+        a.login.dbname = None;
+        a.debug = true;
+    }
     let is_command = |w: &str| matches!(w, "init" | "cleanup") || Script::by_prefix(w).is_ok();
     if let (Some(word), None) = (&a.command, &a.database) {
         if !is_command(word) {
@@ -776,6 +781,7 @@ impl MeasuredRun for PgbenchRun {
                     .map_err(|e| anyhow!(e))?
                     .with_clients(clients);
                 program.debug = self.args.debug;
+                program.verbose_errors = self.args.verbose_errors;
                 let ops = program.ops();
                 p.transactions = ops.transactions;
                 self.statements = ops.statements;
@@ -930,6 +936,15 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
         parsed.add(&name, path, &text).map_err(|e| anyhow!("{e}"))?;
         weights.push(w);
         labels.push(path.to_string());
+    }
+    if mode != QueryMode::Simple {
+        use dbperf_workloads::pgbench::lang::parse::MAX_PARAMS;
+        if let Some(s) = parsed.statements.iter().find(|s| s.params.len() > MAX_PARAMS) {
+            bail!(
+                "statement has too many arguments (maximum is {MAX_PARAMS}): {}",
+                s.placeholders
+            );
+        }
     }
     if builtins.is_empty() && a.file.is_empty() {
         let s = Script::TpcbLike;

@@ -318,6 +318,12 @@ pub trait Session: Sized {
     /// Sessions that bind typed values only keep doing so (the default).
     fn send_params_as_text(&mut self) {}
 
+    /// Whether the server said, at the end of the last request, that a transaction block is
+    /// open (PostgreSQL's ReadyForQuery status); sessions that do not track it say no.
+    fn in_transaction(&self) -> bool {
+        false
+    }
+
     /// Whether [`Session::exec_unnamed`] works: only dbperf's own PostgreSQL session has
     /// unnamed statements (PostgreSQL's extended query protocol).
     const UNNAMED_STATEMENTS: bool = false;

@@ -42,6 +42,8 @@ pub(crate) struct Conn {
     stream: Stream,
     rbuf: BytesMut,
     wbuf: BytesMut,
+    /// The last ReadyForQuery said a transaction block is open (status `T` or `E`).
+    pub(crate) in_transaction: bool,
 }
 
 impl Conn {
@@ -213,6 +215,7 @@ pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(C
         stream: open(target).await?,
         rbuf: BytesMut::with_capacity(READ_BUFFER),
         wbuf: BytesMut::with_capacity(READ_BUFFER),
+        in_transaction: false,
     };
     let mut params = vec![("client_encoding", "UTF8"), ("user", target.user.as_str())];
     if !target.database.is_empty() {

@@ -481,6 +481,7 @@ async fn read_result(
         };
         match tag {
             b'Z' => {
+                c.in_transaction = c.body(len).first().is_some_and(|&s| s != b'I');
                 c.consume(len);
                 *busy = false;
                 return match failed {
@@ -593,7 +594,8 @@ async fn drain(
             Err(e) => return Err(failed.unwrap_or(e)),
         };
         match m {
-            Message::ReadyForQuery(_) => {
+            Message::ReadyForQuery(b) => {
+                c.in_transaction = b.status() != b'I';
                 *busy = false;
                 return failed.map_or(Ok(()), Err);
             }
@@ -609,6 +611,10 @@ impl Session for PgWireSession {
 
     fn send_params_as_text(&mut self) {
         self.text_params = true;
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.in_transaction)
     }
 
     async fn exec_unnamed(

@@ -89,6 +89,9 @@ pub struct Program {
     seed_defined: bool,
     /// `--debug`: each client says on stderr what it executes, sends and receives.
     pub debug: bool,
+    /// `--verbose-errors`: each server error a transaction meets is said on stderr, the
+    /// ones retried too.
+    pub verbose_errors: bool,
 }
 
 impl Program {
@@ -173,6 +176,7 @@ impl Program {
             streams,
             seed_defined,
             debug: false,
+            verbose_errors: false,
         })
     }
 
@@ -483,7 +487,7 @@ impl<S: Session> State<S> {
                 pc = next;
                 continue;
             };
-            if program.debug {
+            if program.debug && program.mode != QueryMode::Simple {
                 self.debug(format_args!("sending {}", program.parsed.statements[*stmt].placeholders));
             }
             let start = now_ns();
@@ -499,6 +503,15 @@ impl<S: Session> State<S> {
                 // An error that stops the run says which command of which script failed.
                 Err(Fail::Db(mut e)) if e.class == ErrorClass::Fatal => {
                     e.message = located(&c.loc, &dbperf_driver::pg::libpq_text(&e));
+                    return Err(Fail::Db(e));
+                }
+                Err(Fail::Db(e)) if program.verbose_errors => {
+                    // pgbench's words: commands counted from 0, scripts too.
+                    self.debug(format_args!(
+                        "got an error in command {} (SQL) of script {script}; {}",
+                        c.number.saturating_sub(1),
+                        dbperf_driver::pg::libpq_text(&e)
+                    ));
                     return Err(Fail::Db(e));
                 }
                 Err(e) => return Err(e),
@@ -600,6 +613,9 @@ impl<S: Session> State<S> {
                 },
             }
         }
+        if program.debug {
+            self.debug(format_args!("sending {}", self.sql));
+        }
         if !rows {
             return Ok(self.session.query(&self.sql).await?);
         }
@@ -691,6 +707,15 @@ impl<S: Session> Worker for ScriptWorker<S> {
         let ScriptWorker { program, st } = self;
         if let Some(e) = st.failed.take() {
             return Err(e);
+        }
+        if st.session.in_transaction() {
+            // The last script ended inside BEGIN: pgbench stops the client there.
+            let _ = st.session.query("ROLLBACK").await;
+            return Err(TxnError::new(
+                ErrorClass::Fatal,
+                None,
+                "end of script reached without completing the last transaction".to_string(),
+            ));
         }
         let (script, pc) = match st.next.take() {
             Some(x) => x,

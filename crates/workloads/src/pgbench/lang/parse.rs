@@ -10,6 +10,9 @@ use std::fmt;
 use super::expr::{self, Expr};
 use super::{valid_name, Vars};
 
+/// pgbench's most parameters of one SQL command sent with `-M prepared` or `extended`.
+pub const MAX_PARAMS: usize = 255;
+
 /// Where a command is, and its first source line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loc {
