@@ -338,6 +338,9 @@ fn located(loc: &super::parse::Loc, text: &str) -> String {
     out
 }
 
+/// A statement the server would not prepare.
+const UNPREPARED: StmtId = StmtId(u32::MAX);
+
 /// A script error at run time: `FILE:LINE: message`, with the line.
 fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
     TxnError::new(
@@ -358,11 +361,21 @@ impl<S: Session> State<S> {
         eprintln!("pgbench: client {id} {what}");
     }
 
+    /// Prepares every statement (`-M prepared`). One the server refuses is said on stderr
+    /// in libpq's words and left unprepared, as pgbench leaves it: the client stops when it
+    /// reaches it.
     async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
             for s in &program.parsed.statements {
-                let id = self.session.prepare(&s.placeholders).await?;
+                let id = match self.session.prepare(&s.placeholders).await {
+                    Ok(id) => id,
+                    Err(e) if e.sqlstate.is_some() && e.class != ErrorClass::ConnectionLost => {
+                        eprintln!("pgbench: error: {}", dbperf_driver::pg::libpq_text(&e));
+                        UNPREPARED
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.stmts.push(id);
             }
         }
@@ -579,6 +592,16 @@ impl<S: Session> State<S> {
             QueryMode::Extended => self.session.exec_unnamed(&program.unnamed[stmt], params, out).await,
             _ => {
                 let id = self.stmts[stmt];
+                if id == UNPREPARED {
+                    return Err(Fail::Db(DbError {
+                        class: ErrorClass::Fatal,
+                        code: None,
+                        sqlstate: None,
+                        message: format!(
+                            "prepared statement \"P_{stmt}\" does not exist: the server refused to prepare it (its error is above)"
+                        ),
+                    }));
+                }
                 match out {
                     Some(rows) => self.session.exec_rows(id, params, rows).await,
                     None => self.session.exec(id, params).await,
