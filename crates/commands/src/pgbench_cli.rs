@@ -32,6 +32,13 @@ fn error_text(e: &clap::Error, command: &clap::Command) -> String {
     let arg = context(ContextKind::InvalidArg).unwrap_or_default();
     match e.kind() {
         ErrorKind::UnknownArgument => format!("pgbench: unrecognized option '{arg}'"),
+        ErrorKind::InvalidValue if context(ContextKind::InvalidValue).unwrap_or_default().is_empty() => {
+            // getopt's words for an option given without its value.
+            match spelling(&arg, command).split_once('/') {
+                Some((short, _)) => format!("pgbench: option requires an argument -- '{}'", &short[1..]),
+                None => format!("pgbench: option '{}' requires an argument", spelling(&arg, command)),
+            }
+        }
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let value = context(ContextKind::InvalidValue).unwrap_or_default();
             format!("pgbench: error: invalid value \"{value}\" for option {}", spelling(&arg, command))
@@ -200,6 +207,7 @@ mod tests {
         assert!(err(&["-t", "zil"]).ends_with("invalid value \"zil\" for option -t/--transactions"));
         assert!(err(&["-T", "ten"]).ends_with("invalid value \"ten\" for option -T/--time"));
         assert_eq!(err(&["--bad-option"]), "pgbench: unrecognized option '--bad-option'");
+        assert_eq!(err(&["-h"]), "pgbench: option requires an argument -- 'h'");
     }
 
     #[test]
