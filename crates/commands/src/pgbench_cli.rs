@@ -41,7 +41,10 @@ fn error_text(e: &clap::Error, command: &clap::Command) -> String {
         }
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let value = context(ContextKind::InvalidValue).unwrap_or_default();
-            format!("pgbench: error: invalid value \"{value}\" for option {}", spelling(&arg, command))
+            format!(
+                "pgbench: error: invalid value \"{value}\" for option {}",
+                spelling(&arg, command)
+            )
         }
         _ => {
             let text = e.kind().as_str().map_or_else(

@@ -147,7 +147,16 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     // Without -n, a run begins as pgbench's does: vacuum branches and tellers, truncate history.
     let results = tempfile::tempdir().unwrap();
     let out = dbperf()
-        .args(["pgbench", "select-only", "--target", &url, "--no-telemetry", "-t", "1", "--results-dir"])
+        .args([
+            "pgbench",
+            "select-only",
+            "--target",
+            &url,
+            "--no-telemetry",
+            "-t",
+            "1",
+            "--results-dir",
+        ])
         .arg(results.path())
         .output()
         .unwrap();

@@ -259,7 +259,10 @@ fn command_line_errors_help_and_version_as_pgbenchs() {
         (&["-i", "-s", "two"], "invalid value \"two\" for option -s/--scale"),
         (&["-t", "zil"], "invalid value \"zil\" for option -t/--transactions"),
         (&["-T", "ten"], "invalid value \"ten\" for option -T/--time"),
-        (&["-h", "home", "-U", "calvin", "--bad-option"], "Try \"pgbench --help\" for more information."),
+        (
+            &["-h", "home", "-U", "calvin", "--bad-option"],
+            "Try \"pgbench --help\" for more information.",
+        ),
         (&["--progress=0"], "-P/--progress must be in range"),
         (&["--rate=0.0"], "invalid rate limit"),
     ];
@@ -271,7 +274,11 @@ fn command_line_errors_help_and_version_as_pgbenchs() {
         for (who, out) in runs {
             assert_eq!(out.status.code(), Some(1), "{who} {opts:?}: {}", text(&out.stderr));
             assert!(out.stdout.is_empty(), "{who} {opts:?}");
-            assert!(text(&out.stderr).contains(words), "{who} {opts:?}: {}", text(&out.stderr));
+            assert!(
+                text(&out.stderr).contains(words),
+                "{who} {opts:?}: {}",
+                text(&out.stderr)
+            );
         }
     }
     let help: &[&str] = &[

@@ -144,10 +144,15 @@ mod tests {
             (b'C', "22P02"),
             (b'M', "invalid input syntax for type json"),
             (b'D', "Token \"invalid\" is invalid."),
-            (b'W', "JSON data, line 1: { invalid...\nunnamed portal with parameters: $1 = '{ invalid '"),
+            (
+                b'W',
+                "JSON data, line 1: { invalid...\nunnamed portal with parameters: $1 = '{ invalid '",
+            ),
         ]);
         let e = server_error(&b, &super::super::pg::default_ignore());
-        assert!(e.message.starts_with("ERROR: invalid input syntax for type json (SQLSTATE 22P02)\n"));
+        assert!(e
+            .message
+            .starts_with("ERROR: invalid input syntax for type json (SQLSTATE 22P02)\n"));
         assert_eq!(
             crate::pg::libpq_text(&e),
             "ERROR:  invalid input syntax for type json\n\

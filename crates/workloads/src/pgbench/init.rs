@@ -504,7 +504,11 @@ pub async fn vacuum_before_run<S: Session>(s: &mut S, all: bool) {
         }
     }
     eprint!("starting vacuum...");
-    for sql in ["vacuum pgbench_branches", "vacuum pgbench_tellers", "truncate pgbench_history"] {
+    for sql in [
+        "vacuum pgbench_branches",
+        "vacuum pgbench_tellers",
+        "truncate pgbench_history",
+    ] {
         attempt(s, sql).await;
     }
     eprintln!("end.");

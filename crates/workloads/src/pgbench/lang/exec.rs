@@ -501,7 +501,10 @@ impl<S: Session> State<S> {
                 continue;
             };
             if program.debug && program.mode != QueryMode::Simple {
-                self.debug(format_args!("sending {}", program.parsed.statements[*stmt].placeholders));
+                self.debug(format_args!(
+                    "sending {}",
+                    program.parsed.statements[*stmt].placeholders
+                ));
             }
             let start = now_ns();
             let result = match program.mode {
@@ -713,7 +716,10 @@ impl<S: Session> Worker for ScriptWorker<S> {
         }
         let script = st.choose(program);
         if program.debug {
-            st.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+            st.debug(format_args!(
+                "executing script \"{}\"",
+                program.parsed.scripts[script].name
+            ));
         }
         let mut us = std::mem::take(&mut st.deferred_us);
         match st.run_local(program, script, 0, false) {
@@ -745,7 +751,10 @@ impl<S: Session> Worker for ScriptWorker<S> {
             None => {
                 let script = st.choose(program);
                 if program.debug {
-                    st.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+                    st.debug(format_args!(
+                        "executing script \"{}\"",
+                        program.parsed.scripts[script].name
+                    ));
                 }
                 let (pc, _, paused) = st.run_local(program, script, 0, false)?;
                 st.deferred_us = st.deferred_us.saturating_add(paused);

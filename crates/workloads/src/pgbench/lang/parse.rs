@@ -266,8 +266,16 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     return Err(err(first, format!("\\{word} must follow an SQL command"), None));
                 }
                 number += 1;
-                finish_sql(p, &mut cmds, &mut sql, Some((&word_lc, rest)), &loc, number, pipeline.is_some())
-                    .map_err(|m| err(first, m, None))?;
+                finish_sql(
+                    p,
+                    &mut cmds,
+                    &mut sql,
+                    Some((&word_lc, rest)),
+                    &loc,
+                    number,
+                    pipeline.is_some(),
+                )
+                .map_err(|m| err(first, m, None))?;
                 continue;
             }
             if pending {
@@ -494,8 +502,16 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     let w = word.to_ascii_lowercase();
                     if w == "gset" || w == "aset" {
                         number += 1;
-                        finish_sql(p, &mut cmds, &mut sql, Some((&w, args)), &loc, number, pipeline.is_some())
-                            .map_err(|m| err(n, m, Some(i)))?;
+                        finish_sql(
+                            p,
+                            &mut cmds,
+                            &mut sql,
+                            Some((&w, args)),
+                            &loc,
+                            number,
+                            pipeline.is_some(),
+                        )
+                        .map_err(|m| err(n, m, Some(i)))?;
                         i = chars.len();
                     } else {
                         return Err(err(
@@ -531,8 +547,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
     }
     if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
         number += 1;
-        finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false)
-            .map_err(|m| err(sql.line as usize, m, None))?;
+        finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(sql.line as usize, m, None))?;
     }
     if let Some(b) = blocks.last() {
         return Err(err(b.line, "\\if without matching \\endif".into(), None));
