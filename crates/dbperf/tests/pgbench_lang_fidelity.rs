@@ -138,7 +138,9 @@ fn run_time_and_server_errors_as_pgbenchs() {
     let pg = TempPg::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let many = format!("\\set i 0\nSELECT LEAST({});\n", vec![":i"; 256].join(", "));
-    let cases: &[(&str, &str, &[&str], i32, Option<&str>, &[&str])] = &[
+    // name, script, options, status, processed (in stdout), words (in stderr)
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], i32, Option<&'a str>, &'a [&'a str]);
+    let cases: &[Case] = &[
         ("twice", "\\startpipeline\n\\startpipeline\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["already in pipeline mode"]),
         ("unbegun", "\\endpipeline\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["not in pipeline mode"]),
         ("setname", "\\set . 1\n", &[], 2, Some("processed: 0/1"), &["invalid variable name"]),
