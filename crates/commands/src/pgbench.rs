@@ -782,6 +782,7 @@ impl MeasuredRun for PgbenchRun {
                     .with_clients(clients);
                 program.debug = self.args.debug;
                 program.verbose_errors = self.args.verbose_errors;
+                program.max_tries = self.opts.max_tries;
                 let ops = program.ops();
                 p.transactions = ops.transactions;
                 self.statements = ops.statements;

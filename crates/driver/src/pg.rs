@@ -158,6 +158,10 @@ impl PgSession {
             .dbname(&t.database)
             .port(t.port)
             .application_name("dbperf");
+        // Server options from PGOPTIONS, as libpq sends them.
+        if let Some(o) = std::env::var("PGOPTIONS").ok().filter(|o| !o.trim().is_empty()) {
+            c.options(&o);
+        }
         if !t.password.is_empty() {
             c.password(&t.password);
         }

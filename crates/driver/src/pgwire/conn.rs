@@ -222,6 +222,11 @@ pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(C
         params.push(("database", target.database.as_str()));
     }
     params.push(("application_name", "dbperf"));
+    // Server options from PGOPTIONS (`-c name=value ...`), as libpq sends them.
+    let options = std::env::var("PGOPTIONS").ok().filter(|o| !o.trim().is_empty());
+    if let Some(o) = &options {
+        params.push(("options", o.as_str()));
+    }
     frontend::startup_message(params, conn.out()).map_err(|e| misuse(e.to_string()))?;
     conn.send().await?;
     authenticate(&mut conn, target, ignore).await?;

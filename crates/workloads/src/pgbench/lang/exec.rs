@@ -92,6 +92,9 @@ pub struct Program {
     /// `--verbose-errors`: each server error a transaction meets is said on stderr, the
     /// ones retried too.
     pub verbose_errors: bool,
+    /// `--max-tries` (0: unlimited): a transaction retried after a serialization failure or
+    /// deadlock runs the same script with the same random draws, as pgbench's.
+    pub max_tries: u32,
 }
 
 impl Program {
@@ -177,6 +180,7 @@ impl Program {
             seed_defined,
             debug: false,
             verbose_errors: false,
+            max_tries: 1,
         })
     }
 
@@ -265,6 +269,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 sql: String::new(),
                 texts: Vec::new(),
                 next: None,
+                retry: Retry::default(),
                 failed: None,
                 deferred_us: 0,
                 columnless_rows: None,
@@ -305,6 +310,17 @@ struct State<S: Session> {
     /// The rows of the last `-M simple` query that returned no columns (`SELECT \gset`),
     /// which [`Rows`] cannot count.
     columnless_rows: Option<usize>,
+    /// What a retried transaction runs again.
+    retry: Retry,
+}
+
+/// The script and random state a transaction began with (kept only when `--max-tries` is
+/// not 1), and the tries it has had.
+#[derive(Default)]
+struct Retry {
+    start: Option<(usize, Prng)>,
+    again: Option<(usize, Prng)>,
+    tries: u32,
 }
 
 /// Why a transaction stopped: the script (an expression, a variable) or the server.
@@ -359,6 +375,41 @@ impl<S: Session> State<S> {
             _ => 0,
         };
         eprintln!("pgbench: client {id} {what}");
+    }
+
+    /// The script of the next transaction: the one a retry runs again, with its random
+    /// state, or one chosen by weight.
+    fn begin(&mut self, program: &Program) -> usize {
+        let script = match self.retry.again.take() {
+            Some((script, rng)) => {
+                self.rng = rng;
+                script
+            }
+            None => self.choose(program),
+        };
+        if program.max_tries != 1 {
+            self.retry.start = Some((script, self.rng.clone()));
+        }
+        if program.debug {
+            self.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+        }
+        script
+    }
+
+    /// After a transaction: a serialization failure or deadlock with tries left is run
+    /// again as it began (the engine retries it).
+    fn after(&mut self, program: &Program, class: Option<ErrorClass>) {
+        match class {
+            Some(ErrorClass::Deadlock | ErrorClass::Serialization) if program.max_tries != 1 => {
+                self.retry.tries += 1;
+                if program.max_tries == 0 || self.retry.tries < program.max_tries {
+                    self.retry.again = self.retry.start.take();
+                } else {
+                    self.retry.tries = 0;
+                }
+            }
+            _ => self.retry.tries = 0,
+        }
     }
 
     /// Prepares every statement (`-M prepared`). One the server refuses is said on stderr
@@ -714,13 +765,7 @@ impl<S: Session> Worker for ScriptWorker<S> {
         if st.next.is_some() || st.failed.is_some() {
             return None;
         }
-        let script = st.choose(program);
-        if program.debug {
-            st.debug(format_args!(
-                "executing script \"{}\"",
-                program.parsed.scripts[script].name
-            ));
-        }
+        let script = st.begin(program);
         let mut us = std::mem::take(&mut st.deferred_us);
         match st.run_local(program, script, 0, false) {
             Ok((pc, _, paused)) => {
@@ -740,28 +785,31 @@ impl<S: Session> Worker for ScriptWorker<S> {
         if st.session.in_transaction() {
             // The last script ended inside BEGIN: pgbench stops the client there.
             let _ = st.session.query("ROLLBACK").await;
+            let id = match st.values[CLIENT_ID as usize] {
+                Some(Value::Int(i)) => i,
+                _ => 0,
+            };
             return Err(TxnError::new(
                 ErrorClass::Fatal,
                 None,
-                "end of script reached without completing the last transaction".to_string(),
+                format!("client {id} aborted: end of script reached without completing the last transaction"),
             ));
         }
         let (script, pc) = match st.next.take() {
             Some(x) => x,
             None => {
-                let script = st.choose(program);
-                if program.debug {
-                    st.debug(format_args!(
-                        "executing script \"{}\"",
-                        program.parsed.scripts[script].name
-                    ));
-                }
+                let script = st.begin(program);
                 let (pc, _, paused) = st.run_local(program, script, 0, false)?;
                 st.deferred_us = st.deferred_us.saturating_add(paused);
                 (script, pc)
             }
         };
-        match st.transaction(program, script, pc, log).await {
+        let r = st.transaction(program, script, pc, log).await;
+        st.after(program, r.as_ref().err().map(|e| match e {
+            Fail::Db(e) => e.class,
+            Fail::Script(_) => ErrorClass::Fatal,
+        }));
+        match r {
             Ok(()) => Ok(TxnDone::committed(script as u16)),
             Err(Fail::Script(e)) => {
                 // Roll back whatever the script had begun, then stop: the script is wrong.
