@@ -391,7 +391,10 @@ impl<S: Session> State<S> {
             self.retry.start = Some((script, self.rng.clone()));
         }
         if program.debug {
-            self.debug(format_args!("executing script \"{}\"", program.parsed.scripts[script].name));
+            self.debug(format_args!(
+                "executing script \"{}\"",
+                program.parsed.scripts[script].name
+            ));
         }
         script
     }
@@ -805,10 +808,13 @@ impl<S: Session> Worker for ScriptWorker<S> {
             }
         };
         let r = st.transaction(program, script, pc, log).await;
-        st.after(program, r.as_ref().err().map(|e| match e {
-            Fail::Db(e) => e.class,
-            Fail::Script(_) => ErrorClass::Fatal,
-        }));
+        st.after(
+            program,
+            r.as_ref().err().map(|e| match e {
+                Fail::Db(e) => e.class,
+                Fail::Script(_) => ErrorClass::Fatal,
+            }),
+        );
         match r {
             Ok(()) => Ok(TxnDone::committed(script as u16)),
             Err(Fail::Script(e)) => {
@@ -840,6 +846,8 @@ mod tests {
         prepared: Vec<String>,
         sent: Vec<String>,
         fail_next: bool,
+        /// The next exec is sent, then fails as a serialization failure.
+        serialization_next: bool,
     }
 
     impl Session for Fake {
@@ -878,6 +886,14 @@ mod tests {
             }
             let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params));
             self.sent.push(sent);
+            if std::mem::take(&mut self.serialization_next) {
+                return Err(DbError {
+                    class: ErrorClass::Serialization,
+                    code: None,
+                    sqlstate: Some("40001".into()),
+                    message: "could not serialize access due to concurrent update".into(),
+                });
+            }
             Ok(ExecInfo { affected_rows: 1 })
         }
         async fn exec_rows(
@@ -1158,6 +1174,27 @@ mod tests {
         assert_eq!(first, [61221467, 65377720, 104862635, 182560005, 205466678, 278459460]);
         assert_eq!(second, [5, 134, 100000001, 100000009, 200000016, 200000075]);
         assert_eq!(third, [21607, 370866, 487851, 554399, 648851, 860219]);
+    }
+
+    #[test]
+    fn a_retried_transaction_draws_the_same_values_and_the_next_one_new_ones() {
+        let mut parsed = Parsed::default();
+        parsed
+            .add("s0.sql", "s0.sql", "\\set d random(1, 1000000000)\nSELECT :d;\n")
+            .unwrap();
+        let mut program = Program::new(parsed, vec![1], QueryMode::Prepared, &[], 1, 42).unwrap();
+        program.max_tries = 3;
+        let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
+        let wl = ScriptWorkload::<Fake>::new(Arc::new(program), target, dbperf_driver::pg::default_ignore());
+        let mut w = rt().block_on(wl.connect(0)).unwrap_or_else(|e| panic!("{}", e.message));
+        w.st.session.serialization_next = true;
+        assert_eq!(txn(&mut w).unwrap_err().class, ErrorClass::Serialization);
+        txn(&mut w).unwrap();
+        txn(&mut w).unwrap();
+        let sent: Vec<&String> = w.st.session.sent.iter().filter(|s| s.starts_with("SELECT")).collect();
+        assert_eq!(sent.len(), 3, "{sent:?}");
+        assert_eq!(sent[0], sent[1], "the retry sends what the first try sent");
+        assert_ne!(sent[1], sent[2], "a new transaction draws anew");
     }
 
     #[test]
