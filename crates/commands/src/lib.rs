@@ -11,6 +11,7 @@
 //! | [`tpch`], [`tpch_run`], [`tpch_throughput`] | `dbperf tpch prepare|qgen|validate|power|throughput|compare` |
 //! | [`linkbench`] | `dbperf linkbench load|request|cleanup` |
 //! | [`pgbench`] | `dbperf pgbench` (init, the built-in scripts, `-f FILE@W`) |
+//! | [`pgbench_cli`] | `dbperf pgbench`'s texts in pgbench's shape: `--help`, `-V`, option-parse errors, the zero values pgbench refuses |
 //! | [`pg_login`] | where `dbperf pgbench` connects as pgbench would: `-h -p -U -d`, `PGHOST`/`PGPORT`/`PGUSER`/`PGDATABASE`, `PGPASSWORD` and `~/.pgpass`, composed with `--target` |
 //! | [`lua`] | `dbperf lua SCRIPT COMMAND` (the script's own options set aside before clap) |
 
@@ -19,6 +20,7 @@ pub mod linkbench;
 pub mod lua;
 pub mod pg_login;
 pub mod pgbench;
+pub mod pgbench_cli;
 pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;

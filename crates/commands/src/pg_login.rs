@@ -30,7 +30,15 @@ pub struct PgLogin {
     #[arg(short = 'U', long = "username", value_name = "USERNAME", help_heading = "Connection")]
     pub username: Option<String>,
     /// Database name, as pgbench's last word (pgbench's own -d is --debug, which dbperf does not have) [default: PGDATABASE, else the user].
-    #[arg(short = 'd', long = "dbname", value_name = "DBNAME", help_heading = "Connection")]
+    /// `-d` with no value (followed by an option or nothing) is pgbench's `-d`, `--debug`.
+    #[arg(
+        short = 'd',
+        long = "dbname",
+        value_name = "DBNAME",
+        num_args = 0..=1,
+        default_missing_value = "",
+        help_heading = "Connection"
+    )]
     pub dbname: Option<String>,
 }
 

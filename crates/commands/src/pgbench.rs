@@ -92,7 +92,12 @@ permute() is a permutation of its own: its values differ from pgbench's.";
 /// `dbperf pgbench [COMMAND] [DBNAME]`, with pgbench's flags: `-h` is the host, as in pgbench,
 /// so help is `--help` (or pgbench's `-?`) only.
 #[derive(Debug, Args)]
-#[command(after_long_help = SCRIPT_HELP, disable_help_flag = true, args_override_self = true)]
+#[command(
+    after_long_help = SCRIPT_HELP,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    args_override_self = true
+)]
 pub struct PgbenchArgs {
     /// init, tpcb-like, simple-update, select-only (or a unique prefix), or cleanup; without
     /// one: the -f/-b/-S/-N scripts, or tpcb-like. After -i, -S, -N, -f or -b, a word that is
@@ -110,7 +115,7 @@ pub struct PgbenchArgs {
     /// Skip the updates of tellers and branches, as pgbench's -N: the same as -b simple-update (each -N adds one).
     #[arg(short = 'N', long, action = clap::ArgAction::Count)]
     pub skip_some_updates: u8,
-    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; runs accept it, as dbperf never vacuums before a run.
+    /// No vacuum, as pgbench's -n: init skips its VACUUM ANALYZE; a run skips pgbench's vacuum of branches and tellers and truncate of history before it.
     #[arg(short = 'n', long)]
     pub no_vacuum: bool,
     /// Each statement's mean latency in the final report, as pgbench's -r.
@@ -143,9 +148,12 @@ pub struct PgbenchArgs {
     /// -l writes one line per NUM seconds instead of per transaction, as pgbench's --aggregate-interval.
     #[arg(long = "aggregate-interval", value_name = "NUM", allow_hyphen_values = true)]
     pub aggregate_interval: Option<String>,
-    /// Print help (pgbench's -h is the host; see the Connection options).
-    #[arg(long, short = '?', action = clap::ArgAction::HelpLong)]
-    pub help: Option<bool>,
+    /// pgbench-shaped help, as pgbench's --help and -? (every option in detail: dbperf help pgbench).
+    #[arg(long, short = '?')]
+    pub help: bool,
+    /// pgbench's version line (its shape, saying dbperf), as pgbench's -V.
+    #[arg(long, short = 'V')]
+    pub version: bool,
     /// A pgbench script file to run, optionally weighted: FILE or FILE@WEIGHT (repeatable; see --help).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub file: Vec<String>,
@@ -184,6 +192,21 @@ pub struct PgbenchArgs {
     /// init: range or hash partitions, as pgbench's --partition-method [default: range].
     #[arg(long = "partition-method", value_name = "(range|hash)")]
     pub partition_method: Option<String>,
+    /// init: create the tables in this tablespace, as pgbench's --tablespace.
+    #[arg(long, value_name = "TABLESPACE")]
+    pub tablespace: Option<String>,
+    /// init: create the primary keys' indexes in this tablespace, as pgbench's --index-tablespace.
+    #[arg(long = "index-tablespace", value_name = "TABLESPACE")]
+    pub index_tablespace: Option<String>,
+    /// Before the run, also VACUUM ANALYZE pgbench_accounts, as pgbench's -v (with the pre-run vacuum; -n drops both).
+    #[arg(short = 'v', long = "vacuum-all")]
+    pub vacuum_all: bool,
+    /// Print what each client executes, sends and receives on stderr, as pgbench's --debug (runs the script path).
+    #[arg(long)]
+    pub debug: bool,
+    /// Say each error a transaction met, retried or not, as pgbench's --verbose-errors (dbperf always says the one that stops a client).
+    #[arg(long = "verbose-errors")]
+    pub verbose_errors: bool,
     /// init: add pgbench's foreign keys (step f).
     #[arg(long = "foreign-keys")]
     pub foreign_keys: bool,
@@ -212,6 +235,21 @@ pub struct PgbenchArgs {
 
 /// Runs a pgbench command; `argv` is the whole command line, for the manifest.
 pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
+    if a.help {
+        print!("{}", crate::pgbench_cli::HELP);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.version {
+        println!("{}", crate::pgbench_cli::version());
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Zero means "none" to dbperf's shared run flags; pgbench refuses it when given.
+    if crate::pgbench_cli::given(argv, 'P', "progress") && a.run.report_interval <= 0.0 {
+        bail!("-P/--progress must be in range 1..{}", i32::MAX);
+    }
+    if crate::pgbench_cli::given(argv, 'R', "rate") && a.run.rate <= 0.0 {
+        bail!("invalid rate limit: \"{}\"", a.run.rate);
+    }
     if a.builtin.iter().any(|b| b == "list") {
         eprintln!("Available builtin scripts:");
         for s in Script::ALL {
@@ -270,6 +308,8 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
             steps,
             partitions,
             partition_method,
+            tablespace: a.tablespace.clone(),
+            index_tablespace: a.index_tablespace.clone(),
         }))?;
         // On stderr with pgbench's other init lines, as pgbench.
         let steps: Vec<String> = r
@@ -285,13 +325,16 @@ pub fn run(a: PgbenchArgs, argv: &[String]) -> Result<ExitCode> {
 }
 
 /// pgbench's spellings as dbperf's: `-i` is the init command, `-S` and `-N` the built-ins
-/// they name (`-b`), and once a flag has chosen what runs, a word that is neither a command
-/// nor a built-in is the database (`pgbench -S -c 8 mydb`).
+/// they name (`-b`), and a word that is neither a command nor a built-in is the database, as
+/// pgbench's only word is (`pgbench -S -c 8 mydb`, `pgbench mydb`).
 fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
+    // `-d` without a database is pgbench's own `-d`: --debug.
+    if a.login.dbname.as_deref() == Some("") {
+        a.login.dbname = None;
+        a.debug = true;
+    }
     let is_command = |w: &str| matches!(w, "init" | "cleanup") || Script::by_prefix(w).is_ok();
-    let chosen =
-        a.initialize || a.select_only > 0 || a.skip_some_updates > 0 || !a.file.is_empty() || !a.builtin.is_empty();
-    if let (true, Some(word), None) = (chosen, &a.command, &a.database) {
+    if let (Some(word), None) = (&a.command, &a.database) {
         if !is_command(word) {
             a.database = a.command.take();
         }
@@ -300,6 +343,8 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         bail!("-F/--fillfactor must be in range 10..100 (got {f})");
     }
     let init_only = a.fillfactor.is_some()
+        || a.tablespace.is_some()
+        || a.index_tablespace.is_some()
         || a.unlogged_tables
         || a.init_steps.is_some()
         || a.foreign_keys
@@ -312,6 +357,8 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         || !a.builtin.is_empty()
         || !a.define.is_empty()
         || a.connect
+        || a.vacuum_all
+        || a.verbose_errors
         || a.log
         || a.report_per_command
         || a.latency_limit.is_some()
@@ -622,6 +669,7 @@ impl MeasuredRun for PgbenchRun {
             Scripts::Builtin(..) => true,
             Scripts::Parsed(p) => p.uses_builtin,
         };
+        let vacuum = !self.args.no_vacuum && matches!(admin, AnySession::Pg(_));
         if builtin {
             self.scale = init::scale_of(admin).await?;
             if self.args.scale.is_some() {
@@ -630,7 +678,13 @@ impl MeasuredRun for PgbenchRun {
                     self.scale
                 );
             }
+            if vacuum {
+                init::vacuum_before_run(admin, self.args.vacuum_all).await;
+            }
             return Ok(());
+        }
+        if vacuum {
+            init::vacuum_before_run(admin, self.args.vacuum_all).await;
         }
         self.scale = match (&self.scripts, self.args.scale) {
             // As pgbench: with a built-in in the mix, the tables' scale, whatever -s says.
@@ -723,9 +777,12 @@ impl MeasuredRun for PgbenchRun {
             Scripts::Parsed(p) => {
                 let parsed = std::mem::take(&mut p.parsed);
                 let clients = m.run().map_or(1, |r| r.connections);
-                let program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
+                let mut program = Program::new(parsed, p.weights.clone(), p.mode, &p.defines, self.scale, self.seed)
                     .map_err(|e| anyhow!(e))?
                     .with_clients(clients);
+                program.debug = self.args.debug;
+                program.verbose_errors = self.args.verbose_errors;
+                program.max_tries = self.opts.max_tries;
                 let ops = program.ops();
                 p.transactions = ops.transactions;
                 self.statements = ops.statements;
@@ -849,7 +906,7 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     if total == 0 && !(builtins.is_empty() && file_weights.is_empty()) {
         bail!("total script weight must not be zero: give a script a positive @WEIGHT (or none)");
     }
-    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended {
+    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended && !a.debug {
         return Ok(Plan::Builtin(mode));
     }
     let mut defines = Vec::new();
@@ -880,6 +937,15 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
         parsed.add(&name, path, &text).map_err(|e| anyhow!("{e}"))?;
         weights.push(w);
         labels.push(path.to_string());
+    }
+    if mode != QueryMode::Simple {
+        use dbperf_workloads::pgbench::lang::parse::MAX_PARAMS;
+        if let Some(s) = parsed.statements.iter().find(|s| s.params.len() > MAX_PARAMS) {
+            bail!(
+                "statement has too many arguments (maximum is {MAX_PARAMS}): {}",
+                s.placeholders
+            );
+        }
     }
     if builtins.is_empty() && a.file.is_empty() {
         let s = Script::TpcbLike;
@@ -977,8 +1043,9 @@ mod tests {
         // A built-in's name stays a command; without a flag choosing, any word does.
         let a = words(&["-f", "x.sql", "select"]).unwrap();
         assert_eq!((a.command.as_deref(), a.database), (Some("select"), None));
+        // pgbench's only word is the database, whatever it is.
         let a = words(&["mydb"]).unwrap();
-        assert!(matches!(script_plan(&a), Err(e) if e.to_string().contains("-d DBNAME")));
+        assert_eq!((a.command, a.database.as_deref()), (None, Some("mydb")));
         let e = |argv: &[&str]| words(argv).unwrap_err().to_string();
         assert!(e(&["-i", "-S"]).contains("cannot be used in initialization"));
         assert!(e(&["-i", "cleanup"]).contains("give one of them"));

@@ -112,19 +112,20 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
     let total = summary["transactions"]["total"].as_i64().unwrap();
     assert!((total - v[4]).abs() <= 4, "summary {total} vs {} history rows", v[4]);
 
-    // select-only changes no row.
+    // select-only changes no row (with -n: without it, as pgbench, the run first truncates
+    // pgbench_history; see below).
     let writes = "SELECT sum(n_tup_upd + n_tup_ins + n_tup_del) FROM pg_stat_user_tables WHERE relname LIKE 'pgbench%'";
     pg.wait_for_no_backends("sb");
     let before = (balances(&pg), pg.psql(writes));
     let results = tempfile::tempdir().unwrap();
-    pgbench("select-only", &url, results.path(), &["-c", "2", "-T", "2"]);
+    pgbench("select-only", &url, results.path(), &["-n", "-c", "2", "-T", "2"]);
     // The same on tokio-postgres, the session kept for A/B measurements.
     let reference = tempfile::tempdir().unwrap();
     pgbench(
         "select-only",
         &url,
         reference.path(),
-        &["-c", "2", "-T", "1", "--client-impl", "tokio-postgres"],
+        &["-n", "-c", "2", "-T", "1", "--client-impl", "tokio-postgres"],
     );
     let on_reference = read_json(&only_run_dir(reference.path()).join("summary.json"));
     assert!(on_reference["transactions"]["total"].as_i64().unwrap() > 100);
@@ -137,11 +138,31 @@ fn init_then_tpcb_like_keeps_balances_and_select_only_writes_nothing() {
 
     // simple-update: accounts and history only.
     let results = tempfile::tempdir().unwrap();
-    pgbench("simple-update", &url, results.path(), &["-c", "2", "-T", "1"]);
+    pgbench("simple-update", &url, results.path(), &["-n", "-c", "2", "-T", "1"]);
     let after: Vec<i64> = balances(&pg).split('\t').map(|x| x.parse().unwrap()).collect();
     assert!(after[4] > v[4], "simple-update inserts history rows");
     assert_eq!(after[0], after[3], "every delta went to an account");
     assert_eq!((after[1], after[2]), (v[1], v[2]), "branches and tellers are untouched");
+
+    // Without -n, a run begins as pgbench's does: vacuum branches and tellers, truncate history.
+    let results = tempfile::tempdir().unwrap();
+    let out = dbperf()
+        .args([
+            "pgbench",
+            "select-only",
+            "--target",
+            &url,
+            "--no-telemetry",
+            "-t",
+            "1",
+            "--results-dir",
+        ])
+        .arg(results.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("starting vacuum...end."));
+    assert_eq!(pg.psql("SELECT count(*) FROM pgbench_history"), "0");
 
     run_ok(dbperf().args(["pgbench", "cleanup", "--target", &url]));
     assert_eq!(

@@ -96,3 +96,94 @@ fn scripts_print_and_draw_what_pgbench_prints_and_draws() {
         assert_eq!(ours(&pg, &random, &args), want, "{args:?}");
     }
 }
+
+/// A run of `script` with `opts` by `pgbench` (`reference`) or dbperf: status, stdout, stderr.
+fn run_script(pg: &TempPg, reference: bool, script: &Path, opts: &[&str]) -> (Option<i32>, String, String) {
+    let out = if reference {
+        Command::new("pgbench")
+            .args(["-h", "127.0.0.1", "-p", &pg.port().to_string(), "-U", "sb"])
+            .args(opts)
+            .arg("-f")
+            .arg(script)
+            .arg("sbtest")
+            .env("PGPASSWORD", pg.password())
+            .output()
+            .expect("pgbench runs")
+    } else {
+        let results = tempfile::tempdir().unwrap();
+        dbperf()
+            .args(["pgbench", "--target", &pg.url(), "--no-telemetry"])
+            .args(opts)
+            .arg("-f")
+            .arg(script)
+            .arg("--results-dir")
+            .arg(results.path())
+            .output()
+            .expect("dbperf runs")
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// Errors a client meets while it runs, beside `/usr/bin/pgbench` on the same server: the
+/// same status (2 after the report, 1 for a script pgbench refuses before running), the same
+/// count of processed transactions, and in stderr the words 001_pgbench_with_server.pl reads
+/// (server errors as libpq prints them, with their DETAIL and CONTEXT lines; parameters sent
+/// as text, so the server reports a value it cannot convert).
+#[test]
+fn run_time_and_server_errors_as_pgbenchs() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let many = format!("\\set i 0\nSELECT LEAST({});\n", vec![":i"; 256].join(", "));
+    // name, script, options, status, processed (in stdout), words (in stderr)
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], i32, Option<&'a str>, &'a [&'a str]);
+    let cases: &[Case] = &[
+        ("twice", "\\startpipeline\n\\startpipeline\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["already in pipeline mode"]),
+        ("unbegun", "\\endpipeline\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["not in pipeline mode"]),
+        ("setname", "\\set . 1\n", &[], 2, Some("processed: 0/1"), &["invalid variable name"]),
+        ("nonselect", "DROP TABLE IF EXISTS no_such_table \\gset\n", &[], 2, Some("processed: 0/1"), &["expected one row, got 0"]),
+        ("badname", "SELECT 1 AS \"bad name!\" \\gset\n", &[], 2, Some("processed: 0/1"), &["error storing into variable bad name!"]),
+        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error", "prepared statement"]),
+        (
+            "json",
+            "select '{ invalid ' as value \\gset\nselect $$'Valame' dijo; 'no'$$ as long \\gset\nselect column1::jsonb from (values (:value), (:long)) as q;\n",
+            &["-M", "prepared"],
+            2,
+            Some("processed: 0/1"),
+            &["ERROR:  invalid input syntax for type json", "DETAIL:  Token \"invalid\" is invalid.", "CONTEXT:  JSON data, line 1: { invalid..."],
+        ),
+        (
+            "smallint",
+            "select 42 as value1, '1a' as value2 \\gset\nselect :value1::smallint, :value2::smallint;\n",
+            &["-M", "prepared"],
+            2,
+            Some("processed: 0/1"),
+            &["ERROR:  invalid input syntax for type smallint: \"1a\""],
+        ),
+        ("open", "BEGIN;SELECT 1;\n", &["-t", "10"], 2, Some("processed: 1/10"), &["end of script reached without completing the last transaction"]),
+        ("many", &many, &["-M", "prepared"], 1, None, &["statement has too many arguments (maximum is 255)"]),
+    ];
+    for (name, text, opts, status, processed, words) in cases {
+        let script = dir.path().join(name);
+        std::fs::write(&script, text).unwrap();
+        let mut args = vec!["-n"];
+        if !opts.contains(&"-t") {
+            args.extend(["-t", "1"]);
+        }
+        args.extend(opts.iter());
+        for reference in [true, false] {
+            let who = if reference { "pgbench" } else { "dbperf" };
+            let (code, stdout, stderr) = run_script(&pg, reference, &script, &args);
+            assert_eq!(code, Some(*status), "{who} {name}: {stdout}{stderr}");
+            if let Some(p) = processed {
+                assert!(stdout.contains(p), "{who} {name}: {stdout}");
+            }
+            for w in *words {
+                assert!(stderr.contains(w), "{who} {name}: {w:?} not in {stderr}");
+            }
+        }
+    }
+}

@@ -246,3 +246,58 @@ fn option_errors_exit_1_as_pgbenchs() {
         assert!(stderr.contains(w), "{stderr}");
     }
 }
+
+/// The command line's own errors, `--help` and `-V`, beside `/usr/bin/pgbench`: the same
+/// status (1 for an error, 0 for help and version), nothing on stdout for an error, and on
+/// the stream each case is read from, the words 002_pgbench_no_server.pl reads.
+#[test]
+fn command_line_errors_help_and_version_as_pgbenchs() {
+    let with_reference = common::program_runs("pgbench");
+    let cases: &[(&[&str], &str)] = &[
+        (&["-c", "three"], "invalid value \"three\" for option -c/--clients"),
+        (&["-j", "eleven"], "invalid value \"eleven\" for option -j/--jobs"),
+        (&["-i", "-s", "two"], "invalid value \"two\" for option -s/--scale"),
+        (&["-t", "zil"], "invalid value \"zil\" for option -t/--transactions"),
+        (&["-T", "ten"], "invalid value \"ten\" for option -T/--time"),
+        (
+            &["-h", "home", "-U", "calvin", "--bad-option"],
+            "Try \"pgbench --help\" for more information.",
+        ),
+        (&["--progress=0"], "-P/--progress must be in range"),
+        (&["--rate=0.0"], "invalid rate limit"),
+    ];
+    for (opts, words) in cases {
+        let mut runs = vec![("dbperf", dbperf().arg("pgbench").args(*opts).output().unwrap())];
+        if with_reference {
+            runs.push(("pgbench", Command::new("pgbench").args(*opts).output().unwrap()));
+        }
+        for (who, out) in runs {
+            assert_eq!(out.status.code(), Some(1), "{who} {opts:?}: {}", text(&out.stderr));
+            assert!(out.stdout.is_empty(), "{who} {opts:?}");
+            assert!(
+                text(&out.stderr).contains(words),
+                "{who} {opts:?}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+    let help: &[&str] = &[
+        "benchmarking tool for PostgreSQL",
+        "Usage",
+        "Initialization options:",
+        "Common options:",
+        "Report bugs to",
+    ];
+    for (opts, words) in [(&["--help"][..], help), (&["-V"][..], &["pgbench (PostgreSQL) "][..])] {
+        let mut runs = vec![("dbperf", dbperf().arg("pgbench").args(opts).output().unwrap())];
+        if with_reference {
+            runs.push(("pgbench", Command::new("pgbench").args(opts).output().unwrap()));
+        }
+        for (who, out) in runs {
+            assert_eq!(out.status.code(), Some(0), "{who} {opts:?}");
+            assert!(out.stderr.is_empty(), "{who} {opts:?}: {}", text(&out.stderr));
+            let stdout = text(&out.stdout);
+            assert!(words.iter().all(|w| stdout.contains(w)), "{who} {opts:?}: {stdout}");
+        }
+    }
+}

@@ -98,6 +98,20 @@ impl Session for AnySession {
         })
     }
 
+    fn in_transaction(&self) -> bool {
+        match self {
+            AnySession::Mysql(s) => s.in_transaction(),
+            AnySession::Pg(s) => s.in_transaction(),
+        }
+    }
+
+    fn send_params_as_text(&mut self) {
+        match self {
+            AnySession::Mysql(s) => s.send_params_as_text(),
+            AnySession::Pg(s) => s.send_params_as_text(),
+        }
+    }
+
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         match self {
             AnySession::Mysql(s) => s.prepare(sql).await,

@@ -312,6 +312,18 @@ pub trait Session: Sized {
     /// The server's version string.
     fn server_version(&self) -> String;
 
+    /// From now on, prepared statements' parameters go as text, for the server to convert
+    /// to the types it inferred, as pgbench (libpq's `PQexecPrepared` with text values)
+    /// sends them: a value that does not convert is the server's error, in its words.
+    /// Sessions that bind typed values only keep doing so (the default).
+    fn send_params_as_text(&mut self) {}
+
+    /// Whether the server said, at the end of the last request, that a transaction block is
+    /// open (PostgreSQL's ReadyForQuery status); sessions that do not track it say no.
+    fn in_transaction(&self) -> bool {
+        false
+    }
+
     /// Whether [`Session::exec_unnamed`] works: only dbperf's own PostgreSQL session has
     /// unnamed statements (PostgreSQL's extended query protocol).
     const UNNAMED_STATEMENTS: bool = false;

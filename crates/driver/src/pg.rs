@@ -158,6 +158,10 @@ impl PgSession {
             .dbname(&t.database)
             .port(t.port)
             .application_name("dbperf");
+        // Server options from PGOPTIONS, as libpq sends them.
+        if let Some(o) = std::env::var("PGOPTIONS").ok().filter(|o| !o.trim().is_empty()) {
+            c.options(&o);
+        }
         if !t.password.is_empty() {
             c.password(&t.password);
         }
@@ -217,7 +221,12 @@ impl PgSession {
                 class: classify(state, &self.ignore),
                 code: None,
                 sqlstate: Some(state.to_string()),
-                message: format!("{}: {} (SQLSTATE {state})", db.severity(), db.message()),
+                message: server_message(
+                    db.severity(),
+                    db.message(),
+                    state,
+                    [db.detail(), db.hint(), db.where_()],
+                ),
             };
         }
         let io = e.source().is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
@@ -283,13 +292,7 @@ impl Session for PgSession {
             version: String::new(),
         };
         s.open().await.map_err(|e| DbError {
-            message: format!(
-                "cannot connect to PostgreSQL at {} as {} (database {}): {}",
-                target.endpoint(),
-                target.user,
-                target.database,
-                e.message
-            ),
+            message: cannot_connect_message(target, &e),
             ..e
         })?;
         Ok(s)
@@ -366,6 +369,58 @@ impl Session for PgSession {
 }
 
 /// Refuses a target that is not PostgreSQL, naming what to do instead.
+/// A PostgreSQL server error as dbperf's sessions word it: `SEVERITY: message (SQLSTATE
+/// code)`, then, when the server sent them, its `DETAIL:  `, `HINT:  ` and `CONTEXT:  `
+/// lines as libpq prints them ([`libpq_text`] gives the whole of it in libpq's shape).
+pub fn server_message(severity: &str, message: &str, sqlstate: &str, extra: [Option<&str>; 3]) -> String {
+    let mut out = format!("{severity}: {message} (SQLSTATE {sqlstate})");
+    for (label, text) in ["DETAIL", "HINT", "CONTEXT"].iter().zip(extra) {
+        if let Some(t) = text {
+            out.push_str(&format!("\n{label}:  {t}"));
+        }
+    }
+    out
+}
+
+/// A server error as libpq prints it (what pgbench shows): `ERROR:  message` (two spaces,
+/// no SQLSTATE), then the `DETAIL:`/`HINT:`/`CONTEXT:` lines [`server_message`] kept. Any
+/// other error's message is returned as it is.
+pub fn libpq_text(e: &DbError) -> std::borrow::Cow<'_, str> {
+    let Some(state) = &e.sqlstate else {
+        return e.message.as_str().into();
+    };
+    let (first, rest) = match e.message.split_once('\n') {
+        Some((f, r)) => (f, Some(r)),
+        None => (e.message.as_str(), None),
+    };
+    let suffix = format!(" (SQLSTATE {state})");
+    let Some((severity, message)) = first.strip_suffix(suffix.as_str()).and_then(|f| f.split_once(": ")) else {
+        return e.message.as_str().into();
+    };
+    let mut out = format!("{severity}:  {message}");
+    if let Some(r) = rest {
+        out.push('\n');
+        out.push_str(r);
+    }
+    out.into()
+}
+
+/// Why a session to `target` could not be opened, with libpq's words for the server's
+/// answer (`connection to server on socket "/tmp/.s.PGSQL.5432" failed: FATAL:  database
+/// "x" does not exist`), as pgbench prints it.
+pub fn cannot_connect_message(target: &Target, e: &DbError) -> String {
+    let at = match &target.socket {
+        Some(dir) => format!("on socket \"{dir}/.s.PGSQL.{}\"", target.port),
+        None => format!("at \"{}\", port {}", target.host, target.port),
+    };
+    format!(
+        "cannot connect to PostgreSQL as {} (database {}): connection to server {at} failed: {}",
+        target.user,
+        target.database,
+        libpq_text(e)
+    )
+}
+
 pub fn require_postgres(target: &Target) -> Result<(), DbError> {
     match target.family {
         super::target::Family::Postgres => Ok(()),

@@ -32,6 +32,15 @@ pub fn main() -> ExitCode {
     };
     let cli = match Cli::try_parse_from(normalize(clap_argv)) {
         Ok(c) => c,
+        // pgbench's words and status for its command line's errors.
+        Err(e) if argv.get(1).map(String::as_str) == Some("pgbench") => {
+            use clap::CommandFactory as _;
+            let cmd = Cli::command();
+            return match cmd.find_subcommand("pgbench") {
+                Some(sub) => dbperf_commands::pgbench_cli::parse_error(&e, sub),
+                None => e.exit(),
+            };
+        }
         Err(e) => e.exit(),
     };
     let result = match cli.command {

@@ -42,6 +42,8 @@ pub(crate) struct Conn {
     stream: Stream,
     rbuf: BytesMut,
     wbuf: BytesMut,
+    /// The last ReadyForQuery said a transaction block is open (status `T` or `E`).
+    pub(crate) in_transaction: bool,
 }
 
 impl Conn {
@@ -213,12 +215,18 @@ pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(C
         stream: open(target).await?,
         rbuf: BytesMut::with_capacity(READ_BUFFER),
         wbuf: BytesMut::with_capacity(READ_BUFFER),
+        in_transaction: false,
     };
     let mut params = vec![("client_encoding", "UTF8"), ("user", target.user.as_str())];
     if !target.database.is_empty() {
         params.push(("database", target.database.as_str()));
     }
     params.push(("application_name", "dbperf"));
+    // Server options from PGOPTIONS (`-c name=value ...`), as libpq sends them.
+    let options = std::env::var("PGOPTIONS").ok().filter(|o| !o.trim().is_empty());
+    if let Some(o) = &options {
+        params.push(("options", o.as_str()));
+    }
     frontend::startup_message(params, conn.out()).map_err(|e| misuse(e.to_string()))?;
     conn.send().await?;
     authenticate(&mut conn, target, ignore).await?;

@@ -64,6 +64,7 @@ pub(crate) fn misuse(message: String) -> DbError {
 /// [`super::pg::PgSession`] words it.
 pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> DbError {
     let (mut severity, mut code, mut message) = (String::new(), String::new(), String::new());
+    let (mut detail, mut hint, mut context) = (None, None, None);
     let mut fields = body.fields();
     loop {
         match fields.next() {
@@ -73,6 +74,9 @@ pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> D
                     b'S' => severity = value(),
                     b'C' => code = value(),
                     b'M' => message = value(),
+                    b'D' => detail = Some(value()),
+                    b'H' => hint = Some(value()),
+                    b'W' => context = Some(value()),
                     _ => {}
                 }
             }
@@ -83,7 +87,12 @@ pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> D
     DbError {
         class: classify(&code, ignore),
         code: None,
-        message: format!("{severity}: {message} (SQLSTATE {code})"),
+        message: super::pg::server_message(
+            &severity,
+            &message,
+            &code,
+            [detail.as_deref(), hint.as_deref(), context.as_deref()],
+        ),
         sqlstate: Some(code),
     }
 }
@@ -127,6 +136,29 @@ mod tests {
         assert_eq!(
             e.message,
             "ERROR: duplicate key value violates unique constraint \"t_pkey\" (SQLSTATE 23505)"
+        );
+        // DETAIL, HINT and CONTEXT follow on lines of their own, and libpq's shape of it
+        // all is what pgbench prints (as libpq 15 prints this error).
+        let b = error_response(&[
+            (b'S', "ERROR"),
+            (b'C', "22P02"),
+            (b'M', "invalid input syntax for type json"),
+            (b'D', "Token \"invalid\" is invalid."),
+            (
+                b'W',
+                "JSON data, line 1: { invalid...\nunnamed portal with parameters: $1 = '{ invalid '",
+            ),
+        ]);
+        let e = server_error(&b, &super::super::pg::default_ignore());
+        assert!(e
+            .message
+            .starts_with("ERROR: invalid input syntax for type json (SQLSTATE 22P02)\n"));
+        assert_eq!(
+            crate::pg::libpq_text(&e),
+            "ERROR:  invalid input syntax for type json\n\
+             DETAIL:  Token \"invalid\" is invalid.\n\
+             CONTEXT:  JSON data, line 1: { invalid...\n\
+             unnamed portal with parameters: $1 = '{ invalid '"
         );
         let b = error_response(&[(b'S', "FATAL"), (b'C', "57P01"), (b'M', "terminating connection")]);
         let e = server_error(&b, &IgnoreErrors::Sqlstates(Default::default()));

@@ -42,6 +42,9 @@ pub struct PgWireSession {
     /// A request was sent and its response not read to ReadyForQuery: its future was
     /// dropped (or the response made no sense), so the connection is out of step.
     busy: bool,
+    /// Prepared statements' parameters go as text, for the server to convert
+    /// ([`Session::send_params_as_text`]).
+    text_params: bool,
 }
 
 /// A statement prepared on the server.
@@ -65,6 +68,7 @@ impl PgWireSession {
             version: String::new(),
             cancel: None,
             busy: false,
+            text_params: false,
         };
         s.open().await?;
         Ok(s)
@@ -74,13 +78,7 @@ impl PgWireSession {
         self.close();
         self.statements.clear();
         let (conn, startup) = connect(&self.target, &self.ignore).await.map_err(|e| DbError {
-            message: format!(
-                "cannot connect to PostgreSQL at {} as {} (database {}): {}",
-                self.target.endpoint(),
-                self.target.user,
-                self.target.database,
-                e.message
-            ),
+            message: crate::pg::cannot_connect_message(&self.target, &e),
             ..e
         })?;
         self.version = startup.version;
@@ -233,6 +231,7 @@ impl PgWireSession {
             busy,
             ignore,
             statements,
+            text_params,
             ..
         } = self;
         let st = statements
@@ -250,6 +249,7 @@ impl PgWireSession {
         let typed = Typed {
             params: &st.params,
             columns: &st.columns,
+            text_params: *text_params,
         };
         bind_execute(c, busy, ignore, &st.name, params, Some(typed), rows).await
     }
@@ -401,6 +401,8 @@ fn encode_text(p: Param<'_>, buf: &mut bytes::BytesMut) -> IsNull {
 struct Typed<'t> {
     params: &'t [Type],
     columns: &'t [Type],
+    /// The parameters go as text all the same, for the server to convert.
+    text_params: bool,
 }
 
 /// Appends Bind (of `statement` to the unnamed portal), Execute and Sync to what `c` is
@@ -418,12 +420,14 @@ async fn bind_execute(
     rows: Option<&mut Rows>,
 ) -> Result<ExecInfo, DbError> {
     let format = i16::from(typed.is_some());
+    let param_format = i16::from(typed.is_some_and(|t| !t.text_params));
     let bound = frontend::bind(
         "",
         statement,
-        Some(format),
+        Some(param_format),
         params.iter().enumerate(),
         |(i, p), buf| match typed {
+            Some(t) if t.text_params => Ok(encode_text(*p, buf)),
             Some(t) => match encode_param(&t.params[i], *p, buf) {
                 Ok(postgres_types::IsNull::Yes) => Ok(IsNull::Yes),
                 Ok(postgres_types::IsNull::No) => Ok(IsNull::No),
@@ -477,6 +481,7 @@ async fn read_result(
         };
         match tag {
             b'Z' => {
+                c.in_transaction = c.body(len).first().is_some_and(|&s| s != b'I');
                 c.consume(len);
                 *busy = false;
                 return match failed {
@@ -589,7 +594,8 @@ async fn drain(
             Err(e) => return Err(failed.unwrap_or(e)),
         };
         match m {
-            Message::ReadyForQuery(_) => {
+            Message::ReadyForQuery(b) => {
+                c.in_transaction = b.status() != b'I';
                 *busy = false;
                 return failed.map_or(Ok(()), Err);
             }
@@ -602,6 +608,14 @@ async fn drain(
 
 impl Session for PgWireSession {
     const UNNAMED_STATEMENTS: bool = true;
+
+    fn send_params_as_text(&mut self) {
+        self.text_params = true;
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.in_transaction)
+    }
 
     async fn exec_unnamed(
         &mut self,

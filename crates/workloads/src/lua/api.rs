@@ -771,8 +771,12 @@ fn primary_message(e: &DbError) -> &str {
     let Some(state) = &e.sqlstate else {
         return &e.message;
     };
+    // The first line: the DETAIL/HINT/CONTEXT lines the server sent follow it.
     let inner = e
         .message
+        .lines()
+        .next()
+        .unwrap_or_default()
         .strip_suffix(')')
         .and_then(|m| m.strip_suffix(state.as_str()))
         .and_then(|m| m.strip_suffix(" (SQLSTATE "));
@@ -1439,6 +1443,14 @@ mod tests {
         );
         let mysql = error(Some("42S02"), "Table 'sbtest.t' doesn't exist");
         assert_eq!(primary_message(&mysql), "Table 'sbtest.t' doesn't exist");
+        let detailed = error(
+            Some("23505"),
+            "ERROR: duplicate key value violates unique constraint \"t_pkey\" (SQLSTATE 23505)\nDETAIL:  Key (id)=(1) already exists.",
+        );
+        assert_eq!(
+            primary_message(&detailed),
+            "duplicate key value violates unique constraint \"t_pkey\""
+        );
         let other_state = error(Some("42P01"), "ERROR: x (SQLSTATE 23502)");
         assert_eq!(primary_message(&other_state), "ERROR: x (SQLSTATE 23502)");
         assert_eq!(primary_message(&closed()), closed().message);

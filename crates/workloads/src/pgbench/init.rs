@@ -49,6 +49,23 @@ pub struct InitConfig {
     /// `--partitions` of pgbench_accounts (0: a plain table) and `--partition-method`.
     pub partitions: u32,
     pub partition_method: PartitionMethod,
+    /// `--tablespace`: where the tables go (step t).
+    pub tablespace: Option<String>,
+    /// `--index-tablespace`: where the primary keys' indexes go (step p).
+    pub index_tablespace: Option<String>,
+}
+
+/// ` tablespace "NAME"` (or ` using index tablespace "NAME"` with `index`) for a
+/// statement, as pgbench appends it; nothing without a tablespace.
+pub fn tablespace_clause(tablespace: Option<&str>, index: bool) -> String {
+    match tablespace {
+        None => String::new(),
+        Some(t) => format!(
+            "{} tablespace \"{}\"",
+            if index { " using index" } else { "" },
+            t.replace('"', "\"\"")
+        ),
+    }
 }
 
 /// pgbench's `--partition-method`.
@@ -276,6 +293,7 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
                     cfg.unlogged,
                     partitioned,
                 )) {
+                    let sql = sql + &tablespace_clause(cfg.tablespace.as_deref(), false);
                     ddl::create_table(&mut s, family, &fresh, "pgbench", "", name, &sql).await?;
                 }
                 if cfg.partitions > 0 {
@@ -323,7 +341,10 @@ pub async fn init(cfg: &InitConfig) -> Result<InitReport, InitError> {
                     ("pgbench_tellers", "tid"),
                     ("pgbench_accounts", "aid"),
                 ] {
-                    let sql = format!("alter table {t} add primary key ({k})");
+                    let sql = format!(
+                        "alter table {t} add primary key ({k}){}",
+                        tablespace_clause(cfg.index_tablespace.as_deref(), true)
+                    );
                     s.query(&sql).await.map_err(doing(sql.clone()))?;
                 }
                 "primary keys"
@@ -471,6 +492,33 @@ pub async fn scale_of<S: Session>(s: &mut S) -> Result<i64, InitError> {
     Ok(n)
 }
 
+/// pgbench's vacuum before a run (without `-n`): `vacuum` of branches and tellers and
+/// `truncate` of history, then with `all` (`-v`) `vacuum analyze` of accounts, said on
+/// stderr as pgbench says it. A statement that fails is reported and passed over, as pgbench
+/// does (a script's run on other tables goes on).
+pub async fn vacuum_before_run<S: Session>(s: &mut S, all: bool) {
+    async fn attempt<S: Session>(s: &mut S, sql: &str) {
+        if let Err(e) = s.query(sql).await {
+            eprintln!("pgbench: error: {}", dbperf_driver::pg::libpq_text(&e));
+            eprintln!("pgbench: detail: (ignoring this error and continuing anyway)");
+        }
+    }
+    eprint!("starting vacuum...");
+    for sql in [
+        "vacuum pgbench_branches",
+        "vacuum pgbench_tellers",
+        "truncate pgbench_history",
+    ] {
+        attempt(s, sql).await;
+    }
+    eprintln!("end.");
+    if all {
+        eprint!("starting vacuum pgbench_accounts...");
+        attempt(s, "vacuum analyze pgbench_accounts").await;
+        eprintln!("end.");
+    }
+}
+
 /// Drops the four pgbench tables, those dbperf created (all four with `force`).
 pub async fn cleanup(target: &Target, force: bool) -> Result<(), InitError> {
     let mut s = PgWireSession::connect(target, IgnoreErrors::Sqlstates(Default::default()))
@@ -492,6 +540,16 @@ pub async fn cleanup(target: &Target, force: bool) -> Result<(), InitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tablespaces_are_quoted_as_identifiers() {
+        assert_eq!(tablespace_clause(None, false), "");
+        assert_eq!(tablespace_clause(Some("ts"), false), " tablespace \"ts\"");
+        assert_eq!(
+            tablespace_clause(Some("a\"b"), true),
+            " using index tablespace \"a\"\"b\""
+        );
+    }
 
     #[test]
     fn ddl_is_pgbench_15s() {

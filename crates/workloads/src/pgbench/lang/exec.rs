@@ -87,6 +87,14 @@ pub struct Program {
     streams: Streams,
     /// `-D default_seed=...` was given.
     seed_defined: bool,
+    /// `--debug`: each client says on stderr what it executes, sends and receives.
+    pub debug: bool,
+    /// `--verbose-errors`: each server error a transaction meets is said on stderr, the
+    /// ones retried too.
+    pub verbose_errors: bool,
+    /// `--max-tries` (0: unlimited): a transaction retried after a serialization failure or
+    /// deadlock runs the same script with the same random draws, as pgbench's.
+    pub max_tries: u32,
 }
 
 impl Program {
@@ -170,6 +178,9 @@ impl Program {
             unnamed,
             streams,
             seed_defined,
+            debug: false,
+            verbose_errors: false,
+            max_tries: 1,
         })
     }
 
@@ -239,7 +250,11 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
         if self.program.mode == QueryMode::Extended && !S::UNNAMED_STATEMENTS {
             return Err(TxnError::new(ErrorClass::Fatal, None, EXTENDED_NEEDS.to_string()));
         }
-        let session = S::connect(&self.target, self.ignore.clone()).await?;
+        let mut session = S::connect(&self.target, self.ignore.clone()).await?;
+        if self.program.mode == QueryMode::Prepared {
+            // As pgbench binds them: text, the server converting (and refusing) the values.
+            session.send_params_as_text();
+        }
         let mut values = self.program.initial.clone();
         values[CLIENT_ID as usize] = Some(Value::Int(worker as i64));
         let mut w = ScriptWorker {
@@ -254,6 +269,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 sql: String::new(),
                 texts: Vec::new(),
                 next: None,
+                retry: Retry::default(),
                 failed: None,
                 deferred_us: 0,
                 columnless_rows: None,
@@ -294,6 +310,17 @@ struct State<S: Session> {
     /// The rows of the last `-M simple` query that returned no columns (`SELECT \gset`),
     /// which [`Rows`] cannot count.
     columnless_rows: Option<usize>,
+    /// What a retried transaction runs again.
+    retry: Retry,
+}
+
+/// The script and random state a transaction began with (kept only when `--max-tries` is
+/// not 1), and the tries it has had.
+#[derive(Default)]
+struct Retry {
+    start: Option<(usize, Prng)>,
+    again: Option<(usize, Prng)>,
+    tries: u32,
 }
 
 /// Why a transaction stopped: the script (an expression, a variable) or the server.
@@ -314,6 +341,22 @@ impl From<DbError> for Fail {
     }
 }
 
+/// A server error that stopped a client: `FILE:LINE: ` and the server's text as libpq
+/// prints it (`ERROR:  message`, then its `DETAIL:`/`CONTEXT:` lines), the command's line
+/// after the first line.
+fn located(loc: &super::parse::Loc, text: &str) -> String {
+    let (first, rest) = text.split_once('\n').map_or((text, None), |(f, r)| (f, Some(r)));
+    let mut out = format!("{loc}: {first} (in: {})", loc.text.trim());
+    if let Some(r) = rest {
+        out.push('\n');
+        out.push_str(r);
+    }
+    out
+}
+
+/// A statement the server would not prepare.
+const UNPREPARED: StmtId = StmtId(u32::MAX);
+
 /// A script error at run time: `FILE:LINE: message`, with the line.
 fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
     TxnError::new(
@@ -324,11 +367,69 @@ fn script_error(loc: &super::parse::Loc, message: &str) -> TxnError {
 }
 
 impl<S: Session> State<S> {
+    /// `--debug`'s line: `pgbench: client N WHAT`, as pgbench's.
+    #[cold]
+    fn debug(&self, what: std::fmt::Arguments<'_>) {
+        let id = match self.values[CLIENT_ID as usize] {
+            Some(Value::Int(i)) => i,
+            _ => 0,
+        };
+        eprintln!("pgbench: client {id} {what}");
+    }
+
+    /// The script of the next transaction: the one a retry runs again, with its random
+    /// state, or one chosen by weight.
+    fn begin(&mut self, program: &Program) -> usize {
+        let script = match self.retry.again.take() {
+            Some((script, rng)) => {
+                self.rng = rng;
+                script
+            }
+            None => self.choose(program),
+        };
+        if program.max_tries != 1 {
+            self.retry.start = Some((script, self.rng.clone()));
+        }
+        if program.debug {
+            self.debug(format_args!(
+                "executing script \"{}\"",
+                program.parsed.scripts[script].name
+            ));
+        }
+        script
+    }
+
+    /// After a transaction: a serialization failure or deadlock with tries left is run
+    /// again as it began (the engine retries it).
+    fn after(&mut self, program: &Program, class: Option<ErrorClass>) {
+        match class {
+            Some(ErrorClass::Deadlock | ErrorClass::Serialization) if program.max_tries != 1 => {
+                self.retry.tries += 1;
+                if program.max_tries == 0 || self.retry.tries < program.max_tries {
+                    self.retry.again = self.retry.start.take();
+                } else {
+                    self.retry.tries = 0;
+                }
+            }
+            _ => self.retry.tries = 0,
+        }
+    }
+
+    /// Prepares every statement (`-M prepared`). One the server refuses is said on stderr
+    /// in libpq's words and left unprepared, as pgbench leaves it: the client stops when it
+    /// reaches it.
     async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
             for s in &program.parsed.statements {
-                let id = self.session.prepare(&s.placeholders).await?;
+                let id = match self.session.prepare(&s.placeholders).await {
+                    Ok(id) => id,
+                    Err(e) if e.sqlstate.is_some() && e.class != ErrorClass::ConnectionLost => {
+                        eprintln!("pgbench: error: {}", dbperf_driver::pg::libpq_text(&e));
+                        UNPREPARED
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.stmts.push(id);
             }
         }
@@ -365,6 +466,9 @@ impl<S: Session> State<S> {
         let mut paused = 0u64;
         while pc < cmds.len() {
             let c = &cmds[pc];
+            if program.debug && !matches!(c.op, Op::Sql { .. }) {
+                self.debug(format_args!("executing {}", c.loc.text.trim()));
+            }
             let mut env = Env {
                 values: &self.values,
                 vars: &program.parsed.vars,
@@ -424,6 +528,7 @@ impl<S: Session> State<S> {
                     continue;
                 }
                 Op::StartPipeline | Op::EndPipeline => {}
+                Op::Fail(m) => return Err(script_error(&c.loc, m)),
             }
             pc += 1;
         }
@@ -449,16 +554,34 @@ impl<S: Session> State<S> {
                 pc = next;
                 continue;
             };
+            if program.debug && program.mode != QueryMode::Simple {
+                self.debug(format_args!(
+                    "sending {}",
+                    program.parsed.statements[*stmt].placeholders
+                ));
+            }
             let start = now_ns();
             let result = match program.mode {
                 QueryMode::Prepared | QueryMode::Extended => self.exec_bound(program, *stmt, store.is_some()).await,
                 QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some()).await,
             };
+            if program.debug {
+                self.debug(format_args!("receiving"));
+            }
             let result = match result {
                 Ok(r) => r,
                 // An error that stops the run says which command of which script failed.
                 Err(Fail::Db(mut e)) if e.class == ErrorClass::Fatal => {
-                    e.message = format!("{}: {} (in: {})", c.loc, e.message, c.loc.text.trim());
+                    e.message = located(&c.loc, &dbperf_driver::pg::libpq_text(&e));
+                    return Err(Fail::Db(e));
+                }
+                Err(Fail::Db(e)) if program.verbose_errors => {
+                    // pgbench's words: commands counted from 0, scripts too.
+                    self.debug(format_args!(
+                        "got an error in command {} (SQL) of script {script}; {}",
+                        c.number.saturating_sub(1),
+                        dbperf_driver::pg::libpq_text(&e)
+                    ));
                     return Err(Fail::Db(e));
                 }
                 Err(e) => return Err(e),
@@ -526,6 +649,16 @@ impl<S: Session> State<S> {
             QueryMode::Extended => self.session.exec_unnamed(&program.unnamed[stmt], params, out).await,
             _ => {
                 let id = self.stmts[stmt];
+                if id == UNPREPARED {
+                    return Err(Fail::Db(DbError {
+                        class: ErrorClass::Fatal,
+                        code: None,
+                        sqlstate: None,
+                        message: format!(
+                            "prepared statement \"P_{stmt}\" does not exist: the server refused to prepare it (its error is above)"
+                        ),
+                    }));
+                }
                 match out {
                     Some(rows) => self.session.exec_rows(id, params, rows).await,
                     None => self.session.exec(id, params).await,
@@ -559,6 +692,9 @@ impl<S: Session> State<S> {
                     }
                 },
             }
+        }
+        if program.debug {
+            self.debug(format_args!("sending {}", self.sql));
         }
         if !rows {
             return Ok(self.session.query(&self.sql).await?);
@@ -632,7 +768,7 @@ impl<S: Session> Worker for ScriptWorker<S> {
         if st.next.is_some() || st.failed.is_some() {
             return None;
         }
-        let script = st.choose(program);
+        let script = st.begin(program);
         let mut us = std::mem::take(&mut st.deferred_us);
         match st.run_local(program, script, 0, false) {
             Ok((pc, _, paused)) => {
@@ -649,16 +785,37 @@ impl<S: Session> Worker for ScriptWorker<S> {
         if let Some(e) = st.failed.take() {
             return Err(e);
         }
+        if st.session.in_transaction() {
+            // The last script ended inside BEGIN: pgbench stops the client there.
+            let _ = st.session.query("ROLLBACK").await;
+            let id = match st.values[CLIENT_ID as usize] {
+                Some(Value::Int(i)) => i,
+                _ => 0,
+            };
+            return Err(TxnError::new(
+                ErrorClass::Fatal,
+                None,
+                format!("client {id} aborted: end of script reached without completing the last transaction"),
+            ));
+        }
         let (script, pc) = match st.next.take() {
             Some(x) => x,
             None => {
-                let script = st.choose(program);
+                let script = st.begin(program);
                 let (pc, _, paused) = st.run_local(program, script, 0, false)?;
                 st.deferred_us = st.deferred_us.saturating_add(paused);
                 (script, pc)
             }
         };
-        match st.transaction(program, script, pc, log).await {
+        let r = st.transaction(program, script, pc, log).await;
+        st.after(
+            program,
+            r.as_ref().err().map(|e| match e {
+                Fail::Db(e) => e.class,
+                Fail::Script(_) => ErrorClass::Fatal,
+            }),
+        );
+        match r {
             Ok(()) => Ok(TxnDone::committed(script as u16)),
             Err(Fail::Script(e)) => {
                 // Roll back whatever the script had begun, then stop: the script is wrong.
@@ -689,6 +846,8 @@ mod tests {
         prepared: Vec<String>,
         sent: Vec<String>,
         fail_next: bool,
+        /// The next exec is sent, then fails as a serialization failure.
+        serialization_next: bool,
     }
 
     impl Session for Fake {
@@ -727,6 +886,14 @@ mod tests {
             }
             let sent = format!("{} {}", self.prepared[stmt.0 as usize], shown(params));
             self.sent.push(sent);
+            if std::mem::take(&mut self.serialization_next) {
+                return Err(DbError {
+                    class: ErrorClass::Serialization,
+                    code: None,
+                    sqlstate: Some("40001".into()),
+                    message: "could not serialize access due to concurrent update".into(),
+                });
+            }
             Ok(ExecInfo { affected_rows: 1 })
         }
         async fn exec_rows(
@@ -1007,6 +1174,27 @@ mod tests {
         assert_eq!(first, [61221467, 65377720, 104862635, 182560005, 205466678, 278459460]);
         assert_eq!(second, [5, 134, 100000001, 100000009, 200000016, 200000075]);
         assert_eq!(third, [21607, 370866, 487851, 554399, 648851, 860219]);
+    }
+
+    #[test]
+    fn a_retried_transaction_draws_the_same_values_and_the_next_one_new_ones() {
+        let mut parsed = Parsed::default();
+        parsed
+            .add("s0.sql", "s0.sql", "\\set d random(1, 1000000000)\nSELECT :d;\n")
+            .unwrap();
+        let mut program = Program::new(parsed, vec![1], QueryMode::Prepared, &[], 1, 42).unwrap();
+        program.max_tries = 3;
+        let target = Target::parse("postgres://u:p@127.0.0.1:1/db").unwrap();
+        let wl = ScriptWorkload::<Fake>::new(Arc::new(program), target, dbperf_driver::pg::default_ignore());
+        let mut w = rt().block_on(wl.connect(0)).unwrap_or_else(|e| panic!("{}", e.message));
+        w.st.session.serialization_next = true;
+        assert_eq!(txn(&mut w).unwrap_err().class, ErrorClass::Serialization);
+        txn(&mut w).unwrap();
+        txn(&mut w).unwrap();
+        let sent: Vec<&String> = w.st.session.sent.iter().filter(|s| s.starts_with("SELECT")).collect();
+        assert_eq!(sent.len(), 3, "{sent:?}");
+        assert_eq!(sent[0], sent[1], "the retry sends what the first try sent");
+        assert_ne!(sent[1], sent[2], "a new transaction draws anew");
     }
 
     #[test]

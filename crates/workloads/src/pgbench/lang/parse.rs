@@ -10,6 +10,9 @@ use std::fmt;
 use super::expr::{self, Expr};
 use super::{valid_name, Vars};
 
+/// pgbench's most parameters of one SQL command sent with `-M prepared` or `extended`.
+pub const MAX_PARAMS: usize = 255;
+
 /// Where a command is, and its first source line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loc {
@@ -109,6 +112,10 @@ pub enum Op {
     StartPipeline,
     /// `\endpipeline`.
     EndPipeline,
+    /// An error pgbench finds only when the client reaches the command (an invalid `\set`
+    /// name, a pipeline begun twice, a `\gset` with nothing to store): the client stops
+    /// there with this message, as pgbench's does.
+    Fail(String),
 }
 
 /// A command: an [`Op`] and where it is.
@@ -149,7 +156,7 @@ impl Parsed {
         let cmds = parse_script(self, file, text)?;
         if !cmds
             .iter()
-            .any(|c| matches!(c.op, Op::Sql { .. } | Op::Sleep { .. } | Op::Set { .. }))
+            .any(|c| !matches!(c.op, Op::JumpUnless { .. } | Op::Jump(_)))
         {
             return Err(ScriptError {
                 loc: Loc {
@@ -259,8 +266,16 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     return Err(err(first, format!("\\{word} must follow an SQL command"), None));
                 }
                 number += 1;
-                finish_sql(p, &mut cmds, &mut sql, Some((&word_lc, rest)), &loc, number)
-                    .map_err(|m| err(first, m, None))?;
+                finish_sql(
+                    p,
+                    &mut cmds,
+                    &mut sql,
+                    Some((&word_lc, rest)),
+                    &loc,
+                    number,
+                    pipeline.is_some(),
+                )
+                .map_err(|m| err(first, m, None))?;
                 continue;
             }
             if pending {
@@ -289,7 +304,12 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                         return Err(err(first, "missing argument in command \"set\": \\set name expression".into(), None));
                     }
                     if !valid_name(name) {
-                        return Err(err(first, format!("set: invalid variable name: \"{name}\""), Some(args_col)));
+                        cmds.push(Cmd {
+                            op: Op::Fail(format!("set: invalid variable name: \"{name}\"")),
+                            loc: at,
+                            number,
+                        });
+                        continue;
                     }
                     if e.is_empty() {
                         return Err(err(first, "syntax error in command \"set\": \\set name expression".into(), None));
@@ -380,19 +400,16 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     }
                     continue;
                 }
+                // pgbench's run-time words for a pipeline begun twice or ended unbegun.
+                "startpipeline" if pipeline.is_some() => Op::Fail("already in pipeline mode".into()),
                 "startpipeline" => {
-                    if pipeline.is_some() {
-                        return Err(err(first, "\\startpipeline inside a pipeline".into(), None));
-                    }
                     pipeline = Some(first);
                     Op::StartPipeline
                 }
-                "endpipeline" => {
-                    if pipeline.take().is_none() {
-                        return Err(err(first, "\\endpipeline without \\startpipeline".into(), None));
-                    }
-                    Op::EndPipeline
-                }
+                "endpipeline" => match pipeline.take() {
+                    None => Op::Fail("not in pipeline mode".into()),
+                    Some(_) => Op::EndPipeline,
+                },
                 _ => {
                     return Err(err(
                         first,
@@ -485,8 +502,16 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     let w = word.to_ascii_lowercase();
                     if w == "gset" || w == "aset" {
                         number += 1;
-                        finish_sql(p, &mut cmds, &mut sql, Some((&w, args)), &loc, number)
-                            .map_err(|m| err(n, m, Some(i)))?;
+                        finish_sql(
+                            p,
+                            &mut cmds,
+                            &mut sql,
+                            Some((&w, args)),
+                            &loc,
+                            number,
+                            pipeline.is_some(),
+                        )
+                        .map_err(|m| err(n, m, Some(i)))?;
                         i = chars.len();
                     } else {
                         return Err(err(
@@ -500,7 +525,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
                         number += 1;
                     }
-                    finish_sql(p, &mut cmds, &mut sql, None, &loc, number).map_err(|m| err(n, m, None))?;
+                    finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(n, m, None))?;
                     i += 1;
                     sql.line = n as u32;
                 }
@@ -522,13 +547,18 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
     }
     if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
         number += 1;
-        finish_sql(p, &mut cmds, &mut sql, None, &loc, number).map_err(|m| err(sql.line as usize, m, None))?;
+        finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(sql.line as usize, m, None))?;
     }
     if let Some(b) = blocks.last() {
         return Err(err(b.line, "\\if without matching \\endif".into(), None));
     }
     if let Some(l) = pipeline {
-        return Err(err(l, "\\startpipeline without \\endpipeline".into(), None));
+        // pgbench's client stops there, at run time.
+        cmds.push(Cmd {
+            op: Op::Fail("end of script reached with pipeline open".into()),
+            loc: loc(l),
+            number: number + 1,
+        });
     }
     Ok(cmds)
 }
@@ -600,8 +630,9 @@ fn patch(op: &mut Op, end: usize) {
 }
 
 /// The `\gset`/`\aset` of one query: a variable per result column, named by `prefix`
-/// and the column.
-fn store_for(p: &mut Parsed, text: &str, word: &str, prefix: &str) -> Result<Store, String> {
+/// and the column. `Err` is an error in the command (pgbench's too); `Ok(Err)` one pgbench
+/// meets only once the query ran (the columns cannot be stored), for an [`Op::Fail`].
+fn store_for(p: &mut Parsed, text: &str, word: &str, prefix: &str) -> Result<Result<Store, String>, String> {
     if prefix.contains(char::is_whitespace) {
         return Err(format!("too many arguments in command \"{word}\": \\{word} [PREFIX]"));
     }
@@ -610,11 +641,10 @@ fn store_for(p: &mut Parsed, text: &str, word: &str, prefix: &str) -> Result<Sto
             "\\{word}'s prefix must be letters, digits or underscores, got {prefix:?}"
         ));
     }
-    let cols = result_columns(text)?;
-    Ok(Store {
+    Ok(result_columns(text).map(|cols| Store {
         all_rows: word == "aset",
         vars: cols.iter().map(|c| p.vars.slot(&format!("{prefix}{c}"))).collect(),
-    })
+    }))
 }
 
 /// Whether a query returns rows whose columns `\aset` stores.
@@ -625,7 +655,8 @@ fn returns_rows(sql: &str) -> bool {
 
 /// Ends the pending SQL command, pgbench's command `number`: each part of a compound
 /// becomes a statement. `\gset` (`store` `("gset", prefix)`) stores the last part's row,
-/// `\aset` every part's rows.
+/// `\aset` every part's rows. What pgbench finds wrong only at run time (a `\gset` in a
+/// pipeline, columns that cannot be stored) becomes an [`Op::Fail`] after the query.
 fn finish_sql(
     p: &mut Parsed,
     cmds: &mut Vec<Cmd>,
@@ -633,6 +664,7 @@ fn finish_sql(
     store: Option<(&str, &str)>,
     loc: &dyn Fn(usize) -> Loc,
     number: u32,
+    in_pipeline: bool,
 ) -> Result<(), String> {
     let mut parts = std::mem::take(&mut sql.parts);
     parts.push(std::mem::take(&mut sql.current));
@@ -644,9 +676,17 @@ fn finish_sql(
     for (k, part) in parts.into_iter().enumerate() {
         let text = part.trim();
         let store = match store {
+            Some((word, _)) if in_pipeline && word == "gset" && k + 1 == count => {
+                Some(Err("\\gset is not allowed in pipeline mode".to_string()))
+            }
             Some((word, prefix)) if word == "aset" && returns_rows(text) => Some(store_for(p, text, word, prefix)?),
             Some((word, prefix)) if word == "gset" && k + 1 == count => Some(store_for(p, text, word, prefix)?),
             _ => None,
+        };
+        let (store, fail) = match store {
+            Some(Ok(s)) => (Some(s), None),
+            Some(Err(m)) => (None, Some(m)),
+            None => (None, None),
         };
         let stmt = statement(text, &mut p.vars);
         p.statements.push(stmt);
@@ -658,6 +698,13 @@ fn finish_sql(
             loc: loc(sql.line as usize),
             number,
         });
+        if let Some(m) = fail {
+            cmds.push(Cmd {
+                op: Op::Fail(m),
+                loc: loc(sql.line as usize),
+                number,
+            });
+        }
     }
     Ok(())
 }
@@ -762,6 +809,10 @@ fn words(sql: &str) -> Vec<String> {
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
+        } else if let Some(end) = dollar_quoted(&chars, i) {
+            // A dollar-quoted string is one word, whatever it holds.
+            out.push(chars[i..end].iter().collect());
+            i = end;
         } else if c.is_alphanumeric() || c == '_' || c == '.' || c == ':' || c == '$' {
             let s = i;
             while i < chars.len() && (chars[i].is_alphanumeric() || "_.:$".contains(chars[i])) {
@@ -782,6 +833,30 @@ fn words(sql: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The end (exclusive) of a dollar-quoted string (`$$...$$`, `$tag$...$tag$`) starting at
+/// `i`, if one does.
+fn dollar_quoted(chars: &[char], i: usize) -> Option<usize> {
+    if chars[i] != '$' || chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
+        j += 1;
+    }
+    if chars.get(j) != Some(&'$') {
+        return None;
+    }
+    let tag = &chars[i..=j];
+    let mut k = j + 1;
+    while k + tag.len() <= chars.len() {
+        if &chars[k..k + tag.len()] == tag {
+            return Some(k + tag.len());
+        }
+        k += 1;
+    }
+    Some(chars.len())
 }
 
 /// A statement's name: its verb and the table it works on (`UPDATE pgbench_accounts`,
@@ -1194,17 +1269,12 @@ mod tests {
         assert!(parse_err("\\if 1\n\\else\n\\elif 2\n\\endif\n")
             .message
             .contains("after \\else"));
-        assert!(parse_err("\\startpipeline\nSELECT 1;\n")
-            .message
-            .contains("without \\endpipeline"));
-        assert!(parse_err("\\endpipeline\n").message.contains("without \\startpipeline"));
         assert!(parse_err("\\sleep 1 hours\n").message.contains("unit"));
         assert!(parse_err("\\sleep\n").message.starts_with("missing argument"));
         assert!(parse_err("\\sleep 1 ms x\n").message.starts_with("too many arguments"));
         assert!(parse_err("\\sleep x\n")
             .message
             .starts_with("invalid sleep time, must be an integer (x)"));
-        assert!(parse_err("\\set x-y 2\n").message.contains("variable name"));
         assert!(parse_err("\\set x\n").message.contains("expression"));
         assert!(parse_err("\\gset\n")
             .message
@@ -1215,12 +1285,48 @@ mod tests {
         let e = parse_err("SELECT 1\n\\set x 1\n");
         assert!(e.message.contains("no ';'"), "{e}");
         assert_eq!(e.loc.line, 1);
-        let e = parse_err("SELECT x + 1 FROM t \\gset\n");
-        assert!(e.message.contains("name it with AS"), "{e}");
         assert!(parse_err("SELECT 'open;\n").message.contains("unterminated"));
         assert!(parse_err("-- nothing\n\n")
             .message
             .starts_with("empty command list for script"));
+    }
+
+    /// What pgbench finds only when a client reaches it stops that client at run time, in
+    /// pgbench's words (pgbench 15 exits 2 on these, after its report).
+    #[test]
+    fn errors_pgbench_meets_at_run_time_are_commands_that_fail() {
+        let fails = |text: &str| -> Vec<String> {
+            parse_ok(text)
+                .scripts
+                .remove(0)
+                .cmds
+                .into_iter()
+                .filter_map(|c| match c.op {
+                    Op::Fail(m) => Some(m),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            fails("\\startpipeline\n\\startpipeline\n\\endpipeline\n"),
+            ["already in pipeline mode"]
+        );
+        assert_eq!(fails("\\endpipeline\n"), ["not in pipeline mode"]);
+        assert_eq!(
+            fails("\\startpipeline\nSELECT 1;\n"),
+            ["end of script reached with pipeline open"]
+        );
+        assert_eq!(
+            fails("\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n"),
+            ["\\gset is not allowed in pipeline mode"]
+        );
+        assert_eq!(fails("\\set . 1\n"), ["set: invalid variable name: \".\""]);
+        assert!(fails("SELECT x + 1 FROM t \\gset\n")[0].contains("name it with AS"));
+        assert!(fails("SELECT 1 AS \"bad name!\" \\gset\n")[0].starts_with("error storing into variable bad name!"));
+        // The query runs first, then the client stops: the failure follows the SQL.
+        let p = parse_ok("DROP TABLE IF EXISTS x \\gset\n");
+        let ops: Vec<_> = p.scripts[0].cmds.iter().map(|c| &c.op).collect();
+        assert!(matches!(ops[..], [Op::Sql { store: None, .. }, Op::Fail(_)]), "{ops:?}");
     }
 
     #[test]
@@ -1237,6 +1343,8 @@ mod tests {
         assert_eq!(cols("SELECT DISTINCT max(v) m FROM t"), ["m"]);
         assert_eq!(cols("UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v, id"), ["v", "id"]);
         assert_eq!(cols("SELECT 1 AS one"), ["one"]);
+        // A dollar-quoted string is one value, its quotes and semicolons inside it.
+        assert_eq!(cols("select $$'a' b; 'c'$$ as long, $x$1$x$ AS n"), ["long", "n"]);
         assert!(result_columns("SELECT * FROM t").is_err());
         assert!(result_columns("BEGIN").unwrap_err().contains("SELECT or a RETURNING"));
     }
