@@ -112,6 +112,10 @@ pub struct RunConfig {
     pub reconnect_each: bool,
     /// Told of every transaction as it ends (pgbench's `-l` logs).
     pub txn_log: Option<Arc<dyn TxnLog>>,
+    /// Open loop: a transaction whose intended start is already more than this behind when
+    /// its turn comes is not run but counted in [`Stats::skipped`] (pgbench's `-L` with
+    /// `-R`); it still counts towards `events` and `events_per_connection`.
+    pub skip_late: Option<Duration>,
 }
 
 /// One ended transaction, as a [`TxnLog`] is told of it.
@@ -180,6 +184,7 @@ impl RunConfig {
             max_tries: None,
             events_per_connection: None,
             reconnect_each: false,
+            skip_late: None,
             txn_log: None,
         }
     }
@@ -1178,6 +1183,7 @@ async fn worker_body<W: Workload>(
         None => None,
     };
     let late_ns = ctx.cfg.late_threshold.as_nanos() as u64;
+    let skip_late_ns = ctx.cfg.skip_late.map(|d| d.as_nanos() as u64);
     let mut log = StatementLog::with_capacity(64);
     let mut mine = ctx.cfg.events_per_connection;
     loop {
@@ -1220,6 +1226,10 @@ async fn worker_body<W: Workload>(
                         },
                         _ = ctx.stop.wait() => return,
                     }
+                }
+                if skip_late_ns.is_some_and(|limit| now_ns().saturating_sub(t) > limit) {
+                    local.stats.borrow_mut().skipped += 1;
+                    continue;
                 }
                 Some(t)
             }

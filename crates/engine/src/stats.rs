@@ -127,6 +127,9 @@ pub struct Stats {
     pub retried: u64,
     /// Transactions given up after their last try ([`crate::RunConfig::max_tries`]).
     pub failed: u64,
+    /// Open-loop transactions not run because they were already too late at their turn
+    /// ([`crate::RunConfig::skip_late`]).
+    pub skipped: u64,
     /// Successful reconnects.
     pub reconnects: u64,
     /// Reconnect attempts the server refused or did not answer: it was down, not merely a
@@ -163,6 +166,7 @@ impl Stats {
             retries: 0,
             retried: 0,
             failed: 0,
+            skipped: 0,
             reconnects: 0,
             reconnect_failures: 0,
             late_starts: 0,
@@ -243,6 +247,7 @@ impl Stats {
         self.retries += other.retries;
         self.retried += other.retried;
         self.failed += other.failed;
+        self.skipped += other.skipped;
         self.reconnects += other.reconnects;
         self.reconnect_failures += other.reconnect_failures;
         self.late_starts += other.late_starts;
@@ -268,6 +273,7 @@ impl Stats {
         self.retries = 0;
         self.retried = 0;
         self.failed = 0;
+        self.skipped = 0;
         self.reconnects = 0;
         self.reconnect_failures = 0;
         self.late_starts = 0;

@@ -48,7 +48,7 @@ impl PgbenchReport {
     /// pgbench's lines for what the engine measured.
     pub fn pgbench_text(&self, outcome: &RunOutcome, summary: &Summary) -> String {
         let total = &outcome.total;
-        let (done, failed) = (total.transactions, total.failed);
+        let (done, failed, skipped) = (total.transactions, total.failed, total.skipped);
         let tried = done + failed;
         let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
         let mut t = String::new();
@@ -89,8 +89,12 @@ impl PgbenchReport {
             let _ = writeln!(t, "total number of retries: {}", total.retries);
         }
         if self.throttled && self.latency_limit_ms.is_some() {
-            // pgbench skips transactions already late at their start; dbperf runs them all.
-            let _ = writeln!(t, "number of transactions skipped: 0 (0.000%)");
+            // Already later than the limit when their turn came: not run (RunConfig::skip_late).
+            let _ = writeln!(
+                t,
+                "number of transactions skipped: {skipped} ({:.3}%)",
+                pct(skipped, tried + skipped)
+            );
         }
         if let Some(limit) = self.latency_limit_ms {
             let late = above(&total.response, limit);
