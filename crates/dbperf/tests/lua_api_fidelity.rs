@@ -407,3 +407,37 @@ fn sysbench_0_5_scripts_run_on_the_legacy_api() {
     // As api_legacy_sql.t checks: 100 distinct rows, each moved up by the bound 100.
     assert_eq!(sql("SELECT COUNT(DISTINCT a), MIN(a), MAX(a) FROM t"), "100\t101\t200");
 }
+
+/// A 0.5 script that reads sysbench's deprecated aliases as globals, as old scripts do to
+/// split their threads (`if thread_id < num_threads - 1`).
+const ALIASES: &str = r#"
+function event(thread_id)
+  local readers = thread_id < num_threads - 1 and "some" or "none"
+  print(string.format("num_threads = %d, max_requests = %d, max_time = %d, tx_rate = %d, readers: %s",
+                      num_threads, max_requests, max_time, tx_rate, readers))
+  print("sysbench.opt.num_threads = " .. sysbench.opt.num_threads)
+end
+"#;
+
+#[test]
+fn a_0_5_script_finds_the_deprecated_aliases_with_sysbench_s_values() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let script = dir.path().join("aliases.lua");
+    std::fs::write(&script, ALIASES).unwrap();
+    let args = ["run", "--threads=2", "--events=2"];
+    let out = stdout(&run_ok(&mut lua(&script, &sb.url(), results.path(), &args)));
+    // sysbench 1.0.20 with --threads=2: the aliases keep their own defaults (--num-threads is
+    // 1 unless given), so every thread takes the "none" branch.
+    for expected in [
+        "num_threads = 1, max_requests = 0, max_time = 0, tx_rate = 0, readers: none",
+        "sysbench.opt.num_threads = 1",
+    ] {
+        assert_eq!(
+            out.lines().filter(|l| *l == expected).count(),
+            2,
+            "{expected:?} twice in:\n{out}"
+        );
+    }
+}

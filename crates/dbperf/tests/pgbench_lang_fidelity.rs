@@ -3,7 +3,9 @@
 //! PostgreSQL's own pgbench test (`001_pgbench_with_server.pl`, "pgbench expressions", in
 //! `data/pgbench_lang/expressions.sql`) prints the same `debug()` lines byte for byte, and a
 //! script of the random functions, `hash` and `permute` run with the same `--random-seed`
-//! draws the same values, and says the seed as pgbench does.
+//! draws the same values, and says the seed as pgbench does. A script whose SQL lacks the ';'
+//! before a meta-command, and one with a block comment alone before one, run as pgbench runs
+//! them (public scripts are written so).
 
 mod common;
 use common::dbperf;
@@ -186,4 +188,28 @@ fn run_time_and_server_errors_as_pgbenchs() {
             }
         }
     }
+}
+
+/// SQL without its ';' before a meta-command, and a block comment alone before one.
+const SEMICOLONLESS: &str = "/* a note\n   on two lines */\n-- and a line\n\\set v 7\n\
+                             INSERT INTO semicolonless VALUES (:v)\n\\set w :v + 1\n\
+                             INSERT INTO semicolonless VALUES (:w);\n";
+
+#[test]
+fn sql_without_a_semicolon_before_a_meta_command_runs_as_pgbench_runs_it() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("semicolonless.sql");
+    std::fs::write(&script, SEMICOLONLESS).unwrap();
+    let rows = || pg.psql("SELECT count(*), sum(v) FROM semicolonless");
+    pg.psql("CREATE TABLE semicolonless (v int); GRANT ALL ON semicolonless TO sb");
+    reference(&pg, &script, &["-t", "3"]);
+    let want = rows();
+    assert_eq!(want, "6\t45", "pgbench's rows");
+    pg.psql("TRUNCATE semicolonless");
+    ours(&pg, &script, &["-t", "3"]);
+    assert_eq!(rows(), want);
 }

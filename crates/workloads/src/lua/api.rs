@@ -422,6 +422,14 @@ fn set_opt(lua: &Lua, opt: &[(String, OptValue)]) -> mlua::Result<()> {
         None => lua.create_table()?,
     };
     super::options::set_values(lua, &t, opt)?;
+    // sysbench keeps its deprecated aliases as options of their own: a script finds them with
+    // their defaults whatever --threads and the like say (0.5 scripts read `num_threads`).
+    let absent: Vec<(String, OptValue)> = super::DEPRECATED_ALIASES
+        .iter()
+        .filter(|(name, _)| opt.iter().all(|(given, _)| given != name))
+        .map(|(name, default)| (name.to_string(), OptValue::Number(*default)))
+        .collect();
+    super::options::set_values(lua, &t, &absent)?;
     sysbench.set("opt", t)
 }
 
