@@ -319,6 +319,18 @@ pub struct RunOutcome {
     /// The last measured interval was one of them: the server had not come back when the run
     /// ended.
     pub unreachable_at_end: bool,
+    /// Each connection's completed transactions and the time they took (warmup included),
+    /// indexed by connection: sysbench's "threads fairness".
+    pub per_connection: Vec<ConnectionTally>,
+}
+
+/// One connection's share of a run: what sysbench's per-thread timer counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionTally {
+    /// Transactions it completed.
+    pub events: u64,
+    /// Their service time, summed (ns).
+    pub busy_ns: u64,
 }
 
 /// Why a run could not start.
@@ -498,6 +510,8 @@ struct ThreadCtx<W: Workload> {
     events: Option<u64>,
     /// Connection attempts in flight, over all client threads (see [`CONNECTS_IN_FLIGHT`]).
     connects: Arc<tokio::sync::Semaphore>,
+    /// Each connection's tally, written once as its worker ends.
+    tallies: Arc<Mutex<Vec<ConnectionTally>>>,
 }
 
 /// At most this many connections are being opened at once. A server's listen queue
@@ -623,6 +637,7 @@ pub fn run<W: Workload>(
     let mut recyclers = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
     let connects = Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT));
+    let tallies = Arc::new(Mutex::new(vec![ConnectionTally::default(); cfg.connections]));
 
     for thread in 0..threads {
         let (rtx, rrx) = mpsc::channel();
@@ -652,6 +667,7 @@ pub fn run<W: Workload>(
             t0: t0.clone(),
             events,
             connects: connects.clone(),
+            tallies: tallies.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("dbperf-client-{thread}"))
@@ -863,6 +879,7 @@ pub fn run<W: Workload>(
     let reason = stop.reason().unwrap_or(StopReason::Completed);
     let fatal = fatal.lock().map(|mut f| f.take()).unwrap_or(None);
     let crash = crash.lock().map(|mut c| c.take()).unwrap_or(None);
+    let per_connection = tallies.lock().map(|t| t.clone()).unwrap_or_default();
     Ok(RunOutcome {
         total,
         measured_s: secs(measured_ns),
@@ -875,6 +892,7 @@ pub fn run<W: Workload>(
         crash,
         unreachable_s: secs(unreachable_ns),
         unreachable_at_end,
+        per_connection,
     })
 }
 
@@ -1153,7 +1171,13 @@ async fn worker_loop<W: Workload>(
     id: usize,
     deadline: Option<u64>,
 ) {
-    worker_body(&ctx, &local, &mut worker, id, deadline).await;
+    let mut tally = ConnectionTally::default();
+    worker_body(&ctx, &local, &mut worker, id, deadline, &mut tally).await;
+    if let Ok(mut all) = ctx.tallies.lock() {
+        if let Some(slot) = all.get_mut(id.wrapping_sub(ctx.cfg.worker_offset)) {
+            *slot = tally;
+        }
+    }
     worker.finish().await;
 }
 
@@ -1163,6 +1187,7 @@ async fn worker_body<W: Workload>(
     worker: &mut W::Worker,
     id: usize,
     deadline: Option<u64>,
+    tally: &mut ConnectionTally,
 ) {
     let timer = match local.schedule {
         Some(_) => match PreciseTimer::new() {
@@ -1256,6 +1281,8 @@ async fn worker_body<W: Workload>(
                         kind = done.kind;
                         let (response, service) = (end - intended, end - started);
                         stats.record_txn(done.kind, response, service, done.expected_rollback);
+                        tally.events += 1;
+                        tally.busy_ns += service;
                         stats.late_starts += late as u64;
                         None
                     }

@@ -81,6 +81,10 @@ pub struct Shared {
     pub give_up_at: std::sync::atomic::AtomicU64,
     /// The script and the modules it requires, compiled once for all of the run's states.
     pub chunks: Arc<Chunks>,
+    /// A state made a driver (`sysbench.sql.driver()`): sysbench then reports SQL statistics.
+    pub connected: std::sync::atomic::AtomicBool,
+    /// `con:reconnect()` calls that reconnected (sysbench's `reconnects`).
+    pub reconnects: std::sync::atomic::AtomicU64,
 }
 
 /// Lua files compiled to bytecode by the first state that loaded them, for the next states:
@@ -181,6 +185,8 @@ impl Shared {
             naming: Naming::Table,
             give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
             chunks: Arc::default(),
+            connected: Default::default(),
+            reconnects: Default::default(),
         }
     }
 }
@@ -508,7 +514,9 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
     let family = shared.target.as_ref().map(|t| t.family);
     raw.set(
         "driver",
-        lua.create_function(move |_, name: Option<String>| {
+        lua.create_function(move |lua, name: Option<String>| {
+            // sysbench reports SQL statistics once a script has made a driver.
+            ctx(lua).shared.connected.store(true, std::sync::atomic::Ordering::Relaxed);
             let have = match family {
                 Some(Family::Postgres) => "pgsql",
                 _ => "mysql",
@@ -968,7 +976,10 @@ async fn bulk_done_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<
 /// `con:reconnect()`.
 async fn reconnect_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<Ret> {
     match reconnect_conn(lua, &inner).await {
-        Ok(()) => ok_value(true, lua),
+        Ok(()) => {
+            ctx(lua).shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ok_value(true, lua)
+        }
         Err(e) => Ok((
             Value::Boolean(false),
             Value::String(lua.create_string(e.to_string())?),
