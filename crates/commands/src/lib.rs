@@ -13,10 +13,12 @@
 //! | [`pgbench`] | `dbperf pgbench` (init, the built-in scripts, `-f FILE@W`) |
 //! | [`pg_login`] | where `dbperf pgbench` connects as pgbench would: `-h -p -U -d`, `PGHOST`/`PGPORT`/`PGUSER`/`PGDATABASE`, `PGPASSWORD` and `~/.pgpass`, composed with `--target` |
 //! | [`lua`] | `dbperf lua SCRIPT COMMAND` (the script's own options set aside before clap) |
+//! | [`lua_help`] | `dbperf lua --help` and `--version`, shaped as sysbench's |
 
 pub mod args;
 pub mod linkbench;
 pub mod lua;
+pub mod lua_help;
 pub mod pg_login;
 pub mod pgbench;
 pub mod sysbench;

@@ -546,7 +546,11 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     }
     let defs = match options::script_options(&probe) {
         Ok(d) => d,
-        Err(e) => return refuse(format_args!("FATAL: {}: {e}", script.display())),
+        Err(e) => {
+            return refuse(format_args!(
+                "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: {e}"
+            ))
+        }
     };
     // sysbench's general options dbperf does not carry out, refused by name rather than
     // taken as the script's (which a script declaring no options would do silently).
@@ -706,7 +710,7 @@ fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
         Err(e) => bail!("{e}"),
     };
     drop(watch);
-    main.report_cumulative(&shared, &outcome, a.percentile, a.verbosity >= 3);
+    main.report_cumulative(&shared, &outcome, a.percentile, a.verbosity >= 3, a.histogram);
     main.done(a.verbosity >= 3);
     Ok(match outcome.reason {
         dbperf_engine::StopReason::Fatal => {
@@ -829,7 +833,7 @@ impl MeasuredRun for LuaRun {
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
         let measured = m.engine(workload, live)?;
         if let Some(outcome) = measured.engine_outcome() {
-            main.report_cumulative(&shared, outcome, a.percentile, a.verbosity >= 3);
+            main.report_cumulative(&shared, outcome, a.percentile, a.verbosity >= 3, a.histogram);
         }
         self.main = Some(main);
         Ok(measured)

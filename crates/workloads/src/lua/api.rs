@@ -464,14 +464,8 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
     let sysbench = lua.create_table()?;
     sysbench.set("tid", tid)?;
     sysbench.set("version", super::SYSBENCH_VERSION)?;
-    sysbench.set(
-        "version_string",
-        format!(
-            "dbperf {} (sysbench {} API)",
-            env!("CARGO_PKG_VERSION"),
-            super::SYSBENCH_VERSION
-        ),
-    )?;
+    // sysbench's own string: scripts compare it (dbperf's version is in the header).
+    sysbench.set("version_string", format!("sysbench {}", super::SYSBENCH_VERSION))?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;
     for (i, a) in shared.argv.iter().enumerate() {

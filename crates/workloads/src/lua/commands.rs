@@ -334,7 +334,18 @@ impl MainState {
     /// After the run: the script's `report_cumulative` hook over the whole measurement, or
     /// sysbench's default report ([`report::cumulative`]) when `print_default`. The
     /// reconnects counted are the engine's and the script's own `con:reconnect()` calls.
-    pub fn report_cumulative(&self, shared: &Shared, outcome: &RunOutcome, percentile: f64, print_default: bool) {
+    /// With `histogram` (and `print_default`), sysbench's `--histogram` comes first.
+    pub fn report_cumulative(
+        &self,
+        shared: &Shared,
+        outcome: &RunOutcome,
+        percentile: f64,
+        print_default: bool,
+        histogram: bool,
+    ) {
+        if print_default && histogram {
+            print!("{}", report::histogram(&outcome.total.response));
+        }
         let mut total = outcome.total.clone();
         total.reconnects += shared.reconnects.load(Ordering::Relaxed);
         if let Some(f) = report_hook(&self.lua, "report_cumulative") {
