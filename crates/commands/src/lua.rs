@@ -539,6 +539,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         chunks: Arc::default(),
         connected: Default::default(),
         reconnects: Default::default(),
+        outside: Default::default(),
     };
     // The probe is sysbench's global state: loaded once, in front of the user (its top level
     // prints what it prints), to read the options the script declares; `help` runs in it.

@@ -85,6 +85,9 @@ pub struct Shared {
     pub connected: std::sync::atomic::AtomicBool,
     /// `con:reconnect()` calls that reconnected (sysbench's `reconnects`).
     pub reconnects: std::sync::atomic::AtomicU64,
+    /// Statements sent outside events (`thread_init`, `thread_done`: bulk_insert.lua's last
+    /// rows), by class (read, write, other): sysbench's report counts them.
+    pub outside: [std::sync::atomic::AtomicU64; 3],
 }
 
 /// Lua files compiled to bytecode by the first state that loaded them, for the next states:
@@ -187,6 +190,7 @@ impl Shared {
             chunks: Arc::default(),
             connected: Default::default(),
             reconnects: Default::default(),
+            outside: Default::default(),
         }
     }
 }
@@ -708,7 +712,11 @@ fn connect_failure(target: &Target, e: &DbError) -> Vec<String> {
                     target.host, target.port
                 ),
             },
-            format!("error {}: {}", e.code.unwrap_or(2003), e.message),
+            // A host name that does not resolve is libmysqlclient's CR_UNKNOWN_HOST.
+            match e.message.contains("failed to lookup address") {
+                true => format!("error 2005: Unknown MySQL server host '{}' (0)", target.host),
+                false => format!("error {}: {}", e.code.unwrap_or(2003), e.message),
+            },
         ],
     }
 }
@@ -1261,6 +1269,15 @@ pub fn take_log(log: &RefCell<Vec<Logged>>, out: &mut dbperf_engine::StatementLo
 /// Forgets the statements logged (outside a measured event).
 pub fn clear_log(lua: &Lua) {
     ctx(lua).log.borrow_mut().clear();
+}
+
+/// Empties the state's statement log as [`clear_log`], counting what it held in
+/// [`Shared::outside`]: statements of `thread_init` and `thread_done`, not of an event.
+pub fn count_outside_events(lua: &Lua) {
+    let c = ctx(lua);
+    for (_, _, class) in c.log.borrow_mut().drain(..) {
+        c.shared.outside[class as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Lua's text for a number (integers without a fraction).

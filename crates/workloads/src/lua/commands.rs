@@ -333,7 +333,8 @@ impl MainState {
 
     /// After the run: the script's `report_cumulative` hook over the whole measurement, or
     /// sysbench's default report ([`report::cumulative`]) when `print_default`. The
-    /// reconnects counted are the engine's and the script's own `con:reconnect()` calls.
+    /// reconnects counted are the engine's and the script's own `con:reconnect()` calls; the
+    /// queries, those of events and those sent outside them ([`Shared::outside`]).
     /// With `histogram` (and `print_default`), sysbench's `--histogram` comes first.
     pub fn report_cumulative(
         &self,
@@ -348,6 +349,9 @@ impl MainState {
         }
         let mut total = outcome.total.clone();
         total.reconnects += shared.reconnects.load(Ordering::Relaxed);
+        for (q, n) in total.queries.iter_mut().zip(&shared.outside) {
+            *q += n.load(Ordering::Relaxed);
+        }
         if let Some(f) = report_hook(&self.lua, "report_cumulative") {
             let stat = Stat {
                 threads: 0,
