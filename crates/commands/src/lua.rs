@@ -31,12 +31,12 @@ use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArg
 use dbperf_workloads::lua::api::{self, Shared as ScriptShared};
 use dbperf_workloads::lua::commands;
 use dbperf_workloads::lua::options::{self, OptValue};
+use dbperf_workloads::lua::report;
 use dbperf_workloads::lua::worker::LuaWorkload;
 use dbperf_workloads::lua::Naming;
 use dbperf_workloads::sysbench::event::UniqueIds;
 use dbperf_workloads::sysbench::rand::RandType;
 use dbperf_workloads::sysbench::report::SysbenchReport;
-use dbperf_workloads::lua::report;
 use dbperf_workloads::{FinalReport, ReportFile, ReportPath};
 
 const LUA_HELP: &str = "\
@@ -750,7 +750,7 @@ struct Serverless {
 }
 
 impl dbperf_engine::Observer for Serverless {
-    fn on_start(&mut self, _connections: usize, _t0_ns: u64) {
+    fn on_ready(&mut self) {
         print!("{}", self.started);
     }
 
@@ -871,7 +871,11 @@ impl MeasuredRun for LuaRun {
     }
 
     fn started_line(&self) -> Option<String> {
-        Some(if self.a.verbosity >= 3 { report::STARTED.into() } else { String::new() })
+        Some(if self.a.verbosity >= 3 {
+            report::STARTED.into()
+        } else {
+            String::new()
+        })
     }
 
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {

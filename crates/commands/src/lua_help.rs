@@ -18,11 +18,20 @@ const SECTIONS: &[Section] = &[
             ("--threads=N", "threads (each a connection and a Lua state) [1]"),
             ("--events=N", "stop after this many events, 0 for no limit [0]"),
             ("--time=N", "stop after this many seconds, 0 for no limit [10]"),
-            ("--forced-shutdown=STRING", "accepted; dbperf ends within --shutdown-grace [off]"),
-            ("--rate=N", "events per second over all threads (open loop), 0 for closed loop [0]"),
+            (
+                "--forced-shutdown=STRING",
+                "accepted; dbperf ends within --shutdown-grace [off]",
+            ),
+            (
+                "--rate=N",
+                "events per second over all threads (open loop), 0 for closed loop [0]",
+            ),
             ("--report-interval=N", "print a line every N seconds, 0 for none [0]"),
             ("--help[=on|off]", "print this help and exit [off]"),
-            ("--version[=on|off]", "print the version of sysbench's API and exit [off]"),
+            (
+                "--version[=on|off]",
+                "print the version of sysbench's API and exit [off]",
+            ),
             ("--tx-rate=N", "old name of --rate [0]"),
             ("--max-requests=N", "old name of --events [0]"),
             ("--max-time=N", "old name of --time [0]"),
@@ -32,11 +41,17 @@ const SECTIONS: &[Section] = &[
     (
         "Pseudo-Random Numbers Generator options:",
         &[
-            ("--rand-type=STRING", "sysbench.rand.default's distribution {uniform,gaussian,special,pareto,zipfian} [special]"),
+            (
+                "--rand-type=STRING",
+                "sysbench.rand.default's distribution {uniform,gaussian,special,pareto,zipfian} [special]",
+            ),
             ("--rand-spec-iter=N", "special: iterations per number [12]"),
             ("--rand-spec-pct=N", "special: percent of the range that is special [1]"),
             ("--rand-spec-res=N", "special: percent of numbers drawn from it [75]"),
-            ("--rand-seed=N", "seed of the generators, 0 to take one from the clock [0]"),
+            (
+                "--rand-seed=N",
+                "seed of the generators, 0 to take one from the clock [0]",
+            ),
             ("--rand-pareto-h=N", "pareto: its h [0.2]"),
             ("--rand-zipfian-exp=N", "zipfian: its exponent [0.8]"),
         ],
@@ -49,15 +64,24 @@ const SECTIONS: &[Section] = &[
         "",
         &[
             ("--percentile=N", "the latency percentile reported [95]"),
-            ("--histogram[=on|off]", "print a latency histogram before the report [off]"),
-            ("--dbperf-report", "print dbperf's own report after sysbench's (report.txt has it always)"),
+            (
+                "--histogram[=on|off]",
+                "print a latency histogram before the report [off]",
+            ),
+            (
+                "--dbperf-report",
+                "print dbperf's own report after sysbench's (report.txt has it always)",
+            ),
         ],
     ),
     (
         "General database options:\n",
         &[
             ("--db-driver=STRING", "the driver, mysql or pgsql [mysql]"),
-            ("--db-ps-mode=STRING", "server-side prepared statements {auto, disable} [auto]"),
+            (
+                "--db-ps-mode=STRING",
+                "server-side prepared statements {auto, disable} [auto]",
+            ),
         ],
     ),
 ];
@@ -70,9 +94,15 @@ const DRIVERS: &[Section] = &[
             ("--mysql-port=[LIST,...]", "server port [3306]"),
             ("--mysql-socket=[LIST,...]", "Unix socket"),
             ("--mysql-user=STRING", "user [sbtest]"),
-            ("--mysql-password=STRING", "password (visible to other users: prefer DBPERF_TARGET) []"),
+            (
+                "--mysql-password=STRING",
+                "password (visible to other users: prefer DBPERF_TARGET) []",
+            ),
             ("--mysql-db=STRING", "database [sbtest]"),
-            ("--mysql-ignore-errors=[LIST,...]", "error numbers that restart the event, or \"all\" [1213,1020,1205]"),
+            (
+                "--mysql-ignore-errors=[LIST,...]",
+                "error numbers that restart the event, or \"all\" [1213,1020,1205]",
+            ),
         ],
     ),
     (
@@ -81,7 +111,10 @@ const DRIVERS: &[Section] = &[
             ("--pgsql-host=STRING", "server host [localhost]"),
             ("--pgsql-port=N", "server port [5432]"),
             ("--pgsql-user=STRING", "user [sbtest]"),
-            ("--pgsql-password=STRING", "password (visible to other users: prefer DBPERF_TARGET) []"),
+            (
+                "--pgsql-password=STRING",
+                "password (visible to other users: prefer DBPERF_TARGET) []",
+            ),
             ("--pgsql-db=STRING", "database [sbtest]"),
         ],
     ),
@@ -126,7 +159,10 @@ pub fn early(argv: &[String]) -> Option<ExitCode> {
     let after = argv.iter().position(|a| a == "lua").map_or(argv.len(), |i| i + 1);
     let opts = argv[after..].iter().take_while(|a| *a != "--");
     let on = |a: &str, name: &str| {
-        a == name || a.strip_prefix(name).and_then(|v| v.strip_prefix('=')).is_some_and(|v| v != "off")
+        a == name
+            || a.strip_prefix(name)
+                .and_then(|v| v.strip_prefix('='))
+                .is_some_and(|v| v != "off")
     };
     for a in opts {
         if on(a, "--help") {

@@ -284,6 +284,10 @@ pub trait Observer {
     /// [`crate::clock::now_ns`]'s clock: interval times are seconds after it, so samples taken
     /// elsewhere on that clock line up with the intervals.
     fn on_start(&mut self, _connections: usize, _t0_ns: u64) {}
+    /// Every connection is open and no transaction has started yet (the workers wait until
+    /// this returns): for a line that must come before anything the workload prints. Keep it
+    /// short: the run's time zero is already set.
+    fn on_ready(&mut self) {}
     /// A stored interval is complete.
     fn on_interval(&mut self, report: &IntervalReport<'_>);
     /// A report interval is complete ([`RunConfig::report_interval`]): called after the
@@ -700,6 +704,9 @@ pub fn run<W: Workload>(
         }),
     };
     t0.store(start, Ordering::SeqCst);
+    if start != u64::MAX {
+        observer.on_ready();
+    }
     barrier.wait();
     if start == u64::MAX {
         for h in handles {

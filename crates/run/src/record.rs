@@ -77,10 +77,14 @@ impl Observer for Recorder<'_, '_> {
         if let Some(m) = &self.metrics {
             m.start(connections, self.warmup);
         }
+        if self.started.is_none() && self.print_every > 0 && !self.quiet {
+            println!("Threads started! ({connections} connections)\n");
+        }
+    }
+
+    fn on_ready(&mut self) {
         if let Some(line) = &self.started {
             print!("{line}");
-        } else if self.print_every > 0 && !self.quiet {
-            println!("Threads started! ({connections} connections)\n");
         }
     }
 

@@ -979,7 +979,10 @@ async fn bulk_done_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<
 async fn reconnect_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<Ret> {
     match reconnect_conn(lua, &inner).await {
         Ok(()) => {
-            ctx(lua).shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ctx(lua)
+                .shared
+                .reconnects
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             ok_value(true, lua)
         }
         Err(e) => Ok((

@@ -125,7 +125,10 @@ pub fn script_options(lua: &Lua) -> Result<Vec<OptDef>, String> {
     for pair in options.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(e)?;
         let (Value::String(name), Value::Table(def)) = (&k, &v) else {
-            return Err(malformed(132, "wrong table structure in sysbench.cmdline.options".into()));
+            return Err(malformed(
+                132,
+                "wrong table structure in sysbench.cmdline.options".into(),
+            ));
         };
         let name = name.to_str().map_err(e)?.to_string();
         let desc = match def.raw_get::<Value>(1).map_err(e)? {

@@ -155,12 +155,28 @@ pub fn cumulative(c: &Cumulative<'_>) -> String {
         let _ = writeln!(s, "        other:                           {o}");
         let _ = writeln!(s, "        total:                           {q}");
         let ev = st.transactions;
-        let _ = writeln!(s, "    transactions:                        {ev:<6} ({:.2} per sec.)", per(ev));
-        let _ = writeln!(s, "    queries:                             {q:<6} ({:.2} per sec.)", per(q));
+        let _ = writeln!(
+            s,
+            "    transactions:                        {ev:<6} ({:.2} per sec.)",
+            per(ev)
+        );
+        let _ = writeln!(
+            s,
+            "    queries:                             {q:<6} ({:.2} per sec.)",
+            per(q)
+        );
         let err = st.total_errors();
-        let _ = writeln!(s, "    ignored errors:                      {err:<6} ({:.2} per sec.)", per(err));
+        let _ = writeln!(
+            s,
+            "    ignored errors:                      {err:<6} ({:.2} per sec.)",
+            per(err)
+        );
         let rc = st.reconnects;
-        let _ = writeln!(s, "    reconnects:                          {rc:<6} ({:.2} per sec.)", per(rc));
+        let _ = writeln!(
+            s,
+            "    reconnects:                          {rc:<6} ({:.2} per sec.)",
+            per(rc)
+        );
     }
     let h = &st.response;
     let sum_ms = ms(h.mean() * h.len() as f64, st);
@@ -270,10 +286,19 @@ mod tests {
             "    transactions:                        2      (1.00 per sec.)"
         );
         assert!(text.contains("\nGeneral statistics:\n    total time:                          2.0000s\n"));
-        assert!(text.contains("         95th percentile:                        3.00\n"), "{text}");
-        assert!(text.contains("         sum:                                    4.00\n"), "{text}");
+        assert!(
+            text.contains("         95th percentile:                        3.00\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("         sum:                                    4.00\n"),
+            "{text}"
+        );
         assert!(text.contains("    events (avg/stddev):           1.0000/0.00\n"));
-        assert!(text.contains("    execution time (avg/stddev):   0.0020/0.00\n"), "{text}");
+        assert!(
+            text.contains("    execution time (avg/stddev):   0.0020/0.00\n"),
+            "{text}"
+        );
         // Without a connection: sysbench's plain report.
         let plain = cumulative(&Cumulative {
             sql: false,
