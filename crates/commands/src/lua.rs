@@ -46,12 +46,15 @@ script and command, as `--name=value`; the script's own options (`dbperf lua SCR
 lists them) go with the others. `require` finds modules beside the script, then in \
 /usr/share/sysbench.
 
-As under sysbench: an option given twice takes its last value; --verbosity below 3 leaves \
-stdout to the script (dbperf's banner, live lines and report stay in the run directory); \
---test=SCRIPT, --max-requests, --max-time, --num-threads and --tx-rate still work.
+As under sysbench: an option given twice takes its last value; stdout is sysbench's (its \
+options block and final report, filled with dbperf's measurements; --dbperf-report adds \
+dbperf's own, which the run directory's report.txt always holds); --verbosity below 3 leaves \
+it to the script; --test=SCRIPT, --max-requests, --max-time, --num-threads and --tx-rate still \
+work; --help and --version are sysbench-shaped (-h is this list).
 
 Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
-a run directory in the catalog); prepare, cleanup, prewarm and the script's own commands run as \
+a run directory in the catalog; with no server given, or none answering, the script runs \
+alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
 the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
 global function of that name (old-style scripts).
 
@@ -61,8 +64,8 @@ default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, uni
 varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
 set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
 type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate \
-and report_cumulative: their output, sysbench's byte for byte, replaces dbperf's live lines \
-and final report; dbperf stores every interval either way), \
+and report_cumulative: their output, sysbench's byte for byte, replaces sysbench's default \
+reports; dbperf stores every interval either way), \
 sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
 too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
 connection) restarts the event; any other error stops the run naming file:line. Statements \
