@@ -146,7 +146,8 @@ impl TargetArgs {
             user: self.mysql_user.clone(),
             password: self.mysql_password.clone(),
             db: self.mysql_db.clone(),
-            socket: self.mysql_socket.clone(),
+            // An empty --mysql-socket= resets it, as sysbench reads it.
+            socket: self.mysql_socket.clone().filter(|s| !s.is_empty()),
         };
         if base.is_none() && !mysql.any() {
             anyhow::bail!(

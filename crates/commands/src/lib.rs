@@ -14,10 +14,12 @@
 //! | [`pgbench_cli`] | `dbperf pgbench`'s texts in pgbench's shape: `--help`, `-V`, option-parse errors, the zero values pgbench refuses |
 //! | [`pg_login`] | where `dbperf pgbench` connects as pgbench would: `-h -p -U -d`, `PGHOST`/`PGPORT`/`PGUSER`/`PGDATABASE`, `PGPASSWORD` and `~/.pgpass`, composed with `--target` |
 //! | [`lua`] | `dbperf lua SCRIPT COMMAND` (the script's own options set aside before clap) |
+//! | [`lua_help`] | `dbperf lua --help` and `--version`, shaped as sysbench's |
 
 pub mod args;
 pub mod linkbench;
 pub mod lua;
+pub mod lua_help;
 pub mod pg_login;
 pub mod pgbench;
 pub mod pgbench_cli;

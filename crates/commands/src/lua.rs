@@ -31,12 +31,13 @@ use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArg
 use dbperf_workloads::lua::api::{self, Shared as ScriptShared};
 use dbperf_workloads::lua::commands;
 use dbperf_workloads::lua::options::{self, OptValue};
+use dbperf_workloads::lua::report;
 use dbperf_workloads::lua::worker::LuaWorkload;
 use dbperf_workloads::lua::Naming;
 use dbperf_workloads::sysbench::event::UniqueIds;
 use dbperf_workloads::sysbench::rand::RandType;
 use dbperf_workloads::sysbench::report::SysbenchReport;
-use dbperf_workloads::{FinalReport, ReportFile};
+use dbperf_workloads::{FinalReport, ReportFile, ReportPath};
 
 const LUA_HELP: &str = "\
 The script is a path, or the name of one of sysbench's own (oltp_read_write, or \
@@ -45,12 +46,15 @@ script and command, as `--name=value`; the script's own options (`dbperf lua SCR
 lists them) go with the others. `require` finds modules beside the script, then in \
 /usr/share/sysbench.
 
-As under sysbench: an option given twice takes its last value; --verbosity below 3 leaves \
-stdout to the script (dbperf's banner, live lines and report stay in the run directory); \
---test=SCRIPT, --max-requests, --max-time, --num-threads and --tx-rate still work.
+As under sysbench: an option given twice takes its last value; stdout is sysbench's (its \
+options block and final report, filled with dbperf's measurements; --dbperf-report adds \
+dbperf's own, which the run directory's report.txt always holds); --verbosity below 3 leaves \
+it to the script; --test=SCRIPT, --max-requests, --max-time, --num-threads and --tx-rate still \
+work; --help and --version are sysbench-shaped (-h is this list).
 
 Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
-a run directory in the catalog); prepare, cleanup, prewarm and the script's own commands run as \
+a run directory in the catalog; with no server given, or none answering, the script runs \
+alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
 the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
 global function of that name (old-style scripts).
 
@@ -60,8 +64,8 @@ default, gaussian, special, pareto, zipfian, uniform_uint64, uniform_double, uni
 varstring), sysbench.sql (driver, connect, query, query_row, prepare, bind_create, bind_param, \
 set, set_rand_str, execute, close, bulk_insert_init/next/done, fetch_row, nrows, nfields, \
 type, error), sysbench.hooks (before_restart_event, sql_error_ignorable, report_intermediate \
-and report_cumulative: their output, sysbench's byte for byte, replaces dbperf's live lines \
-and final report; dbperf stores every interval either way), \
+and report_cumulative: their output, sysbench's byte for byte, replaces sysbench's default \
+reports; dbperf stores every interval either way), \
 sysbench.error, thread_init/event/thread_done/init/done, LuaJIT's ffi (ffi.C.sb_counter_inc \
 too). An ignorable SQL error (--mysql-ignore-errors, --pgsql-ignore-errors, a lost \
 connection) restarts the event; any other error stops the run naming file:line. Statements \
@@ -136,6 +140,11 @@ pub struct LuaArgs {
     /// script's output, 2 warnings too, 3 (default) to 5 dbperf's banner and reports.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=5), help_heading = "Reporting")]
     pub verbosity: u32,
+    /// Also print dbperf's own report after sysbench's (its banner, percentiles, per-type
+    /// latencies, client and run directory); it is written to the run directory
+    /// (report.txt) either way.
+    #[arg(long, help_heading = "Reporting")]
+    pub dbperf_report: bool,
     /// How statements are named in the latencies: table (verb and table) or shape (the SQL, values as ?).
     #[arg(long, default_value = "table", help_heading = "Reporting")]
     pub statement_names: String,
@@ -353,7 +362,14 @@ fn target(a: &LuaArgs) -> Result<Target> {
         || a.pgsql_user.is_some()
         || a.pgsql_password.is_some()
         || a.pgsql_db.is_some();
-    let t = if pg_parts && a.server.url.url()?.is_none() {
+    // --db-driver chooses between the two sets of options, as sysbench's driver reads its
+    // own; without it, the --pgsql-* options name a PostgreSQL server.
+    let use_pg = match a.db_driver.as_deref() {
+        Some("pgsql") => true,
+        Some("mysql") => false,
+        _ => pg_parts,
+    };
+    let t = if use_pg && a.server.url.url()?.is_none() {
         let mut u = url::Url::parse("postgres://localhost/").map_err(|e| anyhow!(e))?;
         let host = a.pgsql_host.clone().unwrap_or_else(|| "localhost".into());
         u.set_host(Some(&host))
@@ -370,7 +386,8 @@ fn target(a: &LuaArgs) -> Result<Target> {
         (None, _) | (Some("mysql"), Family::Mysql) | (Some("pgsql"), Family::Postgres) => Ok(t),
         (Some("mysql"), Family::Postgres) => bail!("--db-driver=mysql but the target is PostgreSQL: give a mysql:// target or --db-driver=pgsql"),
         (Some("pgsql"), Family::Mysql) => bail!("--db-driver=pgsql but the target speaks the MySQL protocol: give a postgres:// target (or --pgsql-host ...)"),
-        (Some(other), _) => bail!("--db-driver={other}: dbperf runs mysql and pgsql"),
+        // sysbench's driver check (the script's sysbench.sql.driver() says it in its words).
+        (Some(_), _) => Ok(t),
     }
 }
 
@@ -474,7 +491,6 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     // server given, its connect fails then.
     let target = match command.as_str() {
         "" | "help" => None,
-        "run" => Some(target(&a)?),
         _ if !target_given(&a)? => None,
         _ => Some(target(&a)?),
     };
@@ -524,6 +540,9 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         naming,
         give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
         chunks: Arc::default(),
+        connected: Default::default(),
+        reconnects: Default::default(),
+        outside: Default::default(),
     };
     // The probe is sysbench's global state: loaded once, in front of the user (its top level
     // prints what it prints), to read the options the script declares; `help` runs in it.
@@ -539,7 +558,11 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     }
     let defs = match options::script_options(&probe) {
         Ok(d) => d,
-        Err(e) => return refuse(format_args!("FATAL: {}: {e}", script.display())),
+        Err(e) => {
+            return refuse(format_args!(
+                "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: {e}"
+            ))
+        }
     };
     // sysbench's general options dbperf does not carry out, refused by name rather than
     // taken as the script's (which a script declaring no options would do silently).
@@ -577,7 +600,6 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     shared.opt.extend(values.iter().cloned());
     shared.target = target.clone();
     if command == "run" && !matches!(kind, Some(commands::CommandKind::Defined { .. })) {
-        let target = target.expect("run resolves its target");
         if !commands::has_function(&probe, "event") {
             return refuse(format_args!("FATAL: cannot find the event() function in {sname}"));
         }
@@ -603,9 +625,17 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
             shared: Some(shared),
             script_name,
             values,
-            own_final_report: false,
             main: None,
         };
+        // As sysbench's, a run needs no server of its own: the script connects if it wants
+        // to. Without a server given, or one that does not answer, the script runs alone
+        // (its drv:connect() fails as sysbench's does), measured but not recorded.
+        let Some(target) = target else {
+            return run_serverless(plan);
+        };
+        if !answers(&target, &plan.shared.as_ref().expect("the plan holds its state").ignore) {
+            return run_serverless(plan);
+        }
         return measured_run(&mut plan, Shared::Engine(&args), &target, argv);
     }
     drop(probe);
@@ -621,8 +651,119 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     if a.verbosity >= 3 && kind == (commands::CommandKind::Defined { parallel: true }) && a.threads > 1 {
         println!("Initializing worker threads...\n");
     }
-    commands::run_command(Arc::new(shared), &command, kind, a.threads as usize)?;
-    Ok(ExitCode::SUCCESS)
+    match commands::run_command(Arc::new(shared), &command, kind, a.threads as usize) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // sysbench's words; the traceback's frames only above --verbosity 3.
+        Err(e) if a.verbosity > 3 => refuse(format_args!("FATAL: `{command}' function failed: {e}")),
+        Err(e) => {
+            let e = e.to_string();
+            refuse(format_args!(
+                "FATAL: `{command}' function failed: {}",
+                e.lines().next().unwrap_or_default()
+            ))
+        }
+    }
+}
+
+/// Whether `target` answers: a connection opened and closed. A run whose server does not
+/// answer is the script's to fail (its `drv:connect()`), as under sysbench.
+fn answers(target: &Target, ignore: &IgnoreErrors) -> bool {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return true;
+    };
+    rt.block_on(dbperf_driver::any::AnySession::connect(target, ignore.clone()))
+        .is_ok()
+}
+
+/// `dbperf lua SCRIPT run` without a server: the script's threads and events measured by the
+/// engine as with one (sysbench's options block, live lines and report on stdout), with no
+/// run directory (a run is recorded with its server's facts). Its `drv:connect()` fails as
+/// sysbench's does when no server answers.
+fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
+    let a = &plan.a;
+    let mut shared = plan
+        .shared
+        .take()
+        .ok_or_else(|| anyhow!("the script's state is used once"))?;
+    shared.client_target = shared.target.clone();
+    let shared = Arc::new(shared);
+    let threads = a.threads as usize;
+    let cfg = a.run.config(&plan.shape)?;
+    let main = commands::MainState::init(&shared, threads)?;
+    if a.verbosity >= 3 {
+        print!(
+            "{}",
+            report::run_mode(&report::RunMode {
+                threads,
+                rate: a.run.rate,
+                report_interval: a.run.report_interval,
+                seed: a.rand.rand_seed,
+            })
+        );
+    }
+    if a.run.time > 0 {
+        let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
+        commands::give_up_after(&shared, Duration::from_secs(secs));
+    }
+    let mut watch = Serverless {
+        started: if a.verbosity >= 3 { report::STARTED } else { "" },
+        live: main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
+    };
+    let stop = dbperf_engine::StopSignal::new();
+    let handler_stop = stop.clone();
+    dbperf_core::interrupt::on_interrupt("Stopping: finishing the events in progress", "exiting now", move || {
+        handler_stop.stop(dbperf_engine::StopReason::Interrupted)
+    });
+    let workload = Arc::new(LuaWorkload::new(shared.clone(), plan.script_name.clone()));
+    let outcome = match dbperf_engine::run(&cfg, workload, stop, &mut watch) {
+        Ok(o) => o,
+        Err(dbperf_engine::RunError::Connect(e)) => {
+            // A thread's thread_init failed: sysbench's two lines.
+            let why = e.message.strip_prefix("thread_init: ").unwrap_or(&e.message);
+            // The traceback's frames only above --verbosity 3, as sysbench's.
+            let why = match a.verbosity > 3 {
+                true => why,
+                false => why.lines().next().unwrap_or_default(),
+            };
+            return refuse(format_args!(
+                "FATAL: `thread_init' function failed: {why}\nFATAL: Thread initialization failed!"
+            ));
+        }
+        Err(e) => bail!("{e}"),
+    };
+    drop(watch);
+    main.report_cumulative(&shared, &outcome, a.percentile, a.verbosity >= 3, a.histogram);
+    main.done(a.verbosity >= 3);
+    Ok(match outcome.reason {
+        dbperf_engine::StopReason::Fatal => {
+            let e = outcome.fatal.as_ref().map(|e| e.to_string()).unwrap_or_default();
+            eprintln!("error: the run stopped on a fatal error: {e}");
+            ExitCode::from(dbperf_core::exit::FATAL_SERVER_ERROR)
+        }
+        dbperf_engine::StopReason::Interrupted => ExitCode::from(dbperf_core::exit::INTERRUPTED),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// What a run without a server prints as it goes: sysbench's `Threads started!` and the live
+/// line ([`commands::MainState::live_line`]).
+struct Serverless {
+    started: &'static str,
+    live: LiveLine,
+}
+
+impl dbperf_engine::Observer for Serverless {
+    fn on_ready(&mut self) {
+        print!("{}", self.started);
+    }
+
+    fn on_interval(&mut self, _report: &dbperf_engine::IntervalReport<'_>) {}
+
+    fn on_report(&mut self, r: &dbperf_engine::IntervalReport<'_>) {
+        if let LiveLine::Custom(f) = &self.live {
+            print!("{}", f(r));
+        }
+    }
 }
 
 /// `dbperf lua SCRIPT run`: `init()` in the script's main state, the measured run of `event()`
@@ -635,8 +776,6 @@ struct LuaRun {
     shared: Option<ScriptShared>,
     script_name: String,
     values: Vec<(String, OptValue)>,
-    /// The script prints its own final report (`report_cumulative`), in place of dbperf's.
-    own_final_report: bool,
     /// The main state between the measurement and `done()`, which runs after dbperf's final
     /// report, as sysbench's after its own.
     main: Option<commands::MainState>,
@@ -695,21 +834,28 @@ impl MeasuredRun for LuaRun {
         let shared = Arc::new(shared);
         let threads = a.threads as usize;
         let main = commands::MainState::init(&shared, threads)?;
+        if a.verbosity >= 3 {
+            print!(
+                "{}",
+                report::run_mode(&report::RunMode {
+                    threads,
+                    rate: a.run.rate,
+                    report_interval: a.run.report_interval,
+                    seed: a.rand.rand_seed,
+                })
+            );
+        }
         if a.run.time > 0 {
             // Counted generously from now: connecting and settling come first.
             let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
             let settle = a.run.out.settle().unwrap_or_default();
             commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
         }
-        self.own_final_report = main.reports_cumulative();
-        let live = match a.run.report_interval > 0.0 {
-            true => main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
-            false => None,
-        };
+        let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval)?;
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
-        let measured = m.engine(workload, live.unwrap_or(LiveLine::Standard))?;
+        let measured = m.engine(workload, live)?;
         if let Some(outcome) = measured.engine_outcome() {
-            main.report_cumulative(outcome.measured_s, &outcome.total, a.percentile);
+            main.report_cumulative(&shared, outcome, a.percentile, a.verbosity >= 3, a.histogram);
         }
         self.main = Some(main);
         Ok(measured)
@@ -722,8 +868,17 @@ impl MeasuredRun for LuaRun {
         Ok(code)
     }
 
+    /// stdout is sysbench's: dbperf's banner, lines and report only with --dbperf-report.
     fn quiet(&self) -> bool {
-        self.a.verbosity < 3
+        self.a.verbosity < 3 || !self.a.dbperf_report
+    }
+
+    fn started_line(&self) -> Option<String> {
+        Some(if self.a.verbosity >= 3 {
+            report::STARTED.into()
+        } else {
+            String::new()
+        })
     }
 
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary, run: &RunConfig) -> (String, Vec<ReportFile>) {
@@ -733,8 +888,13 @@ impl MeasuredRun for LuaRun {
             histogram: self.a.histogram,
         }
         .final_report(outcome, summary);
-        // The script's report_cumulative printed its final report; dbperf's stays in the files.
-        (if self.own_final_report { String::new() } else { text }, files)
+        // Printed only with --dbperf-report (see quiet); kept in the run directory always.
+        let mut files = files;
+        files.push(ReportFile {
+            path: ReportPath::RunDir("report.txt"),
+            bytes: text.clone().into_bytes(),
+        });
+        (text, files)
     }
 }
 

@@ -707,7 +707,10 @@ impl MeasuredRun for PgbenchRun {
         run.reconnect_each = self.args.connect;
         // -L with -R: a transaction already later than the limit at its turn is skipped.
         if run.arrival.rate().is_some() {
-            run.skip_late = self.opts.latency_limit_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1000.0));
+            run.skip_late = self
+                .opts
+                .latency_limit_ms
+                .map(|ms| std::time::Duration::from_secs_f64(ms / 1000.0));
         }
         if let Some(spec) = &self.opts.log {
             let files = TxnLogFiles::create(spec.clone(), run.client_threads, run.connections, self.seed)

@@ -477,3 +477,218 @@ fn run_prints_the_scripts_output_and_its_report_hooks_as_sysbench() {
     assert_eq!(parsed.len(), 2, "{out}");
     assert!(parsed[1][0]["latency"].as_f64().unwrap() >= 1.0, "{out}");
 }
+
+/// `program ARGS` in `dir` with no server variables: stdout then stderr, and the exit code.
+fn reference(dir: &Path, program: &str, args: &[&str]) -> (String, i32) {
+    let o = Command::new(program)
+        .current_dir(dir)
+        .env("LUA_PATH", format!("{}/?.lua;;", dir.display()))
+        .args(args)
+        .output()
+        .expect("the reference runs");
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    (s, o.status.code().unwrap_or(-1))
+}
+
+/// A run's output with its numbers as `N` and its spaces as one, the version header left
+/// out: what sysbench's and dbperf's must share.
+fn shape(out: &str) -> Vec<String> {
+    let out = match out.split_once('\n') {
+        Some((first, rest)) if first.starts_with("sysbench 1.0.20") => rest.strip_prefix('\n').unwrap_or(rest),
+        _ => out,
+    };
+    out.lines()
+        .map(|l| {
+            let mut s = String::new();
+            let mut in_number = false;
+            for c in l.chars() {
+                let digit = c.is_ascii_digit() || (in_number && c == '.');
+                if digit && !in_number {
+                    s.push('N');
+                }
+                in_number = digit;
+                if !digit {
+                    s.push(c);
+                }
+            }
+            s.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn run_without_a_server_prints_sysbenchs_blocks_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    script(dir, "e.lua", "function event() end\n");
+    script(
+        dir,
+        "c.lua",
+        "function thread_init() drv = sysbench.sql.driver(); con = drv:connect() end\nfunction event() end\n",
+    );
+    script(
+        dir,
+        "p.lua",
+        "function event()\n  local ok, e = pcall(function() return sysbench.sql.driver():connect() end)\n  print(ok, e)\n  return false\nend\n",
+    );
+    // A closed port: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let host = ["--mysql-host=127.0.0.1", &format!("--mysql-port={port}")].map(String::from);
+    let host: Vec<&str> = host.iter().map(String::as_str).collect();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["e.lua", "--events=100", "--threads=2", "run"],
+        vec!["--histogram", "e.lua", "--events=10", "run"],
+        [&["c.lua", "--events=10"][..], &host, &["run"]].concat(),
+        [&["p.lua", "--events=1"][..], &host, &["run"]].concat(),
+    ];
+    let (out, code) = text(&lua(dir, None, &cases[0]));
+    // Without a server the run is the script's: sysbench's block, its report (no SQL
+    // statistics: no driver was made), two threads sharing the hundred events.
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with(
+            "Running the test with following options:\nNumber of threads: 2\n\
+             Initializing random number generator from current time\n\n\n\
+             Initializing worker threads...\n\nThreads started!\n\n\nGeneral statistics:\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("    total number of events:              100\n"), "{out}");
+    assert!(out.contains("         95th percentile: "), "{out}");
+    assert!(
+        out.contains("Threads fairness:\n    events (avg/stddev):           50.0000/"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("SQL statistics") && !out.contains("Run directory"),
+        "{out}"
+    );
+    let (out, code) = text(&lua(dir, None, &cases[2]));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "FATAL: unable to connect to MySQL server on host '127.0.0.1', port {port}, aborting...\nFATAL: error 2003: "
+        )) && out.ends_with(
+            "FATAL: `thread_init' function failed: c.lua:1: connection creation failed\nFATAL: Thread initialization failed!\n"
+        ),
+        "{out}"
+    );
+    // A failed connect is the script's to catch; a driver made means SQL statistics.
+    let (out, code) = text(&lua(dir, None, &cases[3]));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("false\tconnection creation failed\nSQL statistics:\n"),
+        "{out}"
+    );
+    // The same runs under sysbench: the same lines, numbers aside.
+    if !common::program_available("sysbench", "sysbench") {
+        return;
+    }
+    for args in &cases {
+        let (ours, code) = text(&lua(dir, None, args));
+        let (theirs, their_code) = reference(dir, "sysbench", args);
+        assert_eq!(code, their_code, "{args:?}:\n{ours}\n---\n{theirs}");
+        let (mut a, mut b) = (shape(&ours), shape(&theirs));
+        // The error of a refused connection is worded by each client library.
+        for s in [&mut a, &mut b] {
+            s.retain(|l| !l.starts_with("FATAL: error N:"));
+        }
+        // The histogram's rows: one per latency bucket, which the two tools cut differently.
+        for s in [&mut a, &mut b] {
+            s.retain(|l| !l.contains(" |*"));
+        }
+        assert_eq!(a, b, "{args:?}:\n{ours}\n---\n{theirs}");
+    }
+    // --help and --version as the cram tests read them (opt_version.t, commands.t,
+    // cmdline.t, the driver list of opt_help.t).
+    let drivers = |help: &str| -> Vec<String> {
+        help.split("Compiled-in database drivers:\n")
+            .nth(1)
+            .unwrap_or("")
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| l.split(' ').nth(2).unwrap_or("").to_string())
+            .collect()
+    };
+    let commands = |help: &str| {
+        help.lines()
+            .find(|l| l.contains("Commands"))
+            .map(|l| l.split(' ').skip(5).collect::<Vec<_>>().join(" "))
+    };
+    let (ours, _) = text(&lua(dir, None, &["--help", "foo"]));
+    let (theirs, _) = reference(dir, "sysbench", &["--help", "foo"]);
+    assert_eq!(drivers(&ours), drivers(&theirs));
+    assert_eq!(commands(&ours), commands(&theirs));
+    assert!(ours.lines().any(|l| l == "Usage:") && theirs.lines().any(|l| l == "Usage:"));
+    let (ours, _) = text(&lua(dir, None, &["--version"]));
+    let (theirs, _) = reference(dir, "sysbench", &["--version"]);
+    let first_two = |s: &str| s.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    assert_eq!(first_two(ours.trim()), first_two(theirs.trim()));
+}
+
+#[test]
+fn run_on_a_server_prints_sysbenchs_sql_statistics_and_keeps_dbperfs_report_in_the_run_directory() {
+    let sb = sandbox();
+    let url = sb.url();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    script(
+        dir,
+        "q.lua",
+        "function thread_init() con = sysbench.sql.driver():connect() end\n\
+         function event()\n  con:query('SELECT 1')\n  con:query('BEGIN')\n  con:query('COMMIT')\nend\n\
+         function thread_done() con:query('SELECT 2') end\n",
+    );
+    let args = ["q.lua", "--events=20", "--threads=2", "run"];
+    let (out, code) = text(&lua(dir, Some(&url), &args));
+    assert_eq!(code, 0, "{out}");
+    // sysbench's counts: reads of the events and of thread_done, the events' BEGIN/COMMIT.
+    let want = "Threads started!\n\nSQL statistics:\n    queries performed:\n        read:                            22\n        write:                           0\n        other:                           40\n        total:                           62\n    transactions:                        20     (";
+    assert!(out.contains(want), "{out}");
+    assert!(
+        !out.contains("Run directory:") && !out.contains("dbperf 0.1.0 —"),
+        "{out}"
+    );
+    let runs: Vec<_> = std::fs::read_dir(dir.join("results"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    let report = runs
+        .iter()
+        .map(|e| e.path().join("report.txt"))
+        .find(|p| p.is_file())
+        .expect("report.txt in the run directory");
+    assert!(!std::fs::read_to_string(report).unwrap().is_empty());
+    // --dbperf-report prints dbperf's after sysbench's.
+    let (out, code) = text(&lua(dir, Some(&url), &[&args[..], &["--dbperf-report"]].concat()));
+    assert_eq!(code, 0, "{out}");
+    let (sysbench_at, dbperf_at) = (
+        out.find("Threads fairness:").unwrap(),
+        out.find("Run directory:").unwrap(),
+    );
+    assert!(sysbench_at < dbperf_at, "{out}");
+    // The same run under sysbench, on the same server: the same lines, numbers aside.
+    if !common::program_available("sysbench", "sysbench") {
+        return;
+    }
+    let u = url::Url::parse(&url).unwrap();
+    let conn = [
+        format!("--mysql-host={}", u.host_str().unwrap()),
+        format!("--mysql-port={}", u.port().unwrap()),
+        format!("--mysql-user={}", u.username()),
+        format!("--mysql-password={}", u.password().unwrap_or("")),
+        format!("--mysql-db={}", u.path().trim_start_matches('/')),
+    ];
+    let theirs_args: Vec<&str> = conn.iter().map(String::as_str).chain(args).collect();
+    let (theirs, their_code) = reference(dir, "sysbench", &theirs_args);
+    assert_eq!(their_code, 0, "{theirs}");
+    let (ours, _) = text(&lua(dir, Some(&url), &args));
+    assert_eq!(shape(&ours), shape(&theirs), "{ours}\n---\n{theirs}");
+}

@@ -289,6 +289,10 @@ pub trait Observer {
     /// [`crate::clock::now_ns`]'s clock: interval times are seconds after it, so samples taken
     /// elsewhere on that clock line up with the intervals.
     fn on_start(&mut self, _connections: usize, _t0_ns: u64) {}
+    /// Every connection is open and no transaction has started yet (the workers wait until
+    /// this returns): for a line that must come before anything the workload prints. Keep it
+    /// short: the run's time zero is already set.
+    fn on_ready(&mut self) {}
     /// A stored interval is complete.
     fn on_interval(&mut self, report: &IntervalReport<'_>);
     /// A report interval is complete ([`RunConfig::report_interval`]): called after the
@@ -324,6 +328,18 @@ pub struct RunOutcome {
     /// The last measured interval was one of them: the server had not come back when the run
     /// ended.
     pub unreachable_at_end: bool,
+    /// Each connection's completed transactions and the time they took (warmup included),
+    /// indexed by connection: sysbench's "threads fairness".
+    pub per_connection: Vec<ConnectionTally>,
+}
+
+/// One connection's share of a run: what sysbench's per-thread timer counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionTally {
+    /// Transactions it completed.
+    pub events: u64,
+    /// Their service time, summed (ns).
+    pub busy_ns: u64,
 }
 
 /// Why a run could not start.
@@ -503,6 +519,8 @@ struct ThreadCtx<W: Workload> {
     events: Option<u64>,
     /// Connection attempts in flight, over all client threads (see [`CONNECTS_IN_FLIGHT`]).
     connects: Arc<tokio::sync::Semaphore>,
+    /// Each connection's tally, written once as its worker ends.
+    tallies: Arc<Mutex<Vec<ConnectionTally>>>,
 }
 
 /// At most this many connections are being opened at once. A server's listen queue
@@ -628,6 +646,7 @@ pub fn run<W: Workload>(
     let mut recyclers = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
     let connects = Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT));
+    let tallies = Arc::new(Mutex::new(vec![ConnectionTally::default(); cfg.connections]));
 
     for thread in 0..threads {
         let (rtx, rrx) = mpsc::channel();
@@ -657,6 +676,7 @@ pub fn run<W: Workload>(
             t0: t0.clone(),
             events,
             connects: connects.clone(),
+            tallies: tallies.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("dbperf-client-{thread}"))
@@ -689,6 +709,9 @@ pub fn run<W: Workload>(
         }),
     };
     t0.store(start, Ordering::SeqCst);
+    if start != u64::MAX {
+        observer.on_ready();
+    }
     barrier.wait();
     if start == u64::MAX {
         for h in handles {
@@ -868,6 +891,7 @@ pub fn run<W: Workload>(
     let reason = stop.reason().unwrap_or(StopReason::Completed);
     let fatal = fatal.lock().map(|mut f| f.take()).unwrap_or(None);
     let crash = crash.lock().map(|mut c| c.take()).unwrap_or(None);
+    let per_connection = tallies.lock().map(|t| t.clone()).unwrap_or_default();
     Ok(RunOutcome {
         total,
         measured_s: secs(measured_ns),
@@ -880,6 +904,7 @@ pub fn run<W: Workload>(
         crash,
         unreachable_s: secs(unreachable_ns),
         unreachable_at_end,
+        per_connection,
     })
 }
 
@@ -1158,7 +1183,13 @@ async fn worker_loop<W: Workload>(
     id: usize,
     deadline: Option<u64>,
 ) {
-    worker_body(&ctx, &local, &mut worker, id, deadline).await;
+    let mut tally = ConnectionTally::default();
+    worker_body(&ctx, &local, &mut worker, id, deadline, &mut tally).await;
+    if let Ok(mut all) = ctx.tallies.lock() {
+        if let Some(slot) = all.get_mut(id.wrapping_sub(ctx.cfg.worker_offset)) {
+            *slot = tally;
+        }
+    }
     worker.finish().await;
 }
 
@@ -1168,6 +1199,7 @@ async fn worker_body<W: Workload>(
     worker: &mut W::Worker,
     id: usize,
     deadline: Option<u64>,
+    tally: &mut ConnectionTally,
 ) {
     let timer = match local.schedule {
         Some(_) => match PreciseTimer::new() {
@@ -1266,6 +1298,8 @@ async fn worker_body<W: Workload>(
                         kind = done.kind;
                         let (response, service) = (end - intended, end - started);
                         stats.record_txn(done.kind, response, service, done.expected_rollback);
+                        tally.events += 1;
+                        tally.busy_ns += service;
                         stats.late_starts += late as u64;
                         None
                     }

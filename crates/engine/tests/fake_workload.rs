@@ -593,6 +593,12 @@ fn events_per_connection_gives_each_connection_its_count() {
     for w in 0..3 {
         assert_eq!(ends.iter().filter(|&&e| e == w).count(), 5, "connection {w}");
     }
+    // Each connection's tally (sysbench's threads fairness): its 5 events and their time.
+    assert_eq!(out.per_connection.len(), 3);
+    for (w, t) in out.per_connection.iter().enumerate() {
+        assert_eq!(t.events, 5, "connection {w}");
+        assert!(t.busy_ns >= 5 * 100_000, "connection {w}: {t:?}");
+    }
 }
 
 #[test]

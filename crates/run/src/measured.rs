@@ -105,6 +105,13 @@ pub trait MeasuredRun {
         false
     }
 
+    /// What the run prints once every connection is open and measuring starts, in place of
+    /// dbperf's `Threads started! (N connections)` (printed quiet or not): sysbench's
+    /// `Threads started!`. Default: dbperf's line.
+    fn started_line(&self) -> Option<String> {
+        None
+    }
+
     /// After the run concluded with `code`: TPC-C's `--check`. Default: `code`.
     fn after(&mut self, code: ExitCode) -> Result<ExitCode> {
         Ok(code)
@@ -305,6 +312,7 @@ pub fn measured_run<P: MeasuredRun>(
         argv,
         server_host,
         quiet: plan.quiet(),
+        started: plan.started_line(),
     };
     let measured = match client {
         Client::MysqlWire => plan.measure::<WireSession>(m)?,
@@ -353,6 +361,8 @@ pub struct Measurer<'a> {
     server_host: Option<dbperf_results::manifest::ServerHostRecord>,
     /// [`MeasuredRun::quiet`].
     quiet: bool,
+    /// [`MeasuredRun::started_line`].
+    started: Option<String>,
 }
 
 /// What the workload's own measurement hands back ([`Measurer::own`]).
@@ -584,6 +594,7 @@ impl Measurer<'_> {
             telemetry: None,
             live,
             quiet: self.quiet,
+            started: self.started.clone(),
             metrics: metrics.as_ref().map(|(m, _)| Arc::clone(m)),
             progress: progress_bar(run).filter(|_| !self.quiet),
             warmup: !run.warmup.is_zero(),

@@ -53,6 +53,8 @@ pub struct Recorder<'a, 'b> {
     /// Print none of dbperf's own lines (a custom live line is still called: it prints the
     /// workload's own output).
     pub quiet: bool,
+    /// Printed when measuring starts, quiet or not, in place of dbperf's `Threads started!` line.
+    pub started: Option<String>,
     /// Live metrics served to Prometheus (`--metrics-addr`).
     pub metrics: Option<Arc<LiveMetrics>>,
     /// Elapsed time and ETA at the bottom of a terminal (hidden when stderr is not one).
@@ -75,8 +77,14 @@ impl Observer for Recorder<'_, '_> {
         if let Some(m) = &self.metrics {
             m.start(connections, self.warmup);
         }
-        if self.print_every > 0 && !self.quiet {
+        if self.started.is_none() && self.print_every > 0 && !self.quiet {
             println!("Threads started! ({connections} connections)\n");
+        }
+    }
+
+    fn on_ready(&mut self) {
+        if let Some(line) = &self.started {
+            print!("{line}");
         }
     }
 

@@ -26,6 +26,12 @@ use dbperf_commands::{linkbench, lua, pgbench, sysbench, tpcc, tpch};
 pub fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     // A Lua script's own options are known only once the script is loaded: set them aside.
+    if argv.get(1).map(String::as_str) == Some("lua") {
+        // sysbench's --help and --version, before anything else is read.
+        if let Some(code) = dbperf_commands::lua_help::early(&argv) {
+            return code;
+        }
+    }
     let (clap_argv, script_opts) = match argv.get(1).map(String::as_str) {
         Some("lua") => lua::split_argv(&argv),
         _ => (argv.clone(), Vec::new()),

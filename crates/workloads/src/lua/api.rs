@@ -81,6 +81,13 @@ pub struct Shared {
     pub give_up_at: std::sync::atomic::AtomicU64,
     /// The script and the modules it requires, compiled once for all of the run's states.
     pub chunks: Arc<Chunks>,
+    /// A state made a driver (`sysbench.sql.driver()`): sysbench then reports SQL statistics.
+    pub connected: std::sync::atomic::AtomicBool,
+    /// `con:reconnect()` calls that reconnected (sysbench's `reconnects`).
+    pub reconnects: std::sync::atomic::AtomicU64,
+    /// Statements sent outside events (`thread_init`, `thread_done`: bulk_insert.lua's last
+    /// rows), by class (read, write, other): sysbench's report counts them.
+    pub outside: [std::sync::atomic::AtomicU64; 3],
 }
 
 /// Lua files compiled to bytecode by the first state that loaded them, for the next states:
@@ -181,6 +188,9 @@ impl Shared {
             naming: Naming::Table,
             give_up_at: std::sync::atomic::AtomicU64::new(u64::MAX),
             chunks: Arc::default(),
+            connected: Default::default(),
+            reconnects: Default::default(),
+            outside: Default::default(),
         }
     }
 }
@@ -475,14 +485,8 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
     let sysbench = lua.create_table()?;
     sysbench.set("tid", tid)?;
     sysbench.set("version", super::SYSBENCH_VERSION)?;
-    sysbench.set(
-        "version_string",
-        format!(
-            "dbperf {} (sysbench {} API)",
-            env!("CARGO_PKG_VERSION"),
-            super::SYSBENCH_VERSION
-        ),
-    )?;
+    // sysbench's own string: scripts compare it (dbperf's version is in the header).
+    sysbench.set("version_string", format!("sysbench {}", super::SYSBENCH_VERSION))?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;
     for (i, a) in shared.argv.iter().enumerate() {
@@ -525,7 +529,9 @@ fn install(lua: &Lua, shared: &Arc<Shared>, tid: usize, rand_errors: Vec<(usize,
     let family = shared.target.as_ref().map(|t| t.family);
     raw.set(
         "driver",
-        lua.create_function(move |_, name: Option<String>| {
+        lua.create_function(move |lua, name: Option<String>| {
+            // sysbench reports SQL statistics once a script has made a driver.
+            ctx(lua).shared.connected.store(true, std::sync::atomic::Ordering::Relaxed);
             let have = match family {
                 Some(Family::Postgres) => "pgsql",
                 _ => "mysql",
@@ -739,7 +745,11 @@ fn connect_failure(target: &Target, e: &DbError) -> Vec<String> {
                     target.host, target.port
                 ),
             },
-            format!("error {}: {}", e.code.unwrap_or(2003), e.message),
+            // A host name that does not resolve is libmysqlclient's CR_UNKNOWN_HOST.
+            match e.message.contains("failed to lookup address") {
+                true => format!("error 2005: Unknown MySQL server host '{}' (0)", target.host),
+                false => format!("error {}: {}", e.code.unwrap_or(2003), e.message),
+            },
         ],
     }
 }
@@ -997,7 +1007,13 @@ async fn bulk_done_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<
 /// `con:reconnect()`.
 async fn reconnect_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>) -> mlua::Result<Ret> {
     match reconnect_conn(lua, &inner).await {
-        Ok(()) => ok_value(true, lua),
+        Ok(()) => {
+            ctx(lua)
+                .shared
+                .reconnects
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ok_value(true, lua)
+        }
         Err(e) => Ok((
             Value::Boolean(false),
             Value::String(lua.create_string(e.to_string())?),
@@ -1272,6 +1288,15 @@ pub fn take_log(log: &RefCell<Vec<Logged>>, out: &mut dbperf_engine::StatementLo
 /// Forgets the statements logged (outside a measured event).
 pub fn clear_log(lua: &Lua) {
     ctx(lua).log.borrow_mut().clear();
+}
+
+/// Empties the state's statement log as [`clear_log`], counting what it held in
+/// [`Shared::outside`]: statements of `thread_init` and `thread_done`, not of an event.
+pub fn count_outside_events(lua: &Lua) {
+    let c = ctx(lua);
+    for (_, _, class) in c.log.borrow_mut().drain(..) {
+        c.shared.outside[class as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Lua's text for a number (integers without a fraction).

@@ -18,11 +18,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use dbperf_engine::{IntervalReport, Stats};
+use dbperf_engine::{IntervalReport, RunOutcome, Stats};
 use mlua::{Lua, Table, Value};
 
 use super::api::{self, lua_message, Shared};
 use super::options::{self, OptDef, OptValue};
+use super::report;
 use super::SCRIPT_COUNTERS;
 use dbperf_report::LiveLine;
 
@@ -133,11 +134,11 @@ pub fn silently<T>(f: impl FnOnce() -> T) -> T {
 
 /// A script command (prepare, cleanup, its own) carried out as `kind` says: on `threads`
 /// states at once when the script marks it parallel, else on one (loaded silently: it stands
-/// for sysbench's global state, which the probe printed).
+/// for sysbench's global state, which the probe printed). Its error is the first thread's
+/// Lua error (file:line, message, traceback).
 pub fn run_command(shared: Arc<Shared>, command: &str, kind: CommandKind, threads: usize) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let local = tokio::task::LocalSet::new();
-    let script = shared.script.display().to_string();
     local.block_on(&rt, async {
         let (threads, states) = match kind {
             CommandKind::Defined { parallel: true } => {
@@ -186,7 +187,7 @@ pub fn run_command(shared: Arc<Shared>, command: &str, kind: CommandKind, thread
             }
         }
         match first_error {
-            Some(e) => Err(anyhow!("{script} {command}: {e}")),
+            Some(e) => Err(anyhow!("{e}")),
             None => Ok(()),
         }
     })
@@ -271,27 +272,52 @@ impl MainState {
         Ok(MainState { lua, local, rt, script })
     }
 
-    /// The run's live line when the script sets `report_intermediate`: the hook, called every
-    /// `interval_s` in a state of its own (sysbench's reporting thread, loaded here, printing
-    /// its top level as sysbench's does), its output in place of dbperf's lines. The state
-    /// closes with the line (report_json's closing bracket). A last interval cut short by the
-    /// run's end is not reported, as sysbench does not. `None`: no such hook.
+    /// The run's live line: with `interval_s` (`--report-interval`), the script's
+    /// `report_intermediate` hook, called in a state of its own (sysbench's reporting thread,
+    /// loaded here, printing its top level as sysbench's does), or else sysbench's default line
+    /// ([`report::intermediate`]); without it, nothing (dbperf still stores every interval).
+    /// The hook's state closes with the line (report_json's closing bracket). A last interval
+    /// cut short by the run's end is not reported, as sysbench does not.
     pub fn live_line(
         &self,
         shared: &Arc<Shared>,
         threads: usize,
         percentile: f64,
         interval_s: f64,
-    ) -> Result<Option<LiveLine>> {
-        if report_hook(&self.lua, "report_intermediate").is_none() {
-            return Ok(None);
+    ) -> Result<LiveLine> {
+        if interval_s <= 0.0 {
+            return Ok(LiveLine::Custom(Box::new(|_| String::new())));
         }
-        let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
-        let Some(hook) = report_hook(&lua, "report_intermediate") else {
-            return Ok(None);
+        let cut_short = move |r: &IntervalReport<'_>| r.last && r.len_s() < interval_s * 0.9;
+        let hook = match report_hook(&self.lua, "report_intermediate") {
+            Some(_) => {
+                let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
+                report_hook(&lua, "report_intermediate").map(|h| (lua, h))
+            }
+            None => None,
         };
-        Ok(Some(LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
-            if !(r.last && r.len_s() < interval_s * 0.9) {
+        let Some((lua, hook)) = hook else {
+            let shared = shared.clone();
+            return Ok(LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
+                if cut_short(r) {
+                    return String::new();
+                }
+                print!(
+                    "{}",
+                    report::intermediate(&report::Interval {
+                        total_s: r.end_s,
+                        interval_s: r.len_s(),
+                        threads: r.connections,
+                        stats: r.stats,
+                        percentile,
+                        sql: shared.connected.load(Ordering::Relaxed),
+                    })
+                );
+                String::new()
+            })));
+        };
+        Ok(LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
+            if !cut_short(r) {
                 let stat = Stat {
                     threads: r.connections,
                     interval_s: r.len_s(),
@@ -302,25 +328,50 @@ impl MainState {
                 call_report(&lua, &hook, &stat, percentile);
             }
             String::new()
-        }))))
+        })))
     }
 
-    /// Whether the script sets `report_cumulative` (its output replaces dbperf's final report).
-    pub fn reports_cumulative(&self) -> bool {
-        report_hook(&self.lua, "report_cumulative").is_some()
-    }
-
-    /// After the run: the script's `report_cumulative` hook over the whole measurement.
-    pub fn report_cumulative(&self, measured_s: f64, total: &Stats, percentile: f64) {
+    /// After the run: the script's `report_cumulative` hook over the whole measurement, or
+    /// sysbench's default report ([`report::cumulative`]) when `print_default`. The
+    /// reconnects counted are the engine's and the script's own `con:reconnect()` calls; the
+    /// queries, those of events and those sent outside them ([`Shared::outside`]).
+    /// With `histogram` (and `print_default`), sysbench's `--histogram` comes first.
+    pub fn report_cumulative(
+        &self,
+        shared: &Shared,
+        outcome: &RunOutcome,
+        percentile: f64,
+        print_default: bool,
+        histogram: bool,
+    ) {
+        if print_default && histogram {
+            print!("{}", report::histogram(&outcome.total.response));
+        }
+        let mut total = outcome.total.clone();
+        total.reconnects += shared.reconnects.load(Ordering::Relaxed);
+        for (q, n) in total.queries.iter_mut().zip(&shared.outside) {
+            *q += n.load(Ordering::Relaxed);
+        }
         if let Some(f) = report_hook(&self.lua, "report_cumulative") {
             let stat = Stat {
                 threads: 0,
-                interval_s: measured_s,
-                total_s: measured_s,
-                stats: total,
+                interval_s: outcome.measured_s,
+                total_s: outcome.measured_s,
+                stats: &total,
                 cumulative: true,
             };
             call_report(&self.lua, &f, &stat, percentile);
+        } else if print_default {
+            print!(
+                "{}",
+                report::cumulative(&report::Cumulative {
+                    total_s: outcome.measured_s,
+                    stats: &total,
+                    percentile,
+                    sql: shared.connected.load(Ordering::Relaxed),
+                    per_connection: &outcome.per_connection,
+                })
+            );
         }
     }
 
@@ -438,7 +489,7 @@ function event() end
         let err = run_command(shared.clone(), "refuse", kind("refuse").unwrap(), 2)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("t.lua refuse: command refuse failed"), "{err}");
+        assert_eq!(err, "command refuse failed");
     }
 
     #[test]

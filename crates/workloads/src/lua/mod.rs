@@ -10,7 +10,8 @@
 //! What dbperf adds is the run around it: open or closed loop with latency from the intended
 //! start, HDR latency per transaction and per statement (named from the SQL text), error
 //! classes and retries, telemetry, the run directory and the catalog.
-//! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done).
+//! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done);
+//! [`report`] formats what sysbench prints around a run (its options block, its default reports).
 //! [`fast`] is the hot path the prelude calls through LuaJIT's ffi (parameters, random numbers,
 //! statements on blocking-I/O threads), so a script's loops compile as they do under sysbench.
 //! [`suspend`] is how a state on an event-loop thread waits for the server: the coroutine
@@ -20,6 +21,7 @@ pub mod api;
 pub mod commands;
 pub mod fast;
 pub mod options;
+pub mod report;
 pub mod suspend;
 pub mod worker;
 

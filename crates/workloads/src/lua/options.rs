@@ -99,7 +99,14 @@ pub struct OptDef {
     pub ty: ArgType,
 }
 
-/// Reads `sysbench.cmdline.options` after the script ran its top level.
+/// A malformed `sysbench.cmdline.options` as sysbench says it: its option reader's file and
+/// line, then what is wrong.
+fn malformed(line: u32, what: String) -> String {
+    format!("[string \"sysbench.cmdline.lua\"]:{line}: {what}")
+}
+
+/// Reads `sysbench.cmdline.options` after the script ran its top level. A malformed table
+/// is refused in sysbench's words ([`malformed`]).
 pub fn script_options(lua: &Lua) -> Result<Vec<OptDef>, String> {
     let e = |m: mlua::Error| m.to_string();
     let sysbench: Table = lua.globals().get("sysbench").map_err(e)?;
@@ -108,9 +115,9 @@ pub fn script_options(lua: &Lua) -> Result<Vec<OptDef>, String> {
         Value::Nil => return Ok(Vec::new()),
         Value::Table(t) => t,
         other => {
-            return Err(format!(
-                "sysbench.cmdline.options is a {}, not a table of {{description, default}} entries",
-                other.type_name()
+            return Err(malformed(
+                120,
+                format!("wrong type for sysbench.cmdline.options: {}", other.type_name()),
             ))
         }
     };
@@ -118,18 +125,15 @@ pub fn script_options(lua: &Lua) -> Result<Vec<OptDef>, String> {
     for pair in options.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(e)?;
         let (Value::String(name), Value::Table(def)) = (&k, &v) else {
-            return Err(format!(
-                "sysbench.cmdline.options: entry {k:?} is not name = {{description, default}}"
+            return Err(malformed(
+                132,
+                "wrong table structure in sysbench.cmdline.options".into(),
             ));
         };
         let name = name.to_str().map_err(e)?.to_string();
         let desc = match def.raw_get::<Value>(1).map_err(e)? {
             Value::String(s) => s.to_str().map_err(e)?.to_string(),
-            Value::Nil => {
-                return Err(format!(
-                    "sysbench.cmdline.options.{name}: the description (its first element) is missing"
-                ))
-            }
+            Value::Nil => return Err(malformed(137, format!("nil description for option {name}"))),
             other => format!("{other:?}"),
         };
         let default = def.raw_get::<Value>(2).map_err(e)?;
@@ -149,12 +153,7 @@ pub fn script_options(lua: &Lua) -> Result<Vec<OptDef>, String> {
                 let items: Vec<String> = t.sequence_values::<String>().collect::<mlua::Result<_>>().map_err(e)?;
                 (Some(items.join(",")), ArgType::List)
             }
-            other => {
-                return Err(format!(
-                    "sysbench.cmdline.options.{name}: a default of type {} is not an option value",
-                    other.type_name()
-                ))
-            }
+            _ => return Err(malformed(166, format!("cannot determine type for option {name}"))),
         };
         defs.push(OptDef {
             name,

@@ -201,8 +201,13 @@ function result_methods.free(self)
 end
 
 function sql.driver(name)
-   if name ~= nil and name ~= "" and name ~= "mysql" and name ~= "pgsql" then
-      log(0, string.format("invalid database driver name: '%s'", tostring(name)))
+   -- No name: --db-driver's, which sysbench checks as it makes the driver.
+   local want = name
+   if want == nil or want == "" then
+      want = sysbench.opt and sysbench.opt["db-driver"]
+   end
+   if want ~= nil and want ~= "" and want ~= "mysql" and want ~= "pgsql" then
+      log(0, string.format("invalid database driver name: '%s'", tostring(want)))
       error("failed to initialize the DB driver", 2)
    end
    local drv, why = raw.driver(name)

@@ -92,7 +92,7 @@ impl Workload for LuaWorkload {
         api::call_global(&lua, "thread_init", worker)
             .await
             .map_err(|e| fatal(format!("thread_init: {}", lua_message(&e))))?;
-        api::clear_log(&lua);
+        api::count_outside_events(&lua);
         let log = api::log_of(&lua);
         Ok(LuaWorker {
             lua,
@@ -230,6 +230,6 @@ impl Worker for LuaWorker {
         if let Err(e) = api::call_global(&self.lua, "thread_done", self.tid).await {
             eprintln!("warning: thread_done() of thread {}: {}", self.tid, lua_message(&e));
         }
-        api::clear_log(&self.lua);
+        api::count_outside_events(&self.lua);
     }
 }

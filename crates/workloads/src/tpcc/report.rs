@@ -399,6 +399,7 @@ mod tests {
             crash: None,
             unreachable_s: 0.0,
             unreachable_at_end: false,
+            per_connection: Vec::new(),
         }
     }
 

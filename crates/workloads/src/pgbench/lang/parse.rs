@@ -284,7 +284,8 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
                     number += 1;
                 }
-                finish_sql(p, &mut cmds, &mut sql, None, &loc, number).map_err(|m| err(sql.line as usize, m, None))?;
+                finish_sql(p, &mut cmds, &mut sql, None, &loc, number, pipeline.is_some())
+                    .map_err(|m| err(sql.line as usize, m, None))?;
             }
             let at = loc(first);
             number += 1;
