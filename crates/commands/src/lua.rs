@@ -34,6 +34,7 @@ use dbperf_workloads::lua::options::{self, OptValue};
 use dbperf_workloads::lua::report;
 use dbperf_workloads::lua::worker::LuaWorkload;
 use dbperf_workloads::lua::Naming;
+use dbperf_workloads::lua::DEPRECATED_ALIASES as ALIASES;
 use dbperf_workloads::sysbench::event::UniqueIds;
 use dbperf_workloads::sysbench::rand::RandType;
 use dbperf_workloads::sysbench::report::SysbenchReport;
@@ -245,15 +246,6 @@ enum Legacy {
     /// `--max-requests=N` and the like: the alias (its index in [`ALIASES`]) and its value.
     Alias(usize, String),
 }
-
-/// sysbench 1.0's deprecated aliases, in the order it checks them once the command line is
-/// read: the alias, today's option, and the value at or below which the alias is not read.
-const ALIASES: [(&str, &str, f64); 4] = [
-    ("num-threads", "threads", 1.0),
-    ("max-requests", "events", 0.0),
-    ("max-time", "time", 0.0),
-    ("tx-rate", "rate", 0.0),
-];
 
 /// sysbench 1.0's deprecated options, which it still accepts: `--test=SCRIPT` names the script
 /// (warned at once, on stderr, as sysbench does), and the [`ALIASES`].

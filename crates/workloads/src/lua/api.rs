@@ -436,8 +436,8 @@ fn set_opt(lua: &Lua, opt: &[(String, OptValue)]) -> mlua::Result<()> {
     // their defaults whatever --threads and the like say (0.5 scripts read `num_threads`).
     let absent: Vec<(String, OptValue)> = super::DEPRECATED_ALIASES
         .iter()
-        .filter(|(name, _)| opt.iter().all(|(given, _)| given != name))
-        .map(|(name, default)| (name.to_string(), OptValue::Number(*default)))
+        .filter(|(name, _, _)| opt.iter().all(|(given, _)| given != name))
+        .map(|(name, _, default)| (name.to_string(), OptValue::Number(*default)))
         .collect();
     super::options::set_values(lua, &t, &absent)?;
     sysbench.set("opt", t)

@@ -29,14 +29,15 @@ pub mod worker;
 /// (`sysbench.version`).
 pub const SYSBENCH_VERSION: &str = "1.0.20";
 
-/// sysbench 1.0's deprecated aliases (`--num-threads` for `--threads`, ...) and their
-/// defaults. sysbench keeps them as options of their own, so `sysbench.opt` and a 0.5 script's
-/// globals hold them (`num_threads` is 1 unless `--num-threads` is given, whatever `--threads`).
-pub const DEPRECATED_ALIASES: [(&str, f64); 4] = [
-    ("num-threads", 1.0),
-    ("max-requests", 0.0),
-    ("max-time", 0.0),
-    ("tx-rate", 0.0),
+/// sysbench 1.0's deprecated aliases, in the order it checks them once the command line is
+/// read: the alias, today's option, and the alias's default, at or below which it is not read.
+/// sysbench keeps them as options of their own, so `sysbench.opt` and a 0.5 script's globals
+/// hold them (`num_threads` is 1 unless `--num-threads` is given, whatever `--threads`).
+pub const DEPRECATED_ALIASES: [(&str, &str, f64); 4] = [
+    ("num-threads", "threads", 1.0),
+    ("max-requests", "events", 0.0),
+    ("max-time", "time", 0.0),
+    ("tx-rate", "rate", 0.0),
 ];
 
 /// The header sysbench prints first at `--verbosity` 3 and more (its version), said as what it
