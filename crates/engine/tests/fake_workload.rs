@@ -568,6 +568,45 @@ fn max_tries_ends_a_transaction_as_failed_and_the_log_sees_each_end() {
 }
 
 #[test]
+fn late_transactions_are_skipped_and_still_count_towards_the_limit() {
+    // pgbench -t 10 --rate=100000 --latency-limit=1 with 2 ms transactions: after the first,
+    // every arrival is more than 1 ms behind when its turn comes, so it is skipped, not run;
+    // the 10 per connection are run or skipped, never more.
+    let mut cfg = RunConfig::new(1, None);
+    cfg.arrival = Arrival::Fixed { rate: 100_000.0 };
+    cfg.events = Some(10);
+    cfg.events_per_connection = Some(10);
+    cfg.skip_late = Some(Duration::from_millis(1));
+    let script = Script {
+        service: Duration::from_millis(2),
+        ..Script::default()
+    };
+    let out = run(&cfg, fake(script), StopSignal::new(), &mut Collect::default()).unwrap();
+    let t = &out.total;
+    assert_eq!(
+        t.transactions + t.skipped,
+        10,
+        "{} run, {} skipped",
+        t.transactions,
+        t.skipped
+    );
+    assert!(t.transactions <= 1, "{} run", t.transactions);
+    // Without the limit all 10 run, late as they are.
+    cfg.skip_late = None;
+    let out = run(
+        &cfg,
+        fake(Script {
+            service: Duration::from_millis(2),
+            ..Script::default()
+        }),
+        StopSignal::new(),
+        &mut Collect::default(),
+    )
+    .unwrap();
+    assert_eq!((out.total.transactions, out.total.skipped), (10, 0));
+}
+
+#[test]
 fn events_per_connection_gives_each_connection_its_count() {
     #[derive(Debug, Default)]
     struct Ends(Mutex<Vec<usize>>);
