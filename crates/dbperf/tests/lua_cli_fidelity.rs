@@ -586,10 +586,27 @@ fn run_without_a_server_prints_sysbenchs_blocks_and_report() {
         out.contains("false\tconnection creation failed\nSQL statistics:\n"),
         "{out}"
     );
+    // cmd_run.t: a script's own thread_run() replaces the loop of event() calls, once per
+    // thread.
+    script(
+        dir,
+        "t.lua",
+        "function thread_run(id)\n  print('function thread_run() ' .. id)\nend\nfunction event()\n  print('event')\nend\n",
+    );
+    let own = ["--verbosity=0", "--threads=2", "t.lua", "run"];
+    let (out, code) = text(&lua(dir, None, &own));
+    assert_eq!(code, 0, "{out}");
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["function thread_run() 0", "function thread_run() 1"], "{out}");
     // The same runs under sysbench: the same lines, numbers aside.
     if !common::program_available("sysbench", "sysbench") {
         return;
     }
+    let (theirs, their_code) = reference(dir, "sysbench", &own);
+    let mut their_lines: Vec<&str> = theirs.lines().collect();
+    their_lines.sort_unstable();
+    assert_eq!((lines, code), (their_lines, their_code), "{theirs}");
     for args in &cases {
         let (ours, code) = text(&lua(dir, None, args));
         let (theirs, their_code) = reference(dir, "sysbench", args);

@@ -1020,6 +1020,17 @@ local function on_error(err)
 end
 
 function raw.run_event(tid)
+   -- A script's own thread_run(thread_id) replaces sysbench's loop of event() calls: it runs
+   -- once, as the thread's one event, and ends the thread.
+   local own = rawget(_G, "thread_run")
+   if type(own) == "function" then
+      local ok, res = xpcall(own, on_error, tid)
+      if ok then
+         return 1
+      end
+      raw.failure = res
+      return type(res) == "table" and 2 or 3
+   end
    local ok, res = xpcall(event, on_error, tid)
    if ok then
       -- sysbench: an event that returns anything but nil or false ends its thread.

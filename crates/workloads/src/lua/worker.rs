@@ -71,9 +71,10 @@ impl Workload for LuaWorkload {
     async fn connect(&self, worker: usize) -> Result<LuaWorker, TxnError> {
         let lua = api::new_worker_state(&self.shared, worker).map_err(fatal)?;
         let script = self.shared.script.display().to_string();
-        if !matches!(lua.globals().get::<Value>("event"), Ok(Value::Function(_))) {
+        let defines = |name: &str| matches!(lua.globals().get::<Value>(name), Ok(Value::Function(_)));
+        if !defines("event") && !defines("thread_run") {
             return Err(fatal(format!(
-                "{script} defines no event() function, so it has nothing to run (sysbench calls event() once per transaction)"
+                "{script} defines no event() function, so it has nothing to run (sysbench calls event() once per transaction, or the script's own thread_run() once per thread)"
             )));
         }
         let blocking = dbperf_engine::blocking_io();
