@@ -667,6 +667,34 @@ fn answers(target: &Target, ignore: &IgnoreErrors) -> bool {
         .is_ok()
 }
 
+/// `run`'s main state (the script's `init`), then sysbench's options block (at `--verbosity` 3
+/// and more), and the run given up on if it outlasts its length, counted generously from now
+/// (connecting and `settle`, the wait before the run, come first).
+fn main_state(
+    a: &LuaArgs,
+    shared: &Arc<ScriptShared>,
+    threads: usize,
+    settle: Duration,
+) -> Result<commands::MainState> {
+    let main = commands::MainState::init(shared, threads)?;
+    if a.verbosity >= 3 {
+        print!(
+            "{}",
+            report::run_mode(&report::RunMode {
+                threads,
+                rate: a.run.rate,
+                report_interval: a.run.report_interval,
+                seed: a.rand.rand_seed,
+            })
+        );
+    }
+    if a.run.time > 0 {
+        let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
+        commands::give_up_after(shared, Duration::from_secs(secs).saturating_add(settle));
+    }
+    Ok(main)
+}
+
 /// `dbperf lua SCRIPT run` without a server: the script's threads and events measured by the
 /// engine as with one (sysbench's options block, live lines and report on stdout), with no
 /// run directory (a run is recorded with its server's facts). Its `drv:connect()` fails as
@@ -681,22 +709,7 @@ fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
     let shared = Arc::new(shared);
     let threads = a.threads as usize;
     let cfg = a.run.config(&plan.shape)?;
-    let main = commands::MainState::init(&shared, threads)?;
-    if a.verbosity >= 3 {
-        print!(
-            "{}",
-            report::run_mode(&report::RunMode {
-                threads,
-                rate: a.run.rate,
-                report_interval: a.run.report_interval,
-                seed: a.rand.rand_seed,
-            })
-        );
-    }
-    if a.run.time > 0 {
-        let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
-        commands::give_up_after(&shared, Duration::from_secs(secs));
-    }
+    let main = main_state(a, &shared, threads, Duration::ZERO)?;
     let mut watch = Serverless {
         started: if a.verbosity >= 3 { report::STARTED } else { "" },
         live: main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
@@ -825,24 +838,7 @@ impl MeasuredRun for LuaRun {
         shared.client_target = Some(m.target().clone());
         let shared = Arc::new(shared);
         let threads = a.threads as usize;
-        let main = commands::MainState::init(&shared, threads)?;
-        if a.verbosity >= 3 {
-            print!(
-                "{}",
-                report::run_mode(&report::RunMode {
-                    threads,
-                    rate: a.run.rate,
-                    report_interval: a.run.report_interval,
-                    seed: a.rand.rand_seed,
-                })
-            );
-        }
-        if a.run.time > 0 {
-            // Counted generously from now: connecting and settling come first.
-            let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
-            let settle = a.run.out.settle().unwrap_or_default();
-            commands::give_up_after(&shared, Duration::from_secs(secs).saturating_add(settle));
-        }
+        let main = main_state(a, &shared, threads, a.run.out.settle().unwrap_or_default())?;
         let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval)?;
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
         let measured = m.engine(workload, live)?;

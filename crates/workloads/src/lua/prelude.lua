@@ -1019,18 +1019,18 @@ local function on_error(err)
    return traceback(tostring(err), 2)
 end
 
-function raw.run_event(tid)
-   -- A script's own thread_run(thread_id) replaces sysbench's loop of event() calls: it runs
-   -- once, as the thread's one event, and ends the thread.
-   local own = rawget(_G, "thread_run")
-   if type(own) == "function" then
-      local ok, res = xpcall(own, on_error, tid)
-      if ok then
-         return 1
-      end
-      raw.failure = res
-      return type(res) == "table" and 2 or 3
+-- A script's own thread_run(thread_id) replaces sysbench's loop of event() calls: it runs
+-- once, as the thread's one event, and ends the thread.
+local function run_thread(tid)
+   local ok, res = xpcall(thread_run, on_error, tid)
+   if ok then
+      return 1
    end
+   raw.failure = res
+   return type(res) == "table" and 2 or 3
+end
+
+function raw.run_event(tid)
    local ok, res = xpcall(event, on_error, tid)
    if ok then
       -- sysbench: an event that returns anything but nil or false ends its thread.
@@ -1043,9 +1043,15 @@ end
 -- The event loop of a connection on an event-loop thread: one coroutine for the run, which
 -- yields each event's code (a yield with no values waits for the server; see suspend.rs).
 function raw.event_loop(tid)
+   local run = raw.runner()
    while true do
-      yield(raw.run_event(tid))
+      yield(run(tid))
    end
+end
+
+-- What runs a thread's events, chosen once per thread: the script's thread_run, or run_event.
+function raw.runner()
+   return type(rawget(_G, "thread_run")) == "function" and run_thread or raw.run_event
 end
 
 sysbench.__dbperf = raw

@@ -85,7 +85,10 @@ impl Workload for LuaWorkload {
             .map_err(|e| fatal(e.to_string()))?;
         let events = match blocking {
             true => {
-                let runner: Function = raw.get("run_event").map_err(|e| fatal(e.to_string()))?;
+                let runner: Function = raw
+                    .get::<Function>("runner")
+                    .and_then(|choose| choose.call(()))
+                    .map_err(|e| fatal(e.to_string()))?;
                 Events::Blocking(lua.create_thread(runner).map_err(|e| fatal(e.to_string()))?)
             }
             false => Events::Loop(EventLoop::new(raw.get("event_loop").map_err(|e| fatal(e.to_string()))?)),
