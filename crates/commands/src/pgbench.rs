@@ -22,7 +22,6 @@ use dbperf_driver::any::AnySession;
 use dbperf_driver::pg;
 use dbperf_driver::target::Family;
 use dbperf_driver::{Session, Target};
-use dbperf_engine::Workload as _;
 use dbperf_report::LiveLine;
 use dbperf_results::options::{PgbenchOptions, WorkloadOptions};
 use dbperf_results::Summary;
@@ -32,6 +31,7 @@ use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArg
 use dbperf_workloads::pgbench::init::{self, InitConfig};
 use dbperf_workloads::pgbench::lang::exec::{Program, QueryMode, ScriptWorkload};
 use dbperf_workloads::pgbench::lang::parse::Parsed;
+use dbperf_workloads::pgbench::lang::per_command::CommandStats;
 use dbperf_workloads::pgbench::log::{LogSpec, TxnLogFiles};
 use dbperf_workloads::pgbench::report::{PgbenchReport, ScriptShare, ScriptsReport};
 use dbperf_workloads::pgbench::{PgbenchWorkload, Script};
@@ -562,8 +562,8 @@ struct PgbenchRun {
     scale: i64,
     shape: RunShape,
     opts: RunOpts,
-    /// The statements' names in the scripts' order (for `-r`), once the workload is made.
-    statements: Vec<String>,
+    /// `-r`'s figures, once the program is made.
+    per_command: Option<Arc<CommandStats>>,
     /// `-l`'s files, once the engine's threads are known.
     log: Option<Arc<TxnLogFiles>>,
     args: PgbenchArgs,
@@ -624,7 +624,7 @@ impl PgbenchRun {
             scale: 1,
             shape,
             opts,
-            statements: Vec::new(),
+            per_command: None,
             log: None,
             args: a,
         })
@@ -773,12 +773,6 @@ impl MeasuredRun for PgbenchRun {
             Scripts::Builtin(script, mode) => {
                 let w = PgbenchWorkload::<S>::new(*script, *mode, self.scale, target, self.ignore.clone(), self.seed)
                     .map_err(|e| anyhow!(e))?;
-                let ops = w.ops();
-                self.statements = script
-                    .statements()
-                    .iter()
-                    .map(|&k| ops.statements[k as usize].clone())
-                    .collect();
                 m.engine(Arc::new(w), LiveLine::Standard)
             }
             Scripts::Parsed(p) => {
@@ -790,9 +784,12 @@ impl MeasuredRun for PgbenchRun {
                 program.debug = self.args.debug;
                 program.verbose_errors = self.args.verbose_errors;
                 program.max_tries = self.opts.max_tries;
-                let ops = program.ops();
-                p.transactions = ops.transactions;
-                self.statements = ops.statements;
+                if self.args.report_per_command {
+                    let stats = Arc::new(CommandStats::new(&program.parsed));
+                    program.per_command = Some(stats.clone());
+                    self.per_command = Some(stats);
+                }
+                p.transactions = program.ops().transactions;
                 let w = ScriptWorkload::<S>::new(Arc::new(program), target, self.ignore.clone());
                 m.engine(Arc::new(w), LiveLine::Standard)
             }
@@ -814,7 +811,6 @@ impl MeasuredRun for PgbenchRun {
                 })
                 .collect(),
         };
-        let per_command = self.args.report_per_command.then(|| self.statements.clone());
         ScriptsReport {
             inner: PgbenchReport {
                 client_threads: run.client_threads,
@@ -829,7 +825,7 @@ impl MeasuredRun for PgbenchRun {
                 with_stddev: run.arrival.rate().is_some() || self.args.run.report_interval > 0.0,
                 throttled: run.arrival.rate().is_some(),
                 connect_each: self.args.connect,
-                statements: per_command,
+                per_command: self.per_command.clone(),
             },
             scripts,
         }
@@ -913,7 +909,14 @@ fn script_plan(a: &PgbenchArgs) -> Result<Plan> {
     if total == 0 && !(builtins.is_empty() && file_weights.is_empty()) {
         bail!("total script weight must not be zero: give a script a positive @WEIGHT (or none)");
     }
-    if a.file.is_empty() && builtins.len() <= 1 && a.define.is_empty() && mode != QueryMode::Extended && !a.debug {
+    // -r and --debug speak of the script's commands: the built-in runs as its script.
+    if a.file.is_empty()
+        && builtins.len() <= 1
+        && a.define.is_empty()
+        && mode != QueryMode::Extended
+        && !a.debug
+        && !a.report_per_command
+    {
         return Ok(Plan::Builtin(mode));
     }
     let mut defines = Vec::new();

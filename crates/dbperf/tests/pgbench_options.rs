@@ -301,3 +301,90 @@ fn command_line_errors_help_and_version_as_pgbenchs() {
         }
     }
 }
+
+/// `-r`'s blocks: each header, and each command's failures, retries and first line (the mean
+/// latency masked), in order.
+fn per_command_lines(stdout: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for l in stdout.lines() {
+        if l.trim_start().starts_with("- statement latencies") || l.starts_with("statement latencies") {
+            inside = true;
+            out.push(l.to_string());
+        } else if inside && l.starts_with("   ") {
+            let rest = l.trim_start();
+            let (mean, rest) = rest.split_once("  ").unwrap_or((rest, ""));
+            assert!(mean.parse::<f64>().is_ok(), "not a mean latency: {l:?}");
+            out.push(format!("<ms>  {rest}"));
+        } else {
+            inside = false;
+            if l.starts_with("SQL script ") || l.starts_with(" - weight: ") {
+                out.push(l.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
+    if !pg::available() {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    run_ok(dbperf().args(["pgbench", "init", "--scale", "1", "--target", &pg.url()]));
+    let results = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // Meta-commands, an SQL command on two lines, \gset after a space, \if branches, a
+    // compound command, \sleep: each is one of pgbench's commands with its first line.
+    std::fs::write(
+        work.path().join("r.sql"),
+        "\\set aid random(1, 100000 * :scale)\nBEGIN;\nSELECT abalance FROM pgbench_accounts\n   WHERE aid = :aid;\n\
+         \\if :aid > 50000\nSELECT :aid AS x \\gset\n\\else\nSELECT 2 \\; SELECT 3;\n\\endif\n\\sleep 1 ms\nEND;\n",
+    )
+    .unwrap();
+    let script = work.path().join("r.sql");
+    let script = script.to_str().unwrap();
+    let weighted = format!("{script}@2");
+    let cases: [&[&str]; 3] = [
+        &["-n", "-r", "-t", "20", "-f", script],
+        // Several scripts: a block each; --max-tries adds the retries column.
+        &[
+            "-n",
+            "-r",
+            "-t",
+            "20",
+            "-b",
+            "select-only@1",
+            "-f",
+            &weighted,
+            "--max-tries=2",
+        ],
+        // A built-in alone is listed by its commands too.
+        &["-n", "-r", "-t", "10", "-b", "tpcb-like"],
+    ];
+    let with_reference = common::present_or_skip(
+        common::program_available("pgbench", "postgresql-15"),
+        "pgbench (postgresql-15) is not installed: -r's lines are checked for their shape only",
+    );
+    for opts in cases {
+        let out = ours(&pg, results.path(), opts);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{opts:?}: {stdout}{}", text(&out.stderr));
+        let mine = per_command_lines(&stdout);
+        assert!(
+            mine.iter().any(|l| l.ends_with("\\set aid random(1, 100000 * :scale)")),
+            "{opts:?}: {stdout}"
+        );
+        if with_reference {
+            let r = reference(&pg, work.path(), opts);
+            assert_eq!(r.status.code(), Some(0), "pgbench {opts:?}: {}", text(&r.stderr));
+            let theirs = text(&r.stdout);
+            assert_eq!(
+                mine,
+                per_command_lines(&theirs),
+                "{opts:?}\nours:\n{stdout}\npgbench:\n{theirs}"
+            );
+        }
+    }
+}

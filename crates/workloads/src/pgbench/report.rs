@@ -7,12 +7,14 @@
 
 use std::fmt::Write as _;
 
+use std::sync::Arc;
+
 use dbperf_engine::RunOutcome;
 use hdrhistogram::Histogram;
 
+use super::lang::per_command::CommandStats;
 use crate::{FinalReport, ReportFile};
 use dbperf_report as report;
-use dbperf_results::summary::TypeKind;
 use dbperf_results::Summary;
 
 /// What pgbench's lines say of the run, besides what was measured.
@@ -40,8 +42,8 @@ pub struct PgbenchReport {
     pub throttled: bool,
     /// `-C`: tps includes the reconnections.
     pub connect_each: bool,
-    /// `-r`: the statements' latencies, in the scripts' order, by their names in `summary.json`.
-    pub statements: Option<Vec<String>>,
+    /// `-r`: every command's latency, failures and retries.
+    pub per_command: Option<Arc<CommandStats>>,
 }
 
 impl PgbenchReport {
@@ -126,20 +128,12 @@ impl PgbenchReport {
         t
     }
 
-    /// `-r`: each statement's mean latency, in the scripts' order.
-    fn statements_text(&self, summary: &Summary) -> String {
-        let Some(names) = &self.statements else {
-            return String::new();
-        };
-        let mut t = String::from("statement latencies in milliseconds:\n");
-        for name in names {
-            let Some(b) = summary.per_type.get(name).filter(|b| b.kind == TypeKind::Statement) else {
-                continue;
-            };
-            let mean = b.service_time_ms.as_ref().map_or(b.latency_ms.mean, |s| s.mean);
-            let _ = writeln!(t, "   {mean:11.3}  {name}");
+    /// `-r`: script `script`'s commands (`prefix` " - " inside a block of several scripts).
+    fn commands_text(&self, script: usize, prefix: &str) -> String {
+        match &self.per_command {
+            Some(c) => c.text(script, prefix, self.max_tries != 1),
+            None => String::new(),
         }
-        t
     }
 }
 
@@ -166,7 +160,7 @@ fn above(h: &Histogram<u64>, limit_ms: f64) -> u64 {
 impl FinalReport for PgbenchReport {
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
         let mut text = self.pgbench_text(outcome, summary);
-        text.push_str(&self.statements_text(summary));
+        text.push_str(&self.commands_text(0, ""));
         text.push_str(&self.dbperf_text(summary));
         (text, Vec::new())
     }
@@ -249,9 +243,14 @@ impl FinalReport for ScriptsReport {
         let mut text = self.inner.pgbench_text(outcome, summary);
         let rows = self.outcomes(summary);
         if rows.len() > 1 {
-            text.push_str(&scripts_text(&rows));
+            // pgbench's block per script, each with its commands under `-r`.
+            for (k, r) in rows.iter().enumerate() {
+                text.push_str(&script_text(k, r));
+                text.push_str(&self.inner.commands_text(k, " - "));
+            }
+        } else {
+            text.push_str(&self.inner.commands_text(0, ""));
         }
-        text.push_str(&self.inner.statements_text(summary));
         text.push_str(&self.inner.dbperf_text(summary));
         let files = match self.scripts.is_empty() {
             true => Vec::new(),
@@ -261,26 +260,24 @@ impl FinalReport for ScriptsReport {
     }
 }
 
-/// pgbench's "SQL script N" lines.
-fn scripts_text(rows: &[ScriptOutcome<'_>]) -> String {
-    let mut text = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        text.push_str(&format!(
-            "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
-            k + 1,
-            r.script.label,
-            r.script.weight,
-            100.0 * r.target_share,
-            r.transactions,
-            100.0 * r.share,
-            r.tps
-        ));
-        if let Some(l) = r.latency_ms {
-            text.push_str(&format!(
-                " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms\n",
-                l.mean, l.p95, l.max
-            ));
-        }
+/// pgbench's "SQL script N" lines of script `k`.
+fn script_text(k: usize, r: &ScriptOutcome<'_>) -> String {
+    let mut text = format!(
+        "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
+        k + 1,
+        r.script.label,
+        r.script.weight,
+        100.0 * r.target_share,
+        r.transactions,
+        100.0 * r.share,
+        r.tps
+    );
+    if let Some(l) = r.latency_ms {
+        let _ = writeln!(
+            text,
+            " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms",
+            l.mean, l.p95, l.max
+        );
     }
     text
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use super::expr::{eval, Env, Value};
 use super::parse::{atoi, Amount, Op, Parsed, Piece};
+use super::per_command::{CommandStats, Ending};
 use super::random::{Prng, Streams};
 use super::{CLIENT_ID, RANDOM_SEED, SCALE};
 use dbperf_driver::mysql::IgnoreErrors;
@@ -95,6 +96,8 @@ pub struct Program {
     /// `--max-tries` (0: unlimited): a transaction retried after a serialization failure or
     /// deadlock runs the same script with the same random draws, as pgbench's.
     pub max_tries: u32,
+    /// `-r`: every command's latency, failures and retries (timed only when asked).
+    pub per_command: Option<Arc<CommandStats>>,
 }
 
 impl Program {
@@ -181,6 +184,7 @@ impl Program {
             debug: false,
             verbose_errors: false,
             max_tries: 1,
+            per_command: None,
         })
     }
 
@@ -271,6 +275,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 next: None,
                 retry: Retry::default(),
                 failed: None,
+                failed_in: 0,
                 deferred_us: 0,
                 columnless_rows: None,
             },
@@ -312,6 +317,8 @@ struct State<S: Session> {
     columnless_rows: Option<usize>,
     /// What a retried transaction runs again.
     retry: Retry,
+    /// `-r`: pgbench's number of the command a failed transaction stopped in.
+    failed_in: u32,
 }
 
 /// The script and random state a transaction began with (kept only when `--max-tries` is
@@ -352,6 +359,18 @@ fn located(loc: &super::parse::Loc, text: &str) -> String {
         out.push_str(r);
     }
     out
+}
+
+/// `-r`: the meta-command `running` has ended (`extra_ns` more: its sleep).
+fn close(t: &CommandStats, script: usize, running: &mut Option<(u32, u64)>, extra_ns: u64) {
+    if let Some((number, began)) = running.take() {
+        t.add(
+            script,
+            number,
+            now_ns().saturating_sub(began).saturating_add(extra_ns),
+            true,
+        );
+    }
 }
 
 /// A statement the server would not prepare.
@@ -464,8 +483,17 @@ impl<S: Session> State<S> {
     ) -> Result<(usize, u64, u64), TxnError> {
         let cmds = &program.parsed.scripts[script].cmds;
         let mut paused = 0u64;
+        // `-r`: the meta-command running (its number and start), timed once the next begins.
+        let timed = program.per_command.as_deref();
+        let mut running: Option<(u32, u64)> = None;
         while pc < cmds.len() {
             let c = &cmds[pc];
+            if let Some(t) = timed {
+                close(t, script, &mut running, 0);
+                if !matches!(c.op, Op::Sql { .. }) {
+                    running = Some((c.number, now_ns()));
+                }
+            }
             if program.debug && !matches!(c.op, Op::Sql { .. }) {
                 self.debug(format_args!("executing {}", c.loc.text.trim()));
             }
@@ -509,6 +537,10 @@ impl<S: Session> State<S> {
                         }
                     };
                     let us = (n.max(0) as u64).saturating_mul(*unit_us);
+                    if let Some(t) = timed {
+                        // pgbench's time for a \sleep includes the sleep.
+                        close(t, script, &mut running, us.saturating_mul(1000));
+                    }
                     if sleep_inline && pc < program.last_sql[script] {
                         // Between SQL commands: the caller sleeps, inside the transaction.
                         return Ok((pc + 1, us, paused));
@@ -531,6 +563,9 @@ impl<S: Session> State<S> {
                 Op::Fail(m) => return Err(script_error(&c.loc, m)),
             }
             pc += 1;
+        }
+        if let Some(t) = timed {
+            close(t, script, &mut running, 0);
         }
         Ok((pc, 0, paused))
     }
@@ -568,6 +603,9 @@ impl<S: Session> State<S> {
             if program.debug {
                 self.debug(format_args!("receiving"));
             }
+            if result.is_err() {
+                self.failed_in = c.number;
+            }
             let result = match result {
                 Ok(r) => r,
                 // An error that stops the run says which command of which script failed.
@@ -596,6 +634,13 @@ impl<S: Session> State<S> {
             log.record(program.kinds[*stmt], start, class);
             if let Some(store) = store {
                 self.store(store, &c.loc)?;
+            }
+            if let Some(t) = &program.per_command {
+                // A compound command's parts add up and count once, at its last part.
+                let last = !cmds
+                    .get(pc + 1)
+                    .is_some_and(|n| n.number == c.number && matches!(n.op, Op::Sql { .. }));
+                t.add(script, c.number, now_ns().saturating_sub(start), last);
             }
             pc += 1;
         }
@@ -808,13 +853,20 @@ impl<S: Session> Worker for ScriptWorker<S> {
             }
         };
         let r = st.transaction(program, script, pc, log).await;
-        st.after(
-            program,
-            r.as_ref().err().map(|e| match e {
-                Fail::Db(e) => e.class,
-                Fail::Script(_) => ErrorClass::Fatal,
-            }),
-        );
+        let class = r.as_ref().err().map(|e| match e {
+            Fail::Db(e) => e.class,
+            Fail::Script(_) => ErrorClass::Fatal,
+        });
+        st.after(program, class);
+        if let (Some(t), Some(class)) = (&program.per_command, class) {
+            if class != ErrorClass::Fatal {
+                let ending = match st.retry.again {
+                    Some(_) => Ending::Retried,
+                    None => Ending::Failed,
+                };
+                t.failed(script, st.failed_in, ending);
+            }
+        }
         match r {
             Ok(()) => Ok(TxnDone::committed(script as u16)),
             Err(Fail::Script(e)) => {

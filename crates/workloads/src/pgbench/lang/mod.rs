@@ -7,10 +7,12 @@
 //! | [`expr`] | the expression language of `\set` and `\if`: values, parser, evaluator |
 //! | [`random`] | `random*` distributions, `hash_fnv1a`, `hash_murmur2`, `permute` |
 //! | [`exec`] | the [`dbperf_engine::Worker`] running a weighted mix of parsed scripts |
+//! | [`per_command`] | `-r`: each command's latency, failures and retries, and pgbench's lines for them |
 
 pub mod exec;
 pub mod expr;
 pub mod parse;
+pub mod per_command;
 pub mod random;
 
 use std::collections::HashMap;

@@ -137,6 +137,10 @@ pub struct Script {
     pub name: String,
     /// Its commands.
     pub cmds: Vec<Cmd>,
+    /// pgbench's commands' first lines, by [`Cmd::number`] (`lines[number - 1]`): what `-r`
+    /// prints beside each command's latency. `\endif` and `\else` are commands of pgbench's
+    /// with a line here, though nothing runs for them.
+    pub lines: Vec<String>,
 }
 
 /// Every script of a run, with the variables and statements they share.
@@ -153,7 +157,7 @@ pub struct Parsed {
 impl Parsed {
     /// Parses `text` (from `file`) as a script named `name`, adding it.
     pub fn add(&mut self, name: &str, file: &str, text: &str) -> Result<(), ScriptError> {
-        let cmds = parse_script(self, file, text)?;
+        let (cmds, lines) = parse_script(self, file, text)?;
         if !cmds
             .iter()
             .any(|c| !matches!(c.op, Op::JumpUnless { .. } | Op::Jump(_)))
@@ -173,6 +177,7 @@ impl Parsed {
         self.scripts.push(Script {
             name: name.to_string(),
             cmds,
+            lines,
         });
         Ok(())
     }
@@ -203,7 +208,39 @@ struct Pending {
     line: u32,
 }
 
-fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, ScriptError> {
+impl Pending {
+    /// The pending command's first line as pgbench keeps it for `-r`: the SQL from its first
+    /// word, spaces before a `\gset` kept (`\;` as `;`, `;` when `semicolon` ends it on its
+    /// first line), cut at 127 bytes.
+    fn first_line(&self, semicolon: bool) -> String {
+        let mut text = self.parts.join(";");
+        if !self.parts.is_empty() {
+            text.push(';');
+        }
+        text.push_str(&self.current);
+        let text = text.trim_start();
+        let mut line = match text.find(['\n', '\r']) {
+            Some(i) => text[..i].to_string(),
+            None => {
+                let mut l = text.to_string();
+                if semicolon {
+                    l.push(';');
+                }
+                l
+            }
+        };
+        if line.len() > 127 {
+            let mut cut = 127;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+        }
+        line
+    }
+}
+
+fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<(Vec<Cmd>, Vec<String>), ScriptError> {
     let lines: Vec<&str> = text.lines().collect();
     let loc = |n: usize| Loc {
         file: file.to_string(),
@@ -216,8 +253,9 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
         column,
     };
     let mut cmds: Vec<Cmd> = Vec::new();
-    // pgbench's count of the commands so far.
+    // pgbench's count of the commands so far, and their first lines.
     let mut number = 0u32;
+    let mut lines_of: Vec<String> = Vec::new();
     // Open \if blocks: the index of the pending JumpUnless (to patch) and the Jumps to the
     // \endif, the \if's line, and whether \else was seen.
     struct Block {
@@ -266,6 +304,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     return Err(err(first, format!("\\{word} must follow an SQL command"), None));
                 }
                 number += 1;
+                lines_of.push(sql.first_line(false));
                 finish_sql(
                     p,
                     &mut cmds,
@@ -283,12 +322,14 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 // command of its own (only comments: nothing to send).
                 if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
                     number += 1;
+                    lines_of.push(sql.first_line(false));
                 }
                 finish_sql(p, &mut cmds, &mut sql, None, &loc, number, pipeline.is_some())
                     .map_err(|m| err(sql.line as usize, m, None))?;
             }
             let at = loc(first);
             number += 1;
+            lines_of.push(format!("\\{}", body.trim()));
             if matches!(word_lc.as_str(), "else" | "endif" | "startpipeline" | "endpipeline") && !rest.is_empty() {
                 return Err(err(
                     first,
@@ -504,6 +545,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                     let w = word.to_ascii_lowercase();
                     if w == "gset" || w == "aset" {
                         number += 1;
+                        lines_of.push(sql.first_line(false));
                         finish_sql(
                             p,
                             &mut cmds,
@@ -526,6 +568,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
                 ';' => {
                     if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
                         number += 1;
+                        lines_of.push(sql.first_line(true));
                     }
                     finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(n, m, None))?;
                     i += 1;
@@ -549,6 +592,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
     }
     if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
         number += 1;
+        lines_of.push(sql.first_line(false));
         finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(sql.line as usize, m, None))?;
     }
     if let Some(b) = blocks.last() {
@@ -562,7 +606,7 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<Vec<Cmd>, Scri
             number: number + 1,
         });
     }
-    Ok(cmds)
+    Ok((cmds, lines_of))
 }
 
 /// `\\sleep`'s arguments as pgbench reads them: `N [us|ms|s]`, `Nms` (the unit glued on),
