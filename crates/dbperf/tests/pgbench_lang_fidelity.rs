@@ -148,7 +148,9 @@ fn run_time_and_server_errors_as_pgbenchs() {
         ("setname", "\\set . 1\n", &[], 2, Some("processed: 0/1"), &["invalid variable name"]),
         ("nonselect", "DROP TABLE IF EXISTS no_such_table \\gset\n", &[], 2, Some("processed: 0/1"), &["expected one row, got 0"]),
         ("badname", "SELECT 1 AS \"bad name!\" \\gset\n", &[], 2, Some("processed: 0/1"), &["error storing into variable bad name!"]),
-        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error", "prepared statement"]),
+        // Sent with its ';', as pgbench sends it: the server's words are the same.
+        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"", "prepared statement"]),
+        ("syntax_simple", "SELECT 1 + ;\n", &[], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\""]),
         (
             "json",
             "select '{ invalid ' as value \\gset\nselect $$'Valame' dijo; 'no'$$ as long \\gset\nselect column1::jsonb from (values (:value), (:long)) as q;\n",
@@ -212,4 +214,41 @@ fn sql_without_a_semicolon_before_a_meta_command_runs_as_pgbench_runs_it() {
     pg.psql("TRUNCATE semicolonless");
     ours(&pg, &script, &["-t", "3"]);
     assert_eq!(rows(), want);
+}
+
+/// `--debug`'s lines for the SQL a client sends, beside pgbench's: the text in simple mode,
+/// the text with `$N` parameters in extended mode, and under `-M prepared` the statement's
+/// name (`P_N`, numbered over the scripts' SQL commands) after a `preparing P_N` line.
+#[test]
+fn debug_says_what_is_sent_as_pgbench_says_it() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sent.sql");
+    std::fs::write(&script, "\\set a 1\nselect :a, :client_id;\nselect 2 as x;\n").unwrap();
+    let sent = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("pgbench: client ") && (l.contains(" sending ") || l.contains(" preparing ")))
+            .map(str::to_string)
+            .collect()
+    };
+    for mode in ["simple", "extended", "prepared"] {
+        let args = ["-n", "-t", "1", "-c", "1", "-M", mode, "--debug"];
+        let (code, _, theirs) = run_script(&pg, true, &script, &args);
+        assert_eq!(code, Some(0), "pgbench -M {mode}: {theirs}");
+        let (code, _, mine) = run_script(&pg, false, &script, &args);
+        assert_eq!(code, Some(0), "dbperf -M {mode}: {mine}");
+        let (mut theirs, mut mine) = (sent(&theirs), sent(&mine));
+        assert!(!theirs.is_empty(), "{mode}");
+        if mode == "prepared" {
+            // pgbench prepares each statement when it first reaches it, dbperf all of them
+            // when the connection opens: the same lines, in another order.
+            theirs.sort();
+            mine.sort();
+        }
+        assert_eq!(mine, theirs, "-M {mode}");
+    }
 }
