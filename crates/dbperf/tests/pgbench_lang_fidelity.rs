@@ -148,9 +148,11 @@ fn run_time_and_server_errors_as_pgbenchs() {
         ("setname", "\\set . 1\n", &[], 2, Some("processed: 0/1"), &["invalid variable name"]),
         ("nonselect", "DROP TABLE IF EXISTS no_such_table \\gset\n", &[], 2, Some("processed: 0/1"), &["expected one row, got 0"]),
         ("badname", "SELECT 1 AS \"bad name!\" \\gset\n", &[], 2, Some("processed: 0/1"), &["error storing into variable bad name!"]),
-        // Sent with its ';', as pgbench sends it: the server's words are the same.
-        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"", "prepared statement"]),
-        ("syntax_simple", "SELECT 1 + ;\n", &[], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\""]),
+        // Sent with its ';', as pgbench sends it: the server's words are the same, and its
+        // error position is shown as libpq shows it.
+        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"\nLINE 1: SELECT 1 + ;\n                   ^\n", "prepared statement"]),
+        ("syntax_simple", "SELECT 1 + ;\n", &[], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"", "\nLINE 1: SELECT 1 + ;\n                   ^\n"]),
+        ("position", "select 1,\n  nosuchcol;\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["ERROR:  column \"nosuchcol\" does not exist", "\nLINE 2:   nosuchcol;\n          ^\n"]),
         (
             "json",
             "select '{ invalid ' as value \\gset\nselect $$'Valame' dijo; 'no'$$ as long \\gset\nselect column1::jsonb from (values (:value), (:long)) as q;\n",

@@ -225,6 +225,7 @@ impl PgSession {
                     db.severity(),
                     db.message(),
                     state,
+                    None,
                     [db.detail(), db.hint(), db.where_()],
                 ),
             };
@@ -372,14 +373,61 @@ impl Session for PgSession {
 /// A PostgreSQL server error as dbperf's sessions word it: `SEVERITY: message (SQLSTATE
 /// code)`, then, when the server sent them, its `DETAIL:  `, `HINT:  ` and `CONTEXT:  `
 /// lines as libpq prints them ([`libpq_text`] gives the whole of it in libpq's shape).
-pub fn server_message(severity: &str, message: &str, sqlstate: &str, extra: [Option<&str>; 3]) -> String {
+/// With `at`, the SQL text sent and the error's position in it (the ErrorResponse's `P`: a
+/// character, from 1), libpq's `LINE N: ...` line and caret follow the first line
+/// ([`position_lines`]).
+pub fn server_message(
+    severity: &str,
+    message: &str,
+    sqlstate: &str,
+    at: Option<(&str, usize)>,
+    extra: [Option<&str>; 3],
+) -> String {
     let mut out = format!("{severity}: {message} (SQLSTATE {sqlstate})");
+    if let Some(lines) = at.and_then(|(sql, position)| position_lines(sql, position)) {
+        out.push('\n');
+        out.push_str(&lines);
+    }
     for (label, text) in ["DETAIL", "HINT", "CONTEXT"].iter().zip(extra) {
         if let Some(t) = text {
             out.push_str(&format!("\n{label}:  {t}"));
         }
     }
     out
+}
+
+/// libpq's lines under a server error that has a position: the SQL's line holding it, as
+/// `LINE N: text`, and a caret under the character (tabs shown as spaces). A line wider than
+/// 60 columns is cut, with `...`, to keep the caret at least 10 columns from its right end, as
+/// libpq cuts it. `None` for a position outside the text.
+pub fn position_lines(sql: &str, position: usize) -> Option<String> {
+    const WIDTH: usize = 60;
+    const RIGHT_MARGIN: usize = 10;
+    let at = position.checked_sub(1)?;
+    let mut start = 0;
+    for (n, line) in sql.split('\n').enumerate() {
+        let line: Vec<char> = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+        if at > start + line.len() {
+            start += line.len() + 1;
+            continue;
+        }
+        let column = at - start;
+        let (mut from, mut to) = (0, line.len());
+        if to > WIDTH {
+            if column + RIGHT_MARGIN < WIDTH {
+                to = WIDTH;
+            } else {
+                to = to.min(column + RIGHT_MARGIN);
+                from = to.saturating_sub(WIDTH);
+            }
+        }
+        let head = format!("LINE {}: {}", n + 1, if from > 0 { "..." } else { "" });
+        let text: String = line[from..to].iter().collect();
+        let tail = if to < line.len() { "..." } else { "" };
+        let pad = head.chars().count() + column - from;
+        return Some(format!("{head}{text}{tail}\n{:pad$}^", ""));
+    }
+    None
 }
 
 /// A server error as libpq prints it (what pgbench shows): `ERROR:  message` (two spaces,
@@ -468,6 +516,54 @@ pub fn default_ignore() -> IgnoreErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_is_shown_as_libpq_shows_it() {
+        // As psql 15 prints these errors.
+        let at = |sql: &str, token: &str| position_lines(sql, sql.find(token).unwrap() + 1).unwrap();
+        assert_eq!(at("SELECT 1 + ;", ";"), "LINE 1: SELECT 1 + ;\n                   ^");
+        assert_eq!(at("select 1,\n  2 + ;", ";"), "LINE 2:   2 + ;\n              ^");
+        assert_eq!(at("select\t1 +\t;", ";"), "LINE 1: select 1 + ;\n                   ^");
+        let long =
+            "select 1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666, 7777777777, 888888888 + ;";
+        assert_eq!(
+            at(long, ";"),
+            "LINE 1: ...444444444, 5555555555, 6666666666, 7777777777, 888888888 + ;\n\
+             \x20                                                                     ^"
+        );
+        let long = "select nosuchcol, 1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666, 7777777777, 888888888;";
+        assert_eq!(
+            at(long, "nosuchcol"),
+            "LINE 1: select nosuchcol, 1111111111, 2222222222, 3333333333, 444444...\n               ^"
+        );
+        let long = "select 1111111111, 2222222222, 3333333333, 4444444444, nosuchcol, 5555555555, 6666666666, 7777777777, 888888888, 999999999999, 11111111111111111;";
+        assert_eq!(
+            at(long, "nosuchcol"),
+            format!(
+                "LINE 1: ...t 1111111111, 2222222222, 3333333333, 4444444444, nosuchcol,...\n{}^",
+                " ".repeat(61)
+            )
+        );
+        // The end of the input, and positions outside it.
+        assert_eq!(
+            position_lines("SELECT 1 +", 11).unwrap(),
+            "LINE 1: SELECT 1 +\n                  ^"
+        );
+        assert_eq!(position_lines("SELECT", 0), None);
+        assert_eq!(position_lines("SELECT", 9), None);
+        // In the message, under its first line and before the server's DETAIL.
+        let m = server_message(
+            "ERROR",
+            "syntax error at or near \";\"",
+            "42601",
+            Some(("SELECT 1 + ;", 12)),
+            [Some("d"), None, None],
+        );
+        assert_eq!(
+            m,
+            "ERROR: syntax error at or near \";\" (SQLSTATE 42601)\nLINE 1: SELECT 1 + ;\n                   ^\nDETAIL:  d"
+        );
+    }
 
     #[test]
     fn placeholders_become_numbered_outside_quotes_and_comments() {
