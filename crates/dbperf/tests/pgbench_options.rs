@@ -494,6 +494,25 @@ fn retried_failed_and_skipped_reach_the_summary_and_the_logs_as_pgbenchs() {
             assert!(in_lines <= n, "{in_lines} skipped in the lines, {n} in the run");
         }
     }
+
+    // An interval the run's end cuts short is not written: a run of a moment, no line.
+    let short = |name: &str| {
+        let p = format!("--log-prefix={}", work.path().join(name).display());
+        ["-n", "-S", "-t", "5", "-l", "--aggregate-interval=60", &p].map(str::to_string)
+    };
+    let opts = short("short");
+    let out = ours(&pg, results.path(), &opts.each_ref().map(String::as_str));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut found = vec![log_fields(work.path(), "short")];
+    if with_reference {
+        let opts = short("short_pgbench");
+        let r = reference(&pg, work.path(), &opts.each_ref().map(String::as_str));
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        found.push(log_fields(work.path(), "short_pgbench"));
+    }
+    for lines in found {
+        assert!(lines.is_empty(), "{lines:?}");
+    }
 }
 
 /// `-c 3 -j 2` gives the first thread clients 0 and 1 and the second client 2, as pgbench's

@@ -1,7 +1,8 @@
 //! pgbench's `-l` transaction logs: one file per client thread, `PREFIX.PID` for the first and
 //! `PREFIX.PID.N` for thread N, each line one transaction (`--sampling-rate` of them) or, with
 //! `--aggregate-interval`, one interval, in pgbench 15's field order (the aggregate line has
-//! all its fields whatever the options, as pgbench 15 writes it):
+//! all its fields whatever the options, as pgbench 15 writes it; an interval's line is written
+//! once it has ended, so the last one, cut short by the run's end, is not):
 //!
 //! ```text
 //! client_id transaction_no latency_us script_no epoch_s epoch_us [lag_us] [retries]
@@ -143,16 +144,16 @@ impl TxnLogFiles {
         (self.epoch_us as i128 + (ns as i128 - self.clock_at as i128) / 1000).max(0) as u64
     }
 
-    /// Writes the last interval (`--aggregate-interval`) and flushes every file; the first
-    /// write error, if any.
+    /// Writes the intervals (`--aggregate-interval`) that have ended, as pgbench does at the
+    /// end of a run (the last one, cut short by the run's end, is not written), and flushes
+    /// every file; the first write error, if any.
     pub fn finish(&self) -> Result<(), String> {
         let mut first = None;
+        let now_s = self.epoch_us(now_ns()) / 1_000_000;
         for f in &self.files {
             let Ok(mut f) = f.lock() else { continue };
-            if self.spec.aggregate_s > 0 && f.agg.count > 0 {
-                let line = agg_line(f.interval_start, &f.agg);
-                write_line(&mut f, &line);
-                f.agg = Agg::default();
+            if self.spec.aggregate_s > 0 {
+                self.write_ended(&mut f, now_s);
             }
             if let Err(e) = f.out.flush() {
                 f.error.get_or_insert(e.to_string());
@@ -162,6 +163,19 @@ impl TxnLogFiles {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+}
+
+impl TxnLogFiles {
+    /// Writes the line of every interval of `f` that ended by `now_s` (Unix seconds), empty
+    /// ones included, as pgbench writes them.
+    fn write_ended(&self, f: &mut ThreadFile, now_s: u64) {
+        while now_s >= f.interval_start + self.spec.aggregate_s {
+            let line = agg_line(f.interval_start, &f.agg);
+            write_line(f, &line);
+            f.agg = Agg::default();
+            f.interval_start += self.spec.aggregate_s;
+        }
     }
 }
 
@@ -208,13 +222,7 @@ impl TxnLog for TxnLogFiles {
         let lag_us = t.started_ns.saturating_sub(t.intended_ns) / 1000;
         let end_us = self.epoch_us(t.end_ns);
         if self.spec.aggregate_s > 0 {
-            let end_s = end_us / 1_000_000;
-            while end_s >= f.interval_start + self.spec.aggregate_s {
-                let line = agg_line(f.interval_start, &f.agg);
-                write_line(&mut f, &line);
-                f.agg = Agg::default();
-                f.interval_start += self.spec.aggregate_s;
-            }
+            self.write_ended(&mut f, end_us / 1_000_000);
             let agg = &mut f.agg;
             match t.failed {
                 _ if t.skipped => agg.skipped += 1,
@@ -346,8 +354,13 @@ mod tests {
             skipped: true,
             ..end(0, t0, t0, t0, None, 0)
         });
+        // A minute later: the first interval has ended and is written; the second has not
+        // ended when the run does, and is not written, as pgbench leaves it.
+        let later = t0 + 61_000_000_000;
+        log.record(&end(0, later, later, later + 1_000, None, 1));
         log.finish().unwrap();
         let text = std::fs::read_to_string(format!("{prefix}.{}", std::process::id())).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
         let f: Vec<&str> = text.trim_end().split(' ').collect();
         assert_eq!(f.len(), 15, "{text}");
         assert_eq!(f[1..6], ["2", "8", "34", "3", "5"]);
