@@ -16,7 +16,7 @@ use pg::TempPg;
 
 /// The report lines whose figures a run with these options fixes, as `name: value`.
 fn fixed_lines(stdout: &str) -> Vec<String> {
-    const FIXED: [&str; 10] = [
+    const FIXED: [&str; 12] = [
         "transaction type:",
         "scaling factor:",
         "query mode:",
@@ -25,6 +25,8 @@ fn fixed_lines(stdout: &str) -> Vec<String> {
         "number of transactions per client:",
         "number of transactions actually processed:",
         "number of failed transactions:",
+        "number of serialization failures:",
+        "number of deadlock failures:",
         "number of transactions retried:",
         "total number of retries:",
     ];
@@ -412,6 +414,47 @@ fn retried_failed_and_skipped_reach_the_summary_and_the_logs_as_pgbenchs() {
             "{lines:?}"
         );
         assert!(lines.iter().all(|f| f.len() == 7), "{lines:?}");
+    }
+
+    // --failures-detailed: the failures by kind in the report, and in each failed line.
+    let results = tempfile::tempdir().unwrap();
+    let detailed = |name: &str| {
+        let p = format!("--log-prefix={}", work.path().join(name).display());
+        [
+            "-n",
+            "-t",
+            "2",
+            "--max-tries",
+            "2",
+            "--failures-detailed",
+            "-f",
+            &script,
+            "-l",
+            &p,
+        ]
+        .map(str::to_string)
+    };
+    let opts = detailed("detailed");
+    let out = ours(&pg, results.path(), &opts.each_ref().map(String::as_str));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        count_after(&stdout, "number of serialization failures: "),
+        2,
+        "{stdout}"
+    );
+    assert_eq!(count_after(&stdout, "number of deadlock failures: "), 0, "{stdout}");
+    let mut shapes = vec![log_fields(work.path(), "detailed")];
+    if with_reference {
+        let opts = detailed("detailed_pgbench");
+        let r = reference(&pg, work.path(), &opts.each_ref().map(String::as_str));
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        assert_eq!(fixed_lines(&text(&r.stdout)), fixed_lines(&stdout));
+        shapes.push(log_fields(work.path(), "detailed_pgbench"));
+    }
+    for lines in shapes {
+        let latencies: Vec<&str> = lines.iter().map(|f| f[2].as_str()).collect();
+        assert_eq!(latencies, ["serialization", "serialization"], "{lines:?}");
     }
 
     // Far later than a 0.01 ms limit at their turn: most transactions are skipped. Each has

@@ -1346,7 +1346,9 @@ async fn worker_body<W: Workload>(
                             break;
                         }
                         if ctx.cfg.max_tries.is_some_and(|m| tries >= m) {
-                            local.stats.borrow_mut().failed += 1;
+                            let mut stats = local.stats.borrow_mut();
+                            stats.failed += 1;
+                            stats.failed_deadlocks += u64::from(e.class == ErrorClass::Deadlock);
                             failed = Some(e.class);
                             break;
                         }

@@ -10,9 +10,9 @@
 //!     serialization_failures deadlock_failures
 //! ```
 //!
-//! A transaction given up after its last try has `failed` for its latency, one skipped under
-//! `-R` with `-L` has `skipped`; both have a lag of 0, as pgbench writes them (pgbench's
-//! `--failures-detailed`, which names the failure, is not taken).
+//! A transaction given up after its last try has `failed` for its latency (`serialization` or
+//! `deadlock` with `--failures-detailed`), one skipped under `-R` with `-L` has `skipped`; both
+//! have a lag of 0, as pgbench writes them.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -39,6 +39,8 @@ pub struct LogSpec {
     pub throttled: bool,
     /// `--max-tries` is not 1: lines carry the retries.
     pub with_retries: bool,
+    /// `--failures-detailed`: a failed transaction's latency says which failure it was.
+    pub failures_detailed: bool,
 }
 
 /// Sums of one aggregation interval.
@@ -241,6 +243,8 @@ impl TxnLog for TxnLogFiles {
         }
         let (latency, lag) = match t.failed {
             _ if t.skipped => ("skipped".to_string(), 0),
+            Some(ErrorClass::Deadlock) if self.spec.failures_detailed => ("deadlock".to_string(), 0),
+            Some(_) if self.spec.failures_detailed => ("serialization".to_string(), 0),
             Some(_) => ("failed".to_string(), 0),
             None => (latency_us.to_string(), lag_us),
         };
@@ -290,6 +294,7 @@ mod tests {
             aggregate_s: 0,
             throttled: true,
             with_retries: true,
+            failures_detailed: false,
         };
         let log = TxnLogFiles::create(spec, 1, 2, 1).unwrap();
         let t0 = now_ns();
@@ -328,6 +333,7 @@ mod tests {
             aggregate_s: 0,
             throttled: false,
             with_retries: false,
+            failures_detailed: false,
         };
         let err = TxnLogFiles::create(spec, 1, 1, 1).unwrap_err();
         assert!(err.starts_with("could not open logfile"), "{err}");
@@ -344,6 +350,7 @@ mod tests {
             aggregate_s: 60,
             throttled: false,
             with_retries: false,
+            failures_detailed: false,
         };
         let log = TxnLogFiles::create(spec, 2, 1, 1).unwrap();
         let t0 = now_ns();

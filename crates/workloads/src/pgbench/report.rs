@@ -29,6 +29,8 @@ pub struct PgbenchReport {
     pub clients: u32,
     /// `--max-tries` (0: unlimited).
     pub max_tries: u32,
+    /// `--failures-detailed`: the failed transactions by kind, serialization or deadlock.
+    pub failures_detailed: bool,
     /// `-t` (then "N/M" is printed), or the run's `-T` seconds.
     pub transactions_per_client: Option<u64>,
     pub duration_s: u64,
@@ -79,6 +81,20 @@ impl PgbenchReport {
             "number of failed transactions: {failed} ({:.3}%)",
             pct(failed, tried)
         );
+        if self.failures_detailed {
+            let deadlocks = total.failed_deadlocks;
+            let _ = writeln!(
+                t,
+                "number of serialization failures: {} ({:.3}%)",
+                failed - deadlocks,
+                pct(failed - deadlocks, tried)
+            );
+            let _ = writeln!(
+                t,
+                "number of deadlock failures: {deadlocks} ({:.3}%)",
+                pct(deadlocks, tried)
+            );
+        }
         if self.max_tries != 1 {
             let _ = writeln!(
                 t,
