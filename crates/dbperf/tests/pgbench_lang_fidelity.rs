@@ -254,3 +254,36 @@ fn debug_says_what_is_sent_as_pgbench_says_it() {
         assert_eq!(mine, theirs, "-M {mode}");
     }
 }
+
+/// A server error's position is shown under it as libpq shows it (`LINE N: ...` and a caret),
+/// by either client, in simple and prepared mode: the same two lines as pgbench's.
+#[test]
+fn error_positions_are_shown_as_libpq_shows_them_by_either_client() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("position.sql");
+    std::fs::write(&script, "select 1,\n  nosuchcol;\n").unwrap();
+    let position = |stderr: &str| -> Vec<String> {
+        let lines: Vec<&str> = stderr.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("LINE "))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        lines[at..=at + 1].iter().map(|l| l.to_string()).collect()
+    };
+    for mode in ["simple", "prepared"] {
+        let (code, _, theirs) = run_script(&pg, true, &script, &["-n", "-t", "1", "-M", mode]);
+        assert_eq!(code, Some(2), "pgbench -M {mode}: {theirs}");
+        let theirs = position(&theirs);
+        assert_eq!(theirs, ["LINE 2:   nosuchcol;", "          ^"]);
+        for client in ["wire", "tokio-postgres"] {
+            let args = ["-n", "-t", "1", "-M", mode, "--client-impl", client];
+            let (code, _, mine) = run_script(&pg, false, &script, &args);
+            assert_eq!(code, Some(2), "dbperf -M {mode} {client}: {mine}");
+            assert_eq!(position(&mine), theirs, "-M {mode} --client-impl {client}");
+        }
+    }
+}

@@ -215,7 +215,16 @@ impl PgSession {
     /// an I/O failure as connection loss, anything else (a parameter that would not
     /// encode, a protocol surprise) as fatal.
     fn err(&self, e: tokio_postgres::Error) -> DbError {
+        self.err_in(e, None)
+    }
+
+    /// [`Self::err`] of what `sql` was sent for: a server error's position is shown in it.
+    fn err_in(&self, e: tokio_postgres::Error, sql: Option<&str>) -> DbError {
         if let Some(db) = e.as_db_error() {
+            let position = match db.position() {
+                Some(tokio_postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
+                _ => None,
+            };
             let state = db.code().code();
             return DbError {
                 class: classify(state, &self.ignore),
@@ -225,7 +234,7 @@ impl PgSession {
                     db.severity(),
                     db.message(),
                     state,
-                    None,
+                    sql.zip(position),
                     [db.detail(), db.hint(), db.where_()],
                 ),
             };
@@ -250,7 +259,10 @@ impl PgSession {
     /// they come; returns the rows copied.
     pub async fn copy_in(&mut self, sql: &str, chunks: impl Iterator<Item = Bytes>) -> Result<u64, DbError> {
         let client = self.client()?;
-        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        let sink = client
+            .copy_in::<_, Bytes>(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         futures_util::pin_mut!(sink);
         for chunk in chunks {
             sink.send(chunk).await.map_err(|e| self.err(e))?;
@@ -266,7 +278,10 @@ impl PgSession {
         chunks: impl futures_util::Stream<Item = std::io::Result<Bytes>>,
     ) -> Result<u64, DbError> {
         let client = self.client()?;
-        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        let sink = client
+            .copy_in::<_, Bytes>(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         futures_util::pin_mut!(sink);
         futures_util::pin_mut!(chunks);
         while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
@@ -301,7 +316,11 @@ impl Session for PgSession {
 
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let sql = translate_placeholders(sql);
-        let stmt = self.client()?.prepare(&sql).await.map_err(|e| self.err(e))?;
+        let stmt = self
+            .client()?
+            .prepare(&sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(&sql)))?;
         self.statements.push(stmt);
         Ok(StmtId(self.statements.len() as u32 - 1))
     }
@@ -335,7 +354,11 @@ impl Session for PgSession {
     }
 
     async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
-        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        let msgs = self
+            .client()?
+            .simple_query(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         let affected_rows = msgs
             .iter()
             .filter_map(|m| match m {
@@ -348,7 +371,11 @@ impl Session for PgSession {
     }
 
     async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
-        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        let msgs = self
+            .client()?
+            .simple_query(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         Ok(msgs
             .iter()
             .filter_map(|m| match m {
