@@ -1274,23 +1274,25 @@ async fn worker_body<W: Workload>(
                         _ = ctx.stop.wait() => return,
                     }
                 }
-                let now = now_ns();
-                if skip_late_ns.is_some_and(|limit| now.saturating_sub(t) > limit) {
-                    local.stats.borrow_mut().skipped += 1;
-                    if let Some(sink) = &ctx.cfg.txn_log {
-                        sink.record(&TxnEnd {
-                            worker: id,
-                            thread: ctx.thread,
-                            kind: 0,
-                            intended_ns: now,
-                            started_ns: now,
-                            end_ns: now,
-                            tries: 0,
-                            failed: None,
-                            skipped: true,
-                        });
+                if let Some(limit) = skip_late_ns {
+                    let now = now_ns();
+                    if now.saturating_sub(t) > limit {
+                        local.stats.borrow_mut().skipped += 1;
+                        if let Some(sink) = &ctx.cfg.txn_log {
+                            sink.record(&TxnEnd {
+                                worker: id,
+                                thread: ctx.thread,
+                                kind: 0,
+                                intended_ns: now,
+                                started_ns: now,
+                                end_ns: now,
+                                tries: 0,
+                                failed: None,
+                                skipped: true,
+                            });
+                        }
+                        continue;
                     }
-                    continue;
                 }
                 Some(t)
             }
