@@ -207,6 +207,9 @@ pub struct PgbenchArgs {
     /// Say each error a transaction met, retried or not, as pgbench's --verbose-errors (dbperf always says the one that stops a client).
     #[arg(long = "verbose-errors")]
     pub verbose_errors: bool,
+    /// Report the failed transactions by kind, serialization or deadlock, as pgbench's --failures-detailed (in the report and in -l's lines).
+    #[arg(long = "failures-detailed")]
+    pub failures_detailed: bool,
     /// init: add pgbench's foreign keys (step f).
     #[arg(long = "foreign-keys")]
     pub foreign_keys: bool,
@@ -359,6 +362,7 @@ fn pgbench_words(mut a: PgbenchArgs) -> Result<PgbenchArgs> {
         || a.connect
         || a.vacuum_all
         || a.verbose_errors
+        || a.failures_detailed
         || a.log
         || a.report_per_command
         || a.latency_limit.is_some()
@@ -523,6 +527,7 @@ impl RunOpts {
             aggregate_s,
             throttled: a.run.rate > 0.0,
             with_retries: max_tries != 1,
+            failures_detailed: a.failures_detailed,
         });
         Ok(RunOpts {
             transactions,
@@ -819,6 +824,7 @@ impl MeasuredRun for PgbenchRun {
                 mode: self.protocol().into(),
                 clients: self.args.clients,
                 max_tries: self.opts.max_tries,
+                failures_detailed: self.args.failures_detailed,
                 transactions_per_client: self.opts.transactions,
                 duration_s: self.args.run.time,
                 latency_limit_ms: self.opts.latency_limit_ms,

@@ -147,6 +147,7 @@ Benchmarking options:
   -T, --time=NUM           duration of benchmark test in seconds
   -v, --vacuum-all         vacuum all four standard tables before tests
   --aggregate-interval=NUM aggregate data over NUM seconds
+  --failures-detailed      report the failures grouped by basic types
   --log-prefix=PREFIX      prefix for transaction time log file
                            (default: \"pgbench_log\")
   --max-tries=NUM          max number of tries to run transaction (default: 1)
@@ -174,7 +175,7 @@ dbperf's own options (details: dbperf help pgbench):
   --pgsql-ignore-errors=SQLSTATES
                            errors retried under --max-tries (default: 40P01,40001)
   --force                  cleanup: also drop pgbench tables dbperf did not create
-  not supported: --progress-timestamp with -P, --failures-detailed, \\shell and \\setshell
+  not supported: --progress-timestamp with -P, \\shell and \\setshell
 
 Report bugs to the dbperf project (see its README).
 ";

@@ -148,7 +148,11 @@ fn run_time_and_server_errors_as_pgbenchs() {
         ("setname", "\\set . 1\n", &[], 2, Some("processed: 0/1"), &["invalid variable name"]),
         ("nonselect", "DROP TABLE IF EXISTS no_such_table \\gset\n", &[], 2, Some("processed: 0/1"), &["expected one row, got 0"]),
         ("badname", "SELECT 1 AS \"bad name!\" \\gset\n", &[], 2, Some("processed: 0/1"), &["error storing into variable bad name!"]),
-        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error", "prepared statement"]),
+        // Sent with its ';', as pgbench sends it: the server's words are the same, and its
+        // error position is shown as libpq shows it.
+        ("syntax", "SELECT 1 + ;\n", &["-M", "prepared"], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"\nLINE 1: SELECT 1 + ;\n                   ^\n", "prepared statement"]),
+        ("syntax_simple", "SELECT 1 + ;\n", &[], 2, Some("processed: 0/1"), &["ERROR:  syntax error at or near \";\"", "\nLINE 1: SELECT 1 + ;\n                   ^\n"]),
+        ("position", "select 1,\n  nosuchcol;\n", &["-M", "extended"], 2, Some("processed: 0/1"), &["ERROR:  column \"nosuchcol\" does not exist", "\nLINE 2:   nosuchcol;\n          ^\n"]),
         (
             "json",
             "select '{ invalid ' as value \\gset\nselect $$'Valame' dijo; 'no'$$ as long \\gset\nselect column1::jsonb from (values (:value), (:long)) as q;\n",
@@ -212,4 +216,74 @@ fn sql_without_a_semicolon_before_a_meta_command_runs_as_pgbench_runs_it() {
     pg.psql("TRUNCATE semicolonless");
     ours(&pg, &script, &["-t", "3"]);
     assert_eq!(rows(), want);
+}
+
+/// `--debug`'s lines for the SQL a client sends, beside pgbench's: the text in simple mode,
+/// the text with `$N` parameters in extended mode, and under `-M prepared` the statement's
+/// name (`P_N`, numbered over the scripts' SQL commands) after a `preparing P_N` line.
+#[test]
+fn debug_says_what_is_sent_as_pgbench_says_it() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sent.sql");
+    std::fs::write(&script, "\\set a 1\nselect :a, :client_id;\nselect 2 as x;\n").unwrap();
+    let sent = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("pgbench: client ") && (l.contains(" sending ") || l.contains(" preparing ")))
+            .map(str::to_string)
+            .collect()
+    };
+    for mode in ["simple", "extended", "prepared"] {
+        let args = ["-n", "-t", "1", "-c", "1", "-M", mode, "--debug"];
+        let (code, _, theirs) = run_script(&pg, true, &script, &args);
+        assert_eq!(code, Some(0), "pgbench -M {mode}: {theirs}");
+        let (code, _, mine) = run_script(&pg, false, &script, &args);
+        assert_eq!(code, Some(0), "dbperf -M {mode}: {mine}");
+        let (mut theirs, mut mine) = (sent(&theirs), sent(&mine));
+        assert!(!theirs.is_empty(), "{mode}");
+        if mode == "prepared" {
+            // pgbench prepares each statement when it first reaches it, dbperf all of them
+            // when the connection opens: the same lines, in another order.
+            theirs.sort();
+            mine.sort();
+        }
+        assert_eq!(mine, theirs, "-M {mode}");
+    }
+}
+
+/// A server error's position is shown under it as libpq shows it (`LINE N: ...` and a caret),
+/// by either client, in simple and prepared mode: the same two lines as pgbench's.
+#[test]
+fn error_positions_are_shown_as_libpq_shows_them_by_either_client() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("position.sql");
+    std::fs::write(&script, "select 1,\n  nosuchcol;\n").unwrap();
+    let position = |stderr: &str| -> Vec<String> {
+        let lines: Vec<&str> = stderr.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("LINE "))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        lines[at..=at + 1].iter().map(|l| l.to_string()).collect()
+    };
+    for mode in ["simple", "prepared"] {
+        let (code, _, theirs) = run_script(&pg, true, &script, &["-n", "-t", "1", "-M", mode]);
+        assert_eq!(code, Some(2), "pgbench -M {mode}: {theirs}");
+        let theirs = position(&theirs);
+        assert_eq!(theirs, ["LINE 2:   nosuchcol;", "          ^"]);
+        for client in ["wire", "tokio-postgres"] {
+            let args = ["-n", "-t", "1", "-M", mode, "--client-impl", client];
+            let (code, _, mine) = run_script(&pg, false, &script, &args);
+            assert_eq!(code, Some(2), "dbperf -M {mode} {client}: {mine}");
+            assert_eq!(position(&mine), theirs, "-M {mode} --client-impl {client}");
+        }
+    }
 }

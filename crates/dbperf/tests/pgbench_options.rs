@@ -16,7 +16,7 @@ use pg::TempPg;
 
 /// The report lines whose figures a run with these options fixes, as `name: value`.
 fn fixed_lines(stdout: &str) -> Vec<String> {
-    const FIXED: [&str; 10] = [
+    const FIXED: [&str; 12] = [
         "transaction type:",
         "scaling factor:",
         "query mode:",
@@ -25,6 +25,8 @@ fn fixed_lines(stdout: &str) -> Vec<String> {
         "number of transactions per client:",
         "number of transactions actually processed:",
         "number of failed transactions:",
+        "number of serialization failures:",
+        "number of deadlock failures:",
         "number of transactions retried:",
         "total number of retries:",
     ];
@@ -302,6 +304,312 @@ fn command_line_errors_help_and_version_as_pgbenchs() {
     }
 }
 
+/// The number after `prefix` on a report line (`number of transactions skipped: 37 (92.5%)`).
+fn count_after(stdout: &str, prefix: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{stdout}"));
+    line.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Every `-l` line of the files under `prefix`, split into fields.
+fn log_fields(dir: &Path, prefix: &str) -> Vec<Vec<String>> {
+    logs(dir, prefix)
+        .into_iter()
+        .flat_map(|(_, lines)| lines)
+        .map(|l| l.split(' ').map(str::to_string).collect())
+        .collect()
+}
+
+/// A transaction that always ends in a serialization failure and transactions skipped under
+/// `-R -L`: `summary.json` counts them as pgbench's report does (retried, failed, skipped), and
+/// the `-l` lines (per transaction and per interval) have pgbench 15's fields for them.
+#[test]
+fn retried_failed_and_skipped_reach_the_summary_and_the_logs_as_pgbenchs() {
+    if !pg::available() {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    run_ok(dbperf().args(["pgbench", "init", "--scale", "1", "--target", &pg.url()]));
+    let with_reference = common::present_or_skip(
+        common::program_available("pgbench", "postgresql-15"),
+        "pgbench (postgresql-15) is not installed: dbperf's counts are checked on their own",
+    );
+    let work = tempfile::tempdir().unwrap();
+    let script = work.path().join("conflict.sql");
+    std::fs::write(
+        &script,
+        "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = 'serialization_failure'; END $$;\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let summary_of = |results: &Path| common::read_json(&common::only_run_dir(results).join("summary.json"));
+
+    // Each of the 2 transactions tries 3 times and fails: 2 retried, 4 retries, 2 failed.
+    let results = tempfile::tempdir().unwrap();
+    let prefix = format!("--log-prefix={}", work.path().join("failing").display());
+    let opts = [
+        "-n",
+        "-t",
+        "2",
+        "-c",
+        "1",
+        "--max-tries",
+        "3",
+        "-f",
+        &script,
+        "-l",
+        &prefix,
+        "-r",
+    ];
+    let out = ours(&pg, results.path(), &opts);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let s = summary_of(results.path());
+    assert_eq!(
+        (&s["retried"], &s["failed"], &s["retries"], &s["skipped"]),
+        (&2.into(), &2.into(), &4.into(), &0.into()),
+        "{s}"
+    );
+    assert_eq!(count_after(&stdout, "number of failed transactions: "), 2);
+    assert_eq!(count_after(&stdout, "number of transactions retried: "), 2);
+    // With no transaction done pgbench's report ends at its counts: no latency, no -r.
+    assert!(!stdout.contains("latency average"), "{stdout}");
+    assert_eq!(per_command_lines(&stdout), Vec::<String>::new(), "{stdout}");
+    let mut shapes = vec![log_fields(work.path(), "failing")];
+    if with_reference {
+        let prefix = format!("--log-prefix={}", work.path().join("failing_pgbench").display());
+        let opts = [
+            "-n",
+            "-t",
+            "2",
+            "-c",
+            "1",
+            "--max-tries",
+            "3",
+            "-f",
+            &script,
+            "-l",
+            &prefix,
+            "-r",
+        ];
+        let r = reference(&pg, work.path(), &opts);
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        assert_eq!(fixed_lines(&text(&r.stdout)), fixed_lines(&stdout));
+        assert_eq!(per_command_lines(&text(&r.stdout)), per_command_lines(&stdout));
+        shapes.push(log_fields(work.path(), "failing_pgbench"));
+    }
+    for lines in shapes {
+        // client, number, "failed", script, epoch s and us, retries: 2.
+        let kept: Vec<Vec<&str>> = lines
+            .iter()
+            .map(|f| {
+                vec![
+                    f[0].as_str(),
+                    f[1].as_str(),
+                    f[2].as_str(),
+                    f[3].as_str(),
+                    f[6].as_str(),
+                ]
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [["0", "1", "failed", "0", "2"], ["0", "2", "failed", "0", "2"]],
+            "{lines:?}"
+        );
+        assert!(lines.iter().all(|f| f.len() == 7), "{lines:?}");
+    }
+
+    // --failures-detailed: the failures by kind in the report, and in each failed line.
+    let results = tempfile::tempdir().unwrap();
+    let detailed = |name: &str| {
+        let p = format!("--log-prefix={}", work.path().join(name).display());
+        [
+            "-n",
+            "-t",
+            "2",
+            "--max-tries",
+            "2",
+            "--failures-detailed",
+            "-f",
+            &script,
+            "-l",
+            &p,
+        ]
+        .map(str::to_string)
+    };
+    let opts = detailed("detailed");
+    let out = ours(&pg, results.path(), &opts.each_ref().map(String::as_str));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        count_after(&stdout, "number of serialization failures: "),
+        2,
+        "{stdout}"
+    );
+    assert_eq!(count_after(&stdout, "number of deadlock failures: "), 0, "{stdout}");
+    let mut shapes = vec![log_fields(work.path(), "detailed")];
+    if with_reference {
+        let opts = detailed("detailed_pgbench");
+        let r = reference(&pg, work.path(), &opts.each_ref().map(String::as_str));
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        assert_eq!(fixed_lines(&text(&r.stdout)), fixed_lines(&stdout));
+        shapes.push(log_fields(work.path(), "detailed_pgbench"));
+    }
+    for lines in shapes {
+        let latencies: Vec<&str> = lines.iter().map(|f| f[2].as_str()).collect();
+        assert_eq!(latencies, ["serialization", "serialization"], "{lines:?}");
+    }
+
+    // Far later than a 0.01 ms limit at their turn: most transactions are skipped. Each has
+    // its line, `skipped` with a lag of 0 (and 0 retries past --max-tries 1).
+    let results = tempfile::tempdir().unwrap();
+    let prefix = format!("--log-prefix={}", work.path().join("late").display());
+    let late = [
+        "-n",
+        "-S",
+        "-t",
+        "20",
+        "-c",
+        "2",
+        "-R",
+        "100000",
+        "-L",
+        "0.01",
+        "--max-tries",
+        "2",
+        "-l",
+    ];
+    let out = ours(&pg, results.path(), &[&late[..], &[prefix.as_str()]].concat());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let skipped = count_after(&stdout, "number of transactions skipped: ");
+    assert!(skipped > 0, "{stdout}");
+    assert_eq!(summary_of(results.path())["skipped"], skipped, "{stdout}");
+    let mut shapes = vec![(log_fields(work.path(), "late"), Some(skipped))];
+    if with_reference {
+        let prefix = format!("--log-prefix={}", work.path().join("late_pgbench").display());
+        let r = reference(&pg, work.path(), &[&late[..], &[prefix.as_str()]].concat());
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        shapes.push((log_fields(work.path(), "late_pgbench"), None));
+    }
+    for (lines, skipped) in shapes {
+        assert_eq!(lines.len(), 40, "one line per transaction, skipped or not: {lines:?}");
+        assert!(lines.iter().all(|f| f.len() == 8), "{lines:?}");
+        let skips: Vec<&Vec<String>> = lines.iter().filter(|f| f[2] == "skipped").collect();
+        assert!(
+            !skips.is_empty() && skips.iter().all(|f| f[6] == "0" && f[7] == "0"),
+            "{lines:?}"
+        );
+        if let Some(n) = skipped {
+            assert_eq!(skips.len() as u64, n);
+        }
+    }
+
+    // Per interval: pgbench 15 writes all 15 fields, the 11th the transactions skipped.
+    let results = tempfile::tempdir().unwrap();
+    let prefix = format!("--log-prefix={}", work.path().join("agg").display());
+    let agg = [
+        "-n",
+        "-S",
+        "-T",
+        "2",
+        "-c",
+        "2",
+        "-R",
+        "20000",
+        "-L",
+        "0.01",
+        "-l",
+        "--aggregate-interval=1",
+    ];
+    let out = ours(&pg, results.path(), &[&agg[..], &[prefix.as_str()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let skipped = summary_of(results.path())["skipped"].as_u64().unwrap();
+    let mut shapes = vec![(log_fields(work.path(), "agg"), Some(skipped))];
+    if with_reference {
+        let prefix = format!("--log-prefix={}", work.path().join("agg_pgbench").display());
+        let r = reference(&pg, work.path(), &[&agg[..], &[prefix.as_str()]].concat());
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        shapes.push((log_fields(work.path(), "agg_pgbench"), None));
+    }
+    for (lines, skipped) in shapes {
+        assert!(!lines.is_empty() && lines.iter().all(|f| f.len() == 15), "{lines:?}");
+        let in_lines: u64 = lines.iter().map(|f| f[10].parse::<u64>().unwrap()).sum();
+        assert!(in_lines > 0, "{lines:?}");
+        if let Some(n) = skipped {
+            assert!(in_lines <= n, "{in_lines} skipped in the lines, {n} in the run");
+        }
+    }
+
+    // An interval the run's end cuts short is not written: a run of a moment, no line.
+    let short = |name: &str| {
+        let p = format!("--log-prefix={}", work.path().join(name).display());
+        ["-n", "-S", "-t", "5", "-l", "--aggregate-interval=60", &p].map(str::to_string)
+    };
+    let opts = short("short");
+    let out = ours(&pg, results.path(), &opts.each_ref().map(String::as_str));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut found = vec![log_fields(work.path(), "short")];
+    if with_reference {
+        let opts = short("short_pgbench");
+        let r = reference(&pg, work.path(), &opts.each_ref().map(String::as_str));
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        found.push(log_fields(work.path(), "short_pgbench"));
+    }
+    for lines in found {
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+}
+
+/// `-c 3 -j 2` gives the first thread clients 0 and 1 and the second client 2, as pgbench's
+/// threads take them: the `-l` file of each thread holds its clients' lines.
+#[test]
+fn clients_split_over_threads_as_pgbenchs() {
+    if !pg::available() {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    run_ok(dbperf().args(["pgbench", "init", "--scale", "1", "--target", &pg.url()]));
+    let with_reference = common::present_or_skip(
+        common::program_available("pgbench", "postgresql-15"),
+        "pgbench (postgresql-15) is not installed: dbperf's split is checked against pgbench's rule",
+    );
+    let work = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let clients_by_file = |prefix: &str| -> Vec<Vec<String>> {
+        logs(work.path(), prefix)
+            .into_iter()
+            .map(|(_, lines)| {
+                let mut ids: Vec<String> = lines.iter().map(|l| l.split(' ').next().unwrap().to_string()).collect();
+                ids.sort();
+                ids.dedup();
+                ids
+            })
+            .collect()
+    };
+    let run = |prefix: &str| -> Vec<String> {
+        let p = format!("--log-prefix={}", work.path().join(prefix).display());
+        ["-n", "-S", "-t", "3", "-c", "3", "-j", "2", "-l", &p]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let opts = run("split");
+    let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
+    let out = ours(&pg, results.path(), &opts);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(clients_by_file("split"), [vec!["0", "1"], vec!["2"]]);
+    if with_reference {
+        let opts = run("split_pgbench");
+        let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
+        let r = reference(&pg, work.path(), &opts);
+        assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+        assert_eq!(clients_by_file("split_pgbench"), clients_by_file("split"));
+    }
+}
+
 /// `-r`'s blocks: each header, and each command's failures, retries and first line (the mean
 /// latency masked), in order.
 fn per_command_lines(stdout: &str) -> Vec<String> {
@@ -346,7 +654,16 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
     let script = work.path().join("r.sql");
     let script = script.to_str().unwrap();
     let weighted = format!("{script}@2");
-    let cases: [&[&str]; 3] = [
+    // Half the transactions fail, the same ones for both tools (the same seed draws the same
+    // numbers): the failures column counts them at the command they failed in.
+    std::fs::write(
+        work.path().join("half.sql"),
+        "\\set r random(0, 1)\n\\if :r = 0\nDO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = 'serialization_failure'; END $$;\n\\else\nSELECT 1;\n\\endif\n",
+    )
+    .unwrap();
+    let half = work.path().join("half.sql");
+    let half = half.to_str().unwrap();
+    let cases: [&[&str]; 5] = [
         &["-n", "-r", "-t", "20", "-f", script],
         // Several scripts: a block each; --max-tries adds the retries column.
         &[
@@ -362,6 +679,8 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
         ],
         // A built-in alone is listed by its commands too.
         &["-n", "-r", "-t", "10", "-b", "tpcb-like"],
+        &["-n", "-r", "-t", "40", "--random-seed=7", "-f", half],
+        &["-n", "-r", "-t", "40", "--random-seed=7", "--max-tries=2", "-f", half],
     ];
     let with_reference = common::present_or_skip(
         common::program_available("pgbench", "postgresql-15"),
@@ -373,9 +692,15 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
         assert_eq!(out.status.code(), Some(0), "{opts:?}: {stdout}{}", text(&out.stderr));
         let mine = per_command_lines(&stdout);
         assert!(
-            mine.iter().any(|l| l.ends_with("\\set aid random(1, 100000 * :scale)")),
+            mine.iter()
+                .any(|l| l.ends_with("\\set aid random(1, 100000 * :scale)") || l.ends_with("\\set r random(0, 1)")),
             "{opts:?}: {stdout}"
         );
+        if opts.contains(&half) {
+            let failing = mine.iter().find(|l| l.contains("RAISE EXCEPTION")).unwrap();
+            let failures: u64 = failing.split_whitespace().nth(1).unwrap().parse().unwrap();
+            assert!((5..=35).contains(&failures), "{opts:?}: {stdout}");
+        }
         if with_reference {
             let r = reference(&pg, work.path(), opts);
             assert_eq!(r.status.code(), Some(0), "pgbench {opts:?}: {}", text(&r.stderr));

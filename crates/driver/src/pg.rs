@@ -215,7 +215,16 @@ impl PgSession {
     /// an I/O failure as connection loss, anything else (a parameter that would not
     /// encode, a protocol surprise) as fatal.
     fn err(&self, e: tokio_postgres::Error) -> DbError {
+        self.err_in(e, None)
+    }
+
+    /// [`Self::err`] of what `sql` was sent for: a server error's position is shown in it.
+    fn err_in(&self, e: tokio_postgres::Error, sql: Option<&str>) -> DbError {
         if let Some(db) = e.as_db_error() {
+            let position = match db.position() {
+                Some(tokio_postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
+                _ => None,
+            };
             let state = db.code().code();
             return DbError {
                 class: classify(state, &self.ignore),
@@ -225,6 +234,7 @@ impl PgSession {
                     db.severity(),
                     db.message(),
                     state,
+                    sql.zip(position),
                     [db.detail(), db.hint(), db.where_()],
                 ),
             };
@@ -249,7 +259,10 @@ impl PgSession {
     /// they come; returns the rows copied.
     pub async fn copy_in(&mut self, sql: &str, chunks: impl Iterator<Item = Bytes>) -> Result<u64, DbError> {
         let client = self.client()?;
-        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        let sink = client
+            .copy_in::<_, Bytes>(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         futures_util::pin_mut!(sink);
         for chunk in chunks {
             sink.send(chunk).await.map_err(|e| self.err(e))?;
@@ -265,7 +278,10 @@ impl PgSession {
         chunks: impl futures_util::Stream<Item = std::io::Result<Bytes>>,
     ) -> Result<u64, DbError> {
         let client = self.client()?;
-        let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| self.err(e))?;
+        let sink = client
+            .copy_in::<_, Bytes>(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         futures_util::pin_mut!(sink);
         futures_util::pin_mut!(chunks);
         while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
@@ -300,7 +316,11 @@ impl Session for PgSession {
 
     async fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let sql = translate_placeholders(sql);
-        let stmt = self.client()?.prepare(&sql).await.map_err(|e| self.err(e))?;
+        let stmt = self
+            .client()?
+            .prepare(&sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(&sql)))?;
         self.statements.push(stmt);
         Ok(StmtId(self.statements.len() as u32 - 1))
     }
@@ -334,7 +354,11 @@ impl Session for PgSession {
     }
 
     async fn query(&mut self, sql: &str) -> Result<ExecInfo, DbError> {
-        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        let msgs = self
+            .client()?
+            .simple_query(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         let affected_rows = msgs
             .iter()
             .filter_map(|m| match m {
@@ -347,7 +371,11 @@ impl Session for PgSession {
     }
 
     async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
-        let msgs = self.client()?.simple_query(sql).await.map_err(|e| self.err(e))?;
+        let msgs = self
+            .client()?
+            .simple_query(sql)
+            .await
+            .map_err(|e| self.err_in(e, Some(sql)))?;
         Ok(msgs
             .iter()
             .filter_map(|m| match m {
@@ -372,14 +400,61 @@ impl Session for PgSession {
 /// A PostgreSQL server error as dbperf's sessions word it: `SEVERITY: message (SQLSTATE
 /// code)`, then, when the server sent them, its `DETAIL:  `, `HINT:  ` and `CONTEXT:  `
 /// lines as libpq prints them ([`libpq_text`] gives the whole of it in libpq's shape).
-pub fn server_message(severity: &str, message: &str, sqlstate: &str, extra: [Option<&str>; 3]) -> String {
+/// With `at`, the SQL text sent and the error's position in it (the ErrorResponse's `P`: a
+/// character, from 1), libpq's `LINE N: ...` line and caret follow the first line
+/// ([`position_lines`]).
+pub fn server_message(
+    severity: &str,
+    message: &str,
+    sqlstate: &str,
+    at: Option<(&str, usize)>,
+    extra: [Option<&str>; 3],
+) -> String {
     let mut out = format!("{severity}: {message} (SQLSTATE {sqlstate})");
+    if let Some(lines) = at.and_then(|(sql, position)| position_lines(sql, position)) {
+        out.push('\n');
+        out.push_str(&lines);
+    }
     for (label, text) in ["DETAIL", "HINT", "CONTEXT"].iter().zip(extra) {
         if let Some(t) = text {
             out.push_str(&format!("\n{label}:  {t}"));
         }
     }
     out
+}
+
+/// libpq's lines under a server error that has a position: the SQL's line holding it, as
+/// `LINE N: text`, and a caret under the character (tabs shown as spaces). A line wider than
+/// 60 columns is cut, with `...`, to keep the caret at least 10 columns from its right end, as
+/// libpq cuts it. `None` for a position outside the text.
+pub fn position_lines(sql: &str, position: usize) -> Option<String> {
+    const WIDTH: usize = 60;
+    const RIGHT_MARGIN: usize = 10;
+    let at = position.checked_sub(1)?;
+    let mut start = 0;
+    for (n, line) in sql.split('\n').enumerate() {
+        let line: Vec<char> = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+        if at > start + line.len() {
+            start += line.len() + 1;
+            continue;
+        }
+        let column = at - start;
+        let (mut from, mut to) = (0, line.len());
+        if to > WIDTH {
+            if column + RIGHT_MARGIN < WIDTH {
+                to = WIDTH;
+            } else {
+                to = to.min(column + RIGHT_MARGIN);
+                from = to.saturating_sub(WIDTH);
+            }
+        }
+        let head = format!("LINE {}: {}", n + 1, if from > 0 { "..." } else { "" });
+        let text: String = line[from..to].iter().collect();
+        let tail = if to < line.len() { "..." } else { "" };
+        let pad = head.chars().count() + column - from;
+        return Some(format!("{head}{text}{tail}\n{:pad$}^", ""));
+    }
+    None
 }
 
 /// A server error as libpq prints it (what pgbench shows): `ERROR:  message` (two spaces,
@@ -468,6 +543,54 @@ pub fn default_ignore() -> IgnoreErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_is_shown_as_libpq_shows_it() {
+        // As psql 15 prints these errors.
+        let at = |sql: &str, token: &str| position_lines(sql, sql.find(token).unwrap() + 1).unwrap();
+        assert_eq!(at("SELECT 1 + ;", ";"), "LINE 1: SELECT 1 + ;\n                   ^");
+        assert_eq!(at("select 1,\n  2 + ;", ";"), "LINE 2:   2 + ;\n              ^");
+        assert_eq!(at("select\t1 +\t;", ";"), "LINE 1: select 1 + ;\n                   ^");
+        let long =
+            "select 1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666, 7777777777, 888888888 + ;";
+        assert_eq!(
+            at(long, ";"),
+            "LINE 1: ...444444444, 5555555555, 6666666666, 7777777777, 888888888 + ;\n\
+             \x20                                                                     ^"
+        );
+        let long = "select nosuchcol, 1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666, 7777777777, 888888888;";
+        assert_eq!(
+            at(long, "nosuchcol"),
+            "LINE 1: select nosuchcol, 1111111111, 2222222222, 3333333333, 444444...\n               ^"
+        );
+        let long = "select 1111111111, 2222222222, 3333333333, 4444444444, nosuchcol, 5555555555, 6666666666, 7777777777, 888888888, 999999999999, 11111111111111111;";
+        assert_eq!(
+            at(long, "nosuchcol"),
+            format!(
+                "LINE 1: ...t 1111111111, 2222222222, 3333333333, 4444444444, nosuchcol,...\n{}^",
+                " ".repeat(61)
+            )
+        );
+        // The end of the input, and positions outside it.
+        assert_eq!(
+            position_lines("SELECT 1 +", 11).unwrap(),
+            "LINE 1: SELECT 1 +\n                  ^"
+        );
+        assert_eq!(position_lines("SELECT", 0), None);
+        assert_eq!(position_lines("SELECT", 9), None);
+        // In the message, under its first line and before the server's DETAIL.
+        let m = server_message(
+            "ERROR",
+            "syntax error at or near \";\"",
+            "42601",
+            Some(("SELECT 1 + ;", 12)),
+            [Some("d"), None, None],
+        );
+        assert_eq!(
+            m,
+            "ERROR: syntax error at or near \";\" (SQLSTATE 42601)\nLINE 1: SELECT 1 + ;\n                   ^\nDETAIL:  d"
+        );
+    }
 
     #[test]
     fn placeholders_become_numbered_outside_quotes_and_comments() {

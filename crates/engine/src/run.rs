@@ -135,6 +135,10 @@ pub struct TxnEnd {
     pub tries: u32,
     /// The retryable error it ended in after its last try, if it did.
     pub failed: Option<ErrorClass>,
+    /// It was not run: already later than [`RunConfig::skip_late`] at its turn. Its three
+    /// instants are then the moment it was skipped, `tries` is 0 and `kind` is 0 (the
+    /// transaction's type is chosen when it runs).
+    pub skipped: bool,
 }
 
 /// A per-transaction record kept outside the engine's histograms (pgbench's `-l`). It is
@@ -158,6 +162,16 @@ thread_local! {
 /// thread (loaders, telemetry, the collector).
 pub fn blocking_io() -> bool {
     BLOCKING_IO.with(Cell::get)
+}
+
+/// Part `index` of `total` things (connections, events) split into `parts` client threads, as
+/// pgbench splits its clients over its threads: each part gets `total / parts`, and the first
+/// `total % parts` parts one more (`-c 3 -j 2`: clients 0 and 1, then 2).
+pub fn share(total: u64, parts: u64, index: u64) -> std::ops::Range<u64> {
+    let parts = parts.max(1);
+    let (each, extra) = (total / parts, total % parts);
+    let start = index * each + index.min(extra);
+    start..start + each + u64::from(index < extra)
 }
 
 impl RunConfig {
@@ -651,14 +665,15 @@ pub fn run<W: Workload>(
     for thread in 0..threads {
         let (rtx, rrx) = mpsc::channel();
         recyclers.push(rtx);
-        let lo = cfg.connections * thread / threads;
-        let hi = cfg.connections * (thread + 1) / threads;
+        let mine = share(cfg.connections as u64, threads as u64, thread as u64);
+        let (lo, hi) = (mine.start as usize, mine.end as usize);
         let events = match cfg.events_per_connection {
             // Each connection its own count: the thread's share is its connections'.
             Some(each) => Some(each.saturating_mul((hi - lo) as u64)),
-            None => cfg
-                .events
-                .map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64)),
+            None => cfg.events.map(|n| {
+                let r = share(n, threads as u64, thread as u64);
+                r.end - r.start
+            }),
         };
         let ctx = ThreadCtx {
             thread,
@@ -1259,9 +1274,25 @@ async fn worker_body<W: Workload>(
                         _ = ctx.stop.wait() => return,
                     }
                 }
-                if skip_late_ns.is_some_and(|limit| now_ns().saturating_sub(t) > limit) {
-                    local.stats.borrow_mut().skipped += 1;
-                    continue;
+                if let Some(limit) = skip_late_ns {
+                    let now = now_ns();
+                    if now.saturating_sub(t) > limit {
+                        local.stats.borrow_mut().skipped += 1;
+                        if let Some(sink) = &ctx.cfg.txn_log {
+                            sink.record(&TxnEnd {
+                                worker: id,
+                                thread: ctx.thread,
+                                kind: 0,
+                                intended_ns: now,
+                                started_ns: now,
+                                end_ns: now,
+                                tries: 0,
+                                failed: None,
+                                skipped: true,
+                            });
+                        }
+                        continue;
+                    }
                 }
                 Some(t)
             }
@@ -1317,7 +1348,9 @@ async fn worker_body<W: Workload>(
                             break;
                         }
                         if ctx.cfg.max_tries.is_some_and(|m| tries >= m) {
-                            local.stats.borrow_mut().failed += 1;
+                            let mut stats = local.stats.borrow_mut();
+                            stats.failed += 1;
+                            stats.failed_deadlocks += u64::from(e.class == ErrorClass::Deadlock);
                             failed = Some(e.class);
                             break;
                         }
@@ -1356,6 +1389,7 @@ async fn worker_body<W: Workload>(
                 end_ns: local.last_recorded.get(),
                 tries,
                 failed,
+                skipped: false,
             });
         }
         if worker.finished() {
@@ -1415,6 +1449,15 @@ fn fail<W: Workload>(ctx: &ThreadCtx<W>, e: TxnError) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_threads_get_the_extra_connections_as_pgbench_gives_them() {
+        let parts = |total, threads| (0..threads).map(|i| share(total, threads, i)).collect::<Vec<_>>();
+        assert_eq!(parts(3, 2), [0..2, 2..3]);
+        assert_eq!(parts(10, 4), [0..3, 3..6, 6..8, 8..10]);
+        assert_eq!(parts(2, 3), [0..1, 1..2, 2..2]);
+        assert_eq!(parts(6, 3), [0..2, 2..4, 4..6]);
+    }
 
     #[test]
     fn boundaries_put_warmup_in_its_own_intervals() {

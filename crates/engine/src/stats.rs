@@ -127,6 +127,9 @@ pub struct Stats {
     pub retried: u64,
     /// Transactions given up after their last try ([`crate::RunConfig::max_tries`]).
     pub failed: u64,
+    /// Of [`Stats::failed`], those whose last try ended in a deadlock; the others ended in
+    /// a serialization failure or another retryable error (pgbench's `--failures-detailed`).
+    pub failed_deadlocks: u64,
     /// Open-loop transactions not run because they were already too late at their turn
     /// ([`crate::RunConfig::skip_late`]).
     pub skipped: u64,
@@ -166,6 +169,7 @@ impl Stats {
             retries: 0,
             retried: 0,
             failed: 0,
+            failed_deadlocks: 0,
             skipped: 0,
             reconnects: 0,
             reconnect_failures: 0,
@@ -247,6 +251,7 @@ impl Stats {
         self.retries += other.retries;
         self.retried += other.retried;
         self.failed += other.failed;
+        self.failed_deadlocks += other.failed_deadlocks;
         self.skipped += other.skipped;
         self.reconnects += other.reconnects;
         self.reconnect_failures += other.reconnect_failures;
@@ -273,6 +278,7 @@ impl Stats {
         self.retries = 0;
         self.retried = 0;
         self.failed = 0;
+        self.failed_deadlocks = 0;
         self.skipped = 0;
         self.reconnects = 0;
         self.reconnect_failures = 0;

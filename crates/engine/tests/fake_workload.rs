@@ -577,6 +577,15 @@ fn late_transactions_are_skipped_and_still_count_towards_the_limit() {
     cfg.events = Some(10);
     cfg.events_per_connection = Some(10);
     cfg.skip_late = Some(Duration::from_millis(1));
+    #[derive(Debug, Default)]
+    struct Skips(Mutex<Vec<bool>>);
+    impl dbperf_engine::TxnLog for Skips {
+        fn record(&self, t: &dbperf_engine::TxnEnd) {
+            self.0.lock().unwrap().push(t.skipped);
+        }
+    }
+    let told = Arc::new(Skips::default());
+    cfg.txn_log = Some(told.clone());
     let script = Script {
         service: Duration::from_millis(2),
         ..Script::default()
@@ -591,6 +600,11 @@ fn late_transactions_are_skipped_and_still_count_towards_the_limit() {
         t.skipped
     );
     assert!(t.transactions <= 1, "{} run", t.transactions);
+    // The transaction log is told of each, skipped ones too (pgbench's -l "skipped" lines).
+    let told = told.0.lock().unwrap().clone();
+    assert_eq!(told.len(), 10);
+    assert_eq!(told.iter().filter(|&&s| s).count() as u64, t.skipped);
+    cfg.txn_log = None;
     // Without the limit all 10 run, late as they are.
     cfg.skip_late = None;
     let out = run(
@@ -609,10 +623,10 @@ fn late_transactions_are_skipped_and_still_count_towards_the_limit() {
 #[test]
 fn events_per_connection_gives_each_connection_its_count() {
     #[derive(Debug, Default)]
-    struct Ends(Mutex<Vec<usize>>);
+    struct Ends(Mutex<Vec<(usize, usize)>>);
     impl dbperf_engine::TxnLog for Ends {
         fn record(&self, t: &dbperf_engine::TxnEnd) {
-            self.0.lock().unwrap().push(t.worker);
+            self.0.lock().unwrap().push((t.worker, t.thread));
         }
     }
     // Three connections on two threads, 5 each (pgbench's -c 3 -j 2 -t 5).
@@ -630,7 +644,11 @@ fn events_per_connection_gives_each_connection_its_count() {
     assert_eq!(out.total.transactions, 15);
     let ends = ends.0.lock().unwrap();
     for w in 0..3 {
-        assert_eq!(ends.iter().filter(|&&e| e == w).count(), 5, "connection {w}");
+        assert_eq!(ends.iter().filter(|e| e.0 == w).count(), 5, "connection {w}");
+    }
+    // As pgbench's threads take them: connections 0 and 1 on the first thread, 2 on the second.
+    for &(w, thread) in ends.iter() {
+        assert_eq!(thread, usize::from(w == 2), "connection {w}");
     }
     // Each connection's tally (sysbench's threads fairness): its 5 events and their time.
     assert_eq!(out.per_connection.len(), 3);

@@ -49,8 +49,21 @@ pub struct Summary {
     pub queries: QueryCounts,
     /// Failed operations by class.
     pub errors: ErrorCounts,
-    /// Transactions retried after a retryable error.
+    /// Attempts run again after a retryable error or a lost connection.
     pub retries: u64,
+    /// Transactions run again at least once after a retryable error (pgbench's "number of
+    /// transactions retried"). Absent, so 0, in summaries written before it existed.
+    #[serde(default)]
+    pub retried: u64,
+    /// Transactions given up after their last try (`--max-tries`; pgbench's "number of failed
+    /// transactions"). Absent, so 0, in older summaries.
+    #[serde(default)]
+    pub failed: u64,
+    /// Open-loop transactions not run because they were already later than the limit at their
+    /// turn (pgbench's `-R` with `-L`: "number of transactions skipped"). Absent, so 0, in older
+    /// summaries.
+    #[serde(default)]
+    pub skipped: u64,
     /// Connections re-established after being lost.
     pub reconnects: u64,
     /// Response time of transactions, from the intended start (the send, in closed loop).
@@ -322,6 +335,9 @@ pub fn sample(run_id: &str, workload: &str, threads: u32, tps: f64, p95_ms: f64)
         queries: QueryCounts::new((tps * 10.0) as u64, 0, 0, 10.0),
         errors: ErrorCounts::default(),
         retries: 0,
+        retried: 0,
+        failed: 0,
+        skipped: 0,
         reconnects: 0,
         latency_ms: latency,
         service_time_ms: None,

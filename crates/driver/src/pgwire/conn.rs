@@ -242,7 +242,7 @@ pub(crate) async fn connect(target: &Target, ignore: &IgnoreErrors) -> Result<(C
             Message::BackendKeyData(k) => key = Some((k.process_id(), k.secret_key())),
             Message::NoticeResponse(_) => {}
             Message::ReadyForQuery(_) => break,
-            Message::ErrorResponse(b) => return Err(server_error(&b, ignore)),
+            Message::ErrorResponse(b) => return Err(server_error(&b, ignore, None)),
             _ => return Err(protocol("unexpected message after authentication".into())),
         }
     }
@@ -316,7 +316,7 @@ async fn authenticate(conn: &mut Conn, target: &Target, ignore: &IgnoreErrors) -
                     .map_err(|e| misuse(format!("SCRAM authentication failed: {e}")))?;
                 continue;
             }
-            Message::ErrorResponse(b) => return Err(server_error(&b, ignore)),
+            Message::ErrorResponse(b) => return Err(server_error(&b, ignore, None)),
             _ => {
                 return Err(misuse(
                     "the server asks for an authentication method dbperf does not speak (GSS, SSPI, Kerberos); \

@@ -61,10 +61,11 @@ pub(crate) fn misuse(message: String) -> DbError {
 }
 
 /// Decodes an ErrorResponse into a [`DbError`] classified by its SQLSTATE, worded as
-/// [`super::pg::PgSession`] words it.
-pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> DbError {
+/// [`super::pg::PgSession`] words it; with the `sql` text it answers, an error with a
+/// position shows it under its first line, as libpq does.
+pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors, sql: Option<&str>) -> DbError {
     let (mut severity, mut code, mut message) = (String::new(), String::new(), String::new());
-    let (mut detail, mut hint, mut context) = (None, None, None);
+    let (mut detail, mut hint, mut context, mut position) = (None, None, None, None);
     let mut fields = body.fields();
     loop {
         match fields.next() {
@@ -77,6 +78,7 @@ pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> D
                     b'D' => detail = Some(value()),
                     b'H' => hint = Some(value()),
                     b'W' => context = Some(value()),
+                    b'P' => position = value().parse::<usize>().ok(),
                     _ => {}
                 }
             }
@@ -91,6 +93,7 @@ pub(crate) fn server_error(body: &ErrorResponseBody, ignore: &IgnoreErrors) -> D
             &severity,
             &message,
             &code,
+            sql.zip(position),
             [detail.as_deref(), hint.as_deref(), context.as_deref()],
         ),
         sqlstate: Some(code),
@@ -130,7 +133,7 @@ mod tests {
             (b'C', "23505"),
             (b'M', "duplicate key value violates unique constraint \"t_pkey\""),
         ]);
-        let e = server_error(&b, &super::super::pg::default_ignore());
+        let e = server_error(&b, &super::super::pg::default_ignore(), None);
         assert_eq!(e.class, ErrorClass::UniqueViolation);
         assert_eq!(e.sqlstate.as_deref(), Some("23505"));
         assert_eq!(
@@ -149,7 +152,7 @@ mod tests {
                 "JSON data, line 1: { invalid...\nunnamed portal with parameters: $1 = '{ invalid '",
             ),
         ]);
-        let e = server_error(&b, &super::super::pg::default_ignore());
+        let e = server_error(&b, &super::super::pg::default_ignore(), None);
         assert!(e
             .message
             .starts_with("ERROR: invalid input syntax for type json (SQLSTATE 22P02)\n"));
@@ -161,11 +164,11 @@ mod tests {
              unnamed portal with parameters: $1 = '{ invalid '"
         );
         let b = error_response(&[(b'S', "FATAL"), (b'C', "57P01"), (b'M', "terminating connection")]);
-        let e = server_error(&b, &IgnoreErrors::Sqlstates(Default::default()));
+        let e = server_error(&b, &IgnoreErrors::Sqlstates(Default::default()), None);
         assert_eq!(e.class, ErrorClass::ConnectionLost);
         let b = error_response(&[(b'S', "ERROR"), (b'C', "23505"), (b'M', "dup")]);
         assert_eq!(
-            server_error(&b, &IgnoreErrors::Sqlstates(Default::default())).class,
+            server_error(&b, &IgnoreErrors::Sqlstates(Default::default()), None).class,
             ErrorClass::Fatal
         );
     }

@@ -147,8 +147,8 @@ impl PgWireSession {
         match c.recv().await? {
             Message::CopyInResponse(_) => {}
             Message::ErrorResponse(b) => {
-                let e = server_error(&b, ignore);
-                drain(c, busy, ignore, |_| Ok(())).await?;
+                let e = server_error(&b, ignore, Some(sql));
+                drain(c, busy, Asked::sql(ignore, sql), |_| Ok(())).await?;
                 return Err(e);
             }
             _ => return Err(protocol(format!("{sql:?} did not start COPY FROM STDIN"))),
@@ -178,7 +178,7 @@ impl PgWireSession {
         }
         c.send().await?;
         let mut copied = 0;
-        let r = drain(c, busy, ignore, |m| {
+        let r = drain(c, busy, Asked::sql(ignore, sql), |m| {
             if let Message::CommandComplete(b) = m {
                 copied = affected(b.tag().map_err(|e| protocol(e.to_string()))?);
             }
@@ -201,7 +201,7 @@ impl PgWireSession {
         frontend::sync(c.out());
         c.send().await?;
         let (mut params, mut columns) = (Vec::new(), Vec::new());
-        drain(c, busy, ignore, |m| {
+        drain(c, busy, Asked::sql(ignore, &sql), |m| {
             let bad = |e: io::Error| protocol(format!("malformed statement description: {e}"));
             match m {
                 Message::ParameterDescription(b) => {
@@ -251,7 +251,8 @@ impl PgWireSession {
             columns: &st.columns,
             text_params: *text_params,
         };
-        bind_execute(c, busy, ignore, &st.name, params, Some(typed), rows).await
+        let asked = Asked { ignore, sql: None };
+        bind_execute(c, busy, asked, &st.name, params, Some(typed), rows).await
     }
 
     /// Runs `sql` (with `$1..$n` placeholders) as an unnamed statement: Parse, Bind,
@@ -278,7 +279,7 @@ impl PgWireSession {
         let PgWireSession { conn, busy, ignore, .. } = self;
         let c = start(conn, busy)?;
         frontend::parse("", sql, std::iter::empty(), c.out()).map_err(encoding)?;
-        bind_execute(c, busy, ignore, "", params, None, rows).await
+        bind_execute(c, busy, Asked::sql(ignore, sql), "", params, None, rows).await
     }
 
     /// Runs `sql` as a simple query; rows go to `text` as strings when it is given.
@@ -292,7 +293,7 @@ impl PgWireSession {
         frontend::query(sql, c.out()).map_err(encoding)?;
         c.send().await?;
         let mut affected_rows = 0;
-        drain(c, busy, ignore, |m| {
+        drain(c, busy, Asked::sql(ignore, sql), |m| {
             match m {
                 Message::DataRow(body) => {
                     if let Some(out) = text.as_deref_mut() {
@@ -413,7 +414,7 @@ struct Typed<'t> {
 async fn bind_execute(
     c: &mut Conn,
     busy: &mut bool,
-    ignore: &IgnoreErrors,
+    asked: Asked<'_>,
     statement: &str,
     params: &[Param<'_>],
     typed: Option<Typed<'_>>,
@@ -444,7 +445,7 @@ async fn bind_execute(
     frontend::execute("", 0, c.out()).map_err(encoding)?;
     frontend::sync(c.out());
     c.send().await?;
-    read_result(c, busy, ignore, typed.map(|t| t.columns), rows).await
+    read_result(c, busy, asked, typed.map(|t| t.columns), rows).await
 }
 
 /// A Bind that would not encode: the request is dropped unsent, the connection usable.
@@ -464,7 +465,7 @@ fn unbound(c: &mut Conn, busy: &mut bool, e: BindError) -> DbError {
 async fn read_result(
     c: &mut Conn,
     busy: &mut bool,
-    ignore: &IgnoreErrors,
+    asked: Asked<'_>,
     columns: Option<&[Type]>,
     mut rows: Option<&mut Rows>,
 ) -> Result<ExecInfo, DbError> {
@@ -494,7 +495,7 @@ async fn read_result(
             b'E' => {
                 let m = c.take_message()?;
                 if let (None, Message::ErrorResponse(b)) = (&failed, m) {
-                    failed = Some(server_error(&b, ignore));
+                    failed = Some(asked.error(&b));
                 }
                 continue;
             }
@@ -578,13 +579,31 @@ fn start<'c>(conn: &'c mut Option<Conn>, busy: &mut bool) -> Result<&'c mut Conn
     Ok(c)
 }
 
+/// What the replies being read answer: the errors the run retries or ignores, and the SQL
+/// text sent (when there is one at hand), for a server error's position.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    ignore: &'a IgnoreErrors,
+    sql: Option<&'a str>,
+}
+
+impl<'a> Asked<'a> {
+    fn sql(ignore: &'a IgnoreErrors, sql: &'a str) -> Asked<'a> {
+        Asked { ignore, sql: Some(sql) }
+    }
+
+    fn error(self, body: &postgres_protocol::message::backend::ErrorResponseBody) -> DbError {
+        server_error(body, self.ignore, self.sql)
+    }
+}
+
 /// Reads the response to ReadyForQuery, handing each message but errors to `each`. The
 /// first server error is returned once ReadyForQuery arrives (or, when the server closes
 /// the connection after it, at once).
 async fn drain(
     c: &mut Conn,
     busy: &mut bool,
-    ignore: &IgnoreErrors,
+    asked: Asked<'_>,
     mut each: impl FnMut(Message) -> Result<(), DbError>,
 ) -> Result<(), DbError> {
     let mut failed: Option<DbError> = None;
@@ -599,7 +618,7 @@ async fn drain(
                 *busy = false;
                 return failed.map_or(Ok(()), Err);
             }
-            Message::ErrorResponse(b) if failed.is_none() => failed = Some(server_error(&b, ignore)),
+            Message::ErrorResponse(b) if failed.is_none() => failed = Some(asked.error(&b)),
             m if failed.is_none() => each(m)?,
             _ => {}
         }

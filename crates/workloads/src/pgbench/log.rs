@@ -1,6 +1,8 @@
 //! pgbench's `-l` transaction logs: one file per client thread, `PREFIX.PID` for the first and
 //! `PREFIX.PID.N` for thread N, each line one transaction (`--sampling-rate` of them) or, with
-//! `--aggregate-interval`, one interval, in pgbench 15's field order:
+//! `--aggregate-interval`, one interval, in pgbench 15's field order (the aggregate line has
+//! all its fields whatever the options, as pgbench 15 writes it; an interval's line is written
+//! once it has ended, so the last one, cut short by the run's end, is not):
 //!
 //! ```text
 //! client_id transaction_no latency_us script_no epoch_s epoch_us [lag_us] [retries]
@@ -8,8 +10,9 @@
 //!     serialization_failures deadlock_failures
 //! ```
 //!
-//! A failed transaction (after its last try) has `failed` for its latency. dbperf never skips a
-//! transaction, so `skipped` is 0.
+//! A transaction given up after its last try has `failed` for its latency (`serialization` or
+//! `deadlock` with `--failures-detailed`), one skipped under `-R` with `-L` has `skipped`; both
+//! have a lag of 0, as pgbench writes them.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -36,6 +39,8 @@ pub struct LogSpec {
     pub throttled: bool,
     /// `--max-tries` is not 1: lines carry the retries.
     pub with_retries: bool,
+    /// `--failures-detailed`: a failed transaction's latency says which failure it was.
+    pub failures_detailed: bool,
 }
 
 /// Sums of one aggregation interval.
@@ -50,6 +55,7 @@ struct Agg {
     lag_sum2: f64,
     lag_min: f64,
     lag_max: f64,
+    skipped: u64,
     retried: u64,
     retries: u64,
     serialization: u64,
@@ -140,16 +146,16 @@ impl TxnLogFiles {
         (self.epoch_us as i128 + (ns as i128 - self.clock_at as i128) / 1000).max(0) as u64
     }
 
-    /// Writes the last interval (`--aggregate-interval`) and flushes every file; the first
-    /// write error, if any.
+    /// Writes the intervals (`--aggregate-interval`) that have ended, as pgbench does at the
+    /// end of a run (the last one, cut short by the run's end, is not written), and flushes
+    /// every file; the first write error, if any.
     pub fn finish(&self) -> Result<(), String> {
         let mut first = None;
+        let now_s = self.epoch_us(now_ns()) / 1_000_000;
         for f in &self.files {
             let Ok(mut f) = f.lock() else { continue };
-            if self.spec.aggregate_s > 0 && f.agg.count > 0 {
-                let line = agg_line(f.interval_start, &f.agg);
-                write_line(&mut f, &line);
-                f.agg = Agg::default();
+            if self.spec.aggregate_s > 0 {
+                self.write_ended(&mut f, now_s);
             }
             if let Err(e) = f.out.flush() {
                 f.error.get_or_insert(e.to_string());
@@ -159,6 +165,19 @@ impl TxnLogFiles {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+}
+
+impl TxnLogFiles {
+    /// Writes the line of every interval of `f` that ended by `now_s` (Unix seconds), empty
+    /// ones included, as pgbench writes them.
+    fn write_ended(&self, f: &mut ThreadFile, now_s: u64) {
+        while now_s >= f.interval_start + self.spec.aggregate_s {
+            let line = agg_line(f.interval_start, &f.agg);
+            write_line(f, &line);
+            f.agg = Agg::default();
+            f.interval_start += self.spec.aggregate_s;
+        }
     }
 }
 
@@ -173,7 +192,7 @@ fn write_line(f: &mut ThreadFile, line: &str) {
 /// An interval's line, sums rounded as pgbench prints them (`%.0f`).
 fn agg_line(start: u64, a: &Agg) -> String {
     format!(
-        "{start} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} 0 {} {} {} {}\n",
+        "{start} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}\n",
         a.count,
         a.sum,
         a.sum2,
@@ -183,6 +202,7 @@ fn agg_line(start: u64, a: &Agg) -> String {
         a.lag_sum2,
         a.lag_min,
         a.lag_max,
+        a.skipped,
         a.retried,
         a.retries,
         a.serialization,
@@ -204,15 +224,10 @@ impl TxnLog for TxnLogFiles {
         let lag_us = t.started_ns.saturating_sub(t.intended_ns) / 1000;
         let end_us = self.epoch_us(t.end_ns);
         if self.spec.aggregate_s > 0 {
-            let end_s = end_us / 1_000_000;
-            while end_s >= f.interval_start + self.spec.aggregate_s {
-                let line = agg_line(f.interval_start, &f.agg);
-                write_line(&mut f, &line);
-                f.agg = Agg::default();
-                f.interval_start += self.spec.aggregate_s;
-            }
+            self.write_ended(&mut f, end_us / 1_000_000);
             let agg = &mut f.agg;
             match t.failed {
+                _ if t.skipped => agg.skipped += 1,
                 Some(ErrorClass::Deadlock) => agg.deadlock += 1,
                 Some(_) => agg.serialization += 1,
                 None => agg.add(latency_us as f64, lag_us as f64),
@@ -226,13 +241,22 @@ impl TxnLog for TxnLogFiles {
         if self.spec.sampling_rate < 1.0 && f.rng.random::<f64>() >= self.spec.sampling_rate {
             return;
         }
-        let mut line = match t.failed {
-            Some(_) => format!("{} {n} failed {}", t.worker, t.kind),
-            None => format!("{} {n} {latency_us} {}", t.worker, t.kind),
+        let (latency, lag) = match t.failed {
+            _ if t.skipped => ("skipped".to_string(), 0),
+            Some(ErrorClass::Deadlock) if self.spec.failures_detailed => ("deadlock".to_string(), 0),
+            Some(_) if self.spec.failures_detailed => ("serialization".to_string(), 0),
+            Some(_) => ("failed".to_string(), 0),
+            None => (latency_us.to_string(), lag_us),
         };
-        line.push_str(&format!(" {} {}", end_us / 1_000_000, end_us % 1_000_000));
+        let mut line = format!(
+            "{} {n} {latency} {} {} {}",
+            t.worker,
+            t.kind,
+            end_us / 1_000_000,
+            end_us % 1_000_000
+        );
         if self.spec.throttled {
-            line.push_str(&format!(" {lag_us}"));
+            line.push_str(&format!(" {lag}"));
         }
         if self.spec.with_retries {
             line.push_str(&format!(" {}", t.tries.saturating_sub(1)));
@@ -256,6 +280,7 @@ mod tests {
             end_ns: end,
             tries,
             failed,
+            skipped: false,
         }
     }
 
@@ -269,11 +294,16 @@ mod tests {
             aggregate_s: 0,
             throttled: true,
             with_retries: true,
+            failures_detailed: false,
         };
         let log = TxnLogFiles::create(spec, 1, 2, 1).unwrap();
         let t0 = now_ns();
         log.record(&end(1, t0, t0 + 2_000, t0 + 5_000_000, None, 1));
         log.record(&end(1, t0, t0, t0 + 1_000, Some(ErrorClass::Serialization), 2));
+        log.record(&TxnEnd {
+            skipped: true,
+            ..end(0, t0 + 9_000, t0 + 9_000, t0 + 9_000, None, 0)
+        });
         log.finish().unwrap();
         let text = std::fs::read_to_string(format!("{prefix}.{}", std::process::id())).unwrap();
         let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
@@ -281,8 +311,11 @@ mod tests {
         // microseconds, script, epoch seconds and microseconds, lag, retries.
         assert_eq!(lines[0][..4], ["1", "1", "5000", "0"]);
         assert_eq!(lines[0][6..], ["2", "0"]);
+        // A failed and a skipped transaction have no lag, as pgbench writes them.
         assert_eq!(lines[1][..4], ["1", "2", "failed", "0"]);
-        assert_eq!(lines[1][7], "1");
+        assert_eq!(lines[1][6..], ["0", "1"]);
+        assert_eq!(lines[2][..4], ["0", "1", "skipped", "0"]);
+        assert_eq!(lines[2][6..], ["0", "0"]);
         let epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
         assert!(lines[0][4].parse::<u64>().unwrap().abs_diff(epoch) < 5);
     }
@@ -300,6 +333,7 @@ mod tests {
             aggregate_s: 0,
             throttled: false,
             with_retries: false,
+            failures_detailed: false,
         };
         let err = TxnLogFiles::create(spec, 1, 1, 1).unwrap_err();
         assert!(err.starts_with("could not open logfile"), "{err}");
@@ -316,18 +350,32 @@ mod tests {
             aggregate_s: 60,
             throttled: false,
             with_retries: false,
+            failures_detailed: false,
         };
         let log = TxnLogFiles::create(spec, 2, 1, 1).unwrap();
         let t0 = now_ns();
         log.record(&end(0, t0, t0, t0 + 3_000, None, 1));
         log.record(&end(0, t0, t0, t0 + 5_000, None, 3));
         log.record(&end(0, t0, t0, t0 + 5_000, Some(ErrorClass::Deadlock), 1));
+        log.record(&TxnEnd {
+            skipped: true,
+            ..end(0, t0, t0, t0, None, 0)
+        });
+        // A minute later: the first interval has ended and is written; the second has not
+        // ended when the run does, and is not written, as pgbench leaves it.
+        let later = t0 + 61_000_000_000;
+        log.record(&end(0, later, later, later + 1_000, None, 1));
         log.finish().unwrap();
         let text = std::fs::read_to_string(format!("{prefix}.{}", std::process::id())).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
         let f: Vec<&str> = text.trim_end().split(' ').collect();
         assert_eq!(f.len(), 15, "{text}");
         assert_eq!(f[1..6], ["2", "8", "34", "3", "5"]);
-        assert_eq!(f[10..], ["0", "1", "2", "0", "1"]);
+        assert_eq!(
+            f[10..],
+            ["1", "1", "2", "0", "1"],
+            "skipped retried retries serialization deadlock"
+        );
         // The second thread's file exists, empty.
         let second = std::fs::read_to_string(format!("{prefix}.{}.1", std::process::id())).unwrap();
         assert!(second.is_empty());

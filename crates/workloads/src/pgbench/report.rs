@@ -31,6 +31,8 @@ pub struct PgbenchReport {
     pub clients: u32,
     /// `--max-tries` (0: unlimited).
     pub max_tries: u32,
+    /// `--failures-detailed`: the failed transactions by kind, serialization or deadlock.
+    pub failures_detailed: bool,
     /// `-t` (then "N/M" is printed), or the run's `-T` seconds.
     pub transactions_per_client: Option<u64>,
     pub duration_s: u64,
@@ -51,7 +53,8 @@ impl PgbenchReport {
     pub fn pgbench_text(&self, outcome: &RunOutcome, summary: &Summary) -> String {
         let total = &outcome.total;
         let (done, failed, skipped) = (total.transactions, total.failed, total.skipped);
-        let tried = done + failed;
+        // pgbench's percentages are of every transaction: done, failed and skipped.
+        let tried = done + failed + skipped;
         let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
         let mut t = String::new();
         let _ = writeln!(t, "transaction type: {}", self.transaction_type);
@@ -81,6 +84,20 @@ impl PgbenchReport {
             "number of failed transactions: {failed} ({:.3}%)",
             pct(failed, tried)
         );
+        if self.failures_detailed {
+            let deadlocks = total.failed_deadlocks;
+            let _ = writeln!(
+                t,
+                "number of serialization failures: {} ({:.3}%)",
+                failed - deadlocks,
+                pct(failed - deadlocks, tried)
+            );
+            let _ = writeln!(
+                t,
+                "number of deadlock failures: {deadlocks} ({:.3}%)",
+                pct(deadlocks, tried)
+            );
+        }
         if self.max_tries != 1 {
             let _ = writeln!(
                 t,
@@ -90,12 +107,16 @@ impl PgbenchReport {
             );
             let _ = writeln!(t, "total number of retries: {}", total.retries);
         }
+        if !ran_any(outcome) {
+            // pgbench prints nothing more when no transaction ran (all failed).
+            return t;
+        }
         if self.throttled && self.latency_limit_ms.is_some() {
             // Already later than the limit when their turn came: not run (RunConfig::skip_late).
             let _ = writeln!(
                 t,
                 "number of transactions skipped: {skipped} ({:.3}%)",
-                pct(skipped, tried + skipped)
+                pct(skipped, tried)
             );
         }
         if let Some(limit) = self.latency_limit_ms {
@@ -137,6 +158,12 @@ impl PgbenchReport {
     }
 }
 
+/// Whether any transaction ran to its end or was skipped: without one, pgbench's report
+/// ends after its counts.
+fn ran_any(outcome: &RunOutcome) -> bool {
+    outcome.total.transactions + outcome.total.skipped > 0
+}
+
 /// Mean and standard deviation in milliseconds of a histogram of microseconds.
 fn ms(h: &Histogram<u64>) -> (f64, f64) {
     if h.is_empty() {
@@ -160,7 +187,9 @@ fn above(h: &Histogram<u64>, limit_ms: f64) -> u64 {
 impl FinalReport for PgbenchReport {
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
         let mut text = self.pgbench_text(outcome, summary);
-        text.push_str(&self.commands_text(0, ""));
+        if ran_any(outcome) {
+            text.push_str(&self.commands_text(0, ""));
+        }
         text.push_str(&self.dbperf_text(summary));
         (text, Vec::new())
     }
@@ -242,13 +271,13 @@ impl FinalReport for ScriptsReport {
     fn final_report(&self, outcome: &RunOutcome, summary: &Summary) -> (String, Vec<ReportFile>) {
         let mut text = self.inner.pgbench_text(outcome, summary);
         let rows = self.outcomes(summary);
-        if rows.len() > 1 {
+        if ran_any(outcome) && rows.len() > 1 {
             // pgbench's block per script, each with its commands under `-r`.
             for (k, r) in rows.iter().enumerate() {
                 text.push_str(&script_text(k, r));
                 text.push_str(&self.inner.commands_text(k, " - "));
             }
-        } else {
+        } else if ran_any(outcome) {
             text.push_str(&self.inner.commands_text(0, ""));
         }
         text.push_str(&self.inner.dbperf_text(summary));

@@ -440,7 +440,10 @@ impl<S: Session> State<S> {
     async fn prepare_all(&mut self, program: &Program) -> Result<(), DbError> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
-            for s in &program.parsed.statements {
+            for (i, s) in program.parsed.statements.iter().enumerate() {
+                if program.debug {
+                    self.debug(format_args!("preparing P_{i}"));
+                }
                 let id = match self.session.prepare(&s.placeholders).await {
                     Ok(id) => id,
                     Err(e) if e.sqlstate.is_some() && e.class != ErrorClass::ConnectionLost => {
@@ -589,11 +592,17 @@ impl<S: Session> State<S> {
                 pc = next;
                 continue;
             };
-            if program.debug && program.mode != QueryMode::Simple {
-                self.debug(format_args!(
-                    "sending {}",
-                    program.parsed.statements[*stmt].placeholders
-                ));
+            if program.debug {
+                // pgbench's words: a prepared statement by its name (numbered over the
+                // scripts' SQL commands), an extended query by its text with $N parameters.
+                match program.mode {
+                    QueryMode::Prepared => self.debug(format_args!("sending P_{stmt}")),
+                    QueryMode::Extended => self.debug(format_args!(
+                        "sending {}",
+                        dbperf_driver::pg::translate_placeholders(&program.parsed.statements[*stmt].placeholders)
+                    )),
+                    QueryMode::Simple => {}
+                }
             }
             let start = now_ns();
             let result = match program.mode {
@@ -1059,7 +1068,7 @@ mod tests {
             w.st.session.sent,
             [
                 format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = ? [{aid}]"),
-                format!("UPDATE t SET v = ?, w = ?, d = ? WHERE id = ? [17,'abc','0.5',{aid}]"),
+                format!("UPDATE t SET v = ?, w = ?, d = ? WHERE id = ?; [17,'abc','0.5',{aid}]"),
             ]
         );
     }
@@ -1083,7 +1092,7 @@ mod tests {
             w.st.session.sent,
             [
                 "unnamed SELECT v, w FROM t WHERE id = $1 [3]",
-                "unnamed UPDATE t SET v = $1, w = $2 WHERE id = 1 [NULL,'x']",
+                "unnamed UPDATE t SET v = $1, w = $2 WHERE id = 1; [NULL,'x']",
             ]
         );
         // Prepared mode: a NULL from -D-free state (the \set of a NULL) goes as NULL too.
@@ -1093,7 +1102,7 @@ mod tests {
             &[],
         );
         txn(&mut w).unwrap();
-        assert_eq!(w.st.session.sent, ["UPDATE t SET v = ? WHERE id = ? [NULL,3]"]);
+        assert_eq!(w.st.session.sent, ["UPDATE t SET v = ? WHERE id = ?; [NULL,3]"]);
     }
 
     #[test]
@@ -1110,7 +1119,7 @@ mod tests {
             w.st.session.sent,
             [
                 format!("SELECT abalance, filler FROM pgbench_accounts WHERE aid = {aid}"),
-                format!("UPDATE t SET v = 17, w = 'abc', d = 0.5 WHERE id = {aid}"),
+                format!("UPDATE t SET v = 17, w = 'abc', d = 0.5 WHERE id = {aid};"),
             ]
         );
     }
@@ -1151,13 +1160,13 @@ mod tests {
         let defines = [("i", "+3"), ("d", "1.0")];
         let mut w = worker(&[(script, 1)], QueryMode::Simple, &defines);
         txn(&mut w).unwrap();
-        assert_eq!(w.st.session.sent, ["SELECT :nope, +3, 1.0"]);
+        assert_eq!(w.st.session.sent, ["SELECT :nope, +3, 1.0;"]);
         let mut w = worker(&[(script, 1)], QueryMode::Prepared, &defines);
         txn(&mut w).unwrap();
-        assert_eq!(w.st.session.sent, ["SELECT ?, ?, ? [NULL,'+3','1.0']"]);
+        assert_eq!(w.st.session.sent, ["SELECT ?, ?, ?; [NULL,'+3','1.0']"]);
         let mut w = worker(&[("\\set x :i + :d\nSELECT :x;\n", 1)], QueryMode::Simple, &defines);
         txn(&mut w).unwrap();
-        assert_eq!(w.st.session.sent, ["SELECT 4"]);
+        assert_eq!(w.st.session.sent, ["SELECT 4;"]);
     }
 
     #[test]

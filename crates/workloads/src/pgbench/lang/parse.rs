@@ -566,9 +566,15 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<(Vec<Cmd>, Vec
                     }
                 }
                 ';' => {
-                    if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
+                    let empty = strip_comments(&sql.current).trim().is_empty();
+                    if !empty || !sql.parts.is_empty() {
                         number += 1;
                         lines_of.push(sql.first_line(true));
+                    }
+                    if !empty {
+                        // Sent with its ';', as pgbench sends it (the server's errors then
+                        // say `at or near ";"` where pgbench's do).
+                        sql.current.push(';');
                     }
                     finish_sql(p, &mut cmds, &mut sql, None, &loc, number, false).map_err(|m| err(n, m, None))?;
                     i += 1;
@@ -1087,11 +1093,11 @@ mod tests {
         assert_eq!(
             s,
             [
-                "SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = ?",
-                "/* ; */ UPDATE t SET v = $$;$$ WHERE id = ?::int",
+                "SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = ?;",
+                "/* ; */ UPDATE t SET v = $$;$$ WHERE id = ?::int;",
                 "BEGIN",
                 "SELECT 1",
-                "COMMIT",
+                "COMMIT;",
                 "END"
             ]
         );
@@ -1103,7 +1109,8 @@ mod tests {
             p.statements[0].pieces,
             [
                 Piece::Text("SELECT 'a;b', \"c;d\" FROM t\n  WHERE x = ".into()),
-                Piece::Var(x)
+                Piece::Var(x),
+                Piece::Text(";".into())
             ]
         );
     }
@@ -1144,7 +1151,7 @@ mod tests {
         );
         assert_eq!(
             p.statements[0].placeholders,
-            "DO $$\nBEGIN\n  -- a comment; inside the body\n  PERFORM 1;\nEND $$"
+            "DO $$\nBEGIN\n  -- a comment; inside the body\n  PERFORM 1;\nEND $$;"
         );
         let cmds = &p.scripts[0].cmds;
         let i6 = p.vars.find("i6").unwrap();
@@ -1193,7 +1200,7 @@ mod tests {
     fn sql_without_a_semicolon_ends_at_a_meta_command() {
         let p = parse_ok("SELECT 1\n\\set x 2\nSELECT :x;\n");
         let s: Vec<&str> = p.statements.iter().map(|s| s.placeholders.as_str()).collect();
-        assert_eq!(s, ["SELECT 1", "SELECT ?"]);
+        assert_eq!(s, ["SELECT 1", "SELECT ?;"]);
         let cmds = &p.scripts[0].cmds;
         assert!(matches!(cmds[0].op, Op::Sql { stmt: 0, .. }), "{:?}", cmds[0]);
         assert!(matches!(cmds[1].op, Op::Set { .. }), "{:?}", cmds[1]);
@@ -1202,7 +1209,7 @@ mod tests {
 
         let p = parse_ok("/* a note\n   on two lines */\n-- and a line\n\\if 1\nSELECT 2;\n\\endif\n");
         let s: Vec<&str> = p.statements.iter().map(|s| s.placeholders.as_str()).collect();
-        assert_eq!(s, ["SELECT 2"]);
+        assert_eq!(s, ["SELECT 2;"]);
         assert!(
             matches!(p.scripts[0].cmds[0].op, Op::JumpUnless { .. }),
             "{:?}",
