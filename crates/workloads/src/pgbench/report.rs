@@ -274,7 +274,8 @@ impl FinalReport for ScriptsReport {
         if ran_any(outcome) && rows.len() > 1 {
             // pgbench's block per script, each with its commands under `-r`.
             for (k, r) in rows.iter().enumerate() {
-                text.push_str(&script_text(k, r));
+                let response = outcome.total.per_txn.get(k).map(|t| &t.response);
+                text.push_str(&script_text(k, r, response));
                 text.push_str(&self.inner.commands_text(k, " - "));
             }
         } else if ran_any(outcome) {
@@ -289,8 +290,9 @@ impl FinalReport for ScriptsReport {
     }
 }
 
-/// pgbench's "SQL script N" lines of script `k`.
-fn script_text(k: usize, r: &ScriptOutcome<'_>) -> String {
+/// pgbench's "SQL script N" lines of script `k`, its latency from `response` (its
+/// transactions' response times, in microseconds).
+fn script_text(k: usize, r: &ScriptOutcome<'_>, response: Option<&Histogram<u64>>) -> String {
     let mut text = format!(
         "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
         k + 1,
@@ -301,12 +303,9 @@ fn script_text(k: usize, r: &ScriptOutcome<'_>) -> String {
         100.0 * r.share,
         r.tps
     );
-    if let Some(l) = r.latency_ms {
-        let _ = writeln!(
-            text,
-            " - latency average = {:.3} ms, p95 = {:.3} ms, max = {:.3} ms",
-            l.mean, l.p95, l.max
-        );
+    if let Some(h) = response {
+        let (mean, stddev) = ms(h);
+        let _ = writeln!(text, " - latency average = {mean:.3} ms\n - latency stddev = {stddev:.3} ms");
     }
     text
 }
