@@ -287,3 +287,31 @@ fn error_positions_are_shown_as_libpq_shows_them_by_either_client() {
         }
     }
 }
+
+/// A compound command (`\;`) in simple mode is one query, as pgbench sends it: one implicit
+/// transaction, so a failing part takes the others' changes back with it. Beside pgbench:
+/// the same exit, the same rows left; and a compound that succeeds writes each part's rows.
+#[test]
+fn a_compound_command_is_one_query_in_simple_mode_as_pgbenchs() {
+    if !pg::available() || !common::program_available("pgbench", "postgresql-15") {
+        return;
+    }
+    let pg = TempPg::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    pg.psql("CREATE TABLE compound (v int); GRANT ALL ON compound TO sb");
+    let rows = || pg.psql("SELECT count(*) FROM compound");
+    for (text, want_status, want_rows) in [
+        ("INSERT INTO compound VALUES (1) \\; SELECT 1/0;\n", Some(2), "0"),
+        ("INSERT INTO compound VALUES (1) \\; INSERT INTO compound VALUES (2);\n", Some(0), "4"),
+    ] {
+        let script = dir.path().join("compound.sql");
+        std::fs::write(&script, text).unwrap();
+        for reference in [true, false] {
+            pg.psql("TRUNCATE compound");
+            let (status, out, err) = run_script(&pg, reference, &script, &["-n", "-t", "2", "-M", "simple"]);
+            let who = if reference { "pgbench" } else { "dbperf" };
+            assert_eq!(status, want_status, "{who} {text:?}: {out}{err}");
+            assert_eq!(rows(), want_rows, "{who} {text:?}: {out}{err}");
+        }
+    }
+}

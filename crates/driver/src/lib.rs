@@ -328,6 +328,10 @@ pub trait Session: Sized {
     /// unnamed statements (PostgreSQL's extended query protocol).
     const UNNAMED_STATEMENTS: bool = false;
 
+    /// Whether [`Session::query`] runs several statements separated by `;` as one query
+    /// (PostgreSQL's simple query protocol: one round trip, one implicit transaction).
+    const MULTI_STATEMENT_QUERIES: bool = false;
+
     /// Runs `sql` (`$1..$n` placeholders) as an unnamed statement parsed for this one
     /// execution (what `pgbench -M extended` does); sessions without them refuse.
     fn exec_unnamed(

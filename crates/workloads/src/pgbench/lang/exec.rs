@@ -25,6 +25,8 @@ use super::{CLIENT_ID, RANDOM_SEED, SCALE};
 use dbperf_driver::mysql::IgnoreErrors;
 use dbperf_driver::{abort_transaction, Cell, DbError, ExecInfo, Param, Rows, Session, StmtId, Target};
 use dbperf_engine::clock::now_ns;
+use smallvec::SmallVec;
+
 use dbperf_engine::{ErrorClass, OpTable, QueryClass, StatementLog, TxnDone, TxnError, Worker, Workload};
 
 /// pgbench's `-M`: how statements go to the server.
@@ -373,6 +375,20 @@ fn close(t: &CommandStats, script: usize, running: &mut Option<(u32, u64)>, extr
     }
 }
 
+/// Where the SQL command starting at `pc` ends: after its last part when it is a compound
+/// (`\\;`) none of whose parts stores rows, else after `pc`.
+fn compound_end(cmds: &[super::parse::Cmd], pc: usize) -> usize {
+    let number = cmds[pc].number;
+    let mut end = pc;
+    while let Some(Op::Sql { store, .. }) = cmds.get(end).filter(|c| c.number == number).map(|c| &c.op) {
+        if store.is_some() {
+            return pc + 1;
+        }
+        end += 1;
+    }
+    end.max(pc + 1)
+}
+
 /// A statement the server would not prepare.
 const UNPREPARED: StmtId = StmtId(u32::MAX);
 
@@ -604,10 +620,26 @@ impl<S: Session> State<S> {
                     QueryMode::Simple => {}
                 }
             }
+            // A compound command (`\\;`) in simple mode is one query, as pgbench sends it (one
+            // round trip, one implicit transaction), unless a part stores its rows.
+            let end = match program.mode {
+                QueryMode::Simple if S::MULTI_STATEMENT_QUERIES => compound_end(cmds, pc),
+                _ => pc + 1,
+            };
             let start = now_ns();
             let result = match program.mode {
                 QueryMode::Prepared | QueryMode::Extended => self.exec_bound(program, *stmt, store.is_some()).await,
-                QueryMode::Simple => self.exec_simple(program, *stmt, store.is_some()).await,
+                QueryMode::Simple if end > pc + 1 => {
+                    let parts: SmallVec<[usize; 8]> = cmds[pc..end]
+                        .iter()
+                        .filter_map(|c| match c.op {
+                            Op::Sql { stmt, .. } => Some(stmt),
+                            _ => None,
+                        })
+                        .collect();
+                    self.exec_simple(program, &parts, false).await
+                }
+                QueryMode::Simple => self.exec_simple(program, std::slice::from_ref(stmt), store.is_some()).await,
             };
             if program.debug {
                 self.debug(format_args!("receiving"));
@@ -647,11 +679,11 @@ impl<S: Session> State<S> {
             if let Some(t) = &program.per_command {
                 // A compound command's parts add up and count once, at its last part.
                 let last = !cmds
-                    .get(pc + 1)
+                    .get(end)
                     .is_some_and(|n| n.number == c.number && matches!(n.op, Op::Sql { .. }));
                 t.add(script, c.number, now_ns().saturating_sub(start), last);
             }
-            pc += 1;
+            pc = end;
         }
         Ok(())
     }
@@ -722,10 +754,40 @@ impl<S: Session> State<S> {
         Ok(r?)
     }
 
-    async fn exec_simple(&mut self, program: &Program, stmt: usize, rows: bool) -> Result<ExecInfo, Fail> {
+    /// Sends `stmts` as one query (the parts of a compound command joined by `;`), with the
+    /// variables' values written in; `rows`: the (one) statement's rows are kept for `\\gset`.
+    async fn exec_simple(&mut self, program: &Program, stmts: &[usize], rows: bool) -> Result<ExecInfo, Fail> {
+        self.sql.clear();
+        for (k, &stmt) in stmts.iter().enumerate() {
+            if k > 0 {
+                self.sql.push(';');
+            }
+            self.render(program, stmt);
+        }
+        if program.debug {
+            self.debug(format_args!("sending {}", self.sql));
+        }
+        if !rows {
+            return Ok(self.session.query(&self.sql).await?);
+        }
+        let got = self.session.query_rows(&self.sql).await?;
+        self.rows.reset(got.first().map_or(0, |r| r.len()));
+        self.columnless_rows = got.first().is_some_and(|r| r.is_empty()).then_some(got.len());
+        for row in &got {
+            for cell in row {
+                match cell {
+                    Some(t) => self.rows.push_bytes(t.as_bytes()),
+                    None => self.rows.push_null(),
+                }
+            }
+        }
+        Ok(ExecInfo::default())
+    }
+
+    /// Appends statement `stmt`'s text, its variables' values written in, to `self.sql`.
+    fn render(&mut self, program: &Program, stmt: usize) {
         use std::fmt::Write as _;
         let s = &program.parsed.statements[stmt];
-        self.sql.clear();
         for p in &s.pieces {
             match p {
                 Piece::Text(t) => self.sql.push_str(t),
@@ -747,24 +809,6 @@ impl<S: Session> State<S> {
                 },
             }
         }
-        if program.debug {
-            self.debug(format_args!("sending {}", self.sql));
-        }
-        if !rows {
-            return Ok(self.session.query(&self.sql).await?);
-        }
-        let got = self.session.query_rows(&self.sql).await?;
-        self.rows.reset(got.first().map_or(0, |r| r.len()));
-        self.columnless_rows = got.first().is_some_and(|r| r.is_empty()).then_some(got.len());
-        for row in &got {
-            for cell in row {
-                match cell {
-                    Some(t) => self.rows.push_bytes(t.as_bytes()),
-                    None => self.rows.push_null(),
-                }
-            }
-        }
-        Ok(ExecInfo::default())
     }
 
     fn store(&mut self, store: &super::parse::Store, loc: &super::parse::Loc) -> Result<(), TxnError> {
