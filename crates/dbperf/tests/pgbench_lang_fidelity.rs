@@ -302,7 +302,11 @@ fn a_compound_command_is_one_query_in_simple_mode_as_pgbenchs() {
     let rows = || pg.psql("SELECT count(*) FROM compound");
     for (text, want_status, want_rows) in [
         ("INSERT INTO compound VALUES (1) \\; SELECT 1/0;\n", Some(2), "0"),
-        ("INSERT INTO compound VALUES (1) \\; INSERT INTO compound VALUES (2);\n", Some(0), "4"),
+        (
+            "INSERT INTO compound VALUES (1) \\; INSERT INTO compound VALUES (2);\n",
+            Some(0),
+            "4",
+        ),
     ] {
         let script = dir.path().join("compound.sql");
         std::fs::write(&script, text).unwrap();

@@ -611,7 +611,7 @@ fn clients_split_over_threads_as_pgbenchs() {
 }
 
 /// `-r`'s blocks: each header, and each command's failures, retries and first line (the mean
-/// latency masked), in order.
+/// latency masked), in order; with several scripts, each script's header, weight and counts.
 fn per_command_lines(stdout: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
@@ -626,7 +626,8 @@ fn per_command_lines(stdout: &str) -> Vec<String> {
             out.push(format!("<ms>  {rest}"));
         } else {
             inside = false;
-            if l.starts_with("SQL script ") || l.starts_with(" - weight: ") {
+            let counts = [" - weight: ", " - number of ", " - total number of "];
+            if l.starts_with("SQL script ") || counts.iter().any(|c| l.starts_with(c)) {
                 out.push(l.to_string());
             }
         }
@@ -663,7 +664,7 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
     .unwrap();
     let half = work.path().join("half.sql");
     let half = half.to_str().unwrap();
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 7] = [
         &["-n", "-r", "-t", "20", "-f", script],
         // Several scripts: a block each; --max-tries adds the retries column.
         &[
@@ -681,6 +682,9 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
         &["-n", "-r", "-t", "10", "-b", "tpcb-like"],
         &["-n", "-r", "-t", "40", "--random-seed=7", "-f", half],
         &["-n", "-r", "-t", "40", "--random-seed=7", "--max-tries=2", "-f", half],
+        // Several scripts: each script's failures and retries, as pgbench counts them.
+        &["-n", "-r", "-t", "40", "--random-seed=7", "--max-tries=2", "-b", "select-only", "-f", half],
+        &["-n", "-r", "-t", "40", "--random-seed=7", "--failures-detailed", "-b", "select-only", "-f", half],
     ];
     let with_reference = common::present_or_skip(
         common::program_available("pgbench", "postgresql-15"),

@@ -31,7 +31,7 @@ pub use run::{
     StopReason, StopSignal, TxnEnd, TxnLog, BLOCKING_SLICE,
 };
 pub use schedule::Arrival;
-pub use stats::{OpTable, StatementLog, StatementNames, Stats};
+pub use stats::{OpTable, StatementLog, StatementNames, Stats, TxnStats};
 
 use std::future::Future;
 
@@ -71,6 +71,14 @@ pub trait Worker {
     /// one and keying time before the next (TPC-C clause 5.2.5). The wait is not part of
     /// the next transaction's response time. The default is none.
     fn pause(&mut self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// The transaction type of the transaction under way (a workload that chooses it before
+    /// the transaction begins, as pgbench chooses a script), for a transaction that fails:
+    /// its failure and retries are then counted under it, and its log line names it. The
+    /// default, `None`: a failure is counted for the run only.
+    fn kind(&self) -> Option<u16> {
         None
     }
 

@@ -1376,8 +1376,19 @@ async fn worker_body<W: Workload>(
             }
         }
         local.in_flight.set(local.in_flight.get() - 1);
-        if tries > 1 {
-            local.stats.borrow_mut().retried += 1;
+        if failed.is_some() || tries > 1 {
+            let mut stats = local.stats.borrow_mut();
+            stats.retried += u64::from(tries > 1);
+            // Under its type too: a success's, or the one the worker says it was running.
+            if failed.is_some() {
+                kind = worker.kind().unwrap_or(kind);
+            }
+            if let Some(t) = stats.per_txn.get_mut(kind as usize) {
+                t.failed += u64::from(failed.is_some());
+                t.failed_deadlocks += u64::from(failed == Some(ErrorClass::Deadlock));
+                t.retried += u64::from(tries > 1);
+                t.retries += u64::from(tries - 1);
+            }
         }
         if let Some(sink) = &ctx.cfg.txn_log {
             sink.record(&TxnEnd {

@@ -95,6 +95,14 @@ pub struct TxnStats {
     pub response: Histogram<u64>,
     /// From actual start to end, microseconds.
     pub service: Histogram<u64>,
+    /// Transactions of this type given up on after their tries (see [`Stats::failed`]).
+    pub failed: u64,
+    /// Those of them that ended in a deadlock ([`Stats::failed_deadlocks`]).
+    pub failed_deadlocks: u64,
+    /// Transactions of this type tried more than once ([`Stats::retried`]).
+    pub retried: u64,
+    /// Their tries after the first ([`Stats::retries`] of the retryable errors).
+    pub retries: u64,
 }
 
 /// Everything measured in one interval (or, merged, in a whole run).
@@ -158,6 +166,10 @@ impl Stats {
                 .map(|_| TxnStats {
                     response: new_histogram(),
                     service: new_histogram(),
+                    failed: 0,
+                    failed_deadlocks: 0,
+                    retried: 0,
+                    retries: 0,
                 })
                 .collect(),
             single_type: ops.transactions.len() == 1,
@@ -233,6 +245,10 @@ impl Stats {
         for (a, b) in self.per_txn.iter_mut().zip(&other.per_txn) {
             add_hist(&mut a.response, &b.response);
             add_hist(&mut a.service, &b.service);
+            a.failed += b.failed;
+            a.failed_deadlocks += b.failed_deadlocks;
+            a.retried += b.retried;
+            a.retries += b.retries;
         }
         if other.per_stmt.len() > self.per_stmt.len() {
             self.per_stmt.resize_with(other.per_stmt.len(), new_histogram);
@@ -267,6 +283,7 @@ impl Stats {
         for t in &mut self.per_txn {
             clear(&mut t.response);
             clear(&mut t.service);
+            (t.failed, t.failed_deadlocks, t.retried, t.retries) = (0, 0, 0, 0);
         }
         for h in &mut self.per_stmt {
             clear(h);

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use std::sync::Arc;
 
-use dbperf_engine::RunOutcome;
+use dbperf_engine::{RunOutcome, TxnStats};
 use hdrhistogram::Histogram;
 
 use super::lang::per_command::CommandStats;
@@ -274,8 +274,8 @@ impl FinalReport for ScriptsReport {
         if ran_any(outcome) && rows.len() > 1 {
             // pgbench's block per script, each with its commands under `-r`.
             for (k, r) in rows.iter().enumerate() {
-                let response = outcome.total.per_txn.get(k).map(|t| &t.response);
-                text.push_str(&script_text(k, r, response));
+                let stats = outcome.total.per_txn.get(k);
+                text.push_str(&self.inner.script_text(k, r, stats));
                 text.push_str(&self.inner.commands_text(k, " - "));
             }
         } else if ran_any(outcome) {
@@ -290,10 +290,11 @@ impl FinalReport for ScriptsReport {
     }
 }
 
-/// pgbench's "SQL script N" lines of script `k`, its latency from `response` (its
-/// transactions' response times, in microseconds).
-fn script_text(k: usize, r: &ScriptOutcome<'_>, response: Option<&Histogram<u64>>) -> String {
-    let mut text = format!(
+impl PgbenchReport {
+    /// pgbench's "SQL script N" lines of script `k`: its share, its failures (and retries),
+    /// its latency, from what the engine measured of its transactions (`stats`).
+    fn script_text(&self, k: usize, r: &ScriptOutcome<'_>, stats: Option<&TxnStats>) -> String {
+        let mut text = format!(
         "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
         k + 1,
         r.script.label,
@@ -303,9 +304,42 @@ fn script_text(k: usize, r: &ScriptOutcome<'_>, response: Option<&Histogram<u64>
         100.0 * r.share,
         r.tps
     );
-    if let Some(h) = response {
-        let (mean, stddev) = ms(h);
-        let _ = writeln!(text, " - latency average = {mean:.3} ms\n - latency stddev = {stddev:.3} ms");
+        let Some(s) = stats else {
+            return text;
+        };
+        // pgbench's percentages are of the script's transactions: done, and failed.
+        let all = r.transactions + s.failed;
+        let pct = |n: u64| if all == 0 { 0.0 } else { 100.0 * n as f64 / all as f64 };
+        let _ = writeln!(
+            text,
+            " - number of failed transactions: {} ({:.3}%)",
+            s.failed,
+            pct(s.failed)
+        );
+        if self.failures_detailed {
+            let serialization = s.failed - s.failed_deadlocks;
+            let _ = writeln!(
+            text,
+            " - number of serialization failures: {serialization} ({:.3}%)\n - number of deadlock failures: {} ({:.3}%)",
+            pct(serialization),
+            s.failed_deadlocks,
+            pct(s.failed_deadlocks)
+        );
+        }
+        if self.max_tries != 1 {
+            let _ = writeln!(
+                text,
+                " - number of transactions retried: {} ({:.3}%)\n - total number of retries: {}",
+                s.retried,
+                pct(s.retried),
+                s.retries
+            );
+        }
+        let (mean, stddev) = ms(&s.response);
+        let _ = writeln!(
+            text,
+            " - latency average = {mean:.3} ms\n - latency stddev = {stddev:.3} ms"
+        );
+        text
     }
-    text
 }

@@ -278,6 +278,7 @@ impl<S: Session + 'static> Workload for ScriptWorkload<S> {
                 retry: Retry::default(),
                 failed: None,
                 failed_in: 0,
+                script: 0,
                 deferred_us: 0,
                 columnless_rows: None,
             },
@@ -321,6 +322,8 @@ struct State<S: Session> {
     retry: Retry,
     /// `-r`: pgbench's number of the command a failed transaction stopped in.
     failed_in: u32,
+    /// The script of the transaction under way (or last run).
+    script: usize,
 }
 
 /// The script and random state a transaction began with (kept only when `--max-tries` is
@@ -639,7 +642,10 @@ impl<S: Session> State<S> {
                         .collect();
                     self.exec_simple(program, &parts, false).await
                 }
-                QueryMode::Simple => self.exec_simple(program, std::slice::from_ref(stmt), store.is_some()).await,
+                QueryMode::Simple => {
+                    self.exec_simple(program, std::slice::from_ref(stmt), store.is_some())
+                        .await
+                }
             };
             if program.debug {
                 self.debug(format_args!("receiving"));
@@ -905,6 +911,7 @@ impl<S: Session> Worker for ScriptWorker<S> {
                 (script, pc)
             }
         };
+        st.script = script;
         let r = st.transaction(program, script, pc, log).await;
         let class = r.as_ref().err().map(|e| match e {
             Fail::Db(e) => e.class,
@@ -929,6 +936,10 @@ impl<S: Session> Worker for ScriptWorker<S> {
             }
             Err(Fail::Db(e)) => Err(abort_transaction(&mut st.session, e).await),
         }
+    }
+
+    fn kind(&self) -> Option<u16> {
+        Some(self.st.script as u16)
     }
 
     async fn reconnect(&mut self) -> Result<(), TxnError> {
