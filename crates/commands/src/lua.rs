@@ -743,7 +743,7 @@ fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
     let main = main_state(a, &shared, threads, &plan.checkpoints, Duration::ZERO)?;
     let mut watch = Serverless {
         started: if a.verbosity >= 3 { report::STARTED } else { "" },
-        live: main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
+        live: main.live_line(&shared, threads, a.percentile, a.run.report_interval, a.verbosity >= 3)?,
         each_interval: main.each_interval(),
     };
     let stop = dbperf_engine::StopSignal::new();
@@ -880,7 +880,7 @@ impl MeasuredRun for LuaRun {
         let threads = a.threads as usize;
         let settle = a.run.out.settle().unwrap_or_default();
         let main = main_state(a, &shared, threads, &self.checkpoints, settle)?;
-        let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval)?;
+        let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval, a.verbosity >= 3)?;
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
         let m = match main.each_interval() {
             Some(f) => m.on_each_interval(f),

@@ -889,6 +889,18 @@ fn mysql_dry_run_and_report_checkpoints_as_sysbench() {
         let n = e.split_whitespace().last().unwrap();
         assert!(f.contains(&format!("{n}.0000/0.00")), "{e} / {f}\n{out}");
     }
+    // The reporting and the checkpoint threads load the script, hooks or not (its top level
+    // runs four times: probe, worker, and those two); --verbosity=0 leaves stdout to it.
+    script(dir, "top.lua", "print('top')\nfunction event() end\n");
+    let top = [
+        "top.lua",
+        "--time=2",
+        "--report-interval=1",
+        "--report-checkpoints=1",
+        "--verbosity=0",
+        "run",
+    ];
+    assert_eq!(text(&lua(dir, None, &top)), ("top\n".repeat(4), 0));
     let bad = ["dry.lua", "--mysql-dry-run", "--report-checkpoints=1,x", "run"];
     let (out, code) = text(&lua(dir, None, &bad));
     assert_eq!(
@@ -913,6 +925,7 @@ fn mysql_dry_run_and_report_checkpoints_as_sysbench() {
     let (theirs, _) = reference(dir, "sysbench", &hook);
     assert_eq!(hooked(&theirs), want, "{theirs}");
     assert_eq!(text(&lua(dir, None, &bad)), reference(dir, "sysbench", &bad));
+    assert_eq!(text(&lua(dir, None, &top)), reference(dir, "sysbench", &top));
     // --db-driver=pgsql: a mysql driver's option, which changes nothing there.
     let pg = ["dry.lua", "--db-driver=pgsql", "--mysql-dry-run", "--events=1", "run"];
     let (theirs, _) = reference(dir, "sysbench", &pg);

@@ -99,9 +99,9 @@ impl Since {
 /// The checkpoints of a run and what has been measured since the last one.
 pub struct Checkpoints {
     shared: Arc<Shared>,
-    /// The state whose `report_cumulative` hook the checkpoints call (sysbench's checkpoint
-    /// thread's), when the script sets one.
-    lua: Option<Lua>,
+    /// The state whose `report_cumulative` hook, if the script sets one, the checkpoints call
+    /// (sysbench's checkpoint thread's).
+    lua: Lua,
     /// The checkpoints, sorted; `next` is the first not reached.
     at: Vec<u64>,
     next: usize,
@@ -128,7 +128,7 @@ impl Checkpoints {
     /// `Checkpoint report:` line and default report are printed (`--verbosity` 3 and more).
     pub fn new(
         shared: Arc<Shared>,
-        lua: Option<Lua>,
+        lua: Lua,
         at: Vec<u64>,
         report_interval: f64,
         percentile: f64,
@@ -211,7 +211,7 @@ impl Checkpoints {
             per_connection: &per_connection,
         };
         print_cumulative(
-            self.lua.as_ref(),
+            Some(&self.lua),
             &self.shared,
             &span,
             self.percentile,

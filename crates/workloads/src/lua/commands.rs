@@ -328,8 +328,9 @@ impl MainState {
 
     /// Sets up `--report-checkpoints` (`at`: seconds, sorted): the script's
     /// `report_cumulative` hook, when it sets one, called in a state of its own (sysbench's
-    /// checkpoint thread, loaded here, printing its top level as sysbench's does). The run
-    /// hands its intervals to [`MainState::each_interval`].
+    /// checkpoint thread, loaded here whether or not the script sets the hook, printing its
+    /// top level as sysbench's does). The run hands its intervals to
+    /// [`MainState::each_interval`].
     pub fn report_checkpoints(
         &mut self,
         shared: &Arc<Shared>,
@@ -342,10 +343,7 @@ impl MainState {
         if at.is_empty() {
             return Ok(());
         }
-        let lua = match report_hook(&self.lua, "report_cumulative") {
-            Some(_) => Some(api::new_state(shared, threads).map_err(|e| anyhow!(e))?),
-            None => None,
-        };
+        let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
         self.checkpoints = Some(Rc::new(RefCell::new(Checkpoints::new(
             shared.clone(),
             lua,
@@ -366,8 +364,10 @@ impl MainState {
 
     /// The run's live line: with `interval_s` (`--report-interval`), the script's
     /// `report_intermediate` hook, called in a state of its own (sysbench's reporting thread,
-    /// loaded here, printing its top level as sysbench's does), or else sysbench's default line
-    /// ([`report::intermediate`]); without it, nothing (dbperf still stores every interval).
+    /// loaded here whether or not the script sets the hook, printing its top level as
+    /// sysbench's does), or else, with `print_default` (`--verbosity` 3 and more), sysbench's
+    /// default line ([`report::intermediate`]); without it, nothing (dbperf still stores every
+    /// interval).
     /// The hook's state closes with the line (report_json's closing bracket). A last interval
     /// cut short by the run's end is not reported, as sysbench does not.
     pub fn live_line(
@@ -376,6 +376,7 @@ impl MainState {
         threads: usize,
         percentile: f64,
         interval_s: f64,
+        print_default: bool,
     ) -> Result<LiveLine> {
         if interval_s <= 0.0 {
             return Ok(LiveLine::Custom(Box::new(|_| String::new())));
@@ -388,17 +389,12 @@ impl MainState {
             }
         };
         let cut_short = move |r: &IntervalReport<'_>| r.last && r.len_s() < interval_s * 0.9;
-        let hook = match report_hook(&self.lua, "report_intermediate") {
-            Some(_) => {
-                let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
-                report_hook(&lua, "report_intermediate").map(|h| (lua, h))
-            }
-            None => None,
-        };
+        let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
+        let hook = report_hook(&lua, "report_intermediate").map(|h| (lua, h));
         let Some((lua, hook)) = hook else {
             let shared = shared.clone();
             return Ok(LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
-                if cut_short(r) {
+                if cut_short(r) || !print_default {
                     after();
                     return String::new();
                 }
