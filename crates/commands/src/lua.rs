@@ -55,8 +55,9 @@ it to the script; --test=SCRIPT, --max-requests, --max-time, --num-threads and -
 work; --help and --version are sysbench-shaped (-h is this list).
 
 Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
-a run directory in the catalog; with no server given, or none answering, the script runs \
-alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
+a run directory in the catalog; with no server given, or none answering, or \
+--mysql-dry-run (every statement answered at once, with no rows, by no server), the script \
+runs alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
 the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
 global function of that name (old-style scripts).
 

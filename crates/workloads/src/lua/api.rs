@@ -247,11 +247,10 @@ impl Ctx {
         let verb = name.split(' ').next().unwrap_or("");
         // A dry run's statements return nothing: sysbench counts them all as other.
         let read = !self.shared.dry_run
-            && matches!(
+            && (matches!(
                 verb,
                 "SELECT" | "SHOW" | "WITH" | "VALUES" | "TABLE" | "EXPLAIN" | "DESCRIBE" | "DESC" | "CHECK" | "CALL"
-            )
-            || (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") && returning(sql);
+            ) || (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") && returning(sql));
         let k = (self.shared.names.kind(&name), read);
         let mut cache = self.kinds.borrow_mut();
         if cache.len() < KIND_CACHE {
