@@ -1,5 +1,5 @@
 //! sysbench's `--report-checkpoints=LIST` under `dbperf lua SCRIPT run`: at each listed
-//! second of the run, `[ Ns ] Checkpoint report:` and the full cumulative report (the
+//! second of the measurement, `[ Ns ] Checkpoint report:` and the full cumulative report (the
 //! script's `report_cumulative` hook, or sysbench's default: `SQL statistics:`, `General
 //! statistics:`, ...) for the time since the previous checkpoint, whose counts then start
 //! again; the report at the end covers the time after the last one. `total time` stays the
@@ -114,8 +114,8 @@ pub struct Checkpoints {
     /// Connections in the run.
     threads: usize,
     since: Since,
-    /// A checkpoint reached (its time on the run's clock), printed after the live line of
-    /// the interval that reached it, as sysbench's line comes first.
+    /// A checkpoint reached (its time on the run's clock, as the live lines give it), printed
+    /// after the live line of the interval that reached it, as sysbench's line comes first.
     due: Option<f64>,
     report_interval: f64,
     percentile: f64,
@@ -169,18 +169,21 @@ impl Checkpoints {
                 self.period = Some(p);
             }
         }
-        if !r.warmup {
-            self.measured_s += r.end_s - r.start_s;
+        match r.warmup {
+            false => self.measured_s += r.end_s - r.start_s,
+            // The first span's threads fairness starts after the warmup, as its counts do.
+            true => self.since.tallies = r.per_connection.to_vec(),
         }
         self.tallies.clear();
         self.tallies.extend_from_slice(r.per_connection);
         self.threads = r.connections;
-        // Intervals end on whole seconds of the run's clock.
+        // Seconds of the measurement (dbperf's --warmup-time, which sysbench 1.0 has not, comes
+        // before them), reached at the end of a stored interval (whole seconds).
         let reached = self.at[self.next..]
             .iter()
-            .take_while(|&&s| s as f64 <= r.end_s + 0.001)
+            .take_while(|&&s| s as f64 <= self.measured_s + 0.001)
             .count();
-        if reached == 0 || r.last {
+        if reached == 0 || r.last || r.warmup {
             return;
         }
         self.next += reached;
