@@ -29,6 +29,7 @@ use dbperf_results::Summary;
 use dbperf_run::measured::Measured;
 use dbperf_run::{measured_run, Description, Drive, MeasuredRun, Measurer, RunArgs, RunShape, Shared};
 use dbperf_workloads::lua::api::{self, Shared as ScriptShared};
+use dbperf_workloads::lua::checkpoints;
 use dbperf_workloads::lua::commands;
 use dbperf_workloads::lua::options::{self, OptValue};
 use dbperf_workloads::lua::report;
@@ -54,8 +55,9 @@ it to the script; --test=SCRIPT, --max-requests, --max-time, --num-threads and -
 work; --help and --version are sysbench-shaped (-h is this list).
 
 Commands: run is measured by dbperf (intervals every second, per-statement latency, telemetry, \
-a run directory in the catalog; with no server given, or none answering, the script runs \
-alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
+a run directory in the catalog; with no server given, or none answering, or \
+--mysql-dry-run (every statement answered at once, with no rows, by no server), the script \
+runs alone and nothing is recorded); prepare, cleanup, prewarm and the script's own commands run as \
 the script defines them (on --threads connections when it marks them PARALLEL_COMMAND), or its \
 global function of that name (old-style scripts).
 
@@ -117,6 +119,10 @@ pub struct LuaArgs {
     /// PostgreSQL SQLSTATEs that restart the event, 'none' or 'all'.
     #[arg(long, default_value = "40P01,40001,23505", help_heading = "Connection")]
     pub pgsql_ignore_errors: String,
+    /// Dry run (the mysql driver's, as sysbench's): connect to nothing and answer every
+    /// statement at once with no rows, to measure the client's own cost.
+    #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on", default_value = "off", help_heading = "Connection")]
+    pub mysql_dry_run: bool,
 
     /// Connections: sysbench threads, each with its own Lua state.
     #[arg(value_parser = clap::value_parser!(u32).range(1..=dbperf_core::bounds::MAX_CONNECTIONS as i64), long, default_value_t = 1, help_heading = "Load")]
@@ -134,6 +140,11 @@ pub struct LuaArgs {
     /// Extra percentile in the final report (and sysbench.opt.percentile).
     #[arg(long, default_value_t = 95.0, help_heading = "Reporting")]
     pub percentile: f64,
+    /// Seconds since the start (comma-separated) at which sysbench's full report is printed
+    /// for the time since the previous one, its counters then starting again; the run
+    /// directory keeps every interval either way.
+    #[arg(long, help_heading = "Reporting")]
+    pub report_checkpoints: Option<String>,
     /// Print the latency histogram in the final report.
     #[arg(long, value_parser = super::args::parse_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on", default_value = "off", help_heading = "Reporting")]
     pub histogram: bool,
@@ -398,6 +409,17 @@ fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> 
         ("percentile".into(), n(a.percentile)),
         ("histogram".into(), OptValue::Bool(a.histogram)),
         ("verbosity".into(), n(a.verbosity as f64)),
+        (
+            "report-checkpoints".into(),
+            OptValue::List(
+                a.report_checkpoints
+                    .iter()
+                    .flat_map(|l| l.split(','))
+                    .filter(|v| !v.is_empty())
+                    .map(String::from)
+                    .collect(),
+            ),
+        ),
         ("debug".into(), OptValue::Bool(false)),
         ("validate".into(), OptValue::Bool(false)),
         ("rand-type".into(), s(&a.rand_type)),
@@ -418,6 +440,7 @@ fn general_opt(a: &LuaArgs, driver: &str, seed: u64) -> Vec<(String, OptValue)> 
         ),
         ("mysql-db".into(), s(a.server.mysql_db.as_deref().unwrap_or("sbtest"))),
         ("mysql-socket".into(), o(&a.server.mysql_socket)),
+        ("mysql-dry-run".into(), OptValue::Bool(a.mysql_dry_run)),
         (
             "mysql-ignore-errors".into(),
             OptValue::List(a.mysql_ignore_errors.split(',').map(String::from).collect()),
@@ -446,6 +469,11 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     if let Some(extra) = a.unexpected.first() {
         return refuse(format_args!("Unrecognized command line argument: {extra}"));
     }
+    // Read with the command line, before anything is printed, as sysbench reads it.
+    let checkpoints = match a.report_checkpoints.as_deref().map(checkpoints::parse).transpose() {
+        Ok(at) => at.unwrap_or_default(),
+        Err(e) => return refuse(e),
+    };
     // sysbench's header, after the command line is read and before anything else, as sysbench
     // prints it (a blank line after it).
     if a.verbosity >= 3 {
@@ -491,6 +519,8 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         Some(Family::Postgres) => "pgsql",
         _ => a.db_driver.as_deref().unwrap_or("mysql"),
     };
+    // The mysql driver's option, as under sysbench: with --db-driver=pgsql it does nothing.
+    let dry_run = a.mysql_dry_run && driver == "mysql";
     let ignore = match family {
         Some(Family::Postgres) => pg::parse_ignore(&a.pgsql_ignore_errors).map_err(|e| anyhow!(e))?,
         _ => IgnoreErrors::parse(&a.mysql_ignore_errors).map_err(|e| anyhow!(e))?,
@@ -524,6 +554,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         client_target: None,
         ignore,
         ps_disabled,
+        dry_run,
         rand,
         rand_type,
         seed,
@@ -556,20 +587,6 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
             ))
         }
     };
-    // sysbench's general options dbperf does not carry out, refused by name rather than
-    // taken as the script's (which a script declaring no options would do silently).
-    for (name, _) in &script_opts {
-        match name.replace('_', "-").as_str() {
-            "report-checkpoints" => bail!(
-                "--report-checkpoints is not supported by dbperf lua: every interval is stored in the run directory \
-                 (intervals.jsonl, intervals.hlog), from which `dbperf analyze` reports any span; drop it"
-            ),
-            "mysql-dry-run" => bail!(
-                "--mysql-dry-run is not supported by dbperf lua: it measures statements a server answers; drop it"
-            ),
-            _ => {}
-        }
-    }
     let values = match options::resolve(&defs, &script_opts) {
         Ok(v) => v,
         Err(e) => {
@@ -617,8 +634,13 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
             shared: Some(shared),
             script_name,
             values,
+            checkpoints,
             main: None,
         };
+        // A dry run opens no connection: nothing is asked of a server, and none is recorded.
+        if dry_run {
+            return run_serverless(plan);
+        }
         // As sysbench's, a run needs no server of its own: the script connects if it wants
         // to. Without a server given, or one that does not answer, the script runs alone
         // (its drv:connect() fails as sysbench's does), measured but not recorded.
@@ -674,9 +696,10 @@ fn main_state(
     a: &LuaArgs,
     shared: &Arc<ScriptShared>,
     threads: usize,
+    checkpoints: &[u64],
     settle: Duration,
 ) -> Result<commands::MainState> {
-    let main = commands::MainState::init(shared, threads)?;
+    let mut main = commands::MainState::init(shared, threads)?;
     if a.verbosity >= 3 {
         print!(
             "{}",
@@ -684,10 +707,19 @@ fn main_state(
                 threads,
                 rate: a.run.rate,
                 report_interval: a.run.report_interval,
+                checkpoints,
                 seed: a.rand.rand_seed,
             })
         );
     }
+    main.report_checkpoints(
+        shared,
+        threads,
+        checkpoints.to_vec(),
+        a.run.report_interval,
+        a.percentile,
+        a.verbosity >= 3,
+    )?;
     if a.run.time > 0 {
         let secs = a.run.warmup_time + a.run.time + a.run.shutdown_grace.ceil() as u64 + 60;
         commands::give_up_after(shared, Duration::from_secs(secs).saturating_add(settle));
@@ -709,10 +741,11 @@ fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
     let shared = Arc::new(shared);
     let threads = a.threads as usize;
     let cfg = a.run.config(&plan.shape)?;
-    let main = main_state(a, &shared, threads, Duration::ZERO)?;
+    let main = main_state(a, &shared, threads, &plan.checkpoints, Duration::ZERO)?;
     let mut watch = Serverless {
         started: if a.verbosity >= 3 { report::STARTED } else { "" },
-        live: main.live_line(&shared, threads, a.percentile, a.run.report_interval)?,
+        live: main.live_line(&shared, threads, a.percentile, a.run.report_interval, a.verbosity >= 3)?,
+        each_interval: main.each_interval(),
     };
     let stop = dbperf_engine::StopSignal::new();
     let handler_stop = stop.clone();
@@ -750,11 +783,13 @@ fn run_serverless(mut plan: LuaRun) -> Result<ExitCode> {
     })
 }
 
-/// What a run without a server prints as it goes: sysbench's `Threads started!` and the live
-/// line ([`commands::MainState::live_line`]).
+/// What a run without a server prints as it goes: sysbench's `Threads started!`, the live
+/// line ([`commands::MainState::live_line`]) and the checkpoint reports
+/// ([`commands::MainState::each_interval`]).
 struct Serverless {
     started: &'static str,
     live: LiveLine,
+    each_interval: Option<dbperf_engine::EachInterval>,
 }
 
 impl dbperf_engine::Observer for Serverless {
@@ -762,7 +797,11 @@ impl dbperf_engine::Observer for Serverless {
         print!("{}", self.started);
     }
 
-    fn on_interval(&mut self, _report: &dbperf_engine::IntervalReport<'_>) {}
+    fn on_interval(&mut self, r: &dbperf_engine::IntervalReport<'_>) {
+        if let Some(f) = &mut self.each_interval {
+            f(r);
+        }
+    }
 
     fn on_report(&mut self, r: &dbperf_engine::IntervalReport<'_>) {
         if let LiveLine::Custom(f) = &self.live {
@@ -781,6 +820,8 @@ struct LuaRun {
     shared: Option<ScriptShared>,
     script_name: String,
     values: Vec<(String, OptValue)>,
+    /// `--report-checkpoints`, sorted.
+    checkpoints: Vec<u64>,
     /// The main state between the measurement and `done()`, which runs after dbperf's final
     /// report, as sysbench's after its own.
     main: Option<commands::MainState>,
@@ -838,9 +879,14 @@ impl MeasuredRun for LuaRun {
         shared.client_target = Some(m.target().clone());
         let shared = Arc::new(shared);
         let threads = a.threads as usize;
-        let main = main_state(a, &shared, threads, a.run.out.settle().unwrap_or_default())?;
-        let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval)?;
+        let settle = a.run.out.settle().unwrap_or_default();
+        let main = main_state(a, &shared, threads, &self.checkpoints, settle)?;
+        let live = main.live_line(&shared, threads, a.percentile, a.run.report_interval, a.verbosity >= 3)?;
         let workload = Arc::new(LuaWorkload::new(shared.clone(), self.script_name.clone()));
+        let m = match main.each_interval() {
+            Some(f) => m.on_each_interval(f),
+            None => m,
+        };
         let measured = m.engine(workload, live)?;
         if let Some(outcome) = measured.engine_outcome() {
             main.report_cumulative(&shared, outcome, a.percentile, a.verbosity >= 3, a.histogram);

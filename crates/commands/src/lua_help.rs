@@ -27,6 +27,10 @@ const SECTIONS: &[Section] = &[
                 "events per second over all threads (open loop), 0 for closed loop [0]",
             ),
             ("--report-interval=N", "print a line every N seconds, 0 for none [0]"),
+            (
+                "--report-checkpoints=[LIST,...]",
+                "seconds from the start at which the full report is printed for the time since the last one, whose counts then start again []",
+            ),
             ("--help[=on|off]", "print this help and exit [off]"),
             (
                 "--version[=on|off]",
@@ -102,6 +106,10 @@ const DRIVERS: &[Section] = &[
             (
                 "--mysql-ignore-errors=[LIST,...]",
                 "error numbers that restart the event, or \"all\" [1213,1020,1205]",
+            ),
+            (
+                "--mysql-dry-run[=on|off]",
+                "connect to nothing and answer every statement at once with no rows: the client's own cost [off]",
             ),
         ],
     ),

@@ -690,6 +690,38 @@ fn run_on_a_server_prints_sysbenchs_sql_statistics_and_keeps_dbperfs_report_in_t
         out.find("Run directory:").unwrap(),
     );
     assert!(sysbench_at < dbperf_at, "{out}");
+    // --report-checkpoints on a measured run: sysbench's reports each cover their span on
+    // stdout, while the run directory keeps the whole run.
+    let timed = ["q.lua", "--time=3", "--threads=2", "--report-checkpoints=1", "run"];
+    let results = dir.join("results");
+    let before: Vec<_> = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let (out, code) = text(&lua(dir, Some(&url), &timed));
+    assert_eq!(code, 0, "{out}");
+    let marks = grep(&out, |l| {
+        l.contains("Checkpoint report") || l.contains("SQL statistics")
+    });
+    assert_eq!(
+        marks,
+        ["[ 1s ] Checkpoint report:", "SQL statistics:", "SQL statistics:"],
+        "{out}"
+    );
+    let spans: u64 = grep(&out, |l| l.starts_with("    transactions:"))
+        .iter()
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let run_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && !before.contains(p))
+        .expect("the run's directory");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["transactions"]["total"].as_u64(), Some(spans), "{out}");
     // The same run under sysbench, on the same server: the same lines, numbers aside.
     if !common::program_available("sysbench", "sysbench") {
         return;
@@ -707,4 +739,254 @@ fn run_on_a_server_prints_sysbenchs_sql_statistics_and_keeps_dbperfs_report_in_t
     assert_eq!(their_code, 0, "{theirs}");
     let (ours, _) = text(&lua(dir, Some(&url), &args));
     assert_eq!(shape(&ours), shape(&theirs), "{ours}\n---\n{theirs}");
+}
+
+/// The lines of `out` that `keep` selects, as the cram tests grep them.
+fn grep(out: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    out.lines().filter(|l| keep(l)).map(String::from).collect()
+}
+
+/// A script in the shape of sysbench's oltp scripts: a connection made in thread_init,
+/// prepared reads and writes and text statements in each event; what it saw of a SELECT's
+/// result is printed once (a result, as sysbench's `<sql_result>`, with no row: under
+/// sysbench a NULL one, which `rs == nil` also finds, under dbperf one with no rows).
+const DRY_SCRIPT: &str = r#"function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  st = con:prepare("SELECT c FROM sbtest1 WHERE id=?")
+  p = st:bind_create(sysbench.sql.type.INT)
+  st:bind_param(p)
+  up = con:prepare("UPDATE sbtest1 SET k=k+1 WHERE id=?")
+  q = up:bind_create(sysbench.sql.type.INT)
+  up:bind_param(q)
+end
+function event()
+  con:query("BEGIN")
+  p:set(1)
+  local rs = st:execute()
+  q:set(1)
+  up:execute()
+  local row = con:query_row("SELECT 1")
+  con:query("COMMIT")
+  if not shown then
+    shown = true
+    print(drv:name(), tostring(rs), tostring(row))
+  end
+end
+"#;
+
+#[test]
+fn mysql_dry_run_and_report_checkpoints_as_sysbench() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    script(dir, "dry.lua", DRY_SCRIPT);
+    // A closed port: a dry run asks nothing of it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = format!("--mysql-port={port}");
+    let dry = [
+        "dry.lua",
+        "--mysql-dry-run",
+        "--mysql-host=127.0.0.1",
+        &closed,
+        "--events=50",
+        "run",
+    ];
+    let (out, code) = text(&lua(dir, None, &dry));
+    assert_eq!(code, 0, "{out}");
+    // Every call succeeds with no rows, and every statement counts as other (no statement
+    // returned rows or changed any), as sysbench's dry run counts them.
+    assert!(out.contains("mysql\t<sql_result>\tnil\n"), "{out}");
+    assert!(
+        out.contains(
+            "SQL statistics:\n    queries performed:\n        read:                            0\n        \
+             write:                           0\n        other:                           250\n        \
+             total:                           250\n    transactions:                        50     ("
+        ),
+        "{out}"
+    );
+    // --mysql-dry-run=off: the connection is made, and refused.
+    let (out, code) = text(&lua(dir, None, &[&dry[..5], &["--mysql-dry-run=off", "run"]].concat()));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("connection creation failed"), "{out}");
+
+    // The report hooks see each checkpoint's span: the time since the start and since the
+    // last checkpoint, in a state of their own.
+    script(
+        dir,
+        "hook.lua",
+        "sysbench.hooks.report_cumulative = function(stat)\n  \
+         print(string.format('cumulative %.0f %.0f %s', stat.time_total, stat.time_interval, tostring(stat.events > 0)))\n\
+         end\nfunction event() end\n",
+    );
+    let hook = ["hook.lua", "--time=3", "--report-checkpoints=2,1", "run"];
+    let (out, code) = text(&lua(dir, None, &hook));
+    assert_eq!(code, 0, "{out}");
+    let hooked = |out: &str| grep(out, |l| l.contains("Checkpoint report") || l.starts_with("cumulative "));
+    let want = [
+        "[ 1s ] Checkpoint report:",
+        "cumulative 1 1 true",
+        "[ 2s ] Checkpoint report:",
+        "cumulative 2 1 true",
+        "cumulative 3 1 true",
+    ];
+    assert_eq!(hooked(&out), want, "{out}");
+    assert!(out.contains("Report checkpoint(s) at 1, 2 seconds\n"), "{out}");
+
+    // The default reports: each checkpoint's counts are its own second's.
+    let cps = [
+        "dry.lua",
+        "--mysql-dry-run",
+        "--time=3",
+        "--report-checkpoints=1,2",
+        "run",
+    ];
+    let (out, code) = text(&lua(dir, None, &cps));
+    assert_eq!(code, 0, "{out}");
+    let checkpoints_and_stats =
+        |out: &str| grep(out, |l| l.contains("Checkpoint report") || l.contains("SQL statistics"));
+    let cram = [
+        "[ 1s ] Checkpoint report:",
+        "SQL statistics:",
+        "[ 2s ] Checkpoint report:",
+        "SQL statistics:",
+        "SQL statistics:",
+    ];
+    assert_eq!(checkpoints_and_stats(&out), cram, "{out}");
+    let total_times = grep(&out, |l| l.starts_with("    total time:"));
+    assert_eq!(total_times.len(), 3, "{out}");
+    for (line, secs) in total_times.iter().zip([1.0, 2.0, 3.0]) {
+        let t: f64 = line
+            .trim()
+            .trim_start_matches("total time:")
+            .trim()
+            .trim_end_matches('s')
+            .parse()
+            .unwrap();
+        assert!((t - secs).abs() < 0.1, "{line}\n{out}");
+    }
+    // A span of one second: its events per second are its events.
+    for line in grep(&out, |l| l.starts_with("    transactions:")) {
+        let n: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let rate: f64 = line
+            .split('(')
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(n > 0.0 && (rate / n - 1.0).abs() < 0.1, "{line}\n{out}");
+    }
+    let events: Vec<String> = grep(&out, |l| l.starts_with("    total number of events:"));
+    let fairness: Vec<String> = grep(&out, |l| l.starts_with("    events (avg/stddev):"));
+    for (e, f) in events.iter().zip(&fairness) {
+        // One thread: its events are the span's.
+        let n = e.split_whitespace().last().unwrap();
+        assert!(f.contains(&format!("{n}.0000/0.00")), "{e} / {f}\n{out}");
+    }
+    // After dbperf's --warmup-time (sysbench 1.0 has none) the seconds are the measurement's,
+    // and so is the first span: its threads fairness leaves the warmup's events out.
+    let warm = [
+        "dry.lua",
+        "--mysql-dry-run",
+        "--warmup-time=1",
+        "--time=2",
+        "--report-checkpoints=1",
+        "run",
+    ];
+    let (out, code) = text(&lua(dir, None, &warm));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(checkpoints_and_stats(&out)[0], "[ 2s ] Checkpoint report:", "{out}");
+    let first = out.split("[ 2s ] Checkpoint report:").nth(1).unwrap();
+    let n = grep(first, |l| l.starts_with("    total number of events:"))[0]
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains(&format!("    events (avg/stddev):           {n}.0000/0.00\n")),
+        "{out}"
+    );
+    assert!(first.contains("    total time:                          1.0"), "{out}");
+    // The reporting and the checkpoint threads load the script, hooks or not (its top level
+    // runs four times: probe, worker, and those two); --verbosity=0 leaves stdout to it.
+    script(dir, "top.lua", "print('top')\nfunction event() end\n");
+    let top = [
+        "top.lua",
+        "--time=2",
+        "--report-interval=1",
+        "--report-checkpoints=1",
+        "--verbosity=0",
+        "run",
+    ];
+    assert_eq!(text(&lua(dir, None, &top)), ("top\n".repeat(4), 0));
+    let bad = ["dry.lua", "--mysql-dry-run", "--report-checkpoints=1,x", "run"];
+    let (out, code) = text(&lua(dir, None, &bad));
+    assert_eq!(
+        (out.as_str(), code),
+        ("FATAL: Invalid value for --report-checkpoints: 'x'\n", 1)
+    );
+
+    if !common::program_available("sysbench", "sysbench") {
+        return;
+    }
+    // The same runs under sysbench: the same lines (numbers aside), the same hook output, the
+    // same error.
+    for args in [&dry[..], &cps[..]] {
+        let (ours, code) = text(&lua(dir, None, args));
+        let (theirs, their_code) = reference(dir, "sysbench", args);
+        assert_eq!(
+            (code, shape(&ours)),
+            (their_code, shape(&theirs)),
+            "{args:?}:\n{ours}\n---\n{theirs}"
+        );
+    }
+    let (theirs, _) = reference(dir, "sysbench", &hook);
+    assert_eq!(hooked(&theirs), want, "{theirs}");
+    assert_eq!(text(&lua(dir, None, &bad)), reference(dir, "sysbench", &bad));
+    assert_eq!(text(&lua(dir, None, &top)), reference(dir, "sysbench", &top));
+    // --db-driver=pgsql: a mysql driver's option, which changes nothing there.
+    let pg = ["dry.lua", "--db-driver=pgsql", "--mysql-dry-run", "--events=1", "run"];
+    let (theirs, _) = reference(dir, "sysbench", &pg);
+    assert!(theirs.contains("connection creation failed"), "{theirs}");
+    let (ours, _) = text(&lua(dir, None, &pg));
+    assert!(ours.contains("connection creation failed"), "{ours}");
+    // The cram tests, opt_report_checkpoints.t and opt_report_interval.t, with sysbench's own
+    // script.
+    if !Path::new("/usr/share/sysbench/oltp_read_write.lua").is_file() {
+        return;
+    }
+    let oltp = [
+        "/usr/share/sysbench/oltp_read_write.lua",
+        "--db-driver=mysql",
+        "--mysql-dry-run",
+        "--time=3",
+        "--events=0",
+    ];
+    for tool in ["dbperf", "sysbench"] {
+        let run = |extra: &str| {
+            let args = [&oltp[..], &[extra, "run"]].concat();
+            match tool {
+                "dbperf" => text(&lua(dir, None, &args)).0,
+                _ => reference(dir, "sysbench", &args).0,
+            }
+        };
+        let out = run("--report-checkpoints=1,2");
+        assert_eq!(checkpoints_and_stats(&out), cram, "{tool}:\n{out}");
+        let out = run("--report-interval=1");
+        let second = grep(&out, |l| l.contains("[ 2s ]"));
+        assert_eq!(second.len(), 1, "{tool}:\n{out}");
+        let s = shape(&second[0]);
+        assert_eq!(
+            s,
+            ["[ Ns ] thds: N tps: N qps: N (r/w/o: N/N/N) lat (ms,N%): N err/s: N reconn/s: N"],
+            "{tool}: {second:?}"
+        );
+        assert!(second[0].ends_with(" err/s: 0.00 reconn/s: 0.00"), "{tool}: {second:?}");
+    }
 }

@@ -6,10 +6,13 @@
 //! nothing and a single code path is worth more. It also owns the one operation whose
 //! spelling differs by family but whose meaning does not: streaming rows into a table
 //! (`LOAD DATA LOCAL INFILE` on MySQL, `COPY ... FROM STDIN` on PostgreSQL).
+//! [`AnySession::Dry`] answers without a server (sysbench's `--mysql-dry-run`): chosen by the
+//! caller ([`AnySession::dry`]), never by [`Session::connect`].
 
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
 
+use super::dry::DrySession;
 use super::mysql::IgnoreErrors;
 use super::pgwire::PgWireSession;
 use super::target::Family;
@@ -22,14 +25,22 @@ pub enum AnySession {
     Mysql(WireSession),
     /// PostgreSQL (the lean wire session).
     Pg(PgWireSession),
+    /// No server: every request succeeds at once, with no rows ([`DrySession`]).
+    Dry(DrySession),
 }
 
 impl AnySession {
-    /// The family it talks to.
+    /// A session that stands for a server of `family` without one ([`DrySession`]).
+    pub fn dry(family: Family) -> AnySession {
+        AnySession::Dry(DrySession::new(family))
+    }
+
+    /// The family it talks to (or stands for).
     pub fn family(&self) -> Family {
         match self {
             AnySession::Mysql(_) => Family::Mysql,
             AnySession::Pg(_) => Family::Postgres,
+            AnySession::Dry(s) => s.family(),
         }
     }
 
@@ -43,6 +54,7 @@ impl AnySession {
         match self {
             AnySession::Mysql(s) => s.load_data_local(sql, data).await.map(|i| i.affected_rows),
             AnySession::Pg(s) => s.copy_in_stream(sql, data).await,
+            AnySession::Dry(_) => Ok(0),
         }
     }
 
@@ -56,6 +68,7 @@ impl AnySession {
     pub async fn exec_bulk(&mut self, stmt: StmtId, params: &[Param<'_>], per_row: usize) -> Result<ExecInfo, DbError> {
         match self {
             AnySession::Mysql(s) => s.exec_bulk(stmt, params, per_row).await,
+            AnySession::Dry(_) => Ok(ExecInfo::default()),
             AnySession::Pg(_) => Err(DbError {
                 class: dbperf_engine::ErrorClass::Fatal,
                 code: None,
@@ -72,6 +85,7 @@ impl AnySession {
             AnySession::Mysql(_) => "SELECT CONNECTION_ID()",
             // Known from the startup exchange (BackendKeyData).
             AnySession::Pg(s) => return Ok(s.backend_pid().to_string()),
+            AnySession::Dry(_) => return Ok("0".into()),
         };
         let rows = self.query_rows(sql).await?;
         Ok(rows
@@ -86,6 +100,7 @@ impl AnySession {
         match self {
             AnySession::Mysql(_) => format!("KILL QUERY {id}"),
             AnySession::Pg(_) => format!("SELECT pg_cancel_backend({id})"),
+            AnySession::Dry(_) => format!("-- cancel {id}"),
         }
     }
 }
@@ -102,6 +117,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.in_transaction(),
             AnySession::Pg(s) => s.in_transaction(),
+            AnySession::Dry(s) => s.in_transaction(),
         }
     }
 
@@ -109,6 +125,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.send_params_as_text(),
             AnySession::Pg(s) => s.send_params_as_text(),
+            AnySession::Dry(s) => s.send_params_as_text(),
         }
     }
 
@@ -116,6 +133,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.prepare(sql).await,
             AnySession::Pg(s) => s.prepare(sql).await,
+            AnySession::Dry(s) => s.prepare(sql).await,
         }
     }
 
@@ -123,6 +141,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.exec(stmt, params).await,
             AnySession::Pg(s) => s.exec(stmt, params).await,
+            AnySession::Dry(s) => s.exec(stmt, params).await,
         }
     }
 
@@ -130,6 +149,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.exec_rows(stmt, params, rows).await,
             AnySession::Pg(s) => s.exec_rows(stmt, params, rows).await,
+            AnySession::Dry(s) => s.exec_rows(stmt, params, rows).await,
         }
     }
 
@@ -137,6 +157,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.query(sql).await,
             AnySession::Pg(s) => s.query(sql).await,
+            AnySession::Dry(s) => s.query(sql).await,
         }
     }
 
@@ -144,6 +165,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.query_rows(sql).await,
             AnySession::Pg(s) => s.query_rows(sql).await,
+            AnySession::Dry(s) => s.query_rows(sql).await,
         }
     }
 
@@ -151,6 +173,7 @@ impl Session for AnySession {
         match self {
             AnySession::Mysql(s) => s.reconnect().await,
             AnySession::Pg(s) => s.reconnect().await,
+            AnySession::Dry(s) => s.reconnect().await,
         }
     }
 
@@ -167,6 +190,7 @@ impl Session for AnySession {
                     format!("PostgreSQL {v}")
                 }
             }
+            AnySession::Dry(s) => s.server_version(),
         }
     }
 }

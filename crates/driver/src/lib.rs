@@ -4,9 +4,11 @@
 //! error becomes a [`DbError`] whose [`ErrorClass`] comes from one table per server
 //! family ([`mysql::classify`], [`pg::classify`]), never from matching message strings at
 //! call sites. [`pgwire::PgWireSession`] is the PostgreSQL session ([`pg::PgSession`], on
-//! `tokio-postgres`, stays selectable for comparison).
+//! `tokio-postgres`, stays selectable for comparison). [`dry::DrySession`] answers without a
+//! server (sysbench's `--mysql-dry-run`).
 
 pub mod any;
+pub mod dry;
 pub mod mysql;
 pub mod pg;
 pub mod pgwire;

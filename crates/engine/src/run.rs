@@ -288,6 +288,10 @@ pub struct IntervalReport<'a> {
     pub backlog: u64,
     /// Connections in the run.
     pub connections: usize,
+    /// Each connection's tally from the start (warmup included) to the interval's end, as its
+    /// client thread cut it: for reports of a span ending here (sysbench's checkpoints), by
+    /// difference. On a merged report, that of its last interval.
+    pub per_connection: &'a [ConnectionTally],
 }
 
 impl IntervalReport<'_> {
@@ -296,6 +300,10 @@ impl IntervalReport<'_> {
         (self.end_s - self.start_s).max(1e-9)
     }
 }
+
+/// A function an [`Observer`] hands each stored interval to, for a workload's own use of them
+/// as the run goes (sysbench's checkpoint reports under `dbperf lua`).
+pub type EachInterval = Box<dyn FnMut(&IntervalReport<'_>)>;
 
 /// Receives the run's progress on the collector thread.
 pub trait Observer {
@@ -354,6 +362,49 @@ pub struct ConnectionTally {
     pub events: u64,
     /// Their service time, summed (ns).
     pub busy_ns: u64,
+}
+
+/// One connection's tally as it runs: stored by its worker after each transaction and read
+/// at the end; copied by its client thread's ticker as it cuts an interval (between two
+/// transactions of that thread, so the copy agrees with the interval's counts), which the
+/// collector reads as it delivers the interval. A cache line of its own, so connections on
+/// different client threads never write to one line.
+#[repr(align(64))]
+#[derive(Default)]
+struct LiveTally {
+    events: AtomicU64,
+    busy_ns: AtomicU64,
+    cut_events: AtomicU64,
+    cut_busy_ns: AtomicU64,
+}
+
+impl LiveTally {
+    fn store(&self, t: &ConnectionTally) {
+        self.events.store(t.events, Ordering::Relaxed);
+        self.busy_ns.store(t.busy_ns, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> ConnectionTally {
+        ConnectionTally {
+            events: self.events.load(Ordering::Relaxed),
+            busy_ns: self.busy_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    fn cut(&self) {
+        let t = self.read();
+        self.cut_events.store(t.events, Ordering::Relaxed);
+        self.cut_busy_ns.store(t.busy_ns, Ordering::Relaxed);
+    }
+
+    /// The tally at its thread's last cut. A thread a whole interval ahead of the collector
+    /// may have cut the next one already: the copy is then that one's.
+    fn read_cut(&self) -> ConnectionTally {
+        ConnectionTally {
+            events: self.cut_events.load(Ordering::Relaxed),
+            busy_ns: self.cut_busy_ns.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// Why a run could not start.
@@ -533,8 +584,8 @@ struct ThreadCtx<W: Workload> {
     events: Option<u64>,
     /// Connection attempts in flight, over all client threads (see [`CONNECTS_IN_FLIGHT`]).
     connects: Arc<tokio::sync::Semaphore>,
-    /// Each connection's tally, written once as its worker ends.
-    tallies: Arc<Mutex<Vec<ConnectionTally>>>,
+    /// Each connection's tally, kept up to date by its worker.
+    tallies: Arc<Vec<LiveTally>>,
 }
 
 /// At most this many connections are being opened at once. A server's listen queue
@@ -660,7 +711,7 @@ pub fn run<W: Workload>(
     let mut recyclers = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
     let connects = Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT));
-    let tallies = Arc::new(Mutex::new(vec![ConnectionTally::default(); cfg.connections]));
+    let tallies: Arc<Vec<LiveTally>> = Arc::new((0..cfg.connections).map(|_| LiveTally::default()).collect());
 
     for thread in 0..threads {
         let (rtx, rrx) = mpsc::channel();
@@ -765,6 +816,8 @@ pub fn run<W: Workload>(
     let mut abandoned = 0u64;
     let mut next = 0u32;
     let mut intervals = 0u32;
+    // Each connection's tally as each interval is delivered.
+    let mut snapshot: Vec<ConnectionTally> = Vec::with_capacity(cfg.connections);
     let mut measured_ns = 0u64;
     let mut warmup_ns = 0u64;
     let mut backlog_at_end = 0u64;
@@ -850,6 +903,8 @@ pub fn run<W: Workload>(
             if last {
                 backlog_at_end = backlog;
             }
+            snapshot.clear();
+            snapshot.extend(tallies.iter().map(LiveTally::read_cut));
             observe("while recording an interval", &mut || {
                 observer.on_interval(&IntervalReport {
                     index: next,
@@ -860,6 +915,7 @@ pub fn run<W: Workload>(
                     stats: &acc,
                     backlog,
                     connections: cfg.connections,
+                    per_connection: &snapshot,
                 })
             });
             // The live report: this interval alone, or merged with the ones before it.
@@ -881,6 +937,7 @@ pub fn run<W: Workload>(
                         stats: merged,
                         backlog,
                         connections: cfg.connections,
+                        per_connection: &snapshot,
                     })
                 });
                 report.next(nominal_end, phase_ends);
@@ -906,7 +963,7 @@ pub fn run<W: Workload>(
     let reason = stop.reason().unwrap_or(StopReason::Completed);
     let fatal = fatal.lock().map(|mut f| f.take()).unwrap_or(None);
     let crash = crash.lock().map(|mut c| c.take()).unwrap_or(None);
-    let per_connection = tallies.lock().map(|t| t.clone()).unwrap_or_default();
+    let per_connection = tallies.iter().map(LiveTally::read).collect();
     Ok(RunOutcome {
         total,
         measured_s: secs(measured_ns),
@@ -1115,6 +1172,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
                     .unwrap_or_else(|_| Box::new(Stats::new(&ctx.ops)));
                 local.account_down(boundary);
                 let full = local.stats.replace(spare);
+                cut_tallies(&ctx);
                 let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(now_ns()));
                 local.interval.set(i + 1);
                 let _ = ctx.tx.send(Msg::Interval {
@@ -1178,6 +1236,7 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
     let backlog = local.schedule.as_ref().map_or(0, |s| s.borrow().backlog(end_ns)) + local.unstarted.get();
     let spare = Box::new(Stats::new(&ctx.ops));
     let full = local.stats.replace(spare);
+    cut_tallies(&ctx);
     let last = LastInfo {
         end_ns,
         abandoned: local.in_flight.get(),
@@ -1191,6 +1250,16 @@ async fn thread_body<W: Workload>(ctx: ThreadCtx<W>, phase: &Cell<Phase>) {
     });
 }
 
+/// Copies the tallies of a client thread's connections as it cuts an interval.
+fn cut_tallies<W: Workload>(ctx: &ThreadCtx<W>) {
+    let offset = ctx.cfg.worker_offset;
+    for id in ctx.workers.clone() {
+        if let Some(t) = ctx.tallies.get(id.wrapping_sub(offset)) {
+            t.cut();
+        }
+    }
+}
+
 async fn worker_loop<W: Workload>(
     ctx: Rc<ThreadCtx<W>>,
     local: Rc<Local>,
@@ -1200,11 +1269,6 @@ async fn worker_loop<W: Workload>(
 ) {
     let mut tally = ConnectionTally::default();
     worker_body(&ctx, &local, &mut worker, id, deadline, &mut tally).await;
-    if let Ok(mut all) = ctx.tallies.lock() {
-        if let Some(slot) = all.get_mut(id.wrapping_sub(ctx.cfg.worker_offset)) {
-            *slot = tally;
-        }
-    }
     worker.finish().await;
 }
 
@@ -1233,6 +1297,7 @@ async fn worker_body<W: Workload>(
     let skip_late_ns = ctx.cfg.skip_late.map(|d| d.as_nanos() as u64);
     let mut log = StatementLog::with_capacity(64);
     let mut mine = ctx.cfg.events_per_connection;
+    let live = ctx.tallies.get(id.wrapping_sub(ctx.cfg.worker_offset));
     loop {
         if ctx.stop.is_stopped() {
             return;
@@ -1331,6 +1396,9 @@ async fn worker_body<W: Workload>(
                         stats.record_txn(done.kind, response, service, done.expected_rollback);
                         tally.events += 1;
                         tally.busy_ns += service;
+                        if let Some(slot) = live {
+                            slot.store(tally);
+                        }
                         stats.late_starts += late as u64;
                         None
                     }

@@ -164,6 +164,8 @@ struct Collect {
     intervals: Vec<Seen>,
     /// Per stored interval: response times recorded, statements.
     recorded: Vec<(u64, u64)>,
+    /// Per stored interval: the connections' tallies of events, added up.
+    tallied: Vec<u64>,
     reports: Vec<Reported>,
     /// The wall clock when the run started.
     started: Option<std::time::SystemTime>,
@@ -198,6 +200,7 @@ impl Observer for Collect {
             r.stats.server_unreachable(),
         ));
         self.recorded.push((r.stats.response.len(), r.stats.total_queries()));
+        self.tallied.push(r.per_connection.iter().map(|t| t.events).sum());
     }
 }
 
@@ -300,6 +303,17 @@ fn closed_loop_counts_and_intervals_add_up() {
     );
     let sum: u64 = obs.intervals.iter().map(|i| i.5).sum();
     assert_eq!(sum, out.total.transactions, "totals are the sum of the intervals");
+    // Each interval carries the connections' tallies as their threads cut it: at least the
+    // transactions up to it (a thread may cut the next one before the interval is delivered),
+    // and exactly the run's with the last one.
+    let mut upto = 0;
+    for (i, tallied) in obs.intervals.iter().zip(&obs.tallied) {
+        upto += i.5;
+        assert!(*tallied >= upto, "{tallied} < {upto}: {:?}", obs.tallied);
+    }
+    assert_eq!(obs.tallied.last(), Some(&out.total.transactions), "{:?}", obs.tallied);
+    let per: u64 = out.per_connection.iter().map(|t| t.events).sum();
+    assert_eq!(per, out.total.transactions);
     // A run that ends on an interval boundary has exactly its whole intervals: the last one
     // takes the grace period's completions (and their few milliseconds) instead of leaving a
     // nanosecond-long fragment.

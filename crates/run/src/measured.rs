@@ -313,6 +313,7 @@ pub fn measured_run<P: MeasuredRun>(
         server_host,
         quiet: plan.quiet(),
         started: plan.started_line(),
+        each_interval: None,
     };
     let measured = match client {
         Client::MysqlWire => plan.measure::<WireSession>(m)?,
@@ -363,6 +364,8 @@ pub struct Measurer<'a> {
     quiet: bool,
     /// [`MeasuredRun::started_line`].
     started: Option<String>,
+    /// Called with every stored interval after it is recorded ([`Measurer::on_each_interval`]).
+    each_interval: Option<dbperf_engine::EachInterval>,
 }
 
 /// What the workload's own measurement hands back ([`Measurer::own`]).
@@ -522,6 +525,13 @@ impl Measurer<'_> {
         )
     }
 
+    /// [`Measurer::engine`] also hands every stored interval to `f`, once it is recorded and
+    /// before the live line of a report it ends.
+    pub fn on_each_interval(mut self, f: dbperf_engine::EachInterval) -> Self {
+        self.each_interval = Some(f);
+        self
+    }
+
     /// Measures `workload` in the engine, printing `live` lines: Ctrl-C, the recorder
     /// (`intervals.jsonl`, `intervals.hlog`, live lines and metrics), telemetry, `summary.json`.
     pub fn engine<W: Workload>(self, workload: Arc<W>, live: LiveLine) -> Result<Measured> {
@@ -598,6 +608,7 @@ impl Measurer<'_> {
             metrics: metrics.as_ref().map(|(m, _)| Arc::clone(m)),
             progress: progress_bar(run).filter(|_| !self.quiet),
             warmup: !run.warmup.is_zero(),
+            each_interval: self.each_interval,
         };
         let outcome = dbperf_engine::run(run, workload, stop, &mut recorder);
         if let Some(p) = recorder.progress.take() {

@@ -61,6 +61,8 @@ pub struct Recorder<'a, 'b> {
     pub progress: Option<ProgressBar>,
     /// The run starts with a warmup (for the metrics until its first interval ends).
     pub warmup: bool,
+    /// The workload's own use of each stored interval ([`super::measured::Measurer::on_each_interval`]).
+    pub each_interval: Option<dbperf_engine::EachInterval>,
 }
 
 impl Observer for Recorder<'_, '_> {
@@ -112,6 +114,9 @@ impl Observer for Recorder<'_, '_> {
         }
         if let Some(p) = &self.progress {
             p.set_position(r.end_s as u64);
+        }
+        if let Some(f) = &mut self.each_interval {
+            f(r);
         }
     }
 

@@ -63,6 +63,9 @@ pub struct Shared {
     pub ignore: IgnoreErrors,
     /// `--db-ps-mode=disable`: statements are prepared client-side (values written in).
     pub ps_disabled: bool,
+    /// `--mysql-dry-run`: connections are [`AnySession::dry`] sessions, which answer without a
+    /// server; as under sysbench, no statement returns rows, so every one counts as other.
+    pub dry_run: bool,
     /// `--rand-type` and its parameters, for `sysbench.rand.default`.
     pub rand: RandParams,
     /// `--rand-type`.
@@ -180,6 +183,7 @@ impl Shared {
             client_target: None,
             ignore: IgnoreErrors::sysbench_default(),
             ps_disabled: false,
+            dry_run: false,
             rand: RandParams::default(),
             rand_type: RandType::Uniform,
             seed: 1,
@@ -241,10 +245,12 @@ impl Ctx {
             Naming::Shape => shape(sql),
         };
         let verb = name.split(' ').next().unwrap_or("");
-        let read = matches!(
-            verb,
-            "SELECT" | "SHOW" | "WITH" | "VALUES" | "TABLE" | "EXPLAIN" | "DESCRIBE" | "DESC" | "CHECK" | "CALL"
-        ) || (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") && returning(sql);
+        // A dry run's statements return nothing: sysbench counts them all as other.
+        let read = !self.shared.dry_run
+            && (matches!(
+                verb,
+                "SELECT" | "SHOW" | "WITH" | "VALUES" | "TABLE" | "EXPLAIN" | "DESCRIBE" | "DESC" | "CHECK" | "CALL"
+            ) || (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") && returning(sql));
         let k = (self.shared.names.kind(&name), read);
         let mut cache = self.kinds.borrow_mut();
         if cache.len() < KIND_CACHE {
@@ -702,21 +708,9 @@ struct Conn(Rc<RefCell<ConnInner>>);
 /// `drv:connect()`: the connection, or the lines sysbench's driver logs when it cannot connect
 /// (the prelude logs them and raises "connection creation failed").
 async fn connect(lua: &Lua) -> mlua::Result<(Option<AnyUserData>, Option<Vec<String>>)> {
-    let (target, ignore) = {
-        let c = ctx(lua);
-        let Some(t) = c.target.clone() else {
-            return Ok((
-                None,
-                Some(vec![
-                    "no server to connect to: give --target (or --mysql-*/--pgsql-* options)".into(),
-                ]),
-            ));
-        };
-        (t, c.shared.ignore.clone())
-    };
-    let session = match AnySession::connect(&target, ignore).await {
+    let session = match open_session(lua).await {
         Ok(s) => s,
-        Err(e) => return Ok((None, Some(connect_failure(&target, &e)))),
+        Err(lines) => return Ok((None, Some(lines))),
     };
     let inner = Rc::new(RefCell::new(ConnInner {
         session: Some(session),
@@ -730,6 +724,27 @@ async fn connect(lua: &Lua) -> mlua::Result<(Option<AnyUserData>, Option<Vec<Str
     }));
     ctx(lua).conns.borrow_mut().push(Rc::downgrade(&inner));
     Ok((Some(lua.create_userdata(Conn(inner))?), None))
+}
+
+/// A state's new session: a dry one under `--mysql-dry-run` (nothing is opened), else one
+/// connected to the state's target; `Err`: the lines sysbench's driver logs when it cannot
+/// connect.
+async fn open_session(lua: &Lua) -> Result<AnySession, Vec<String>> {
+    let (target, ignore) = {
+        let c = ctx(lua);
+        if c.shared.dry_run {
+            return Ok(AnySession::dry(Family::Mysql));
+        }
+        let Some(t) = c.target.clone() else {
+            return Err(vec![
+                "no server to connect to: give --target (or --mysql-*/--pgsql-* options)".into(),
+            ]);
+        };
+        (t, c.shared.ignore.clone())
+    };
+    AnySession::connect(&target, ignore)
+        .await
+        .map_err(|e| connect_failure(&target, &e))
 }
 
 /// What sysbench's drivers log when a connection cannot be made: where it went, then the
@@ -1047,8 +1062,10 @@ async fn flush(lua: &Lua, inner: &RefCell<ConnInner>, sql: &str) -> mlua::Result
     }
     put_session(inner, s);
     match r {
-        Ok(_) => {
-            ctx(lua).record(kind, started, QueryClass::Write);
+        Ok(info) => {
+            // A write when it stored rows (sysbench's rule for a statement without rows).
+            let class = class_of(false, &ResultSet::affected(info.affected_rows));
+            ctx(lua).record(kind, started, class);
             ok_value(true, lua)
         }
         Err(e) => failure(lua, &e),
@@ -1220,14 +1237,15 @@ async fn reconnect_conn(lua: &Lua, inner: &RefCell<ConnInner>) -> Result<(), DbE
         Some(s) => s,
         // Dropped mid-statement: open a new one.
         None if !inner.borrow().closed => {
-            let (target, ignore) = {
+            let (dry, target, ignore) = {
                 let c = ctx(lua);
-                match c.target.clone() {
-                    Some(t) => (t, c.shared.ignore.clone()),
-                    None => return Ok(()),
-                }
+                (c.shared.dry_run, c.target.clone(), c.shared.ignore.clone())
             };
-            AnySession::connect(&target, ignore).await?
+            match target {
+                _ if dry => AnySession::dry(Family::Mysql),
+                Some(t) => AnySession::connect(&t, ignore).await?,
+                None => return Ok(()),
+            }
         }
         None => return Ok(()),
     };

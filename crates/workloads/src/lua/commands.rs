@@ -13,15 +13,18 @@
 //!
 //! The command line itself is `dbperf_commands::lua`'s: everything here takes plain values.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use dbperf_engine::{IntervalReport, RunOutcome, Stats};
+use dbperf_engine::{ConnectionTally, IntervalReport, RunOutcome, Stats};
 use mlua::{Lua, Table, Value};
 
 use super::api::{self, lua_message, Shared};
+use super::checkpoints::{Checkpoints, Since};
 use super::options::{self, OptDef, OptValue};
 use super::report;
 use super::SCRIPT_COUNTERS;
@@ -247,9 +250,54 @@ pub fn call_report(lua: &Lua, hook: &mlua::Function, s: &Stat<'_>, percentile: f
     }
 }
 
+/// A span of the run as a cumulative report covers it: the whole measurement, or the part of
+/// it since the last checkpoint ([`super::checkpoints`]).
+pub struct Span<'a> {
+    /// Its counts and latencies, the statements and reconnects outside events added.
+    pub stats: &'a Stats,
+    /// Threads still running (0 at the end).
+    pub threads: usize,
+    /// Measured seconds since the start (sysbench's `total time`).
+    pub total_s: f64,
+    /// The seconds the span covers.
+    pub interval_s: f64,
+    /// Each connection's events and the time they took in the span.
+    pub per_connection: &'a [ConnectionTally],
+}
+
+/// One cumulative report as sysbench prints it: the script's `report_cumulative` hook when
+/// it sets one (called in `lua`, a state that loaded the script), else, with
+/// `print_default`, sysbench's default report ([`report::cumulative`]).
+pub fn print_cumulative(lua: Option<&Lua>, shared: &Shared, span: &Span<'_>, percentile: f64, print_default: bool) {
+    if let Some((lua, f)) = lua.and_then(|l| report_hook(l, "report_cumulative").map(|f| (l, f))) {
+        let stat = Stat {
+            threads: span.threads,
+            interval_s: span.interval_s,
+            total_s: span.total_s,
+            stats: span.stats,
+            cumulative: true,
+        };
+        call_report(lua, &f, &stat, percentile);
+    } else if print_default {
+        print!(
+            "{}",
+            report::cumulative(&report::Cumulative {
+                total_s: span.total_s,
+                interval_s: span.interval_s,
+                stats: span.stats,
+                percentile,
+                sql: shared.connected.load(Ordering::Relaxed),
+                per_connection: span.per_connection,
+            })
+        );
+    }
+}
+
 /// The main state of a measured `run`: sysbench's global state, where `init()` and `done()`
 /// run and the cumulative report hook is called (with `sysbench.tid` one past the workers').
 pub struct MainState {
+    /// `--report-checkpoints`' reports, when given ([`MainState::report_checkpoints`]).
+    checkpoints: Option<Rc<RefCell<Checkpoints>>>,
     // Dropped in this order: the state before the runtime its connections were made on.
     lua: Lua,
     local: tokio::task::LocalSet,
@@ -269,13 +317,57 @@ impl MainState {
             .block_on(&rt, api::call_global(&lua, "init", ()))
             .map_err(|e| anyhow!("{script}: init(): {}", lua_message(&e)))?;
         api::clear_log(&lua);
-        Ok(MainState { lua, local, rt, script })
+        Ok(MainState {
+            checkpoints: None,
+            lua,
+            local,
+            rt,
+            script,
+        })
+    }
+
+    /// Sets up `--report-checkpoints` (`at`: seconds, sorted): the script's
+    /// `report_cumulative` hook, when it sets one, called in a state of its own (sysbench's
+    /// checkpoint thread, loaded here whether or not the script sets the hook, printing its
+    /// top level as sysbench's does). The run hands its intervals to
+    /// [`MainState::each_interval`].
+    pub fn report_checkpoints(
+        &mut self,
+        shared: &Arc<Shared>,
+        threads: usize,
+        at: Vec<u64>,
+        report_interval: f64,
+        percentile: f64,
+        print_default: bool,
+    ) -> Result<()> {
+        if at.is_empty() {
+            return Ok(());
+        }
+        let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
+        self.checkpoints = Some(Rc::new(RefCell::new(Checkpoints::new(
+            shared.clone(),
+            lua,
+            at,
+            report_interval,
+            percentile,
+            print_default,
+        ))));
+        Ok(())
+    }
+
+    /// What the run does with each stored interval: counts it towards the next checkpoint
+    /// and prints the checkpoint it reaches. `None`: no checkpoints.
+    pub fn each_interval(&self) -> Option<dbperf_engine::EachInterval> {
+        let cp = self.checkpoints.clone()?;
+        Some(Box::new(move |r: &IntervalReport<'_>| cp.borrow_mut().interval(r)))
     }
 
     /// The run's live line: with `interval_s` (`--report-interval`), the script's
     /// `report_intermediate` hook, called in a state of its own (sysbench's reporting thread,
-    /// loaded here, printing its top level as sysbench's does), or else sysbench's default line
-    /// ([`report::intermediate`]); without it, nothing (dbperf still stores every interval).
+    /// loaded here whether or not the script sets the hook, printing its top level as
+    /// sysbench's does), or else, with `print_default` (`--verbosity` 3 and more), sysbench's
+    /// default line ([`report::intermediate`]); without it, nothing (dbperf still stores every
+    /// interval).
     /// The hook's state closes with the line (report_json's closing bracket). A last interval
     /// cut short by the run's end is not reported, as sysbench does not.
     pub fn live_line(
@@ -284,22 +376,26 @@ impl MainState {
         threads: usize,
         percentile: f64,
         interval_s: f64,
+        print_default: bool,
     ) -> Result<LiveLine> {
         if interval_s <= 0.0 {
             return Ok(LiveLine::Custom(Box::new(|_| String::new())));
         }
-        let cut_short = move |r: &IntervalReport<'_>| r.last && r.len_s() < interval_s * 0.9;
-        let hook = match report_hook(&self.lua, "report_intermediate") {
-            Some(_) => {
-                let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
-                report_hook(&lua, "report_intermediate").map(|h| (lua, h))
+        // A checkpoint reached in the interval the line ends is printed after it.
+        let checkpoints = self.checkpoints.clone();
+        let after = move || {
+            if let Some(cp) = &checkpoints {
+                cp.borrow_mut().flush();
             }
-            None => None,
         };
+        let cut_short = move |r: &IntervalReport<'_>| r.last && r.len_s() < interval_s * 0.9;
+        let lua = api::new_state(shared, threads).map_err(|e| anyhow!(e))?;
+        let hook = report_hook(&lua, "report_intermediate").map(|h| (lua, h));
         let Some((lua, hook)) = hook else {
             let shared = shared.clone();
             return Ok(LiveLine::Custom(Box::new(move |r: &IntervalReport<'_>| {
-                if cut_short(r) {
+                if cut_short(r) || !print_default {
+                    after();
                     return String::new();
                 }
                 print!(
@@ -313,6 +409,7 @@ impl MainState {
                         sql: shared.connected.load(Ordering::Relaxed),
                     })
                 );
+                after();
                 String::new()
             })));
         };
@@ -327,15 +424,17 @@ impl MainState {
                 };
                 call_report(&lua, &hook, &stat, percentile);
             }
+            after();
             String::new()
         })))
     }
 
-    /// After the run: the script's `report_cumulative` hook over the whole measurement, or
-    /// sysbench's default report ([`report::cumulative`]) when `print_default`. The
-    /// reconnects counted are the engine's and the script's own `con:reconnect()` calls; the
-    /// queries, those of events and those sent outside them ([`Shared::outside`]).
-    /// With `histogram` (and `print_default`), sysbench's `--histogram` comes first.
+    /// After the run: the script's `report_cumulative` hook over the whole measurement (or,
+    /// after checkpoints, the part since the last one), or sysbench's default report
+    /// ([`report::cumulative`]) when `print_default`. The reconnects counted are the engine's
+    /// and the script's own `con:reconnect()` calls; the queries, those of events and those
+    /// sent outside them ([`Shared::outside`]). With `histogram` (and `print_default`),
+    /// sysbench's `--histogram` comes first (over the whole measurement).
     pub fn report_cumulative(
         &self,
         shared: &Shared,
@@ -347,31 +446,20 @@ impl MainState {
         if print_default && histogram {
             print!("{}", report::histogram(&outcome.total.response));
         }
-        let mut total = outcome.total.clone();
-        total.reconnects += shared.reconnects.load(Ordering::Relaxed);
-        for (q, n) in total.queries.iter_mut().zip(&shared.outside) {
-            *q += n.load(Ordering::Relaxed);
-        }
-        if let Some(f) = report_hook(&self.lua, "report_cumulative") {
-            let stat = Stat {
-                threads: 0,
-                interval_s: outcome.measured_s,
-                total_s: outcome.measured_s,
-                stats: &total,
-                cumulative: true,
-            };
-            call_report(&self.lua, &f, &stat, percentile);
-        } else if print_default {
-            print!(
-                "{}",
-                report::cumulative(&report::Cumulative {
-                    total_s: outcome.measured_s,
+        match &self.checkpoints {
+            Some(cp) => cp.borrow_mut().last(&self.lua, outcome),
+            None => {
+                let mut total = outcome.total.clone();
+                Since::start().add_outside(shared, &mut total);
+                let span = Span {
                     stats: &total,
-                    percentile,
-                    sql: shared.connected.load(Ordering::Relaxed),
+                    threads: 0,
+                    total_s: outcome.measured_s,
+                    interval_s: outcome.measured_s,
                     per_connection: &outcome.per_connection,
-                })
-            );
+                };
+                print_cumulative(Some(&self.lua), shared, &span, percentile, print_default);
+            }
         }
     }
 

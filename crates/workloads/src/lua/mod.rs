@@ -11,13 +11,15 @@
 //! start, HDR latency per transaction and per statement (named from the SQL text), error
 //! classes and retries, telemetry, the run directory and the catalog.
 //! [`commands`] runs the script's commands and the main state of `run` (init, report hooks, done);
-//! [`report`] formats what sysbench prints around a run (its options block, its default reports).
+//! [`report`] formats what sysbench prints around a run (its options block, its default reports);
+//! [`checkpoints`] prints `--report-checkpoints`' reports as the run goes.
 //! [`fast`] is the hot path the prelude calls through LuaJIT's ffi (parameters, random numbers,
 //! statements on blocking-I/O threads), so a script's loops compile as they do under sysbench.
 //! [`suspend`] is how a state on an event-loop thread waits for the server: the coroutine
 //! yields, dbperf does the pending work and resumes it.
 
 pub mod api;
+pub mod checkpoints;
 pub mod commands;
 pub mod fast;
 pub mod options;

@@ -3,27 +3,30 @@
 //! `--report-interval` and no `report_intermediate` hook) and the default cumulative report
 //! (`SQL statistics:` when the script connected, `General statistics:`, `Latency (ms):`,
 //! `Threads fairness:`), filled with dbperf's measured numbers. The one formatter of these
-//! texts: a run with a server and a run without one both print through it.
+//! texts: a run with a server, a run without one and the checkpoint reports
+//! ([`super::checkpoints`]) all print through it.
 
 use std::fmt::Write;
 
 use dbperf_engine::{ConnectionTally, Stats};
 
 /// The run's settings sysbench's block names.
-pub struct RunMode {
+pub struct RunMode<'a> {
     /// `--threads`.
     pub threads: usize,
     /// `--rate` (0: none).
     pub rate: f64,
     /// `--report-interval` in seconds (0: none).
     pub report_interval: f64,
+    /// `--report-checkpoints`, sorted.
+    pub checkpoints: &'a [u64],
     /// `--rand-seed` as given (0: from the clock).
     pub seed: u64,
 }
 
 /// sysbench's block before a run, up to and including `Initializing worker threads...` and its
 /// blank line; `Threads started!` ([`STARTED`]) follows once every thread has run `thread_init`.
-pub fn run_mode(m: &RunMode) -> String {
+pub fn run_mode(m: &RunMode<'_>) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", m.threads);
     if m.rate > 0.0 {
@@ -35,6 +38,10 @@ pub fn run_mode(m: &RunMode) -> String {
             "Report intermediate results every {} second(s)",
             m.report_interval as u64
         );
+    }
+    if !m.checkpoints.is_empty() {
+        let list: Vec<String> = m.checkpoints.iter().map(u64::to_string).collect();
+        let _ = writeln!(s, "Report checkpoint(s) at {} seconds", list.join(", "));
     }
     match m.seed {
         0 => s.push_str("Initializing random number generator from current time\n\n"),
@@ -92,11 +99,14 @@ pub fn intermediate(i: &Interval<'_>) -> String {
     )
 }
 
-/// A whole run as sysbench's default cumulative report gives it.
+/// A whole run, or the part of it since the last checkpoint, as sysbench's default cumulative
+/// report gives it.
 pub struct Cumulative<'a> {
-    /// The measured seconds (sysbench's `total time`).
+    /// The measured seconds so far (sysbench's `total time`).
     pub total_s: f64,
-    /// The run's counts and latencies.
+    /// The seconds `stats` cover, which the rates divide by: `total_s` but after a checkpoint.
+    pub interval_s: f64,
+    /// The counts and latencies.
     pub stats: &'a Stats,
     /// `--percentile`.
     pub percentile: f64,
@@ -143,7 +153,7 @@ fn ms(us: f64, st: &Stats) -> f64 {
 /// sysbench's default cumulative report, from its first line to the blank line that ends it.
 pub fn cumulative(c: &Cumulative<'_>) -> String {
     let st = c.stats;
-    let secs = c.total_s.max(1e-9);
+    let secs = c.interval_s.max(1e-9);
     let mut s = String::new();
     if c.sql {
         let [r, w, o] = st.queries;
@@ -239,6 +249,7 @@ mod tests {
             threads: 2,
             rate: 0.0,
             report_interval: 0.0,
+            checkpoints: &[],
             seed: 0,
         };
         assert_eq!(
@@ -250,11 +261,12 @@ mod tests {
             threads: 1,
             rate: 10.0,
             report_interval: 2.0,
+            checkpoints: &[1, 3],
             seed: 7,
         };
         assert!(run_mode(&m).contains(
             "Target transaction rate: 10/sec\nReport intermediate results every 2 second(s)\n\
-             Initializing random number generator from seed (7).\n"
+             Report checkpoint(s) at 1, 3 seconds\nInitializing random number generator from seed (7).\n"
         ));
     }
 
@@ -273,6 +285,7 @@ mod tests {
         ];
         let text = cumulative(&Cumulative {
             total_s: 2.0,
+            interval_s: 2.0,
             stats: &st,
             percentile: 95.0,
             sql: true,
@@ -304,6 +317,7 @@ mod tests {
             sql: false,
             ..Cumulative {
                 total_s: 2.0,
+                interval_s: 2.0,
                 stats: &st,
                 percentile: 95.0,
                 sql: true,

@@ -348,7 +348,7 @@ async fn load_part(
         }
         LoadMethod::Insert => match s {
             AnySession::Mysql(s) => super::insert::insert_blocks(s, t, rx, bar, &sent).await.map(|_| ()),
-            AnySession::Pg(_) => unreachable!("refused before loading"),
+            AnySession::Pg(_) | AnySession::Dry(_) => unreachable!("refused before loading"),
         },
         LoadMethod::Bulk => unreachable!("refused before loading"),
     };
