@@ -510,7 +510,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
     // A command other than run connects only if the script does, as under sysbench: without a
     // server given, its connect fails then.
     let target = match command.as_str() {
-        "" | "help" => None,
+        "help" => None,
         _ if !target_given(&a)? => None,
         _ => Some(target(&a)?),
     };
@@ -550,7 +550,7 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         command: command.clone(),
         argv: script_argv(argv),
         opt: general.clone(),
-        target: None,
+        target: target.clone(),
         client_target: None,
         ignore,
         ps_disabled,
@@ -607,7 +607,6 @@ pub fn run(a: LuaArgs, script_opts: Vec<ScriptOpt>, argv: &[String]) -> Result<E
         };
     }
     shared.opt.extend(values.iter().cloned());
-    shared.target = target.clone();
     if command == "run" && !matches!(kind, Some(commands::CommandKind::Defined { .. })) {
         if !commands::has_function(&probe, "event") {
             return refuse(format_args!("FATAL: cannot find the event() function in {sname}"));

@@ -683,8 +683,30 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
         &["-n", "-r", "-t", "40", "--random-seed=7", "-f", half],
         &["-n", "-r", "-t", "40", "--random-seed=7", "--max-tries=2", "-f", half],
         // Several scripts: each script's failures and retries, as pgbench counts them.
-        &["-n", "-r", "-t", "40", "--random-seed=7", "--max-tries=2", "-b", "select-only", "-f", half],
-        &["-n", "-r", "-t", "40", "--random-seed=7", "--failures-detailed", "-b", "select-only", "-f", half],
+        &[
+            "-n",
+            "-r",
+            "-t",
+            "40",
+            "--random-seed=7",
+            "--max-tries=2",
+            "-b",
+            "select-only",
+            "-f",
+            half,
+        ],
+        &[
+            "-n",
+            "-r",
+            "-t",
+            "40",
+            "--random-seed=7",
+            "--failures-detailed",
+            "-b",
+            "select-only",
+            "-f",
+            half,
+        ],
     ];
     let with_reference = common::present_or_skip(
         common::program_available("pgbench", "postgresql-15"),

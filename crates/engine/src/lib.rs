@@ -27,8 +27,8 @@ mod timer;
 
 pub use outcome::{ErrorClass, QueryClass, TxnDone, TxnError};
 pub use run::{
-    blocking_io, join_netns, run, ConnectionTally, EachInterval, IntervalReport, Observer, RunConfig, RunError,
-    RunOutcome, StopReason, StopSignal, TxnEnd, TxnLog, BLOCKING_SLICE,
+    blocking_io, join_netns, run, with_blocking_io, ConnectionTally, EachInterval, IntervalReport, Observer, RunConfig,
+    RunError, RunOutcome, StopReason, StopSignal, TxnEnd, TxnLog, BLOCKING_SLICE,
 };
 pub use schedule::Arrival;
 pub use stats::{OpTable, StatementLog, StatementNames, Stats, TxnStats};

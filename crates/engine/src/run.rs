@@ -164,6 +164,15 @@ pub fn blocking_io() -> bool {
     BLOCKING_IO.with(Cell::get)
 }
 
+/// Runs `f` as on a blocking-I/O thread: what it connects uses blocking sockets and waits in
+/// the call (a script's top level, which runs outside any event loop, as sysbench runs it).
+pub fn with_blocking_io<T>(f: impl FnOnce() -> T) -> T {
+    let before = BLOCKING_IO.with(|b| b.replace(true));
+    let out = f();
+    BLOCKING_IO.with(|b| b.set(before));
+    out
+}
+
 /// Part `index` of `total` things (connections, events) split into `parts` client threads, as
 /// pgbench splits its clients over its threads: each part gets `total / parts`, and the first
 /// `total % parts` parts one more (`-c 3 -j 2`: clients 0 and 1, then 2).

@@ -10,7 +10,7 @@
 //! sessions for both server families; `?` placeholders work on PostgreSQL as sysbench's pgsql
 //! driver makes them.
 
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -224,9 +224,10 @@ pub struct Ctx {
     pub(super) params: RefCell<Vec<Box<ParamBox>>>,
     /// The message of the last misuse seen by a [`fast`] entry point.
     fast_error: RefCell<Option<String>>,
-    /// This state runs on a blocking-I/O thread: primitives complete inside their call.
-    /// Otherwise they leave their work here ([`suspend`]) and the coroutine yields.
-    pub(super) blocking: bool,
+    /// This state runs on a blocking-I/O thread, or its script's top level runs: primitives
+    /// complete inside their call. Otherwise they leave their work here ([`suspend`]) and
+    /// the coroutine yields.
+    pub(super) blocking: Cell<bool>,
     pub(super) pending: RefCell<Option<Pending>>,
     /// A `*_start` primitive's answer, for `raw.take_answer()`.
     pub(super) answer: RefCell<Option<mlua::Result<MultiValue>>>,
@@ -372,16 +373,29 @@ fn new_state_for(shared: &Arc<Shared>, tid: usize, target: Option<Target>) -> Re
         dists,
         params: RefCell::new(Vec::new()),
         fast_error: RefCell::new(None),
-        blocking: dbperf_engine::blocking_io(),
+        blocking: Cell::new(dbperf_engine::blocking_io()),
         pending: RefCell::new(None),
         answer: RefCell::new(None),
     });
     install(&lua, shared, tid, rand_errors).map_err(|e| format!("setting up the sysbench API: {e}"))?;
-    load_script(&lua, &shared.script, &shared.chunks)?;
+    // The script's top level runs outside any event loop (in no coroutine): its statements
+    // complete inside the call, on blocking sockets, as sysbench runs them.
+    let threads_mode = ctx(&lua).blocking.get();
+    set_blocking(&lua, true).map_err(|e| e.to_string())?;
+    dbperf_engine::with_blocking_io(|| load_script(&lua, &shared.script, &shared.chunks))?;
+    set_blocking(&lua, threads_mode).map_err(|e| e.to_string())?;
     // Options again after the script: values the script's own table may not override.
     set_opt(&lua, &shared.opt).map_err(|e| e.to_string())?;
     export_legacy_globals(&lua).map_err(|e| e.to_string())?;
     Ok(lua)
+}
+
+/// Whether `lua`'s statements complete inside the call (`raw.blocking`, [`Ctx::blocking`])
+/// or leave their work pending for the event loop's coroutine.
+fn set_blocking(lua: &Lua, blocking: bool) -> mlua::Result<()> {
+    ctx(lua).blocking.set(blocking);
+    let raw: Table = lua.globals().get::<Table>("sysbench")?.get("__dbperf")?;
+    raw.set("blocking", blocking)
 }
 
 /// Loads and runs `script` in `lua` (compiled once for the run: `chunks`), errors as
@@ -751,6 +765,19 @@ async fn open_session(lua: &Lua) -> Result<AnySession, Vec<String>> {
 /// error (MySQL: its number; PostgreSQL: libpq's message, which ends with a new line).
 fn connect_failure(target: &Target, e: &DbError) -> Vec<String> {
     match target.family {
+        // A host name that does not resolve, in libpq's words (the resolver's reason after).
+        Family::Postgres if e.message.contains("failed to lookup address") => {
+            let why = e
+                .message
+                .split("failed to lookup address information: ")
+                .nth(1)
+                .and_then(|r| r.split(';').next())
+                .unwrap_or("Name or service not known");
+            vec![format!(
+                "Connection to database failed: could not translate host name \"{}\" to address: {why}\n",
+                target.host
+            )]
+        }
         Family::Postgres => vec![format!("Connection to database failed: {}\n", e.message)],
         Family::Mysql => vec![
             match &target.socket {
@@ -891,6 +918,17 @@ impl UserData for Conn {
                 LightUserData(res.cast()),
             ))
         });
+        // The last error as libpq's PQerrorMessage words it (severity, message, the LINE and
+        // caret of a position, DETAIL lines; a new line at its end), for sysbench's pgsql
+        // driver log lines.
+        m.add_method("libpq_error", |_, this, ()| {
+            Ok(this
+                .0
+                .borrow()
+                .err
+                .as_ref()
+                .map(|e| format!("{}\n", dbperf_driver::pg::libpq_text(e))))
+        });
         // The error of the last statement sent through ffi.
         m.add_method("last_error", |lua, this, ()| {
             let e = this.0.borrow_mut().err.take().unwrap_or_else(|| DbError {
@@ -945,7 +983,12 @@ async fn prepare_on(lua: &Lua, inner: Rc<RefCell<ConnInner>>, sql: mlua::LuaStri
     put_session(&inner, s);
     let id = match id {
         Ok(id) => id,
-        Err(e) => return failure(lua, &e),
+        Err(e) => {
+            let r = failure(lua, &e);
+            // Kept for the driver's log line in libpq's words (`libpq_error`).
+            inner.borrow_mut().err = Some(e);
+            return r;
+        }
     };
     let mut c = inner.borrow_mut();
     let index = c.stmts.len();

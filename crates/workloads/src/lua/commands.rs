@@ -30,10 +30,12 @@ use super::report;
 use super::SCRIPT_COUNTERS;
 use dbperf_report::LiveLine;
 
-/// The probe's view: no server (nothing may connect while options are read).
+/// The probe's view: the script, its options and the server given, if any (a script's top
+/// level may connect, as under sysbench, whose main thread runs it too).
 pub fn shared_probe(s: &Shared) -> Shared {
     Shared {
         chunks: s.chunks.clone(),
+        target: s.target.clone(),
         ..Shared::offline(&s.script, &s.command, s.argv.clone(), s.opt.clone())
     }
 }

@@ -208,7 +208,7 @@ extern "C" fn execute(ctx: *const Ctx, stmt: *mut StmtCore) -> i32 {
     // SAFETY: the prelude passes the pointers it was handed with the state and the statement,
     // which live as long as the Lua objects that hold them; this thread is the state's.
     let (c, core) = unsafe { (&*ctx, &mut *stmt) };
-    if !c.blocking {
+    if !c.blocking.get() {
         *c.pending.borrow_mut() = Some(Pending::Execute { ctx, stmt });
         return SUSPENDED;
     }
@@ -289,7 +289,7 @@ extern "C" fn query(ctx: *const Ctx, conn: *const RefCell<ConnInner>, sql: *cons
     // SAFETY: as in `execute`; `sql` is a Lua string the caller holds for the call (and, when
     // left pending, while its coroutine waits).
     let c = unsafe { &*ctx };
-    if !c.blocking {
+    if !c.blocking.get() {
         *c.pending.borrow_mut() = Some(Pending::Query { ctx, conn, sql, len });
         return SUSPENDED;
     }

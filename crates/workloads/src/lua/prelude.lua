@@ -225,14 +225,12 @@ end
 -- statements), so events run as plain calls. On an event-loop thread the `*_start` primitive
 -- leaves its work pending, the coroutine yields, and its answer is taken once resumed.
 local function primitive(name)
-   if raw.blocking then
-      local now = name .. "_now"
-      return function(obj, ...)
+   local now, start = name .. "_now", name .. "_start"
+   return function(obj, ...)
+      -- Looked up at each call: a script's top level runs blocking on every thread.
+      if raw.blocking then
          return obj[now](obj, ...)
       end
-   end
-   local start = name .. "_start"
-   return function(obj, ...)
       obj[start](obj, ...)
       yield()
       return take_answer()
@@ -376,7 +374,7 @@ function connection_methods.prepare(self, q)
       if state == nil then
          log(1, msg)
       elseif self.driver._name == "pgsql" then
-         log(0, "PQprepare() failed: ERROR:  " .. msg)
+         log(0, "PQprepare() failed: " .. (c:libpq_error() or ("ERROR:  " .. msg .. "\n")))
       else
          log(0, "mysql_stmt_prepare() failed")
          log(0, string.format('MySQL error: %d "%s"', errno, msg))
