@@ -664,7 +664,16 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
     .unwrap();
     let half = work.path().join("half.sql");
     let half = half.to_str().unwrap();
-    let cases: [&[&str]; 7] = [
+    // A block comment alone before a meta-command: a command of pgbench's, sent as an empty
+    // query and listed by its first line.
+    std::fs::write(
+        work.path().join("comment.sql"),
+        "\\set x 1\n/* a comment\n   on two lines */\n\\if :x = 1\nSELECT 1;\n\\endif\n",
+    )
+    .unwrap();
+    let comment = work.path().join("comment.sql");
+    let comment = comment.to_str().unwrap();
+    let cases: [&[&str]; 9] = [
         &["-n", "-r", "-t", "20", "-f", script],
         // Several scripts: a block each; --max-tries adds the retries column.
         &[
@@ -707,6 +716,8 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
             "-f",
             half,
         ],
+        &["-n", "-r", "-t", "3", "-f", comment],
+        &["-n", "-r", "-t", "3", "-M", "prepared", "-f", comment],
     ];
     let with_reference = common::present_or_skip(
         common::program_available("pgbench", "postgresql-15"),
@@ -717,9 +728,13 @@ fn per_command_latencies_list_the_scripts_commands_as_pgbench() {
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{opts:?}: {stdout}{}", text(&out.stderr));
         let mine = per_command_lines(&stdout);
+        let first = [
+            "\\set aid random(1, 100000 * :scale)",
+            "\\set r random(0, 1)",
+            "\\set x 1",
+        ];
         assert!(
-            mine.iter()
-                .any(|l| l.ends_with("\\set aid random(1, 100000 * :scale)") || l.ends_with("\\set r random(0, 1)")),
+            mine.iter().any(|l| first.iter().any(|f| l.ends_with(f))),
             "{opts:?}: {stdout}"
         );
         if opts.contains(&half) {

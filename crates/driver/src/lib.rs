@@ -330,6 +330,10 @@ pub trait Session: Sized {
     /// unnamed statements (PostgreSQL's extended query protocol).
     const UNNAMED_STATEMENTS: bool = false;
 
+    /// Whether the server answers a query of comments alone (PostgreSQL's empty query), where
+    /// MySQL refuses it ("Query was empty").
+    const EMPTY_QUERIES: bool = false;
+
     /// Whether [`Session::query`] runs several statements separated by `;` as one query
     /// (PostgreSQL's simple query protocol: one round trip, one implicit transaction).
     const MULTI_STATEMENT_QUERIES: bool = false;

@@ -299,6 +299,7 @@ impl PgSession {
 
 impl Session for PgSession {
     const MULTI_STATEMENT_QUERIES: bool = true;
+    const EMPTY_QUERIES: bool = true;
 
     async fn connect(target: &Target, ignore: IgnoreErrors) -> Result<PgSession, DbError> {
         require_postgres(target)?;

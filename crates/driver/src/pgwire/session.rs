@@ -628,6 +628,7 @@ async fn drain(
 impl Session for PgWireSession {
     const UNNAMED_STATEMENTS: bool = true;
     const MULTI_STATEMENT_QUERIES: bool = true;
+    const EMPTY_QUERIES: bool = true;
 
     fn send_params_as_text(&mut self) {
         self.text_params = true;

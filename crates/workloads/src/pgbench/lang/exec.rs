@@ -460,6 +460,11 @@ impl<S: Session> State<S> {
         self.stmts.clear();
         if program.mode == QueryMode::Prepared {
             for (i, s) in program.parsed.statements.iter().enumerate() {
+                if s.comment_only && !S::EMPTY_QUERIES {
+                    // Never sent (`transaction` passes over it).
+                    self.stmts.push(UNPREPARED);
+                    continue;
+                }
                 if program.debug {
                     self.debug(format_args!("preparing P_{i}"));
                 }
@@ -611,6 +616,14 @@ impl<S: Session> State<S> {
                 pc = next;
                 continue;
             };
+            if program.parsed.statements[*stmt].comment_only && !S::EMPTY_QUERIES {
+                // A block comment alone, which this server would refuse: nothing to send.
+                if let Some(t) = &program.per_command {
+                    t.add(script, c.number, 0, true);
+                }
+                pc += 1;
+                continue;
+            }
             if program.debug {
                 // pgbench's words: a prepared statement by its name (numbered over the
                 // scripts' SQL commands), an extended query by its text with $N parameters.

@@ -75,6 +75,9 @@ pub struct Statement {
     pub params: Vec<u32>,
     /// Its name in the per-statement latencies: the SQL's first words (`UPDATE pgbench_accounts`).
     pub name: String,
+    /// A block comment alone (before a meta-command): pgbench sends it as an empty query;
+    /// servers that refuse empty queries (MySQL's "Query was empty") are sent nothing.
+    pub comment_only: bool,
 }
 
 /// Where `\gset`/`\aset` puts a query's columns.
@@ -319,10 +322,24 @@ fn parse_script(p: &mut Parsed, file: &str, text: &str) -> Result<(Vec<Cmd>, Vec
             }
             if pending {
                 // SQL without its ';' ends at a meta-command's line, as pgbench ends it: a
-                // command of its own (only comments: nothing to send).
-                if !strip_comments(&sql.current).trim().is_empty() || !sql.parts.is_empty() {
+                // command of its own. A block comment alone is one too: pgbench sends it (an
+                // empty query, which the server answers) and counts it.
+                let comment = strip_comments(&sql.current).trim().is_empty() && sql.parts.is_empty();
+                if !sql.current.trim().is_empty() || !sql.parts.is_empty() {
                     number += 1;
                     lines_of.push(sql.first_line(false));
+                }
+                if comment && !sql.current.trim().is_empty() {
+                    let text = std::mem::take(&mut sql.current);
+                    p.statements.push(statement(text.trim(), &mut p.vars));
+                    cmds.push(Cmd {
+                        op: Op::Sql {
+                            stmt: p.statements.len() - 1,
+                            store: None,
+                        },
+                        loc: loc(sql.line as usize),
+                        number,
+                    });
                 }
                 finish_sql(p, &mut cmds, &mut sql, None, &loc, number, pipeline.is_some())
                     .map_err(|m| err(sql.line as usize, m, None))?;
@@ -818,6 +835,7 @@ pub fn statement(sql: &str, vars: &mut Vars) -> Statement {
     }
     Statement {
         name: statement_name(sql),
+        comment_only: strip_comments(sql).trim().is_empty(),
         pieces,
         placeholders,
         params,
@@ -1195,7 +1213,7 @@ mod tests {
     }
 
     /// pgbench ends SQL that has no ';' at the next meta-command's line: the SQL is a command
-    /// of its own (SELECT 1 before \set), and a block comment alone is nothing to send.
+    /// of its own (SELECT 1 before \set), a block comment alone too.
     #[test]
     fn sql_without_a_semicolon_ends_at_a_meta_command() {
         let p = parse_ok("SELECT 1\n\\set x 2\nSELECT :x;\n");
@@ -1207,14 +1225,20 @@ mod tests {
         let numbers: Vec<(u32, u32)> = cmds.iter().map(|c| (c.number, c.loc.line)).collect();
         assert_eq!(numbers, [(1, 1), (2, 2), (3, 3)]);
 
+        // A block comment alone is a command of its own, sent as pgbench sends it.
         let p = parse_ok("/* a note\n   on two lines */\n-- and a line\n\\if 1\nSELECT 2;\n\\endif\n");
-        let s: Vec<&str> = p.statements.iter().map(|s| s.placeholders.as_str()).collect();
-        assert_eq!(s, ["SELECT 2;"]);
-        assert!(
-            matches!(p.scripts[0].cmds[0].op, Op::JumpUnless { .. }),
-            "{:?}",
-            p.scripts[0].cmds[0]
-        );
+        let s: Vec<(&str, bool)> = p
+            .statements
+            .iter()
+            .map(|s| (s.placeholders.as_str(), s.comment_only))
+            .collect();
+        assert_eq!(s, [("/* a note\n   on two lines */", true), ("SELECT 2;", false)]);
+        let cmds = &p.scripts[0].cmds;
+        assert!(matches!(cmds[0].op, Op::Sql { stmt: 0, .. }), "{:?}", cmds[0]);
+        assert!(matches!(cmds[1].op, Op::JumpUnless { .. }), "{:?}", cmds[1]);
+        let numbers: Vec<u32> = cmds.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, [1, 2, 3]);
+        assert_eq!(p.scripts[0].lines, ["/* a note", "\\if 1", "SELECT 2;", "\\endif"]);
     }
 
     #[test]
