@@ -348,22 +348,27 @@ fn retried_failed_and_skipped_reach_the_summary_and_the_logs_as_pgbenchs() {
 
     // Each of the 2 transactions tries 3 times and fails: 2 retried, 4 retries, 2 failed.
     let results = tempfile::tempdir().unwrap();
-    let prefix = format!("--log-prefix={}", work.path().join("failing").display());
-    let opts = [
-        "-n",
-        "-t",
-        "2",
-        "-c",
-        "1",
-        "--max-tries",
-        "3",
-        "-f",
-        &script,
-        "-l",
-        &prefix,
-        "-r",
-    ];
-    let out = ours(&pg, results.path(), &opts);
+    // The options of either tool's run, its log files named `name`.
+    let failing = |name: &str| {
+        let p = format!("--log-prefix={}", work.path().join(name).display());
+        [
+            "-n",
+            "-t",
+            "2",
+            "-c",
+            "1",
+            "--max-tries",
+            "3",
+            "-f",
+            &script,
+            "-l",
+            &p,
+            "-r",
+        ]
+        .map(str::to_string)
+    };
+    let opts = failing("failing");
+    let out = ours(&pg, results.path(), &opts.each_ref().map(String::as_str));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     let s = summary_of(results.path());
@@ -379,22 +384,8 @@ fn retried_failed_and_skipped_reach_the_summary_and_the_logs_as_pgbenchs() {
     assert_eq!(per_command_lines(&stdout), Vec::<String>::new(), "{stdout}");
     let mut shapes = vec![log_fields(work.path(), "failing")];
     if with_reference {
-        let prefix = format!("--log-prefix={}", work.path().join("failing_pgbench").display());
-        let opts = [
-            "-n",
-            "-t",
-            "2",
-            "-c",
-            "1",
-            "--max-tries",
-            "3",
-            "-f",
-            &script,
-            "-l",
-            &prefix,
-            "-r",
-        ];
-        let r = reference(&pg, work.path(), &opts);
+        let opts = failing("failing_pgbench");
+        let r = reference(&pg, work.path(), &opts.each_ref().map(String::as_str));
         assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
         assert_eq!(fixed_lines(&text(&r.stdout)), fixed_lines(&stdout));
         assert_eq!(per_command_lines(&text(&r.stdout)), per_command_lines(&stdout));
